@@ -1,0 +1,163 @@
+/*
+ * tern_bench — the measurement loops between rank 0 and rank 1 (OSU method).
+ *
+ *  lat   ping-pong: 0 sends, 1 receives and sends back; one-way latency is
+ *        the round trip / 2.
+ *  bw    0 posts a window of TB_WINDOW isends, 1 a window of irecvs; after
+ *        both complete, 1 sends a 1-byte ack.  MB/s = bytes moved / time.
+ *  bibw  both ranks post TB_WINDOW irecvs and TB_WINDOW isends at once and
+ *        wait for all of them; bytes in both directions count.
+ *
+ * Time is taken on rank 0 with CLOCK_MONOTONIC from the end of the warm-up
+ * to the end of the last round.
+ */
+#include "config.h"
+
+#include "bench/tern_bench_internal.h"
+#include "bench/bench_util_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+enum {
+    TB_TAG_LAT = 1,
+    TB_TAG_BW = 2,
+    TB_TAG_ACK = 3,
+    TB_TAG_BIBW = 4,
+};
+
+void tb_check(const tb_env_t *env, tern_status_t st, const char *what)
+{
+    char msg[512];
+
+    if (st >= 0) {
+        return;
+    }
+    snprintf(msg, sizeof(msg), "tern_bench rank %d: %s failed: %s (%s)", env->rank, what,
+             tern_strerror(st), tern_last_error());
+    fprintf(stderr, "%s\n", msg);
+    fflush(stderr);
+    tern_abort(env->ctx, 1, msg);
+    exit(1); /* tern_abort should not return; never carry on if it does */
+}
+
+/* Blocking send/receive through the nonblocking calls: wait only when the
+ * operation did not complete at once. */
+static void tb_send(const tb_env_t *env, const void *buf, size_t len, int tag)
+{
+    tern_request_t *req = NULL;
+    tern_status_t st = tern_isend(env->w, buf, len, env->peer, tag, 0, &req);
+
+    tb_check(env, st, "tern_isend");
+    if (st == TERN_INPROGRESS) {
+        tb_check(env, tern_wait(env->w, req, NULL), "tern_wait(send)");
+    }
+}
+
+static void tb_recv(const tb_env_t *env, void *buf, size_t len, int tag)
+{
+    tern_request_t *req = NULL;
+    tern_status_t st = tern_irecv(env->w, buf, len, env->peer, tag, 0, NULL, &req);
+
+    tb_check(env, st, "tern_irecv");
+    if (st == TERN_INPROGRESS) {
+        tb_check(env, tern_wait(env->w, req, NULL), "tern_wait(recv)");
+    }
+}
+
+static void tb_post_sends(const tb_env_t *env, size_t size, int tag, tern_request_t **reqs)
+{
+    for (int j = 0; j < TB_WINDOW; j++) {
+        reqs[j] = NULL;
+        tb_check(env, tern_isend(env->w, env->sbuf, size, env->peer, tag, 0, &reqs[j]),
+                 "tern_isend");
+    }
+}
+
+static void tb_post_recvs(const tb_env_t *env, size_t size, int tag, tern_request_t **reqs)
+{
+    for (int j = 0; j < TB_WINDOW; j++) {
+        reqs[j] = NULL;
+        tb_check(env, tern_irecv(env->w, env->rbuf, size, env->peer, tag, 0, NULL, &reqs[j]),
+                 "tern_irecv");
+    }
+}
+
+static void tb_lat_round(const tb_env_t *env, size_t size)
+{
+    if (env->rank == 0) {
+        tb_send(env, env->sbuf, size, TB_TAG_LAT);
+        tb_recv(env, env->rbuf, size, TB_TAG_LAT);
+    } else {
+        tb_recv(env, env->rbuf, size, TB_TAG_LAT);
+        tb_send(env, env->sbuf, size, TB_TAG_LAT);
+    }
+}
+
+static void tb_bw_round(const tb_env_t *env, size_t size)
+{
+    tern_request_t *reqs[TB_WINDOW];
+    char ack = 0;
+
+    if (env->rank == 0) {
+        tb_post_sends(env, size, TB_TAG_BW, reqs);
+        tb_check(env, tern_waitall(env->w, reqs, TB_WINDOW), "tern_waitall(send)");
+        tb_recv(env, &ack, 1, TB_TAG_ACK);
+    } else {
+        tb_post_recvs(env, size, TB_TAG_BW, reqs);
+        tb_check(env, tern_waitall(env->w, reqs, TB_WINDOW), "tern_waitall(recv)");
+        tb_send(env, &ack, 1, TB_TAG_ACK);
+    }
+}
+
+static void tb_bibw_round(const tb_env_t *env, size_t size)
+{
+    tern_request_t *reqs[2 * TB_WINDOW];
+
+    /* Receives first, so no message of the window lands unexpected. */
+    tb_post_recvs(env, size, TB_TAG_BIBW, reqs);
+    tb_post_sends(env, size, TB_TAG_BIBW, reqs + TB_WINDOW);
+    tb_check(env, tern_waitall(env->w, reqs, 2 * TB_WINDOW), "tern_waitall(bibw)");
+}
+
+static void tb_round(const tb_env_t *env, tb_test_t test, size_t size)
+{
+    switch (test) {
+    case TB_TEST_LAT: tb_lat_round(env, size); break;
+    case TB_TEST_BW: tb_bw_round(env, size); break;
+    case TB_TEST_BIBW: tb_bibw_round(env, size); break;
+    case TB_TEST_COUNT: break;
+    }
+}
+
+double tb_run(const tb_env_t *env, tb_test_t test, size_t size, long iters, long warmup)
+{
+    uint64_t t0 = 0, ns;
+    double sec, bytes;
+
+    for (long i = 0; i < warmup + iters; i++) {
+        if (i == warmup) {
+            t0 = bench_now_ns();
+        }
+        tb_round(env, test, size);
+    }
+    ns = bench_now_ns() - t0;
+    if (env->rank != 0) {
+        return 0.0;
+    }
+
+    sec = (double)ns / 1e9;
+    switch (test) {
+    case TB_TEST_LAT:
+        return (double)ns / 1e3 / (double)iters / 2.0;
+    case TB_TEST_BW:
+        bytes = (double)size * TB_WINDOW * (double)iters;
+        return bytes / 1e6 / sec;
+    case TB_TEST_BIBW:
+        bytes = 2.0 * (double)size * TB_WINDOW * (double)iters;
+        return bytes / 1e6 / sec;
+    case TB_TEST_COUNT:
+        break;
+    }
+    return 0.0;
+}
