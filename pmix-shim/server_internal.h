@@ -1,0 +1,34 @@
+/*
+ * Private to the PMIx host-server module (server_module.c, server_pubsub.c).
+ */
+#ifndef TERN_PMIX_SERVER_INTERNAL_H
+#define TERN_PMIX_SERVER_INTERNAL_H
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+
+#include "pmix-shim/server_module.h"
+
+#include <pmix.h>
+
+extern struct tern_srv_hooks tern_srv_hooks;
+
+void tern_srv_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+long tern_srv_now_ms(void);
+
+/* server_pubsub.c */
+pmix_status_t tern_srv_publish(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
+                               pmix_op_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t tern_srv_lookup(const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
+                              size_t ninfo, pmix_lookup_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t tern_srv_unpublish(const pmix_proc_t *proc, char **keys,
+                                 const pmix_info_t info[], size_t ninfo,
+                                 pmix_op_cbfunc_t cbfunc, void *cbdata);
+int tern_srv_pubsub_expire(void);
+void tern_srv_pubsub_shutdown(void);
+
+#endif /* TERN_PMIX_SERVER_INTERNAL_H */

@@ -1,0 +1,274 @@
+/*
+ * tern PMIx host-server module: lifecycle, collectives and the typed
+ * "not supported" answers.  Publish/lookup live in server_pubsub.c.
+ *
+ * Return convention of a module function (PMIx server API): PMIX_SUCCESS
+ * means "cbfunc has been or will be called"; any error means "cbfunc will
+ * not be called, report this status to the client".  Every function here
+ * either calls cbfunc before returning PMIX_SUCCESS or returns an error.
+ */
+#include "pmix-shim/server_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+struct tern_srv_hooks tern_srv_hooks;
+
+void tern_srv_log(int level, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+
+    if (tern_srv_hooks.verbose < level) {
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s: %s\n", tern_srv_hooks.log_prefix ? tern_srv_hooks.log_prefix : "tern",
+            line);
+}
+
+long tern_srv_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const char *rank_str(pmix_rank_t rank, char *buf, size_t len)
+{
+    if (rank == PMIX_RANK_WILDCARD) {
+        return "*";
+    }
+    snprintf(buf, len, "%u", (unsigned)rank);
+    return buf;
+}
+
+/* ---- lifecycle ---------------------------------------------------------- */
+
+static pmix_status_t client_connected(const pmix_proc_t *proc, void *server_object,
+                                      pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    (void)server_object;
+    tern_srv_log(2, "rank %u of %s connected", (unsigned)proc->rank, proc->nspace);
+    if (tern_srv_hooks.connected != NULL) {
+        tern_srv_hooks.connected(tern_srv_hooks.ctx, proc);
+    }
+    if (cbfunc != NULL) {
+        cbfunc(PMIX_SUCCESS, cbdata);
+    }
+    return PMIX_SUCCESS;
+}
+
+/* The client blocks in PMIx_Finalize until cbfunc runs: always call it. */
+static pmix_status_t client_finalized(const pmix_proc_t *proc, void *server_object,
+                                      pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    (void)server_object;
+    tern_srv_log(2, "rank %u of %s finalized", (unsigned)proc->rank, proc->nspace);
+    if (tern_srv_hooks.finalized != NULL) {
+        tern_srv_hooks.finalized(tern_srv_hooks.ctx, proc);
+    }
+    if (cbfunc != NULL) {
+        cbfunc(PMIX_SUCCESS, cbdata);
+    }
+    return PMIX_SUCCESS;
+}
+
+/* The host learns about the abort before the client is released, so by the
+ * time the client can exit the host has already recorded why. */
+static pmix_status_t abort_fn(const pmix_proc_t *proc, void *server_object, int status,
+                              const char msg[], pmix_proc_t procs[], size_t nprocs,
+                              pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    (void)server_object;
+    if (procs != NULL && nprocs > 0) {
+        /* one job per launcher: aborting a subset still ends the job */
+        tern_srv_log(1, "rank %u asked to abort %zu process(es): the whole job is aborted",
+                     (unsigned)proc->rank, nprocs);
+    }
+    if (tern_srv_hooks.aborted != NULL) {
+        tern_srv_hooks.aborted(tern_srv_hooks.ctx, proc, status, msg ? msg : "");
+    }
+    if (cbfunc != NULL) {
+        cbfunc(PMIX_SUCCESS, cbdata);
+    }
+    return PMIX_SUCCESS;
+}
+
+/* ---- collectives -------------------------------------------------------- */
+
+/* Called once every local participant has entered the fence.  On one node
+ * there is no other server to exchange with: the local contribution is the
+ * complete result.  PMIx owns data and keeps it valid during the callback. */
+static pmix_status_t fence_nb(const pmix_proc_t procs[], size_t nprocs,
+                              const pmix_info_t info[], size_t ninfo, char *data, size_t ndata,
+                              pmix_modex_cbfunc_t cbfunc, void *cbdata)
+{
+    (void)procs;
+    (void)info;
+    (void)ninfo;
+    tern_srv_log(2, "fence over %zu proc entr%s, %zu bytes of data", nprocs,
+                 nprocs == 1 ? "y" : "ies", ndata);
+    if (cbfunc != NULL) {
+        cbfunc(PMIX_SUCCESS, data, ndata, cbdata, NULL, NULL);
+    }
+    return PMIX_SUCCESS;
+}
+
+/* PMIx asks the host only for processes it does not serve itself; a
+ * single-node launcher has no remote server to ask. */
+static pmix_status_t direct_modex(const pmix_proc_t *proc, const pmix_info_t info[],
+                                  size_t ninfo, pmix_modex_cbfunc_t cbfunc, void *cbdata)
+{
+    char rb[16];
+
+    (void)info;
+    (void)ninfo;
+    (void)cbfunc;
+    (void)cbdata;
+    tern_srv_log(1, "direct modex for %s:%s: not found (single-node launcher, no remote "
+                 "servers)", proc->nspace, rank_str(proc->rank, rb, sizeof(rb)));
+    return PMIX_ERR_NOT_FOUND;
+}
+
+/* ---- not supported yet ---------------------------------------------------
+ * Typed stubs, one per slot, so a client asking for these gets a clear
+ * PMIX_ERR_NOT_SUPPORTED (and the user a log line) instead of a hang. */
+
+static void unsupported(int level, const char *what, const pmix_proc_t *proc)
+{
+    char rb[16];
+
+    if (proc != NULL) {
+        tern_srv_log(level, "PMIx %s requested by %s:%s is not supported yet", what,
+                     proc->nspace, rank_str(proc->rank, rb, sizeof(rb)));
+    } else {
+        tern_srv_log(level, "PMIx %s is not supported yet", what);
+    }
+}
+
+static pmix_status_t spawn_fn(const pmix_proc_t *proc, const pmix_info_t job_info[],
+                              size_t ninfo, const pmix_app_t apps[], size_t napps,
+                              pmix_spawn_cbfunc_t cbfunc, void *cbdata)
+{
+    (void)job_info, (void)ninfo, (void)apps, (void)napps, (void)cbfunc, (void)cbdata;
+    unsupported(0, "spawn", proc);
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+static pmix_status_t connect_fn(const pmix_proc_t procs[], size_t nprocs,
+                                const pmix_info_t info[], size_t ninfo,
+                                pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    (void)info, (void)ninfo, (void)cbfunc, (void)cbdata;
+    unsupported(0, "connect", nprocs > 0 ? &procs[0] : NULL);
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+static pmix_status_t disconnect_fn(const pmix_proc_t procs[], size_t nprocs,
+                                   const pmix_info_t info[], size_t ninfo,
+                                   pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    (void)info, (void)ninfo, (void)cbfunc, (void)cbdata;
+    unsupported(0, "disconnect", nprocs > 0 ? &procs[0] : NULL);
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+/* Event registration reaches the host only for events beyond what the PMIx
+ * server library itself generates; it is common and harmless: verbose only. */
+static pmix_status_t register_events(pmix_status_t *codes, size_t ncodes,
+                                     const pmix_info_t info[], size_t ninfo,
+                                     pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    (void)codes, (void)info, (void)ninfo, (void)cbfunc, (void)cbdata;
+    tern_srv_log(1, "PMIx register_events (%zu code(s)) is not supported yet", ncodes);
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+static pmix_status_t deregister_events(pmix_status_t *codes, size_t ncodes,
+                                       pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    (void)codes, (void)cbfunc, (void)cbdata;
+    tern_srv_log(1, "PMIx deregister_events (%zu code(s)) is not supported yet", ncodes);
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+static pmix_status_t notify_event(pmix_status_t code, const pmix_proc_t *source,
+                                  pmix_data_range_t range, pmix_info_t info[], size_t ninfo,
+                                  pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    (void)range, (void)info, (void)ninfo, (void)cbfunc, (void)cbdata;
+    tern_srv_log(1, "PMIx notify_event %s from %s beyond this node: not supported yet",
+                 PMIx_Error_string(code), source ? source->nspace : "?");
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+/* Declining makes the PMIx library run its own listener thread. */
+static pmix_status_t listener_fn(int listening_sd, pmix_connection_cbfunc_t cbfunc,
+                                 void *cbdata)
+{
+    (void)listening_sd, (void)cbfunc, (void)cbdata;
+    tern_srv_log(2, "PMIx listener: not provided by the host, PMIx runs its own");
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+static pmix_status_t query_fn(pmix_proc_t *proct, pmix_query_t *queries, size_t nqueries,
+                              pmix_info_cbfunc_t cbfunc, void *cbdata)
+{
+    (void)queries, (void)nqueries, (void)cbfunc, (void)cbdata;
+    unsupported(1, "query", proct);
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+static pmix_status_t job_control(const pmix_proc_t *requestor, const pmix_proc_t targets[],
+                                 size_t ntargets, const pmix_info_t directives[], size_t ndirs,
+                                 pmix_info_cbfunc_t cbfunc, void *cbdata)
+{
+    (void)targets, (void)ntargets, (void)directives, (void)ndirs, (void)cbfunc, (void)cbdata;
+    unsupported(0, "job control", requestor);
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+static pmix_server_module_t module = {
+    .client_connected = client_connected,
+    .client_finalized = client_finalized,
+    .abort = abort_fn,
+    .fence_nb = fence_nb,
+    .direct_modex = direct_modex,
+    .publish = tern_srv_publish,
+    .lookup = tern_srv_lookup,
+    .unpublish = tern_srv_unpublish,
+    .spawn = spawn_fn,
+    .connect = connect_fn,
+    .disconnect = disconnect_fn,
+    .register_events = register_events,
+    .deregister_events = deregister_events,
+    .listener = listener_fn,
+    .notify_event = notify_event,
+    .query = query_fn,
+    .job_control = job_control,
+};
+
+pmix_server_module_t *tern_srv_module_setup(const struct tern_srv_hooks *hooks)
+{
+    memset(&tern_srv_hooks, 0, sizeof(tern_srv_hooks));
+    if (hooks != NULL) {
+        tern_srv_hooks = *hooks;
+    }
+    return &module;
+}
+
+int tern_srv_module_expire(void)
+{
+    return tern_srv_pubsub_expire();
+}
+
+void tern_srv_module_shutdown(void)
+{
+    tern_srv_pubsub_shutdown();
+}

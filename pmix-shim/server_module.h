@@ -1,0 +1,51 @@
+/*
+ * tern PMIx host-server module (single node).
+ *
+ * The module table handed to PMIx_server_init().  PMIx calls its functions on
+ * its own progress thread; everything they share with the host (the
+ * publish/lookup table, the hooks below) is guarded here or by the host.
+ *
+ *   client_connected / client_finalized  -> hooks, then release the client
+ *   abort                                -> hook (the host kills the job)
+ *   fence_nb                             -> one node: the local data is all
+ *                                           the data, handed straight back
+ *   direct_modex                         -> PMIX_ERR_NOT_FOUND (no remote
+ *                                           servers to ask)
+ *   publish / lookup / unpublish         -> in-memory table; lookup honours
+ *                                           PMIX_WAIT and PMIX_TIMEOUT
+ *   spawn, connect, disconnect, events,
+ *   listener, query, job control         -> PMIX_ERR_NOT_SUPPORTED (logged)
+ *
+ * Used by ternrun only; not part of libtern.
+ */
+#ifndef TERN_PMIX_SERVER_MODULE_H
+#define TERN_PMIX_SERVER_MODULE_H
+
+#include <pmix_server.h>
+
+/* Host callbacks.  Any of them may be NULL.  They run on PMIx's progress
+ * thread and must be quick and thread-safe; the client is released only
+ * after they return. */
+struct tern_srv_hooks {
+    void *ctx;
+    const char *log_prefix; /* e.g. "ternrun"; messages go to stderr */
+    int verbose;            /* 0: errors and unsupported requests only */
+    void (*connected)(void *ctx, const pmix_proc_t *proc);
+    void (*finalized)(void *ctx, const pmix_proc_t *proc);
+    void (*aborted)(void *ctx, const pmix_proc_t *proc, int status, const char *msg);
+};
+
+/* Install the hooks (copied) and return the module table to pass to
+ * PMIx_server_init().  Call once, before PMIx_server_init(). */
+pmix_server_module_t *tern_srv_module_setup(const struct tern_srv_hooks *hooks);
+
+/* Answer every pending lookup whose PMIX_TIMEOUT has passed with
+ * PMIX_ERR_TIMEOUT.  Call now and then from any thread (e.g. the host's main
+ * loop); returns the number of pending lookups left. */
+int tern_srv_module_expire(void);
+
+/* Answer all pending lookups with PMIX_ERR_NOT_FOUND and empty the publish
+ * table.  Call before PMIx_server_finalize(). */
+void tern_srv_module_shutdown(void);
+
+#endif /* TERN_PMIX_SERVER_MODULE_H */
