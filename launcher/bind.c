@@ -1,0 +1,127 @@
+/*
+ * Rank placement with hwloc: rank r is bound to core (r % ncores).  The parent
+ * binds the freshly forked child by pid (HWLOC_CPUBIND_PROCESS) before letting
+ * it exec, so the child itself runs nothing but async-signal-safe calls.
+ */
+#include "launcher/job.h"
+
+#include <hwloc.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ternrun_bind_ctx {
+    hwloc_topology_t topo;
+    int ncores;
+    hwloc_obj_type_t unit; /* HWLOC_OBJ_CORE, or PU if the topology has no cores */
+    bool enabled;
+};
+
+static int load_topology(struct ternrun_bind_ctx *b)
+{
+    if (hwloc_topology_init(&b->topo) != 0) {
+        return -1;
+    }
+    if (hwloc_topology_load(b->topo) != 0) {
+        hwloc_topology_destroy(b->topo);
+        b->topo = NULL;
+        return -1;
+    }
+    b->unit = HWLOC_OBJ_CORE;
+    b->ncores = hwloc_get_nbobjs_by_type(b->topo, HWLOC_OBJ_CORE);
+    if (b->ncores <= 0) {
+        b->unit = HWLOC_OBJ_PU;
+        b->ncores = hwloc_get_nbobjs_by_type(b->topo, HWLOC_OBJ_PU);
+    }
+    return b->ncores > 0 ? 0 : -1;
+}
+
+int ternrun_bind_init(struct ternrun_job *job)
+{
+    struct ternrun_bind_ctx *b = calloc(1, sizeof(*b));
+    int n = job->opt.nranks;
+
+    if (b == NULL) {
+        ternrun_err("out of memory");
+        return -1;
+    }
+    job->bind = b;
+    for (int r = 0; r < n; r++) {
+        job->ranks[r].core = -1;
+    }
+    if (job->opt.bind == TERNRUN_BIND_NONE) {
+        ternrun_vlog(1, "binding: none (--bind-to none)");
+        return 0;
+    }
+    if (load_topology(b) != 0) {
+        if (job->opt.bind == TERNRUN_BIND_CORE) {
+            ternrun_err("--bind-to core: cannot read the node topology with hwloc");
+            return -1;
+        }
+        ternrun_warn("cannot read the node topology with hwloc: ranks are not bound");
+        return 0;
+    }
+    if (job->opt.bind == TERNRUN_BIND_DEFAULT && n > b->ncores) {
+        ternrun_vlog(1, "binding: none (%d ranks on %d cores; use --bind-to core to force)",
+                     n, b->ncores);
+        return 0;
+    }
+    if (n > b->ncores) {
+        ternrun_warn("--bind-to core with %d ranks on %d cores: bindings wrap around, "
+                     "several ranks share a core", n, b->ncores);
+    }
+    b->enabled = true;
+    for (int r = 0; r < n; r++) {
+        hwloc_obj_t obj = hwloc_get_obj_by_type(b->topo, b->unit, (unsigned)(r % b->ncores));
+
+        job->ranks[r].core = r % b->ncores;
+        if (obj != NULL && hwloc_bitmap_list_asprintf(&job->ranks[r].cpuset, obj->cpuset) < 0) {
+            job->ranks[r].cpuset = NULL;
+        }
+    }
+    return 0;
+}
+
+void *ternrun_bind_cpuset_of(struct ternrun_job *job, const struct ternrun_rank *r)
+{
+    struct ternrun_bind_ctx *b = job->bind;
+    hwloc_obj_t obj;
+
+    if (b == NULL || !b->enabled || r->core < 0) {
+        return NULL;
+    }
+    obj = hwloc_get_obj_by_type(b->topo, b->unit, (unsigned)r->core);
+    return obj ? obj->cpuset : NULL;
+}
+
+int ternrun_bind_apply(struct ternrun_job *job, struct ternrun_rank *r)
+{
+    struct ternrun_bind_ctx *b = job->bind;
+    hwloc_const_cpuset_t set = ternrun_bind_cpuset_of(job, r);
+
+    if (set == NULL) {
+        ternrun_vlog(1, "rank %d (pid %ld): not bound", r->rank, (long)r->pid);
+        return 0;
+    }
+    if (hwloc_set_proc_cpubind(b->topo, r->pid, set, HWLOC_CPUBIND_PROCESS) != 0) {
+        ternrun_warn("cannot bind rank %d to core %d: %m", r->rank, r->core);
+        return -1;
+    }
+    ternrun_vlog(1, "rank %d (pid %ld): bound to %s %d (cpus %s)", r->rank, (long)r->pid,
+                 b->unit == HWLOC_OBJ_CORE ? "core" : "pu", r->core,
+                 r->cpuset ? r->cpuset : "?");
+    return 0;
+}
+
+void ternrun_bind_fini(struct ternrun_job *job)
+{
+    struct ternrun_bind_ctx *b = job->bind;
+
+    if (b == NULL) {
+        return;
+    }
+    if (b->topo != NULL) {
+        hwloc_topology_destroy(b->topo);
+    }
+    free(b);
+    job->bind = NULL;
+}

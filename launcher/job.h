@@ -1,0 +1,149 @@
+/*
+ * ternrun internal header: the job as the launcher sees it.
+ *
+ * One struct ternrun_job holds the parsed options, the namespace, the session
+ * directory and one struct ternrun_rank per rank.  The main thread owns all of
+ * it, except the fields marked "lock": those are written by PMIx server module
+ * callbacks on PMIx's progress thread and are guarded by job->lock.
+ */
+#ifndef TERNRUN_JOB_H
+#define TERNRUN_JOB_H
+
+/* must come first in every launcher source: feature macros before libc */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define TERNRUN_NAME "ternrun"
+#define TERNRUN_DEFAULT_KILL_GRACE_MS 3000
+#define TERNRUN_ABORT_KILL_MS 1000 /* SIGTERM -> SIGKILL after an abort/failure */
+#define TERNRUN_MAX_RANKS 4096
+
+enum ternrun_bind {
+    TERNRUN_BIND_DEFAULT = 0, /* core if nranks <= ncores, else none */
+    TERNRUN_BIND_CORE,
+    TERNRUN_BIND_NONE,
+};
+
+/* One -x argument: "NAME" (value taken from ternrun's environment) or
+ * "NAME=value".  value is NULL when NAME is not set anywhere. */
+struct ternrun_export {
+    char *name;
+    char *value;
+};
+
+struct ternrun_options {
+    int nranks;
+    enum ternrun_bind bind;
+    long kill_grace_ms;
+    const char *tmpdir; /* --tmpdir, or NULL */
+    int verbose;
+    struct ternrun_export *exports;
+    size_t nexports;
+    char **argv; /* program and its arguments (points into main's argv) */
+};
+
+enum ternrun_rank_state {
+    TERNRUN_RANK_NOT_STARTED = 0,
+    TERNRUN_RANK_RUNNING,
+    TERNRUN_RANK_DONE,
+};
+
+struct ternrun_rank {
+    int rank;
+    pid_t pid;
+    bool own_pgrp;    /* leads its own process group: signal -pid */
+    enum ternrun_rank_state state;
+    int wstatus;      /* from waitpid, valid when DONE */
+    bool signalled_by_us; /* reaped after ternrun sent it a signal */
+    int core;         /* core index it is bound to, -1 if unbound */
+    char *cpuset;     /* printable cpuset (hwloc list format), or NULL */
+    char **env;       /* NULL-terminated, owned */
+    bool abort_reported; /* main thread only */
+    /* lock: */
+    bool aborted;
+    int abort_status;
+    char *abort_msg;
+    bool finalized;
+};
+
+struct ternrun_bind_ctx; /* bind.c */
+
+struct ternrun_job {
+    struct ternrun_options opt;
+    char nspace[256]; /* sized as pmix_nspace_t (checked in nspace.c) */
+    char hostname[256];
+    char *session_dir; /* our own temp dir (removed at exit) */
+    char *exe_path;    /* resolved program path */
+    struct ternrun_rank *ranks;
+    struct ternrun_bind_ctx *bind;
+    pthread_mutex_t lock;
+    int wake_fd[2];    /* progress thread -> main loop */
+    bool pmix_up;
+    bool nspace_registered;
+};
+
+/* log.c */
+extern int ternrun_verbose;
+void ternrun_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void ternrun_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void ternrun_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void ternrun_vlog(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+long ternrun_now_ms(void);
+
+/* options.c: returns 0 to run, a positive exit code on a usage error, or -1
+ * when the option was --help/--version (already printed: exit 0). */
+int ternrun_options_parse(int argc, char **argv, struct ternrun_options *opt);
+void ternrun_options_free(struct ternrun_options *opt);
+
+/* env.c */
+void ternrun_env_scrub_self(const struct ternrun_options *opt);
+char **ternrun_env_build(const struct ternrun_options *opt);
+int ternrun_env_set(char ***envp, const char *name, const char *value);
+const char *ternrun_env_get(char **env, const char *name);
+void ternrun_env_free(char **env);
+
+/* session.c */
+int ternrun_session_create(struct ternrun_job *job);
+void ternrun_session_remove(struct ternrun_job *job);
+int ternrun_shm_cleanup(const char *nspace);
+
+/* bind.c */
+int ternrun_bind_init(struct ternrun_job *job);
+int ternrun_bind_apply(struct ternrun_job *job, struct ternrun_rank *r);
+void ternrun_bind_fini(struct ternrun_job *job);
+void *ternrun_bind_cpuset_of(struct ternrun_job *job, const struct ternrun_rank *r);
+
+/* nspace.c */
+int ternrun_pmix_start(struct ternrun_job *job);
+int ternrun_pmix_register_nspace(struct ternrun_job *job);
+int ternrun_pmix_prepare_rank(struct ternrun_job *job, struct ternrun_rank *r);
+void ternrun_pmix_stop(struct ternrun_job *job);
+
+/* spawn.c: find_program returns a malloc'd path or NULL with *err set;
+ * spawn_rank returns 0, 126/127 if exec failed (the child is still to be
+ * reaped), or -1 if no process was started. */
+char *ternrun_find_program(const char *prog, int *err);
+int ternrun_spawn_rank(struct ternrun_job *job, struct ternrun_rank *r);
+
+/* monitor.c.  setup blocks the signals ternrun handles (call it before any
+ * thread exists) and creates the wake-up pipe.  ternrun_monitor runs until
+ * every started rank is reaped and returns ternrun's exit code; a non-zero
+ * launch_failure kills the started ranks at once and is reported as the
+ * job's status. */
+int ternrun_monitor_setup(struct ternrun_job *job);
+void ternrun_monitor_teardown(struct ternrun_job *job);
+const sigset_t *ternrun_orig_sigmask(void);
+int ternrun_monitor(struct ternrun_job *job, int launch_failure);
+void ternrun_monitor_wake(struct ternrun_job *job);
+
+#endif /* TERNRUN_JOB_H */

@@ -1,0 +1,387 @@
+/*
+ * ternrun as a PMIx host server: start the server library with tern's module,
+ * register the job's namespace with the keys ranks read at start-up, and
+ * register each rank as a client before it is forked.
+ */
+#include "launcher/job.h"
+#include "pmix-shim/server_module.h"
+
+#include <errno.h>
+#include <hwloc.h>
+#include <pmix.h>
+#include <pmix_server.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PMIX_OP_TIMEOUT_S 30 /* generous bound on a local server operation */
+
+_Static_assert(sizeof(((struct ternrun_job *)0)->nspace) == sizeof(pmix_nspace_t),
+               "job->nspace is passed where PMIx expects a pmix_nspace_t");
+
+/* ---- waiting for a PMIx operation callback ------------------------------ */
+
+struct op_waiter {
+    pthread_mutex_t mutex;
+    pthread_cond_t cond;
+    bool done;
+    pmix_status_t status;
+};
+
+static struct op_waiter *waiter_new(void)
+{
+    struct op_waiter *w = calloc(1, sizeof(*w));
+
+    if (w != NULL) {
+        pthread_mutex_init(&w->mutex, NULL);
+        pthread_cond_init(&w->cond, NULL);
+    }
+    return w;
+}
+
+static void waiter_free(struct op_waiter *w)
+{
+    pthread_cond_destroy(&w->cond);
+    pthread_mutex_destroy(&w->mutex);
+    free(w);
+}
+
+static void op_done(pmix_status_t status, void *cbdata)
+{
+    struct op_waiter *w = cbdata;
+
+    pthread_mutex_lock(&w->mutex);
+    w->status = status;
+    w->done = true;
+    pthread_cond_signal(&w->cond);
+    pthread_mutex_unlock(&w->mutex);
+}
+
+/* Wait for op_done.  On timeout the waiter is deliberately leaked: PMIx may
+ * still call op_done with it later. */
+static pmix_status_t waiter_wait(struct op_waiter *w, const char *what)
+{
+    struct timespec deadline;
+    pmix_status_t st;
+    int rc = 0;
+
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += PMIX_OP_TIMEOUT_S;
+    pthread_mutex_lock(&w->mutex);
+    while (!w->done && rc != ETIMEDOUT) {
+        rc = pthread_cond_timedwait(&w->cond, &w->mutex, &deadline);
+    }
+    st = w->done ? w->status : PMIX_ERR_TIMEOUT;
+    pthread_mutex_unlock(&w->mutex);
+    if (st == PMIX_ERR_TIMEOUT && !w->done) {
+        ternrun_err("%s: no answer from the PMIx server library within %d s", what,
+                    PMIX_OP_TIMEOUT_S);
+        return st;
+    }
+    waiter_free(w);
+    return st;
+}
+
+/* Complete an operation started with waiter w: PMIX_SUCCESS means the
+ * callback will come, PMIX_OPERATION_SUCCEEDED that it was done at once. */
+static pmix_status_t finish_op(pmix_status_t rc, struct op_waiter *w, const char *what)
+{
+    if (rc == PMIX_SUCCESS) {
+        return waiter_wait(w, what);
+    }
+    waiter_free(w);
+    return rc == PMIX_OPERATION_SUCCEEDED ? PMIX_SUCCESS : rc;
+}
+
+/* ---- module hooks (PMIx progress thread) -------------------------------- */
+
+static struct ternrun_rank *rank_of(struct ternrun_job *job, const pmix_proc_t *proc)
+{
+    if (strncmp(proc->nspace, job->nspace, PMIX_MAX_NSLEN) != 0 ||
+        proc->rank >= (pmix_rank_t)job->opt.nranks) {
+        return NULL;
+    }
+    return &job->ranks[proc->rank];
+}
+
+static void hook_finalized(void *ctx, const pmix_proc_t *proc)
+{
+    struct ternrun_job *job = ctx;
+    struct ternrun_rank *r = rank_of(job, proc);
+
+    if (r != NULL) {
+        pthread_mutex_lock(&job->lock);
+        r->finalized = true;
+        pthread_mutex_unlock(&job->lock);
+    }
+}
+
+static void hook_aborted(void *ctx, const pmix_proc_t *proc, int status, const char *msg)
+{
+    struct ternrun_job *job = ctx;
+    struct ternrun_rank *r = rank_of(job, proc);
+
+    if (r == NULL) {
+        ternrun_warn("abort request from unknown process %s:%u ignored", proc->nspace,
+                     (unsigned)proc->rank);
+        return;
+    }
+    pthread_mutex_lock(&job->lock);
+    if (!r->aborted) {
+        r->aborted = true;
+        r->abort_status = status;
+        r->abort_msg = strdup(msg);
+    }
+    pthread_mutex_unlock(&job->lock);
+    ternrun_monitor_wake(job);
+}
+
+/* ---- server start / stop ------------------------------------------------ */
+
+int ternrun_pmix_start(struct ternrun_job *job)
+{
+    struct tern_srv_hooks hooks = {
+        .ctx = job,
+        .log_prefix = TERNRUN_NAME,
+        .verbose = job->opt.verbose,
+        .finalized = hook_finalized,
+        .aborted = hook_aborted,
+    };
+    pmix_server_module_t *module = tern_srv_module_setup(&hooks);
+    pmix_info_t info[2];
+    pmix_status_t rc;
+
+    PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, job->session_dir, PMIX_STRING);
+    PMIX_INFO_LOAD(&info[1], PMIX_SYSTEM_TMPDIR, job->session_dir, PMIX_STRING);
+    rc = PMIx_server_init(module, info, 2);
+    PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
+    if (rc != PMIX_SUCCESS) {
+        ternrun_err("cannot start the PMIx server (tmpdir %s): %s", job->session_dir,
+                    PMIx_Error_string(rc));
+        return -1;
+    }
+    job->pmix_up = true;
+    ternrun_vlog(1, "PMIx server up (%s), namespace %s", PMIx_Get_version(), job->nspace);
+    return 0;
+}
+
+void ternrun_pmix_stop(struct ternrun_job *job)
+{
+    if (!job->pmix_up) {
+        return;
+    }
+    /* pending lookups of ranks that are gone get an answer, the table goes */
+    tern_srv_module_shutdown();
+    if (job->nspace_registered) {
+        struct op_waiter *w = waiter_new();
+
+        if (w != NULL) {
+            PMIx_server_deregister_nspace(job->nspace, op_done, w);
+            waiter_wait(w, "deregistering the namespace");
+        }
+        job->nspace_registered = false;
+    }
+    PMIx_server_finalize();
+    job->pmix_up = false;
+}
+
+/* ---- namespace ---------------------------------------------------------- */
+
+static pmix_status_t add_u32(void *list, const char *key, uint32_t v)
+{
+    return PMIx_Info_list_add(list, key, &v, PMIX_UINT32);
+}
+
+/* PMIX_PROC_DATA for one rank: PMIX_RANK must come first. */
+static pmix_status_t add_proc_data(struct ternrun_job *job, void *joblist, int rank)
+{
+    struct ternrun_rank *r = &job->ranks[rank];
+    void *list = PMIx_Info_list_start();
+    pmix_rank_t prank = (pmix_rank_t)rank;
+    uint16_t lrank = (uint16_t)rank;
+    uint32_t zero = 0;
+    hwloc_const_cpuset_t set = ternrun_bind_cpuset_of(job, r);
+    pmix_data_array_t darray;
+    pmix_status_t rc;
+
+    if (list == NULL) {
+        return PMIX_ERR_NOMEM;
+    }
+    if ((rc = PMIx_Info_list_add(list, PMIX_RANK, &prank, PMIX_PROC_RANK)) != PMIX_SUCCESS ||
+        (rc = PMIx_Info_list_add(list, PMIX_GLOBAL_RANK, &prank, PMIX_PROC_RANK)) != PMIX_SUCCESS ||
+        (rc = PMIx_Info_list_add(list, PMIX_APP_RANK, &prank, PMIX_PROC_RANK)) != PMIX_SUCCESS ||
+        (rc = PMIx_Info_list_add(list, PMIX_LOCAL_RANK, &lrank, PMIX_UINT16)) != PMIX_SUCCESS ||
+        (rc = PMIx_Info_list_add(list, PMIX_NODE_RANK, &lrank, PMIX_UINT16)) != PMIX_SUCCESS ||
+        (rc = PMIx_Info_list_add(list, PMIX_HOSTNAME, job->hostname, PMIX_STRING)) != PMIX_SUCCESS ||
+        (rc = add_u32(list, PMIX_NODEID, 0)) != PMIX_SUCCESS ||
+        (rc = PMIx_Info_list_add(list, PMIX_APPNUM, &zero, PMIX_UINT32)) != PMIX_SUCCESS) {
+        goto out;
+    }
+    if (set != NULL) {
+        pmix_cpuset_t cpuset = {.source = "hwloc", .bitmap = (void *)set};
+        char *str = NULL;
+
+        if (PMIx_server_generate_cpuset_string(&cpuset, &str) == PMIX_SUCCESS && str != NULL) {
+            rc = PMIx_Info_list_add(list, PMIX_CPUSET, str, PMIX_STRING);
+            free(str);
+            str = NULL;
+        }
+        if (rc == PMIX_SUCCESS &&
+            PMIx_server_generate_locality_string(&cpuset, &str) == PMIX_SUCCESS && str != NULL) {
+            rc = PMIx_Info_list_add(list, PMIX_LOCALITY_STRING, str, PMIX_STRING);
+            free(str);
+        }
+        if (rc != PMIX_SUCCESS) {
+            goto out;
+        }
+    }
+    rc = PMIx_Info_list_convert(list, &darray);
+    if (rc == PMIX_SUCCESS) {
+        rc = PMIx_Info_list_add(joblist, PMIX_PROC_DATA, &darray, PMIX_DATA_ARRAY);
+        PMIx_Data_array_destruct(&darray);
+    }
+out:
+    PMIx_Info_list_release(list);
+    return rc;
+}
+
+/* "0,1,...,n-1" */
+static char *local_peers(int n)
+{
+    size_t len = (size_t)n * 6 + 1, off = 0;
+    char *s = malloc(len);
+
+    if (s == NULL) {
+        return NULL;
+    }
+    s[0] = '\0';
+    for (int i = 0; i < n && off < len; i++) {
+        off += (size_t)snprintf(s + off, len - off, i ? ",%d" : "%d", i);
+    }
+    return s;
+}
+
+/* PMIX_NODE_MAP / PMIX_PROC_MAP.  The ppn input is the explicit rank list
+ * "0,1,...": PMIx 4.2 copies a range such as "0-3" verbatim into the local
+ * peers it derives from the map, and then counts it as one peer. */
+static pmix_status_t add_maps(struct ternrun_job *job, void *list, const char *peers)
+{
+    char *regex = NULL, *ppn = NULL;
+    pmix_status_t rc;
+
+    rc = PMIx_generate_regex(job->hostname, &regex);
+    if (rc != PMIX_SUCCESS) {
+        ternrun_err("PMIx_generate_regex(%s): %s", job->hostname, PMIx_Error_string(rc));
+        goto out;
+    }
+    rc = PMIx_generate_ppn(peers, &ppn);
+    if (rc != PMIX_SUCCESS) {
+        ternrun_err("PMIx_generate_ppn(%s): %s", peers, PMIx_Error_string(rc));
+        goto out;
+    }
+    if ((rc = PMIx_Info_list_add(list, PMIX_NODE_MAP, regex, PMIX_REGEX)) != PMIX_SUCCESS) {
+        goto out;
+    }
+    rc = PMIx_Info_list_add(list, PMIX_PROC_MAP, ppn, PMIX_REGEX);
+out:
+    free(regex);
+    free(ppn);
+    return rc;
+}
+
+int ternrun_pmix_register_nspace(struct ternrun_job *job)
+{
+    uint32_t n = (uint32_t)job->opt.nranks;
+    pmix_rank_t zero_rank = 0;
+    void *list = PMIx_Info_list_start();
+    char *peers = local_peers(job->opt.nranks);
+    pmix_data_array_t darray = {0};
+    struct op_waiter *w = NULL;
+    pmix_status_t rc = PMIX_ERR_NOMEM;
+    int ret = -1;
+
+    if (list == NULL || peers == NULL) {
+        goto err_nomem;
+    }
+    if ((rc = add_u32(list, PMIX_UNIV_SIZE, n)) != PMIX_SUCCESS ||
+        (rc = add_u32(list, PMIX_JOB_SIZE, n)) != PMIX_SUCCESS ||
+        (rc = add_u32(list, PMIX_APP_SIZE, n)) != PMIX_SUCCESS ||
+        (rc = add_u32(list, PMIX_MAX_PROCS, n)) != PMIX_SUCCESS ||
+        (rc = add_u32(list, PMIX_LOCAL_SIZE, n)) != PMIX_SUCCESS ||
+        (rc = add_u32(list, PMIX_NODE_SIZE, n)) != PMIX_SUCCESS ||
+        (rc = add_u32(list, PMIX_NUM_NODES, 1)) != PMIX_SUCCESS ||
+        (rc = add_u32(list, PMIX_NODEID, 0)) != PMIX_SUCCESS ||
+        (rc = PMIx_Info_list_add(list, PMIX_LOCAL_PEERS, peers, PMIX_STRING)) != PMIX_SUCCESS ||
+        (rc = PMIx_Info_list_add(list, PMIX_LOCALLDR, &zero_rank, PMIX_PROC_RANK)) != PMIX_SUCCESS ||
+        (rc = PMIx_Info_list_add(list, PMIX_APPLDR, &zero_rank, PMIX_PROC_RANK)) != PMIX_SUCCESS ||
+        (rc = PMIx_Info_list_add(list, PMIX_JOBID, job->nspace, PMIX_STRING)) != PMIX_SUCCESS ||
+        (rc = PMIx_Info_list_add(list, PMIX_HOSTNAME, job->hostname, PMIX_STRING)) != PMIX_SUCCESS ||
+        (rc = add_maps(job, list, peers)) != PMIX_SUCCESS) {
+        goto err_pmix;
+    }
+    for (int i = 0; i < job->opt.nranks; i++) {
+        if ((rc = add_proc_data(job, list, i)) != PMIX_SUCCESS) {
+            goto err_pmix;
+        }
+    }
+    if ((rc = PMIx_Info_list_convert(list, &darray)) != PMIX_SUCCESS) {
+        goto err_pmix;
+    }
+    if ((w = waiter_new()) == NULL) {
+        goto err_nomem;
+    }
+    rc = PMIx_server_register_nspace(job->nspace, job->opt.nranks, darray.array, darray.size,
+                                     op_done, w);
+    rc = finish_op(rc, w, "registering the namespace");
+    if (rc != PMIX_SUCCESS) {
+        goto err_pmix;
+    }
+    job->nspace_registered = true;
+    ret = 0;
+    goto out;
+
+err_nomem:
+    ternrun_err("out of memory registering namespace %s", job->nspace);
+    goto out;
+err_pmix:
+    ternrun_err("cannot register namespace %s with PMIx: %s", job->nspace,
+                PMIx_Error_string(rc));
+out:
+    if (darray.array != NULL) {
+        PMIx_Data_array_destruct(&darray);
+    }
+    if (list != NULL) {
+        PMIx_Info_list_release(list);
+    }
+    free(peers);
+    return ret;
+}
+
+int ternrun_pmix_prepare_rank(struct ternrun_job *job, struct ternrun_rank *r)
+{
+    struct op_waiter *w = waiter_new();
+    pmix_proc_t proc;
+    pmix_status_t rc;
+
+    if (w == NULL) {
+        ternrun_err("out of memory registering rank %d", r->rank);
+        return -1;
+    }
+    PMIX_LOAD_PROCID(&proc, job->nspace, (pmix_rank_t)r->rank);
+    rc = PMIx_server_register_client(&proc, getuid(), getgid(), r, op_done, w);
+    rc = finish_op(rc, w, "registering a rank");
+    if (rc != PMIX_SUCCESS) {
+        ternrun_err("cannot register rank %d with PMIx: %s", r->rank, PMIx_Error_string(rc));
+        return -1;
+    }
+    rc = PMIx_server_setup_fork(&proc, &r->env);
+    if (rc != PMIX_SUCCESS) {
+        ternrun_err("cannot set up the PMIx environment of rank %d: %s", r->rank,
+                    PMIx_Error_string(rc));
+        return -1;
+    }
+    return 0;
+}

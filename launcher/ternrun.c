@@ -1,0 +1,138 @@
+/*
+ * ternrun: the single-node launcher of tern.
+ *
+ *   ternrun [options] -n N program [args...]
+ *
+ * Starts N copies of program as one job, like mpirun on one node: ternrun is
+ * the job's PMIx server (wire-up for tern, or any PMIx client), binds each
+ * rank to a core, forwards signals, kills the job when a rank aborts or
+ * fails, cleans up after it and exits with the worst rank status.
+ *
+ * Sequence: parse options -> scrub inherited PMIX_* -> block signals (before
+ * any thread exists) -> session dir -> topology -> PMIx server -> namespace
+ * -> per rank: register client, setup_fork, fork, bind, exec -> monitor ->
+ * PMIx finalize -> remove session dir and the job's /dev/shm leftovers.
+ */
+#include "launcher/job.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int launch(struct ternrun_job *job)
+{
+    for (int i = 0; i < job->opt.nranks; i++) {
+        struct ternrun_rank *r = &job->ranks[i];
+        int rc;
+
+        r->env = ternrun_env_build(&job->opt);
+        if (r->env == NULL || ternrun_pmix_prepare_rank(job, r) != 0) {
+            return 1;
+        }
+        rc = ternrun_spawn_rank(job, r);
+        if (rc != 0) {
+            return rc > 0 ? rc : 1;
+        }
+    }
+    return 0;
+}
+
+static void free_job(struct ternrun_job *job)
+{
+    if (job->ranks != NULL) {
+        for (int i = 0; i < job->opt.nranks; i++) {
+            ternrun_env_free(job->ranks[i].env);
+            free(job->ranks[i].abort_msg);
+            free(job->ranks[i].cpuset);
+        }
+        free(job->ranks);
+        job->ranks = NULL;
+    }
+    free(job->exe_path);
+    job->exe_path = NULL;
+    ternrun_options_free(&job->opt);
+    pthread_mutex_destroy(&job->lock);
+}
+
+int main(int argc, char **argv)
+{
+    struct ternrun_job job;
+    int code = 1, err, launch_failure;
+
+    memset(&job, 0, sizeof(job));
+    job.wake_fd[0] = job.wake_fd[1] = -1;
+    pthread_mutex_init(&job.lock, NULL);
+
+    code = ternrun_options_parse(argc, argv, &job.opt);
+    if (code != 0) {
+        free_job(&job);
+        return code < 0 ? 0 : code;
+    }
+    code = 1;
+    ternrun_verbose = job.opt.verbose;
+
+    /* before PMIx reads its environment: never talk to an outer server */
+    ternrun_env_scrub_self(&job.opt);
+
+    job.exe_path = ternrun_find_program(job.opt.argv[0], &err);
+    if (job.exe_path == NULL) {
+        ternrun_err("cannot run '%s': %s", job.opt.argv[0],
+                    err == ENOENT ? "command not found" : strerror(err));
+        code = err == ENOENT ? 127 : 126;
+        goto out_free;
+    }
+
+    if (gethostname(job.hostname, sizeof(job.hostname) - 1) != 0 || job.hostname[0] == '\0') {
+        snprintf(job.hostname, sizeof(job.hostname), "localhost");
+    }
+    /* [A-Za-z0-9._-] only: it names files (/dev/shm/tern-<nspace>-*) */
+    snprintf(job.nspace, sizeof(job.nspace), "ternrun-%ld", (long)getpid());
+
+    job.ranks = calloc((size_t)job.opt.nranks, sizeof(*job.ranks));
+    if (job.ranks == NULL) {
+        ternrun_err("out of memory for %d ranks", job.opt.nranks);
+        goto out_free;
+    }
+    /* with a terminal on stdin the ranks stay in ternrun's process group, so
+     * rank 0 may read the terminal and ^C reaches everyone; otherwise each
+     * rank leads its own group and signals reach its helpers too */
+    for (int i = 0; i < job.opt.nranks; i++) {
+        job.ranks[i].rank = i;
+        job.ranks[i].core = -1;
+        job.ranks[i].own_pgrp = !isatty(STDIN_FILENO);
+    }
+
+    if (ternrun_monitor_setup(&job) != 0) {
+        goto out_free;
+    }
+    if (ternrun_session_create(&job) != 0) {
+        goto out_monitor;
+    }
+    if (ternrun_bind_init(&job) != 0) {
+        goto out_session;
+    }
+    if (ternrun_pmix_start(&job) != 0) {
+        goto out_bind;
+    }
+    if (ternrun_pmix_register_nspace(&job) != 0) {
+        goto out_pmix;
+    }
+
+    launch_failure = launch(&job);
+    code = ternrun_monitor(&job, launch_failure);
+
+out_pmix:
+    ternrun_pmix_stop(&job);
+out_bind:
+    ternrun_bind_fini(&job);
+out_session:
+    ternrun_session_remove(&job);
+    ternrun_shm_cleanup(job.nspace);
+out_monitor:
+    ternrun_monitor_teardown(&job);
+out_free:
+    free_job(&job);
+    return code;
+}
