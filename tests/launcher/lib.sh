@@ -1,0 +1,62 @@
+# Shared helpers for the ternrun tests (sourced, not run).
+# Automake runs TESTS from the top build directory: ./ternrun is there.
+
+TERNRUN=${TERNRUN:-./ternrun}
+PROBE=${PMIX_PROBE:-./tests/launcher/pmix_probe}
+T=${TERNRUN_TEST_TIMEOUT:-60}   # generous bound on every ternrun call
+
+# sanitizer builds: libpmix's own leaks are not ours (see lsan.supp); the
+# ranks inherit this too
+LSAN_OPTIONS="suppressions=$(cd "$(dirname "$0")" && pwd)/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export LSAN_OPTIONS
+
+if [ ! -x "$TERNRUN" ]; then
+    echo "SKIP: $TERNRUN not built"
+    exit 77
+fi
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/ternrun-test.XXXXXX") || exit 99
+trap 'rm -rf "$WORK"' EXIT
+OUT=$WORK/out
+ERR=$WORK/err
+failures=0
+
+fail() {
+    echo "FAIL: $*"
+    echo "--- stdout:"; cat "$OUT" 2>/dev/null
+    echo "--- stderr:"; cat "$ERR" 2>/dev/null
+    failures=$((failures + 1))
+}
+
+# run ARGS...: ternrun with a timeout, output in $OUT/$ERR, status in $RC;
+# stdin from $IN (default /dev/null)
+run() {
+    timeout -k 5 "$T" "$TERNRUN" "$@" >"$OUT" 2>"$ERR" <"${IN:-/dev/null}"
+    RC=$?
+    if [ "$RC" -eq 124 ]; then
+        fail "ternrun $* did not finish within $T s"
+    fi
+}
+
+expect_rc() {   # expect_rc WANT WHAT
+    if [ "$RC" -ne "$1" ]; then
+        fail "$2: exit status $RC, expected $1"
+    fi
+}
+
+expect_out() {  # expect_out PATTERN WHAT  (grep -E on stdout)
+    grep -Eq -- "$1" "$OUT" || fail "$2: stdout does not match /$1/"
+}
+
+expect_err() {  # expect_err PATTERN WHAT  (grep -E on stderr)
+    grep -Eq -- "$1" "$ERR" || fail "$2: stderr does not match /$1/"
+}
+
+finish() {
+    if [ "$failures" -ne 0 ]; then
+        echo "$failures check(s) failed"
+        exit 1
+    fi
+    echo "all checks passed"
+    exit 0
+}

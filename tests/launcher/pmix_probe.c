@@ -1,0 +1,403 @@
+/*
+ * pmix_probe: a raw PMIx client that checks what ternrun serves.
+ *
+ *   pmix_probe keys           job/rank keys, then Put/Commit/Fence/Get with peers
+ *   pmix_probe pubsub         publish (rank 0) / lookup with PMIX_WAIT / unpublish
+ *   pmix_probe abort RANK ST  RANK calls PMIx_Abort(ST), the others sleep (bounded)
+ *   pmix_probe affinity       print "affinity RANK CPULIST" (sched_getaffinity)
+ *   pmix_probe shm            create /dev/shm/tern-<nspace>-probe<rank> and leave it
+ *   pmix_probe sleep SECS     print "ready RANK PID" after a fence, sleep (bounded)
+ *   pmix_probe fail RANK      RANK kills itself with SIGKILL after a fence,
+ *                             the others sleep (bounded)
+ *
+ * Every check prints "FAIL: ..." and makes the exit status 1; success prints
+ * one "ok <what> rank R" line.
+ */
+#define _GNU_SOURCE 1
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pmix.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static pmix_proc_t me;
+static int failures;
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail(const char *fmt, ...)
+{
+    va_list ap;
+    char line[512];
+
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    printf("FAIL: rank %u: %s\n", (unsigned)me.rank, line);
+    fflush(stdout);
+    failures++;
+}
+
+static int init(void)
+{
+    pmix_status_t rc = PMIx_Init(&me, NULL, 0);
+
+    if (rc != PMIX_SUCCESS) {
+        fprintf(stderr, "FAIL: PMIx_Init: %s\n", PMIx_Error_string(rc));
+        return -1;
+    }
+    return 0;
+}
+
+static pmix_value_t *get(pmix_rank_t rank, const char *key)
+{
+    pmix_proc_t p;
+    pmix_value_t *v = NULL;
+    pmix_status_t rc;
+
+    PMIX_LOAD_PROCID(&p, me.nspace, rank);
+    rc = PMIx_Get(&p, key, NULL, 0, &v);
+    if (rc != PMIX_SUCCESS) {
+        fail("PMIx_Get(%s, rank %d): %s", key, rank == PMIX_RANK_WILDCARD ? -1 : (int)rank,
+             PMIx_Error_string(rc));
+        return NULL;
+    }
+    return v;
+}
+
+static long get_uint(pmix_rank_t rank, const char *key)
+{
+    pmix_value_t *v = get(rank, key);
+    long out = -1;
+
+    if (v == NULL) {
+        return -1;
+    }
+    switch (v->type) {
+    case PMIX_UINT32:
+        out = (long)v->data.uint32;
+        break;
+    case PMIX_UINT16:
+        out = v->data.uint16;
+        break;
+    case PMIX_PROC_RANK:
+        out = (long)v->data.rank;
+        break;
+    default:
+        fail("%s has unexpected type %s", key, PMIx_Data_type_string(v->type));
+    }
+    PMIX_VALUE_RELEASE(v);
+    return out;
+}
+
+static char *get_str(pmix_rank_t rank, const char *key)
+{
+    pmix_value_t *v = get(rank, key);
+    char *out = NULL;
+
+    if (v == NULL) {
+        return NULL;
+    }
+    if (v->type == PMIX_STRING && v->data.string != NULL) {
+        out = strdup(v->data.string);
+    } else {
+        fail("%s has unexpected type %s", key, PMIx_Data_type_string(v->type));
+    }
+    PMIX_VALUE_RELEASE(v);
+    return out;
+}
+
+static void expect_uint(pmix_rank_t rank, const char *key, long want)
+{
+    long got = get_uint(rank, key);
+
+    if (got != want) {
+        fail("%s = %ld, expected %ld", key, got, want);
+    }
+}
+
+static int fence(int collect)
+{
+    pmix_info_t info;
+    pmix_status_t rc;
+    bool flag = true;
+
+    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &flag, PMIX_BOOL);
+    rc = PMIx_Fence(NULL, 0, collect ? &info : NULL, collect ? 1 : 0);
+    PMIX_INFO_DESTRUCT(&info);
+    if (rc != PMIX_SUCCESS) {
+        fail("PMIx_Fence: %s", PMIx_Error_string(rc));
+        return -1;
+    }
+    return 0;
+}
+
+static int cmd_keys(void)
+{
+    char host[256] = "", key[64], want[64], *s, *peers;
+    long n = get_uint(PMIX_RANK_WILDCARD, PMIX_JOB_SIZE);
+    pmix_value_t val, *v;
+    size_t off = 0;
+
+    if (n < 1) {
+        fail("no usable PMIX_JOB_SIZE");
+        return 1;
+    }
+    expect_uint(PMIX_RANK_WILDCARD, PMIX_UNIV_SIZE, n);
+    expect_uint(PMIX_RANK_WILDCARD, PMIX_LOCAL_SIZE, n);
+    expect_uint(me.rank, PMIX_LOCAL_RANK, me.rank);
+    expect_uint(me.rank, PMIX_NODE_RANK, me.rank);
+    expect_uint(me.rank, PMIX_NODEID, 0);
+    expect_uint(PMIX_RANK_WILDCARD, PMIX_NODEID, 0);
+
+    peers = get_str(PMIX_RANK_WILDCARD, PMIX_LOCAL_PEERS);
+    s = calloc(1, (size_t)n * 8 + 1);
+    for (long i = 0; s != NULL && i < n; i++) {
+        off += (size_t)sprintf(s + off, i ? ",%ld" : "%ld", i);
+    }
+    if (peers == NULL || s == NULL || strcmp(peers, s) != 0) {
+        fail("PMIX_LOCAL_PEERS = '%s', expected '%s'", peers ? peers : "(null)", s ? s : "");
+    }
+    free(s);
+    free(peers);
+
+    gethostname(host, sizeof(host) - 1);
+    s = get_str(me.rank, PMIX_HOSTNAME);
+    if (s == NULL || strcmp(s, host) != 0) {
+        fail("PMIX_HOSTNAME = '%s', expected '%s'", s ? s : "(null)", host);
+    }
+    free(s);
+    s = get_str(PMIX_RANK_WILDCARD, PMIX_HOSTNAME);
+    if (s == NULL || strcmp(s, host) != 0) {
+        fail("job PMIX_HOSTNAME = '%s', expected '%s'", s ? s : "(null)", host);
+    }
+    free(s);
+
+    /* modex: every rank puts a key, fences with data collection, reads all */
+    snprintf(want, sizeof(want), "card-of-%u", (unsigned)me.rank);
+    PMIX_VALUE_LOAD(&val, want, PMIX_STRING);
+    if (PMIx_Put(PMIX_GLOBAL, "probe.card", &val) != PMIX_SUCCESS ||
+        PMIx_Commit() != PMIX_SUCCESS) {
+        fail("PMIx_Put/Commit failed");
+    }
+    PMIX_VALUE_DESTRUCT(&val);
+    if (fence(1) != 0) {
+        return 1;
+    }
+    for (long peer = 0; peer < n; peer++) {
+        snprintf(key, sizeof(key), "probe.card");
+        snprintf(want, sizeof(want), "card-of-%ld", peer);
+        v = get((pmix_rank_t)peer, key);
+        if (v == NULL) {
+            continue;
+        }
+        if (v->type != PMIX_STRING || strcmp(v->data.string, want) != 0) {
+            fail("peer %ld's probe.card is not '%s'", peer, want);
+        }
+        PMIX_VALUE_RELEASE(v);
+    }
+    if (failures == 0) {
+        printf("ok keys rank %u size %ld\n", (unsigned)me.rank, n);
+    }
+    return failures ? 1 : 0;
+}
+
+static pmix_status_t lookup(const char *key, bool wait, char *out, size_t outlen)
+{
+    pmix_pdata_t pd;
+    pmix_info_t info;
+    pmix_status_t rc;
+    bool flag = true;
+
+    PMIX_PDATA_CONSTRUCT(&pd);
+    PMIX_LOAD_KEY(pd.key, key);
+    PMIX_INFO_LOAD(&info, PMIX_WAIT, &flag, PMIX_BOOL);
+    rc = PMIx_Lookup(&pd, 1, wait ? &info : NULL, wait ? 1 : 0);
+    PMIX_INFO_DESTRUCT(&info);
+    if (rc == PMIX_SUCCESS) {
+        if (pd.value.type == PMIX_STRING && pd.value.data.string != NULL) {
+            snprintf(out, outlen, "%s", pd.value.data.string);
+        } else {
+            snprintf(out, outlen, "(type %s)", PMIx_Data_type_string(pd.value.type));
+        }
+    }
+    PMIX_PDATA_DESTRUCT(&pd);
+    return rc;
+}
+
+static int cmd_pubsub(void)
+{
+    const char *key = "probe-service";
+    char got[128] = "";
+    pmix_status_t rc;
+
+    if (me.rank == 0) {
+        pmix_info_t info;
+
+        /* let the others start waiting first: exercises the deferred answer */
+        usleep(300 * 1000);
+        PMIX_INFO_LOAD(&info, key, "tcp://probe:1234", PMIX_STRING);
+        rc = PMIx_Publish(&info, 1);
+        if (rc != PMIX_SUCCESS) {
+            fail("PMIx_Publish: %s", PMIx_Error_string(rc));
+        }
+        rc = PMIx_Publish(&info, 1);
+        if (rc == PMIX_SUCCESS) {
+            fail("publishing '%s' twice succeeded", key);
+        }
+        PMIX_INFO_DESTRUCT(&info);
+    }
+    rc = lookup(key, true, got, sizeof(got));
+    if (rc != PMIX_SUCCESS || strcmp(got, "tcp://probe:1234") != 0) {
+        fail("lookup with PMIX_WAIT: %s, value '%s'", PMIx_Error_string(rc), got);
+    }
+    if (fence(0) != 0) {
+        return 1;
+    }
+    if (me.rank == 0) {
+        char *keys[] = {(char *)key, NULL};
+
+        rc = PMIx_Unpublish(keys, NULL, 0);
+        if (rc != PMIX_SUCCESS) {
+            fail("PMIx_Unpublish: %s", PMIx_Error_string(rc));
+        }
+    }
+    if (fence(0) != 0) {
+        return 1;
+    }
+    rc = lookup(key, false, got, sizeof(got));
+    if (rc != PMIX_ERR_NOT_FOUND) {
+        fail("lookup after unpublish answered %s, expected %s", PMIx_Error_string(rc),
+             PMIx_Error_string(PMIX_ERR_NOT_FOUND));
+    }
+    rc = lookup("probe-never-published", false, got, sizeof(got));
+    if (rc != PMIX_ERR_NOT_FOUND) {
+        fail("lookup of a missing key answered %s", PMIx_Error_string(rc));
+    }
+    if (failures == 0) {
+        printf("ok pubsub rank %u\n", (unsigned)me.rank);
+    }
+    return failures ? 1 : 0;
+}
+
+static void bounded_sleep(int secs)
+{
+    for (int i = 0; i < secs * 10; i++) {
+        usleep(100 * 1000);
+    }
+}
+
+static int cmd_abort(int who, int status)
+{
+    if (fence(0) != 0) {
+        return 1;
+    }
+    printf("ready %u %ld\n", (unsigned)me.rank, (long)getpid());
+    fflush(stdout);
+    if ((int)me.rank == who) {
+        PMIx_Abort(status, "probe abort test", NULL, 0);
+        /* PMIx_Abort returned: the launcher must kill us anyway */
+        bounded_sleep(60);
+        return 99;
+    }
+    bounded_sleep(60);
+    printf("FAIL: rank %u outlived the abort\n", (unsigned)me.rank);
+    return 98;
+}
+
+static int cmd_affinity(void)
+{
+    cpu_set_t set;
+    char list[1024] = "";
+    size_t off = 0;
+
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) {
+        fail("sched_getaffinity: %s", strerror(errno));
+        return 1;
+    }
+    for (int c = 0; c < CPU_SETSIZE && off < sizeof(list) - 8; c++) {
+        if (CPU_ISSET(c, &set)) {
+            off += (size_t)snprintf(list + off, sizeof(list) - off, off ? ",%d" : "%d", c);
+        }
+    }
+    printf("affinity %u %s\n", (unsigned)me.rank, list);
+    return 0;
+}
+
+static int cmd_shm(void)
+{
+    char path[512];
+    int fd;
+
+    snprintf(path, sizeof(path), "/dev/shm/tern-%s-probe%u", me.nspace, (unsigned)me.rank);
+    fd = open(path, O_CREAT | O_RDWR | O_EXCL, 0600);
+    if (fd < 0) {
+        fail("cannot create %s: %s", path, strerror(errno));
+        return 1;
+    }
+    close(fd);
+    printf("created %s\n", path);
+    return 0;
+}
+
+static int cmd_sleep(int secs)
+{
+    if (fence(0) != 0) {
+        return 1;
+    }
+    printf("ready %u %ld\n", (unsigned)me.rank, (long)getpid());
+    fflush(stdout);
+    bounded_sleep(secs);
+    return 0;
+}
+
+static int cmd_fail(int who)
+{
+    if (fence(0) != 0) {
+        return 1;
+    }
+    printf("ready %u %ld\n", (unsigned)me.rank, (long)getpid());
+    fflush(stdout);
+    if ((int)me.rank == who) {
+        raise(SIGKILL);
+    }
+    bounded_sleep(60);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *cmd = argc > 1 ? argv[1] : "";
+    int rc;
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (init() != 0) {
+        return 1;
+    }
+    if (strcmp(cmd, "keys") == 0) {
+        rc = cmd_keys();
+    } else if (strcmp(cmd, "pubsub") == 0) {
+        rc = cmd_pubsub();
+    } else if (strcmp(cmd, "abort") == 0 && argc > 3) {
+        rc = cmd_abort(atoi(argv[2]), atoi(argv[3]));
+    } else if (strcmp(cmd, "affinity") == 0) {
+        rc = cmd_affinity();
+    } else if (strcmp(cmd, "shm") == 0) {
+        rc = cmd_shm();
+    } else if (strcmp(cmd, "sleep") == 0 && argc > 2) {
+        rc = cmd_sleep(atoi(argv[2]));
+    } else if (strcmp(cmd, "fail") == 0 && argc > 2) {
+        rc = cmd_fail(atoi(argv[2]));
+    } else {
+        fprintf(stderr, "usage: pmix_probe keys|pubsub|abort RANK STATUS|affinity|shm|"
+                        "sleep SECS|fail RANK\n");
+        rc = 2;
+    }
+    PMIx_Finalize(NULL, 0);
+    return rc;
+}

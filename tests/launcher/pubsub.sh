@@ -1,0 +1,10 @@
+#!/bin/sh
+# Publish / lookup (PMIX_WAIT, deferred until rank 0 publishes) / unpublish /
+# lookup -> PMIX_ERR_NOT_FOUND; a duplicate publish is refused.
+. "$(dirname "$0")/lib.sh"
+
+run -n 3 "$PROBE" pubsub
+expect_rc 0 "pubsub -n 3"
+[ "$(grep -c '^ok pubsub' "$OUT")" -eq 3 ] || fail "pubsub: expected 3 ok lines"
+
+finish
