@@ -1,0 +1,191 @@
+/*
+ * Engine internals shared by engine/ and the netmods: requests, VCs, the
+ * worker and the context.  Not installed.
+ */
+#ifndef TERN_ENGINE_INTERNAL_H
+#define TERN_ENGINE_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <tern/tern.h>
+
+#include "engine/config.h"
+#include "engine/cursor.h"
+#include "engine/list.h"
+#include "engine/log.h"
+#include "engine/pkt.h"
+#include "pmix-shim/client.h"
+
+typedef struct tern_vc tern_vc_t;
+typedef struct tern_netmod_ops tern_netmod_ops_t;
+
+/* ---- requests ------------------------------------------------------------ */
+
+enum tern_req_kind { TERN_REQ_SEND = 1, TERN_REQ_RECV = 2 };
+
+enum tern_req_flags {
+    TERN_REQF_COMPLETE = 1u << 0,  /* final status set; user may reap */
+    TERN_REQF_UNEXP = 1u << 1,     /* sits in the unexpected queue */
+    TERN_REQF_USER = 1u << 2,      /* handed to the user (they reap it) */
+    TERN_REQF_RNDV = 1u << 3,      /* unexpected entry is an RTS, not data */
+    TERN_REQF_DATA_DONE = 1u << 4, /* all payload bytes arrived in tmpbuf */
+    TERN_REQF_POSTED = 1u << 5,    /* sits in the posted queue */
+    TERN_REQF_HAS_ID = 1u << 6,    /* registered in the id table */
+    TERN_REQF_VCLIST = 1u << 7,    /* on its VC's rendezvous list (vc_link) */
+};
+
+/*
+ * A request.  Created only when an operation cannot complete at once (and
+ * for unexpected messages, which are receive requests without a user yet).
+ * Pooled per worker: no malloc per message once the pool is warm.
+ */
+struct tern_request {
+    tern_list_t link;          /* posted / unexpected / netmod queue */
+    tern_list_t vc_link;       /* VC's list of rendezvous requests */
+    tern_worker_t *worker;
+    uint8_t kind;
+    uint32_t flags;
+    tern_status_t status;
+
+    /* matching: what was asked (recv) and what arrived / was sent */
+    int match_src, match_tag; /* may be wildcards */
+    uint16_t space;
+    int peer;                 /* dest (send) or actual source (recv) */
+    int tag;                  /* actual tag */
+    size_t msg_len;           /* message length as sent */
+
+    tern_cursor_t cur;        /* user buffer (recv) or source data (send) */
+    struct iovec iov1;        /* storage for the contiguous case */
+    struct iovec *iov_copy;   /* owned copy of a user iovec (isendv/irecvv) */
+
+    tern_vc_t *vc;
+    uint64_t remote_id;       /* the peer's request id (rendezvous) */
+    uint32_t id_index, id_gen;
+
+    void *tmpbuf;             /* unexpected eager payload */
+    size_t tmp_have;          /* bytes of it received so far */
+
+    /* called once the payload is all in place; default completes the req */
+    void (*on_data_avail)(tern_request_t *req);
+
+    union {                   /* netmod-private state (LMT progress) */
+        uint64_t u64[12];
+        void *ptr[12];
+    } nm;
+};
+
+/* ---- virtual connections -------------------------------------------------- */
+
+enum tern_vc_state { TERN_VC_ACTIVE = 0, TERN_VC_TERMINATING, TERN_VC_CLOSED, TERN_VC_FAILED };
+
+enum tern_rx_state { TERN_RX_HDR = 0, TERN_RX_PAYLOAD, TERN_RX_COOKIE };
+
+/* Stream-parser state: packets may arrive in any number of fragments. */
+typedef struct tern_vc_rx {
+    enum tern_rx_state state;
+    size_t have;                        /* bytes of header (+cookie) kept */
+    uint8_t buf[TERN_PKT_HDR_SIZE + TERN_COOKIE_MAX];
+    size_t payload_left;                /* bytes still to stream into sink */
+    tern_request_t *sink;               /* receive request being filled */
+    size_t sink_skip;                   /* bytes to drop (truncation) */
+} tern_vc_rx_t;
+
+struct tern_vc {
+    int rank;                           /* peer's global rank */
+    enum tern_vc_state state;
+    tern_status_t fail_status;
+    const tern_netmod_ops_t *nm;
+    void *nm_state;                     /* the netmod's per-context state */
+    void *nm_vc;                        /* the netmod's per-VC state */
+    tern_worker_t *worker;
+    size_t eager_limit;                 /* largest payload sent eagerly */
+    tern_vc_rx_t rx;
+    tern_list_t lmt_wait;               /* rendezvous requests in flight (vc_link) */
+};
+
+/* ---- worker ---------------------------------------------------------------- */
+
+typedef struct tern_req_slab tern_req_slab_t;
+
+struct tern_worker {
+    tern_context_t *ctx;
+    tern_list_t posted;                 /* posted receives, in post order */
+    tern_list_t unexpected;             /* unexpected messages, in arrival order */
+    tern_list_t free_reqs;              /* request pool */
+    tern_req_slab_t *slabs;
+    tern_request_t **id_table;          /* rendezvous ids -> requests */
+    uint32_t id_cap, id_free_head;
+    uint32_t *id_next_free;
+    uint32_t id_gen;
+
+    /* tern_worker_wait: cross-thread wakeup */
+    _Atomic uint32_t signaled;
+    _Atomic uint32_t *doorbell;         /* futex word (in shm when local peers exist) */
+    _Atomic uint32_t *sleeping;         /* set while blocked in futex_wait */
+    _Atomic uint32_t local_doorbell[2];
+
+    unsigned idle_polls;                /* consecutive polls with no event */
+    uint64_t last_health_ns;
+    unsigned completions;               /* requests completed (wakes waits) */
+};
+
+/* ---- context --------------------------------------------------------------- */
+
+typedef struct tern_netmod_inst {
+    const tern_netmod_ops_t *ops;
+    void *state;
+} tern_netmod_inst_t;
+
+#define TERN_MAX_NETMODS 4
+
+struct tern_context {
+    tern_pmix_t pmix;
+    int rank, size;
+    tern_config_t cfg;
+    tern_vc_t *vcs;
+    tern_worker_t worker;
+    tern_netmod_inst_t netmods[TERN_MAX_NETMODS];
+    int num_netmods;
+    bool finalizing;
+};
+
+/* ---- engine services for netmods ---------------------------------------- */
+
+/* Feed received stream bytes of vc to the engine (any fragmenting). */
+tern_status_t tern_handle_pkt(tern_vc_t *vc, const void *buf, size_t len);
+
+/* Fail vc: every request that depends on it completes with status. */
+void tern_vc_fail(tern_vc_t *vc, tern_status_t status, const char *why);
+
+tern_request_t *tern_request_alloc(tern_worker_t *w, int kind);
+void tern_request_release(tern_request_t *req);
+void tern_request_complete(tern_request_t *req, tern_status_t status);
+
+/* Give req an id the peer can name it by (rendezvous); lookup validates. */
+uint64_t tern_request_register(tern_request_t *req);
+tern_request_t *tern_request_lookup(tern_worker_t *w, uint64_t id);
+void tern_request_unregister(tern_request_t *req);
+
+/* Send a control packet (CTS, DONE, COOKIE) on vc; queued if vc is busy. */
+tern_status_t tern_send_ctrl(tern_vc_t *vc, const tern_pkt_hdr_t *hdr,
+                             const void *cookie, size_t cookie_len);
+
+/* Rendezvous: the receive request matched an RTS; start the transfer. */
+tern_status_t tern_lmt_recv_matched(tern_request_t *rreq, const void *cookie,
+                                    size_t cookie_len);
+
+/* Receiver side: register rreq and send CTS (+cookie) for its RTS. */
+tern_status_t tern_lmt_send_cts(tern_vc_t *vc, tern_request_t *rreq, const void *cookie,
+                                size_t cookie_len);
+
+/* Complete a receive: status from truncation, then on_data_avail chain. */
+void tern_recv_data_complete(tern_request_t *rreq);
+
+uint64_t tern_now_ns(void);
+
+#endif

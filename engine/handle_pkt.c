@@ -1,0 +1,220 @@
+/*
+ * The engine's stream parser: netmods hand it the bytes of a VC in order, in
+ * any fragmenting (a packet split over cells, several packets in one
+ * buffer).  Header bytes are kept in the VC until complete; payload bytes
+ * stream straight into the matched receive buffer (or the unexpected
+ * buffer), so an eager message costs one copy out of the netmod.
+ *
+ * Dispatch by packet type goes through an enum-indexed table.  Every header
+ * is validated; a malformed one fails the VC with TERN_ERR_MALFORMED.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine_internal.h"
+#include "engine/match.h"
+#include "engine/netmod.h"
+
+/* Largest eager payload any peer may send us (the config maximum). */
+#define TERN_EAGER_WIRE_MAX (1024u * 1024u)
+
+typedef tern_status_t (*pkt_handler_t)(tern_vc_t *vc, const tern_pkt_hdr_t *hdr,
+                                       const uint8_t *cookie);
+
+/* Bind the VC's payload sink to rreq for hdr->len bytes. */
+static void start_payload(tern_vc_t *vc, tern_request_t *rreq, size_t len)
+{
+    vc->rx.sink = rreq;
+    vc->rx.payload_left = len;
+    vc->rx.state = TERN_RX_PAYLOAD;
+}
+
+static tern_status_t handle_eager(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const uint8_t *cookie)
+{
+    tern_worker_t *w = vc->worker;
+    if (hdr->len > TERN_EAGER_WIRE_MAX)
+        return tern_error(TERN_ERR_MALFORMED, "eager packet from rank %d claims %llu bytes",
+                          vc->rank, (unsigned long long)hdr->len);
+    tern_request_t *r = tern_match_posted(w, vc->rank, hdr->tag, hdr->space);
+    if (r == NULL) {
+        r = tern_request_alloc(w, TERN_REQ_RECV);
+        if (r == NULL)
+            return TERN_ERR_NO_MEMORY;
+        r->tmpbuf = malloc(hdr->len ? hdr->len : 1);
+        if (r->tmpbuf == NULL) {
+            tern_request_release(r);
+            return tern_error(TERN_ERR_NO_MEMORY, "unexpected message of %llu bytes from rank %d",
+                              (unsigned long long)hdr->len, vc->rank);
+        }
+        r->flags |= TERN_REQF_UNEXP;
+        tern_list_push_tail(&w->unexpected, &r->link);
+    }
+    r->vc = vc;
+    r->peer = vc->rank;
+    r->tag = hdr->tag;
+    r->space = hdr->space;
+    r->msg_len = hdr->len;
+    if (hdr->len == 0) {
+        r->flags |= TERN_REQF_DATA_DONE;
+        if (!(r->flags & TERN_REQF_UNEXP))
+            tern_recv_data_complete(r);
+        return TERN_OK;
+    }
+    start_payload(vc, r, hdr->len);
+    return TERN_OK;
+}
+
+static tern_status_t handle_rts(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const uint8_t *cookie)
+{
+    tern_worker_t *w = vc->worker;
+    tern_request_t *r = tern_match_posted(w, vc->rank, hdr->tag, hdr->space);
+    bool matched = r != NULL;
+    if (!matched) {
+        r = tern_request_alloc(w, TERN_REQ_RECV);
+        if (r == NULL)
+            return TERN_ERR_NO_MEMORY;
+        r->flags |= TERN_REQF_UNEXP | TERN_REQF_RNDV;
+        if (hdr->cookie_len) {
+            r->tmpbuf = malloc(hdr->cookie_len);
+            if (r->tmpbuf == NULL) {
+                tern_request_release(r);
+                return tern_error(TERN_ERR_NO_MEMORY, "RTS cookie");
+            }
+            memcpy(r->tmpbuf, cookie, hdr->cookie_len);
+            r->tmp_have = hdr->cookie_len;
+        }
+        tern_list_push_tail(&w->unexpected, &r->link);
+    }
+    r->vc = vc;
+    r->peer = vc->rank;
+    r->tag = hdr->tag;
+    r->space = hdr->space;
+    r->msg_len = hdr->len;
+    r->remote_id = hdr->sreq;
+    if (matched)
+        return tern_lmt_recv_matched(r, cookie, hdr->cookie_len);
+    return TERN_OK;
+}
+
+static tern_status_t handle_data(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const uint8_t *cookie)
+{
+    tern_request_t *r = tern_request_lookup(vc->worker, hdr->rreq);
+    if (r == NULL || r->kind != TERN_REQ_RECV || r->vc != vc || hdr->len != r->msg_len)
+        return tern_error(TERN_ERR_MALFORMED,
+                          "DATA packet from rank %d names no receive waiting for %llu bytes",
+                          vc->rank, (unsigned long long)hdr->len);
+    if (hdr->len == 0) {
+        tern_recv_data_complete(r);
+        return TERN_OK;
+    }
+    start_payload(vc, r, hdr->len);
+    return TERN_OK;
+}
+
+static const pkt_handler_t pkt_handlers[TERN_PKT_TYPE_MAX] = {
+    [TERN_PKT_EAGER] = handle_eager,
+    [TERN_PKT_RTS] = handle_rts,
+    [TERN_PKT_CTS] = tern_lmt_handle_cts,
+    [TERN_PKT_DONE] = tern_lmt_handle_done,
+    [TERN_PKT_COOKIE] = tern_lmt_handle_cookie_pkt,
+    [TERN_PKT_DATA] = handle_data,
+};
+
+static tern_status_t validate(const tern_vc_t *vc, const tern_pkt_hdr_t *h)
+{
+    if (h->type == 0 || h->type >= TERN_PKT_TYPE_MAX || h->flags != 0 || h->reserved != 0 ||
+        h->cookie_len > TERN_COOKIE_MAX ||
+        ((h->type == TERN_PKT_EAGER || h->type == TERN_PKT_RTS) && h->tag < 0) ||
+        ((h->type == TERN_PKT_EAGER || h->type == TERN_PKT_DATA) && h->cookie_len != 0))
+        return tern_error(TERN_ERR_MALFORMED,
+                          "malformed packet header from rank %d (type %u flags %u cookie %u)",
+                          vc->rank, h->type, h->flags, h->cookie_len);
+    return TERN_OK;
+}
+
+/* Stream up to len payload bytes into the sink; returns bytes consumed. */
+static size_t feed_payload(tern_vc_t *vc, const uint8_t *p, size_t len)
+{
+    tern_vc_rx_t *rx = &vc->rx;
+    tern_request_t *r = rx->sink;
+    size_t n = len < rx->payload_left ? len : rx->payload_left;
+    if (r->tmpbuf != NULL) {
+        memcpy((char *)r->tmpbuf + r->tmp_have, p, n);
+        r->tmp_have += n;
+    } else {
+        /* Bounded by the cursor: bytes past the user buffer are dropped. */
+        tern_cursor_unpack(&r->cur, p, n);
+    }
+    rx->payload_left -= n;
+    if (rx->payload_left == 0) {
+        rx->state = TERN_RX_HDR;
+        rx->sink = NULL;
+        r->flags |= TERN_REQF_DATA_DONE;
+        if (!(r->flags & TERN_REQF_UNEXP))
+            tern_recv_data_complete(r);
+    }
+    return n;
+}
+
+tern_status_t tern_handle_pkt(tern_vc_t *vc, const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+    tern_vc_rx_t *rx = &vc->rx;
+
+    while (len > 0) {
+        if (vc->state == TERN_VC_FAILED)
+            return vc->fail_status;
+        if (rx->state == TERN_RX_PAYLOAD) {
+            size_t n = feed_payload(vc, p, len);
+            p += n;
+            len -= n;
+            continue;
+        }
+        /* Header (+cookie): in place when whole, else gathered in rx->buf. */
+        const tern_pkt_hdr_t *hdr;
+        const uint8_t *cookie;
+        tern_pkt_hdr_t hcopy;
+        uint8_t ccopy[TERN_COOKIE_MAX];
+        if (rx->have == 0 && len >= TERN_PKT_HDR_SIZE &&
+            len >= TERN_PKT_HDR_SIZE + ((const tern_pkt_hdr_t *)(const void *)p)->cookie_len &&
+            ((const tern_pkt_hdr_t *)(const void *)p)->cookie_len <= TERN_COOKIE_MAX) {
+            memcpy(&hcopy, p, TERN_PKT_HDR_SIZE); /* the buffer may be unaligned */
+            size_t total = TERN_PKT_HDR_SIZE + hcopy.cookie_len;
+            memcpy(ccopy, p + TERN_PKT_HDR_SIZE, hcopy.cookie_len);
+            p += total;
+            len -= total;
+        } else {
+            size_t want = TERN_PKT_HDR_SIZE;
+            if (rx->have >= TERN_PKT_HDR_SIZE) {
+                memcpy(&hcopy, rx->buf, TERN_PKT_HDR_SIZE);
+                want += hcopy.cookie_len > TERN_COOKIE_MAX ? 0 : hcopy.cookie_len;
+            }
+            size_t n = want - rx->have < len ? want - rx->have : len;
+            memcpy(rx->buf + rx->have, p, n);
+            rx->have += n;
+            p += n;
+            len -= n;
+            if (rx->have < TERN_PKT_HDR_SIZE)
+                continue;
+            memcpy(&hcopy, rx->buf, TERN_PKT_HDR_SIZE);
+            if (hcopy.cookie_len <= TERN_COOKIE_MAX &&
+                rx->have < TERN_PKT_HDR_SIZE + hcopy.cookie_len)
+                continue; /* cookie still incomplete */
+            memcpy(ccopy, rx->buf + TERN_PKT_HDR_SIZE,
+                   hcopy.cookie_len <= TERN_COOKIE_MAX ? hcopy.cookie_len : 0);
+            rx->have = 0;
+        }
+        hdr = &hcopy;
+        cookie = ccopy;
+        /* The parser state is reset before dispatch: a handler may send on
+         * this VC and, for the self netmod, re-enter this function. */
+        tern_status_t st = validate(vc, hdr);
+        if (st == TERN_OK)
+            st = pkt_handlers[hdr->type](vc, hdr, cookie);
+        if (TERN_UNLIKELY(st != TERN_OK)) {
+            tern_vc_fail(vc, st, tern_last_error());
+            return st;
+        }
+    }
+    return TERN_OK;
+}

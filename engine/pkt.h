@@ -1,0 +1,48 @@
+/*
+ * Engine packet header — a wire format shared by every netmod.
+ *
+ * Each netmod carries an ordered byte stream per VC; the engine's stream
+ * parser (handle_pkt.c) cuts it into packets.  A packet is this fixed
+ * 40-byte header followed by either a payload (EAGER, DATA: `len` bytes,
+ * streamed straight into the matched buffer) or a cookie (RTS, CTS, DONE,
+ * COOKIE: `cookie_len` bytes, at most TERN_COOKIE_MAX, accumulated in the VC).
+ * All fields are host byte order: the stream never leaves one kind of host
+ * in this release (netmods across hosts check the card's byte order).
+ */
+#ifndef TERN_ENGINE_PKT_H
+#define TERN_ENGINE_PKT_H
+
+#include <assert.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum tern_pkt_type {
+    TERN_PKT_EAGER = 1,  /* matched message; payload follows */
+    TERN_PKT_RTS = 2,    /* rendezvous request-to-send; cookie may follow */
+    TERN_PKT_CTS = 3,    /* clear-to-send: receiver matched the RTS */
+    TERN_PKT_DONE = 4,   /* LMT transfer finished (side that knows tells the other) */
+    TERN_PKT_COOKIE = 5, /* netmod-specific LMT update mid-transfer */
+    TERN_PKT_DATA = 6,   /* null-LMT data: payload for receive request rreq */
+    TERN_PKT_TYPE_MAX = 7
+};
+
+typedef struct tern_pkt_hdr {
+    uint8_t type;        /* enum tern_pkt_type */
+    uint8_t flags;       /* reserved, must be zero */
+    uint16_t space;      /* matching space */
+    int32_t tag;         /* EAGER/RTS: tag >= 0 */
+    uint64_t len;        /* EAGER/RTS: message length; DATA: payload length */
+    uint64_t sreq;       /* sender's request id (RTS, CTS, DONE-to-sender) */
+    uint64_t rreq;       /* receiver's request id (CTS, DATA, DONE-to-receiver) */
+    uint32_t cookie_len; /* bytes of cookie after the header */
+    uint32_t reserved;   /* must be zero */
+} tern_pkt_hdr_t;
+
+#define TERN_PKT_HDR_SIZE 40
+#define TERN_COOKIE_MAX 256
+
+static_assert(sizeof(tern_pkt_hdr_t) == TERN_PKT_HDR_SIZE, "pkt header is a wire format");
+static_assert(offsetof(tern_pkt_hdr_t, len) == 8, "pkt header layout");
+static_assert(offsetof(tern_pkt_hdr_t, cookie_len) == 32, "pkt header layout");
+
+#endif

@@ -1,0 +1,158 @@
+/* Receive side of tagged messaging: post, match the unexpected queue, complete. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine_internal.h"
+#include "engine/match.h"
+
+static void fill_info(tern_recv_info_t *info, const tern_request_t *r, tern_status_t st)
+{
+    if (info != NULL) {
+        info->source = r->peer;
+        info->tag = r->tag;
+        info->length = r->msg_len;
+        info->status = st;
+    }
+}
+
+static tern_status_t truncation_status(const tern_request_t *r)
+{
+    if (r->msg_len <= r->cur.total)
+        return TERN_OK;
+    return tern_error(TERN_ERR_TRUNCATED,
+                      "message of %zu bytes from rank %d (tag %d) truncated to the %zu-byte "
+                      "receive buffer",
+                      r->msg_len, r->peer, r->tag, r->cur.total);
+}
+
+void tern_recv_data_complete(tern_request_t *r)
+{
+    if (r->tmpbuf != NULL) {
+        /* an unexpected eager message that a receive matched while streaming */
+        tern_cursor_unpack(&r->cur, r->tmpbuf, r->msg_len);
+        free(r->tmpbuf);
+        r->tmpbuf = NULL;
+    }
+    if (r->on_data_avail != NULL) {
+        r->on_data_avail(r);
+        return;
+    }
+    tern_request_complete(r, truncation_status(r));
+}
+
+static tern_status_t check_args(tern_worker_t *w, int src, int tag, tern_request_t **req)
+{
+    if (req == NULL)
+        return tern_error(TERN_ERR_INVALID_PARAM, "receive: request pointer is NULL");
+    if (src != TERN_ANY_SOURCE && (src < 0 || src >= w->ctx->size))
+        return tern_error(TERN_ERR_INVALID_RANK, "receive from rank %d: job has ranks 0..%d", src,
+                          w->ctx->size - 1);
+    if (tag != TERN_ANY_TAG && tag < 0)
+        return tern_error(TERN_ERR_INVALID_TAG, "receive tag %d: tags are 0..%d or TERN_ANY_TAG",
+                          tag, TERN_TAG_MAX);
+    if (src != TERN_ANY_SOURCE && w->ctx->vcs[src].state == TERN_VC_FAILED)
+        return tern_error(w->ctx->vcs[src].fail_status, "receive from rank %d: %s", src,
+                          "its connection has failed");
+    return TERN_OK;
+}
+
+static tern_status_t post_recv(tern_worker_t *w, const struct iovec *iov, int iovcnt, bool contig,
+                               int src, int tag, uint16_t space, tern_recv_info_t *info,
+                               tern_request_t **req)
+{
+    *req = NULL;
+    tern_request_t *u = tern_match_unexpected(w, src, tag, space);
+
+    if (u != NULL && (u->flags & TERN_REQF_DATA_DONE)) {
+        /* Whole eager message already here: complete at once, no request. */
+        tern_cursor_t c;
+        tern_cursor_init(&c, iov, iovcnt);
+        tern_cursor_unpack(&c, u->tmpbuf, u->msg_len);
+        u->cur = c;
+        tern_status_t st = truncation_status(u);
+        fill_info(info, u, st);
+        tern_request_release(u);
+        return st;
+    }
+
+    tern_request_t *r = u;
+    if (r == NULL) {
+        r = tern_request_alloc(w, TERN_REQ_RECV);
+        if (r == NULL)
+            return TERN_ERR_NO_MEMORY;
+        r->peer = src;
+        r->tag = tag;
+    }
+    r->match_src = src;
+    r->match_tag = tag;
+    r->space = space;
+    if (contig) {
+        r->iov1 = iov[0];
+        tern_cursor_init(&r->cur, &r->iov1, 1);
+    } else {
+        r->iov_copy = malloc(sizeof(*iov) * (size_t)(iovcnt ? iovcnt : 1));
+        if (r->iov_copy == NULL) {
+            tern_request_release(r);
+            return tern_error(TERN_ERR_NO_MEMORY, "copy of a %d-entry iovec", iovcnt);
+        }
+        memcpy(r->iov_copy, iov, sizeof(*iov) * (size_t)iovcnt);
+        tern_cursor_init(&r->cur, r->iov_copy, iovcnt);
+    }
+    r->flags |= TERN_REQF_USER;
+
+    if (u == NULL) {
+        r->flags |= TERN_REQF_POSTED;
+        tern_list_push_tail(&w->posted, &r->link);
+    } else if (u->flags & TERN_REQF_RNDV) {
+        /* An RTS waited for us: its cookie sits in tmpbuf. */
+        void *cookie = u->tmpbuf;
+        size_t clen = u->tmp_have;
+        u->tmpbuf = NULL;
+        u->tmp_have = 0;
+        tern_status_t st = tern_lmt_recv_matched(r, cookie, clen);
+        free(cookie);
+        if (st < 0 && !(r->flags & TERN_REQF_COMPLETE))
+            tern_request_complete(r, st);
+    }
+    /* else: an eager message still streaming into tmpbuf; completes later. */
+    *req = r;
+    return TERN_INPROGRESS;
+}
+
+tern_status_t tern_irecv(tern_worker_t *w, void *buf, size_t len, int src, int tag,
+                         uint16_t space, tern_recv_info_t *info, tern_request_t **req)
+{
+    tern_status_t st = check_args(w, src, tag, req);
+    if (st != TERN_OK)
+        return st;
+    if (buf == NULL && len > 0)
+        return tern_error(TERN_ERR_INVALID_PARAM, "receive of %zu bytes into a NULL buffer", len);
+    struct iovec iov = {.iov_base = buf, .iov_len = len};
+    return post_recv(w, &iov, 1, true, src, tag, space, info, req);
+}
+
+tern_status_t tern_irecvv(tern_worker_t *w, const struct iovec *iov, int iovcnt, int src, int tag,
+                          uint16_t space, tern_recv_info_t *info, tern_request_t **req)
+{
+    tern_status_t st = check_args(w, src, tag, req);
+    if (st != TERN_OK)
+        return st;
+    if (iovcnt < 0 || (iovcnt > 0 && iov == NULL) || iovcnt > IOV_MAX)
+        return tern_error(TERN_ERR_INVALID_PARAM, "receive iovec: %d entries at %p", iovcnt,
+                          (const void *)iov);
+    for (int i = 0; i < iovcnt; i++)
+        if (iov[i].iov_base == NULL && iov[i].iov_len > 0)
+            return tern_error(TERN_ERR_INVALID_PARAM, "receive iovec entry %d: NULL base", i);
+    return post_recv(w, iov, iovcnt, false, src, tag, space, info, req);
+}
+
+tern_status_t tern_recv(tern_worker_t *w, void *buf, size_t len, int src, int tag,
+                        uint16_t space, tern_recv_info_t *info)
+{
+    tern_request_t *r;
+    tern_status_t st = tern_irecv(w, buf, len, src, tag, space, info, &r);
+    if (st != TERN_INPROGRESS)
+        return st;
+    return tern_wait(w, r, info);
+}

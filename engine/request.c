@@ -1,0 +1,149 @@
+/*
+ * Request pool and rendezvous id table.  Requests come from per-worker slabs
+ * and go back to a free list: no malloc per message once warm.  A request a
+ * peer must name (rendezvous) gets an id = index | generation << 32; lookups
+ * of ids from the wire are validated, so a stale or forged id is an error,
+ * never a wild pointer.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine_internal.h"
+#include "engine/match.h"
+
+#define SLAB_REQS 64
+
+struct tern_req_slab {
+    tern_req_slab_t *next;
+    tern_request_t reqs[SLAB_REQS];
+};
+
+static bool grow_pool(tern_worker_t *w)
+{
+    tern_req_slab_t *s = calloc(1, sizeof(*s));
+    if (s == NULL)
+        return false;
+    s->next = w->slabs;
+    w->slabs = s;
+    for (int i = 0; i < SLAB_REQS; i++)
+        tern_list_push_tail(&w->free_reqs, &s->reqs[i].link);
+    return true;
+}
+
+tern_request_t *tern_request_alloc(tern_worker_t *w, int kind)
+{
+    if (TERN_UNLIKELY(tern_list_empty(&w->free_reqs)) && !grow_pool(w)) {
+        tern_error(TERN_ERR_NO_MEMORY, "request pool: cannot allocate %zu bytes",
+                   sizeof(tern_req_slab_t));
+        return NULL;
+    }
+    tern_request_t *r = TERN_CONTAINER_OF(tern_list_pop_head(&w->free_reqs), tern_request_t, link);
+    memset(r, 0, sizeof(*r));
+    tern_list_init(&r->link);
+    tern_list_init(&r->vc_link);
+    r->worker = w;
+    r->kind = (uint8_t)kind;
+    r->status = TERN_INPROGRESS;
+    return r;
+}
+
+void tern_request_release(tern_request_t *r)
+{
+    tern_worker_t *w = r->worker;
+    if (r->flags & TERN_REQF_HAS_ID)
+        tern_request_unregister(r);
+    if (r->flags & TERN_REQF_VCLIST)
+        tern_list_del(&r->vc_link);
+    free(r->tmpbuf);
+    free(r->iov_copy);
+    r->tmpbuf = NULL;
+    r->iov_copy = NULL;
+    r->flags = 0;
+    tern_list_push_tail(&w->free_reqs, &r->link);
+}
+
+void tern_request_complete(tern_request_t *r, tern_status_t status)
+{
+    r->status = status;
+    r->flags |= TERN_REQF_COMPLETE;
+    r->worker->completions++;
+    if (r->flags & TERN_REQF_HAS_ID)
+        tern_request_unregister(r);
+    if (r->flags & TERN_REQF_VCLIST) {
+        tern_list_del(&r->vc_link);
+        r->flags &= ~(uint32_t)TERN_REQF_VCLIST;
+    }
+    /* Internal requests (control packets) have nobody to reap them. */
+    if (!(r->flags & (TERN_REQF_USER | TERN_REQF_UNEXP)))
+        tern_request_release(r);
+}
+
+uint64_t tern_request_register(tern_request_t *r)
+{
+    tern_worker_t *w = r->worker;
+    if (w->id_free_head == UINT32_MAX) {
+        uint32_t ncap = w->id_cap ? w->id_cap * 2 : 64;
+        tern_request_t **t = realloc(w->id_table, ncap * sizeof(*t));
+        uint32_t *nf = realloc(w->id_next_free, ncap * sizeof(*nf));
+        if (t == NULL || nf == NULL) {
+            /* keep whichever realloc succeeded: both stay valid */
+            if (t)
+                w->id_table = t;
+            if (nf)
+                w->id_next_free = nf;
+            return 0;
+        }
+        w->id_table = t;
+        w->id_next_free = nf;
+        for (uint32_t i = w->id_cap; i < ncap; i++) {
+            t[i] = NULL;
+            nf[i] = i + 1 < ncap ? i + 1 : UINT32_MAX;
+        }
+        w->id_free_head = w->id_cap;
+        w->id_cap = ncap;
+    }
+    uint32_t idx = w->id_free_head;
+    w->id_free_head = w->id_next_free[idx];
+    w->id_table[idx] = r;
+    r->id_index = idx;
+    r->id_gen = ++w->id_gen ? w->id_gen : ++w->id_gen; /* never 0: id 0 means none */
+    r->flags |= TERN_REQF_HAS_ID;
+    return (uint64_t)idx | ((uint64_t)r->id_gen << 32);
+}
+
+void tern_request_unregister(tern_request_t *r)
+{
+    tern_worker_t *w = r->worker;
+    w->id_table[r->id_index] = NULL;
+    w->id_next_free[r->id_index] = w->id_free_head;
+    w->id_free_head = r->id_index;
+    r->flags &= ~(uint32_t)TERN_REQF_HAS_ID;
+}
+
+tern_request_t *tern_request_lookup(tern_worker_t *w, uint64_t id)
+{
+    uint32_t idx = (uint32_t)id, gen = (uint32_t)(id >> 32);
+    if (idx >= w->id_cap || gen == 0)
+        return NULL;
+    tern_request_t *r = w->id_table[idx];
+    return (r != NULL && r->id_gen == gen) ? r : NULL;
+}
+
+void tern_worker_pool_destroy(tern_worker_t *w)
+{
+    tern_req_slab_t *s = w->slabs;
+    while (s) {
+        tern_req_slab_t *n = s->next;
+        for (int i = 0; i < SLAB_REQS; i++) {
+            free(s->reqs[i].tmpbuf);
+            free(s->reqs[i].iov_copy);
+        }
+        free(s);
+        s = n;
+    }
+    w->slabs = NULL;
+    free(w->id_table);
+    free(w->id_next_free);
+    w->id_table = NULL;
+    w->id_next_free = NULL;
+}

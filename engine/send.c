@@ -1,0 +1,157 @@
+/*
+ * Send side of tagged messaging.  Eager: header + payload handed to the
+ * netmod's istart_contig_msg, which creates a request only if it could not
+ * send everything now.  Larger: rendezvous, an RTS carrying the netmod's LMT
+ * cookie; the data moves once the receiver has matched and answered CTS.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine_internal.h"
+#include "engine/netmod.h"
+
+static tern_status_t check_args(tern_worker_t *w, int dest, int tag, tern_request_t **req)
+{
+    if (req == NULL)
+        return tern_error(TERN_ERR_INVALID_PARAM, "send: request pointer is NULL");
+    if (dest < 0 || dest >= w->ctx->size)
+        return tern_error(TERN_ERR_INVALID_RANK, "send to rank %d: job has ranks 0..%d", dest,
+                          w->ctx->size - 1);
+    if (tag < 0)
+        return tern_error(TERN_ERR_INVALID_TAG, "send tag %d: tags are 0..%d (no wildcard)", tag,
+                          TERN_TAG_MAX);
+    tern_vc_t *vc = &w->ctx->vcs[dest];
+    if (vc->state != TERN_VC_ACTIVE)
+        return tern_error(vc->state == TERN_VC_FAILED ? vc->fail_status : TERN_ERR_PEER_FAILED,
+                          "send to rank %d: its connection is %s", dest,
+                          vc->state == TERN_VC_FAILED ? "failed" : "closed");
+    return TERN_OK;
+}
+
+/* Rendezvous: register sreq, send RTS with the netmod's cookie. */
+static tern_status_t start_rndv(tern_vc_t *vc, tern_request_t *s, int tag, uint16_t space)
+{
+    uint8_t cookie[TERN_COOKIE_MAX];
+    size_t clen = 0;
+    uint64_t id = tern_request_register(s);
+    if (id == 0)
+        return tern_error(TERN_ERR_NO_MEMORY, "rendezvous id table");
+    if (vc->nm->lmt_initiate != NULL) {
+        clen = sizeof(cookie);
+        tern_status_t st = vc->nm->lmt_initiate(vc, s, cookie, &clen);
+        if (st != TERN_OK)
+            return st;
+    }
+    tern_pkt_hdr_t h = {.type = TERN_PKT_RTS, .space = space, .tag = tag,
+                        .len = s->msg_len, .sreq = id, .cookie_len = (uint32_t)clen};
+    s->flags |= TERN_REQF_VCLIST;
+    tern_list_push_tail(&vc->lmt_wait, &s->vc_link);
+    return tern_send_ctrl(vc, &h, cookie, clen);
+}
+
+static tern_status_t do_send(tern_worker_t *w, const struct iovec *iov, int iovcnt, bool contig,
+                             size_t len, int dest, int tag, uint16_t space, tern_request_t **req)
+{
+    tern_vc_t *vc = &w->ctx->vcs[dest];
+    *req = NULL;
+
+    if (TERN_LIKELY(len <= vc->eager_limit)) {
+        tern_pkt_hdr_t h = {.type = TERN_PKT_EAGER, .space = space, .tag = tag, .len = len};
+        if (contig) {
+            tern_request_t *s = NULL;
+            tern_status_t st = vc->nm->istart_contig_msg(vc, &h, sizeof(h), iov[0].iov_base, len, &s);
+            if (st < 0 || s == NULL)
+                return st;
+            s->flags |= TERN_REQF_USER;
+            s->peer = dest;
+            s->tag = tag;
+            s->msg_len = len;
+            *req = s;
+            return TERN_INPROGRESS;
+        }
+    }
+
+    tern_request_t *s = tern_request_alloc(w, TERN_REQ_SEND);
+    if (s == NULL)
+        return TERN_ERR_NO_MEMORY;
+    s->vc = vc;
+    s->peer = dest;
+    s->tag = tag;
+    s->space = space;
+    s->msg_len = len;
+    if (contig) {
+        s->iov1 = iov[0];
+        tern_cursor_init(&s->cur, &s->iov1, 1);
+    } else {
+        s->iov_copy = malloc(sizeof(*iov) * (size_t)(iovcnt ? iovcnt : 1));
+        if (s->iov_copy == NULL) {
+            tern_request_release(s);
+            return tern_error(TERN_ERR_NO_MEMORY, "copy of a %d-entry iovec", iovcnt);
+        }
+        memcpy(s->iov_copy, iov, sizeof(*iov) * (size_t)iovcnt);
+        tern_cursor_init(&s->cur, s->iov_copy, iovcnt);
+    }
+    /* USER before handing it over: completion must not recycle it. */
+    s->flags |= TERN_REQF_USER;
+
+    tern_status_t st;
+    if (len <= vc->eager_limit) {
+        tern_pkt_hdr_t h = {.type = TERN_PKT_EAGER, .space = space, .tag = tag, .len = len};
+        st = vc->nm->send_noncontig(vc, s, &h, sizeof(h));
+    } else {
+        st = start_rndv(vc, s, tag, space);
+    }
+    if (st < 0) {
+        tern_request_release(s);
+        return st;
+    }
+    if (s->flags & TERN_REQF_COMPLETE) {
+        /* Went out at once: the user never sees a request. */
+        st = s->status;
+        tern_request_release(s);
+        return st;
+    }
+    *req = s;
+    return TERN_INPROGRESS;
+}
+
+tern_status_t tern_isend(tern_worker_t *w, const void *buf, size_t len, int dest, int tag,
+                         uint16_t space, tern_request_t **req)
+{
+    tern_status_t st = check_args(w, dest, tag, req);
+    if (TERN_UNLIKELY(st != TERN_OK))
+        return st;
+    if (buf == NULL && len > 0)
+        return tern_error(TERN_ERR_INVALID_PARAM, "send of %zu bytes from a NULL buffer", len);
+    struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+    return do_send(w, &iov, 1, true, len, dest, tag, space, req);
+}
+
+tern_status_t tern_isendv(tern_worker_t *w, const struct iovec *iov, int iovcnt, int dest,
+                          int tag, uint16_t space, tern_request_t **req)
+{
+    tern_status_t st = check_args(w, dest, tag, req);
+    if (st != TERN_OK)
+        return st;
+    if (iovcnt < 0 || (iovcnt > 0 && iov == NULL) || iovcnt > IOV_MAX)
+        return tern_error(TERN_ERR_INVALID_PARAM, "send iovec: %d entries at %p", iovcnt,
+                          (const void *)iov);
+    size_t len = 0;
+    for (int i = 0; i < iovcnt; i++) {
+        if (iov[i].iov_base == NULL && iov[i].iov_len > 0)
+            return tern_error(TERN_ERR_INVALID_PARAM, "send iovec entry %d: NULL base", i);
+        len += iov[i].iov_len;
+    }
+    return do_send(w, iov, iovcnt, false, len, dest, tag, space, req);
+}
+
+tern_status_t tern_send(tern_worker_t *w, const void *buf, size_t len, int dest, int tag,
+                        uint16_t space)
+{
+    tern_request_t *r;
+    tern_status_t st = tern_isend(w, buf, len, dest, tag, space, &r);
+    if (st != TERN_INPROGRESS)
+        return st;
+    return tern_wait(w, r, NULL);
+}

@@ -1,0 +1,96 @@
+/* Status texts, the per-thread last error, logging. */
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <tern/status.h>
+
+#include "engine/log.h"
+
+static const char *const status_text[] = {
+    [0] = "success",
+    [-TERN_ERR_AGAIN] = "resource temporarily unavailable, retry",
+    [-TERN_ERR_INVALID_PARAM] = "invalid parameter",
+    [-TERN_ERR_INVALID_RANK] = "invalid rank",
+    [-TERN_ERR_INVALID_TAG] = "invalid tag",
+    [-TERN_ERR_NO_MEMORY] = "out of memory",
+    [-TERN_ERR_TRUNCATED] = "message truncated",
+    [-TERN_ERR_PEER_FAILED] = "peer process failed",
+    [-TERN_ERR_NO_SHM_SPACE] = "not enough space in /dev/shm",
+    [-TERN_ERR_SHM] = "shared memory error",
+    [-TERN_ERR_PMIX] = "PMIx error",
+    [-TERN_ERR_MALFORMED] = "malformed packet or segment",
+    [-TERN_ERR_UNSUPPORTED] = "operation not supported",
+    [-TERN_ERR_TIMED_OUT] = "timed out",
+    [-TERN_ERR_CANCELED] = "canceled",
+    [-TERN_ERR_NOT_FOUND] = "not found",
+    [-TERN_ERR_IO] = "I/O error",
+    [-TERN_ERR_CMA_REFUSED] = "cross-memory attach refused",
+    [-TERN_ERR_BUSY] = "resource busy",
+    [-TERN_ERR_INTERRUPTED] = "interrupted by tern_worker_signal",
+};
+
+const char *tern_strerror(tern_status_t status)
+{
+    if (status == TERN_INPROGRESS)
+        return "in progress";
+    if (status <= 0 && status > TERN_ERR_LAST && status_text[-status] != NULL)
+        return status_text[-status];
+    return "unknown status";
+}
+
+static _Thread_local char last_error[512];
+
+const char *tern_last_error(void)
+{
+    return last_error[0] ? last_error : "no error recorded";
+}
+
+static int log_level(void)
+{
+    static int level = -1;
+    if (level < 0) {
+        const char *s = getenv("TERN_LOG");
+        level = s ? atoi(s) : 0;
+    }
+    return level;
+}
+
+tern_status_t tern_error(tern_status_t status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof(last_error), fmt, ap);
+    va_end(ap);
+    if (log_level() >= 1)
+        fprintf(stderr, "tern[%d]: error: %s (%s)\n", (int)getpid(), last_error,
+                tern_strerror(status));
+    return status;
+}
+
+void tern_warn(const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "tern[%d]: warning: %s\n", (int)getpid(), buf);
+}
+
+#ifdef TERN_DEBUG_LOG
+void tern_debug_print(const char *fmt, ...)
+{
+    if (log_level() < 3)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "tern[%d]: ", (int)getpid());
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+#endif

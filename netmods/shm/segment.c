@@ -1,0 +1,195 @@
+/*
+ * The node segment: created by the first local rank, attached by the others
+ * after the wire-up fence, unlinked by the creator once everyone attached
+ * (so nothing is left in /dev/shm even if ranks are killed later; ternrun
+ * also removes /dev/shm/tern-<nspace>-* for ranks killed before that).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "netmods/shm/shm_internal.h"
+
+static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+/* Geometry from the configuration, written into the header. */
+static void layout(tern_shm_seg_hdr_t *h, const tern_config_t *cfg, uint32_t nlocal)
+{
+    memset(h, 0, sizeof(*h));
+    h->version = TERN_SHM_VERSION;
+    h->nlocal = nlocal;
+    h->fbox_size = (uint32_t)cfg->shm_fbox_size;
+    h->cell_size = (uint32_t)cfg->shm_cell_size;
+    h->num_cells = (uint32_t)cfg->shm_num_cells;
+    h->chunk_size = (uint32_t)cfg->shm_chunk_size;
+    h->num_chunks = (uint32_t)cfg->shm_num_chunks;
+    h->wait_mode = (uint32_t)cfg->wait_mode;
+    h->off_doorbells = TERN_CACHE_LINE * 2;
+    h->off_pairs = align_up(h->off_doorbells + (uint64_t)nlocal * sizeof(tern_shm_doorbell_t),
+                            TERN_SHM_ALIGN);
+    h->pair_off_ring = align_up(h->fbox_size, TERN_CACHE_LINE);
+    h->pair_off_cells = align_up(h->pair_off_ring + sizeof(tern_shm_ring_ctl_t), TERN_CACHE_LINE);
+    h->pair_off_copy = align_up(h->pair_off_cells + (uint64_t)h->num_cells * h->cell_size,
+                                TERN_CACHE_LINE);
+    h->pair_size = align_up(h->pair_off_copy + (uint64_t)h->num_chunks *
+                                                   (sizeof(tern_shm_chunk_hdr_t) + h->chunk_size),
+                            TERN_SHM_ALIGN);
+    h->total_size = h->off_pairs + (uint64_t)nlocal * nlocal * h->pair_size;
+}
+
+/* Check a header read from the segment before trusting any offset in it. */
+static tern_status_t validate(const tern_shm_seg_hdr_t *h, size_t mapped, uint32_t nlocal,
+                              const char *name)
+{
+    tern_shm_seg_hdr_t want;
+    tern_config_t cfg = {.shm_fbox_size = h->fbox_size, .shm_cell_size = h->cell_size,
+                         .shm_num_cells = h->num_cells, .shm_chunk_size = h->chunk_size,
+                         .shm_num_chunks = h->num_chunks, .wait_mode = h->wait_mode};
+    if (h->magic != TERN_SHM_MAGIC || h->version != TERN_SHM_VERSION)
+        return tern_error(TERN_ERR_MALFORMED,
+                          "shm segment %s: magic %#" PRIx64 " version %u (expected version %u)",
+                          name, h->magic, h->version, TERN_SHM_VERSION);
+    if (h->nlocal != nlocal || h->total_size != mapped || (h->num_cells & (h->num_cells - 1)) ||
+        (h->num_chunks & (h->num_chunks - 1)) || h->fbox_size < 128 || h->cell_size < 128 ||
+        h->wait_mode > TERN_WAIT_BLOCK)
+        return tern_error(TERN_ERR_MALFORMED,
+                          "shm segment %s: header inconsistent (nlocal %u vs %u, size %" PRIu64
+                          " vs %zu)",
+                          name, h->nlocal, nlocal, h->total_size, mapped);
+    layout(&want, &cfg, nlocal);
+    if (want.total_size != h->total_size || want.pair_off_copy != h->pair_off_copy ||
+        want.off_pairs != h->off_pairs)
+        return tern_error(TERN_ERR_MALFORMED, "shm segment %s: layout offsets do not match", name);
+    return TERN_OK;
+}
+
+static void seg_name(tern_shm_t *s, char *out, size_t len)
+{
+    /* /tern-<nspace>-<creator's global rank>; nspace chars outside
+     * [A-Za-z0-9._-] become '_' (ternrun removes the same pattern). */
+    char ns[64];
+    size_t i = 0;
+    for (const char *p = s->ctx->pmix.nspace; *p && i < sizeof(ns) - 1; p++, i++)
+        ns[i] = (char)(((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                        (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_')
+                           ? *p : '_');
+    ns[i] = '\0';
+    snprintf(out, len, "/tern-%s-%d", ns, s->ctx->rank);
+}
+
+tern_status_t tern_shm_segment_create(tern_shm_t *s, tern_shm_card_t *card)
+{
+    tern_shm_seg_hdr_t h;
+    layout(&h, &s->ctx->cfg, (uint32_t)s->nlocal);
+    seg_name(s, s->seg_name, sizeof(s->seg_name));
+
+    int fd = shm_open(s->seg_name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0 && errno == EEXIST) { /* stale, from a killed job with our nspace */
+        shm_unlink(s->seg_name);
+        fd = shm_open(s->seg_name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    }
+    if (fd < 0)
+        return tern_error(TERN_ERR_SHM, "shm_open(/dev/shm%s): %s", s->seg_name, strerror(errno));
+    s->creator = true;
+    tern_status_t st;
+    int rc = ftruncate(fd, (off_t)h.total_size);
+    /* Reserve the pages now: tmpfs would otherwise fail later with SIGBUS. */
+    if (rc == 0)
+        rc = posix_fallocate(fd, 0, (off_t)h.total_size);
+    else
+        rc = errno;
+    if (rc != 0) {
+        struct statvfs sv;
+        unsigned long long avail = statvfs("/dev/shm", &sv) == 0
+                                       ? (unsigned long long)sv.f_bavail * sv.f_frsize : 0;
+        st = tern_error(rc == ENOSPC ? TERN_ERR_NO_SHM_SPACE : TERN_ERR_SHM,
+                        "/dev/shm too small: the shm segment for %d local ranks needs %" PRIu64
+                        " bytes, /dev/shm has %llu bytes free (%s); enlarge /dev/shm or lower "
+                        "TERN_SHM_NUM_CELLS / TERN_SHM_COPY_CHUNKS",
+                        s->nlocal, h.total_size, avail, strerror(rc));
+        goto err_unlink;
+    }
+    s->base = mmap(NULL, h.total_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (s->base == MAP_FAILED) {
+        s->base = NULL;
+        st = tern_error(TERN_ERR_SHM, "mmap of %" PRIu64 " bytes of /dev/shm%s: %s", h.total_size,
+                        s->seg_name, strerror(errno));
+        goto err_unlink;
+    }
+    close(fd);
+    s->size = h.total_size;
+    /* The file is zero-filled: every fastbox empty, every index 0, every
+     * chunk free.  Others attach only after the fence that follows. */
+    memcpy(s->base, &h, sizeof(h));
+    ((tern_shm_seg_hdr_t *)(void *)s->base)->magic = TERN_SHM_MAGIC;
+    s->hdr = (const tern_shm_seg_hdr_t *)(const void *)s->base;
+    card->seg_size = h.total_size;
+    snprintf(card->seg_name, sizeof(card->seg_name), "%s", s->seg_name);
+    return TERN_OK;
+
+err_unlink:
+    close(fd);
+    shm_unlink(s->seg_name);
+    s->creator = false;
+    return st;
+}
+
+tern_status_t tern_shm_segment_attach(tern_shm_t *s, const tern_shm_card_t *c)
+{
+    snprintf(s->seg_name, sizeof(s->seg_name), "%s", c->seg_name);
+    int fd = shm_open(s->seg_name, O_RDWR, 0);
+    if (fd < 0)
+        return tern_error(TERN_ERR_SHM, "shm_open(/dev/shm%s) to attach: %s", s->seg_name,
+                          strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || (uint64_t)sb.st_size != c->seg_size) {
+        close(fd);
+        return tern_error(TERN_ERR_MALFORMED, "shm segment /dev/shm%s has %lld bytes, card says %" PRIu64,
+                          s->seg_name, (long long)sb.st_size, c->seg_size);
+    }
+    s->base = mmap(NULL, c->seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int err = errno;
+    close(fd);
+    if (s->base == MAP_FAILED) {
+        s->base = NULL;
+        return tern_error(TERN_ERR_SHM, "mmap of /dev/shm%s: %s", s->seg_name, strerror(err));
+    }
+    s->size = c->seg_size;
+    s->hdr = (const tern_shm_seg_hdr_t *)(const void *)s->base;
+    return validate(s->hdr, s->size, (uint32_t)s->nlocal, s->seg_name);
+}
+
+void tern_shm_segment_unlink(tern_shm_t *s)
+{
+    if (s->creator) {
+        shm_unlink(s->seg_name);
+        s->creator = false;
+    }
+}
+
+void tern_shm_segment_detach(tern_shm_t *s)
+{
+    tern_shm_segment_unlink(s);
+    if (s->base != NULL)
+        munmap(s->base, s->size);
+    s->base = NULL;
+    s->hdr = NULL;
+}
+
+void tern_shm_chan_bind(tern_shm_t *s, tern_shm_chan_t *c, int reader, int writer)
+{
+    const tern_shm_seg_hdr_t *h = s->hdr;
+    uint8_t *pair = s->base + h->off_pairs +
+                    ((uint64_t)reader * (uint64_t)s->nlocal + (uint64_t)writer) * h->pair_size;
+    memset(c, 0, sizeof(*c));
+    c->fbox = (tern_shm_unit_hdr_t *)(void *)pair;
+    c->ring = (tern_shm_ring_ctl_t *)(void *)(pair + h->pair_off_ring);
+    c->cells = pair + h->pair_off_cells;
+    c->copy = pair + h->pair_off_copy;
+}

@@ -1,0 +1,111 @@
+/*
+ * shm cooperative LMT: the sender copies the message through the pair's
+ * copy buffer (num_chunks chunks of chunk_size) while the receiver copies
+ * out of it into its buffer — a two-copy pipeline with both cores busy.
+ * Only one message uses a pair's copy buffer at a time: both sides serve
+ * their LMT queues in CTS order, which the ordered stream makes identical.
+ * Each chunk names the receive request it belongs to; a mismatch is a
+ * malformed segment, not silent corruption.
+ *
+ * req->nm.u64[0]: bytes moved so far (sent by sender / received by receiver).
+ */
+#include "netmods/shm/shm_internal.h"
+
+static inline tern_shm_chunk_hdr_t *chunk_at(tern_shm_t *s, tern_shm_chan_t *c, uint32_t i)
+{
+    return (tern_shm_chunk_hdr_t *)(void *)(c->copy + (size_t)i * (sizeof(tern_shm_chunk_hdr_t) +
+                                                                  s->hdr->chunk_size));
+}
+
+static inline uint64_t req_id(const tern_request_t *r)
+{
+    return (uint64_t)r->id_index | ((uint64_t)r->id_gen << 32);
+}
+
+tern_status_t tern_shm_lmt_start_recv(tern_vc_t *vc, tern_request_t *rreq, const void *cookie,
+                                      size_t cookie_len)
+{
+    tern_shm_vc_t *v = tern_shm_vc(vc);
+    rreq->nm.u64[0] = 0;
+    tern_status_t st = tern_lmt_send_cts(vc, rreq, NULL, 0); /* registers the id */
+    if (st != TERN_OK)
+        return st;
+    tern_list_push_tail(&v->lmt_rxq, &rreq->link);
+    return TERN_OK;
+}
+
+tern_status_t tern_shm_lmt_start_send(tern_vc_t *vc, tern_request_t *sreq, const void *cookie,
+                                      size_t cookie_len)
+{
+    tern_shm_vc_t *v = tern_shm_vc(vc);
+    sreq->nm.u64[0] = 0;
+    tern_list_push_tail(&v->lmt_txq, &sreq->link);
+    return TERN_OK;
+}
+
+static unsigned progress_send(tern_shm_t *s, tern_shm_vc_t *v)
+{
+    unsigned n = 0;
+    tern_shm_chan_t *c = &v->tx;
+    while (!tern_list_empty(&v->lmt_txq)) {
+        tern_request_t *r = TERN_CONTAINER_OF(v->lmt_txq.next, tern_request_t, link);
+        while (r->nm.u64[0] < r->msg_len) {
+            tern_shm_chunk_hdr_t *ch = chunk_at(s, c, c->chunk);
+            /* A4: the reader's release of len=0 ends its reads of the chunk. */
+            if (atomic_load_explicit(&ch->len, memory_order_acquire) != 0)
+                return n;
+            size_t k = tern_cursor_pack(&r->cur, (uint8_t *)(ch + 1), s->hdr->chunk_size);
+            ch->rreq_id = r->remote_id;
+            atomic_store_explicit(&ch->len, (uint32_t)k, memory_order_release); /* R4 */
+            if (s->ring_doorbells)
+                tern_shm_ring_doorbell(s, v);
+            r->nm.u64[0] += k;
+            c->chunk = (c->chunk + 1) & s->chunk_mask;
+            n++;
+        }
+        tern_list_del(&r->link);
+        tern_request_complete(r, TERN_OK);
+    }
+    return n;
+}
+
+static unsigned progress_recv(tern_shm_t *s, tern_shm_vc_t *v)
+{
+    unsigned n = 0;
+    tern_shm_chan_t *c = &v->rx;
+    while (!tern_list_empty(&v->lmt_rxq)) {
+        tern_request_t *r = TERN_CONTAINER_OF(v->lmt_rxq.next, tern_request_t, link);
+        while (r->nm.u64[0] < r->msg_len) {
+            tern_shm_chunk_hdr_t *ch = chunk_at(s, c, c->chunk);
+            /* A4: pairs with the writer's R4; the chunk's bytes are visible. */
+            uint32_t len = atomic_load_explicit(&ch->len, memory_order_acquire);
+            if (len == 0)
+                return n;
+            if (TERN_UNLIKELY(ch->rreq_id != req_id(r) || len > s->hdr->chunk_size ||
+                              len > r->msg_len - r->nm.u64[0])) {
+                tern_vc_fail(v->vc, TERN_ERR_MALFORMED,
+                             "shm copy-buffer chunk does not belong to the receive in progress");
+                return n;
+            }
+            /* Bounded by the user buffer: a truncated tail is dropped. */
+            tern_cursor_unpack(&r->cur, (const uint8_t *)(ch + 1), len);
+            atomic_store_explicit(&ch->len, 0, memory_order_release); /* R4 */
+            r->nm.u64[0] += len;
+            c->chunk = (c->chunk + 1) & s->chunk_mask;
+            n++;
+        }
+        tern_list_del(&r->link);
+        tern_recv_data_complete(r);
+    }
+    return n;
+}
+
+unsigned tern_shm_lmt_progress(tern_shm_t *s, tern_shm_vc_t *v)
+{
+    unsigned n = 0;
+    if (!tern_list_empty(&v->lmt_rxq))
+        n += progress_recv(s, v);
+    if (!tern_list_empty(&v->lmt_txq))
+        n += progress_send(s, v);
+    return n;
+}

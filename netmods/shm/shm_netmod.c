@@ -1,0 +1,245 @@
+/*
+ * shm netmod: wire-up, polling, peer health, teardown; the ops table.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "netmods/shm/shm_internal.h"
+
+#define SHM_CARD_KEY "tern.shm"
+#define RECV_BUDGET 32 /* units per peer per poll: fairness between peers */
+
+static bool shm_reachable(tern_context_t *ctx, int rank)
+{
+    return rank != ctx->rank && tern_pmix_local_index(&ctx->pmix, rank) >= 0;
+}
+
+static tern_status_t shm_init(tern_context_t *ctx, void **state)
+{
+    tern_shm_t *s = calloc(1, sizeof(*s));
+    if (s == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "shm netmod state");
+    *state = s;
+    s->ctx = ctx;
+    s->nlocal = (int)ctx->pmix.local_size;
+    s->my_idx = (int)ctx->pmix.local_rank;
+
+    tern_shm_card_t card;
+    memset(&card, 0, sizeof(card));
+    card.pid = (int32_t)getpid();
+    tern_status_t st = TERN_OK;
+    if (s->my_idx == 0) {
+        st = tern_shm_segment_create(s, &card);
+        if (st != TERN_OK) {
+            /* Tell the other local ranks why, then fail after the fence. */
+            card.status = st;
+            snprintf(card.error, sizeof(card.error), "%s", tern_last_error());
+        }
+    }
+    tern_status_t pst = tern_pmix_put(&ctx->pmix, SHM_CARD_KEY, &card, sizeof(card));
+    return st != TERN_OK ? tern_error(st, "%s", card.error) : pst;
+}
+
+static tern_status_t get_card(tern_shm_t *s, int rank, tern_shm_card_t *card)
+{
+    void *data;
+    size_t len;
+    tern_status_t st = tern_pmix_get(&s->ctx->pmix, rank, SHM_CARD_KEY, &data, &len);
+    if (st != TERN_OK)
+        return st;
+    if (len != sizeof(*card)) {
+        free(data);
+        return tern_error(TERN_ERR_MALFORMED, "shm card of rank %d has %zu bytes, expected %zu",
+                          rank, len, sizeof(*card));
+    }
+    memcpy(card, data, sizeof(*card));
+    free(data);
+    card->seg_name[sizeof(card->seg_name) - 1] = '\0';
+    card->error[sizeof(card->error) - 1] = '\0';
+    return TERN_OK;
+}
+
+/* First vc_init: attach to the segment and bind the worker's doorbell. */
+static tern_status_t attach(tern_shm_t *s)
+{
+    tern_context_t *ctx = s->ctx;
+    int creator = ctx->pmix.local_peers[0];
+    tern_shm_card_t cc;
+    tern_status_t st = get_card(s, creator, &cc);
+    if (st != TERN_OK)
+        return st;
+    if (cc.status != TERN_OK)
+        return tern_error((tern_status_t)cc.status, "local rank 0 (rank %d) could not create the shm segment: %s",
+                          creator, cc.error);
+    if (s->base == NULL && (st = tern_shm_segment_attach(s, &cc)) != TERN_OK)
+        return st;
+    const tern_shm_seg_hdr_t *h = s->hdr;
+    s->fbox_cap = h->fbox_size - TERN_SHM_UNIT_HDR;
+    s->cell_cap = h->cell_size - TERN_SHM_UNIT_HDR;
+    s->cell_mask = h->num_cells - 1;
+    s->chunk_mask = h->num_chunks - 1;
+    s->ring_doorbells = h->wait_mode == TERN_WAIT_BLOCK;
+    tern_shm_doorbell_t *db =
+        (tern_shm_doorbell_t *)(void *)(s->base + h->off_doorbells) + s->my_idx;
+    ctx->worker.doorbell = &db->seq;
+    ctx->worker.sleeping = &db->sleeping;
+    s->vcs = calloc((size_t)s->nlocal, sizeof(*s->vcs));
+    if (s->vcs == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "shm VC table");
+    return TERN_OK;
+}
+
+static tern_status_t shm_vc_init(void *state, tern_vc_t *vc)
+{
+    tern_shm_t *s = state;
+    tern_status_t st;
+    if (s->vcs == NULL && (st = attach(s)) != TERN_OK)
+        return st;
+    int idx = tern_pmix_local_index(&s->ctx->pmix, vc->rank);
+    tern_shm_vc_t *v = &s->vcs[idx];
+    tern_shm_card_t card;
+    if ((st = get_card(s, vc->rank, &card)) != TERN_OK)
+        return st;
+    v->vc = vc;
+    v->peer_idx = idx;
+    v->pid = card.pid;
+    v->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)card.pid, 0);
+    if (v->pidfd < 0)
+        return tern_error(TERN_ERR_SHM, "pidfd_open(%d) of local rank %d: %s", card.pid, vc->rank,
+                          strerror(errno));
+    tern_shm_chan_bind(s, &v->tx, idx, s->my_idx);
+    tern_shm_chan_bind(s, &v->rx, s->my_idx, idx);
+    v->peer_doorbell = (tern_shm_doorbell_t *)(void *)(s->base + s->hdr->off_doorbells) + idx;
+    tern_list_init(&v->sendq);
+    tern_list_init(&v->lmt_txq);
+    tern_list_init(&v->lmt_rxq);
+    vc->nm_vc = v;
+    s->nactive++;
+    return TERN_OK;
+}
+
+static tern_status_t shm_wireup_done(void *state)
+{
+    tern_shm_segment_unlink(state); /* everyone attached: the name can go */
+    return TERN_OK;
+}
+
+static unsigned shm_poll(void *state, int direction)
+{
+    tern_shm_t *s = state;
+    unsigned n = 0;
+    if (TERN_UNLIKELY(s->vcs == NULL))
+        return 0;
+    for (int i = 0; i < s->nlocal; i++) {
+        tern_shm_vc_t *v = &s->vcs[i];
+        if (v->vc == NULL || v->vc->state == TERN_VC_FAILED)
+            continue;
+        n += tern_shm_poll_recv(s, v, RECV_BUDGET);
+        if (!tern_list_empty(&v->lmt_rxq) || !tern_list_empty(&v->lmt_txq))
+            n += tern_shm_lmt_progress(s, v);
+        if (!tern_list_empty(&v->sendq))
+            n += tern_shm_progress_sendq(s, v);
+        if (v->vc->state == TERN_VC_TERMINATING && tern_list_empty(&v->sendq) &&
+            tern_list_empty(&v->lmt_txq))
+            v->vc->state = TERN_VC_CLOSED;
+    }
+    return n;
+}
+
+/* Idle path: a peer whose pidfd is readable has exited.  Take everything it
+ * wrote before dying, then fail the VC so waits on it return an error. */
+static void shm_check_peers(void *state)
+{
+    tern_shm_t *s = state;
+    for (int i = 0; s->vcs != NULL && i < s->nlocal; i++) {
+        tern_shm_vc_t *v = &s->vcs[i];
+        if (v->vc == NULL || v->vc->state == TERN_VC_FAILED || v->pidfd < 0)
+            continue;
+        struct pollfd p = {.fd = v->pidfd, .events = POLLIN};
+        if (poll(&p, 1, 0) != 1)
+            continue;
+        for (int k = 0; k < 1024 && tern_shm_poll_recv(s, v, RECV_BUDGET) > 0; k++)
+            ;
+        tern_shm_lmt_progress(s, v);
+        char why[128];
+        snprintf(why, sizeof(why), "local rank %d (pid %d) exited", v->vc->rank, v->pid);
+        tern_vc_fail(v->vc, TERN_ERR_PEER_FAILED, why);
+    }
+}
+
+static tern_status_t shm_vc_terminate(tern_vc_t *vc)
+{
+    tern_shm_vc_t *v = tern_shm_vc(vc);
+    if (vc->state != TERN_VC_ACTIVE)
+        return TERN_OK;
+    vc->state = (tern_list_empty(&v->sendq) && tern_list_empty(&v->lmt_txq)) ? TERN_VC_CLOSED
+                                                                           : TERN_VC_TERMINATING;
+    return TERN_OK;
+}
+
+/* Drop the VC's queues.  Rendezvous requests (on the engine's VC list) are
+ * failed by the engine; the rest only this netmod knows, so it fails them. */
+static void drop_queue(tern_list_t *q, tern_status_t status)
+{
+    tern_list_t *pos, *tmp;
+    tern_list_for_each_safe(pos, tmp, q)
+    {
+        tern_request_t *r = TERN_CONTAINER_OF(pos, tern_request_t, link);
+        tern_list_del(pos);
+        if (!(r->flags & TERN_REQF_VCLIST))
+            tern_request_complete(r, status);
+    }
+}
+
+static tern_status_t shm_vc_destroy(tern_vc_t *vc)
+{
+    tern_shm_vc_t *v = tern_shm_vc(vc);
+    if (v == NULL)
+        return TERN_OK;
+    drop_queue(&v->sendq, vc->fail_status);
+    drop_queue(&v->lmt_txq, vc->fail_status);
+    drop_queue(&v->lmt_rxq, vc->fail_status);
+    return TERN_OK;
+}
+
+static tern_status_t shm_finalize(void *state)
+{
+    tern_shm_t *s = state;
+    if (s == NULL)
+        return TERN_OK;
+    for (int i = 0; s->vcs != NULL && i < s->nlocal; i++)
+        if (s->vcs[i].vc != NULL && s->vcs[i].pidfd >= 0)
+            close(s->vcs[i].pidfd);
+    free(s->vcs);
+    tern_shm_segment_detach(s);
+    free(s);
+    return TERN_OK;
+}
+
+static int shm_get_ordering(void *state) { return 1; }
+
+tern_netmod_ops_t tern_netmod_shm_ops = {
+    .size = sizeof(tern_netmod_ops_t),
+    .name = "shm",
+    .reachable = shm_reachable,
+    .init = shm_init,
+    .finalize = shm_finalize,
+    .vc_init = shm_vc_init,
+    .wireup_done = shm_wireup_done,
+    .vc_destroy = shm_vc_destroy,
+    .vc_terminate = shm_vc_terminate,
+    .get_ordering = shm_get_ordering,
+    .isend_contig = tern_shm_isend_contig,
+    .istart_contig_msg = tern_shm_istart_contig_msg,
+    .send_noncontig = tern_shm_send_noncontig,
+    .poll = shm_poll,
+    .lmt_start_recv = tern_shm_lmt_start_recv,
+    .lmt_start_send = tern_shm_lmt_start_send,
+    .check_peers = shm_check_peers,
+};

@@ -1,0 +1,209 @@
+/*
+ * shm eager send: the packet stream (engine header + payload) is cut into
+ * units, each written into the peer's fastbox (when the rest of the packet
+ * fits and the box is free) or the next ring cell.  No syscall, lock or
+ * malloc on this path; a request is created only when the ring is full.
+ *
+ * A partly written stream stays at the head of the VC's sendq with its
+ * progress in req->nm: the header bytes (u64[0..7]), header length (u64[8])
+ * and header bytes sent (u64[9]); payload progress is req->cur.
+ */
+#include <assert.h>
+#include <string.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "netmods/shm/shm_internal.h"
+
+#define NM_HDR_MAX 64
+
+static size_t fill(uint8_t *dst, size_t room, const uint8_t *hdr, size_t hdrlen, size_t *hsent,
+                   tern_cursor_t *cur, const uint8_t *data, size_t *dsent, size_t dlen)
+{
+    size_t n = 0;
+    if (*hsent < hdrlen) {
+        n = hdrlen - *hsent < room ? hdrlen - *hsent : room;
+        memcpy(dst, hdr + *hsent, n);
+        *hsent += n;
+    }
+    if (n < room) {
+        if (cur != NULL) {
+            n += tern_cursor_pack(cur, dst + n, room - n);
+        } else if (*dsent < dlen) {
+            size_t m = dlen - *dsent < room - n ? dlen - *dsent : room - n;
+            memcpy(dst + n, data + *dsent, m);
+            *dsent += m;
+            n += m;
+        }
+    }
+    return n;
+}
+
+void tern_shm_ring_doorbell(tern_shm_t *s, tern_shm_vc_t *v)
+{
+    /* Dekker pair with the waiter (engine/progress.c): the unit is published
+     * (R1/R3 above), this fence orders it before reading `sleeping`. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&v->peer_doorbell->sleeping, memory_order_relaxed)) {
+        atomic_fetch_add_explicit(&v->peer_doorbell->seq, 1, memory_order_seq_cst);
+        syscall(SYS_futex, (uint32_t *)&v->peer_doorbell->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
+    }
+}
+
+/*
+ * Write as much of the stream as the channel takes.  Either cur (iovec
+ * payload) or data/dsent (contiguous) describes the payload.  Returns true
+ * when everything was written.
+ */
+static bool push(tern_shm_t *s, tern_shm_vc_t *v, const uint8_t *hdr, size_t hdrlen,
+                 size_t *hsent, tern_cursor_t *cur, const uint8_t *data, size_t *dsent,
+                 size_t dlen)
+{
+    tern_shm_chan_t *c = &v->tx;
+    bool wrote = false;
+    for (;;) {
+        size_t left = (hdrlen - *hsent) + (cur ? tern_cursor_left(cur) : dlen - *dsent);
+        if (left == 0)
+            break;
+        /* Fastbox: only for the whole rest of a packet.  A3: the reader's
+         * release of full=0 orders its reads before our refill. */
+        if (left <= s->fbox_cap &&
+            atomic_load_explicit(&c->fbox->full, memory_order_acquire) == 0) {
+            uint8_t *dst = (uint8_t *)c->fbox + TERN_SHM_UNIT_HDR;
+            c->fbox->len = (uint32_t)fill(dst, left, hdr, hdrlen, hsent, cur, data, dsent, dlen);
+            c->fbox->seq = c->seq++;
+            atomic_store_explicit(&c->fbox->full, 1, memory_order_release); /* R3 */
+            wrote = true;
+            continue;
+        }
+        /* Ring cell.  A2: the consumer's release of head orders its reads of
+         * the cell before we overwrite it. */
+        if (c->idx - c->other_cache == s->hdr->num_cells) {
+            c->other_cache = atomic_load_explicit(&c->ring->head, memory_order_acquire);
+            if (c->idx - c->other_cache == s->hdr->num_cells)
+                break; /* full: back-pressure, the caller queues */
+        }
+        tern_shm_unit_hdr_t *cell =
+            (tern_shm_unit_hdr_t *)(void *)(c->cells + (size_t)(c->idx & s->cell_mask) *
+                                                           s->hdr->cell_size);
+        size_t room = left < s->cell_cap ? left : s->cell_cap;
+        cell->len = (uint32_t)fill((uint8_t *)cell + TERN_SHM_UNIT_HDR, room, hdr, hdrlen, hsent,
+                                   cur, data, dsent, dlen);
+        cell->seq = c->seq++;
+        c->idx++;
+        atomic_store_explicit(&c->ring->tail, c->idx, memory_order_release); /* R1 */
+        wrote = true;
+    }
+    if (wrote && s->ring_doorbells)
+        tern_shm_ring_doorbell(s, v);
+    return (hdrlen - *hsent) + (cur ? tern_cursor_left(cur) : dlen - *dsent) == 0;
+}
+
+static tern_status_t check_vc(tern_vc_t *vc)
+{
+    if (TERN_UNLIKELY(vc->state == TERN_VC_FAILED))
+        return tern_error(vc->fail_status, "shm send to rank %d: connection failed", vc->rank);
+    return TERN_OK;
+}
+
+/* Queue sreq (with the unsent rest of hdr) behind the VC's other streams. */
+static void enqueue(tern_shm_vc_t *v, tern_request_t *sreq, const void *hdr, size_t hdrlen,
+                    size_t hsent)
+{
+    assert(hdrlen <= NM_HDR_MAX);
+    memcpy(sreq->nm.u64, hdr, hdrlen);
+    sreq->nm.u64[8] = hdrlen;
+    sreq->nm.u64[9] = hsent;
+    tern_list_push_tail(&v->sendq, &sreq->link);
+}
+
+tern_status_t tern_shm_istart_contig_msg(tern_vc_t *vc, const void *hdr, size_t hdrlen,
+                                         const void *data, size_t len, tern_request_t **sreq)
+{
+    tern_shm_t *s = tern_shm_state(vc);
+    tern_shm_vc_t *v = tern_shm_vc(vc);
+    tern_status_t st = check_vc(vc);
+    *sreq = NULL;
+    if (st != TERN_OK)
+        return st;
+    size_t hsent = 0, dsent = 0;
+    if (TERN_LIKELY(tern_list_empty(&v->sendq)) &&
+        push(s, v, hdr, hdrlen, &hsent, NULL, data, &dsent, len))
+        return TERN_OK;
+    /* Could not send it all now: a request carries the rest. */
+    tern_request_t *r = tern_request_alloc(vc->worker, TERN_REQ_SEND);
+    if (r == NULL) {
+        /* Part of the packet may be in the channel already: the stream is
+         * torn, so the VC fails loudly rather than lose data silently. */
+        if (hsent > 0)
+            tern_vc_fail(vc, TERN_ERR_NO_MEMORY, "no request for a partly written packet");
+        return TERN_ERR_NO_MEMORY;
+    }
+    r->vc = vc;
+    r->peer = vc->rank;
+    r->msg_len = len;
+    r->iov1.iov_base = (void *)data;
+    r->iov1.iov_len = len;
+    tern_cursor_init(&r->cur, &r->iov1, 1);
+    /* skip the payload bytes push() already wrote */
+    if (dsent == len && len > 0) {
+        r->cur.idx = 1;
+    } else {
+        r->cur.off = dsent;
+    }
+    r->cur.pos = dsent;
+    enqueue(v, r, hdr, hdrlen, hsent);
+    *sreq = r;
+    return TERN_OK;
+}
+
+tern_status_t tern_shm_isend_contig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
+                                    size_t hdrlen, const void *data, size_t len)
+{
+    tern_status_t st = check_vc(vc);
+    if (st != TERN_OK)
+        return st;
+    sreq->vc = vc;
+    sreq->iov1.iov_base = (void *)data;
+    sreq->iov1.iov_len = len;
+    tern_cursor_init(&sreq->cur, &sreq->iov1, 1);
+    return tern_shm_send_noncontig(vc, sreq, hdr, hdrlen);
+}
+
+tern_status_t tern_shm_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
+                                      size_t hdrlen)
+{
+    tern_shm_t *s = tern_shm_state(vc);
+    tern_shm_vc_t *v = tern_shm_vc(vc);
+    tern_status_t st = check_vc(vc);
+    if (st != TERN_OK)
+        return st;
+    sreq->vc = vc;
+    size_t hsent = 0;
+    if (tern_list_empty(&v->sendq) &&
+        push(s, v, hdr, hdrlen, &hsent, &sreq->cur, NULL, NULL, 0)) {
+        tern_request_complete(sreq, TERN_OK);
+        return TERN_OK;
+    }
+    enqueue(v, sreq, hdr, hdrlen, hsent);
+    return TERN_OK;
+}
+
+unsigned tern_shm_progress_sendq(tern_shm_t *s, tern_shm_vc_t *v)
+{
+    unsigned n = 0;
+    while (!tern_list_empty(&v->sendq)) {
+        tern_request_t *r = TERN_CONTAINER_OF(v->sendq.next, tern_request_t, link);
+        size_t hsent = r->nm.u64[9];
+        bool done = push(s, v, (const uint8_t *)r->nm.u64, r->nm.u64[8], &hsent, &r->cur, NULL,
+                         NULL, 0);
+        r->nm.u64[9] = hsent;
+        if (!done)
+            break;
+        tern_list_del(&r->link);
+        tern_request_complete(r, TERN_OK);
+        n++;
+    }
+    return n;
+}

@@ -1,0 +1,16 @@
+#ifndef TERN_TEST_CASES_H
+#define TERN_TEST_CASES_H
+
+#include <stdbool.h>
+
+#include "tests/engine/harness.h"
+
+typedef struct th_case {
+    const char *name;
+    int (*fn)(th_t *t);
+} th_case_t;
+
+extern const th_case_t th_data_cases[];
+extern const th_case_t th_error_cases[];
+
+#endif

@@ -1,0 +1,93 @@
+/*
+ * engine_tests: the engine suite, one binary, run by a launcher:
+ *   ternrun -n 2 ./engine_tests all          every case except peer_killed
+ *   ternrun -n 2 ./engine_tests sizes iov    named cases
+ * TERN_TEST_NETMOD=shm (or another netmod) makes the harness check that
+ * every VC to another rank uses that netmod.  Exit status 0 only when every
+ * case passed on this rank.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/engine/cases.h"
+
+void th_barrier(th_t *t)
+{
+    tern_status_t st = tern_barrier(t->ctx);
+    CHECK_ST(t, st, TERN_OK);
+}
+
+static const th_case_t *find(const char *name)
+{
+    const th_case_t *tables[] = {th_data_cases, th_error_cases};
+    for (int k = 0; k < 2; k++)
+        for (const th_case_t *c = tables[k]; c->name; c++)
+            if (strcmp(c->name, name) == 0)
+                return c;
+    return NULL;
+}
+
+static int run(th_t *t, const th_case_t *c)
+{
+    int before = t->failures;
+    t->test = c->name;
+    c->fn(t);
+    th_barrier(t);
+    int failed = t->failures - before;
+    printf("%s %s (rank %d)\n", failed ? "not ok" : "ok", c->name, t->rank);
+    fflush(stdout);
+    return failed;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: engine_tests all|CASE...\n");
+        return 2;
+    }
+    th_t t = {0};
+    t.test = "init";
+    tern_status_t st = tern_init(&t.ctx);
+    if (st != TERN_OK) {
+        fprintf(stderr, "engine_tests: tern_init: %s: %s\n", tern_strerror(st), tern_last_error());
+        return 1;
+    }
+    t.w = tern_context_worker(t.ctx);
+    t.rank = tern_rank(t.ctx);
+    t.size = tern_size(t.ctx);
+
+    const char *want = getenv("TERN_TEST_NETMOD");
+    for (int r = 0; want && r < t.size; r++) {
+        const char *nm = tern_peer_netmod(t.ctx, r);
+        if (r == t.rank)
+            CHECK(&t, nm && strcmp(nm, "self") == 0, "VC to self uses %s", nm ? nm : "none");
+        else
+            CHECK(&t, nm && strcmp(nm, want) == 0, "VC to rank %d uses %s, not %s", r,
+                  nm ? nm : "none", want);
+    }
+
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "all") == 0) {
+            for (const th_case_t *c = th_data_cases; c->name; c++)
+                run(&t, c);
+            for (const th_case_t *c = th_error_cases; c->name; c++)
+                if (strcmp(c->name, "peer_killed") != 0)
+                    run(&t, c);
+            continue;
+        }
+        const th_case_t *c = find(argv[i]);
+        if (c == NULL) {
+            fprintf(stderr, "engine_tests: no case named %s\n", argv[i]);
+            t.failures++;
+            continue;
+        }
+        run(&t, c);
+    }
+    st = tern_finalize(t.ctx);
+    if (st != TERN_OK) {
+        fprintf(stderr, "engine_tests: tern_finalize: %s\n", tern_last_error());
+        t.failures++;
+    }
+    return t.failures ? 1 : 0;
+}
