@@ -77,8 +77,8 @@ static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct tim
     return syscall(SYS_futex, (uint32_t *)addr, op, val, ts, NULL, 0);
 }
 
-/* One idle step after an empty poll.  Returns true if it slept or yielded. */
-static void idle_step(tern_worker_t *w)
+/* One idle step after an empty poll; never sleeps past deadline_ns. */
+static void idle_step(tern_worker_t *w, uint64_t deadline_ns)
 {
     const tern_config_t *cfg = &w->ctx->cfg;
     if (cfg->wait_mode == TERN_WAIT_SPIN || w->idle_polls < cfg->spin_count) {
@@ -95,8 +95,11 @@ static void idle_step(tern_worker_t *w)
     unsigned before = w->completions;
     if (tern_progress(w) == 0 && w->completions == before &&
         !atomic_load_explicit(&w->signaled, memory_order_acquire)) {
-        struct timespec ts = {.tv_sec = (time_t)(cfg->health_ms / 1000),
-                              .tv_nsec = (long)(cfg->health_ms % 1000) * 1000000L};
+        uint64_t ns = cfg->health_ms * 1000000ull, now = tern_now_ns();
+        if (deadline_ns != UINT64_MAX)
+            ns = deadline_ns <= now ? 0 : (deadline_ns - now < ns ? deadline_ns - now : ns);
+        struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull),
+                              .tv_nsec = (long)(ns % 1000000000ull)};
         futex(w->doorbell, FUTEX_WAIT, v, &ts);
         health_check(w);
     }
@@ -119,9 +122,11 @@ tern_status_t tern_worker_wait(tern_worker_t *w, int timeout_ms)
             return TERN_ERR_INTERRUPTED;
         if (tern_progress(w) != 0 || w->completions != before)
             return TERN_OK;
-        if ((spins & 255u) == 0 && tern_now_ns() >= deadline)
+        /* past the spin phase each step may sleep: check the clock each time */
+        if (((spins & 255u) == 0 || w->idle_polls >= w->ctx->cfg.spin_count) &&
+            tern_now_ns() >= deadline)
             return TERN_ERR_TIMED_OUT;
-        idle_step(w);
+        idle_step(w, deadline);
     }
 }
 
@@ -155,7 +160,7 @@ tern_status_t tern_wait(tern_worker_t *w, tern_request_t *req, tern_recv_info_t 
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_wait: NULL request");
     while (!(req->flags & TERN_REQF_COMPLETE)) {
         if (tern_progress(w) == 0)
-            idle_step(w);
+            idle_step(w, UINT64_MAX);
     }
     return reap(req, info);
 }

@@ -140,9 +140,14 @@ static unsigned shm_poll(void *state, int direction)
         tern_shm_vc_t *v = &s->vcs[i];
         if (v->vc == NULL || v->vc->state == TERN_VC_FAILED)
             continue;
-        n += tern_shm_poll_recv(s, v, RECV_BUDGET);
+        unsigned got = tern_shm_poll_recv(s, v, RECV_BUDGET);
         if (!tern_list_empty(&v->lmt_rxq) || !tern_list_empty(&v->lmt_txq))
-            n += tern_shm_lmt_progress(s, v);
+            got += tern_shm_lmt_progress(s, v);
+        /* Block mode: consuming freed fastbox/cells/chunks the peer may be
+         * asleep waiting for; wake it (the send side rings on publish). */
+        if (got && s->ring_doorbells)
+            tern_shm_ring_doorbell(s, v);
+        n += got;
         if (!tern_list_empty(&v->sendq))
             n += tern_shm_progress_sendq(s, v);
         if (v->vc->state == TERN_VC_TERMINATING && tern_list_empty(&v->sendq) &&
