@@ -43,6 +43,7 @@ struct monitor {
     bool failed;     /* some rank failed on its own */
     int worst;       /* worst status among those */
     int user_sig;    /* first signal received from outside, or 0 */
+    int term_sig;    /* the signal PHASE_TERM sent (SIGTERM or a forwarded one) */
     bool gave_up;
 };
 
@@ -147,6 +148,7 @@ static void enter_term(struct monitor *m, long kill_after_ms, long now)
 {
     ternrun_vlog(1, "sending SIGTERM to %d rank(s)", m->nlive);
     signal_live(m, SIGTERM);
+    m->term_sig = SIGTERM;
     m->phase = PHASE_TERM;
     m->deadline = now + kill_after_ms;
 }
@@ -306,6 +308,7 @@ static void handle_user_signal(struct monitor *m, int sig, long now)
     if (m->phase == PHASE_RUN || m->phase == PHASE_GRACE) {
         ternrun_err("received SIG%s, forwarding it to %d rank(s)", signame(sig), m->nlive);
         signal_live(m, sig);
+        m->term_sig = sig;
         m->phase = PHASE_TERM;
         m->deadline = now + m->job->opt.kill_grace_ms;
     } else if (m->phase == PHASE_TERM) {
@@ -355,7 +358,8 @@ static void check_deadline(struct monitor *m, long now)
         enter_term(m, TERNRUN_ABORT_KILL_MS, now);
         break;
     case PHASE_TERM:
-        ternrun_err("%d rank(s) did not exit after SIGTERM: sending SIGKILL", m->nlive);
+        ternrun_err("%d rank(s) did not exit after SIG%s: sending SIGKILL", m->nlive,
+                    signame(m->term_sig));
         enter_kill(m, now);
         break;
     case PHASE_KILL:
