@@ -15,6 +15,11 @@ done
 PMIX_SERVER_URI41="pmix-server.1;tcp4://127.0.0.1:1" PMIX_NAMESPACE=bogus run -n 2 "$PROBE" keys
 expect_rc 0 "keys with a stale PMIX_SERVER_URI41 in the environment"
 
+# ternrun inside a ternrun job: the inner one serves its own ranks
+run -n 1 "$TERNRUN" -n 2 "$PROBE" keys
+expect_rc 0 "nested ternrun"
+[ "$(grep -c '^ok keys' "$OUT")" -eq 2 ] || fail "nested ternrun: expected 2 ok lines"
+
 run -n 1 -x 1BAD=x true
 [ "$RC" -ne 0 ] || fail "-x with an invalid name accepted"
 

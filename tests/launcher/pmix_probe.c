@@ -2,11 +2,13 @@
  * pmix_probe: a raw PMIx client that checks what ternrun serves.
  *
  *   pmix_probe keys           job/rank keys, then Put/Commit/Fence/Get with peers
- *   pmix_probe pubsub         publish (rank 0) / lookup with PMIX_WAIT / unpublish
+ *   pmix_probe pubsub         publish (rank 0) / lookup with PMIX_WAIT / unpublish /
+ *                             lookup -> NOT_FOUND; PMIX_WAIT + PMIX_TIMEOUT -> TIMEOUT
  *   pmix_probe abort RANK ST  RANK calls PMIx_Abort(ST), the others sleep (bounded)
  *   pmix_probe affinity       print "affinity RANK CPULIST" (sched_getaffinity)
  *   pmix_probe shm            create /dev/shm/tern-<nspace>-probe<rank> and leave it
- *   pmix_probe sleep SECS     print "ready RANK PID" after a fence, sleep (bounded)
+ *   pmix_probe sleep SECS     print "ready RANK PID" after a fence, sleep (bounded);
+ *                             a SIGTERM/INT/HUP/QUIT prints "signal rank R got NN"
  *   pmix_probe fail RANK      RANK kills itself with SIGKILL after a fence,
  *                             the others sleep (bounded)
  *
@@ -207,18 +209,23 @@ static int cmd_keys(void)
     return failures ? 1 : 0;
 }
 
-static pmix_status_t lookup(const char *key, bool wait, char *out, size_t outlen)
+/* wait: 0 no PMIX_WAIT, > 0 PMIX_WAIT, and PMIX_TIMEOUT (seconds) if > 1 */
+static pmix_status_t lookup(const char *key, int wait, char *out, size_t outlen)
 {
     pmix_pdata_t pd;
-    pmix_info_t info;
+    pmix_info_t info[2];
     pmix_status_t rc;
     bool flag = true;
+    int timeout = wait - 1;
+    size_t ninfo = wait > 1 ? 2 : wait > 0 ? 1 : 0;
 
     PMIX_PDATA_CONSTRUCT(&pd);
     PMIX_LOAD_KEY(pd.key, key);
-    PMIX_INFO_LOAD(&info, PMIX_WAIT, &flag, PMIX_BOOL);
-    rc = PMIx_Lookup(&pd, 1, wait ? &info : NULL, wait ? 1 : 0);
-    PMIX_INFO_DESTRUCT(&info);
+    PMIX_INFO_LOAD(&info[0], PMIX_WAIT, &flag, PMIX_BOOL);
+    PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    rc = PMIx_Lookup(&pd, 1, ninfo ? info : NULL, ninfo);
+    PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
     if (rc == PMIX_SUCCESS) {
         if (pd.value.type == PMIX_STRING && pd.value.data.string != NULL) {
             snprintf(out, outlen, "%s", pd.value.data.string);
@@ -252,7 +259,7 @@ static int cmd_pubsub(void)
         }
         PMIX_INFO_DESTRUCT(&info);
     }
-    rc = lookup(key, true, got, sizeof(got));
+    rc = lookup(key, 1, got, sizeof(got));
     if (rc != PMIX_SUCCESS || strcmp(got, "tcp://probe:1234") != 0) {
         fail("lookup with PMIX_WAIT: %s, value '%s'", PMIx_Error_string(rc), got);
     }
@@ -270,14 +277,20 @@ static int cmd_pubsub(void)
     if (fence(0) != 0) {
         return 1;
     }
-    rc = lookup(key, false, got, sizeof(got));
+    rc = lookup(key, 0, got, sizeof(got));
     if (rc != PMIX_ERR_NOT_FOUND) {
         fail("lookup after unpublish answered %s, expected %s", PMIx_Error_string(rc),
              PMIx_Error_string(PMIX_ERR_NOT_FOUND));
     }
-    rc = lookup("probe-never-published", false, got, sizeof(got));
+    rc = lookup("probe-never-published", 0, got, sizeof(got));
     if (rc != PMIX_ERR_NOT_FOUND) {
         fail("lookup of a missing key answered %s", PMIx_Error_string(rc));
+    }
+    /* PMIX_WAIT with PMIX_TIMEOUT 1 s on a key nobody publishes */
+    rc = lookup("probe-never-published", 2, got, sizeof(got));
+    if (rc != PMIX_ERR_TIMEOUT) {
+        fail("waiting lookup with a 1 s timeout answered %s, expected %s",
+             PMIx_Error_string(rc), PMIx_Error_string(PMIX_ERR_TIMEOUT));
     }
     if (failures == 0) {
         printf("ok pubsub rank %u\n", (unsigned)me.rank);
@@ -345,8 +358,35 @@ static int cmd_shm(void)
     return 0;
 }
 
+static char signal_line[64];
+
+/* async-signal-safe: report which signal reached this rank, then exit */
+static void on_signal(int sig)
+{
+    char line[96];
+    size_t len = strlen(signal_line);
+    ssize_t n;
+
+    memcpy(line, signal_line, len);
+    line[len++] = (char)('0' + sig / 10);
+    line[len++] = (char)('0' + sig % 10);
+    line[len++] = '\n';
+    n = write(STDOUT_FILENO, line, len);
+    (void)n;
+    _exit(128 + sig);
+}
+
 static int cmd_sleep(int secs)
 {
+    struct sigaction sa;
+    const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+
+    snprintf(signal_line, sizeof(signal_line), "signal rank %u got ", (unsigned)me.rank);
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+        sigaction(sigs[i], &sa, NULL);
+    }
     if (fence(0) != 0) {
         return 1;
     }

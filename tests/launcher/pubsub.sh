@@ -1,6 +1,7 @@
 #!/bin/sh
 # Publish / lookup (PMIX_WAIT, deferred until rank 0 publishes) / unpublish /
-# lookup -> PMIX_ERR_NOT_FOUND; a duplicate publish is refused.
+# lookup -> PMIX_ERR_NOT_FOUND; a duplicate publish is refused; a waiting
+# lookup with PMIX_TIMEOUT ends with PMIX_ERR_TIMEOUT.
 . "$(dirname "$0")/lib.sh"
 
 run -n 3 "$PROBE" pubsub

@@ -1,6 +1,6 @@
 #!/bin/sh
-# SIGTERM/SIGINT to ternrun reach every rank (and their children); ternrun
-# exits non-zero promptly and no rank survives.
+# SIGTERM/SIGINT/SIGHUP to ternrun reach every rank (and their children);
+# ternrun exits non-zero promptly and no rank survives.
 . "$(dirname "$0")/lib.sh"
 
 wait_ready() {  # wait_ready N: until N "ready" lines (bounded: 30 s)
@@ -18,9 +18,13 @@ alive() {  # alive PID: process exists and is not a zombie
     [ "$st" != Z ]
 }
 
-for sig in TERM INT; do
+# the ranks must get the signal itself, not only the SIGKILL escalation
+# (which --kill-grace 30 keeps out of the way)
+for pair in TERM:15 INT:2 HUP:1; do
+    sig=${pair%:*}
+    num=${pair#*:}
     : >"$OUT"
-    timeout -k 5 "$T" "$TERNRUN" -n 2 "$PROBE" sleep 60 >"$OUT" 2>"$ERR" </dev/null &
+    timeout -k 5 "$T" "$TERNRUN" --kill-grace 30 -n 2 "$PROBE" sleep 60 >"$OUT" 2>"$ERR" </dev/null &
     tpid=$!
     wait_ready 2
     # $tpid is timeout(1); its child is ternrun
@@ -32,6 +36,9 @@ for sig in TERM INT; do
     [ "$RC" -ne 124 ] || fail "SIG$sig: ternrun did not exit within $T s"
     [ "$RC" -ne 0 ] || fail "SIG$sig: ternrun exited 0"
     expect_err "received SIG$sig" "SIG$sig is reported"
+    for r in 0 1; do
+        expect_out "^signal rank $r got 0*$num\$" "rank $r received SIG$sig"
+    done
     for pid in $(sed -n 's/^ready [0-9]* //p' "$OUT"); do
         alive "$pid" && fail "SIG$sig: rank pid $pid survived"
     done
