@@ -13,4 +13,6 @@ run_engine() {
     # shellcheck disable=SC2086
     timeout 300 "$TERNRUN" -n "$np" $opts "$ENGINE_TESTS" "$@"
 }
-shm_leftovers() { ls /dev/shm 2>/dev/null | grep -c '^tern-' || true; }
+# tern segments created since `shm_mark` (other jobs may run concurrently)
+shm_mark() { SHM_MARK=$(mktemp); sleep 1; }
+shm_leftovers() { find /dev/shm -maxdepth 1 -name 'tern-*' -newer "$SHM_MARK" 2>/dev/null | wc -l; }
