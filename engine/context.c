@@ -156,12 +156,21 @@ tern_status_t tern_finalize(tern_context_t *ctx)
             if (ctx->vcs[r].nm == n->ops && ctx->vcs[r].state == TERN_VC_ACTIVE)
                 n->ops->vc_terminate(&ctx->vcs[r]);
     }
+    /* A correct program has completed its requests, so this ends at once;
+     * an erroneous one (a receive it never posted holds our CTS back) gets a
+     * bounded drain and a warning naming the peer, never a hang. */
+    uint64_t deadline = tern_now_ns() + 10ull * 1000000000ull;
     for (;;) {
-        bool busy = false;
-        for (int r = 0; r < ctx->size; r++)
-            busy |= ctx->vcs[r].state == TERN_VC_TERMINATING;
-        if (!busy)
+        int busy = -1;
+        for (int r = 0; r < ctx->size && busy < 0; r++)
+            if (ctx->vcs[r].state == TERN_VC_TERMINATING)
+                busy = r;
+        if (busy < 0)
             break;
+        if (tern_now_ns() > deadline) {
+            tern_warn("finalize: sends to rank %d did not drain in 10 s; they are dropped", busy);
+            break;
+        }
         if (tern_progress(w) == 0)
             sched_yield();
     }

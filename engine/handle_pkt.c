@@ -175,10 +175,11 @@ tern_status_t tern_handle_pkt(tern_vc_t *vc, const void *buf, size_t len)
         const uint8_t *cookie;
         tern_pkt_hdr_t hcopy;
         uint8_t ccopy[TERN_COOKIE_MAX];
-        if (rx->have == 0 && len >= TERN_PKT_HDR_SIZE &&
-            len >= TERN_PKT_HDR_SIZE + ((const tern_pkt_hdr_t *)(const void *)p)->cookie_len &&
-            ((const tern_pkt_hdr_t *)(const void *)p)->cookie_len <= TERN_COOKIE_MAX) {
-            memcpy(&hcopy, p, TERN_PKT_HDR_SIZE); /* the buffer may be unaligned */
+        uint32_t clen = UINT32_MAX;
+        if (rx->have == 0 && len >= TERN_PKT_HDR_SIZE) /* buffers may be unaligned */
+            memcpy(&clen, p + offsetof(tern_pkt_hdr_t, cookie_len), sizeof(clen));
+        if (rx->have == 0 && clen <= TERN_COOKIE_MAX && len >= TERN_PKT_HDR_SIZE + clen) {
+            memcpy(&hcopy, p, TERN_PKT_HDR_SIZE);
             size_t total = TERN_PKT_HDR_SIZE + hcopy.cookie_len;
             memcpy(ccopy, p + TERN_PKT_HDR_SIZE, hcopy.cookie_len);
             p += total;

@@ -109,8 +109,9 @@ static tern_status_t shm_vc_init(void *state, tern_vc_t *vc)
     v->vc = vc;
     v->peer_idx = idx;
     v->pid = card.pid;
+    /* pidfd where the kernel has it (>= 5.3); else kill(pid, 0) probes. */
     v->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)card.pid, 0);
-    if (v->pidfd < 0)
+    if (v->pidfd < 0 && errno != ENOSYS && errno != EPERM)
         return tern_error(TERN_ERR_SHM, "pidfd_open(%d) of local rank %d: %s", card.pid, vc->rank,
                           strerror(errno));
     tern_shm_chan_bind(s, &v->tx, idx, s->my_idx);
@@ -164,11 +165,15 @@ static void shm_check_peers(void *state)
     tern_shm_t *s = state;
     for (int i = 0; s->vcs != NULL && i < s->nlocal; i++) {
         tern_shm_vc_t *v = &s->vcs[i];
-        if (v->vc == NULL || v->vc->state == TERN_VC_FAILED || v->pidfd < 0)
+        if (v->vc == NULL || v->vc->state == TERN_VC_FAILED)
             continue;
-        struct pollfd p = {.fd = v->pidfd, .events = POLLIN};
-        if (poll(&p, 1, 0) != 1)
+        if (v->pidfd >= 0) {
+            struct pollfd p = {.fd = v->pidfd, .events = POLLIN};
+            if (poll(&p, 1, 0) != 1)
+                continue;
+        } else if (kill(v->pid, 0) == 0 || errno != ESRCH) {
             continue;
+        }
         for (int k = 0; k < 1024 && tern_shm_poll_recv(s, v, RECV_BUDGET) > 0; k++)
             ;
         tern_shm_lmt_progress(s, v);
