@@ -5,10 +5,10 @@ TERNRUN=${TERNRUN:-./ternrun}
 PROBE=${PMIX_PROBE:-./tests/launcher/pmix_probe}
 T=${TERNRUN_TEST_TIMEOUT:-60}   # generous bound on every ternrun call
 
-# sanitizer builds: libpmix's own leaks are not ours (see lsan.supp); the
-# ranks inherit this too.  Options set by the harness take precedence.
+# sanitizer builds: libpmix's own leaks are not ours (see tests/lsan.supp);
+# the ranks inherit this too.  Options set by the harness take precedence.
 if [ -z "${LSAN_OPTIONS:-}" ]; then
-    LSAN_OPTIONS="suppressions=$(cd "$(dirname "$0")" && pwd)/lsan.supp"
+    LSAN_OPTIONS="suppressions=$(cd "$(dirname "$0")/.." && pwd)/lsan.supp"
     export LSAN_OPTIONS
 fi
 
