@@ -185,6 +185,9 @@ tern_one() {
 }
 
 # ---- ucx_perftest -------------------------------------------------------
+# The client always connects to 127.0.0.1 on a port nobody uses.  Note that
+# ucx_perftest's server has no bind-address option: it listens on 0.0.0.0
+# for the few hundred milliseconds of one test, and exits after one client.
 free_port() {
     local p i
     for i in $(seq 1 50); do
@@ -265,6 +268,22 @@ T_START=$(date +%s)
 TERN_NETMOD=unknown
 echo "# tern compare: $ROUNDS interleaved rounds on cores $CORE_A and $CORE_B, $(hostname), $DATE"
 echo "# UCX_TLS=${UCX_TLS-<unset: UCX default>}"
+# Other busy processes on the cores turn spin-wait ping-pongs into scheduler
+# benchmarks: measure how busy the machine is (all CPUs, over 1 s, before and
+# after the runs), say so, and keep it with the results.
+cpu_busy() {
+    local a b
+    a=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 }' /proc/stat)
+    sleep 1
+    b=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 }' /proc/stat)
+    awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " ");
+        t = y[2] - x[2]; printf "%.0f\n", (t > 0 ? 100 * (y[1] - x[1]) / t : 0) }'
+}
+BUSY_START=$(cpu_busy)
+echo "# CPU busy before the runs: ${BUSY_START}% of all CPUs (over 1 s)"
+if [ "$BUSY_START" -gt 10 ]; then
+    echo "# WARNING: other processes are using the CPUs; latency figures will partly measure the scheduler" >&2
+fi
 
 for r in $(seq 1 "$ROUNDS"); do
     echo "# ---- round $r of $ROUNDS"
@@ -290,8 +309,11 @@ if [ "$SWEEP" = 1 ]; then
     for r in $(seq 1 "$SWEEP_ROUNDS"); do
         echo "# ---- sweep round $r of $SWEEP_ROUNDS"
         for m in lat bw; do
-            if [ $m = lat ]; then small=($LAT_SMALL) large=($LAT_LARGE) mul=1 ut=tag_lat
-            else small=($BW_SMALL) large=($BW_LARGE) mul=$WINDOW ut=tag_bw; fi
+            if [ $m = lat ]; then
+                read -ra small <<<"$LAT_SMALL"; read -ra large <<<"$LAT_LARGE"; mul=1 ut=tag_lat
+            else
+                read -ra small <<<"$BW_SMALL"; read -ra large <<<"$BW_LARGE"; mul=$WINDOW ut=tag_bw
+            fi
             if want tern; then
                 tern_one $m "1:$SWEEP_SPLIT" "s$r" -i "${small[0]}" -w "${small[1]}"
                 tern_one $m "$((SWEEP_SPLIT * 2)):$BW_SIZE" "s$r" -i "${large[0]}" -w "${large[1]}"
@@ -306,6 +328,8 @@ if [ "$SWEEP" = 1 ]; then
     done
 fi
 T_END=$(date +%s)
+BUSY_END=$(cpu_busy)
+echo "# CPU busy after the runs: ${BUSY_END}%"
 
 # ---- medians and ratios -------------------------------------------------
 # median TOOL METRIC SIZE [sweep]: median over the main rounds (or the sweep
@@ -346,8 +370,8 @@ round_ratios() {
 median_of() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 RR_LAT_TU=$(round_ratios tern ucx lat "$LAT_SIZE" | tr '\n' ' ')
 RR_BW_TU=$(round_ratios tern ucx bw "$BW_SIZE" | tr '\n' ' ')
-RRM_LAT_TU=$(echo $RR_LAT_TU | tr ' ' '\n' | grep . | median_of)
-RRM_BW_TU=$(echo $RR_BW_TU | tr ' ' '\n' | grep . | median_of)
+RRM_LAT_TU=$(tr ' ' '\n' <<<"$RR_LAT_TU" | grep . | median_of)
+RRM_BW_TU=$(tr ' ' '\n' <<<"$RR_BW_TU" | grep . | median_of)
 
 if [ "$LAT_TU" = nan ]; then
     TARGET=unknown
@@ -366,10 +390,10 @@ printf '# %-6s %12s %12s %12s %12s %12s\n' round tern_lat_8B ucx_lat_8B raw_lat_
 for r in $(seq 1 "$ROUNDS"); do
     printf '  %-6s' "$r"
     for k in "tern lat $LAT_SIZE" "ucx lat $LAT_SIZE" "raw lat 64" "tern bw $BW_SIZE" "ucx bw $BW_SIZE"; do
-        set -- $k
-        v=$(awk -F'\t' -v t="$1" -v m="$2" -v s="$3" -v r="$r" \
+        read -r kt km ks <<<"$k"
+        v=$(awk -F'\t' -v t="$kt" -v m="$km" -v s="$ks" -v r="$r" \
             '$1 == t && $2 == m && $3 == s && $4 == r { print $5 }' "$SAMPLES")
-        if [ -z "$v" ]; then v=-; elif [ "$2" = lat ]; then v=$(fmt_lat "$v"); else v=$(fmt_bw "$v"); fi
+        if [ -z "$v" ]; then v=-; elif [ "$km" = lat ]; then v=$(fmt_lat "$v"); else v=$(fmt_bw "$v"); fi
         printf ' %12s' "$v"
     done
     echo
@@ -406,6 +430,7 @@ OUT=$OUTDIR/compare-$STAMP
     echo "  \"cores\": [$CORE_A, $CORE_B],"
     echo "  \"rounds\": $ROUNDS,"
     echo "  \"seconds\": $((T_END - T_START)),"
+    echo "  \"cpu_busy_percent\": {\"before\": $BUSY_START, \"after\": $BUSY_END},"
     echo "  \"ucx_tls\": $(if [ -n "${UCX_TLS+x}" ]; then json_str "$UCX_TLS"; else echo null; fi),"
     echo "  \"tern_netmod\": $(json_str "$TERN_NETMOD"),"
     echo "  \"units\": {\"latency\": \"us one-way\", \"bandwidth\": \"MB/s, MB = 1e6 bytes\"},"

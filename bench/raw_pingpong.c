@@ -88,7 +88,7 @@ static uint64_t raw_side_a(struct raw_shared *sh, uint64_t first, uint64_t count
 
     for (uint64_t i = first; i < first + count; i++) {
         sh->payload[0] = (uint8_t)i;
-        atomic_store_explicit(&sh->seq, 2 * i + 1, memory_order_release); /* R0 */
+        atomic_store_explicit(&sh->seq, 2 * i + 1, memory_order_release);           /* R0 */
         while (atomic_load_explicit(&sh->seq, memory_order_acquire) != 2 * i + 2) { /* A1 */
         }
     }
@@ -141,8 +141,7 @@ static int raw_pingpong(const struct raw_opts *o, int argc, char **argv)
     }
 
     if (bench_pin(o->core_a) != 0) {
-        fprintf(stderr, "raw_pingpong: cannot pin to core %d: %s\n", o->core_a,
-                strerror(errno));
+        fprintf(stderr, "raw_pingpong: cannot pin to core %d: %s\n", o->core_a, strerror(errno));
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
         return 1;
@@ -183,8 +182,8 @@ static int raw_pingpong(const struct raw_opts *o, int argc, char **argv)
         }
         fprintf(f, "{\n  \"benchmark\": \"raw_pingpong\",\n  \"unit\": \"us\",\n");
         fprintf(f, "  \"core_a\": %d,\n  \"core_b\": %d,\n", o->core_a, o->core_b);
-        fprintf(f, "  \"size\": %d,\n  \"iterations\": %llu,\n  \"warmup\": %llu,\n",
-                RAW_LINE, (unsigned long long)o->iters, (unsigned long long)o->warmup);
+        fprintf(f, "  \"size\": %d,\n  \"iterations\": %llu,\n  \"warmup\": %llu,\n", RAW_LINE,
+                (unsigned long long)o->iters, (unsigned long long)o->warmup);
         fprintf(f, "  \"latency_us\": %.4f,\n  \"hostname\": ", lat_us);
         bench_json_str(f, bench_hostname());
         fprintf(f, ",\n  \"date\": ");
@@ -228,8 +227,7 @@ static int raw_memcpy(const struct raw_opts *o, int argc, char **argv)
     uint8_t *src, *dst;
 
     if (bench_pin(o->core_a) != 0) {
-        fprintf(stderr, "raw_pingpong: cannot pin to core %d: %s\n", o->core_a,
-                strerror(errno));
+        fprintf(stderr, "raw_pingpong: cannot pin to core %d: %s\n", o->core_a, strerror(errno));
         return 1;
     }
     src = bench_alloc(sizes[1]);
@@ -261,8 +259,7 @@ static int raw_memcpy(const struct raw_opts *o, int argc, char **argv)
         fprintf(f, "{\n  \"benchmark\": \"memcpy\",\n  \"unit\": \"GB/s\",\n");
         fprintf(f, "  \"core\": %d,\n  \"results\": [", o->core_a);
         for (int i = 0; i < 2; i++) {
-            fprintf(f, "%s\n    {\"size\": %zu, \"value\": %.3f}", i ? "," : "", sizes[i],
-                    gbps[i]);
+            fprintf(f, "%s\n    {\"size\": %zu, \"value\": %.3f}", i ? "," : "", sizes[i], gbps[i]);
         }
         fprintf(f, "\n  ],\n  \"hostname\": ");
         bench_json_str(f, bench_hostname());
@@ -302,7 +299,10 @@ int main(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     struct raw_opts o = {
-        .core_a = 0, .core_b = 1, .iters = 1000000, .warmup = 10000,
+        .core_a = 0,
+        .core_b = 1,
+        .iters = 1000000,
+        .warmup = 10000,
     };
     uint64_t v;
     int c;
@@ -325,11 +325,21 @@ int main(int argc, char **argv)
             }
             *(c == 'n' ? &o.iters : &o.warmup) = v;
             break;
-        case 'j': o.json = optarg; break;
-        case 'M': o.memcpy_mode = true; break;
-        case 'q': o.quiet = true; break;
-        case 'h': raw_usage(stdout, argv[0]); return 0;
-        default: raw_usage(stderr, argv[0]); return 2;
+        case 'j':
+            o.json = optarg;
+            break;
+        case 'M':
+            o.memcpy_mode = true;
+            break;
+        case 'q':
+            o.quiet = true;
+            break;
+        case 'h':
+            raw_usage(stdout, argv[0]);
+            return 0;
+        default:
+            raw_usage(stderr, argv[0]);
+            return 2;
         }
     }
     if (optind != argc) {
@@ -337,8 +347,10 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!o.memcpy_mode && o.core_a == o.core_b) {
-        fprintf(stderr, "raw_pingpong: cores A and B must differ (both %d): a spinning "
-                        "pair on one core never hands over\n", o.core_a);
+        fprintf(stderr,
+                "raw_pingpong: cores A and B must differ (both %d): a spinning "
+                "pair on one core never hands over\n",
+                o.core_a);
         return 2;
     }
     return o.memcpy_mode ? raw_memcpy(&o, argc, argv) : raw_pingpong(&o, argc, argv);

@@ -12,8 +12,8 @@
  */
 #include "config.h"
 
-#include "bench/tern_bench_internal.h"
 #include "bench/bench_util_internal.h"
+#include "bench/tern_bench_internal.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -26,8 +26,8 @@
 typedef struct tb_opts {
     bool run[TB_TEST_COUNT];
     size_t min, max;
-    long iters;      /* -1: by test and size */
-    long warmup;     /* -1: by test and size */
+    long iters;  /* -1: by test and size */
+    long warmup; /* -1: by test and size */
     const char *json;
     bool quiet;
 } tb_opts_t;
@@ -52,8 +52,8 @@ typedef struct tb_test_info {
 static const tb_test_info_t tb_tests[TB_TEST_COUNT] = {
     [TB_TEST_LAT] = {"lat", "# tern latency", "Latency (us)", "us", 10000, 1000, 1000, 10},
     [TB_TEST_BW] = {"bw", "# tern bandwidth", "Bandwidth (MB/s)", "MB/s", 100, 10, 20, 2},
-    [TB_TEST_BIBW] = {"bibw", "# tern bi-directional bandwidth", "Bandwidth (MB/s)", "MB/s",
-                      100, 10, 20, 2},
+    [TB_TEST_BIBW] = {"bibw", "# tern bi-directional bandwidth", "Bandwidth (MB/s)", "MB/s", 100,
+                      10, 20, 2},
 };
 
 static void tb_usage(FILE *f, const char *prog)
@@ -66,7 +66,7 @@ static void tb_usage(FILE *f, const char *prog)
             "  -i ITERS            timed iterations (rounds) for every size\n"
             "  -w WARMUP           untimed warm-up iterations for every size\n"
             "  --json FILE         write the results as JSON (rank 0)\n"
-            "  -q                  quiet: print only the data rows\n",
+            "  -q                  quiet: only a title line per test and the data rows\n",
             prog);
 }
 
@@ -138,10 +138,18 @@ static int tb_parse(int argc, char **argv, tb_opts_t *o)
                 return -1;
             }
             break;
-        case 'j': o->json = optarg; break;
-        case 'q': o->quiet = true; break;
-        case 'h': tb_usage(stdout, argv[0]); return 1;
-        default: tb_usage(stderr, argv[0]); return -1;
+        case 'j':
+            o->json = optarg;
+            break;
+        case 'q':
+            o->quiet = true;
+            break;
+        case 'h':
+            tb_usage(stdout, argv[0]);
+            return 1;
+        default:
+            tb_usage(stderr, argv[0]);
+            return -1;
         }
     }
     if (optind != argc) {
@@ -178,9 +186,10 @@ static void tb_print_table(const tb_opts_t *o, tb_test_t t, const char *netmod,
     const tb_test_info_t *ti = &tb_tests[t];
     bool lat = (t == TB_TEST_LAT);
 
-    if (!o->quiet) {
-        printf("%s (netmod %s, ranks 0 <-> 1%s)\n", ti->title, netmod,
-               lat ? "" : ", window 64");
+    if (o->quiet) {
+        printf("%s\n", ti->title); /* only the title: tells -t all's tables apart */
+    } else {
+        printf("%s (netmod %s, ranks 0 <-> 1%s)\n", ti->title, netmod, lat ? "" : ", window 64");
         printf("# %-10s%18s\n", "Size", ti->column);
     }
     for (size_t i = 0; i < n; i++) {
@@ -200,8 +209,9 @@ static void tb_json_test(FILE *f, tb_test_t t, const tb_result_t *res, size_t n,
     }
     fprintf(f, "      \"results\": [");
     for (size_t i = 0; i < n; i++) {
-        fprintf(f, "%s\n        {\"size\": %zu, \"value\": %.4f, \"iterations\": %ld, "
-                   "\"warmup\": %ld}",
+        fprintf(f,
+                "%s\n        {\"size\": %zu, \"value\": %.4f, \"iterations\": %ld, "
+                "\"warmup\": %ld}",
                 i ? "," : "", res[i].size, res[i].value, res[i].iters, res[i].warmup);
     }
     fprintf(f, "\n      ]\n    }");
@@ -211,10 +221,9 @@ static void tb_counts(const tb_opts_t *o, tb_test_t t, size_t size, long *iters,
 {
     bool large = size > TB_LARGE_MSG;
 
-    *iters = o->iters >= 0 ? o->iters
-                           : (large ? tb_tests[t].iters_large : tb_tests[t].iters_small);
-    *warmup = o->warmup >= 0 ? o->warmup
-                             : (large ? tb_tests[t].warmup_large : tb_tests[t].warmup_small);
+    *iters = o->iters >= 0 ? o->iters : (large ? tb_tests[t].iters_large : tb_tests[t].iters_small);
+    *warmup =
+        o->warmup >= 0 ? o->warmup : (large ? tb_tests[t].warmup_large : tb_tests[t].warmup_small);
 }
 
 int main(int argc, char **argv)
@@ -247,8 +256,7 @@ int main(int argc, char **argv)
     env.w = tern_context_worker(env.ctx);
     if (tern_size(env.ctx) != 2) {
         if (env.rank == 0) {
-            fprintf(stderr, "tern_bench: needs exactly 2 ranks, job has %d\n",
-                    tern_size(env.ctx));
+            fprintf(stderr, "tern_bench: needs exactly 2 ranks, job has %d\n", tern_size(env.ctx));
         }
         tern_abort(env.ctx, 2, "tern_bench needs exactly 2 ranks");
         return 2;
@@ -256,8 +264,7 @@ int main(int argc, char **argv)
     env.sbuf = bench_alloc(o.max);
     env.rbuf = bench_alloc(o.max);
     if (env.sbuf == NULL || env.rbuf == NULL) {
-        fprintf(stderr, "tern_bench rank %d: cannot allocate 2 x %zu bytes\n", env.rank,
-                o.max);
+        fprintf(stderr, "tern_bench rank %d: cannot allocate 2 x %zu bytes\n", env.rank, o.max);
         tern_abort(env.ctx, 1, "tern_bench: out of memory");
         return 1;
     }

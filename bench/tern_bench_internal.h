@@ -16,21 +16,16 @@
 /** Messages above this many bytes count as large (fewer iterations). */
 #define TB_LARGE_MSG 8192
 
-typedef enum tb_test {
-    TB_TEST_LAT,
-    TB_TEST_BW,
-    TB_TEST_BIBW,
-    TB_TEST_COUNT
-} tb_test_t;
+typedef enum tb_test { TB_TEST_LAT, TB_TEST_BW, TB_TEST_BIBW, TB_TEST_COUNT } tb_test_t;
 
 /** Everything a measurement loop needs. */
 typedef struct tb_env {
     tern_context_t *ctx;
     tern_worker_t *w;
-    int rank;        /* 0 or 1 */
-    int peer;        /* 1 - rank */
-    void *sbuf;      /* page-aligned, touched, max size bytes */
-    void *rbuf;      /* page-aligned, touched, max size bytes */
+    int rank;   /* 0 or 1 */
+    int peer;   /* 1 - rank */
+    void *sbuf; /* page-aligned, touched, max size bytes */
+    void *rbuf; /* page-aligned, touched, max size bytes */
 } tb_env_t;
 
 /** Abort the job if st is an error: prints what, tern_strerror and

@@ -13,8 +13,8 @@
  */
 #include "config.h"
 
-#include "bench/tern_bench_internal.h"
 #include "bench/bench_util_internal.h"
+#include "bench/tern_bench_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,10 +123,17 @@ static void tb_bibw_round(const tb_env_t *env, size_t size)
 static void tb_round(const tb_env_t *env, tb_test_t test, size_t size)
 {
     switch (test) {
-    case TB_TEST_LAT: tb_lat_round(env, size); break;
-    case TB_TEST_BW: tb_bw_round(env, size); break;
-    case TB_TEST_BIBW: tb_bibw_round(env, size); break;
-    case TB_TEST_COUNT: break;
+    case TB_TEST_LAT:
+        tb_lat_round(env, size);
+        break;
+    case TB_TEST_BW:
+        tb_bw_round(env, size);
+        break;
+    case TB_TEST_BIBW:
+        tb_bibw_round(env, size);
+        break;
+    case TB_TEST_COUNT:
+        break;
     }
 }
 
