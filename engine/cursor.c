@@ -1,15 +1,19 @@
 #include "engine/cursor.h"
 
-size_t tern_cursor_unpack(tern_cursor_t *c, const void *src, size_t len)
+#include <stdbool.h>
+
+/* Move up to len bytes between buf and the cursor's iovec, in either direction. */
+static size_t cursor_copy(tern_cursor_t *c, void *buf, size_t len, bool into_iov)
 {
-    const char *s = src;
+    char *b = buf;
     size_t done = 0;
     while (done < len && c->idx < c->iovcnt) {
         const struct iovec *v = &c->iov[c->idx];
         size_t room = v->iov_len - c->off;
         size_t n = len - done < room ? len - done : room;
+        char *at = (char *)v->iov_base + c->off;
         if (n)
-            memcpy((char *)v->iov_base + c->off, s + done, n);
+            memcpy(into_iov ? at : b + done, into_iov ? b + done : at, n);
         done += n;
         c->off += n;
         if (c->off == v->iov_len) {
@@ -21,23 +25,12 @@ size_t tern_cursor_unpack(tern_cursor_t *c, const void *src, size_t len)
     return done;
 }
 
+size_t tern_cursor_unpack(tern_cursor_t *c, const void *src, size_t len)
+{
+    return cursor_copy(c, (void *)src, len, true);
+}
+
 size_t tern_cursor_pack(tern_cursor_t *c, void *dst, size_t len)
 {
-    char *d = dst;
-    size_t done = 0;
-    while (done < len && c->idx < c->iovcnt) {
-        const struct iovec *v = &c->iov[c->idx];
-        size_t room = v->iov_len - c->off;
-        size_t n = len - done < room ? len - done : room;
-        if (n)
-            memcpy(d + done, (const char *)v->iov_base + c->off, n);
-        done += n;
-        c->off += n;
-        if (c->off == v->iov_len) {
-            c->idx++;
-            c->off = 0;
-        }
-    }
-    c->pos += done;
-    return done;
+    return cursor_copy(c, dst, len, false);
 }

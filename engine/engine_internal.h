@@ -166,6 +166,14 @@ tern_request_t *tern_request_alloc(tern_worker_t *w, int kind);
 void tern_request_release(tern_request_t *req);
 void tern_request_complete(tern_request_t *req, tern_status_t status);
 
+/* A malloc'd copy of a user iovec (the caller's array need not outlive the
+ * call); NULL with the error recorded. */
+struct iovec *tern_iov_dup(const struct iovec *iov, int iovcnt);
+
+/* Point req's cursor at the data: the owned iovec copy, or else iov[0]. */
+void tern_request_bind_buffer(tern_request_t *req, const struct iovec *iov, int iovcnt,
+                              struct iovec *owned);
+
 /* Give req an id the peer can name it by (rendezvous); lookup validates. */
 uint64_t tern_request_register(tern_request_t *req);
 tern_request_t *tern_request_lookup(tern_worker_t *w, uint64_t id);

@@ -29,6 +29,16 @@ static void start_payload(tern_vc_t *vc, tern_request_t *rreq, size_t len)
     vc->rx.state = TERN_RX_PAYLOAD;
 }
 
+/* Record on r which message it holds (from vc, described by hdr). */
+static void bind_message(tern_request_t *r, tern_vc_t *vc, const tern_pkt_hdr_t *hdr)
+{
+    r->vc = vc;
+    r->peer = vc->rank;
+    r->tag = hdr->tag;
+    r->space = hdr->space;
+    r->msg_len = hdr->len;
+}
+
 static tern_status_t handle_eager(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const uint8_t *cookie)
 {
     tern_worker_t *w = vc->worker;
@@ -49,11 +59,7 @@ static tern_status_t handle_eager(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, cons
         r->flags |= TERN_REQF_UNEXP;
         tern_list_push_tail(&w->unexpected, &r->link);
     }
-    r->vc = vc;
-    r->peer = vc->rank;
-    r->tag = hdr->tag;
-    r->space = hdr->space;
-    r->msg_len = hdr->len;
+    bind_message(r, vc, hdr);
     if (hdr->len == 0) {
         r->flags |= TERN_REQF_DATA_DONE;
         if (!(r->flags & TERN_REQF_UNEXP))
@@ -85,11 +91,7 @@ static tern_status_t handle_rts(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const 
         }
         tern_list_push_tail(&w->unexpected, &r->link);
     }
-    r->vc = vc;
-    r->peer = vc->rank;
-    r->tag = hdr->tag;
-    r->space = hdr->space;
-    r->msg_len = hdr->len;
+    bind_message(r, vc, hdr);
     r->remote_id = hdr->sreq;
     if (matched)
         return tern_lmt_recv_matched(r, cookie, hdr->cookie_len);

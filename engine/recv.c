@@ -62,6 +62,9 @@ static tern_status_t post_recv(tern_worker_t *w, const struct iovec *iov, int io
                                tern_request_t **req)
 {
     *req = NULL;
+    struct iovec *owned = NULL; /* copied before matching: nothing to undo after */
+    if (!contig && (owned = tern_iov_dup(iov, iovcnt)) == NULL)
+        return TERN_ERR_NO_MEMORY;
     tern_request_t *u = tern_match_unexpected(w, src, tag, space);
 
     if (u != NULL && (u->flags & TERN_REQF_DATA_DONE)) {
@@ -73,32 +76,24 @@ static tern_status_t post_recv(tern_worker_t *w, const struct iovec *iov, int io
         tern_status_t st = truncation_status(u);
         fill_info(info, u, st);
         tern_request_release(u);
+        free(owned);
         return st;
     }
 
     tern_request_t *r = u;
     if (r == NULL) {
         r = tern_request_alloc(w, TERN_REQ_RECV);
-        if (r == NULL)
+        if (r == NULL) {
+            free(owned);
             return TERN_ERR_NO_MEMORY;
+        }
         r->peer = src;
         r->tag = tag;
     }
     r->match_src = src;
     r->match_tag = tag;
     r->space = space;
-    if (contig) {
-        r->iov1 = iov[0];
-        tern_cursor_init(&r->cur, &r->iov1, 1);
-    } else {
-        r->iov_copy = malloc(sizeof(*iov) * (size_t)(iovcnt ? iovcnt : 1));
-        if (r->iov_copy == NULL) {
-            tern_request_release(r);
-            return tern_error(TERN_ERR_NO_MEMORY, "copy of a %d-entry iovec", iovcnt);
-        }
-        memcpy(r->iov_copy, iov, sizeof(*iov) * (size_t)iovcnt);
-        tern_cursor_init(&r->cur, r->iov_copy, iovcnt);
-    }
+    tern_request_bind_buffer(r, iov, iovcnt, owned);
     r->flags |= TERN_REQF_USER;
 
     if (u == NULL) {

@@ -78,6 +78,29 @@ void tern_request_complete(tern_request_t *r, tern_status_t status)
         tern_request_release(r);
 }
 
+struct iovec *tern_iov_dup(const struct iovec *iov, int iovcnt)
+{
+    struct iovec *copy = malloc(sizeof(*iov) * (size_t)(iovcnt ? iovcnt : 1));
+    if (copy == NULL) {
+        tern_error(TERN_ERR_NO_MEMORY, "copy of a %d-entry iovec", iovcnt);
+        return NULL;
+    }
+    memcpy(copy, iov, sizeof(*iov) * (size_t)iovcnt);
+    return copy;
+}
+
+void tern_request_bind_buffer(tern_request_t *r, const struct iovec *iov, int iovcnt,
+                              struct iovec *owned)
+{
+    if (owned != NULL) {
+        r->iov_copy = owned;
+        tern_cursor_init(&r->cur, owned, iovcnt);
+    } else {
+        r->iov1 = iov[0];
+        tern_cursor_init(&r->cur, &r->iov1, 1);
+    }
+}
+
 uint64_t tern_request_register(tern_request_t *r)
 {
     tern_worker_t *w = r->worker;

@@ -72,26 +72,20 @@ static tern_status_t do_send(tern_worker_t *w, const struct iovec *iov, int iovc
         }
     }
 
-    tern_request_t *s = tern_request_alloc(w, TERN_REQ_SEND);
-    if (s == NULL)
+    struct iovec *owned = NULL;
+    if (!contig && (owned = tern_iov_dup(iov, iovcnt)) == NULL)
         return TERN_ERR_NO_MEMORY;
+    tern_request_t *s = tern_request_alloc(w, TERN_REQ_SEND);
+    if (s == NULL) {
+        free(owned);
+        return TERN_ERR_NO_MEMORY;
+    }
     s->vc = vc;
     s->peer = dest;
     s->tag = tag;
     s->space = space;
     s->msg_len = len;
-    if (contig) {
-        s->iov1 = iov[0];
-        tern_cursor_init(&s->cur, &s->iov1, 1);
-    } else {
-        s->iov_copy = malloc(sizeof(*iov) * (size_t)(iovcnt ? iovcnt : 1));
-        if (s->iov_copy == NULL) {
-            tern_request_release(s);
-            return tern_error(TERN_ERR_NO_MEMORY, "copy of a %d-entry iovec", iovcnt);
-        }
-        memcpy(s->iov_copy, iov, sizeof(*iov) * (size_t)iovcnt);
-        tern_cursor_init(&s->cur, s->iov_copy, iovcnt);
-    }
+    tern_request_bind_buffer(s, iov, iovcnt, owned);
     /* USER before handing it over: completion must not recycle it. */
     s->flags |= TERN_REQF_USER;
 
