@@ -18,7 +18,7 @@
 #include "engine/match.h"
 #include "engine/netmod.h"
 
-static void worker_init(tern_worker_t *w, tern_context_t *ctx)
+void tern_worker_init(tern_worker_t *w, tern_context_t *ctx)
 {
     memset(w, 0, sizeof(*w));
     w->ctx = ctx;
@@ -81,7 +81,7 @@ tern_status_t tern_init(tern_context_t **out)
         goto err_free;
     ctx->rank = (int)ctx->pmix.rank;
     ctx->size = (int)ctx->pmix.size;
-    worker_init(&ctx->worker, ctx);
+    tern_worker_init(&ctx->worker, ctx);
     ctx->vcs = calloc((size_t)ctx->size, sizeof(*ctx->vcs));
     if (ctx->vcs == NULL) {
         st = tern_error(TERN_ERR_NO_MEMORY, "%d VCs", ctx->size);

@@ -156,6 +156,9 @@ struct tern_context {
 
 /* ---- engine services for netmods ---------------------------------------- */
 
+/* Initialise a worker of ctx (queues, pool, local doorbell). */
+void tern_worker_init(tern_worker_t *w, tern_context_t *ctx);
+
 /* Feed received stream bytes of vc to the engine (any fragmenting). */
 tern_status_t tern_handle_pkt(tern_vc_t *vc, const void *buf, size_t len);
 

@@ -1,0 +1,194 @@
+/*
+ * Unit test of the engine's stream parser (tern_handle_pkt) without a job:
+ * a context with two ranks whose VC to rank 1 uses a capturing netmod.
+ * Packets are fed in every fragmenting (byte by byte, header split, several
+ * packets in one buffer), and malformed streams must fail the VC with
+ * TERN_ERR_MALFORMED and complete the receives that depended on it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine_internal.h"
+#include "engine/match.h"
+#include "engine/netmod.h"
+
+static int failures;
+#define EXPECT(cond, ...)                                                        \
+    do {                                                                         \
+        if (!(cond)) {                                                           \
+            failures++;                                                          \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);      \
+            fprintf(stderr, __VA_ARGS__);                                        \
+            fputc('\n', stderr);                                                 \
+        }                                                                        \
+    } while (0)
+
+/* capturing netmod: remembers the last control packet sent */
+static tern_pkt_hdr_t last_sent;
+static int sent_count;
+static tern_status_t cap_istart(tern_vc_t *vc, const void *hdr, size_t hdrlen, const void *data,
+                                size_t len, tern_request_t **sreq)
+{
+    memcpy(&last_sent, hdr, sizeof(last_sent));
+    sent_count++;
+    *sreq = NULL;
+    return TERN_OK;
+}
+static tern_netmod_ops_t cap_ops = {.size = sizeof(tern_netmod_ops_t), .name = "capture",
+                                    .istart_contig_msg = cap_istart};
+
+static tern_context_t ctx;
+
+static void setup(void)
+{
+    static tern_vc_t vcs[2];
+    memset(&ctx, 0, sizeof(ctx));
+    memset(vcs, 0, sizeof(vcs));
+    tern_netmod_fill_defaults(&cap_ops);
+    if (tern_config_load(&ctx.cfg) != TERN_OK)
+        abort();
+    ctx.rank = 0;
+    ctx.size = 2;
+    ctx.vcs = vcs;
+    tern_worker_init(&ctx.worker, &ctx);
+    for (int r = 0; r < 2; r++) {
+        vcs[r].rank = r;
+        vcs[r].worker = &ctx.worker;
+        vcs[r].nm = &cap_ops;
+        vcs[r].eager_limit = ctx.cfg.eager_limit;
+        tern_list_init(&vcs[r].lmt_wait);
+    }
+}
+
+static void teardown(void) { tern_worker_pool_destroy(&ctx.worker); }
+
+/* Append an eager packet with payload of len bytes of `fillc` + index. */
+static size_t put_eager(uint8_t *out, int tag, size_t len, uint8_t seed)
+{
+    tern_pkt_hdr_t h = {.type = TERN_PKT_EAGER, .tag = tag, .len = len};
+    memcpy(out, &h, sizeof(h));
+    for (size_t i = 0; i < len; i++)
+        out[sizeof(h) + i] = (uint8_t)(seed + i * 7);
+    return sizeof(h) + len;
+}
+
+static int check_payload(const uint8_t *b, size_t len, uint8_t seed)
+{
+    for (size_t i = 0; i < len; i++)
+        if (b[i] != (uint8_t)(seed + i * 7))
+            return 0;
+    return 1;
+}
+
+/* Feed buf to vc 1 in pieces of `step` (0: pseudo-random 1..97). */
+static tern_status_t feed(const uint8_t *buf, size_t len, size_t step)
+{
+    unsigned x = 12345;
+    for (size_t off = 0; off < len;) {
+        size_t n = step;
+        if (step == 0) {
+            x = x * 1103515245u + 12345u;
+            n = 1 + (x >> 16) % 97;
+        }
+        if (n > len - off)
+            n = len - off;
+        tern_status_t st = tern_handle_pkt(&ctx.vcs[1], buf + off, n);
+        if (st != TERN_OK)
+            return st;
+        off += n;
+    }
+    return TERN_OK;
+}
+
+static void test_fragments(size_t step)
+{
+    setup();
+    tern_worker_t *w = &ctx.worker;
+    static uint8_t stream[1 << 16];
+    const size_t lens[] = {0, 1, 39, 40, 41, 300, 5000};
+    size_t n = 0;
+    for (int k = 0; k < 7; k++)
+        n += put_eager(stream + n, k, lens[k], (uint8_t)(k * 31));
+    /* receives for even tags posted first; odd tags arrive unexpected */
+    uint8_t bufs[7][6000];
+    tern_request_t *reqs[7] = {0};
+    for (int k = 0; k < 7; k += 2)
+        EXPECT(tern_irecv(w, bufs[k], sizeof(bufs[k]), 1, k, 0, NULL, &reqs[k]) == TERN_INPROGRESS,
+               "post %d", k);
+    EXPECT(feed(stream, n, step) == TERN_OK, "feed step %zu: %s", step, tern_last_error());
+    for (int k = 0; k < 7; k++) {
+        tern_recv_info_t info = {0};
+        tern_status_t st;
+        if (k % 2 == 0) {
+            st = tern_test(w, reqs[k], &info);
+        } else {
+            tern_request_t *r = NULL;
+            st = tern_irecv(w, bufs[k], sizeof(bufs[k]), 1, k, 0, &info, &r);
+        }
+        EXPECT(st == TERN_OK, "step %zu tag %d: %s", step, k, tern_strerror(st));
+        EXPECT(info.length == lens[k] && info.source == 1 && info.tag == k,
+               "step %zu tag %d info", step, k);
+        EXPECT(check_payload(bufs[k], lens[k], (uint8_t)(k * 31)), "step %zu tag %d data", step, k);
+    }
+    /* rendezvous in the null mode: RTS -> our CTS -> DATA in fragments */
+    uint8_t big[20000], data[sizeof(tern_pkt_hdr_t) + sizeof(big)];
+    tern_request_t *r;
+    EXPECT(tern_irecv(w, big, sizeof(big), 1, 50, 0, NULL, &r) == TERN_INPROGRESS, "post rndv");
+    tern_pkt_hdr_t rts = {.type = TERN_PKT_RTS, .tag = 50, .len = sizeof(big), .sreq = 0x77};
+    sent_count = 0;
+    EXPECT(feed((const uint8_t *)&rts, sizeof(rts), step) == TERN_OK, "RTS");
+    EXPECT(sent_count == 1 && last_sent.type == TERN_PKT_CTS && last_sent.sreq == 0x77 &&
+               last_sent.rreq != 0, "CTS answered (count %d type %u)", sent_count, last_sent.type);
+    tern_pkt_hdr_t d = {.type = TERN_PKT_DATA, .len = sizeof(big), .rreq = last_sent.rreq};
+    memcpy(data, &d, sizeof(d));
+    for (size_t i = 0; i < sizeof(big); i++)
+        data[sizeof(d) + i] = (uint8_t)(9 + i * 7);
+    EXPECT(feed(data, sizeof(data), step) == TERN_OK, "DATA");
+    EXPECT(tern_test(w, r, NULL) == TERN_OK, "rendezvous receive completed");
+    EXPECT(check_payload(big, sizeof(big), 9), "rendezvous data");
+    teardown();
+}
+
+/* Each malformed header fails the VC and the receive waiting on it. */
+static void test_malformed(const char *what, tern_pkt_hdr_t h)
+{
+    setup();
+    tern_worker_t *w = &ctx.worker;
+    char buf[8];
+    tern_request_t *r;
+    EXPECT(tern_irecv(w, buf, sizeof(buf), 1, 0, 0, NULL, &r) == TERN_INPROGRESS, "post");
+    uint8_t pkt[sizeof(h) + 300];
+    memset(pkt, 0, sizeof(pkt));
+    memcpy(pkt, &h, sizeof(h));
+    tern_status_t st = feed(pkt, sizeof(pkt), 0);
+    EXPECT(st == TERN_ERR_MALFORMED, "%s: feed returned %s", what, tern_strerror(st));
+    EXPECT(ctx.vcs[1].state == TERN_VC_FAILED, "%s: VC not failed", what);
+    EXPECT(strstr(tern_last_error(), "rank 1") != NULL, "%s: message %s", what,
+           tern_last_error());
+    tern_recv_info_t info;
+    st = tern_test(w, r, &info);
+    EXPECT(st == TERN_ERR_MALFORMED, "%s: waiting receive got %s", what, tern_strerror(st));
+    char b2[4];
+    EXPECT(tern_irecv(w, b2, 4, 1, 0, 0, NULL, &r) == TERN_ERR_MALFORMED,
+           "%s: later receive from the failed VC", what);
+    teardown();
+}
+
+int main(void)
+{
+    const size_t steps[] = {1, 3, 39, 40, 41, 64, 1000, 0, 1 << 20};
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
+        test_fragments(steps[i]);
+    test_malformed("unknown type", (tern_pkt_hdr_t){.type = 99});
+    test_malformed("type zero", (tern_pkt_hdr_t){.type = 0});
+    test_malformed("nonzero flags", (tern_pkt_hdr_t){.type = TERN_PKT_EAGER, .flags = 1});
+    test_malformed("huge eager", (tern_pkt_hdr_t){.type = TERN_PKT_EAGER, .len = 1ull << 40});
+    test_malformed("negative tag", (tern_pkt_hdr_t){.type = TERN_PKT_EAGER, .tag = -4});
+    test_malformed("cookie too long", (tern_pkt_hdr_t){.type = TERN_PKT_RTS, .cookie_len = 4096});
+    test_malformed("CTS for no request", (tern_pkt_hdr_t){.type = TERN_PKT_CTS, .sreq = 0x500000001ull, .rreq = 1});
+    test_malformed("DATA for no request", (tern_pkt_hdr_t){.type = TERN_PKT_DATA, .len = 5, .rreq = 42});
+    test_malformed("DONE without LMT", (tern_pkt_hdr_t){.type = TERN_PKT_DONE, .sreq = 7});
+    printf("%s parser_test (%d failures)\n", failures ? "FAIL" : "PASS", failures);
+    return failures ? 1 : 0;
+}
