@@ -16,8 +16,10 @@
 const tern_config_entry_t tern_config_table[] = {
     {"TERN_EAGER_LIMIT", "largest payload sent eagerly; larger messages use rendezvous (LMT)",
      OFF(eager_limit), 16 * KiB, 0, 1 * MiB, 0},
-    {"TERN_SHM_FBOX_SIZE", "shm fastbox bytes per peer pair (header included)",
-     OFF(shm_fbox_size), 4 * KiB, 128, 64 * KiB, TERN_CFG_POW2},
+    {"TERN_SHM_FBOX_SIZE", "shm fastbox slot bytes (16-byte header included)",
+     OFF(shm_fbox_size), 512, 128, 64 * KiB, TERN_CFG_POW2},
+    {"TERN_SHM_NUM_FBOX", "shm fastbox slots per peer pair",
+     OFF(shm_num_fbox), 64, 1, 4096, TERN_CFG_POW2},
     {"TERN_SHM_CELL_SIZE", "shm cell bytes (header included)",
      OFF(shm_cell_size), 16 * KiB, 256, 1 * MiB, TERN_CFG_POW2},
     {"TERN_SHM_NUM_CELLS", "shm cells per peer pair",

@@ -16,7 +16,8 @@ enum tern_wait_mode { TERN_WAIT_SPIN = 0, TERN_WAIT_YIELD = 1, TERN_WAIT_BLOCK =
 
 typedef struct tern_config {
     uint64_t eager_limit;      /* TERN_EAGER_LIMIT: largest eager payload */
-    uint64_t shm_fbox_size;    /* TERN_SHM_FBOX_SIZE: fastbox bytes per peer */
+    uint64_t shm_fbox_size;    /* TERN_SHM_FBOX_SIZE: bytes per fastbox slot */
+    uint64_t shm_num_fbox;     /* TERN_SHM_NUM_FBOX: fastbox slots per peer (power of 2) */
     uint64_t shm_cell_size;    /* TERN_SHM_CELL_SIZE: cell bytes */
     uint64_t shm_num_cells;    /* TERN_SHM_NUM_CELLS: cells per peer (power of 2) */
     uint64_t shm_chunk_size;   /* TERN_SHM_COPY_CHUNK: cooperative LMT chunk */

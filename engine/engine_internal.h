@@ -151,6 +151,8 @@ struct tern_context {
     tern_worker_t worker;
     tern_netmod_inst_t netmods[TERN_MAX_NETMODS];
     int num_netmods;
+    tern_netmod_inst_t pollers[TERN_MAX_NETMODS]; /* netmods that have a poll op */
+    int num_pollers;
     bool finalizing;
 };
 

@@ -158,10 +158,46 @@ static size_t feed_payload(tern_vc_t *vc, const uint8_t *p, size_t len)
     return n;
 }
 
+/*
+ * Fast path: buf is exactly one whole eager packet and a posted receive with
+ * a contiguous buffer takes it — the common case of small messages.  Returns
+ * false (having done nothing) when anything else applies.
+ */
+static inline bool eager_fast(tern_vc_t *vc, const uint8_t *p, size_t len)
+{
+    tern_pkt_hdr_t h;
+    memcpy(&h, p, TERN_PKT_HDR_SIZE);
+    if (h.type != TERN_PKT_EAGER || h.flags != 0 || h.reserved != 0 || h.cookie_len != 0 ||
+        h.tag < 0 || h.len != len - TERN_PKT_HDR_SIZE)
+        return false;
+    tern_worker_t *w = vc->worker;
+    if (tern_list_empty(&w->posted))
+        return false;
+    tern_request_t *r = TERN_CONTAINER_OF(w->posted.next, tern_request_t, link);
+    /* only the head of the posted queue: a deeper match takes the slow path */
+    if (r->space != h.space || (r->match_src != TERN_ANY_SOURCE && r->match_src != vc->rank) ||
+        (r->match_tag != TERN_ANY_TAG && r->match_tag != h.tag) || r->cur.iovcnt != 1)
+        return false;
+    tern_list_del(&r->link);
+    r->flags &= ~(uint32_t)TERN_REQF_POSTED;
+    bind_message(r, vc, &h);
+    size_t n = h.len < r->cur.total ? h.len : r->cur.total; /* never past the buffer */
+    if (n)
+        memcpy(r->cur.iov[0].iov_base, p + TERN_PKT_HDR_SIZE, n);
+    r->cur.pos = n;
+    r->flags |= TERN_REQF_DATA_DONE;
+    tern_recv_data_complete(r);
+    return true;
+}
+
 tern_status_t tern_handle_pkt(tern_vc_t *vc, const void *buf, size_t len)
 {
     const uint8_t *p = buf;
     tern_vc_rx_t *rx = &vc->rx;
+
+    if (rx->state == TERN_RX_HDR && rx->have == 0 && len >= TERN_PKT_HDR_SIZE &&
+        TERN_LIKELY(vc->state != TERN_VC_FAILED) && eager_fast(vc, p, len))
+        return TERN_OK;
 
     while (len > 0) {
         if (vc->state == TERN_VC_FAILED)

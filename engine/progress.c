@@ -37,15 +37,6 @@ uint64_t tern_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield" ::: "memory");
-#endif
-}
-
 static void health_check(tern_worker_t *w)
 {
     uint64_t now = tern_now_ns();
@@ -62,8 +53,8 @@ unsigned tern_progress(tern_worker_t *w)
 {
     tern_context_t *ctx = w->ctx;
     unsigned n = 0;
-    for (int i = 0; i < ctx->num_netmods; i++)
-        n += ctx->netmods[i].ops->poll(ctx->netmods[i].state, TERN_POLL_ALL);
+    for (int i = 0; i < ctx->num_pollers; i++)
+        n += ctx->pollers[i].ops->poll(ctx->pollers[i].state, TERN_POLL_ALL);
     if (n != 0) {
         w->idle_polls = 0;
     } else if ((++w->idle_polls & 1023u) == 0) {
@@ -81,10 +72,8 @@ static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct tim
 static void idle_step(tern_worker_t *w, uint64_t deadline_ns)
 {
     const tern_config_t *cfg = &w->ctx->cfg;
-    if (cfg->wait_mode == TERN_WAIT_SPIN || w->idle_polls < cfg->spin_count) {
-        cpu_relax();
-        return;
-    }
+    if (cfg->wait_mode == TERN_WAIT_SPIN || w->idle_polls < cfg->spin_count)
+        return; /* spin phase: poll again at once (no pause: it delays arrivals) */
     if (cfg->wait_mode == TERN_WAIT_YIELD) {
         sched_yield();
         return;
@@ -159,7 +148,7 @@ tern_status_t tern_wait(tern_worker_t *w, tern_request_t *req, tern_recv_info_t 
     if (req == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_wait: NULL request");
     while (!(req->flags & TERN_REQF_COMPLETE)) {
-        if (tern_progress(w) == 0)
+        if (tern_progress(w) == 0 && w->idle_polls >= w->ctx->cfg.spin_count)
             idle_step(w, UINT64_MAX);
     }
     return reap(req, info);

@@ -38,12 +38,28 @@ tern_request_t *tern_request_alloc(tern_worker_t *w, int kind)
         return NULL;
     }
     tern_request_t *r = TERN_CONTAINER_OF(tern_list_pop_head(&w->free_reqs), tern_request_t, link);
-    memset(r, 0, sizeof(*r));
+    /* Field by field: the netmod area is the netmod's to initialise when it
+     * takes the request, and the cursor/iov1 are set by whoever binds a
+     * buffer, so there is no 270-byte memset per message. */
     tern_list_init(&r->link);
     tern_list_init(&r->vc_link);
     r->worker = w;
     r->kind = (uint8_t)kind;
+    r->flags = 0;
     r->status = TERN_INPROGRESS;
+    r->match_src = r->match_tag = 0;
+    r->space = 0;
+    r->peer = r->tag = 0;
+    r->msg_len = 0;
+    r->cur.iov = NULL;
+    r->cur.iovcnt = r->cur.idx = 0;
+    r->cur.off = r->cur.total = r->cur.pos = 0;
+    r->iov_copy = NULL;
+    r->vc = NULL;
+    r->remote_id = 0;
+    r->tmpbuf = NULL;
+    r->tmp_have = 0;
+    r->on_data_avail = NULL;
     return r;
 }
 

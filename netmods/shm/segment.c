@@ -25,6 +25,7 @@ static void layout(tern_shm_seg_hdr_t *h, const tern_config_t *cfg, uint32_t nlo
     h->version = TERN_SHM_VERSION;
     h->nlocal = nlocal;
     h->fbox_size = (uint32_t)cfg->shm_fbox_size;
+    h->num_fbox = (uint32_t)cfg->shm_num_fbox;
     h->cell_size = (uint32_t)cfg->shm_cell_size;
     h->num_cells = (uint32_t)cfg->shm_num_cells;
     h->chunk_size = (uint32_t)cfg->shm_chunk_size;
@@ -33,8 +34,9 @@ static void layout(tern_shm_seg_hdr_t *h, const tern_config_t *cfg, uint32_t nlo
     h->off_doorbells = TERN_CACHE_LINE * 2;
     h->off_pairs = align_up(h->off_doorbells + (uint64_t)nlocal * sizeof(tern_shm_doorbell_t),
                             TERN_SHM_ALIGN);
-    h->pair_off_ring = align_up(h->fbox_size, TERN_CACHE_LINE);
-    h->pair_off_cells = align_up(h->pair_off_ring + sizeof(tern_shm_ring_ctl_t), TERN_CACHE_LINE);
+    h->pair_off_fbox = sizeof(tern_shm_cons_ctl_t);
+    h->pair_off_cells = align_up(h->pair_off_fbox + (uint64_t)h->num_fbox * h->fbox_size,
+                                 TERN_CACHE_LINE);
     h->pair_off_copy = align_up(h->pair_off_cells + (uint64_t)h->num_cells * h->cell_size,
                                 TERN_CACHE_LINE);
     h->pair_size = align_up(h->pair_off_copy + (uint64_t)h->num_chunks *
@@ -48,7 +50,8 @@ static tern_status_t validate(const tern_shm_seg_hdr_t *h, size_t mapped, uint32
                               const char *name)
 {
     tern_shm_seg_hdr_t want;
-    tern_config_t cfg = {.shm_fbox_size = h->fbox_size, .shm_cell_size = h->cell_size,
+    tern_config_t cfg = {.shm_fbox_size = h->fbox_size, .shm_num_fbox = h->num_fbox,
+                         .shm_cell_size = h->cell_size,
                          .shm_num_cells = h->num_cells, .shm_chunk_size = h->chunk_size,
                          .shm_num_chunks = h->num_chunks, .wait_mode = h->wait_mode};
     if (h->magic != TERN_SHM_MAGIC || h->version != TERN_SHM_VERSION)
@@ -56,6 +59,8 @@ static tern_status_t validate(const tern_shm_seg_hdr_t *h, size_t mapped, uint32
                           "shm segment %s: magic %#" PRIx64 " version %u (expected version %u)",
                           name, h->magic, h->version, TERN_SHM_VERSION);
     if (h->nlocal != nlocal || h->total_size != mapped || (h->num_cells & (h->num_cells - 1)) ||
+        h->num_fbox == 0 || (h->num_fbox & (h->num_fbox - 1)) || h->num_cells == 0 ||
+        h->num_chunks == 0 ||
         (h->num_chunks & (h->num_chunks - 1)) || h->fbox_size < 128 || h->cell_size < 128 ||
         h->wait_mode > TERN_WAIT_BLOCK)
         return tern_error(TERN_ERR_MALFORMED,
@@ -188,8 +193,8 @@ void tern_shm_chan_bind(tern_shm_t *s, tern_shm_chan_t *c, int reader, int write
     uint8_t *pair = s->base + h->off_pairs +
                     ((uint64_t)reader * (uint64_t)s->nlocal + (uint64_t)writer) * h->pair_size;
     memset(c, 0, sizeof(*c));
-    c->fbox = (tern_shm_unit_hdr_t *)(void *)pair;
-    c->ring = (tern_shm_ring_ctl_t *)(void *)(pair + h->pair_off_ring);
+    c->ctl = (tern_shm_cons_ctl_t *)(void *)pair;
+    c->fbox = pair + h->pair_off_fbox;
     c->cells = pair + h->pair_off_cells;
     c->copy = pair + h->pair_off_copy;
 }

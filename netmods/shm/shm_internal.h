@@ -7,13 +7,15 @@
 
 /* One direction of a pair, resolved to pointers in this process's mapping. */
 typedef struct tern_shm_chan {
-    tern_shm_unit_hdr_t *fbox;
-    tern_shm_ring_ctl_t *ring;
+    tern_shm_cons_ctl_t *ctl; /* the reader's consumer indices */
+    uint8_t *fbox;
     uint8_t *cells;
     uint8_t *copy;
     uint32_t seq;             /* next unit sequence number */
-    uint32_t idx;             /* private ring index (tail for tx, head for rx) */
-    uint32_t other_cache;     /* last seen other index (head for tx, tail for rx) */
+    uint32_t fb_idx;          /* next fastbox slot index (free-running) */
+    uint32_t cell_idx;        /* next cell index (free-running) */
+    uint32_t fb_head;         /* tx: last seen reader fbox_head; rx: last published */
+    uint32_t cell_head;       /* tx: last seen reader cell_head; rx: last published */
     uint32_t chunk;           /* next copy-buffer chunk */
 } tern_shm_chan_t;
 
@@ -37,7 +39,8 @@ typedef struct tern_shm {
     uint8_t *base;
     size_t size;
     const tern_shm_seg_hdr_t *hdr;
-    uint32_t fbox_cap, cell_cap, cell_mask, chunk_mask;
+    uint32_t fbox_size, cell_size, num_fbox, num_cells;
+    uint32_t fbox_cap, cell_cap, fbox_mask, cell_mask, chunk_mask;
     bool ring_doorbells;      /* segment wait mode is BLOCK */
     tern_shm_vc_t *vcs;       /* by local index; [my_idx] unused */
     int nactive;              /* VCs not failed/closed */
@@ -62,6 +65,21 @@ void tern_shm_ring_doorbell(tern_shm_t *s, tern_shm_vc_t *v);
 
 /* shm_recv.c */
 unsigned tern_shm_poll_recv(tern_shm_t *s, tern_shm_vc_t *v, unsigned budget);
+
+/* Cheap idle check of the two rings' next slots (relaxed: poll_recv does
+ * the acquire).  A stamp of index + 1 means a unit is there. */
+static inline bool tern_shm_rx_ready(const tern_shm_t *s, tern_shm_vc_t *v)
+{
+    const tern_shm_chan_t *c = &v->rx;
+    const tern_shm_unit_hdr_t *fb = (const tern_shm_unit_hdr_t *)(const void *)(
+        c->fbox + (size_t)(c->fb_idx & s->fbox_mask) * s->fbox_size);
+    const tern_shm_unit_hdr_t *cell = (const tern_shm_unit_hdr_t *)(const void *)(
+        c->cells + (size_t)(c->cell_idx & s->cell_mask) * s->cell_size);
+    return atomic_load_explicit(&((tern_shm_unit_hdr_t *)fb)->stamp, memory_order_relaxed) ==
+               c->fb_idx + 1 ||
+           atomic_load_explicit(&((tern_shm_unit_hdr_t *)cell)->stamp, memory_order_relaxed) ==
+               c->cell_idx + 1;
+}
 
 /* shm_lmt.c */
 tern_status_t tern_shm_lmt_start_recv(tern_vc_t *vc, tern_request_t *rreq, const void *cookie,

@@ -8,26 +8,36 @@
  *   [pair region x nlocal*nlocal, pair_size each, 4 KiB aligned]
  *
  * Pair region (s -> r) at off_pairs + (r * nlocal + s) * pair_size, i.e.
- * grouped by reader ("r's inbox"):
- *   +0               fastbox: unit_hdr + (fbox_size - 16) bytes
- *   +pair_off_ring   ring_ctl (producer line, guard line, consumer line)
+ * grouped by reader ("r's inbox", placed on r's NUMA node):
+ *   +0               cons_ctl: the reader's consumer indices (+ guard line)
+ *   +pair_off_fbox   num_fbox fastbox slots of fbox_size: unit_hdr + data
  *   +pair_off_cells  num_cells cells of cell_size: unit_hdr + data
  *   +pair_off_copy   num_chunks x (chunk_hdr 64 B + chunk_size data):
  *                    the cooperative LMT copy buffer
  *
- * Eager units (a fastbox fill or one ring cell) carry consecutive sequence
- * numbers per pair, so the reader takes them in order from whichever
- * channel holds the next one.
+ * Fastbox slots and cells are two SPSC rings of stamped slots.  The writer
+ * fills slot i of a ring (index i free-running) and then stamps it with
+ * i + 1; the reader polls the stamp of its next slot and never writes a
+ * slot, so a message costs the one cache-line transfer the writer's store
+ * causes (no line bounces back for a "consumed" flag).  The reader
+ * publishes how far it has consumed in cons_ctl, on its own line, once per
+ * poll batch; the writer reads it only when its cached copy says the ring
+ * is full.  A stale slot holds stamp i + 1 - n (n = ring size), never the
+ * expected i + 1, so no lap confusion is possible with 32-bit indices.
+ *
+ * Eager units (one fastbox slot or one cell) carry consecutive sequence
+ * numbers per pair, so the reader takes them in order from whichever ring
+ * holds the next one: small packets go to the fastbox ring, larger ones
+ * are cut into cells.
  *
  * Memory ordering — each pairing is labelled where it is used:
- *   R1/A1  producer writes a cell, then store-release ring tail;
- *          consumer load-acquire tail, then reads the cell.
- *   R2/A2  consumer finishes reading a cell, then store-release ring head;
- *          producer load-acquire head before reusing the cell.
- *   R3/A3  fastbox: writer fills it, store-release full=1; reader
- *          load-acquire full, reads, store-release full=0; writer
- *          load-acquire full==0 before refilling.
- *   R4/A4  copy chunk: same as the fastbox with len != 0 as "full".
+ *   R1/A1  writer fills a slot, then store-release its stamp;
+ *          reader load-acquire the stamp, then reads the slot.
+ *   R2/A2  reader finishes reading slots, then store-release its consumer
+ *          index; writer load-acquire the index before reusing those slots.
+ *   R4/A4  copy chunk: writer fills, store-release len != 0; reader
+ *          load-acquire len, copies out, store-release len = 0; writer
+ *          load-acquire len == 0 before refilling.
  */
 #ifndef TERN_SHM_LAYOUT_H
 #define TERN_SHM_LAYOUT_H
@@ -38,7 +48,7 @@
 #include <stdint.h>
 
 #define TERN_SHM_MAGIC UINT64_C(0x314d48534e524554) /* "TERNSHM1" */
-#define TERN_SHM_VERSION 1u
+#define TERN_SHM_VERSION 2u
 #define TERN_CACHE_LINE 64
 #define TERN_SHM_ALIGN 4096u
 
@@ -56,16 +66,19 @@ typedef struct tern_shm_seg_hdr {
     uint64_t off_doorbells;
     uint64_t off_pairs;
     uint64_t pair_size;
-    uint64_t pair_off_ring;
+    uint64_t pair_off_fbox;
     uint64_t pair_off_cells;
     uint64_t pair_off_copy;
-    uint8_t reserved[32];
+    uint32_t num_fbox;        /* power of two */
+    uint32_t reserved32;
+    uint8_t reserved[24];
 } tern_shm_seg_hdr_t;
 
 static_assert(sizeof(tern_shm_seg_hdr_t) == 128, "segment header is a wire format");
 static_assert(offsetof(tern_shm_seg_hdr_t, fbox_size) == 24, "segment header layout");
 static_assert(offsetof(tern_shm_seg_hdr_t, off_doorbells) == 48, "segment header layout");
 static_assert(offsetof(tern_shm_seg_hdr_t, pair_off_copy) == 88, "segment header layout");
+static_assert(offsetof(tern_shm_seg_hdr_t, num_fbox) == 96, "segment header layout");
 
 /* Futex doorbell of one local rank's worker (see engine/progress.c). */
 typedef struct tern_shm_doorbell {
@@ -76,9 +89,9 @@ typedef struct tern_shm_doorbell {
 
 static_assert(sizeof(tern_shm_doorbell_t) == TERN_CACHE_LINE, "doorbell is one cache line");
 
-/* Header of a fastbox or a cell; data follows at +16. */
+/* Header of a fastbox slot or a cell; data follows at +16. */
 typedef struct tern_shm_unit_hdr {
-    _Atomic uint32_t full;    /* fastbox only: 1 while it holds a unit (R3/A3) */
+    _Atomic uint32_t stamp;   /* ring index + 1 once filled (R1/A1) */
     uint32_t len;             /* stream bytes in this unit */
     uint32_t seq;             /* unit sequence number of the pair */
     uint32_t reserved;
@@ -88,19 +101,18 @@ typedef struct tern_shm_unit_hdr {
 static_assert(sizeof(tern_shm_unit_hdr_t) == TERN_SHM_UNIT_HDR, "unit header is a wire format");
 static_assert(offsetof(tern_shm_unit_hdr_t, seq) == 8, "unit header layout");
 
-/* SPSC ring indices: free-running 32-bit, masked on access; producer and
- * consumer lines apart with a guard line between (no false sharing, and
- * none from the adjacent-line prefetcher). */
-typedef struct tern_shm_ring_ctl {
-    _Atomic uint32_t tail;    /* written by the producer (R1) */
-    uint8_t pad0[TERN_CACHE_LINE - 4];
+/* The reader's consumer indices of one pair (written only by the reader,
+ * R2), then a guard line so the writer's slots never share its line or the
+ * adjacent-line prefetch pair. */
+typedef struct tern_shm_cons_ctl {
+    _Atomic uint32_t fbox_head;
+    _Atomic uint32_t cell_head;
+    uint8_t pad0[TERN_CACHE_LINE - 8];
     uint8_t guard[TERN_CACHE_LINE];
-    _Atomic uint32_t head;    /* written by the consumer (R2) */
-    uint8_t pad1[TERN_CACHE_LINE - 4];
-} tern_shm_ring_ctl_t;
+} tern_shm_cons_ctl_t;
 
-static_assert(sizeof(tern_shm_ring_ctl_t) == 3 * TERN_CACHE_LINE, "ring control layout");
-static_assert(offsetof(tern_shm_ring_ctl_t, head) == 2 * TERN_CACHE_LINE, "ring control layout");
+static_assert(sizeof(tern_shm_cons_ctl_t) == 2 * TERN_CACHE_LINE, "consumer control layout");
+static_assert(offsetof(tern_shm_cons_ctl_t, cell_head) == 4, "consumer control layout");
 
 /* Cooperative LMT chunk header, one line; chunk_size data bytes follow. */
 typedef struct tern_shm_chunk_hdr {

@@ -80,8 +80,13 @@ static tern_status_t attach(tern_shm_t *s)
     if (s->base == NULL && (st = tern_shm_segment_attach(s, &cc)) != TERN_OK)
         return st;
     const tern_shm_seg_hdr_t *h = s->hdr;
+    s->fbox_size = h->fbox_size;
+    s->cell_size = h->cell_size;
+    s->num_fbox = h->num_fbox;
+    s->num_cells = h->num_cells;
     s->fbox_cap = h->fbox_size - TERN_SHM_UNIT_HDR;
     s->cell_cap = h->cell_size - TERN_SHM_UNIT_HDR;
+    s->fbox_mask = h->num_fbox - 1;
     s->cell_mask = h->num_cells - 1;
     s->chunk_mask = h->num_chunks - 1;
     s->ring_doorbells = h->wait_mode == TERN_WAIT_BLOCK;
@@ -141,7 +146,7 @@ static unsigned shm_poll(void *state, int direction)
         tern_shm_vc_t *v = &s->vcs[i];
         if (v->vc == NULL || v->vc->state == TERN_VC_FAILED)
             continue;
-        unsigned got = tern_shm_poll_recv(s, v, RECV_BUDGET);
+        unsigned got = tern_shm_rx_ready(s, v) ? tern_shm_poll_recv(s, v, RECV_BUDGET) : 0;
         if (!tern_list_empty(&v->lmt_rxq) || !tern_list_empty(&v->lmt_txq))
             got += tern_shm_lmt_progress(s, v);
         /* Block mode: consuming freed fastbox/cells/chunks the peer may be

@@ -1,9 +1,21 @@
 /*
  * shm eager receive: take the pair's units in sequence order from the
- * fastbox or the ring head and hand their bytes to the engine's stream
+ * fastbox ring or the cell ring and hand their bytes to the engine's stream
  * parser, which copies payload straight into the matched user buffer.
  */
 #include "netmods/shm/shm_internal.h"
+
+/* The slot at idx if its stamp says it is filled (A1: pairs with R1). */
+static inline const tern_shm_unit_hdr_t *filled(const uint8_t *base, uint32_t idx, uint32_t mask,
+                                                uint32_t size)
+{
+    const tern_shm_unit_hdr_t *u =
+        (const tern_shm_unit_hdr_t *)(const void *)(base + (size_t)(idx & mask) * size);
+    return atomic_load_explicit(&((tern_shm_unit_hdr_t *)u)->stamp, memory_order_acquire) ==
+                   idx + 1
+               ? u
+               : NULL;
+}
 
 unsigned tern_shm_poll_recv(tern_shm_t *s, tern_shm_vc_t *v, unsigned budget)
 {
@@ -11,40 +23,32 @@ unsigned tern_shm_poll_recv(tern_shm_t *s, tern_shm_vc_t *v, unsigned budget)
     tern_vc_t *vc = v->vc;
     unsigned n = 0;
     while (n < budget) {
-        tern_shm_unit_hdr_t *fb = c->fbox;
-        /* A3: pairs with the writer's R3; the unit's bytes are visible. */
-        if (atomic_load_explicit(&fb->full, memory_order_acquire) && fb->seq == c->seq) {
-            tern_status_t st =
-                tern_handle_pkt(vc, (const uint8_t *)fb + TERN_SHM_UNIT_HDR, fb->len);
-            c->seq++;
-            atomic_store_explicit(&fb->full, 0, memory_order_release); /* R3 */
-            n++;
-            if (st != TERN_OK)
-                break;
-            continue;
+        const tern_shm_unit_hdr_t *u = filled(c->fbox, c->fb_idx, s->fbox_mask, s->fbox_size);
+        if (u != NULL && u->seq == c->seq) {
+            c->fb_idx++;
+        } else {
+            u = filled(c->cells, c->cell_idx, s->cell_mask, s->cell_size);
+            if (u == NULL || u->seq != c->seq)
+                break; /* nothing, or the next unit's stamp is not visible yet */
+            c->cell_idx++;
         }
-        if (c->idx == c->other_cache) {
-            /* A1: pairs with the producer's R1 on tail. */
-            c->other_cache = atomic_load_explicit(&c->ring->tail, memory_order_acquire);
-            if (c->idx == c->other_cache)
-                break;
-        }
-        tern_shm_unit_hdr_t *cell =
-            (tern_shm_unit_hdr_t *)(void *)(c->cells + (size_t)(c->idx & s->cell_mask) *
-                                                           s->hdr->cell_size);
-        if (cell->seq != c->seq)
-            break; /* the next unit is in the fastbox, not yet visible */
-        if (TERN_UNLIKELY(cell->len > s->cell_cap)) {
-            tern_vc_fail(vc, TERN_ERR_MALFORMED, "shm cell claims more bytes than a cell holds");
-            break;
-        }
-        tern_status_t st = tern_handle_pkt(vc, (const uint8_t *)cell + TERN_SHM_UNIT_HDR, cell->len);
         c->seq++;
-        c->idx++;
-        atomic_store_explicit(&c->ring->head, c->idx, memory_order_release); /* R2 */
         n++;
-        if (st != TERN_OK)
+        if (TERN_UNLIKELY(u->len > s->cell_cap)) {
+            tern_vc_fail(vc, TERN_ERR_MALFORMED, "shm unit claims more bytes than a cell holds");
             break;
+        }
+        if (tern_handle_pkt(vc, (const uint8_t *)u + TERN_SHM_UNIT_HDR, u->len) != TERN_OK)
+            break;
+    }
+    /* Publish consumption once per batch, on our own line (R2). */
+    if (c->fb_idx != c->fb_head) {
+        c->fb_head = c->fb_idx;
+        atomic_store_explicit(&c->ctl->fbox_head, c->fb_idx, memory_order_release);
+    }
+    if (c->cell_idx != c->cell_head) {
+        c->cell_head = c->cell_idx;
+        atomic_store_explicit(&c->ctl->cell_head, c->cell_idx, memory_order_release);
     }
     return n;
 }

@@ -1,7 +1,7 @@
 /*
  * shm eager send: the packet stream (engine header + payload) is cut into
- * units, each written into the peer's fastbox (when the rest of the packet
- * fits and the box is free) or the next ring cell.  No syscall, lock or
+ * units, each written into the peer's next fastbox slot (when the rest of
+ * the packet fits and a slot is free) or the next cell.  No syscall, lock or
  * malloc on this path; a request is created only when the ring is full.
  *
  * A partly written stream stays at the head of the VC's sendq with its
@@ -43,12 +43,26 @@ static size_t fill(uint8_t *dst, size_t room, const uint8_t *hdr, size_t hdrlen,
 void tern_shm_ring_doorbell(tern_shm_t *s, tern_shm_vc_t *v)
 {
     /* Dekker pair with the waiter (engine/progress.c): the unit is published
-     * (R1/R3 above), this fence orders it before reading `sleeping`. */
+     * (R1 in push), this fence orders it before reading `sleeping`. */
     atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load_explicit(&v->peer_doorbell->sleeping, memory_order_relaxed)) {
         atomic_fetch_add_explicit(&v->peer_doorbell->seq, 1, memory_order_seq_cst);
         syscall(SYS_futex, (uint32_t *)&v->peer_doorbell->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
     }
+}
+
+/* The next free slot of a ring, or NULL when the ring is full.  A2: the
+ * reader's release of its consumer index ends its reads of those slots. */
+static inline tern_shm_unit_hdr_t *free_slot(uint8_t *base, uint32_t idx, uint32_t *head_cache,
+                                             _Atomic uint32_t *head, uint32_t n, uint32_t mask,
+                                             uint32_t size)
+{
+    if (TERN_UNLIKELY(idx - *head_cache == n)) {
+        *head_cache = atomic_load_explicit(head, memory_order_acquire); /* A2 */
+        if (idx - *head_cache == n)
+            return NULL;
+    }
+    return (tern_shm_unit_hdr_t *)(void *)(base + (size_t)(idx & mask) * size);
 }
 
 /*
@@ -66,33 +80,26 @@ static bool push(tern_shm_t *s, tern_shm_vc_t *v, const uint8_t *hdr, size_t hdr
         size_t left = (hdrlen - *hsent) + (cur ? tern_cursor_left(cur) : dlen - *dsent);
         if (left == 0)
             break;
-        /* Fastbox: only for the whole rest of a packet.  A3: the reader's
-         * release of full=0 orders its reads before our refill. */
+        tern_shm_unit_hdr_t *u = NULL;
+        uint32_t stamp;
+        size_t room;
+        /* Fastbox ring: only for the whole rest of a packet. */
         if (left <= s->fbox_cap &&
-            atomic_load_explicit(&c->fbox->full, memory_order_acquire) == 0) {
-            uint8_t *dst = (uint8_t *)c->fbox + TERN_SHM_UNIT_HDR;
-            c->fbox->len = (uint32_t)fill(dst, left, hdr, hdrlen, hsent, cur, data, dsent, dlen);
-            c->fbox->seq = c->seq++;
-            atomic_store_explicit(&c->fbox->full, 1, memory_order_release); /* R3 */
-            wrote = true;
-            continue;
+            (u = free_slot(c->fbox, c->fb_idx, &c->fb_head, &c->ctl->fbox_head, s->num_fbox,
+                           s->fbox_mask, s->fbox_size)) != NULL) {
+            stamp = ++c->fb_idx;
+            room = left;
+        } else if ((u = free_slot(c->cells, c->cell_idx, &c->cell_head, &c->ctl->cell_head,
+                                  s->num_cells, s->cell_mask, s->cell_size)) != NULL) {
+            stamp = ++c->cell_idx;
+            room = left < s->cell_cap ? left : s->cell_cap;
+        } else {
+            break; /* both rings full: back-pressure, the caller queues */
         }
-        /* Ring cell.  A2: the consumer's release of head orders its reads of
-         * the cell before we overwrite it. */
-        if (c->idx - c->other_cache == s->hdr->num_cells) {
-            c->other_cache = atomic_load_explicit(&c->ring->head, memory_order_acquire);
-            if (c->idx - c->other_cache == s->hdr->num_cells)
-                break; /* full: back-pressure, the caller queues */
-        }
-        tern_shm_unit_hdr_t *cell =
-            (tern_shm_unit_hdr_t *)(void *)(c->cells + (size_t)(c->idx & s->cell_mask) *
-                                                           s->hdr->cell_size);
-        size_t room = left < s->cell_cap ? left : s->cell_cap;
-        cell->len = (uint32_t)fill((uint8_t *)cell + TERN_SHM_UNIT_HDR, room, hdr, hdrlen, hsent,
-                                   cur, data, dsent, dlen);
-        cell->seq = c->seq++;
-        c->idx++;
-        atomic_store_explicit(&c->ring->tail, c->idx, memory_order_release); /* R1 */
+        u->len = (uint32_t)fill((uint8_t *)u + TERN_SHM_UNIT_HDR, room, hdr, hdrlen, hsent, cur,
+                                data, dsent, dlen);
+        u->seq = c->seq++;
+        atomic_store_explicit(&u->stamp, stamp, memory_order_release); /* R1 */
         wrote = true;
     }
     if (wrote && s->ring_doorbells)
@@ -128,9 +135,27 @@ tern_status_t tern_shm_istart_contig_msg(tern_vc_t *vc, const void *hdr, size_t 
     if (st != TERN_OK)
         return st;
     size_t hsent = 0, dsent = 0;
-    if (TERN_LIKELY(tern_list_empty(&v->sendq)) &&
-        push(s, v, hdr, hdrlen, &hsent, NULL, data, &dsent, len))
-        return TERN_OK;
+    if (TERN_LIKELY(tern_list_empty(&v->sendq))) {
+        /* Fast path: the whole packet in the next fastbox slot. */
+        tern_shm_chan_t *c = &v->tx;
+        tern_shm_unit_hdr_t *u;
+        if (TERN_LIKELY(hdrlen + len <= s->fbox_cap) &&
+            (u = free_slot(c->fbox, c->fb_idx, &c->fb_head, &c->ctl->fbox_head, s->num_fbox,
+                           s->fbox_mask, s->fbox_size)) != NULL) {
+            uint8_t *d = (uint8_t *)u + TERN_SHM_UNIT_HDR;
+            memcpy(d, hdr, hdrlen);
+            if (len)
+                memcpy(d + hdrlen, data, len);
+            u->len = (uint32_t)(hdrlen + len);
+            u->seq = c->seq++;
+            atomic_store_explicit(&u->stamp, ++c->fb_idx, memory_order_release); /* R1 */
+            if (s->ring_doorbells)
+                tern_shm_ring_doorbell(s, v);
+            return TERN_OK;
+        }
+        if (push(s, v, hdr, hdrlen, &hsent, NULL, data, &dsent, len))
+            return TERN_OK;
+    }
     /* Could not send it all now: a request carries the rest. */
     tern_request_t *r = tern_request_alloc(vc->worker, TERN_REQ_SEND);
     if (r == NULL) {

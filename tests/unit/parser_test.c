@@ -170,8 +170,9 @@ static void test_malformed(const char *what, tern_pkt_hdr_t h)
     st = tern_test(w, r, &info);
     EXPECT(st == TERN_ERR_MALFORMED, "%s: waiting receive got %s", what, tern_strerror(st));
     char b2[4];
-    EXPECT(tern_irecv(w, b2, 4, 1, 0, 0, NULL, &r) == TERN_ERR_MALFORMED,
-           "%s: later receive from the failed VC", what);
+    st = tern_irecv(w, b2, 4, 1, 0, 0, NULL, &r);
+    EXPECT(st == TERN_ERR_MALFORMED, "%s: later receive from the failed VC: %s", what,
+           tern_strerror(st));
     teardown();
 }
 
