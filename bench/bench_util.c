@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -62,6 +63,33 @@ int bench_pin(int cpu)
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
     return sched_setaffinity(0, sizeof(set), &set);
+}
+
+void bench_affinity(char *buf, size_t len)
+{
+    cpu_set_t set;
+    size_t used = 0;
+
+    if (len == 0) {
+        return;
+    }
+    buf[0] = '\0';
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) {
+        snprintf(buf, len, "unknown (%s)", strerror(errno));
+        return;
+    }
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        int n;
+
+        if (!CPU_ISSET(c, &set)) {
+            continue;
+        }
+        n = snprintf(buf + used, len - used, "%s%d", used ? "," : "", c);
+        if (n < 0 || (size_t)n >= len - used) {
+            break; /* truncated: buf still ends in '\0' */
+        }
+        used += (size_t)n;
+    }
 }
 
 int bench_parse_size(const char *arg, size_t *out)

@@ -23,6 +23,10 @@ void bench_free(void *buf);
 /** Pin the calling thread to one CPU; 0 or -1 with errno set. */
 int bench_pin(int cpu);
 
+/** The calling thread's allowed CPUs as a list ("0" or "0,1") into buf
+ *  (always terminated; "unknown (reason)" if it cannot be read). */
+void bench_affinity(char *buf, size_t len);
+
 /** Parse "MIN:MAX" (each a byte count, optional k/m/g suffix = 2^10/20/30). */
 int bench_parse_range(const char *arg, size_t *min, size_t *max);
 

@@ -1,22 +1,17 @@
 /*
- * tern_bench — private interface between the driver (tern_bench.c: options,
- * tables, JSON) and the point-to-point loops (tern_bench_p2p.c).
+ * tern_bench — private interface between the driver (tern_bench.c: start-up
+ * and the loop over tests and sizes) and the point-to-point loops
+ * (tern_bench_p2p.c).  Options, tables and JSON are in bench_p2p.
  */
 #ifndef TERN_BENCH_INTERNAL_H
 #define TERN_BENCH_INTERNAL_H
+
+#include "bench/bench_p2p_internal.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 
 #include <tern/tern.h>
-
-/** Window of the bandwidth tests: isends in flight before the ack. */
-#define TB_WINDOW 64
-
-/** Messages above this many bytes count as large (fewer iterations). */
-#define TB_LARGE_MSG 8192
-
-typedef enum tb_test { TB_TEST_LAT, TB_TEST_BW, TB_TEST_BIBW, TB_TEST_COUNT } tb_test_t;
 
 /** Everything a measurement loop needs. */
 typedef struct tb_env {
@@ -34,9 +29,10 @@ void tb_check(const tb_env_t *env, tern_status_t st, const char *what);
 
 /**
  * Run iters timed rounds of test at size bytes after warmup untimed ones.
- * Both ranks call it.  Returns on rank 0 the figure (one-way latency in us,
- * or bandwidth in MB/s with MB = 1e6 bytes); 0 on the other rank.
+ * Both ranks call it.  Returns on rank 0 the figure (bp_value: one-way
+ * latency in us, MB/s with MB = 1e6 bytes, or messages/s); 0 on the other
+ * rank.
  */
-double tb_run(const tb_env_t *env, tb_test_t test, size_t size, long iters, long warmup);
+double tb_run(const tb_env_t *env, bp_test_t test, size_t size, long iters, long warmup);
 
 #endif

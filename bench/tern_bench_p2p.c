@@ -3,10 +3,13 @@
  *
  *  lat   ping-pong: 0 sends, 1 receives and sends back; one-way latency is
  *        the round trip / 2.
- *  bw    0 posts a window of TB_WINDOW isends, 1 a window of irecvs; after
+ *  bw    0 posts a window of BP_WINDOW isends, 1 a window of irecvs; after
  *        both complete, 1 sends a 1-byte ack.  MB/s = bytes moved / time.
- *  bibw  both ranks post TB_WINDOW irecvs and TB_WINDOW isends at once and
+ *  bibw  both ranks post BP_WINDOW irecvs and BP_WINDOW isends at once and
  *        wait for all of them; bytes in both directions count.
+ *  mr    the bw loop (osu_mbw_mr with one pair: 1 pre-posts the window of
+ *        irecvs, 0 posts the window of isends, ack per window), counted in
+ *        messages per second.
  *
  * Time is taken on rank 0 with CLOCK_MONOTONIC from the end of the warm-up
  * to the end of the last round.
@@ -24,6 +27,7 @@ enum {
     TB_TAG_BW = 2,
     TB_TAG_ACK = 3,
     TB_TAG_BIBW = 4,
+    TB_TAG_MR = 5,
 };
 
 void tb_check(const tb_env_t *env, tern_status_t st, const char *what)
@@ -67,7 +71,7 @@ static void tb_recv(const tb_env_t *env, void *buf, size_t len, int tag)
 
 static void tb_post_sends(const tb_env_t *env, size_t size, int tag, tern_request_t **reqs)
 {
-    for (int j = 0; j < TB_WINDOW; j++) {
+    for (int j = 0; j < BP_WINDOW; j++) {
         reqs[j] = NULL;
         tb_check(env, tern_isend(env->w, env->sbuf, size, env->peer, tag, 0, &reqs[j]),
                  "tern_isend");
@@ -76,7 +80,7 @@ static void tb_post_sends(const tb_env_t *env, size_t size, int tag, tern_reques
 
 static void tb_post_recvs(const tb_env_t *env, size_t size, int tag, tern_request_t **reqs)
 {
-    for (int j = 0; j < TB_WINDOW; j++) {
+    for (int j = 0; j < BP_WINDOW; j++) {
         reqs[j] = NULL;
         tb_check(env, tern_irecv(env->w, env->rbuf, size, env->peer, tag, 0, NULL, &reqs[j]),
                  "tern_irecv");
@@ -94,53 +98,55 @@ static void tb_lat_round(const tb_env_t *env, size_t size)
     }
 }
 
-static void tb_bw_round(const tb_env_t *env, size_t size)
+static void tb_bw_round(const tb_env_t *env, size_t size, int tag)
 {
-    tern_request_t *reqs[TB_WINDOW];
+    tern_request_t *reqs[BP_WINDOW];
     char ack = 0;
 
     if (env->rank == 0) {
-        tb_post_sends(env, size, TB_TAG_BW, reqs);
-        tb_check(env, tern_waitall(env->w, reqs, TB_WINDOW), "tern_waitall(send)");
+        tb_post_sends(env, size, tag, reqs);
+        tb_check(env, tern_waitall(env->w, reqs, BP_WINDOW), "tern_waitall(send)");
         tb_recv(env, &ack, 1, TB_TAG_ACK);
     } else {
-        tb_post_recvs(env, size, TB_TAG_BW, reqs);
-        tb_check(env, tern_waitall(env->w, reqs, TB_WINDOW), "tern_waitall(recv)");
+        tb_post_recvs(env, size, tag, reqs);
+        tb_check(env, tern_waitall(env->w, reqs, BP_WINDOW), "tern_waitall(recv)");
         tb_send(env, &ack, 1, TB_TAG_ACK);
     }
 }
 
 static void tb_bibw_round(const tb_env_t *env, size_t size)
 {
-    tern_request_t *reqs[2 * TB_WINDOW];
+    tern_request_t *reqs[2 * BP_WINDOW];
 
     /* Receives first, so no message of the window lands unexpected. */
     tb_post_recvs(env, size, TB_TAG_BIBW, reqs);
-    tb_post_sends(env, size, TB_TAG_BIBW, reqs + TB_WINDOW);
-    tb_check(env, tern_waitall(env->w, reqs, 2 * TB_WINDOW), "tern_waitall(bibw)");
+    tb_post_sends(env, size, TB_TAG_BIBW, reqs + BP_WINDOW);
+    tb_check(env, tern_waitall(env->w, reqs, 2 * BP_WINDOW), "tern_waitall(bibw)");
 }
 
-static void tb_round(const tb_env_t *env, tb_test_t test, size_t size)
+static void tb_round(const tb_env_t *env, bp_test_t test, size_t size)
 {
     switch (test) {
-    case TB_TEST_LAT:
+    case BP_TEST_LAT:
         tb_lat_round(env, size);
         break;
-    case TB_TEST_BW:
-        tb_bw_round(env, size);
+    case BP_TEST_BW:
+        tb_bw_round(env, size, TB_TAG_BW);
         break;
-    case TB_TEST_BIBW:
+    case BP_TEST_BIBW:
         tb_bibw_round(env, size);
         break;
-    case TB_TEST_COUNT:
+    case BP_TEST_MR:
+        tb_bw_round(env, size, TB_TAG_MR);
+        break;
+    case BP_TEST_COUNT:
         break;
     }
 }
 
-double tb_run(const tb_env_t *env, tb_test_t test, size_t size, long iters, long warmup)
+double tb_run(const tb_env_t *env, bp_test_t test, size_t size, long iters, long warmup)
 {
     uint64_t t0 = 0, ns;
-    double sec, bytes;
 
     for (long i = 0; i < warmup + iters; i++) {
         if (i == warmup) {
@@ -149,22 +155,5 @@ double tb_run(const tb_env_t *env, tb_test_t test, size_t size, long iters, long
         tb_round(env, test, size);
     }
     ns = bench_now_ns() - t0;
-    if (env->rank != 0) {
-        return 0.0;
-    }
-
-    sec = (double)ns / 1e9;
-    switch (test) {
-    case TB_TEST_LAT:
-        return (double)ns / 1e3 / (double)iters / 2.0;
-    case TB_TEST_BW:
-        bytes = (double)size * TB_WINDOW * (double)iters;
-        return bytes / 1e6 / sec;
-    case TB_TEST_BIBW:
-        bytes = 2.0 * (double)size * TB_WINDOW * (double)iters;
-        return bytes / 1e6 / sec;
-    case TB_TEST_COUNT:
-        break;
-    }
-    return 0.0;
+    return env->rank == 0 ? bp_value(test, size, iters, ns) : 0.0;
 }

@@ -1,0 +1,81 @@
+/*
+ * bench_p2p — the part of an OSU-style two-rank benchmark that does not
+ * depend on the communication library: tests and their counts, options,
+ * message sizes, the figure from an elapsed time, the tables and the JSON.
+ *
+ * tern_bench (on libtern) and mpi_bench (on MPI, built with MPICH's mpicc)
+ * both use it, so their output is the same byte for byte in format and
+ * compare.sh reads both with one parser.  Only rank 0 prints.
+ *
+ * Not part of libtern and not installed.
+ */
+#ifndef TERN_BENCH_P2P_INTERNAL_H
+#define TERN_BENCH_P2P_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/** Window of the bandwidth and message-rate tests: sends in flight before
+ *  the receiver's ack (OSU's window size). */
+#define BP_WINDOW 64
+
+/** Messages above this many bytes count as large (fewer iterations). */
+#define BP_LARGE_MSG 8192
+
+#define BP_MAX_SIZES 64
+
+typedef enum bp_test {
+    BP_TEST_LAT,  /* ping-pong, one-way latency in us */
+    BP_TEST_BW,   /* window of sends, ack; MB/s */
+    BP_TEST_BIBW, /* windows both ways at once; MB/s, both directions */
+    BP_TEST_MR,   /* as bw, counted in messages/s (osu_mbw_mr, one pair) */
+    BP_TEST_COUNT
+} bp_test_t;
+
+typedef struct bp_opts {
+    bool run[BP_TEST_COUNT];
+    size_t min, max;
+    long iters;  /* -1: by test and size */
+    long warmup; /* -1: by test and size */
+    const char *json;
+    bool quiet;
+    bool verbose;
+} bp_opts_t;
+
+typedef struct bp_result {
+    size_t size;
+    long iters;
+    long warmup;
+    double value; /* us (lat), MB/s (bw, bibw) or messages/s (mr) */
+} bp_result_t;
+
+/** Parse the common options.  prog names the tool in messages and usage;
+ *  launcher is how the usage line starts ("ternrun -n 2 --bind-to core").
+ *  Returns 0, 1 when --help was printed (exit 0), -1 on a usage error
+ *  (message printed; exit 2). */
+int bp_parse(int argc, char **argv, const char *prog, const char *launcher, bp_opts_t *o);
+
+/** MIN, then the powers of two in (MIN, MAX]; returns the count. */
+size_t bp_sizes(const bp_opts_t *o, size_t sizes[BP_MAX_SIZES]);
+
+/** Iterations and warm-up for test at size (the OSU-like defaults unless
+ *  -i / -w were given). */
+void bp_counts(const bp_opts_t *o, bp_test_t t, size_t size, long *iters, long *warmup);
+
+/** The figure of test t: iters timed rounds of size bytes took ns on rank 0. */
+double bp_value(bp_test_t t, size_t size, long iters, uint64_t ns);
+
+/** Print the table of test t.  tool is "tern" or "mpi"; transport names
+ *  what carried the bytes (tern's netmod, the MPI library). */
+void bp_print_table(const bp_opts_t *o, bp_test_t t, const char *tool, const char *transport,
+                    const bp_result_t *res, size_t n);
+
+/** Write the whole JSON document: tool, transport, run metadata and every
+ *  test that ran.  0, or -1 with errno set when writing failed (f is
+ *  closed either way). */
+int bp_write_json(FILE *f, const bp_opts_t *o, const char *tool, const char *transport, int argc,
+                  char **argv, bp_result_t res[BP_TEST_COUNT][BP_MAX_SIZES], size_t n);
+
+#endif
