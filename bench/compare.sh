@@ -1,36 +1,47 @@
 #!/usr/bin/env bash
-# compare.sh — tern against UCX (ucx_perftest) and the raw shared-memory
-# limit (raw_pingpong), interleaved in ONE run on the same two pinned cores.
+# compare.sh — tern against UCX (ucx_perftest), MPICH (our own MPI program,
+# mpi_bench, built with Debian's mpicc and run with mpiexec -bind-to core)
+# and the raw shared-memory limit (raw_pingpong), interleaved in ONE run on
+# the same two pinned cores.
 #
 # This VM's absolute latency swings up to 3x between runs, so the script
 # never compares figures across runs: every round runs, in this order,
-#     tern lat 8 B, ucx tag_lat 8 B, raw ping-pong, tern bw 4 MiB, ucx tag_bw 4 MiB
+#     tern lat 8 B,  ucx tag_lat 8 B,  mpich lat 8 B,  raw ping-pong,
+#     tern bw 4 MiB, ucx tag_bw 4 MiB, mpich bw 4 MiB,
+#     tern mr 8 B,   ucx tag_bw -s 8 (message rate),   mpich mr 8 B
 # so machine noise hits every tool alike, and it reports the MEDIAN of the
-# rounds per tool and the ratios tern/ucx and tern/raw.  With --sweep it also
-# runs every size (1 B .. 4 MiB) and plots latency and bandwidth vs size.
+# rounds per tool and the ratios tern/ucx, tern/mpich and tern/raw.  With
+# --sweep it also runs every size (1 B .. 4 MiB) for tern, ucx and mpich,
+# plots latency and bandwidth vs size, and checks tern's bandwidth for a dip
+# (each size against the next smaller one).
 #
 # It prints every command it runs and writes bench-results/compare-<date>.json
-# (and .png with --sweep).  It asserts nothing about speed: the exit status is
+# (and .png with --sweep).  It asserts nothing about speed: the issue-3
+# targets are printed as read from the ratios, and the exit status is
 # non-zero only when a tool failed to run or printed nothing usable.
 #
 # Units: latency is one-way (round trip / 2) in us; bandwidth in MB/s with
-# MB = 1e6 bytes.  ucx_perftest prints MB/s with MB = 2^20 bytes: the script
-# converts (x 1.048576) before comparing.
+# MB = 1e6 bytes; message rate in messages/s.  ucx_perftest prints MB/s with
+# MB = 2^20 bytes: the script converts (x 1.048576) before comparing.
 
 set -u -o pipefail
 
 usage() {
     cat <<EOF
 usage: $0 [options]
-  --builddir DIR    where ternrun, tern_bench and raw_pingpong were built
-                    (default \$TERN_BUILDDIR, else the current directory)
-  --rounds R        interleaved rounds (default 5)
+  --builddir DIR    where ternrun, tern_bench, raw_pingpong and mpi_bench were
+                    built (default \$TERN_BUILDDIR, else the current directory)
+  --rounds R        interleaved rounds (default $ROUNDS)
   --sweep           also sweep sizes 1 B .. 4 MiB and plot them (gnuplot PNG)
-  --sweep-rounds R  rounds of the sweep (default 3)
-  --tools LIST      comma list of tern,ucx,raw (default all three)
+  --sweep-rounds R  rounds of the sweep (default $SWEEP_ROUNDS)
+  --tools LIST      comma list of tern,ucx,mpich,raw (default all four)
+  --env "V=x ..."   environment settings for the tern runs only (TERN_* knobs,
+                    see tern_info), e.g. --env "TERN_EAGER_LIMIT=32768"
   --lat-iters N     ping-pong round trips per latency run (default $LAT_ITERS)
-  --bw-iters N      tern windows of 64 x 4 MiB per bandwidth run (default $BW_ITERS;
+  --bw-iters N      windows of 64 x 4 MiB per bandwidth run (default $BW_ITERS;
                     ucx_perftest gets 64 x N messages, the same bytes)
+  --mr-iters N      windows of 64 x 8 B per message-rate run (default $MR_ITERS;
+                    ucx_perftest gets 64 x N messages)
   --outdir DIR      where results go (default ./bench-results)
   --keep            keep the raw logs of every command (path is printed)
   -h, --help        this text
@@ -40,21 +51,25 @@ EOF
 # ---- defaults -----------------------------------------------------------
 CMDLINE="$0 $*"
 BUILDDIR=${TERN_BUILDDIR:-$PWD}
-ROUNDS=5
+ROUNDS=7
 SWEEP=0
 SWEEP_ROUNDS=3
-TOOLS=tern,ucx,raw
+TOOLS=tern,ucx,mpich,raw
+TERN_ENV=()
 LAT_ITERS=100000
 LAT_WARMUP=10000
 BW_ITERS=20
 BW_WARMUP=2
+MR_ITERS=5000
+MR_WARMUP=500
 OUTDIR=bench-results
 KEEP=0
 CORE_A=0            # rank 0 / ucx client / raw side A
 CORE_B=1            # rank 1 / ucx server / raw side B
 LAT_SIZE=8
 BW_SIZE=4194304
-WINDOW=64           # tern_bench's bandwidth window (TB_WINDOW)
+MR_SIZE=8
+WINDOW=64           # tern_bench's and mpi_bench's window (BP_WINDOW)
 CMD_TIMEOUT=180     # seconds any one command may take
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
@@ -67,8 +82,17 @@ while [ $# -gt 0 ]; do
     --sweep) SWEEP=1 ;;
     --sweep-rounds) SWEEP_ROUNDS=${2:-}; is_count "$SWEEP_ROUNDS" || { echo "bad --sweep-rounds" >&2; exit 2; }; shift ;;
     --tools) TOOLS=${2:?--tools needs a list}; shift ;;
+    --env)
+        read -ra kv <<<"${2:?--env needs \"VAR=value ...\"}"
+        for x in "${kv[@]}"; do
+            [[ $x =~ ^[A-Za-z_][A-Za-z0-9_]*=.*$ ]] || { echo "$0: --env: '$x' is not VAR=value" >&2; exit 2; }
+            [[ $x == TERN_* ]] || echo "$0: note: --env $x is not a TERN_* setting" >&2
+            TERN_ENV+=("$x")
+        done
+        shift ;;
     --lat-iters) LAT_ITERS=${2:-}; is_count "$LAT_ITERS" || { echo "bad --lat-iters" >&2; exit 2; }; shift ;;
     --bw-iters) BW_ITERS=${2:-}; is_count "$BW_ITERS" || { echo "bad --bw-iters" >&2; exit 2; }; shift ;;
+    --mr-iters) MR_ITERS=${2:-}; is_count "$MR_ITERS" || { echo "bad --mr-iters" >&2; exit 2; }; shift ;;
     --outdir) OUTDIR=${2:?--outdir needs a directory}; shift ;;
     --keep) KEEP=1 ;;
     -h|--help) usage; exit 0 ;;
@@ -76,10 +100,11 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
+MR_WARMUP=$(( MR_ITERS / 10 > 0 ? MR_ITERS / 10 : 1 ))
 
 want() { [[ ",$TOOLS," == *",$1,"* ]]; }
 for t in ${TOOLS//,/ }; do
-    case $t in tern|ucx|raw) ;; *) echo "$0: unknown tool '$t' in --tools" >&2; exit 2 ;; esac
+    case $t in tern|ucx|mpich|raw) ;; *) echo "$0: unknown tool '$t' in --tools" >&2; exit 2 ;; esac
 done
 
 # ---- locate the programs ------------------------------------------------
@@ -105,6 +130,17 @@ if want raw; then
 fi
 if want ucx; then
     UCX=$(command -v ucx_perftest) || { echo "$0: ucx_perftest not found (Debian: ucx-utils)" >&2; missing=1; }
+fi
+if want mpich; then
+    MPI_BENCH=$(find_prog mpi_bench) ||
+        { echo "$0: mpi_bench not found under $BUILDDIR (configure builds it when it finds mpicc.mpich)" >&2; missing=1; }
+    # MPICH's launcher is hydra; Debian's plain "mpiexec" may be Open MPI's.
+    MPIEXEC=${MPIEXEC:-$(command -v mpiexec.mpich || command -v mpiexec.hydra || command -v mpiexec)}
+    if [ -z "$MPIEXEC" ]; then
+        echo "$0: mpiexec.mpich not found (Debian: mpich)" >&2; missing=1
+    elif ! "$MPIEXEC" --version 2>/dev/null | grep -q HYDRA; then
+        echo "$0: $MPIEXEC is not MPICH's hydra (set MPIEXEC=/usr/bin/mpiexec.mpich)" >&2; missing=1
+    fi
 fi
 for p in timeout awk sort ss; do
     command -v $p >/dev/null || { echo "$0: $p not found" >&2; missing=1; }
@@ -162,26 +198,36 @@ run() {
 
 record() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >>"$SAMPLES"; }
 
-# ---- tern ---------------------------------------------------------------
-# tern_one TEST RANGE ROUND [EXTRA tern_bench options...]
-tern_one() {
-    local test=$1 range=$2 round=$3 json log pairs
-    shift 3
-    json=$WORK/tern-$test-$range-$round.json
-    log=$WORK/tern-$test-$range-$round.log
-    run "$log" "$TERNRUN" -n 2 --bind-to core "$TERN_BENCH" -t "$test" -m "$range" -q \
-        --json "$json" "$@" || return 1
-    # tern_bench writes one {"size": N, "value": V, ...} object per line.
+# ---- tern_bench and mpi_bench -------------------------------------------
+# Both print the same JSON (bench_p2p.c): one {"size": N, "value": V, ...}
+# object per line.  p2p_one TOOL TEST RANGE ROUND [EXTRA options...]
+p2p_one() {
+    local tool=$1 test=$2 range=$3 round=$4 json log pairs
+    local -a cmd
+    shift 4
+    json=$WORK/$tool-$test-$range-$round.json
+    log=$WORK/$tool-$test-$range-$round.log
+    if [ "$tool" = tern ]; then
+        cmd=("$TERNRUN" -n 2 --bind-to core "$TERN_BENCH")
+        [ ${#TERN_ENV[@]} -eq 0 ] || cmd=(env "${TERN_ENV[@]}" "${cmd[@]}")
+    else
+        cmd=("$MPIEXEC" -n 2 -bind-to core "$MPI_BENCH")
+    fi
+    run "$log" "${cmd[@]}" -t "$test" -m "$range" -q --json "$json" "$@" || return 1
     pairs=$(grep -o '"size": [0-9]*, "value": [0-9.eE+-]*' "$json" 2>/dev/null |
             awk '{ gsub(/[",]/, ""); print $2, $4 }')
     if [ -z "$pairs" ]; then
-        fail "no figures in $json from tern_bench"
+        fail "no figures in $json from $tool"
         return 1
     fi
     while read -r size value; do
-        record tern "$test" "$size" "$round" "$value"
+        record "$tool" "$test" "$size" "$round" "$value"
     done <<<"$pairs"
-    TERN_NETMOD=$(grep -o '"netmod": "[^"]*"' "$json" | head -n 1 | cut -d'"' -f4)
+    if [ "$tool" = tern ]; then
+        TERN_NETMOD=$(grep -o '"netmod": "[^"]*"' "$json" | head -n 1 | cut -d'"' -f4)
+    else
+        MPI_LIBRARY=$(grep -o '"netmod": "[^"]*"' "$json" | head -n 1 | cut -d'"' -f4)
+    fi
 }
 
 # ---- ucx_perftest -------------------------------------------------------
@@ -227,15 +273,20 @@ ucx_one() {
     stop_server
     [ $rc -eq 0 ] || return 1
     # Final: iters lat50 lat_avg lat_overall bw_avg bw_overall rate_avg rate_overall
+    # (latency in us, bandwidth in MiB/s, message rate in messages/s)
     final=$(grep '^Final:' "$log" | tail -n 1)
     if [ -z "$final" ]; then
         fail "no Final: line from ucx_perftest $test -s $size"
         return 1
     fi
-    if [ "$metric" = lat ]; then
-        value=$(awk '{ print $5 }' <<<"$final")
-    else
-        value=$(awk '{ printf "%.2f\n", $7 * 1.048576 }' <<<"$final")  # MiB/s -> MB/s
+    case $metric in
+    lat) value=$(awk '{ print $5 }' <<<"$final") ;;
+    bw) value=$(awk '{ printf "%.2f\n", $7 * 1.048576 }' <<<"$final") ;;  # MiB/s -> MB/s
+    mr) value=$(awk '{ print $9 }' <<<"$final") ;;
+    esac
+    if ! [[ $value =~ ^[0-9.]+$ ]]; then
+        fail "unreadable Final: line from ucx_perftest $test -s $size: $final"
+        return 1
     fi
     record ucx "$metric" "$size" "$round" "$value"
 }
@@ -266,8 +317,9 @@ DATE=$(date +%Y-%m-%dT%H:%M:%S%z)
 STAMP=$(date +%Y%m%d-%H%M%S)
 T_START=$(date +%s)
 TERN_NETMOD=unknown
+MPI_LIBRARY=unknown
 echo "# tern compare: $ROUNDS interleaved rounds on cores $CORE_A and $CORE_B, $(hostname), $DATE"
-echo "# UCX_TLS=${UCX_TLS-<unset: UCX default>}"
+echo "# tools: $TOOLS; UCX_TLS=${UCX_TLS-<unset: UCX default>}; tern env: ${TERN_ENV[*]:-<none>}"
 # Other busy processes on the cores turn spin-wait ping-pongs into scheduler
 # benchmarks: measure how busy the machine is (all CPUs, over 1 s, before and
 # after the runs), say so, and keep it with the results.
@@ -287,19 +339,27 @@ fi
 
 for r in $(seq 1 "$ROUNDS"); do
     echo "# ---- round $r of $ROUNDS"
-    if want tern; then tern_one lat "$LAT_SIZE:$LAT_SIZE" "$r" -i "$LAT_ITERS" -w "$LAT_WARMUP"; fi
+    if want tern; then p2p_one tern lat "$LAT_SIZE:$LAT_SIZE" "$r" -i "$LAT_ITERS" -w "$LAT_WARMUP"; fi
     if want ucx; then ucx_one tag_lat "$LAT_SIZE" "$LAT_ITERS" "$LAT_WARMUP" "$r" lat; fi
+    if want mpich; then p2p_one mpich lat "$LAT_SIZE:$LAT_SIZE" "$r" -i "$LAT_ITERS" -w "$LAT_WARMUP"; fi
     if want raw; then raw_one "$r"; fi
-    if want tern; then tern_one bw "$BW_SIZE:$BW_SIZE" "$r" -i "$BW_ITERS" -w "$BW_WARMUP"; fi
+    if want tern; then p2p_one tern bw "$BW_SIZE:$BW_SIZE" "$r" -i "$BW_ITERS" -w "$BW_WARMUP"; fi
     if want ucx; then
         ucx_one tag_bw "$BW_SIZE" $((BW_ITERS * WINDOW)) $((BW_WARMUP * WINDOW)) "$r" bw
     fi
+    if want mpich; then p2p_one mpich bw "$BW_SIZE:$BW_SIZE" "$r" -i "$BW_ITERS" -w "$BW_WARMUP"; fi
+    if want tern; then p2p_one tern mr "$MR_SIZE:$MR_SIZE" "$r" -i "$MR_ITERS" -w "$MR_WARMUP"; fi
+    if want ucx; then
+        ucx_one tag_bw "$MR_SIZE" $((MR_ITERS * WINDOW)) $((MR_WARMUP * WINDOW)) "$r" mr
+    fi
+    if want mpich; then p2p_one mpich mr "$MR_SIZE:$MR_SIZE" "$r" -i "$MR_ITERS" -w "$MR_WARMUP"; fi
 done
 if want raw; then raw_memcpy; fi
 
-# Sweep: both tools get the same counts per size, OSU-like, fewer above
-# 8 KiB.  tern_bench sweeps a size range per launch (two launches: small and
-# large); ucx_perftest runs once per size (messages = windows x 64 for bw).
+# Sweep: every tool gets the same counts per size, OSU-like, fewer above
+# 8 KiB.  tern_bench and mpi_bench sweep a size range per launch (two
+# launches: small and large); ucx_perftest runs once per size (messages =
+# windows x 64 for bw).  The tools take turns per metric inside a round.
 SWEEP_SIZES=()
 SWEEP_SPLIT=8192
 LAT_SMALL="10000 1000" LAT_LARGE="1000 10"     # iterations warm-up
@@ -314,10 +374,11 @@ if [ "$SWEEP" = 1 ]; then
             else
                 read -ra small <<<"$BW_SMALL"; read -ra large <<<"$BW_LARGE"; mul=$WINDOW ut=tag_bw
             fi
-            if want tern; then
-                tern_one $m "1:$SWEEP_SPLIT" "s$r" -i "${small[0]}" -w "${small[1]}"
-                tern_one $m "$((SWEEP_SPLIT * 2)):$BW_SIZE" "s$r" -i "${large[0]}" -w "${large[1]}"
-            fi
+            for tool in tern mpich; do
+                want $tool || continue
+                p2p_one $tool $m "1:$SWEEP_SPLIT" "s$r" -i "${small[0]}" -w "${small[1]}"
+                p2p_one $tool $m "$((SWEEP_SPLIT * 2)):$BW_SIZE" "s$r" -i "${large[0]}" -w "${large[1]}"
+            done
             if want ucx; then
                 for s in "${SWEEP_SIZES[@]}"; do
                     if [ "$s" -gt "$SWEEP_SPLIT" ]; then c=("${large[@]}"); else c=("${small[@]}"); fi
@@ -346,68 +407,145 @@ median() {
                    else printf "%.6g\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "nan" || b == "nan" || b + 0 == 0) print "nan"; else printf "%.3f\n", a / b }'; }
-count() { awk -F'\t' -v t="$1" -v m="$2" '$1 == t && $2 == m && $4 !~ /^s/' "$SAMPLES" | wc -l; }
-
-T_LAT=$(median tern lat "$LAT_SIZE")
-U_LAT=$(median ucx lat "$LAT_SIZE")
-R_LAT=$(median raw lat 64)
-T_BW=$(median tern bw "$BW_SIZE")
-U_BW=$(median ucx bw "$BW_SIZE")
-M_1M=$(median memcpy bw 1048576)
-M_4M=$(median memcpy bw 4194304)
-LAT_TU=$(ratio "$T_LAT" "$U_LAT")
-LAT_TR=$(ratio "$T_LAT" "$R_LAT")
-BW_TU=$(ratio "$T_BW" "$U_BW")
 # The same ratio taken inside each round, then the median: robust to a
 # slow-down that hits a whole round (what interleaving is for).
 round_ratios() {
-    awk -F'\t' -v a="$1" -v b="$2" -v m="$3" -v s="$4" '
+    awk -F'\t' -v a="$1" -v b="$2" -v m="$3" -v s="$4" -v sb="${5:-$4}" '
         $4 !~ /^s/ && $2 == m && $3 == s && $1 == a { x[$4] = $5 }
-        $4 !~ /^s/ && $2 == m && $3 == s && $1 == b { y[$4] = $5 }
+        $4 !~ /^s/ && $2 == m && $3 == sb && $1 == b { y[$4] = $5 }
         END { for (r in x) if ((r in y) && y[r] + 0 > 0) printf "%s %.3f\n", r, x[r] / y[r] }' "$SAMPLES" |
         sort -n | awk '{ print $2 }'
 }
 median_of() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-RR_LAT_TU=$(round_ratios tern ucx lat "$LAT_SIZE" | tr '\n' ' ')
-RR_BW_TU=$(round_ratios tern ucx bw "$BW_SIZE" | tr '\n' ' ')
-RRM_LAT_TU=$(tr ' ' '\n' <<<"$RR_LAT_TU" | grep . | median_of)
-RRM_BW_TU=$(tr ' ' '\n' <<<"$RR_BW_TU" | grep . | median_of)
+rr_median() { round_ratios "$@" | median_of; }
 
-if [ "$LAT_TU" = nan ]; then
-    TARGET=unknown
-elif awk -v r="$LAT_TU" 'BEGIN { exit !(r <= 1.2) }'; then
-    TARGET=met
-else
-    TARGET=missed
-fi
+# Figures: key -> "metric size" (raw's latency is its 64-byte line).
+declare -A MED
+for tool in tern ucx mpich; do
+    MED[$tool.lat]=$(median $tool lat "$LAT_SIZE")
+    MED[$tool.bw]=$(median $tool bw "$BW_SIZE")
+    MED[$tool.mr]=$(median $tool mr "$MR_SIZE")
+done
+MED[raw.lat]=$(median raw lat 64)
+MED[raw.bw]=nan
+MED[raw.mr]=nan
+M_1M=$(median memcpy bw 1048576)
+M_4M=$(median memcpy bw 4194304)
+declare -A RAT RRM
+for m in lat bw mr; do
+    for peer in ucx mpich raw; do
+        RAT[$m.$peer]=$(ratio "${MED[tern.$m]}" "${MED[$peer.$m]}")
+        case $m in lat) sz=$LAT_SIZE ;; bw) sz=$BW_SIZE ;; mr) sz=$MR_SIZE ;; esac
+        if [ $peer = raw ]; then
+            RRM[$m.$peer]=$( [ $m = lat ] && rr_median tern raw lat "$sz" 64 || echo nan)
+        else
+            RRM[$m.$peer]=$(rr_median tern $peer $m "$sz")
+        fi
+    done
+done
 
-fmt_lat() { awk -v v="$1" 'BEGIN { if (v == "nan") print v; else printf "%.3f\n", v }'; }
-fmt_bw() { awk -v v="$1" 'BEGIN { if (v == "nan") print v; else printf "%.0f\n", v }'; }
+fmt() {  # fmt METRIC VALUE
+    awk -v m="$1" -v v="$2" 'BEGIN { if (v == "nan" || v == "") print "-";
+        else if (m == "lat") printf "%.3f\n", v; else if (m == "bw") printf "%.0f\n", v;
+        else printf "%.3g\n", v }'
+}
 
 echo
-echo "# Per round (one-way latency in us, bandwidth in MB/s = 1e6 B/s)"
-printf '# %-6s %12s %12s %12s %12s %12s\n' round tern_lat_8B ucx_lat_8B raw_lat_64B tern_bw_4MiB ucx_bw_4MiB
+echo "# Per round (one-way latency in us, bandwidth in MB/s = 1e6 B/s, message rate in msg/s)"
+COLS=("tern lat $LAT_SIZE" "ucx lat $LAT_SIZE" "mpich lat $LAT_SIZE" "raw lat 64"
+      "tern bw $BW_SIZE" "ucx bw $BW_SIZE" "mpich bw $BW_SIZE"
+      "tern mr $MR_SIZE" "ucx mr $MR_SIZE" "mpich mr $MR_SIZE")
+printf '# %-5s' round
+for k in "${COLS[@]}"; do read -r kt km ks <<<"$k"; printf ' %10s' "$kt.$km"; done
+echo
 for r in $(seq 1 "$ROUNDS"); do
-    printf '  %-6s' "$r"
-    for k in "tern lat $LAT_SIZE" "ucx lat $LAT_SIZE" "raw lat 64" "tern bw $BW_SIZE" "ucx bw $BW_SIZE"; do
+    printf '  %-5s' "$r"
+    for k in "${COLS[@]}"; do
         read -r kt km ks <<<"$k"
         v=$(awk -F'\t' -v t="$kt" -v m="$km" -v s="$ks" -v r="$r" \
             '$1 == t && $2 == m && $3 == s && $4 == r { print $5 }' "$SAMPLES")
-        if [ -z "$v" ]; then v=-; elif [ "$km" = lat ]; then v=$(fmt_lat "$v"); else v=$(fmt_bw "$v"); fi
-        printf ' %12s' "$v"
+        printf ' %10s' "$(fmt "$km" "$v")"
     done
     echo
 done
 echo
-echo "# Medians of $ROUNDS interleaved rounds (tern netmod: $TERN_NETMOD)"
-printf '# %-30s %10s %10s %10s %10s %10s\n' metric tern ucx raw tern/ucx tern/raw
-printf '  %-30s %10s %10s %10s %10s %10s\n' "latency 8 B, one-way (us)" \
-    "$(fmt_lat "$T_LAT")" "$(fmt_lat "$U_LAT")" "$(fmt_lat "$R_LAT")" "$LAT_TU" "$LAT_TR"
-printf '  %-30s %10s %10s %10s %10s %10s\n' "bandwidth 4 MiB (MB/s)" \
-    "$(fmt_bw "$T_BW")" "$(fmt_bw "$U_BW")" "-" "$BW_TU" "-"
-printf '  %-30s %10s\n' "memcpy 1 MiB / 4 MiB (MB/s)" "$(fmt_bw "$M_1M") / $(fmt_bw "$M_4M")"
-echo "# tern/ucx per round: latency ${RR_LAT_TU:-none}(median $RRM_LAT_TU); bandwidth ${RR_BW_TU:-none}(median $RRM_BW_TU)"
-echo "# issue-2 target, tern 8 B latency <= 1.2 x UCX in the same run: $TARGET (ratio $LAT_TU)"
+echo "# Medians of $ROUNDS interleaved rounds (tern netmod: $TERN_NETMOD; mpich: $MPI_LIBRARY)"
+echo "# ratio = tern / peer of the medians; [per-round ratios' median] in brackets"
+printf '# %-26s %9s %9s %9s %9s  %-16s %-16s %-16s\n' figure tern ucx mpich raw tern/ucx tern/mpich tern/raw
+declare -A LABEL=([lat]="latency 8 B one-way (us)" [bw]="bandwidth 4 MiB (MB/s)"
+                  [mr]="message rate 8 B (msg/s)")
+for m in lat bw mr; do
+    printf '  %-26s %9s %9s %9s %9s' "${LABEL[$m]}" "$(fmt $m "${MED[tern.$m]}")" "$(fmt $m "${MED[ucx.$m]}")" \
+        "$(fmt $m "${MED[mpich.$m]}")" "$(fmt $m "${MED[raw.$m]}")"
+    for peer in ucx mpich raw; do
+        if [ "${RAT[$m.$peer]}" = nan ]; then cell=-; else cell="${RAT[$m.$peer]} [${RRM[$m.$peer]}]"; fi
+        printf '  %-16s' "$cell"
+    done
+    echo
+done
+printf '  %-26s %s\n' "memcpy 1 / 4 MiB (MB/s)" "$(fmt bw "$M_1M") / $(fmt bw "$M_4M")"
+
+# Issue-3 targets, read from this run's ratios (printed, never asserted).
+TARGETS=()   # "rule|ratio|verdict"
+target() {   # target RULE RATIO OP LIMIT
+    local v
+    if [ "$2" = nan ]; then v="not measured"
+    elif awk -v r="$2" -v l="$4" -v op="$3" 'BEGIN { exit !(op == "<=" ? r <= l : r >= l) }'; then v=met
+    else v=$(awk -v r="$2" -v l="$4" -v op="$3" 'BEGIN { printf "MISSED by %.0f%%\n", (op == "<=" ? r / l - 1 : 1 - r / l) * 100 }')
+    fi
+    TARGETS+=("$1|$2|$v")
+}
+target "8 B latency   tern/ucx   <= 0.85" "${RAT[lat.ucx]}" "<=" 0.85
+target "8 B latency   tern/raw   <= 1.5" "${RAT[lat.raw]}" "<=" 1.5
+target "4 MiB bw      tern/ucx   >= 1.1" "${RAT[bw.ucx]}" ">=" 1.1
+target "4 MiB bw      tern/mpich >= 1.2" "${RAT[bw.mpich]}" ">=" 1.2
+target "8 B msg rate  tern/ucx   >= 1.2" "${RAT[mr.ucx]}" ">=" 1.2
+
+# ---- sweep tables and the no-dip check ----------------------------------
+DIPS=()
+if [ "$SWEEP" = 1 ]; then
+    declare -A SW
+    for tool in tern ucx mpich; do
+        for m in lat bw; do
+            for s in "${SWEEP_SIZES[@]}"; do SW[$tool.$m.$s]=$(median $tool $m "$s" sweep); done
+        done
+    done
+    echo
+    echo "# Sweep: medians of $SWEEP_ROUNDS rounds; bw/prev = bandwidth / bandwidth at half the size"
+    printf '# %-9s %9s %9s %9s   %9s %9s %9s   %8s %8s %8s\n' size tern.lat ucx.lat mpich.lat \
+        tern.bw ucx.bw mpich.bw tern.b/p ucx.b/p mpich.b/p
+    MIN_DIP=nan
+    prev=""
+    for s in "${SWEEP_SIZES[@]}"; do
+        printf '  %-9s %9s %9s %9s   %9s %9s %9s' "$s" \
+            "$(fmt lat "${SW[tern.lat.$s]}")" "$(fmt lat "${SW[ucx.lat.$s]}")" "$(fmt lat "${SW[mpich.lat.$s]}")" \
+            "$(fmt bw "${SW[tern.bw.$s]}")" "$(fmt bw "${SW[ucx.bw.$s]}")" "$(fmt bw "${SW[mpich.bw.$s]}")"
+        flag=""
+        for tool in tern ucx mpich; do
+            if [ -n "$prev" ]; then q=$(ratio "${SW[$tool.bw.$s]}" "${SW[$tool.bw.$prev]}"); else q=nan; fi
+            printf ' %8s' "$( [ "$q" = nan ] && echo - || echo "$q")"
+            if [ "$q" != nan ] && awk -v q="$q" 'BEGIN { exit !(q < 0.9) }'; then
+                flag="$flag $tool"
+                [ $tool = tern ] && DIPS+=("$prev->$s:$q")
+            fi
+            if [ $tool = tern ] && [ "$q" != nan ]; then
+                MIN_DIP=$(awk -v a="$MIN_DIP" -v q="$q" 'BEGIN { print (a == "nan" || q < a) ? q : a }')
+            fi
+        done
+        [ -n "$flag" ] && printf '  <- dip (<0.9):%s' "$flag"
+        echo
+        prev=$s
+    done
+    target "no bw dip     tern min(size/prev) >= 0.9" "$MIN_DIP" ">=" 0.9
+fi
+
+echo
+echo "# Issue-3 targets (ratios of this run's medians; read, not asserted)"
+for t in "${TARGETS[@]}"; do
+    IFS='|' read -r rule val verdict <<<"$t"
+    printf '  %-44s %8s  %s\n' "$rule" "$val" "$verdict"
+done
+[ ${#DIPS[@]} -eq 0 ] || echo "# tern bandwidth dips (size->size:ratio): ${DIPS[*]}"
 
 # ---- JSON ---------------------------------------------------------------
 json_str() {
@@ -429,19 +567,35 @@ OUT=$OUTDIR/compare-$STAMP
     echo "  \"command_line\": $(json_str "$CMDLINE"),"
     echo "  \"cores\": [$CORE_A, $CORE_B],"
     echo "  \"rounds\": $ROUNDS,"
+    echo "  \"sweep_rounds\": $([ "$SWEEP" = 1 ] && echo "$SWEEP_ROUNDS" || echo 0),"
     echo "  \"seconds\": $((T_END - T_START)),"
     echo "  \"cpu_busy_percent\": {\"before\": $BUSY_START, \"after\": $BUSY_END},"
     echo "  \"ucx_tls\": $(if [ -n "${UCX_TLS+x}" ]; then json_str "$UCX_TLS"; else echo null; fi),"
+    echo "  \"tern_env\": $(json_str "${TERN_ENV[*]:-}"),"
     echo "  \"tern_netmod\": $(json_str "$TERN_NETMOD"),"
-    echo "  \"units\": {\"latency\": \"us one-way\", \"bandwidth\": \"MB/s, MB = 1e6 bytes\"},"
+    echo "  \"mpi_library\": $(json_str "$MPI_LIBRARY"),"
+    echo "  \"units\": {\"lat\": \"us one-way\", \"bw\": \"MB/s, MB = 1e6 bytes\", \"mr\": \"messages/s\"},"
+    echo "  \"sizes\": {\"lat\": $LAT_SIZE, \"bw\": $BW_SIZE, \"mr\": $MR_SIZE, \"raw_lat\": 64},"
     echo "  \"medians\": {"
-    echo "    \"tern_lat_8B\": $(json_num "$T_LAT"), \"ucx_lat_8B\": $(json_num "$U_LAT"), \"raw_lat_64B\": $(json_num "$R_LAT"),"
-    echo "    \"tern_bw_4MiB\": $(json_num "$T_BW"), \"ucx_bw_4MiB\": $(json_num "$U_BW"),"
-    echo "    \"memcpy_1MiB\": $(json_num "$M_1M"), \"memcpy_4MiB\": $(json_num "$M_4M")"
+    for tool in tern ucx mpich raw; do
+        echo "    \"$tool\": {\"lat\": $(json_num "${MED[$tool.lat]}"), \"bw\": $(json_num "${MED[$tool.bw]}"), \"mr\": $(json_num "${MED[$tool.mr]}")},"
+    done
+    echo "    \"memcpy\": {\"1MiB\": $(json_num "$M_1M"), \"4MiB\": $(json_num "$M_4M")}"
     echo "  },"
-    echo "  \"ratios\": {\"lat_tern_over_ucx\": $(json_num "$LAT_TU"), \"lat_tern_over_raw\": $(json_num "$LAT_TR"), \"bw_tern_over_ucx\": $(json_num "$BW_TU")},"
-    echo "  \"round_ratio_medians\": {\"lat_tern_over_ucx\": $(json_num "$RRM_LAT_TU"), \"bw_tern_over_ucx\": $(json_num "$RRM_BW_TU")},"
-    echo "  \"issue2_target\": {\"rule\": \"tern 8 B latency <= 1.2 x ucx tag_lat\", \"result\": \"$TARGET\"},"
+    echo "  \"ratios_tern_over\": {"
+    for peer in ucx mpich raw; do
+        echo "    \"$peer\": {\"lat\": $(json_num "${RAT[lat.$peer]}"), \"bw\": $(json_num "${RAT[bw.$peer]}"), \"mr\": $(json_num "${RAT[mr.$peer]}"),"
+        echo "      \"round_ratio_median\": {\"lat\": $(json_num "${RRM[lat.$peer]}"), \"bw\": $(json_num "${RRM[bw.$peer]}"), \"mr\": $(json_num "${RRM[mr.$peer]}")}}$([ $peer != raw ] && echo ,)"
+    done
+    echo "  },"
+    echo "  \"issue3_targets\": ["
+    n=${#TARGETS[@]}; i=0
+    for t in "${TARGETS[@]}"; do
+        i=$((i + 1))
+        IFS='|' read -r rule val verdict <<<"$t"
+        echo "    {\"rule\": $(json_str "$(tr -s ' ' <<<"$rule")"), \"ratio\": $(json_num "$val"), \"result\": $(json_str "$verdict")}$([ $i -lt "$n" ] && echo ,)"
+    done
+    echo "  ],"
     echo "  \"samples\": ["
     awk -F'\t' '{ printf "%s    {\"tool\": \"%s\", \"metric\": \"%s\", \"size\": %s, \"round\": \"%s\", \"value\": %s}",
                   (NR > 1 ? ",\n" : ""), $1, $2, $3, $4, $5 } END { if (NR) print "" }' "$SAMPLES"
@@ -461,16 +615,17 @@ echo "# wrote $OUT.json"
 if [ "$SWEEP" = 1 ]; then
     for m in lat bw; do
         {
-            echo "# size tern ucx   (medians of $SWEEP_ROUNDS sweep rounds; $m)"
+            echo "# size tern ucx mpich   (medians of $SWEEP_ROUNDS sweep rounds; $m)"
             for s in "${SWEEP_SIZES[@]}"; do
-                tv=$(median tern "$m" "$s" sweep); uv=$(median ucx "$m" "$s" sweep)
-                echo "$s ${tv/nan/NaN} ${uv/nan/NaN}"
+                row="$s"
+                for tool in tern ucx mpich; do v=${SW[$tool.$m.$s]}; row="$row ${v/nan/NaN}"; done
+                echo "$row"
             done
         } >"$OUT-$m.dat"
     done
     if command -v gnuplot >/dev/null; then
         echo "+ gnuplot -e ... $SCRIPT_DIR/compare_plot.gp"
-        if gnuplot -e "latfile='$OUT-lat.dat'; bwfile='$OUT-bw.dat'; outfile='$OUT.png'; rawlat='$R_LAT'; memcpy='$M_4M'; title='$(hostname) $DATE, cores $CORE_A-$CORE_B'" \
+        if gnuplot -e "latfile='$OUT-lat.dat'; bwfile='$OUT-bw.dat'; outfile='$OUT.png'; rawlat='${MED[raw.lat]}'; memcpy='$M_4M'; title='$(hostname) $DATE, cores $CORE_A-$CORE_B'" \
             "$SCRIPT_DIR/compare_plot.gp"; then
             echo "# wrote $OUT.png"
         else

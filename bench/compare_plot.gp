@@ -1,6 +1,6 @@
 # compare_plot.gp — latency and bandwidth vs message size, one line per tool.
 # Called by compare.sh --sweep with:
-#   latfile, bwfile  "size tern ucx" rows (medians of the sweep rounds)
+#   latfile, bwfile  "size tern ucx mpich" rows (medians of the sweep rounds)
 #   outfile          PNG to write
 #   rawlat           raw cache-line ping-pong one-way latency (us), "nan" if none
 #   memcpy           single-thread memcpy 4 MiB (MB/s), "nan" if none
@@ -21,6 +21,7 @@ set xlabel "message size (bytes)"
 set ylabel "latency (us)"
 plot latfile using 1:2 with linespoints title "tern", \
      latfile using 1:3 with linespoints title "ucx\\_perftest tag\\_lat", \
+     latfile using 1:4 with linespoints title "MPICH (mpi\\_bench)", \
      (rawlat eq "nan" ? NaN : real(rawlat)) with lines dashtype 2 title "raw cache line (64 B)"
 
 set title "Unidirectional bandwidth (MB = 1e6 B)"
@@ -28,6 +29,7 @@ set ylabel "bandwidth (MB/s)"
 set key bottom right
 plot bwfile using 1:2 with linespoints title "tern (window 64)", \
      bwfile using 1:3 with linespoints title "ucx\\_perftest tag\\_bw", \
+     bwfile using 1:4 with linespoints title "MPICH (mpi\\_bench, window 64)", \
      (memcpy eq "nan" ? NaN : real(memcpy)) with lines dashtype 2 title "memcpy 4 MiB, one core"
 
 unset multiplot
