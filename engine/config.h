@@ -22,6 +22,9 @@ typedef struct tern_config {
     uint64_t shm_num_cells;    /* TERN_SHM_NUM_CELLS: cells per peer (power of 2) */
     uint64_t shm_chunk_size;   /* TERN_SHM_COPY_CHUNK: cooperative LMT chunk */
     uint64_t shm_num_chunks;   /* TERN_SHM_COPY_CHUNKS: chunks per peer */
+    uint64_t shm_cma;          /* TERN_SHM_CMA: 1 = single-copy LMT through CMA allowed */
+    uint64_t shm_cma_threshold;/* TERN_SHM_CMA_THRESHOLD: smallest message using CMA */
+    uint64_t fault_cma_after;  /* TERN_FAULT_CMA_EPERM_AFTER: test hook, 0 = off */
     uint64_t wait_mode;        /* TERN_WAIT_MODE: spin | yield | block */
     uint64_t spin_count;       /* TERN_SPIN_COUNT: idle polls before yield/block */
     uint64_t health_ms;        /* TERN_HEALTH_MS: dead-peer check period when idle */

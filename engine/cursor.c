@@ -2,7 +2,8 @@
 
 #include <stdbool.h>
 
-/* Move up to len bytes between buf and the cursor's iovec, in either direction. */
+/* Move up to len bytes between buf and the cursor's iovec, in either
+ * direction; buf == NULL only advances. */
 static size_t cursor_copy(tern_cursor_t *c, void *buf, size_t len, bool into_iov)
 {
     char *b = buf;
@@ -12,7 +13,7 @@ static size_t cursor_copy(tern_cursor_t *c, void *buf, size_t len, bool into_iov
         size_t room = v->iov_len - c->off;
         size_t n = len - done < room ? len - done : room;
         char *at = (char *)v->iov_base + c->off;
-        if (n)
+        if (n && b != NULL)
             memcpy(into_iov ? at : b + done, into_iov ? b + done : at, n);
         done += n;
         c->off += n;
@@ -33,4 +34,30 @@ size_t tern_cursor_unpack(tern_cursor_t *c, const void *src, size_t len)
 size_t tern_cursor_pack(tern_cursor_t *c, void *dst, size_t len)
 {
     return cursor_copy(c, dst, len, false);
+}
+
+size_t tern_cursor_advance(tern_cursor_t *c, size_t len)
+{
+    return cursor_copy(c, NULL, len, false);
+}
+
+int tern_cursor_slice(const tern_cursor_t *c, struct iovec *out, int max, size_t max_bytes,
+                      size_t *bytes)
+{
+    int n = 0;
+    size_t sum = 0;
+    size_t off = c->off;
+    for (int i = c->idx; i < c->iovcnt && n < max && sum < max_bytes; i++, off = 0) {
+        size_t len = c->iov[i].iov_len - off;
+        if (len == 0)
+            continue;
+        if (len > max_bytes - sum)
+            len = max_bytes - sum;
+        out[n].iov_base = (char *)c->iov[i].iov_base + off;
+        out[n].iov_len = len;
+        sum += len;
+        n++;
+    }
+    *bytes = sum;
+    return n;
 }

@@ -39,4 +39,12 @@ size_t tern_cursor_unpack(tern_cursor_t *c, const void *src, size_t len);
 /* Copy up to len bytes from the cursor into dst; returns bytes copied. */
 size_t tern_cursor_pack(tern_cursor_t *c, void *dst, size_t len);
 
+/* Move the cursor len bytes forward without copying; returns bytes moved. */
+size_t tern_cursor_advance(tern_cursor_t *c, size_t len);
+
+/* Describe the next at most max_bytes of the cursor as up to max entries of
+ * out (the cursor does not move); returns the entry count, *bytes the sum. */
+int tern_cursor_slice(const tern_cursor_t *c, struct iovec *out, int max, size_t max_bytes,
+                      size_t *bytes);
+
 #endif

@@ -192,6 +192,10 @@ tern_status_t tern_send_ctrl(tern_vc_t *vc, const tern_pkt_hdr_t *hdr,
 tern_status_t tern_lmt_recv_matched(tern_request_t *rreq, const void *cookie,
                                     size_t cookie_len);
 
+/* Rendezvous bookkeeping: give req an id and put it on vc's list (failing
+ * vc completes it).  Returns the id, 0 when out of memory. */
+uint64_t tern_lmt_track(tern_vc_t *vc, tern_request_t *req);
+
 /* Receiver side: register rreq and send CTS (+cookie) for its RTS. */
 tern_status_t tern_lmt_send_cts(tern_vc_t *vc, tern_request_t *rreq, const void *cookie,
                                 size_t cookie_len);

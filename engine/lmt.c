@@ -39,19 +39,29 @@ tern_status_t tern_send_ctrl(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const voi
     return st < 0 ? st : TERN_OK;
 }
 
+uint64_t tern_lmt_track(tern_vc_t *vc, tern_request_t *req)
+{
+    uint64_t id = (req->flags & TERN_REQF_HAS_ID)
+                      ? ((uint64_t)req->id_index | ((uint64_t)req->id_gen << 32))
+                      : tern_request_register(req);
+    if (id == 0) {
+        tern_error(TERN_ERR_NO_MEMORY, "rendezvous id table");
+        return 0;
+    }
+    if (!(req->flags & TERN_REQF_VCLIST)) {
+        req->flags |= TERN_REQF_VCLIST;
+        tern_list_push_tail(&vc->lmt_wait, &req->vc_link);
+    }
+    return id;
+}
+
 /* Receiver: register rreq and answer the RTS with CTS (+ netmod cookie). */
 tern_status_t tern_lmt_send_cts(tern_vc_t *vc, tern_request_t *rreq, const void *cookie,
                                 size_t cookie_len)
 {
-    uint64_t id = (rreq->flags & TERN_REQF_HAS_ID)
-                      ? ((uint64_t)rreq->id_index | ((uint64_t)rreq->id_gen << 32))
-                      : tern_request_register(rreq);
+    uint64_t id = tern_lmt_track(vc, rreq);
     if (id == 0)
-        return tern_error(TERN_ERR_NO_MEMORY, "rendezvous id table");
-    if (!(rreq->flags & TERN_REQF_VCLIST)) {
-        rreq->flags |= TERN_REQF_VCLIST;
-        tern_list_push_tail(&vc->lmt_wait, &rreq->vc_link);
-    }
+        return TERN_ERR_NO_MEMORY;
     tern_pkt_hdr_t h = {.type = TERN_PKT_CTS, .len = rreq->msg_len, .sreq = rreq->remote_id,
                         .rreq = id, .cookie_len = (uint32_t)cookie_len};
     return tern_send_ctrl(vc, &h, cookie, cookie_len);

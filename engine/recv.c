@@ -133,7 +133,7 @@ tern_status_t tern_irecvv(tern_worker_t *w, const struct iovec *iov, int iovcnt,
     tern_status_t st = check_args(w, src, tag, req);
     if (st != TERN_OK)
         return st;
-    if (iovcnt < 0 || (iovcnt > 0 && iov == NULL) || iovcnt > IOV_MAX)
+    if (iovcnt < 0 || (iovcnt > 0 && iov == NULL) || iovcnt > TERN_IOV_MAX)
         return tern_error(TERN_ERR_INVALID_PARAM, "receive iovec: %d entries at %p", iovcnt,
                           (const void *)iov);
     for (int i = 0; i < iovcnt; i++)

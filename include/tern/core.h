@@ -34,6 +34,7 @@ typedef struct tern_request tern_request_t;
 #define TERN_ANY_SOURCE (-1)
 #define TERN_ANY_TAG (-1)
 #define TERN_TAG_MAX 0x7fffffff
+#define TERN_IOV_MAX (1 << 20) /* most iovec entries one operation takes */
 
 /** Completion information of a receive (and, with source = own rank, a send). */
 typedef struct tern_recv_info {

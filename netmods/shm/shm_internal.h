@@ -29,6 +29,8 @@ typedef struct tern_shm_vc {
     tern_list_t sendq;        /* eager streams not fully written (req->link) */
     tern_list_t lmt_txq;      /* cooperative sends, CTS order */
     tern_list_t lmt_rxq;      /* cooperative receives, CTS order */
+    tern_list_t cma_rxq;      /* CMA gets in progress */
+    bool cma_refused;         /* CMA with this peer was refused: copy buffer only */
 } tern_shm_vc_t;
 
 typedef struct tern_shm {
@@ -87,6 +89,17 @@ tern_status_t tern_shm_lmt_start_recv(tern_vc_t *vc, tern_request_t *rreq, const
 tern_status_t tern_shm_lmt_start_send(tern_vc_t *vc, tern_request_t *sreq, const void *cookie,
                                       size_t cookie_len);
 unsigned tern_shm_lmt_progress(tern_shm_t *s, tern_shm_vc_t *v);
+tern_status_t tern_shm_lmt_start_coop_recv(tern_vc_t *vc, tern_request_t *rreq);
+
+/* shm_cma.c */
+tern_status_t tern_shm_lmt_initiate(tern_vc_t *vc, tern_request_t *sreq, void *cookie,
+                                    size_t *cookie_len);
+tern_status_t tern_shm_cma_start_recv(tern_vc_t *vc, tern_request_t *rreq, const void *cookie,
+                                      size_t cookie_len);
+tern_status_t tern_shm_lmt_handle_cookie(tern_vc_t *vc, tern_request_t *req, const void *cookie,
+                                         size_t cookie_len);
+tern_status_t tern_shm_lmt_done_send(tern_vc_t *vc, tern_request_t *sreq);
+unsigned tern_shm_cma_progress(tern_shm_t *s, tern_shm_vc_t *v);
 
 static inline tern_shm_vc_t *tern_shm_vc(tern_vc_t *vc) { return (tern_shm_vc_t *)vc->nm_vc; }
 static inline tern_shm_t *tern_shm_state(tern_vc_t *vc) { return (tern_shm_t *)vc->nm_state; }

@@ -7,7 +7,8 @@
  * Each chunk names the receive request it belongs to; a mismatch is a
  * malformed segment, not silent corruption.
  *
- * req->nm.u64[0]: bytes moved so far (sent by sender / received by receiver).
+ * req->nm.u64[0]: bytes moved so far (sent by sender / received by receiver);
+ * a transfer resumed after a CMA refusal starts at the resume offset.
  */
 #include "netmods/shm/shm_internal.h"
 
@@ -22,8 +23,8 @@ static inline uint64_t req_id(const tern_request_t *r)
     return (uint64_t)r->id_index | ((uint64_t)r->id_gen << 32);
 }
 
-tern_status_t tern_shm_lmt_start_recv(tern_vc_t *vc, tern_request_t *rreq, const void *cookie,
-                                      size_t cookie_len)
+/* Receive through the copy buffer: CTS tells the sender to start. */
+tern_status_t tern_shm_lmt_start_coop_recv(tern_vc_t *vc, tern_request_t *rreq)
 {
     tern_shm_vc_t *v = tern_shm_vc(vc);
     rreq->nm.u64[0] = 0;
@@ -34,10 +35,22 @@ tern_status_t tern_shm_lmt_start_recv(tern_vc_t *vc, tern_request_t *rreq, const
     return TERN_OK;
 }
 
+/* An RTS was matched: its cookie says CMA (get) or nothing (cooperative). */
+tern_status_t tern_shm_lmt_start_recv(tern_vc_t *vc, tern_request_t *rreq, const void *cookie,
+                                      size_t cookie_len)
+{
+    if (cookie_len != 0)
+        return tern_shm_cma_start_recv(vc, rreq, cookie, cookie_len);
+    return tern_shm_lmt_start_coop_recv(vc, rreq);
+}
+
+/* CTS: the receiver wants the copy buffer (from the start). */
 tern_status_t tern_shm_lmt_start_send(tern_vc_t *vc, tern_request_t *sreq, const void *cookie,
                                       size_t cookie_len)
 {
     tern_shm_vc_t *v = tern_shm_vc(vc);
+    if (sreq->nm.u64[1]) /* we offered CMA and the receiver declined: it was refused */
+        v->cma_refused = true;
     sreq->nm.u64[0] = 0;
     tern_list_push_tail(&v->lmt_txq, &sreq->link);
     return TERN_OK;

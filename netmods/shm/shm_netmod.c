@@ -125,6 +125,7 @@ static tern_status_t shm_vc_init(void *state, tern_vc_t *vc)
     tern_list_init(&v->sendq);
     tern_list_init(&v->lmt_txq);
     tern_list_init(&v->lmt_rxq);
+    tern_list_init(&v->cma_rxq);
     vc->nm_vc = v;
     s->nactive++;
     return TERN_OK;
@@ -149,6 +150,8 @@ static unsigned shm_poll(void *state, int direction)
         unsigned got = tern_shm_rx_ready(s, v) ? tern_shm_poll_recv(s, v, RECV_BUDGET) : 0;
         if (!tern_list_empty(&v->lmt_rxq) || !tern_list_empty(&v->lmt_txq))
             got += tern_shm_lmt_progress(s, v);
+        if (!tern_list_empty(&v->cma_rxq) && v->vc->state != TERN_VC_FAILED)
+            got += tern_shm_cma_progress(s, v);
         /* Block mode: consuming freed fastbox/cells/chunks the peer may be
          * asleep waiting for; wake it (the send side rings on publish). */
         if (got && s->ring_doorbells)
@@ -220,6 +223,7 @@ static tern_status_t shm_vc_destroy(tern_vc_t *vc)
     drop_queue(&v->sendq, vc->fail_status);
     drop_queue(&v->lmt_txq, vc->fail_status);
     drop_queue(&v->lmt_rxq, vc->fail_status);
+    drop_queue(&v->cma_rxq, vc->fail_status);
     return TERN_OK;
 }
 
@@ -254,7 +258,10 @@ tern_netmod_ops_t tern_netmod_shm_ops = {
     .istart_contig_msg = tern_shm_istart_contig_msg,
     .send_noncontig = tern_shm_send_noncontig,
     .poll = shm_poll,
+    .lmt_initiate = tern_shm_lmt_initiate,
     .lmt_start_recv = tern_shm_lmt_start_recv,
     .lmt_start_send = tern_shm_lmt_start_send,
+    .lmt_handle_cookie = tern_shm_lmt_handle_cookie,
+    .lmt_done_send = tern_shm_lmt_done_send,
     .check_peers = shm_check_peers,
 };

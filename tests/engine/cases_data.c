@@ -273,7 +273,79 @@ static int case_stress(th_t *t)
     return 0;
 }
 
+/* Large messages (the CMA get and cooperative paths) from and into
+ * unaligned buffers, up to 64 MiB, and iovecs with thousands of segments
+ * (more than a cookie holds inline and more than one syscall's slice). */
+static int case_large(th_t *t)
+{
+    if (t->size < 2)
+        return 0;
+    if (t->rank > 1)
+        return 0;
+    int peer = 1 - t->rank;
+    const size_t lens[] = {65535, 65536, 65537, 1048576 + 3, 5 * 1048576 + 1, 64 * 1048576 + 5};
+    for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+        size_t n = lens[k], so = k % 7 + 1, ro = k % 5 + 3;
+        uint8_t *sb = malloc(n + so), *rb = malloc(n + ro + CANARY);
+        CHECK(t, sb && rb, "allocation of %zu", n);
+        if (!sb || !rb)
+            return 1;
+        th_fill(sb + so, n, 7000 + k + (uint64_t)t->rank);
+        memset(rb, 0xC3, n + ro + CANARY);
+        tern_request_t *sr, *rr;
+        tern_recv_info_t info;
+        tern_status_t rs = tern_irecv(t->w, rb + ro, n, peer, 60, 0, &info, &rr);
+        tern_status_t ss = tern_isend(t->w, sb + so, n, peer, 60, 0, &sr);
+        CHECK_ST(t, th_finish(t, ss, sr, NULL), TERN_OK);
+        CHECK_ST(t, th_finish(t, rs, rr, &info), TERN_OK);
+        size_t bad = th_verify(rb + ro, n, 7000 + k + (uint64_t)peer);
+        CHECK(t, bad == (size_t)-1, "%zu bytes (offsets %zu/%zu): byte %zu differs", n, so, ro, bad);
+        CHECK(t, rb[ro - 1] == 0xC3 && rb[ro + n] == 0xC3, "%zu bytes: neighbours written", n);
+        free(sb);
+        free(rb);
+    }
+    /* 3000 uneven send segments into 1500 receive segments */
+    enum { NS = 3000, NR = 1500 };
+    size_t total = 0;
+    struct iovec *siov = malloc(NS * sizeof(*siov)), *riov = malloc(NR * sizeof(*riov));
+    for (int i = 0; i < NS; i++)
+        total += (size_t)(i % 13) * 97 + 1;
+    uint8_t *flat = malloc(total), *sbuf = malloc(total + NS), *rbuf = malloc(total + NR * 2);
+    th_fill(flat, total, 8000 + (uint64_t)t->rank);
+    size_t off = 0;
+    for (int i = 0; i < NS; i++) {
+        size_t len = (size_t)(i % 13) * 97 + 1;
+        siov[i].iov_base = sbuf + off + (size_t)i; /* a one-byte gap between segments */
+        siov[i].iov_len = len;
+        memcpy(siov[i].iov_base, flat + off, len);
+        off += len;
+    }
+    size_t per = total / NR;
+    for (int i = 0; i < NR; i++) {
+        riov[i].iov_base = rbuf + (size_t)i * per + (size_t)i * 2;
+        riov[i].iov_len = i == NR - 1 ? total - per * (NR - 1) : per;
+    }
+    tern_request_t *sr, *rr;
+    tern_status_t rs = tern_irecvv(t->w, riov, NR, peer, 61, 0, NULL, &rr);
+    tern_status_t ss = tern_isendv(t->w, siov, NS, peer, 61, 0, &sr);
+    CHECK_ST(t, th_finish(t, ss, sr, NULL), TERN_OK);
+    CHECK_ST(t, th_finish(t, rs, rr, NULL), TERN_OK);
+    th_fill(flat, total, 8000 + (uint64_t)peer);
+    for (int i = 0; i < NR; i++)
+        if (memcmp(riov[i].iov_base, flat + (size_t)i * per, riov[i].iov_len) != 0) {
+            CHECK(t, 0, "iovec of %zu bytes: receive segment %d differs", total, i);
+            break;
+        }
+    free(siov);
+    free(riov);
+    free(flat);
+    free(sbuf);
+    free(rbuf);
+    return 0;
+}
+
 const th_case_t th_data_cases[] = {
+    {"large", case_large},
     {"sizes", case_sizes},
     {"sizes_unexpected", case_sizes_unexpected},
     {"wildcard_order", case_wildcard_order},

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include "tests/engine/cases.h"
 
@@ -48,6 +49,10 @@ int main(int argc, char **argv)
     }
     th_t t = {0};
     t.test = "init";
+    /* A non-dumpable process refuses CMA to peers without CAP_SYS_PTRACE:
+     * the forced-refusal test runs the ranks so. */
+    if (getenv("TERN_TEST_NONDUMPABLE") != NULL)
+        prctl(PR_SET_DUMPABLE, 0);
     tern_status_t st = tern_init(&t.ctx);
     if (st != TERN_OK) {
         fprintf(stderr, "engine_tests: tern_init: %s: %s\n", tern_strerror(st), tern_last_error());

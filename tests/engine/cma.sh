@@ -1,0 +1,33 @@
+#!/bin/sh
+# Large messages through both shm LMT modes and the CMA fallback:
+#  - CMA get (default) and the cooperative copy buffer (TERN_SHM_CMA=0);
+#  - a real kernel refusal: ranks without CAP_SYS_PTRACE, senders
+#    non-dumpable -> process_vm_readv fails with EPERM before any byte, the
+#    refusal is logged once and the transfer falls back (CTS);
+#  - a refusal mid-transfer (test hook after 1 MiB): RESUME cookie, the
+#    sender sends only the rest through the copy buffer.
+# Every run verifies the data byte-exact (sizes up to 64 MiB, unaligned,
+# 3000-segment iovecs).
+. "${srcdir:-.}/tests/engine/lib.sh"
+out=$(mktemp)
+run_engine 2 "--bind-to core" large sizes iov truncate >"$out" 2>&1 || { cat "$out"; fail "CMA get"; }
+grep -q "refused" "$out" && { cat "$out"; fail "CMA refused although nothing forbids it"; }
+TERN_SHM_CMA=0 run_engine 2 "" large iov || fail "cooperative copy"
+TERN_SHM_CMA_THRESHOLD=0 TERN_EAGER_LIMIT=0 run_engine 2 "" sizes iov wildcard_order \
+    || fail "CMA for every message"
+
+TERN_FAULT_CMA_EPERM_AFTER=1048576 run_engine 2 "" large truncate >"$out" 2>&1 \
+    || { cat "$out"; fail "refusal mid-transfer"; }
+grep -q "CMA (process_vm_readv) from local rank . refused: Operation not permitted" "$out" \
+    || { cat "$out"; fail "the mid-transfer refusal was not logged"; }
+[ "$(grep -c "refused" "$out")" -le 2 ] || { cat "$out"; fail "refusal logged more than once per rank"; }
+
+if command -v setpriv >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    TERN_TEST_NONDUMPABLE=1 setpriv --bounding-set=-sys_ptrace --inh-caps=-sys_ptrace \
+        sh -c ". \"${srcdir:-.}/tests/engine/lib.sh\"; run_engine 2 '' large sizes" >"$out" 2>&1 \
+        || { cat "$out"; fail "real CMA refusal"; }
+    grep -q "refused: Operation not permitted" "$out" || { cat "$out"; fail "real refusal not logged"; }
+else
+    echo "note: setpriv or root missing, the real-refusal part was not run"
+fi
+rm -f "$out"
