@@ -46,6 +46,7 @@ typedef struct tern_shm {
     bool ring_doorbells;      /* segment wait mode is BLOCK */
     tern_shm_vc_t *vcs;       /* by local index; [my_idx] unused */
     int nactive;              /* VCs not failed/closed */
+    int numa_node;            /* where our inbox lives, -1 if unplaced */
 } tern_shm_t;
 
 /* segment.c */
@@ -54,6 +55,9 @@ tern_status_t tern_shm_segment_attach(tern_shm_t *s, const tern_shm_card_t *crea
 void tern_shm_segment_unlink(tern_shm_t *s);
 void tern_shm_segment_detach(tern_shm_t *s);
 void tern_shm_chan_bind(tern_shm_t *s, tern_shm_chan_t *c, int reader, int writer);
+
+/* placement.c: move our inbox to the NUMA node we are bound to */
+void tern_shm_place_inbox(tern_shm_t *s);
 
 /* shm_send.c */
 tern_status_t tern_shm_isend_contig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,

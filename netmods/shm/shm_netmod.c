@@ -29,6 +29,7 @@ static tern_status_t shm_init(tern_context_t *ctx, void **state)
     s->ctx = ctx;
     s->nlocal = (int)ctx->pmix.local_size;
     s->my_idx = (int)ctx->pmix.local_rank;
+    s->numa_node = -1;
 
     tern_shm_card_t card;
     memset(&card, 0, sizeof(card));
@@ -90,6 +91,7 @@ static tern_status_t attach(tern_shm_t *s)
     s->cell_mask = h->num_cells - 1;
     s->chunk_mask = h->num_chunks - 1;
     s->ring_doorbells = h->wait_mode == TERN_WAIT_BLOCK;
+    tern_shm_place_inbox(s);
     tern_shm_doorbell_t *db =
         (tern_shm_doorbell_t *)(void *)(s->base + h->off_doorbells) + s->my_idx;
     ctx->worker.doorbell = &db->seq;
