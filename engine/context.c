@@ -5,9 +5,10 @@
  *   PMIx_Init, job keys -> each netmod's init (puts its card)
  *   -> PMIx_Commit + PMIx_Fence(collect) -> vc_init of every VC with the
  *   peer's card -> PMIx_Fence -> wireup_done (shm unlinks the segment name).
- * Every rank goes through both fences even when its own netmod init failed
- * (it puts an error card instead), so a failure is reported everywhere
- * instead of leaving the others blocked in a fence.
+ * Every rank goes through both fences even when its own netmod init or a
+ * vc_init failed (a failed creator puts an error card instead), so a
+ * failure is reported everywhere instead of leaving the others blocked in
+ * a fence.
  */
 #include <sched.h>
 #include <stdio.h>
@@ -102,24 +103,26 @@ tern_status_t tern_init(tern_context_t **out)
     st = tern_pmix_fence(&ctx->pmix, true);
     if (st != TERN_OK)
         goto err_netmods;
-    if (init_st != TERN_OK) {
-        st = tern_error(init_st, "%s", init_err);
-        goto err_netmods;
-    }
 
-    /* Phase 2: VCs, with the peers' cards. */
-    st = select_netmods(ctx);
-    for (int r = 0; st == TERN_OK && r < ctx->size; r++)
-        st = ctx->vcs[r].nm->vc_init(ctx->vcs[r].nm_state, &ctx->vcs[r]);
+    /* Phase 2: VCs, with the peers' cards (only if our own init worked;
+     * either way we join the second fence, which every rank reaches). */
     char vc_err[512] = "";
-    if (st != TERN_OK)
-        snprintf(vc_err, sizeof(vc_err), "%s", tern_last_error());
-    tern_status_t fst = tern_pmix_fence(&ctx->pmix, false);
-    if (st != TERN_OK) {
-        st = tern_error(st, "%s", vc_err);
+    tern_status_t vc_st = init_st;
+    if (vc_st == TERN_OK) {
+        vc_st = select_netmods(ctx);
+        for (int r = 0; vc_st == TERN_OK && r < ctx->size; r++)
+            vc_st = ctx->vcs[r].nm->vc_init(ctx->vcs[r].nm_state, &ctx->vcs[r]);
+        if (vc_st != TERN_OK)
+            snprintf(vc_err, sizeof(vc_err), "%s", tern_last_error());
+    } else {
+        snprintf(vc_err, sizeof(vc_err), "%s", init_err);
+    }
+    st = tern_pmix_fence(&ctx->pmix, false);
+    if (vc_st != TERN_OK) {
+        st = tern_error(vc_st, "%s", vc_err);
         goto err_netmods;
     }
-    if ((st = fst) != TERN_OK)
+    if (st != TERN_OK)
         goto err_netmods;
 
     /* Phase 3: everyone is attached. */
