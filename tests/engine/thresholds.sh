@@ -1,0 +1,33 @@
+#!/bin/sh
+# Every TERN_* setting that tern_info lists, at its minimum and its maximum
+# (one at a time, the rest at their defaults): the engine's data cases
+# either pass or tern_init rejects the combination with a message naming the
+# variable.  Just outside the range and garbage are always rejected, by
+# tern_info and by tern_init, naming the variable.
+. "${srcdir:-.}/tests/engine/lib.sh"
+INFO=${TERN_INFO:-./tern_info}
+out=$(mktemp)
+"$INFO" --params | awk '$1 ~ /^TERN_/ {print $1, $4}' | while read -r var range; do
+    lo=${range%%..*}
+    hi=${range##*..}
+    for v in "$lo" "$hi"; do
+        if (export "$var=$v"; run_engine 2 "" sizes iov) >"$out" 2>&1; then
+            echo "ok: $var=$v works"
+        elif grep -q "tern_init: .*$var" "$out"; then
+            echo "ok: $var=$v rejected: $(grep -m1 "tern_init" "$out")"
+        else
+            cat "$out"; fail "$var=$v neither works nor is rejected naming $var"
+        fi
+    done
+    case $hi in
+    *[!0-9]*) bad=bogus ;;                      # an enum (wait mode)
+    *) bad=$(awk -v h="$hi" 'BEGIN {printf "%.0f", h + 1}') ;;
+    esac
+    for v in "$bad" "12abc"; do
+        env "$var=$v" "$INFO" >/dev/null 2>"$out" && fail "tern_info accepted $var=$v"
+        grep -q "$var" "$out" || fail "tern_info's message for $var=$v does not name it"
+        (export "$var=$v"; run_engine 2 "" self) >"$out" 2>&1 && fail "tern_init accepted $var=$v"
+        grep -q "tern_init: .*$var" "$out" || { cat "$out"; fail "tern_init's message for $var=$v does not name it"; }
+    done
+done || exit 1
+rm -f "$out"
