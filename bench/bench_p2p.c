@@ -42,6 +42,8 @@ static void bp_usage(FILE *f, const char *prog, const char *launcher)
             "                      k/m suffixes accepted; one size N means N:N)\n"
             "  -i ITERS            timed iterations (rounds) for every size\n"
             "  -w WARMUP           untimed warm-up iterations for every size\n"
+            "  -b BYTES            bw, bibw, mr: more windows where needed to move at least\n"
+            "                      BYTES per size (k/m/g suffixes; short runs are noisy)\n"
             "  --json FILE         write the results as JSON (rank 0)\n"
             "  -q                  quiet: only a title line per test and the data rows\n"
             "  -v                  verbose: each rank prints where it runs (CPU affinity)\n",
@@ -107,7 +109,7 @@ int bp_parse(int argc, char **argv, const char *prog, const char *launcher, bp_o
     int c;
 
     *o = (bp_opts_t){.min = 0, .max = 4194304, .iters = -1, .warmup = -1};
-    while ((c = getopt_long(argc, argv, "t:m:i:w:qvh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "t:m:i:w:b:qvh", longopts, NULL)) != -1) {
         switch (c) {
         case 't':
             any = true;
@@ -130,6 +132,12 @@ int bp_parse(int argc, char **argv, const char *prog, const char *launcher, bp_o
         case 'w':
             if (bp_parse_count(optarg, 0, &o->warmup) != 0) {
                 fprintf(stderr, "%s: bad warm-up count '%s'\n", prog, optarg);
+                return -1;
+            }
+            break;
+        case 'b':
+            if (bench_parse_size(optarg, &o->min_bytes) != 0) {
+                fprintf(stderr, "%s: bad byte count '%s'\n", prog, optarg);
                 return -1;
             }
             break;
@@ -185,6 +193,17 @@ void bp_counts(const bp_opts_t *o, bp_test_t t, size_t size, long *iters, long *
 
     *iters = o->iters >= 0 ? o->iters : (large ? ti->iters_large : ti->iters_small);
     *warmup = o->warmup >= 0 ? o->warmup : (large ? ti->warmup_large : ti->warmup_small);
+    if (t != BP_TEST_LAT && o->min_bytes > 0 && size > 0) {
+        size_t per_window = (size_t)BP_WINDOW * size;
+        size_t need = (o->min_bytes + per_window - 1) / per_window;
+
+        if (need > (size_t)*iters) {
+            *iters = need > 1000000 ? 1000000 : (long)need;
+            if (*warmup < *iters / 10) {
+                *warmup = *iters / 10;
+            }
+        }
+    }
 }
 
 double bp_value(bp_test_t t, size_t size, long iters, uint64_t ns)

@@ -37,8 +37,9 @@ typedef enum bp_test {
 typedef struct bp_opts {
     bool run[BP_TEST_COUNT];
     size_t min, max;
-    long iters;  /* -1: by test and size */
-    long warmup; /* -1: by test and size */
+    long iters;       /* -1: by test and size */
+    long warmup;      /* -1: by test and size */
+    size_t min_bytes; /* bw, bibw, mr: at least this many bytes per size (0: off) */
     const char *json;
     bool quiet;
     bool verbose;
@@ -61,7 +62,8 @@ int bp_parse(int argc, char **argv, const char *prog, const char *launcher, bp_o
 size_t bp_sizes(const bp_opts_t *o, size_t sizes[BP_MAX_SIZES]);
 
 /** Iterations and warm-up for test at size (the OSU-like defaults unless
- *  -i / -w were given). */
+ *  -i / -w were given; -b raises the windows of bw, bibw and mr until they
+ *  move at least that many bytes, with a warm-up of a tenth). */
 void bp_counts(const bp_opts_t *o, bp_test_t t, size_t size, long *iters, long *warmup);
 
 /** The figure of test t: iters timed rounds of size bytes took ns on rank 0. */

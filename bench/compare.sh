@@ -364,6 +364,7 @@ SWEEP_SIZES=()
 SWEEP_SPLIT=8192
 LAT_SMALL="10000 1000" LAT_LARGE="1000 10"     # iterations warm-up
 BW_SMALL="1000 100" BW_LARGE="20 2"            # windows warm-up windows
+SWEEP_BYTES=268435456                          # bw above the split: >= 256 MiB per size
 if [ "$SWEEP" = 1 ]; then
     for ((s = 1; s <= BW_SIZE; s *= 2)); do SWEEP_SIZES+=("$s"); done
     for r in $(seq 1 "$SWEEP_ROUNDS"); do
@@ -374,14 +375,22 @@ if [ "$SWEEP" = 1 ]; then
             else
                 read -ra small <<<"$BW_SMALL"; read -ra large <<<"$BW_LARGE"; mul=$WINDOW ut=tag_bw
             fi
+            # Above the split, bandwidth runs move at least SWEEP_BYTES per size
+            # (tern_bench/mpi_bench -b): 20 windows of 16 KiB take 3 ms, which
+            # one preemption on this VM turns into a "dip".
+            bopt=(); [ $m = bw ] && bopt=(-b "$SWEEP_BYTES")
             for tool in tern mpich; do
                 want $tool || continue
                 p2p_one $tool $m "1:$SWEEP_SPLIT" "s$r" -i "${small[0]}" -w "${small[1]}"
-                p2p_one $tool $m "$((SWEEP_SPLIT * 2)):$BW_SIZE" "s$r" -i "${large[0]}" -w "${large[1]}"
+                p2p_one $tool $m "$((SWEEP_SPLIT * 2)):$BW_SIZE" "s$r" -i "${large[0]}" -w "${large[1]}" "${bopt[@]}"
             done
             if want ucx; then
                 for s in "${SWEEP_SIZES[@]}"; do
                     if [ "$s" -gt "$SWEEP_SPLIT" ]; then c=("${large[@]}"); else c=("${small[@]}"); fi
+                    if [ $m = bw ] && [ "$s" -gt "$SWEEP_SPLIT" ]; then
+                        need=$(( (SWEEP_BYTES + WINDOW * s - 1) / (WINDOW * s) ))   # as -b does
+                        if [ "$need" -gt "${c[0]}" ]; then c=("$need" $(( need / 10 > c[1] ? need / 10 : c[1] ))); fi
+                    fi
                     ucx_one $ut "$s" $((c[0] * mul)) $((c[1] * mul)) "s$r" $m
                 done
             fi

@@ -35,6 +35,7 @@ OUTDIR=bench-results
 KEEP=0
 LIST=0
 CMD_TIMEOUT=180
+MIN_BYTES=256m      # bw and bibw: tern_bench -b, at least this many bytes per size
 EXPS=(
     # fastbox: slot size (the largest message that takes the fastbox) and slots
     "fbox|lat|8:16384|10000|1000|TERN_SHM_FBOX_SIZE=256;TERN_SHM_FBOX_SIZE=512;TERN_SHM_FBOX_SIZE=1024;TERN_SHM_FBOX_SIZE=2048;TERN_SHM_FBOX_SIZE=4096;TERN_SHM_FBOX_SIZE=8192;TERN_SHM_FBOX_SIZE=16384"
@@ -63,6 +64,8 @@ usage: $0 [options]
   --only LIST      comma list of experiment names (default: all; --list shows them)
   --exp LINE       add an experiment "NAME|TEST|RANGE|ITERS|WARMUP|SET;SET;..."
                    (TEST: lat, bw, bibw or mr; SET: "VAR=value VAR=value")
+  --min-bytes N    bw/bibw experiments move at least N bytes per size
+                   (tern_bench -b; default $MIN_BYTES)
   --list           print the experiments and exit
   --outdir DIR     where the results go (default ./bench-results)
   --keep           keep the raw logs (path is printed)
@@ -84,6 +87,7 @@ while [ $# -gt 0 ]; do
             exit 2
         fi
         EXPS+=("$2"); shift ;;
+    --min-bytes) MIN_BYTES=${2:?--min-bytes needs a byte count}; shift ;;
     --list) LIST=1 ;;
     --outdir) OUTDIR=${2:?--outdir needs a directory}; shift ;;
     --keep) KEEP=1 ;;
@@ -133,17 +137,19 @@ say() { echo "$*" | tee -a "$REPORT"; }
 # run_one EXP IDX ROUND TEST RANGE ITERS WARMUP [VAR=value...]
 run_one() {
     local exp=$1 idx=$2 round=$3 test=$4 range=$5 iters=$6 warmup=$7 json log pairs
+    local -a extra=()
     shift 7
+    case $test in bw|bibw) extra=(-b "$MIN_BYTES") ;; esac
     json=$WORK/$exp-$idx-$round.json
     log=$WORK/$exp-$idx-$round.log
     NRUN=$((NRUN + 1))
-    echo "+ (TERN_* cleared) $* $TERNRUN -n 2 --bind-to core $TERN_BENCH -t $test -m $range -i $iters -w $warmup -q --json $json"
+    echo "+ (TERN_* cleared) $* $TERNRUN -n 2 --bind-to core $TERN_BENCH -t $test -m $range -i $iters -w $warmup ${extra[*]} -q --json $json"
     # Only this setting's TERN_* variables: none inherited from the caller.
     local -a unset=()
     mapfile -t unset < <(env | awk -F= '/^TERN_/ { print "-u"; print $1 }')
     if ! env "${unset[@]}" "$@" \
         timeout "$CMD_TIMEOUT" "$TERNRUN" -n 2 --bind-to core "$TERN_BENCH" -t "$test" -m "$range" \
-        -i "$iters" -w "$warmup" -q --json "$json" >"$log" 2>&1; then
+        -i "$iters" -w "$warmup" "${extra[@]}" -q --json "$json" >"$log" 2>&1; then
         echo "!! failed: $* tern_bench -t $test -m $range (last lines follow)" >&2
         tail -n 3 "$log" >&2
         FAILURES=$((FAILURES + 1))
@@ -226,13 +232,17 @@ for e in "${EXPS[@]}"; do
     mapfile -t SIZES < <(awk -F'\t' -v e="$name" '$1 == e { print $4 }' "$SAMPLES" | sort -nu)
     case $test in lat) unit="us, lower is better" ;; mr) unit="msg/s, higher is better" ;; *) unit="MB/s, higher is better" ;; esac
     say ""
-    say "## $name — tern_bench -t $test -m $range -i $iters -w $warmup ($unit), $ROUNDS rounds"
-    line=$(printf '%-52s' "# setting")
+    bo=""; case $test in bw|bibw) bo=" -b $MIN_BYTES" ;; esac
+    say "## $name — tern_bench -t $test -m $range -i $iters -w $warmup$bo ($unit), $ROUNDS rounds"
+    lw=20
+    for l in "${LABELS[@]}"; do [ ${#l} -gt $lw ] && lw=${#l}; done
+    dipcol=0; case $test in bw|bibw) dipcol=1 ;; esac
+    line=$(printf "%-$((lw + 2))s" "# setting")
     for s in "${SIZES[@]}"; do line+=$(printf ' %8s' "$s"); done
-    [ "$test" = lat ] || line+=$(printf ' %9s' "min b/p")
+    [ $dipcol = 0 ] || line+=$(printf ' %9s' "min b/p")
     say "$line"
     for idx in $(seq 0 $((n - 1))); do
-        line=$(printf '  %-50s' "${LABELS[$idx]}")
+        line=$(printf "  %-${lw}s" "${LABELS[$idx]}")
         prev=""; minbp=nan
         for s in "${SIZES[@]}"; do
             if [ "$idx" = 0 ]; then
@@ -252,7 +262,7 @@ for e in "${EXPS[@]}"; do
             fi
             prev=$cur
         done
-        if [ "$test" != lat ]; then
+        if [ $dipcol = 1 ]; then
             line+=$(awk -v m="$minbp" 'BEGIN { if (m == "nan") printf " %9s", "-";
                 else printf " %9.3f%s", m, (m < 0.9 ? " DIP" : "") }')
         fi
