@@ -1,0 +1,189 @@
+/*
+ * bench/micro: builds the scene the C++ benchmarks measure (see
+ * micro_shim.h).  Nothing here is timed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/engine_internal.h"
+#include "engine/match.h"
+#include "engine/netmod.h"
+#include "netmods/shm/shm_internal.h"
+
+/* After the engine's headers: a drifting prototype fails to compile here. */
+#include "bench/micro/micro_shim.h"
+
+static_assert(MICRO_REQ_SEND == TERN_REQ_SEND && MICRO_REQ_RECV == TERN_REQ_RECV,
+              "request kinds as in engine_internal.h");
+static_assert(MICRO_PKT_HDR_SIZE == TERN_PKT_HDR_SIZE, "packet header size as in pkt.h");
+
+#define MICRO_RANKS 2
+
+struct micro_engine {
+    tern_context_t ctx;
+    tern_vc_t vcs[MICRO_RANKS];
+};
+
+/* The netmod of the fed VCs: control packets (CTS ...) go nowhere. */
+static tern_status_t sink_istart(tern_vc_t *vc, const void *hdr, size_t hdrlen, const void *data,
+                                 size_t len, tern_request_t **sreq)
+{
+    *sreq = NULL;
+    return TERN_OK;
+}
+
+static tern_netmod_ops_t sink_ops = {
+    .size = sizeof(tern_netmod_ops_t), .name = "micro-sink", .istart_contig_msg = sink_istart};
+
+micro_engine_t *micro_engine_new(void)
+{
+    micro_engine_t *e = calloc(1, sizeof(*e));
+    if (e == NULL) {
+        tern_error(TERN_ERR_NO_MEMORY, "micro engine");
+        return NULL;
+    }
+    tern_context_t *ctx = &e->ctx;
+    if (tern_config_load(&ctx->cfg) != TERN_OK) {
+        free(e);
+        return NULL;
+    }
+    tern_netmod_fill_defaults(&sink_ops);
+    ctx->rank = 0;
+    ctx->size = MICRO_RANKS;
+    ctx->vcs = e->vcs;
+    tern_worker_init(&ctx->worker, ctx);
+    for (int r = 0; r < MICRO_RANKS; r++) {
+        tern_vc_t *vc = &e->vcs[r];
+        vc->rank = r;
+        vc->worker = &ctx->worker;
+        vc->nm = &sink_ops;
+        vc->eager_limit = ctx->cfg.eager_limit;
+        tern_list_init(&vc->lmt_wait);
+    }
+    return e;
+}
+
+void micro_engine_free(micro_engine_t *e)
+{
+    if (e == NULL)
+        return;
+    tern_context_t *ctx = &e->ctx;
+    /* shm loopback: the netmod's own teardown (VC queues, segment, state) */
+    for (int i = ctx->num_netmods - 1; i >= 0; i--) {
+        for (int r = 0; r < MICRO_RANKS; r++)
+            if (e->vcs[r].nm == ctx->netmods[i].ops)
+                ctx->netmods[i].ops->vc_destroy(&e->vcs[r]);
+        ctx->netmods[i].ops->finalize(ctx->netmods[i].state);
+    }
+    /* every request, queued or pooled, lives in the worker's slabs */
+    tern_worker_pool_destroy(&ctx->worker);
+    free(e);
+}
+
+tern_worker_t *micro_worker(micro_engine_t *e)
+{
+    return &e->ctx.worker;
+}
+
+tern_vc_t *micro_vc(micro_engine_t *e, int rank)
+{
+    return &e->vcs[rank];
+}
+
+size_t micro_eager_pkt(void *out, int tag, size_t len)
+{
+    tern_pkt_hdr_t h = {.type = TERN_PKT_EAGER, .tag = tag, .len = len};
+    memcpy(out, &h, sizeof(h));
+    memset((uint8_t *)out + sizeof(h), 0x5a, len);
+    return sizeof(h) + len;
+}
+
+/*
+ * Single-process shm loopback.  The segment is made by the real
+ * tern_shm_segment_create (no PMIx involved); what shm_init, attach() and
+ * shm_vc_init() in netmods/shm/shm_netmod.c would then do through PMIx is
+ * done here by hand — keep this in step with attach() when the shm state
+ * grows.  Both directions of VC 1 are bound to the pair "rank 0 writes,
+ * local rank 1 reads", so the receive side polls what the send side wrote.
+ */
+tern_status_t micro_shm_loopback(micro_engine_t *e, size_t fbox_size, bool fastbox)
+{
+    tern_context_t *ctx = &e->ctx;
+    if (ctx->num_netmods != 0)
+        return tern_error(TERN_ERR_INVALID_PARAM, "micro: shm loopback set up twice");
+    if (fbox_size != 0)
+        ctx->cfg.shm_fbox_size = fbox_size;
+    snprintf(ctx->pmix.nspace, sizeof(ctx->pmix.nspace), "micro.%d", (int)getpid());
+
+    tern_shm_t *s = calloc(1, sizeof(*s));
+    if (s == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "shm netmod state");
+    s->ctx = ctx;
+    s->nlocal = MICRO_RANKS;
+    s->my_idx = 0;
+    s->numa_node = -1; /* not placed: attach()'s tern_shm_place_inbox is left out */
+    tern_shm_card_t card;
+    memset(&card, 0, sizeof(card));
+    tern_status_t st = tern_shm_segment_create(s, &card);
+    if (st != TERN_OK) {
+        free(s);
+        return st;
+    }
+    tern_shm_segment_unlink(s); /* nobody else attaches: the name can go now */
+
+    /* as attach() */
+    const tern_shm_seg_hdr_t *h = s->hdr;
+    s->fbox_size = h->fbox_size;
+    s->cell_size = h->cell_size;
+    s->num_fbox = h->num_fbox;
+    s->num_cells = h->num_cells;
+    s->fbox_cap = h->fbox_size - TERN_SHM_UNIT_HDR;
+    s->cell_cap = h->cell_size - TERN_SHM_UNIT_HDR;
+    s->fbox_mask = h->num_fbox - 1;
+    s->cell_mask = h->num_cells - 1;
+    s->chunk_mask = h->num_chunks - 1;
+    s->ring_doorbells = h->wait_mode == TERN_WAIT_BLOCK;
+    tern_shm_doorbell_t *db = (tern_shm_doorbell_t *)(void *)(s->base + h->off_doorbells);
+    ctx->worker.doorbell = &db[0].seq;
+    ctx->worker.sleeping = &db[0].sleeping;
+    /* Writer-side only: no unit fits the fastbox, so every unit takes a
+     * cell (the reader still checks the fastbox ring first, as always). */
+    if (!fastbox)
+        s->fbox_cap = 0;
+    s->vcs = calloc((size_t)s->nlocal, sizeof(*s->vcs));
+    if (s->vcs == NULL) {
+        tern_shm_segment_detach(s);
+        free(s);
+        return tern_error(TERN_ERR_NO_MEMORY, "shm VC table");
+    }
+
+    /* as shm_vc_init() for local rank 1, but reading our own writes */
+    tern_vc_t *vc = &e->vcs[1];
+    tern_shm_vc_t *v = &s->vcs[1];
+    v->vc = vc;
+    v->peer_idx = 1;
+    v->pid = (int)getpid();
+    v->pidfd = -1; /* the health check probes kill(pid, 0): ourselves */
+    tern_shm_chan_bind(s, &v->tx, 1, 0);
+    tern_shm_chan_bind(s, &v->rx, 1, 0);
+    v->peer_doorbell = &db[1];
+    tern_list_init(&v->sendq);
+    tern_list_init(&v->lmt_txq);
+    tern_list_init(&v->lmt_rxq);
+    tern_list_init(&v->cma_rxq);
+    s->nactive = 1;
+
+    tern_netmod_fill_defaults(&tern_netmod_shm_ops);
+    vc->nm = &tern_netmod_shm_ops;
+    vc->nm_state = s;
+    vc->nm_vc = v;
+    /* as add_netmod() in engine/context.c: shm polls */
+    ctx->netmods[0].ops = &tern_netmod_shm_ops;
+    ctx->netmods[0].state = s;
+    ctx->num_netmods = 1;
+    ctx->pollers[0] = ctx->netmods[0];
+    ctx->num_pollers = 1;
+    return TERN_OK;
+}
