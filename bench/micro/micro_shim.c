@@ -133,52 +133,28 @@ tern_status_t micro_shm_loopback(micro_engine_t *e, size_t fbox_size, bool fastb
     }
     tern_shm_segment_unlink(s); /* nobody else attaches: the name can go now */
 
-    /* as attach() */
-    const tern_shm_seg_hdr_t *h = s->hdr;
-    s->fbox_size = h->fbox_size;
-    s->cell_size = h->cell_size;
-    s->num_fbox = h->num_fbox;
-    s->num_cells = h->num_cells;
-    s->fbox_cap = h->fbox_size - TERN_SHM_UNIT_HDR;
-    s->cell_cap = h->cell_size - TERN_SHM_UNIT_HDR;
-    s->fbox_mask = h->num_fbox - 1;
-    s->cell_mask = h->num_cells - 1;
-    s->chunk_mask = h->num_chunks - 1;
-    s->ring_doorbells = h->wait_mode == TERN_WAIT_BLOCK;
-    tern_shm_doorbell_t *db = (tern_shm_doorbell_t *)(void *)(s->base + h->off_doorbells);
-    ctx->worker.doorbell = &db[0].seq;
-    ctx->worker.sleeping = &db[0].sleeping;
+    /* the netmod's own setup (attach's tail and shm_vc_init's core) */
+    st = tern_shm_use_segment(s);
+    tern_vc_t *vc = &e->vcs[1];
+    if (st == TERN_OK)
+        st = tern_shm_vc_setup(s, vc, 1, (int)getpid());
+    if (st != TERN_OK) {
+        free(s->vcs);
+        tern_shm_segment_detach(s);
+        free(s);
+        return st;
+    }
+    /* Loopback: we read our own writes (pair 0 -> 1 in both directions). */
+    tern_shm_vc_t *v = &s->vcs[1];
+    tern_shm_chan_bind(s, &v->rx, 1, 0);
     /* Writer-side only: no unit fits the fastbox, so every unit takes a
      * cell (the reader still checks the fastbox ring first, as always). */
     if (!fastbox)
         s->fbox_cap = 0;
-    s->vcs = calloc((size_t)s->nlocal, sizeof(*s->vcs));
-    if (s->vcs == NULL) {
-        tern_shm_segment_detach(s);
-        free(s);
-        return tern_error(TERN_ERR_NO_MEMORY, "shm VC table");
-    }
-
-    /* as shm_vc_init() for local rank 1, but reading our own writes */
-    tern_vc_t *vc = &e->vcs[1];
-    tern_shm_vc_t *v = &s->vcs[1];
-    v->vc = vc;
-    v->peer_idx = 1;
-    v->pid = (int)getpid();
-    v->pidfd = -1; /* the health check probes kill(pid, 0): ourselves */
-    tern_shm_chan_bind(s, &v->tx, 1, 0);
-    tern_shm_chan_bind(s, &v->rx, 1, 0);
-    v->peer_doorbell = &db[1];
-    tern_list_init(&v->sendq);
-    tern_list_init(&v->lmt_txq);
-    tern_list_init(&v->lmt_rxq);
-    tern_list_init(&v->cma_rxq);
-    s->nactive = 1;
 
     tern_netmod_fill_defaults(&tern_netmod_shm_ops);
     vc->nm = &tern_netmod_shm_ops;
     vc->nm_state = s;
-    vc->nm_vc = v;
     /* as add_netmod() in engine/context.c: shm polls */
     ctx->netmods[0].ops = &tern_netmod_shm_ops;
     ctx->netmods[0].state = s;

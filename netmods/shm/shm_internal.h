@@ -56,6 +56,11 @@ void tern_shm_segment_unlink(tern_shm_t *s);
 void tern_shm_segment_detach(tern_shm_t *s);
 void tern_shm_chan_bind(tern_shm_t *s, tern_shm_chan_t *c, int reader, int writer);
 
+/* shm_netmod.c: take geometry from the mapped segment and bind the worker's
+ * doorbell; set up the VC to local index idx (process pid). */
+tern_status_t tern_shm_use_segment(tern_shm_t *s);
+tern_status_t tern_shm_vc_setup(tern_shm_t *s, tern_vc_t *vc, int idx, int pid);
+
 /* placement.c: move our inbox to the NUMA node we are bound to */
 void tern_shm_place_inbox(tern_shm_t *s);
 

@@ -80,6 +80,12 @@ static tern_status_t attach(tern_shm_t *s)
                           creator, cc.error);
     if (s->base == NULL && (st = tern_shm_segment_attach(s, &cc)) != TERN_OK)
         return st;
+    tern_shm_place_inbox(s);
+    return tern_shm_use_segment(s);
+}
+
+tern_status_t tern_shm_use_segment(tern_shm_t *s)
+{
     const tern_shm_seg_hdr_t *h = s->hdr;
     s->fbox_size = h->fbox_size;
     s->cell_size = h->cell_size;
@@ -91,35 +97,26 @@ static tern_status_t attach(tern_shm_t *s)
     s->cell_mask = h->num_cells - 1;
     s->chunk_mask = h->num_chunks - 1;
     s->ring_doorbells = h->wait_mode == TERN_WAIT_BLOCK;
-    tern_shm_place_inbox(s);
     tern_shm_doorbell_t *db =
         (tern_shm_doorbell_t *)(void *)(s->base + h->off_doorbells) + s->my_idx;
-    ctx->worker.doorbell = &db->seq;
-    ctx->worker.sleeping = &db->sleeping;
+    s->ctx->worker.doorbell = &db->seq;
+    s->ctx->worker.sleeping = &db->sleeping;
     s->vcs = calloc((size_t)s->nlocal, sizeof(*s->vcs));
     if (s->vcs == NULL)
         return tern_error(TERN_ERR_NO_MEMORY, "shm VC table");
     return TERN_OK;
 }
 
-static tern_status_t shm_vc_init(void *state, tern_vc_t *vc)
+tern_status_t tern_shm_vc_setup(tern_shm_t *s, tern_vc_t *vc, int idx, int pid)
 {
-    tern_shm_t *s = state;
-    tern_status_t st;
-    if (s->vcs == NULL && (st = attach(s)) != TERN_OK)
-        return st;
-    int idx = tern_pmix_local_index(&s->ctx->pmix, vc->rank);
     tern_shm_vc_t *v = &s->vcs[idx];
-    tern_shm_card_t card;
-    if ((st = get_card(s, vc->rank, &card)) != TERN_OK)
-        return st;
     v->vc = vc;
     v->peer_idx = idx;
-    v->pid = card.pid;
+    v->pid = pid;
     /* pidfd where the kernel has it (>= 5.3); else kill(pid, 0) probes. */
-    v->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)card.pid, 0);
+    v->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
     if (v->pidfd < 0 && errno != ENOSYS && errno != EPERM)
-        return tern_error(TERN_ERR_SHM, "pidfd_open(%d) of local rank %d: %s", card.pid, vc->rank,
+        return tern_error(TERN_ERR_SHM, "pidfd_open(%d) of local rank %d: %s", pid, vc->rank,
                           strerror(errno));
     tern_shm_chan_bind(s, &v->tx, idx, s->my_idx);
     tern_shm_chan_bind(s, &v->rx, s->my_idx, idx);
@@ -131,6 +128,18 @@ static tern_status_t shm_vc_init(void *state, tern_vc_t *vc)
     vc->nm_vc = v;
     s->nactive++;
     return TERN_OK;
+}
+
+static tern_status_t shm_vc_init(void *state, tern_vc_t *vc)
+{
+    tern_shm_t *s = state;
+    tern_status_t st;
+    if (s->vcs == NULL && (st = attach(s)) != TERN_OK)
+        return st;
+    tern_shm_card_t card;
+    if ((st = get_card(s, vc->rank, &card)) != TERN_OK)
+        return st;
+    return tern_shm_vc_setup(s, vc, tern_pmix_local_index(&s->ctx->pmix, vc->rank), card.pid);
 }
 
 static tern_status_t shm_wireup_done(void *state)

@@ -13,6 +13,10 @@ run_engine() {
     # shellcheck disable=SC2086
     timeout 300 "$TERNRUN" -n "$np" $opts "$ENGINE_TESTS" "$@"
 }
-# tern segments created since `shm_mark` (other jobs may run concurrently)
-shm_mark() { SHM_MARK=$(mktemp); sleep 1; }
-shm_leftovers() { find /dev/shm -maxdepth 1 -name 'tern-*' -newer "$SHM_MARK" 2>/dev/null | wc -l; }
+# Segments a job left in /dev/shm, by its namespace (other jobs may run at
+# the same time).  $1: the output of `ternrun -v`, which names the namespace.
+shm_leftovers() {
+    ns=$(sed -n 's/.*namespace \([A-Za-z0-9._-]*\).*/\1/p' "$1" | head -1)
+    [ -n "$ns" ] || { echo "no namespace in ternrun -v output" >&2; echo 1; return; }
+    find /dev/shm -maxdepth 1 -name "tern-$ns-*" 2>/dev/null | wc -l
+}
