@@ -206,6 +206,8 @@ unsigned tern_shm_cma_progress(tern_shm_t *s, tern_shm_vc_t *v)
         got = cma_read(s, pid, l, lc, rv, rc, r->nm.u64[0]);
         if (got < 0)
             err = errno;
+        else if (got == 0)
+            err = EFAULT; /* no progress: the sender's segments are not readable */
     }
     if (err == EPERM || err == ENOSYS || err == EACCES) {
         tern_list_del(&r->link);
