@@ -1,5 +1,7 @@
 #include "engine/cursor.h"
 
+#include "engine/copy.h"
+
 #include <stdbool.h>
 
 /* Move up to len bytes between buf and the cursor's iovec, in either
@@ -14,7 +16,7 @@ static size_t cursor_copy(tern_cursor_t *c, void *buf, size_t len, bool into_iov
         size_t n = len - done < room ? len - done : room;
         char *at = (char *)v->iov_base + c->off;
         if (n && b != NULL)
-            memcpy(into_iov ? at : b + done, into_iov ? b + done : at, n);
+            tern_copy(into_iov ? at : b + done, into_iov ? b + done : at, n);
         done += n;
         c->off += n;
         if (c->off == v->iov_len) {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/copy.h"
 #include "engine/engine_internal.h"
 #include "engine/match.h"
 #include "engine/netmod.h"
@@ -141,7 +142,7 @@ static size_t feed_payload(tern_vc_t *vc, const uint8_t *p, size_t len)
     tern_request_t *r = rx->sink;
     size_t n = len < rx->payload_left ? len : rx->payload_left;
     if (r->tmpbuf != NULL) {
-        memcpy((char *)r->tmpbuf + r->tmp_have, p, n);
+        tern_copy((char *)r->tmpbuf + r->tmp_have, p, n);
         r->tmp_have += n;
     } else {
         /* Bounded by the cursor: bytes past the user buffer are dropped. */
@@ -183,7 +184,7 @@ static inline bool eager_fast(tern_vc_t *vc, const uint8_t *p, size_t len)
     bind_message(r, vc, &h);
     size_t n = h.len < r->cur.total ? h.len : r->cur.total; /* never past the buffer */
     if (n)
-        memcpy(r->cur.iov[0].iov_base, p + TERN_PKT_HDR_SIZE, n);
+        tern_copy(r->cur.iov[0].iov_base, p + TERN_PKT_HDR_SIZE, n);
     r->cur.pos = n;
     r->flags |= TERN_REQF_DATA_DONE;
     tern_recv_data_complete(r);

@@ -48,7 +48,7 @@
 #include <stdint.h>
 
 #define TERN_SHM_MAGIC UINT64_C(0x314d48534e524554) /* "TERNSHM1" */
-#define TERN_SHM_VERSION 2u
+#define TERN_SHM_VERSION 3u
 #define TERN_CACHE_LINE 64
 #define TERN_SHM_ALIGN 4096u
 
@@ -89,13 +89,18 @@ typedef struct tern_shm_doorbell {
 
 static_assert(sizeof(tern_shm_doorbell_t) == TERN_CACHE_LINE, "doorbell is one cache line");
 
-/* Header of a fastbox slot or a cell; data follows at +16. */
+/* Header of a fastbox slot or a cell; data follows at +16 + pad.  The
+ * writer pads units that carry a large payload so the payload starts on a
+ * 64-byte boundary (copies between aligned buffers stay fast); small
+ * packets are not padded, so an 8-byte message stays in one cache line. */
 typedef struct tern_shm_unit_hdr {
     _Atomic uint32_t stamp;   /* ring index + 1 once filled (R1/A1) */
     uint32_t len;             /* stream bytes in this unit */
     uint32_t seq;             /* unit sequence number of the pair */
-    uint32_t reserved;
+    uint32_t pad;             /* bytes skipped before the data, < 64 */
 } tern_shm_unit_hdr_t;
+
+#define TERN_SHM_PAD_MIN_PAYLOAD 256 /* payloads from this size are aligned */
 
 #define TERN_SHM_UNIT_HDR 16
 static_assert(sizeof(tern_shm_unit_hdr_t) == TERN_SHM_UNIT_HDR, "unit header is a wire format");

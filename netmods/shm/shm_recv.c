@@ -24,21 +24,25 @@ unsigned tern_shm_poll_recv(tern_shm_t *s, tern_shm_vc_t *v, unsigned budget)
     unsigned n = 0;
     while (n < budget) {
         const tern_shm_unit_hdr_t *u = filled(c->fbox, c->fb_idx, s->fbox_mask, s->fbox_size);
+        uint32_t cap;
         if (u != NULL && u->seq == c->seq) {
             c->fb_idx++;
+            cap = s->fbox_cap;
         } else {
             u = filled(c->cells, c->cell_idx, s->cell_mask, s->cell_size);
             if (u == NULL || u->seq != c->seq)
                 break; /* nothing, or the next unit's stamp is not visible yet */
             c->cell_idx++;
+            cap = s->cell_cap;
         }
         c->seq++;
         n++;
-        if (TERN_UNLIKELY(u->len > s->cell_cap)) {
-            tern_vc_fail(vc, TERN_ERR_MALFORMED, "shm unit claims more bytes than a cell holds");
+        if (TERN_UNLIKELY(u->pad >= 64 || u->len > cap - u->pad)) {
+            tern_vc_fail(vc, TERN_ERR_MALFORMED, "shm unit claims more bytes than its slot holds");
             break;
         }
-        if (tern_handle_pkt(vc, (const uint8_t *)u + TERN_SHM_UNIT_HDR, u->len) != TERN_OK)
+        if (tern_handle_pkt(vc, (const uint8_t *)u + TERN_SHM_UNIT_HDR + u->pad, u->len) !=
+            TERN_OK)
             break;
     }
     /* Publish consumption once per batch, on our own line (R2). */

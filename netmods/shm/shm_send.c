@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "engine/copy.h"
 #include "netmods/shm/shm_internal.h"
 
 #define NM_HDR_MAX 64
@@ -24,7 +25,7 @@ static size_t fill(uint8_t *dst, size_t room, const uint8_t *hdr, size_t hdrlen,
     size_t n = 0;
     if (*hsent < hdrlen) {
         n = hdrlen - *hsent < room ? hdrlen - *hsent : room;
-        memcpy(dst, hdr + *hsent, n);
+        memcpy(dst, hdr + *hsent, n); /* header bytes: small */
         *hsent += n;
     }
     if (n < room) {
@@ -32,7 +33,7 @@ static size_t fill(uint8_t *dst, size_t room, const uint8_t *hdr, size_t hdrlen,
             n += tern_cursor_pack(cur, dst + n, room - n);
         } else if (*dsent < dlen) {
             size_t m = dlen - *dsent < room - n ? dlen - *dsent : room - n;
-            memcpy(dst + n, data + *dsent, m);
+            tern_copy(dst + n, data + *dsent, m);
             *dsent += m;
             n += m;
         }
@@ -83,8 +84,13 @@ static bool push(tern_shm_t *s, tern_shm_vc_t *v, const uint8_t *hdr, size_t hdr
         tern_shm_unit_hdr_t *u = NULL;
         uint32_t stamp;
         size_t room;
+        /* Pad so a large payload starts 64-byte aligned in the slot. */
+        size_t hbytes = hdrlen - *hsent;
+        size_t pad = left - hbytes >= TERN_SHM_PAD_MIN_PAYLOAD
+                         ? (64 - ((TERN_SHM_UNIT_HDR + hbytes) & 63)) & 63
+                         : 0;
         /* Fastbox ring: only for the whole rest of a packet. */
-        if (left <= s->fbox_cap &&
+        if (left + pad <= s->fbox_cap &&
             (u = free_slot(c->fbox, c->fb_idx, &c->fb_head, &c->ctl->fbox_head, s->num_fbox,
                            s->fbox_mask, s->fbox_size)) != NULL) {
             stamp = ++c->fb_idx;
@@ -92,12 +98,13 @@ static bool push(tern_shm_t *s, tern_shm_vc_t *v, const uint8_t *hdr, size_t hdr
         } else if ((u = free_slot(c->cells, c->cell_idx, &c->cell_head, &c->ctl->cell_head,
                                   s->num_cells, s->cell_mask, s->cell_size)) != NULL) {
             stamp = ++c->cell_idx;
-            room = left < s->cell_cap ? left : s->cell_cap;
+            room = left < s->cell_cap - pad ? left : s->cell_cap - pad;
         } else {
             break; /* both rings full: back-pressure, the caller queues */
         }
-        u->len = (uint32_t)fill((uint8_t *)u + TERN_SHM_UNIT_HDR, room, hdr, hdrlen, hsent, cur,
-                                data, dsent, dlen);
+        u->pad = (uint32_t)pad;
+        u->len = (uint32_t)fill((uint8_t *)u + TERN_SHM_UNIT_HDR + pad, room, hdr, hdrlen, hsent,
+                                cur, data, dsent, dlen);
         u->seq = c->seq++;
         atomic_store_explicit(&u->stamp, stamp, memory_order_release); /* R1 */
         wrote = true;
@@ -139,7 +146,7 @@ tern_status_t tern_shm_istart_contig_msg(tern_vc_t *vc, const void *hdr, size_t 
         /* Fast path: the whole packet in the next fastbox slot. */
         tern_shm_chan_t *c = &v->tx;
         tern_shm_unit_hdr_t *u;
-        if (TERN_LIKELY(hdrlen + len <= s->fbox_cap) &&
+        if (TERN_LIKELY(len < TERN_SHM_PAD_MIN_PAYLOAD && hdrlen + len <= s->fbox_cap) &&
             (u = free_slot(c->fbox, c->fb_idx, &c->fb_head, &c->ctl->fbox_head, s->num_fbox,
                            s->fbox_mask, s->fbox_size)) != NULL) {
             uint8_t *d = (uint8_t *)u + TERN_SHM_UNIT_HDR;
@@ -147,6 +154,7 @@ tern_status_t tern_shm_istart_contig_msg(tern_vc_t *vc, const void *hdr, size_t 
             if (len)
                 memcpy(d + hdrlen, data, len);
             u->len = (uint32_t)(hdrlen + len);
+            u->pad = 0;
             u->seq = c->seq++;
             atomic_store_explicit(&u->stamp, ++c->fb_idx, memory_order_release); /* R1 */
             if (s->ring_doorbells)
