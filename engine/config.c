@@ -24,14 +24,14 @@ const tern_config_entry_t tern_config_table[] = {
      OFF(shm_cell_size), 16 * KiB, 256, 1 * MiB, TERN_CFG_POW2},
     {"TERN_SHM_NUM_CELLS", "shm cells per peer pair",
      OFF(shm_num_cells), 16, 2, 4096, TERN_CFG_POW2},
-    {"TERN_SHM_COPY_CHUNK", "shm cooperative LMT copy-buffer chunk bytes",
-     OFF(shm_chunk_size), 64 * KiB, 4 * KiB, 16 * MiB, TERN_CFG_POW2},
+    {"TERN_SHM_COPY_CHUNK", "shm cooperative LMT chunk bytes; unset: 1 MiB up to 4 local ranks, 256 KiB up to 16, 64 KiB beyond",
+     OFF(shm_chunk_size), 1 * MiB, 4 * KiB, 16 * MiB, TERN_CFG_POW2},
     {"TERN_SHM_COPY_CHUNKS", "shm cooperative LMT chunks per peer pair",
-     OFF(shm_num_chunks), 8, 2, 256, TERN_CFG_POW2},
+     OFF(shm_num_chunks), 4, 2, 256, TERN_CFG_POW2},
     {"TERN_SHM_CMA", "1: messages >= TERN_SHM_CMA_THRESHOLD use the single-copy CMA get (process_vm_readv); 0: cooperative copy only",
      OFF(shm_cma), 1, 0, 1, 0},
-    {"TERN_SHM_CMA_THRESHOLD", "smallest rendezvous message that uses CMA",
-     OFF(shm_cma_threshold), 64 * KiB, 0, 1024 * MiB, 0},
+    {"TERN_SHM_CMA_THRESHOLD", "smallest rendezvous message that uses CMA (smaller: the copy buffer)",
+     OFF(shm_cma_threshold), 256 * MiB, 0, 1024 * MiB, 0},
     {"TERN_FAULT_CMA_EPERM_AFTER", "test hook: CMA reads fail with EPERM after this many bytes of a message (0: off)",
      OFF(fault_cma_after), 0, 0, 1024 * MiB, 0},
     {"TERN_WAIT_MODE", "how an idle wait waits: spin, yield (spin then sched_yield), block (spin then futex)",
@@ -83,6 +83,7 @@ static tern_status_t parse_one(const tern_config_entry_t *e, const char *s, uint
 
 tern_status_t tern_config_load(tern_config_t *cfg)
 {
+    cfg->env_set = 0;
     for (size_t i = 0; i < tern_config_table_len; i++) {
         const tern_config_entry_t *e = &tern_config_table[i];
         uint64_t *slot = (uint64_t *)((char *)cfg + e->offset);
@@ -92,6 +93,7 @@ tern_status_t tern_config_load(tern_config_t *cfg)
             tern_status_t st = parse_one(e, s, slot);
             if (st != TERN_OK)
                 return st;
+            cfg->env_set |= 1ull << i;
         }
     }
     /* Cross-field rule: the eager path must fit the cells it is cut into. */
@@ -100,6 +102,14 @@ tern_status_t tern_config_load(tern_config_t *cfg)
                           "TERN_SHM_FBOX_SIZE (%" PRIu64 ") exceeds TERN_SHM_CELL_SIZE (%" PRIu64 ")",
                           cfg->shm_fbox_size, cfg->shm_cell_size);
     return TERN_OK;
+}
+
+int tern_config_is_set(const tern_config_t *cfg, size_t field)
+{
+    for (size_t i = 0; i < tern_config_table_len; i++)
+        if (tern_config_table[i].offset == field)
+            return (cfg->env_set >> i) & 1;
+    return 0;
 }
 
 void tern_config_format(const tern_config_entry_t *e, uint64_t v, char *buf, size_t len)

@@ -28,6 +28,7 @@ typedef struct tern_config {
     uint64_t wait_mode;        /* TERN_WAIT_MODE: spin | yield | block */
     uint64_t spin_count;       /* TERN_SPIN_COUNT: idle polls before yield/block */
     uint64_t health_ms;        /* TERN_HEALTH_MS: dead-peer check period when idle */
+    uint64_t env_set;          /* bit i: tern_config_table[i] came from the environment */
 } tern_config_t;
 
 typedef struct tern_config_entry {
@@ -46,6 +47,9 @@ extern const size_t tern_config_table_len;
 
 /* Fill cfg from the environment; TERN_ERR_INVALID_PARAM names the bad one. */
 tern_status_t tern_config_load(tern_config_t *cfg);
+
+/* True when the setting at offset `field` was given in the environment. */
+int tern_config_is_set(const tern_config_t *cfg, size_t field);
 
 /* Format a value of entry e for display (wait mode by name). */
 void tern_config_format(const tern_config_entry_t *e, uint64_t v, char *buf, size_t len);

@@ -29,6 +29,10 @@ static void layout(tern_shm_seg_hdr_t *h, const tern_config_t *cfg, uint32_t nlo
     h->cell_size = (uint32_t)cfg->shm_cell_size;
     h->num_cells = (uint32_t)cfg->shm_num_cells;
     h->chunk_size = (uint32_t)cfg->shm_chunk_size;
+    /* Unset, the chunk shrinks as the pairs multiply (nlocal^2 of them):
+     * measured best at 1 MiB for 2 ranks (bench/RESULTS.md). */
+    if (!tern_config_is_set(cfg, offsetof(tern_config_t, shm_chunk_size)))
+        h->chunk_size = nlocal <= 4 ? 1u << 20 : nlocal <= 16 ? 256u << 10 : 64u << 10;
     h->num_chunks = (uint32_t)cfg->shm_num_chunks;
     h->wait_mode = (uint32_t)cfg->wait_mode;
     h->off_doorbells = TERN_CACHE_LINE * 2;
@@ -39,9 +43,8 @@ static void layout(tern_shm_seg_hdr_t *h, const tern_config_t *cfg, uint32_t nlo
                                  TERN_CACHE_LINE);
     h->pair_off_copy = align_up(h->pair_off_cells + (uint64_t)h->num_cells * h->cell_size,
                                 TERN_CACHE_LINE);
-    h->pair_size = align_up(h->pair_off_copy + (uint64_t)h->num_chunks *
-                                                   (sizeof(tern_shm_chunk_hdr_t) + h->chunk_size),
-                            TERN_SHM_ALIGN);
+    h->pair_off_copy = align_up(h->pair_off_copy, TERN_SHM_ALIGN);
+    h->pair_size = tern_shm_copy_data_off(h) + (uint64_t)h->num_chunks * h->chunk_size;
     h->total_size = h->off_pairs + (uint64_t)nlocal * nlocal * h->pair_size;
 }
 
@@ -53,7 +56,8 @@ static tern_status_t validate(const tern_shm_seg_hdr_t *h, size_t mapped, uint32
     tern_config_t cfg = {.shm_fbox_size = h->fbox_size, .shm_num_fbox = h->num_fbox,
                          .shm_cell_size = h->cell_size,
                          .shm_num_cells = h->num_cells, .shm_chunk_size = h->chunk_size,
-                         .shm_num_chunks = h->num_chunks, .wait_mode = h->wait_mode};
+                         .shm_num_chunks = h->num_chunks, .wait_mode = h->wait_mode,
+                         .env_set = ~0ull /* the header's values, never auto */};
     if (h->magic != TERN_SHM_MAGIC || h->version != TERN_SHM_VERSION)
         return tern_error(TERN_ERR_MALFORMED,
                           "shm segment %s: magic %#" PRIx64 " version %u (expected version %u)",
@@ -197,4 +201,5 @@ void tern_shm_chan_bind(tern_shm_t *s, tern_shm_chan_t *c, int reader, int write
     c->fbox = pair + h->pair_off_fbox;
     c->cells = pair + h->pair_off_cells;
     c->copy = pair + h->pair_off_copy;
+    c->copy_data = pair + tern_shm_copy_data_off(h);
 }

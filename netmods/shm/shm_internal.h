@@ -10,7 +10,8 @@ typedef struct tern_shm_chan {
     tern_shm_cons_ctl_t *ctl; /* the reader's consumer indices */
     uint8_t *fbox;
     uint8_t *cells;
-    uint8_t *copy;
+    uint8_t *copy;            /* chunk headers */
+    uint8_t *copy_data;       /* chunk data, page aligned */
     uint32_t seq;             /* next unit sequence number */
     uint32_t fb_idx;          /* next fastbox slot index (free-running) */
     uint32_t cell_idx;        /* next cell index (free-running) */

@@ -12,8 +12,10 @@
  *   +0               cons_ctl: the reader's consumer indices (+ guard line)
  *   +pair_off_fbox   num_fbox fastbox slots of fbox_size: unit_hdr + data
  *   +pair_off_cells  num_cells cells of cell_size: unit_hdr + data
- *   +pair_off_copy   num_chunks x (chunk_hdr 64 B + chunk_size data):
- *                    the cooperative LMT copy buffer
+ *   +pair_off_copy   num_chunks chunk headers (64 B each), then, 4 KiB
+ *                    aligned, num_chunks x chunk_size data: the cooperative
+ *                    LMT copy buffer (chunk data page-aligned, so copies
+ *                    from and to page-aligned buffers stay aligned)
  *
  * Fastbox slots and cells are two SPSC rings of stamped slots.  The writer
  * fills slot i of a ring (index i free-running) and then stamps it with
@@ -48,7 +50,7 @@
 #include <stdint.h>
 
 #define TERN_SHM_MAGIC UINT64_C(0x314d48534e524554) /* "TERNSHM1" */
-#define TERN_SHM_VERSION 3u
+#define TERN_SHM_VERSION 4u
 #define TERN_CACHE_LINE 64
 #define TERN_SHM_ALIGN 4096u
 
@@ -128,6 +130,13 @@ typedef struct tern_shm_chunk_hdr {
 } tern_shm_chunk_hdr_t;
 
 static_assert(sizeof(tern_shm_chunk_hdr_t) == TERN_CACHE_LINE, "chunk header is one line");
+
+/* Offset in a pair region of the first chunk's data (page aligned). */
+static inline uint64_t tern_shm_copy_data_off(const tern_shm_seg_hdr_t *h)
+{
+    return (h->pair_off_copy + (uint64_t)h->num_chunks * sizeof(tern_shm_chunk_hdr_t) + 4095u) &
+           ~(uint64_t)4095u;
+}
 
 /*
  * LMT cookies (carried by RTS and COOKIE packets; at most TERN_COOKIE_MAX).

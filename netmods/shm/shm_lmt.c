@@ -14,8 +14,12 @@
 
 static inline tern_shm_chunk_hdr_t *chunk_at(tern_shm_t *s, tern_shm_chan_t *c, uint32_t i)
 {
-    return (tern_shm_chunk_hdr_t *)(void *)(c->copy + (size_t)i * (sizeof(tern_shm_chunk_hdr_t) +
-                                                                  s->hdr->chunk_size));
+    return (tern_shm_chunk_hdr_t *)(void *)(c->copy + (size_t)i * sizeof(tern_shm_chunk_hdr_t));
+}
+
+static inline uint8_t *chunk_data(tern_shm_t *s, tern_shm_chan_t *c, uint32_t i)
+{
+    return c->copy_data + (size_t)i * s->hdr->chunk_size;
 }
 
 static inline uint64_t req_id(const tern_request_t *r)
@@ -67,7 +71,7 @@ static unsigned progress_send(tern_shm_t *s, tern_shm_vc_t *v)
             /* A4: the reader's release of len=0 ends its reads of the chunk. */
             if (atomic_load_explicit(&ch->len, memory_order_acquire) != 0)
                 return n;
-            size_t k = tern_cursor_pack(&r->cur, (uint8_t *)(ch + 1), s->hdr->chunk_size);
+            size_t k = tern_cursor_pack(&r->cur, chunk_data(s, c, c->chunk), s->hdr->chunk_size);
             ch->rreq_id = r->remote_id;
             atomic_store_explicit(&ch->len, (uint32_t)k, memory_order_release); /* R4 */
             if (s->ring_doorbells)
@@ -101,7 +105,7 @@ static unsigned progress_recv(tern_shm_t *s, tern_shm_vc_t *v)
                 return n;
             }
             /* Bounded by the user buffer: a truncated tail is dropped. */
-            tern_cursor_unpack(&r->cur, (const uint8_t *)(ch + 1), len);
+            tern_cursor_unpack(&r->cur, chunk_data(s, c, c->chunk), len);
             atomic_store_explicit(&ch->len, 0, memory_order_release); /* R4 */
             r->nm.u64[0] += len;
             c->chunk = (c->chunk + 1) & s->chunk_mask;
