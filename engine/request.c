@@ -30,42 +30,18 @@ static bool grow_pool(tern_worker_t *w)
     return true;
 }
 
-tern_request_t *tern_request_alloc(tern_worker_t *w, int kind)
+tern_request_t *tern_request_alloc_slow(tern_worker_t *w, int kind)
 {
-    if (TERN_UNLIKELY(tern_list_empty(&w->free_reqs)) && !grow_pool(w)) {
+    if (tern_list_empty(&w->free_reqs) && !grow_pool(w)) {
         tern_error(TERN_ERR_NO_MEMORY, "request pool: cannot allocate %zu bytes",
                    sizeof(tern_req_slab_t));
         return NULL;
     }
-    tern_request_t *r = TERN_CONTAINER_OF(tern_list_pop_head(&w->free_reqs), tern_request_t, link);
-    /* Field by field: the netmod area is the netmod's to initialise when it
-     * takes the request, and the cursor/iov1 are set by whoever binds a
-     * buffer, so there is no 270-byte memset per message. */
-    tern_list_init(&r->link);
-    tern_list_init(&r->vc_link);
-    r->worker = w;
-    r->kind = (uint8_t)kind;
-    r->flags = 0;
-    r->status = TERN_INPROGRESS;
-    r->match_src = r->match_tag = 0;
-    r->space = 0;
-    r->peer = r->tag = 0;
-    r->msg_len = 0;
-    r->cur.iov = NULL;
-    r->cur.iovcnt = r->cur.idx = 0;
-    r->cur.off = r->cur.total = r->cur.pos = 0;
-    r->iov_copy = NULL;
-    r->vc = NULL;
-    r->remote_id = 0;
-    r->tmpbuf = NULL;
-    r->tmp_have = 0;
-    r->on_data_avail = NULL;
-    return r;
+    return tern_request_alloc(w, kind);
 }
 
-void tern_request_release(tern_request_t *r)
+void tern_request_release_slow(tern_request_t *r)
 {
-    tern_worker_t *w = r->worker;
     if (r->flags & TERN_REQF_HAS_ID)
         tern_request_unregister(r);
     if (r->flags & TERN_REQF_VCLIST)
@@ -75,7 +51,7 @@ void tern_request_release(tern_request_t *r)
     r->tmpbuf = NULL;
     r->iov_copy = NULL;
     r->flags = 0;
-    tern_list_push_tail(&w->free_reqs, &r->link);
+    tern_list_push_tail(&r->worker->free_reqs, &r->link);
 }
 
 void tern_request_complete(tern_request_t *r, tern_status_t status)

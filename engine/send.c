@@ -56,22 +56,7 @@ static tern_status_t do_send(tern_worker_t *w, const struct iovec *iov, int iovc
     tern_vc_t *vc = &w->ctx->vcs[dest];
     *req = NULL;
 
-    if (TERN_LIKELY(len <= vc->eager_limit)) {
-        tern_pkt_hdr_t h = {.type = TERN_PKT_EAGER, .space = space, .tag = tag, .len = len};
-        if (contig) {
-            tern_request_t *s = NULL;
-            tern_status_t st = vc->nm->istart_contig_msg(vc, &h, sizeof(h), iov[0].iov_base, len, &s);
-            if (st < 0 || s == NULL)
-                return st;
-            s->flags |= TERN_REQF_USER;
-            s->peer = dest;
-            s->tag = tag;
-            s->msg_len = len;
-            *req = s;
-            return TERN_INPROGRESS;
-        }
-    }
-
+    /* (an eager contiguous send never gets here: tern_isend sends it) */
     struct iovec *owned = NULL;
     if (!contig && (owned = tern_iov_dup(iov, iovcnt)) == NULL)
         return TERN_ERR_NO_MEMORY;
@@ -118,6 +103,22 @@ tern_status_t tern_isend(tern_worker_t *w, const void *buf, size_t len, int dest
         return st;
     if (buf == NULL && len > 0)
         return tern_error(TERN_ERR_INVALID_PARAM, "send of %zu bytes from a NULL buffer", len);
+    tern_vc_t *vc = &w->ctx->vcs[dest];
+    if (TERN_LIKELY(len <= vc->eager_limit)) {
+        /* eager, contiguous: straight to the netmod */
+        tern_pkt_hdr_t h = {.type = TERN_PKT_EAGER, .space = space, .tag = tag, .len = len};
+        tern_request_t *s = NULL;
+        *req = NULL;
+        st = vc->nm->istart_contig_msg(vc, &h, sizeof(h), buf, len, &s);
+        if (st < 0 || s == NULL)
+            return st;
+        s->flags |= TERN_REQF_USER;
+        s->peer = dest;
+        s->tag = tag;
+        s->msg_len = len;
+        *req = s;
+        return TERN_INPROGRESS;
+    }
     struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
     return do_send(w, &iov, 1, true, len, dest, tag, space, req);
 }

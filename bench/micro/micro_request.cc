@@ -21,11 +21,11 @@ void alloc_release(benchmark::State &state)
     if (!e.ok(state))
         return;
     tern_worker_t *w = e.worker();
-    tern_request_release(tern_request_alloc(w, MICRO_REQ_RECV)); // warm the pool
+    micro_request_release(micro_request_alloc(w, MICRO_REQ_RECV)); // warm the pool
     for (auto _ : state) {
-        tern_request_t *r = tern_request_alloc(w, MICRO_REQ_RECV);
+        tern_request_t *r = micro_request_alloc(w, MICRO_REQ_RECV);
         benchmark::DoNotOptimize(r);
-        tern_request_release(r);
+        micro_request_release(r);
     }
 }
 
@@ -38,16 +38,16 @@ void alloc_release_burst(benchmark::State &state)
     const size_t n = static_cast<size_t>(state.range(0));
     std::vector<tern_request_t *> reqs(n);
     for (size_t i = 0; i < n; i++) // warm the pool to n
-        reqs[i] = tern_request_alloc(w, MICRO_REQ_SEND);
+        reqs[i] = micro_request_alloc(w, MICRO_REQ_SEND);
     for (size_t i = 0; i < n; i++)
-        tern_request_release(reqs[i]);
+        micro_request_release(reqs[i]);
 
     for (auto _ : state) {
         for (size_t i = 0; i < n; i++)
-            reqs[i] = tern_request_alloc(w, MICRO_REQ_SEND);
+            reqs[i] = micro_request_alloc(w, MICRO_REQ_SEND);
         benchmark::DoNotOptimize(reqs.data());
         for (size_t i = 0; i < n; i++)
-            tern_request_release(reqs[i]);
+            micro_request_release(reqs[i]);
     }
     micro::per_item(state, n);
 }
@@ -57,7 +57,7 @@ bool register_live(benchmark::State &state, tern_worker_t *w, size_t live,
                    std::vector<uint64_t> &ids)
 {
     for (size_t i = 0; i < live; i++) {
-        tern_request_t *r = tern_request_alloc(w, MICRO_REQ_RECV);
+        tern_request_t *r = micro_request_alloc(w, MICRO_REQ_RECV);
         uint64_t id = r ? tern_request_register(r) : 0;
         if (id == 0) {
             micro::skip(state, "tern_request_register", TERN_ERR_NO_MEMORY);
@@ -77,7 +77,7 @@ void id(benchmark::State &state)
     std::vector<uint64_t> ids;
     if (!register_live(state, w, static_cast<size_t>(state.range(0)), ids))
         return;
-    tern_request_t *r = tern_request_alloc(w, MICRO_REQ_SEND);
+    tern_request_t *r = micro_request_alloc(w, MICRO_REQ_SEND);
 
     for (auto _ : state) {
         uint64_t rid = tern_request_register(r);

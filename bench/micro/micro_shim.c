@@ -163,3 +163,13 @@ tern_status_t micro_shm_loopback(micro_engine_t *e, size_t fbox_size, bool fastb
     ctx->num_pollers = 1;
     return TERN_OK;
 }
+
+tern_request_t *micro_request_alloc(tern_worker_t *w, int kind)
+{
+    return tern_request_alloc(w, kind);
+}
+
+void micro_request_release(tern_request_t *req)
+{
+    tern_request_release(req);
+}

@@ -32,8 +32,10 @@ extern "C" {
 typedef struct tern_vc tern_vc_t;
 
 tern_status_t tern_handle_pkt(tern_vc_t *vc, const void *buf, size_t len);
-tern_request_t *tern_request_alloc(tern_worker_t *w, int kind);
-void tern_request_release(tern_request_t *req);
+/* The engine's pool operations are static inline (C only); these two are
+ * their out-of-line instances for the C++ side (micro_shim.c). */
+tern_request_t *micro_request_alloc(tern_worker_t *w, int kind);
+void micro_request_release(tern_request_t *req);
 uint64_t tern_request_register(tern_request_t *req);
 tern_request_t *tern_request_lookup(tern_worker_t *w, uint64_t id);
 void tern_request_unregister(tern_request_t *req);

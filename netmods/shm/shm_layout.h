@@ -102,7 +102,7 @@ typedef struct tern_shm_unit_hdr {
     uint32_t pad;             /* bytes skipped before the data, < 64 */
 } tern_shm_unit_hdr_t;
 
-#define TERN_SHM_PAD_MIN_PAYLOAD 256 /* payloads from this size are aligned */
+#define TERN_SHM_PAD_MIN_PAYLOAD 1024 /* payloads from this size are aligned */
 
 #define TERN_SHM_UNIT_HDR 16
 static_assert(sizeof(tern_shm_unit_hdr_t) == TERN_SHM_UNIT_HDR, "unit header is a wire format");
