@@ -152,8 +152,7 @@ static void mb_library(char *buf, size_t len)
     if (len == 0) {
         return;
     }
-    strncpy(buf, version, len - 1); /* a long version line is cut, not an error */
-    buf[len - 1] = '\0';
+    snprintf(buf, len, "%.*s", (int)(len - 1), version); /* a long version line is cut */
     for (char *p = buf; *p != '\0'; p++) {
         if (*p == '\t') {
             *p = ' ';
