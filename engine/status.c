@@ -31,6 +31,13 @@ static const char *const status_text[] = {
     [-TERN_ERR_CMA_REFUSED] = "cross-memory attach refused",
     [-TERN_ERR_BUSY] = "resource busy",
     [-TERN_ERR_INTERRUPTED] = "interrupted by tern_worker_signal",
+    [-TERN_ERR_CONN_REFUSED] = "connection refused",
+    [-TERN_ERR_CONN_RESET] = "connection reset by peer",
+    [-TERN_ERR_CONN_CLOSED] = "connection closed by peer",
+    [-TERN_ERR_ADDR_IN_USE] = "address already in use",
+    [-TERN_ERR_SOCK_CLOSED] = "socket closed while the operation was pending",
+    [-TERN_ERR_NO_PORT] = "no free port in the allowed range",
+    [-TERN_ERR_HOST_UNREACH] = "host unreachable",
 };
 
 const char *tern_strerror(tern_status_t status)

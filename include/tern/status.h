@@ -36,8 +36,15 @@ typedef enum tern_status {
     TERN_ERR_CMA_REFUSED = -17,   /* process_vm_readv/writev refused (EPERM) */
     TERN_ERR_BUSY = -18,          /* resource in use (e.g. finalize with requests) */
     TERN_ERR_INTERRUPTED = -19,   /* wait woken by tern_worker_signal() */
+    TERN_ERR_CONN_REFUSED = -20,  /* nothing listens at the peer address:port */
+    TERN_ERR_CONN_RESET = -21,    /* connection reset by the peer */
+    TERN_ERR_CONN_CLOSED = -22,   /* peer closed the connection (EOF) */
+    TERN_ERR_ADDR_IN_USE = -23,   /* address:port already bound */
+    TERN_ERR_SOCK_CLOSED = -24,   /* op interrupted by a close of its socket */
+    TERN_ERR_NO_PORT = -25,       /* every port of the allowed range is taken */
+    TERN_ERR_HOST_UNREACH = -26,  /* host or network unreachable */
 
-    TERN_ERR_LAST = -20
+    TERN_ERR_LAST = -27
 } tern_status_t;
 
 /** Fixed text for a status code; never NULL, never freed. */
