@@ -45,7 +45,37 @@ static tern_status_t add_netmod(tern_context_t *ctx, tern_netmod_ops_t *ops)
     return st;
 }
 
-/* Pick the netmod of each VC: self, then shm for local peers. */
+enum { NM_SHM = 1, NM_TCP = 2 };
+
+/* TERN_NETMODS: a comma-separated subset of the built netmods (self is
+ * always used); unset means all of them. */
+static tern_status_t allowed_netmods(unsigned *mask)
+{
+    const char *env = getenv("TERN_NETMODS");
+    if (env == NULL || *env == '\0') {
+        *mask = NM_SHM | NM_TCP;
+        return TERN_OK;
+    }
+    char buf[128];
+    snprintf(buf, sizeof(buf), "%s", env);
+    *mask = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ", ", &save); tok != NULL;
+         tok = strtok_r(NULL, ", ", &save)) {
+        if (strcmp(tok, "shm") == 0)
+            *mask |= NM_SHM;
+#ifdef TERN_HAVE_NETMOD_TCP
+        else if (strcmp(tok, "tcp") == 0)
+            *mask |= NM_TCP;
+#endif
+        else if (strcmp(tok, "self") != 0)
+            return tern_error(TERN_ERR_INVALID_PARAM,
+                              "TERN_NETMODS=\"%s\": no netmod \"%s\" in this build (built:%s)",
+                              env, tok, TERN_NETMOD_LIST);
+    }
+    return TERN_OK;
+}
+
+/* Pick the netmod of each VC: self, then shm for local peers, then tcp. */
 static tern_status_t select_netmods(tern_context_t *ctx)
 {
     for (int r = 0; r < ctx->size; r++) {
@@ -93,9 +123,21 @@ tern_status_t tern_init(tern_context_t **out)
     }
 
     /* Phase 1: every netmod's init; keep going to the fence on failure. */
-    tern_status_t init_st = add_netmod(ctx, &tern_netmod_self_ops);
-    if (init_st == TERN_OK && ctx->pmix.local_size > 1)
+    unsigned allowed = 0;
+    tern_status_t init_st = allowed_netmods(&allowed);
+    bool remote = ctx->pmix.local_size < ctx->pmix.size;
+    if (init_st == TERN_OK)
+        init_st = add_netmod(ctx, &tern_netmod_self_ops);
+    if (init_st == TERN_OK && ctx->pmix.local_size > 1 && (allowed & NM_SHM))
         init_st = add_netmod(ctx, &tern_netmod_shm_ops);
+#ifdef TERN_HAVE_NETMOD_TCP
+    /* tcp for ranks on other nodes, or for everyone when shm is excluded */
+    if (init_st == TERN_OK && (allowed & NM_TCP) &&
+        (remote || (ctx->pmix.local_size > 1 && !(allowed & NM_SHM))))
+        init_st = add_netmod(ctx, &tern_netmod_tcp_ops);
+#else
+    (void)remote;
+#endif
     char init_err[512] = "";
     if (init_st != TERN_OK)
         snprintf(init_err, sizeof(init_err), "%s", tern_last_error());

@@ -79,5 +79,8 @@ static inline bool tern_netmod_has_lmt(const tern_netmod_ops_t *ops)
 
 extern tern_netmod_ops_t tern_netmod_shm_ops;
 extern tern_netmod_ops_t tern_netmod_self_ops;
+#ifdef TERN_HAVE_NETMOD_TCP
+extern tern_netmod_ops_t tern_netmod_tcp_ops;
+#endif
 
 #endif

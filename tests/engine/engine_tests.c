@@ -62,14 +62,36 @@ int main(int argc, char **argv)
     t.rank = tern_rank(t.ctx);
     t.size = tern_size(t.ctx);
 
+    /* TERN_TEST_NETMOD: the netmod every VC to another rank must use, or a
+     * comma list (a mixed job: each VC uses one of them, each one is used
+     * by some VC of some rank — checked here per rank for "used at all"
+     * only when this rank has peers on every kind). */
     const char *want = getenv("TERN_TEST_NETMOD");
+    char used[64] = ",";
     for (int r = 0; want && r < t.size; r++) {
         const char *nm = tern_peer_netmod(t.ctx, r);
-        if (r == t.rank)
+        if (r == t.rank) {
             CHECK(&t, nm && strcmp(nm, "self") == 0, "VC to self uses %s", nm ? nm : "none");
-        else
-            CHECK(&t, nm && strcmp(nm, want) == 0, "VC to rank %d uses %s, not %s", r,
-                  nm ? nm : "none", want);
+            continue;
+        }
+        char key[32];
+        snprintf(key, sizeof(key), ",%s,", nm ? nm : "none");
+        char list[96];
+        snprintf(list, sizeof(list), ",%s,", want);
+        CHECK(&t, nm && strstr(list, key) != NULL, "VC to rank %d uses %s, not one of %s", r,
+              nm ? nm : "none", want);
+        if (nm && strstr(used, key) == NULL && strlen(used) + strlen(nm) + 2 < sizeof(used))
+            strcat(strcat(used, nm), ",");
+    }
+    if (want && strchr(want, ',') != NULL && getenv("TERN_TEST_MIXED_EVERY_RANK") != NULL) {
+        char list[96];
+        snprintf(list, sizeof(list), "%s", want);
+        for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
+             tok = strtok_r(NULL, ",", &save)) {
+            char key[32];
+            snprintf(key, sizeof(key), ",%s,", tok);
+            CHECK(&t, strstr(used, key) != NULL, "no VC of rank %d uses %s", t.rank, tok);
+        }
     }
 
     for (int i = 1; i < argc; i++) {

@@ -1,0 +1,207 @@
+/*
+ * tcp netmod connections: lazy connect, the HELLO / VERDICT handshake that
+ * settles simultaneous connects (the lower rank's connection wins, see
+ * tcp_internal.h), and the socket events of established streams.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "netmods/tcp/tcp_internal.h"
+
+tern_tcp_conn_t *tern_tcp_conn_new(tern_tcp_t *t, enum tern_tcp_conn_kind kind, tern_tcp_vc_t *tv)
+{
+    tern_tcp_conn_t *c = calloc(1, sizeof(*c));
+    if (c == NULL) {
+        tern_error(TERN_ERR_NO_MEMORY, "tcp connection state");
+        return NULL;
+    }
+    c->kind = kind;
+    c->tv = tv;
+    tern_list_push_tail(&t->conns, &c->link);
+    return c;
+}
+
+static void conn_free(tern_tcp_conn_t *c)
+{
+    tern_list_del(&c->link);
+    free(c);
+}
+
+/* Stop using c; its CLOSE event frees it. */
+static void conn_drop(tern_tcp_conn_t *c)
+{
+    if (c == NULL || c->kind == TCP_CONN_DEAD)
+        return;
+    c->kind = TCP_CONN_DEAD;
+    tern_sock_post_close(c->sock);
+}
+
+tern_status_t tern_tcp_start_connect(tern_tcp_t *t, tern_tcp_vc_t *tv)
+{
+    tern_tcp_conn_t *c = tern_tcp_conn_new(t, TCP_CONN_VERDICT, tv);
+    if (c == NULL)
+        return TERN_ERR_NO_MEMORY;
+    tern_status_t st = tern_sock_post_connect(t->set, c, tv->card.hosts, (int)tv->card.port, &c->sock);
+    if (st != TERN_OK) {
+        conn_free(c);
+        return tern_error(st, "tcp connect to rank %d at %s port %u: %s", tv->vc->rank,
+                          tv->card.hosts, tv->card.port, tern_last_error());
+    }
+    tv->out = c;
+    tv->state = TCP_VC_CONNECTING;
+    return TERN_OK;
+}
+
+void tern_tcp_vc_lost(tern_tcp_vc_t *tv, tern_status_t st, const char *what)
+{
+    if (tv->vc->state == TERN_VC_FAILED)
+        return;
+    char why[384];
+    snprintf(why, sizeof(why), "tcp %s with rank %d (%s port %u): %s (%s)", what, tv->vc->rank,
+             tv->card.hosts, tv->card.port, tern_last_error(), tern_strerror(st));
+    tern_vc_fail(tv->vc, TERN_ERR_PEER_FAILED, why); /* calls the netmod's vc_destroy */
+}
+
+static void start_reading(tern_tcp_vc_t *tv)
+{
+    tern_status_t st = tern_sock_post_read(tv->data->sock, tv->rxbuf, 1, TERN_TCP_RXBUF, NULL);
+    if (st != TERN_OK)
+        tern_tcp_vc_lost(tv, st, "post_read");
+}
+
+/* c now carries tv's stream. */
+static void connected(tern_tcp_vc_t *tv, tern_tcp_conn_t *c)
+{
+    c->kind = TCP_CONN_DATA;
+    c->tv = tv;
+    tv->data = c;
+    if (tv->out != NULL && tv->out != c)
+        conn_drop(tv->out); /* our own attempt lost the tie */
+    tv->out = NULL;
+    tv->state = TCP_VC_CONNECTED;
+    start_reading(tv);
+    tern_tcp_flush(tv);
+}
+
+static void on_hello(tern_tcp_t *t, tern_tcp_conn_t *c, const tern_sock_event_t *ev)
+{
+    const tern_tcp_hello_t *h = &c->hs.hello;
+    if (ev->status != TERN_OK || h->magic != TERN_TCP_MAGIC || h->version != TERN_TCP_VERSION ||
+        h->rank < 0 || h->rank >= t->ctx->size || h->rank == t->ctx->rank ||
+        t->vcs[h->rank].vc == NULL) {
+        tern_error(TERN_ERR_MALFORMED, "tcp: a connection sent no valid HELLO (rank %d)", h->rank);
+        conn_drop(c);
+        return;
+    }
+    tern_tcp_vc_t *tv = &t->vcs[h->rank];
+    int accept = tv->state != TCP_VC_CONNECTED && tv->vc->state != TERN_VC_FAILED &&
+                 (tv->out == NULL || h->rank < t->ctx->rank);
+    tern_tcp_verdict_t v = {.magic = TERN_TCP_MAGIC, .accept = (uint32_t)accept};
+    struct iovec iov = {&v, sizeof(v)};
+    size_t nb = 0;
+    /* 8 bytes on a fresh socket: the kernel takes them at once */
+    if (tern_sock_writev(c->sock, &iov, 1, &nb) != TERN_OK || nb != sizeof(v)) {
+        conn_drop(c);
+        return;
+    }
+    if (accept)
+        connected(tv, c);
+    else
+        conn_drop(c);
+}
+
+static void on_connect(tern_tcp_conn_t *c, const tern_sock_event_t *ev, int myrank)
+{
+    tern_tcp_vc_t *tv = c->tv;
+    if (ev->status != TERN_OK) {
+        if (tv->out == c)
+            tern_tcp_vc_lost(tv, ev->status, "connect");
+        return;
+    }
+    c->hs.hello = (tern_tcp_hello_t){.magic = TERN_TCP_MAGIC, .version = TERN_TCP_VERSION,
+                                     .rank = myrank};
+    struct iovec iov = {&c->hs.hello, sizeof(c->hs.hello)};
+    size_t nb = 0;
+    tern_status_t st = tern_sock_writev(c->sock, &iov, 1, &nb);
+    if (st == TERN_OK && nb != sizeof(c->hs.hello))
+        st = TERN_ERR_CONN_RESET;
+    if (st == TERN_OK)
+        st = tern_sock_post_read(c->sock, &c->hs.verdict, sizeof(c->hs.verdict),
+                                 sizeof(c->hs.verdict), NULL);
+    if (st != TERN_OK && tv->out == c)
+        tern_tcp_vc_lost(tv, st, "handshake");
+}
+
+static void on_verdict(tern_tcp_conn_t *c, const tern_sock_event_t *ev)
+{
+    tern_tcp_vc_t *tv = c->tv;
+    if (ev->status == TERN_OK && c->hs.verdict.magic == TERN_TCP_MAGIC && c->hs.verdict.accept &&
+        tv->state != TCP_VC_CONNECTED) {
+        connected(tv, c);
+        return;
+    }
+    /* Rejected (the peer's own connection wins and carries the stream) or
+     * broken: drop ours.  A broken handshake with nothing else coming is a
+     * lost peer. */
+    bool rejected = ev->status == TERN_OK && c->hs.verdict.magic == TERN_TCP_MAGIC;
+    if (tv->out == c)
+        tv->out = NULL;
+    conn_drop(c);
+    if (!rejected && tv->state != TCP_VC_CONNECTED)
+        tern_tcp_vc_lost(tv, ev->status == TERN_OK ? TERN_ERR_MALFORMED : ev->status, "handshake");
+}
+
+static void on_accept(tern_tcp_t *t, tern_tcp_conn_t *l)
+{
+    tern_tcp_conn_t *c = tern_tcp_conn_new(t, TCP_CONN_HELLO, NULL);
+    if (c == NULL)
+        return;
+    if (tern_sock_accept(l->sock, t->set, c, &c->sock) != TERN_OK) {
+        conn_free(c);
+        return;
+    }
+    if (tern_sock_post_read(c->sock, &c->hs.hello, sizeof(c->hs.hello), sizeof(c->hs.hello),
+                            NULL) != TERN_OK)
+        conn_drop(c);
+}
+
+void tern_tcp_handle_event(tern_tcp_t *t, const tern_sock_event_t *ev)
+{
+    tern_tcp_conn_t *c = ev->user_ptr;
+    if (ev->op == TERN_SOCK_OP_CLOSE) {
+        if (c != NULL)
+            conn_free(c);
+        return;
+    }
+    if (c == NULL || c->kind == TCP_CONN_DEAD || ev->op == TERN_SOCK_OP_WAKEUP)
+        return;
+    switch (ev->op) {
+    case TERN_SOCK_OP_ACCEPT:
+        on_accept(t, c);
+        break;
+    case TERN_SOCK_OP_CONNECT:
+        on_connect(c, ev, t->ctx->rank);
+        break;
+    case TERN_SOCK_OP_READ:
+        if (c->kind == TCP_CONN_HELLO) {
+            on_hello(t, c, ev);
+        } else if (c->kind == TCP_CONN_VERDICT) {
+            on_verdict(c, ev);
+        } else if (ev->status != TERN_OK) {
+            tern_tcp_vc_lost(c->tv, ev->status, "read");
+        } else if (tern_handle_pkt(c->tv->vc, c->tv->rxbuf, ev->num_bytes) == TERN_OK &&
+                   c->tv->vc->state != TERN_VC_FAILED) {
+            start_reading(c->tv);
+        }
+        break;
+    case TERN_SOCK_OP_WRITE:
+        if (ev->status != TERN_OK)
+            tern_tcp_vc_lost(c->tv, ev->status, "write");
+        else
+            tern_tcp_write_done(c->tv, ev->num_bytes);
+        break;
+    default:
+        break;
+    }
+}

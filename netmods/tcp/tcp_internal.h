@@ -1,0 +1,108 @@
+/*
+ * tcp netmod: state, wire formats of the card and the connection handshake.
+ *
+ * Connections are made lazily, on the first send in either direction.  A
+ * connector sends HELLO {magic, version, rank} and writes no data until the
+ * acceptor's VERDICT arrives.  When both sides connect at once, the
+ * connection initiated by the lower rank wins: the higher rank's acceptor
+ * says yes to it, the lower rank's acceptor says no to the other one, and
+ * the rejected connector closes its socket and uses the accepted one.
+ * Every byte of a VC's stream therefore travels on one socket, in order.
+ */
+#ifndef TERN_TCP_INTERNAL_H
+#define TERN_TCP_INTERNAL_H
+
+#include "engine/netmod.h"
+#include "engine/sock/sock.h"
+
+#define TERN_TCP_MAGIC 0x50435454u /* "TTCP" */
+#define TERN_TCP_VERSION 1u
+#define TERN_TCP_RXBUF (64u * 1024u)
+#define TERN_TCP_WIOV 64
+
+/* Business card (PMIx key "tern.tcp"). */
+typedef struct tern_tcp_card {
+    uint32_t magic;
+    uint32_t version;
+    int32_t rank;
+    uint32_t port;
+    char hosts[240];          /* "addr,addr,...": every interface address */
+} tern_tcp_card_t;
+
+typedef struct tern_tcp_hello {
+    uint32_t magic;
+    uint32_t version;
+    int32_t rank;
+    uint32_t reserved;
+} tern_tcp_hello_t;
+
+typedef struct tern_tcp_verdict {
+    uint32_t magic;
+    uint32_t accept;          /* 1: this socket carries the VC; 0: close it */
+} tern_tcp_verdict_t;
+
+enum tern_tcp_conn_kind {
+    TCP_CONN_LISTENER = 1,
+    TCP_CONN_HELLO,           /* accepted, reading the peer's HELLO */
+    TCP_CONN_VERDICT,         /* connected out, HELLO sent, reading the VERDICT */
+    TCP_CONN_DATA,            /* carries a VC's stream */
+    TCP_CONN_DEAD,            /* closing: events on it are ignored */
+};
+
+typedef struct tern_tcp_vc tern_tcp_vc_t;
+
+/* What a socket's user pointer names. */
+typedef struct tern_tcp_conn {
+    tern_list_t link;         /* tern_tcp_t.conns: every live one, freed at finalize */
+    enum tern_tcp_conn_kind kind;
+    tern_sock_t *sock;
+    tern_tcp_vc_t *tv;        /* known once the peer's rank is */
+    union {
+        tern_tcp_hello_t hello;
+        tern_tcp_verdict_t verdict;
+    } hs;
+} tern_tcp_conn_t;
+
+enum tern_tcp_vc_state { TCP_VC_IDLE = 0, TCP_VC_CONNECTING, TCP_VC_CONNECTED };
+
+struct tern_tcp_vc {
+    tern_vc_t *vc;
+    enum tern_tcp_vc_state state;
+    tern_tcp_conn_t *data;    /* the socket carrying the stream, once connected */
+    tern_tcp_conn_t *out;     /* our connection attempt, while pending */
+    tern_tcp_card_t card;
+    tern_list_t sendq;        /* requests not fully written (req->link) */
+    bool writing;             /* a posted writev for the head of sendq is pending */
+    struct iovec wiov[TERN_TCP_WIOV];
+    uint8_t *rxbuf;
+};
+
+typedef struct tern_tcp {
+    tern_context_t *ctx;
+    tern_sock_set_t *set;
+    tern_tcp_conn_t *listener;
+    tern_list_t conns;
+    int port;
+    tern_tcp_vc_t *vcs;       /* by rank */
+} tern_tcp_t;
+
+static inline tern_tcp_vc_t *tern_tcp_vc(tern_vc_t *vc) { return (tern_tcp_vc_t *)vc->nm_vc; }
+static inline tern_tcp_t *tern_tcp_state(tern_vc_t *vc) { return (tern_tcp_t *)vc->nm_state; }
+
+/* tcp_conn.c */
+tern_tcp_conn_t *tern_tcp_conn_new(tern_tcp_t *t, enum tern_tcp_conn_kind kind, tern_tcp_vc_t *tv);
+tern_status_t tern_tcp_start_connect(tern_tcp_t *t, tern_tcp_vc_t *tv);
+void tern_tcp_handle_event(tern_tcp_t *t, const tern_sock_event_t *ev);
+void tern_tcp_vc_lost(tern_tcp_vc_t *tv, tern_status_t st, const char *what);
+
+/* tcp_send.c */
+tern_status_t tern_tcp_istart_contig_msg(tern_vc_t *vc, const void *hdr, size_t hdrlen,
+                                         const void *data, size_t len, tern_request_t **sreq);
+tern_status_t tern_tcp_isend_contig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
+                                    size_t hdrlen, const void *data, size_t len);
+tern_status_t tern_tcp_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
+                                      size_t hdrlen);
+void tern_tcp_flush(tern_tcp_vc_t *tv);
+void tern_tcp_write_done(tern_tcp_vc_t *tv, size_t nbytes);
+
+#endif

@@ -1,0 +1,199 @@
+/*
+ * tcp netmod: business card, VCs, polling, teardown; the ops table.  Built
+ * on engine/sock.  No LMT ops: large messages take the engine's null mode
+ * (RTS / CTS / DATA over the stream), written straight from the user's
+ * buffer and read straight into it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "netmods/tcp/tcp_internal.h"
+
+#define TCP_CARD_KEY "tern.tcp"
+#define POLL_BUDGET 32
+
+static bool tcp_reachable(tern_context_t *ctx, int rank) { return rank != ctx->rank; }
+
+static bool is_loopback(const char *a)
+{
+    return strncmp(a, "127.", 4) == 0 || strcmp(a, "::1") == 0;
+}
+
+/*
+ * The addresses a card advertises: TERN_TCP_ADDRS if set (e.g. 127.0.0.1
+ * to keep a one-host job on loopback), else every interface address but
+ * loopback — a peer on another host must never dial its own 127.0.0.1 —
+ * and loopback only when the host has nothing else.
+ */
+static tern_status_t card_addresses(char *out, size_t len)
+{
+    const char *env = getenv("TERN_TCP_ADDRS");
+    if (env != NULL && *env != '\0') {
+        if (strlen(env) >= len)
+            return tern_error(TERN_ERR_INVALID_PARAM, "TERN_TCP_ADDRS is longer than %zu bytes",
+                              len - 1);
+        snprintf(out, len, "%s", env);
+        return TERN_OK;
+    }
+    char all[512];
+    tern_status_t st = tern_sock_get_host_description(all, sizeof(all));
+    if (st != TERN_OK && st != TERN_ERR_TRUNCATED)
+        return st;
+    size_t n = 0;
+    out[0] = '\0';
+    for (char *save = NULL, *a = strtok_r(all, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
+        if (is_loopback(a) || n + strlen(a) + 2 > len)
+            continue;
+        n += (size_t)snprintf(out + n, len - n, "%s%s", n ? "," : "", a);
+    }
+    if (n == 0)
+        snprintf(out, len, "127.0.0.1");
+    return TERN_OK;
+}
+
+static tern_status_t tcp_init(tern_context_t *ctx, void **state)
+{
+    tern_tcp_t *t = calloc(1, sizeof(*t));
+    if (t == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "tcp netmod state");
+    *state = t;
+    t->ctx = ctx;
+    tern_list_init(&t->conns);
+    t->vcs = calloc((size_t)ctx->size, sizeof(*t->vcs));
+    if (t->vcs == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "tcp VC table for %d ranks", ctx->size);
+    tern_status_t st = tern_sock_set_create(&t->set);
+    if (st != TERN_OK)
+        return st;
+    t->listener = tern_tcp_conn_new(t, TCP_CONN_LISTENER, NULL);
+    if (t->listener == NULL)
+        return TERN_ERR_NO_MEMORY;
+    st = tern_sock_listen(t->set, t->listener, NULL, &t->port, &t->listener->sock);
+    if (st != TERN_OK)
+        return st;
+    tern_tcp_card_t card = {.magic = TERN_TCP_MAGIC, .version = TERN_TCP_VERSION,
+                            .rank = ctx->rank, .port = (uint32_t)t->port};
+    st = card_addresses(card.hosts, sizeof(card.hosts));
+    if (st != TERN_OK)
+        return st;
+    return tern_pmix_put(&ctx->pmix, TCP_CARD_KEY, &card, sizeof(card));
+}
+
+static tern_status_t tcp_vc_init(void *state, tern_vc_t *vc)
+{
+    tern_tcp_t *t = state;
+    tern_tcp_vc_t *tv = &t->vcs[vc->rank];
+    void *data;
+    size_t len;
+    tern_status_t st = tern_pmix_get(&t->ctx->pmix, vc->rank, TCP_CARD_KEY, &data, &len);
+    if (st != TERN_OK)
+        return st;
+    if (len != sizeof(tv->card)) {
+        free(data);
+        return tern_error(TERN_ERR_MALFORMED, "tcp card of rank %d has %zu bytes", vc->rank, len);
+    }
+    memcpy(&tv->card, data, sizeof(tv->card));
+    free(data);
+    tv->card.hosts[sizeof(tv->card.hosts) - 1] = '\0';
+    if (tv->card.magic != TERN_TCP_MAGIC || tv->card.version != TERN_TCP_VERSION ||
+        tv->card.rank != vc->rank)
+        return tern_error(TERN_ERR_MALFORMED, "tcp card of rank %d: bad magic/version/rank",
+                          vc->rank);
+    tv->rxbuf = malloc(TERN_TCP_RXBUF);
+    if (tv->rxbuf == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "tcp receive buffer");
+    tv->vc = vc;
+    tern_list_init(&tv->sendq);
+    vc->nm_vc = tv;
+    return TERN_OK;
+}
+
+static unsigned tcp_poll(void *state, int direction)
+{
+    tern_tcp_t *t = state;
+    unsigned n = 0;
+    tern_sock_event_t ev;
+    while (n < POLL_BUDGET && tern_sock_wait(t->set, 0, &ev) == TERN_OK) {
+        tern_tcp_handle_event(t, &ev);
+        n++;
+    }
+    return n;
+}
+
+static tern_status_t tcp_vc_terminate(tern_vc_t *vc)
+{
+    tern_tcp_vc_t *tv = tern_tcp_vc(vc);
+    if (vc->state != TERN_VC_ACTIVE)
+        return TERN_OK;
+    vc->state = (tv == NULL || (tern_list_empty(&tv->sendq) && !tv->writing))
+                    ? TERN_VC_CLOSED
+                    : TERN_VC_TERMINATING;
+    return TERN_OK;
+}
+
+/* Drop the VC's queue and sockets; requests only this netmod holds fail
+ * here, rendezvous ones (on the engine's VC list) in the engine. */
+static tern_status_t tcp_vc_destroy(tern_vc_t *vc)
+{
+    tern_tcp_vc_t *tv = tern_tcp_vc(vc);
+    if (tv == NULL)
+        return TERN_OK;
+    tern_list_t *pos, *tmp;
+    tern_list_for_each_safe(pos, tmp, &tv->sendq)
+    {
+        tern_request_t *r = TERN_CONTAINER_OF(pos, tern_request_t, link);
+        tern_list_del(pos);
+        if (!(r->flags & TERN_REQF_VCLIST))
+            tern_request_complete(r, vc->fail_status);
+    }
+    tv->writing = false;
+    if (tv->data != NULL && tv->data->kind != TCP_CONN_DEAD) {
+        tv->data->kind = TCP_CONN_DEAD;
+        tern_sock_post_close(tv->data->sock);
+    }
+    if (tv->out != NULL && tv->out->kind != TCP_CONN_DEAD) {
+        tv->out->kind = TCP_CONN_DEAD;
+        tern_sock_post_close(tv->out->sock);
+    }
+    tv->data = tv->out = NULL;
+    tv->state = TCP_VC_IDLE;
+    return TERN_OK;
+}
+
+static tern_status_t tcp_finalize(void *state)
+{
+    tern_tcp_t *t = state;
+    if (t == NULL)
+        return TERN_OK;
+    /* The set closes every socket still open; no more events are read, so
+     * the connection states still listed are freed here. */
+    if (t->set != NULL)
+        tern_sock_set_destroy(t->set);
+    tern_list_t *c;
+    while (t->conns.next != NULL && (c = tern_list_pop_head(&t->conns)) != NULL)
+        free(TERN_CONTAINER_OF(c, tern_tcp_conn_t, link));
+    for (int r = 0; t->vcs != NULL && r < t->ctx->size; r++)
+        free(t->vcs[r].rxbuf);
+    free(t->vcs);
+    free(t);
+    return TERN_OK;
+}
+
+static int tcp_get_ordering(void *state) { return 1; }
+
+tern_netmod_ops_t tern_netmod_tcp_ops = {
+    .size = sizeof(tern_netmod_ops_t),
+    .name = "tcp",
+    .reachable = tcp_reachable,
+    .init = tcp_init,
+    .finalize = tcp_finalize,
+    .vc_init = tcp_vc_init,
+    .vc_destroy = tcp_vc_destroy,
+    .vc_terminate = tcp_vc_terminate,
+    .get_ordering = tcp_get_ordering,
+    .isend_contig = tern_tcp_isend_contig,
+    .istart_contig_msg = tern_tcp_istart_contig_msg,
+    .send_noncontig = tern_tcp_send_noncontig,
+    .poll = tcp_poll,
+};
