@@ -1,0 +1,137 @@
+#!/bin/bash
+# One host dies mid-job: 4 ranks on 2 namespace hosts, the ranks of host 1
+# wait on the ranks of host 2, and
+#   ranks: host 2's two ranks are SIGKILLed (its Open MPI daemon lives), or
+#   host:  everything in host 2's namespace is SIGKILLed, daemon included
+#          (the host is gone; the kernel closes its sockets).
+# Each is run with two programs:
+#   pmix    mn_probe: host 1's ranks wait in a PMIx_Fence host 2 never
+#           enters (the launcher side)
+#   engine  mn_engine_probe (when tern has the tcp netmod): host 1's ranks
+#           wait on receives from and a 64 MiB send to host 2's ranks over
+#           connected tcp VCs; each request must end with
+#           TERN_ERR_PEER_FAILED
+# Every time mpirun must end the job with a non-zero status within $BOUND s,
+# no host-1 rank may report a completed fence or a FAIL, and no process of
+# the job may remain on either host.
+#
+# MN_KILLED_CMD / MN_KILLED_EXPECT run another program instead of both: it
+# must print "ready RANK PID" on each rank once wired up, ranks 0-1 should
+# then block on ranks 2-3, and at least 2 lines (one per host-1 rank) must
+# match the extended regular expression MN_KILLED_EXPECT (if set).
+. "${srcdir:-.}/tests/multinode/lib.sh"
+PROBE=${MN_PROBE:-./tests/multinode/mn_probe}
+ENGINE_PROBE=${MN_ENGINE_PROBE:-./tests/multinode/mn_engine_probe}
+TERN_INFO=${TERN_INFO:-./tern_info}
+[ -x "$PROBE" ] || mn_fail "$PROBE not built"
+mn_skip_unless_possible
+mn_setup
+MN_TIMEOUT=60
+BOUND=${MN_KILL_BOUND:-20}
+failures=0
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+
+# run_case LABEL MODE EXPECT PROG...: MODE ranks | host
+run_case() {
+    local label=$1 mode=$2 expect=$3 out=$MN_DIR/out.$1-$2 mpid i n victims start end rc left r
+    shift 3
+    local -a PROG=("$@")
+    echo "=== $label/$mode: kill host 2's $([ "$mode" = ranks ] && echo ranks || echo processes, daemon included)"
+    mn_mpirun 4 "${PROG[@]}" >"$out" 2>&1 &
+    mpid=$!
+    # bounded wait for the 4 ranks to be wired up
+    for i in $(seq 1 300); do
+        n=$(grep -c '^ready ' "$out")
+        [ "$n" -ge 4 ] && break
+        kill -0 "$mpid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if [ "$(grep -c '^ready ' "$out")" -lt 4 ]; then
+        kill "$mpid" 2>/dev/null
+        wait "$mpid"
+        cat "$out"
+        fail "$label/$mode: the job did not start (no 4 'ready' lines within 30 s)"
+        return
+    fi
+    # the ranks 2 and 3 must be in host 2's namespace, 0 and 1 in host 1's
+    for r in 0 1 2 3; do
+        pid=$(awk -v r="$r" '$1 == "ready" && $2 == r { print $3; exit }' "$out")
+        want=$MN_NS1
+        [ "$r" -ge 2 ] && want=$MN_NS2
+        [ "$(ip netns identify "$pid" 2>/dev/null)" = "$want" ] ||
+            fail "$label/$mode: rank $r (pid $pid) is not in namespace $want"
+    done
+    sleep 0.5 # let host 1's ranks start waiting on host 2's
+    if [ "$mode" = ranks ]; then
+        victims=$(awk '$1 == "ready" && ($2 == 2 || $2 == 3) { print $3 }' "$out")
+    else
+        victims=$(mn_ns_pids 2)
+    fi
+    echo "killing $(echo $victims) in $MN_NS2"
+    start=$(date +%s.%N)
+    # shellcheck disable=SC2086
+    kill -KILL $victims
+    for i in $(seq 1 $((BOUND * 10))); do
+        kill -0 "$mpid" 2>/dev/null || break
+        sleep 0.1
+    done
+    end=$(date +%s.%N)
+    if kill -0 "$mpid" 2>/dev/null; then
+        fail "$label/$mode: mpirun still runs $BOUND s after host 2's ranks were killed (hang)"
+        kill "$mpid" 2>/dev/null
+    fi
+    wait "$mpid"
+    rc=$?
+    cat "$out"
+    awk -v rc="$rc" -v a="$start" -v z="$end" \
+        'BEGIN { printf "mpirun exit status %d, %.1f s after the kill\n", rc, z - a }'
+    [ "$rc" -ne 0 ] || fail "$label/$mode: mpirun exited 0 although host 2's ranks were killed"
+    # (137 is a legitimate answer here: mpirun reports the killed rank's
+    # 128 + SIGKILL; a hang is caught by the bound above)
+    if grep -Eq '^rank [01]: PMIx_Fence ended .*: SUCCESS' "$out"; then
+        fail "$label/$mode: a host-1 rank completed a fence its dead peers never entered"
+    fi
+    if grep -q '^FAIL' "$out"; then
+        fail "$label/$mode: a rank reported a failed check"
+    fi
+    if [ -n "$expect" ]; then
+        [ "$(grep -Ec "$expect" "$out")" -ge 2 ] ||
+            fail "$label/$mode: fewer than 2 lines (one per host-1 rank) match /$expect/"
+    fi
+    # nothing of the job remains on either host (bounded: a daemon may
+    # need a moment to reap)
+    for i in $(seq 1 30); do
+        left="$(mn_ns_pids 1) $(mn_ns_pids 2)"
+        [ -z "${left// /}" ] && break
+        sleep 0.1
+    done
+    if [ -n "${left// /}" ]; then
+        fail "$label/$mode: processes left after mpirun ended: $(ps -o pid=,args= -p "$(echo $left | tr ' ' ,)")"
+    fi
+}
+
+if [ -n "${MN_KILLED_CMD:-}" ]; then
+    read -r -a cmd <<<"$MN_KILLED_CMD"
+    run_case custom ranks "${MN_KILLED_EXPECT:-}" "${cmd[@]}"
+    run_case custom host "${MN_KILLED_EXPECT:-}" "${cmd[@]}"
+else
+    run_case pmix ranks "" "$PROBE" hang 60 2
+    run_case pmix host "" "$PROBE" hang 60 2
+    if "$TERN_INFO" 2>/dev/null | grep -Eq '^netmods:.* tcp( |$)'; then
+        [ -x "$ENGINE_PROBE" ] || mn_fail "$ENGINE_PROBE not built"
+        # a receive from each of host 2's ranks and the send: 3 per rank
+        expect='^rank [01]: 3 of 3 requests on host-2 ranks failed with TERN_ERR_PEER_FAILED'
+        run_case engine ranks "$expect" "$ENGINE_PROBE" hang 30 2
+        run_case engine host "$expect" "$ENGINE_PROBE" hang 30 2
+    else
+        echo "note: no tcp netmod in this build (tern_info): the engine cases are not run"
+    fi
+fi
+if [ "$failures" -ne 0 ]; then
+    echo "$failures check(s) failed"
+    exit 1
+fi
+echo "all checks passed"

@@ -1,0 +1,252 @@
+# Multi-node test harness (sourced, bash).  Two network namespaces joined by
+# a veth pair play two hosts; Open MPI's mpirun, started in host 1, reaches
+# host 2 through an rsh agent that enters host 2's namespace.  Ranks on the
+# same "host" share a node id (shm between them); the hosts see each other
+# only through the veth addresses.
+#
+#   mn_skip_unless_possible   exit 77 with "SKIP: ..." where this cannot run
+#   mn_setup                  create the hosts, the hostfile and the agent;
+#                             installs the cleanup trap (always runs)
+#   mn_skip_unless_netns      the same, for namespaces only (benchmarks)
+#   mn_mpirun NP [OPTS --] PROG ARGS...
+#                             run PROG on NP ranks, 2 per host (timeout
+#                             $MN_TIMEOUT s); stdout/stderr are the ranks'
+#   mn_ns_pids N              pids running in host N's namespace
+#
+# After mn_setup: MN_NS1 MN_NS2 (namespace names), MN_IF1 MN_IF2 (veth ends),
+# MN_ADDR1 MN_ADDR2 (their addresses), MN_DIR (temporary directory),
+# MN_HOSTFILE, MN_AGENT.  The scripts run from the top build directory;
+# $srcdir is the top source directory (automake sets it).
+set -u
+
+MPIRUN_OMPI=${MPIRUN_OMPI:-mpirun.openmpi}
+MN_TIMEOUT=${MN_TIMEOUT:-180}
+MN_SRCDIR=${srcdir:-.}/tests/multinode
+MN_NS1="" MN_NS2="" MN_DIR=""
+
+mn_skip() {
+    echo "SKIP: $*"
+    exit 77
+}
+
+mn_fail() {
+    echo "FAIL: $*"
+    exit 1
+}
+
+# exit 77 unless network namespaces and veth pairs can be created here
+mn_skip_unless_netns() {
+    local probe err
+    command -v ip >/dev/null 2>&1 || mn_skip "no 'ip' command (Debian: iproute2)"
+    command -v unshare >/dev/null 2>&1 || mn_skip "no 'unshare' command (Debian: util-linux)"
+    [ -r "$MN_SRCDIR/rsh_agent.sh" ] || mn_fail "$MN_SRCDIR/rsh_agent.sh missing"
+    probe=tnprobe-$$
+    if ! err=$(ip netns add "$probe" 2>&1); then
+        mn_skip "network namespaces cannot be created here ('ip netns add' failed: $err); needs root / CAP_SYS_ADMIN and CAP_NET_ADMIN"
+    fi
+    if ! err=$(ip -n "$probe" link add tnpa type veth peer name tnpb 2>&1); then
+        ip netns del "$probe" 2>/dev/null
+        mn_skip "veth pairs cannot be created here ('ip link add type veth' failed: $err)"
+    fi
+    if ! err=$(ip netns exec "$probe" unshare --uts hostname "$probe" 2>&1); then
+        ip netns del "$probe" 2>/dev/null
+        mn_skip "a namespace host cannot get its own hostname ('unshare --uts hostname' failed: $err)"
+    fi
+    ip netns del "$probe" 2>/dev/null || mn_fail "cannot remove the probe namespace $probe"
+}
+
+# ... and unless Open MPI's mpirun, the launcher of these tests, is there
+mn_skip_unless_possible() {
+    command -v "$MPIRUN_OMPI" >/dev/null 2>&1 ||
+        mn_skip "$MPIRUN_OMPI not found: Open MPI's mpirun is the launcher here (Debian: openmpi-bin)"
+    mn_skip_unless_netns
+}
+
+mn_ns_exists() {
+    ip netns list 2>/dev/null | awk '{ print $1 }' | grep -qxF -- "$1"
+}
+
+mn_ns_pids() {
+    local ns
+    if [ "$1" = 1 ]; then ns=$MN_NS1; else ns=$MN_NS2; fi
+    [ -n "$ns" ] && ip netns pids "$ns" 2>/dev/null
+}
+
+# Kill what still runs in a namespace (bounded), then delete it; deleting
+# either namespace destroys the veth pair.
+mn_remove_ns() {
+    local ns=$1 pids i
+    mn_ns_exists "$ns" || return 0
+    for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+        pids=$(ip netns pids "$ns" 2>/dev/null)
+        [ -z "$pids" ] && break
+        # shellcheck disable=SC2086
+        kill -KILL $pids 2>/dev/null
+        sleep 0.1
+    done
+    [ -z "$pids" ] || echo "WARNING: processes still in namespace $ns: $pids" >&2
+    ip netns del "$ns" 2>/dev/null || echo "WARNING: could not delete namespace $ns" >&2
+}
+
+mn_cleanup() {
+    local rc=$?
+    trap - EXIT HUP INT QUIT TERM
+    [ -n "$MN_NS1" ] && mn_remove_ns "$MN_NS1"
+    [ -n "$MN_NS2" ] && mn_remove_ns "$MN_NS2"
+    if [ -n "$MN_NS1" ]; then
+        rm -rf "/etc/netns/$MN_NS1" "/etc/netns/$MN_NS2"
+        rmdir /etc/netns 2>/dev/null # only when no other run uses it
+    fi
+    [ -n "$MN_DIR" ] && rm -rf "$MN_DIR"
+    if [ -n "$MN_NS1" ] && { mn_ns_exists "$MN_NS1" || mn_ns_exists "$MN_NS2"; }; then
+        echo "FAIL: namespace $MN_NS1 or $MN_NS2 left behind"
+        [ "$rc" -eq 0 ] && rc=1
+    fi
+    exit "$rc"
+}
+
+# Is 10.213.$1.0/24 free: no address or route of the host's namespace in it,
+# and no other run of these tests using it.
+mn_subnet_free() {
+    local net=10.213.$1 ns
+    ip -4 addr show 2>/dev/null | grep -q "inet $net\." && return 1
+    ip -4 route show 2>/dev/null | grep -v '^default' | grep -q "^$net\." && return 1
+    for ns in $(ip netns list 2>/dev/null | awk '$1 ~ /^tnh[12]-/ { print $1 }'); do
+        ip -n "$ns" -4 addr show 2>/dev/null | grep -q "inet $net\." && return 1
+    done
+    return 0
+}
+
+mn_setup() {
+    local x i start
+    trap mn_cleanup EXIT
+    trap 'exit 129' HUP
+    trap 'exit 130' INT
+    trap 'exit 131' QUIT
+    trap 'exit 143' TERM
+
+    MN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/tern-mn.XXXXXX") || mn_fail "mktemp failed"
+    start=$(($$ % 200))
+    x=
+    for i in $(seq 0 199); do
+        if mn_subnet_free $(((start + i) % 200)); then
+            x=$(((start + i) % 200))
+            break
+        fi
+    done
+    [ -n "$x" ] || mn_fail "no free /24 in 10.213.0.0/16 for the veth pair"
+    MN_ADDR1=10.213.$x.1
+    MN_ADDR2=10.213.$x.2
+    MN_IF1=tv1-$$
+    MN_IF2=tv2-$$
+    # the names are set before the namespaces exist, so the trap removes
+    # whatever part of the setup was made
+    MN_NS1=tnh1-$$
+    MN_NS2=tnh2-$$
+
+    ip netns add "$MN_NS1" || mn_fail "ip netns add $MN_NS1"
+    ip netns add "$MN_NS2" || mn_fail "ip netns add $MN_NS2"
+    # created straight inside the namespaces: nothing in the host's namespace
+    ip link add "$MN_IF1" netns "$MN_NS1" type veth peer name "$MN_IF2" netns "$MN_NS2" ||
+        mn_fail "creating the veth pair $MN_IF1/$MN_IF2"
+    ip -n "$MN_NS1" addr add "$MN_ADDR1/24" dev "$MN_IF1" &&
+        ip -n "$MN_NS2" addr add "$MN_ADDR2/24" dev "$MN_IF2" &&
+        ip -n "$MN_NS1" link set lo up &&
+        ip -n "$MN_NS2" link set lo up &&
+        ip -n "$MN_NS1" link set "$MN_IF1" up &&
+        ip -n "$MN_NS2" link set "$MN_IF2" up || mn_fail "configuring the veth pair"
+
+    # the link comes up asynchronously: wait (bounded) until both ends are
+    # UP and host 1 gets an answer from host 2 (a refused TCP connection to
+    # a port nothing listens on; only our own address is contacted)
+    for i in $(seq 1 50); do
+        if ip -n "$MN_NS1" -o link show dev "$MN_IF1" | grep -q 'state UP' &&
+            ip -n "$MN_NS2" -o link show dev "$MN_IF2" | grep -q 'state UP' &&
+            ip netns exec "$MN_NS1" timeout 2 bash -c "exec 3<>/dev/tcp/$MN_ADDR2/9" 2>&1 |
+            grep -q 'refused'; then
+            break
+        fi
+        if [ "$i" -eq 50 ]; then
+            mn_fail "$MN_ADDR1 cannot reach $MN_ADDR2 over the veth pair"
+        fi
+        sleep 0.1
+    done
+
+    # Each host has its own name: `ip netns exec` bind-mounts
+    # /etc/netns/NS/hosts over /etc/hosts inside the namespace (the host's
+    # /etc/hosts is not touched), and the agent and mn_mpirun run in a UTS
+    # namespace whose hostname is the namespace's name.  With one hostname
+    # for both, PMIx on host 2 takes host 1's node for its own
+    # (PMIX_LOCAL_PEERS '0,1' on host 2).
+    for i in 1 2 3; do
+        mkdir -p "/etc/netns/$MN_NS1" "/etc/netns/$MN_NS2" 2>/dev/null && break
+        sleep 0.1
+    done
+    printf '127.0.0.1 localhost\n::1 localhost\n%s %s\n%s %s\n' \
+        "$MN_ADDR1" "$MN_NS1" "$MN_ADDR2" "$MN_NS2" >"$MN_DIR/hosts" &&
+        cp "$MN_DIR/hosts" "/etc/netns/$MN_NS1/hosts" &&
+        cp "$MN_DIR/hosts" "/etc/netns/$MN_NS2/hosts" || mn_fail "writing /etc/netns/$MN_NS1/hosts"
+
+    mkdir -p "$MN_DIR/tmp1" "$MN_DIR/tmp2"
+    MN_HOSTFILE=$MN_DIR/hostfile
+    printf '%s slots=2\n%s slots=2\n' "$MN_NS1" "$MN_NS2" >"$MN_HOSTFILE"
+    # NAME NAMESPACE TMPDIR: the agent accepts a host's name or address
+    printf '%s %s %s\n' \
+        "$MN_NS1" "$MN_NS1" "$MN_DIR/tmp1" \
+        "$MN_ADDR1" "$MN_NS1" "$MN_DIR/tmp1" \
+        "$MN_NS2" "$MN_NS2" "$MN_DIR/tmp2" \
+        "$MN_ADDR2" "$MN_NS2" "$MN_DIR/tmp2" >"$MN_DIR/hosts.map"
+    MN_AGENT=$MN_DIR/rsh_agent.sh
+    cp "$MN_SRCDIR/rsh_agent.sh" "$MN_AGENT" && chmod 755 "$MN_AGENT" || mn_fail "installing the agent"
+    echo "hosts: $MN_NS1 ($MN_ADDR1 on $MN_IF1), $MN_NS2 ($MN_ADDR2 on $MN_IF2)"
+}
+
+# mn_mpirun NP [MPIRUN-OPTIONS... --] PROG ARGS...: Open MPI's mpirun in
+# host 1, $MN_PPN (2) ranks per host unless the options bring their own
+# placement (--rankfile / -rf).  Options start with "-" and end at "--".
+mn_mpirun() {
+    local np=$1 v prog place=1
+    local -a opts=()
+    shift
+    if [ "${1:0:1}" = - ]; then
+        while [ $# -gt 0 ] && [ "$1" != -- ]; do
+            case $1 in --rankfile | -rf) place=0 ;; esac
+            opts+=("$1")
+            shift
+        done
+        [ $# -gt 0 ] && shift
+    fi
+    local cmd=(timeout -k 5 "$MN_TIMEOUT"
+        ip netns exec "$MN_NS1" unshare --uts
+        env TMPDIR="$MN_DIR/tmp1" MN_HOSTNAME="$MN_NS1"
+        sh -c 'hostname "$MN_HOSTNAME" && unset MN_HOSTNAME && exec "$@"' mn_host1
+        "$MPIRUN_OMPI" --allow-run-as-root --oversubscribe
+        --hostfile "$MN_HOSTFILE" -n "$np")
+    [ "$place" = 1 ] && cmd+=(--map-by "ppr:${MN_PPN:-2}:node" --bind-to none)
+    cmd+=(--mca plm_rsh_agent "$MN_AGENT"
+        --mca plm_rsh_no_tree_spawn 1
+        --mca oob_tcp_if_include "$MN_IF1,$MN_IF2"
+        --mca btl_tcp_if_include "$MN_IF1,$MN_IF2"
+        --mca btl ^openib
+        -x PATH)
+    [ -n "${LD_LIBRARY_PATH:-}" ] && cmd+=(-x LD_LIBRARY_PATH)
+    for v in $(env | sed -n 's/^\(TERN_[A-Za-z0-9_]*\)=.*/\1/p; s/^\([AUL]SAN_OPTIONS\)=.*/\1/p'); do
+        cmd+=(-x "$v")
+    done
+    # the remote host starts in the same directory, but give it no chance to
+    # resolve a relative program differently
+    prog=$1
+    shift
+    case $prog in
+    /*) ;;
+    */*) prog=$(cd "$(dirname "$prog")" && pwd)/$(basename "$prog") ;;
+    esac
+    cmd+=(${opts[@]+"${opts[@]}"} "$prog" "$@")
+    printf '+' >&2
+    printf ' %q' "${cmd[@]}" >&2
+    printf '\n' >&2
+    # in the background, so that a signal to the script runs its trap (and
+    # the cleanup) at once instead of after mpirun has ended
+    "${cmd[@]}" </dev/null &
+    wait $!
+}
