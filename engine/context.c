@@ -233,6 +233,8 @@ tern_status_t tern_finalize(tern_context_t *ctx)
     if (st == TERN_OK)
         st = s3;
     tern_worker_pool_destroy(w);
+    for (int r = 0; r < ctx->size; r++)
+        free(ctx->vcs[r].fail_msg);
     free(ctx->vcs);
     free(ctx);
     return st;

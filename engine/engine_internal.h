@@ -99,6 +99,7 @@ struct tern_vc {
     int rank;                           /* peer's global rank */
     enum tern_vc_state state;
     tern_status_t fail_status;
+    char *fail_msg;                     /* why it failed (malloc'd), for every request it fails */
     const tern_netmod_ops_t *nm;
     void *nm_state;                     /* the netmod's per-context state */
     void *nm_vc;                        /* the netmod's per-VC state */

@@ -21,6 +21,8 @@
 #include <linux/futex.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -122,6 +124,15 @@ tern_status_t tern_worker_wait(tern_worker_t *w, int timeout_ms)
 static tern_status_t reap(tern_request_t *r, tern_recv_info_t *info)
 {
     tern_status_t st = r->status;
+    /* A request failed with its VC: its message, not whichever failed last. */
+    if (TERN_UNLIKELY(st < 0)) {
+        tern_context_t *ctx = r->worker->ctx;
+        const tern_vc_t *vc = r->vc ? r->vc
+                              : (r->peer >= 0 && r->peer < ctx->size) ? &ctx->vcs[r->peer] : NULL;
+        if (vc != NULL && vc->state == TERN_VC_FAILED && vc->fail_msg != NULL &&
+            st == vc->fail_status)
+            tern_error(st, "%s", vc->fail_msg);
+    }
     if (info != NULL) {
         info->source = r->peer;
         info->tag = r->tag;
@@ -179,6 +190,7 @@ void tern_vc_fail(tern_vc_t *vc, tern_status_t status, const char *why)
     vc->state = TERN_VC_FAILED;
     vc->fail_status = status;
     tern_error(status, "connection to rank %d failed: %s", vc->rank, cause);
+    vc->fail_msg = strdup(tern_last_error()); /* NULL only costs the detail */
     tern_warn("connection to rank %d failed: %s", vc->rank, cause);
     /* The netmod drops its queues: requests it owns alone fail there. */
     if (vc->nm->vc_destroy != NULL)

@@ -61,7 +61,14 @@ static void setup(void)
     }
 }
 
-static void teardown(void) { tern_worker_pool_destroy(&ctx.worker); }
+static void teardown(void)
+{
+    tern_worker_pool_destroy(&ctx.worker);
+    for (int r = 0; r < ctx.size; r++) {
+        free(ctx.vcs[r].fail_msg);
+        ctx.vcs[r].fail_msg = NULL;
+    }
+}
 
 /* Append an eager packet with payload of len bytes of `fillc` + index. */
 static size_t put_eager(uint8_t *out, int tag, size_t len, uint8_t seed)
@@ -167,8 +174,12 @@ static void test_malformed(const char *what, tern_pkt_hdr_t h)
     EXPECT(strstr(tern_last_error(), "rank 1") != NULL, "%s: message %s", what,
            tern_last_error());
     tern_recv_info_t info;
+    tern_error(TERN_ERR_IO, "an unrelated later error");
     st = tern_test(w, r, &info);
     EXPECT(st == TERN_ERR_MALFORMED, "%s: waiting receive got %s", what, tern_strerror(st));
+    EXPECT(strstr(tern_last_error(), "connection to rank 1 failed") != NULL,
+           "%s: reaping the failed receive gives its VC's message, not: %s", what,
+           tern_last_error());
     char b2[4];
     st = tern_irecv(w, b2, 4, 1, 0, 0, NULL, &r);
     EXPECT(st == TERN_ERR_MALFORMED, "%s: later receive from the failed VC: %s", what,
