@@ -18,22 +18,43 @@ tern_tcp_conn_t *tern_tcp_conn_new(tern_tcp_t *t, enum tern_tcp_conn_kind kind, 
     }
     c->kind = kind;
     c->tv = tv;
+    if (kind == TCP_CONN_HELLO || kind == TCP_CONN_VERDICT)
+        t->nhandshake++;
     tern_list_push_tail(&t->conns, &c->link);
     return c;
 }
 
-static void conn_free(tern_tcp_conn_t *c)
+static bool handshaking(enum tern_tcp_conn_kind k)
 {
+    return k == TCP_CONN_HELLO || k == TCP_CONN_VERDICT;
+}
+
+void tern_tcp_set_kind(tern_tcp_t *t, tern_tcp_conn_t *c, enum tern_tcp_conn_kind kind)
+{
+    t->nhandshake += (int)handshaking(kind) - (int)handshaking(c->kind);
+    c->kind = kind;
+}
+
+void tern_tcp_set_writing(tern_tcp_vc_t *tv, bool writing)
+{
+    tern_tcp_t *t = tern_tcp_state(tv->vc);
+    t->nwriting += (int)writing - (int)tv->writing;
+    tv->writing = writing;
+}
+
+static void conn_free(tern_tcp_t *t, tern_tcp_conn_t *c)
+{
+    tern_tcp_set_kind(t, c, TCP_CONN_DEAD);
     tern_list_del(&c->link);
     free(c);
 }
 
 /* Stop using c; its CLOSE event frees it. */
-static void conn_drop(tern_tcp_conn_t *c)
+static void conn_drop(tern_tcp_t *t, tern_tcp_conn_t *c)
 {
     if (c == NULL || c->kind == TCP_CONN_DEAD)
         return;
-    c->kind = TCP_CONN_DEAD;
+    tern_tcp_set_kind(t, c, TCP_CONN_DEAD);
     tern_sock_post_close(c->sock);
 }
 
@@ -44,7 +65,7 @@ tern_status_t tern_tcp_start_connect(tern_tcp_t *t, tern_tcp_vc_t *tv)
         return TERN_ERR_NO_MEMORY;
     tern_status_t st = tern_sock_post_connect(t->set, c, tv->card.hosts, (int)tv->card.port, &c->sock);
     if (st != TERN_OK) {
-        conn_free(c);
+        conn_free(t, c);
         return tern_error(st, "tcp connect to rank %d at %s port %u: %s", tv->vc->rank,
                           tv->card.hosts, tv->card.port, tern_last_error());
     }
@@ -63,24 +84,17 @@ void tern_tcp_vc_lost(tern_tcp_vc_t *tv, tern_status_t st, const char *what)
     tern_vc_fail(tv->vc, TERN_ERR_PEER_FAILED, why); /* calls the netmod's vc_destroy */
 }
 
-static void start_reading(tern_tcp_vc_t *tv)
+/* c now carries tv's stream: poll reads it directly from now on. */
+static void connected(tern_tcp_t *t, tern_tcp_vc_t *tv, tern_tcp_conn_t *c)
 {
-    tern_status_t st = tern_sock_post_read(tv->data->sock, tv->rxbuf, 1, TERN_TCP_RXBUF, NULL);
-    if (st != TERN_OK)
-        tern_tcp_vc_lost(tv, st, "post_read");
-}
-
-/* c now carries tv's stream. */
-static void connected(tern_tcp_vc_t *tv, tern_tcp_conn_t *c)
-{
-    c->kind = TCP_CONN_DATA;
+    tern_tcp_set_kind(t, c, TCP_CONN_DATA);
     c->tv = tv;
     tv->data = c;
     if (tv->out != NULL && tv->out != c)
-        conn_drop(tv->out); /* our own attempt lost the tie */
+        conn_drop(t, tv->out); /* our own attempt lost the tie */
     tv->out = NULL;
     tv->state = TCP_VC_CONNECTED;
-    start_reading(tv);
+    t->live[t->nlive++] = tv;
     tern_tcp_flush(tv);
 }
 
@@ -91,7 +105,7 @@ static void on_hello(tern_tcp_t *t, tern_tcp_conn_t *c, const tern_sock_event_t 
         h->rank < 0 || h->rank >= t->ctx->size || h->rank == t->ctx->rank ||
         t->vcs[h->rank].vc == NULL) {
         tern_error(TERN_ERR_MALFORMED, "tcp: a connection sent no valid HELLO (rank %d)", h->rank);
-        conn_drop(c);
+        conn_drop(t, c);
         return;
     }
     tern_tcp_vc_t *tv = &t->vcs[h->rank];
@@ -102,13 +116,13 @@ static void on_hello(tern_tcp_t *t, tern_tcp_conn_t *c, const tern_sock_event_t 
     size_t nb = 0;
     /* 8 bytes on a fresh socket: the kernel takes them at once */
     if (tern_sock_writev(c->sock, &iov, 1, &nb) != TERN_OK || nb != sizeof(v)) {
-        conn_drop(c);
+        conn_drop(t, c);
         return;
     }
     if (accept)
-        connected(tv, c);
+        connected(t, tv, c);
     else
-        conn_drop(c);
+        conn_drop(t, c);
 }
 
 static void on_connect(tern_tcp_conn_t *c, const tern_sock_event_t *ev, int myrank)
@@ -133,12 +147,12 @@ static void on_connect(tern_tcp_conn_t *c, const tern_sock_event_t *ev, int myra
         tern_tcp_vc_lost(tv, st, "handshake");
 }
 
-static void on_verdict(tern_tcp_conn_t *c, const tern_sock_event_t *ev)
+static void on_verdict(tern_tcp_t *t, tern_tcp_conn_t *c, const tern_sock_event_t *ev)
 {
     tern_tcp_vc_t *tv = c->tv;
     if (ev->status == TERN_OK && c->hs.verdict.magic == TERN_TCP_MAGIC && c->hs.verdict.accept &&
         tv->state != TCP_VC_CONNECTED) {
-        connected(tv, c);
+        connected(t, tv, c);
         return;
     }
     /* Rejected (the peer's own connection wins and carries the stream) or
@@ -147,7 +161,7 @@ static void on_verdict(tern_tcp_conn_t *c, const tern_sock_event_t *ev)
     bool rejected = ev->status == TERN_OK && c->hs.verdict.magic == TERN_TCP_MAGIC;
     if (tv->out == c)
         tv->out = NULL;
-    conn_drop(c);
+    conn_drop(t, c);
     if (!rejected && tv->state != TCP_VC_CONNECTED)
         tern_tcp_vc_lost(tv, ev->status == TERN_OK ? TERN_ERR_MALFORMED : ev->status, "handshake");
 }
@@ -158,12 +172,12 @@ static void on_accept(tern_tcp_t *t, tern_tcp_conn_t *l)
     if (c == NULL)
         return;
     if (tern_sock_accept(l->sock, t->set, c, &c->sock) != TERN_OK) {
-        conn_free(c);
+        conn_free(t, c);
         return;
     }
     if (tern_sock_post_read(c->sock, &c->hs.hello, sizeof(c->hs.hello), sizeof(c->hs.hello),
                             NULL) != TERN_OK)
-        conn_drop(c);
+        conn_drop(t, c);
 }
 
 void tern_tcp_handle_event(tern_tcp_t *t, const tern_sock_event_t *ev)
@@ -171,7 +185,7 @@ void tern_tcp_handle_event(tern_tcp_t *t, const tern_sock_event_t *ev)
     tern_tcp_conn_t *c = ev->user_ptr;
     if (ev->op == TERN_SOCK_OP_CLOSE) {
         if (c != NULL)
-            conn_free(c);
+            conn_free(t, c);
         return;
     }
     if (c == NULL || c->kind == TCP_CONN_DEAD || ev->op == TERN_SOCK_OP_WAKEUP)
@@ -187,14 +201,9 @@ void tern_tcp_handle_event(tern_tcp_t *t, const tern_sock_event_t *ev)
         if (c->kind == TCP_CONN_HELLO) {
             on_hello(t, c, ev);
         } else if (c->kind == TCP_CONN_VERDICT) {
-            on_verdict(c, ev);
-        } else if (ev->status != TERN_OK) {
-            tern_tcp_vc_lost(c->tv, ev->status, "read");
-        } else if (tern_handle_pkt(c->tv->vc, c->tv->rxbuf, ev->num_bytes) == TERN_OK &&
-                   c->tv->vc->state != TERN_VC_FAILED) {
-            start_reading(c->tv);
+            on_verdict(t, c, ev);
         }
-        break;
+        break; /* a connected stream is read directly in poll, never posted */
     case TERN_SOCK_OP_WRITE:
         if (ev->status != TERN_OK)
             tern_tcp_vc_lost(c->tv, ev->status, "write");

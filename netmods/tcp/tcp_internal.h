@@ -84,12 +84,19 @@ typedef struct tern_tcp {
     tern_list_t conns;
     int port;
     tern_tcp_vc_t *vcs;       /* by rank */
+    tern_tcp_vc_t **live;     /* connected VCs: read directly in poll */
+    int nlive;
+    int nhandshake;           /* connections in HELLO / VERDICT: need socket events */
+    int nwriting;             /* posted writevs pending: need socket events */
+    unsigned polls;
 } tern_tcp_t;
 
 static inline tern_tcp_vc_t *tern_tcp_vc(tern_vc_t *vc) { return (tern_tcp_vc_t *)vc->nm_vc; }
 static inline tern_tcp_t *tern_tcp_state(tern_vc_t *vc) { return (tern_tcp_t *)vc->nm_state; }
 
 /* tcp_conn.c */
+void tern_tcp_set_kind(tern_tcp_t *t, tern_tcp_conn_t *c, enum tern_tcp_conn_kind kind);
+void tern_tcp_set_writing(tern_tcp_vc_t *tv, bool writing);
 tern_tcp_conn_t *tern_tcp_conn_new(tern_tcp_t *t, enum tern_tcp_conn_kind kind, tern_tcp_vc_t *tv);
 tern_status_t tern_tcp_start_connect(tern_tcp_t *t, tern_tcp_vc_t *tv);
 void tern_tcp_handle_event(tern_tcp_t *t, const tern_sock_event_t *ev);

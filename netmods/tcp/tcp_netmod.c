@@ -61,7 +61,8 @@ static tern_status_t tcp_init(tern_context_t *ctx, void **state)
     t->ctx = ctx;
     tern_list_init(&t->conns);
     t->vcs = calloc((size_t)ctx->size, sizeof(*t->vcs));
-    if (t->vcs == NULL)
+    t->live = calloc((size_t)ctx->size, sizeof(*t->live));
+    if (t->vcs == NULL || t->live == NULL)
         return tern_error(TERN_ERR_NO_MEMORY, "tcp VC table for %d ranks", ctx->size);
     tern_status_t st = tern_sock_set_create(&t->set);
     if (st != TERN_OK)
@@ -109,14 +110,37 @@ static tern_status_t tcp_vc_init(void *state, tern_vc_t *vc)
     return TERN_OK;
 }
 
+/*
+ * Connected streams are read directly (one recv per VC, no epoll); socket
+ * events (handshakes, posted writes, new connections) are collected when
+ * something waits for one, and every 16th poll for new connections.
+ */
 static unsigned tcp_poll(void *state, int direction)
 {
     tern_tcp_t *t = state;
     unsigned n = 0;
-    tern_sock_event_t ev;
-    while (n < POLL_BUDGET && tern_sock_wait(t->set, 0, &ev) == TERN_OK) {
-        tern_tcp_handle_event(t, &ev);
-        n++;
+    for (int i = 0; i < t->nlive; i++) {
+        tern_tcp_vc_t *tv = t->live[i];
+        for (int k = 0; k < 4 && tv->state == TCP_VC_CONNECTED; k++) {
+            size_t nb = 0;
+            tern_status_t st = tern_sock_read(tv->data->sock, tv->rxbuf, TERN_TCP_RXBUF, &nb);
+            if (st != TERN_OK) {
+                tern_tcp_vc_lost(tv, st, "read");
+                break;
+            }
+            if (nb == 0)
+                break;
+            n++;
+            if (tern_handle_pkt(tv->vc, tv->rxbuf, nb) != TERN_OK || nb < TERN_TCP_RXBUF)
+                break;
+        }
+    }
+    if (t->nhandshake > 0 || t->nwriting > 0 || (t->polls++ & 15u) == 0) {
+        tern_sock_event_t ev;
+        for (unsigned k = 0; k < POLL_BUDGET && tern_sock_wait(t->set, 0, &ev) == TERN_OK; k++) {
+            tern_tcp_handle_event(t, &ev);
+            n++;
+        }
     }
     return n;
 }
@@ -147,13 +171,19 @@ static tern_status_t tcp_vc_destroy(tern_vc_t *vc)
         if (!(r->flags & TERN_REQF_VCLIST))
             tern_request_complete(r, vc->fail_status);
     }
-    tv->writing = false;
+    tern_tcp_t *t = tern_tcp_state(vc);
+    tern_tcp_set_writing(tv, false);
+    for (int i = 0; i < t->nlive; i++)
+        if (t->live[i] == tv) {
+            t->live[i] = t->live[--t->nlive];
+            break;
+        }
     if (tv->data != NULL && tv->data->kind != TCP_CONN_DEAD) {
-        tv->data->kind = TCP_CONN_DEAD;
+        tern_tcp_set_kind(t, tv->data, TCP_CONN_DEAD);
         tern_sock_post_close(tv->data->sock);
     }
     if (tv->out != NULL && tv->out->kind != TCP_CONN_DEAD) {
-        tv->out->kind = TCP_CONN_DEAD;
+        tern_tcp_set_kind(t, tv->out, TCP_CONN_DEAD);
         tern_sock_post_close(tv->out->sock);
     }
     tv->data = tv->out = NULL;
@@ -176,6 +206,7 @@ static tern_status_t tcp_finalize(void *state)
     for (int r = 0; t->vcs != NULL && r < t->ctx->size; r++)
         free(t->vcs[r].rxbuf);
     free(t->vcs);
+    free(t->live);
     free(t);
     return TERN_OK;
 }

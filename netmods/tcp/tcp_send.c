@@ -67,7 +67,7 @@ void tern_tcp_flush(tern_tcp_vc_t *tv)
             tern_tcp_vc_lost(tv, st, "post_writev");
             return;
         }
-        tv->writing = true;
+        tern_tcp_set_writing(tv, true);
         return;
     }
     maybe_closed(tv);
@@ -75,7 +75,7 @@ void tern_tcp_flush(tern_tcp_vc_t *tv)
 
 void tern_tcp_write_done(tern_tcp_vc_t *tv, size_t nbytes)
 {
-    tv->writing = false;
+    tern_tcp_set_writing(tv, false);
     if (!tern_list_empty(&tv->sendq)) {
         tern_request_t *r = TERN_CONTAINER_OF(tv->sendq.next, tern_request_t, link);
         if (advance(r, nbytes)) {
@@ -96,7 +96,7 @@ static tern_status_t kick(tern_tcp_vc_t *tv)
     int n = build_iov(r, tv->wiov, TERN_TCP_WIOV);
     tern_status_t st = tern_sock_post_writev(tv->data->sock, tv->wiov, n, NULL);
     if (st == TERN_OK)
-        tv->writing = true;
+        tern_tcp_set_writing(tv, true);
     return st;
 }
 
