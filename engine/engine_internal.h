@@ -173,6 +173,28 @@ static inline tern_request_t *tern_request_alloc(tern_worker_t *w, int kind)
     return r;
 }
 
+/*
+ * The request a netmod's istart_contig_msg creates when it could not send
+ * all of hdr + data at once: data (the caller's, valid until completion)
+ * with `sent` payload bytes already written.  NULL when out of memory.
+ */
+static inline tern_request_t *tern_request_alloc_contig_send(tern_vc_t *vc, const void *data,
+                                                             size_t len, size_t sent)
+{
+    tern_request_t *r = tern_request_alloc(vc->worker, TERN_REQ_SEND);
+    if (r == NULL)
+        return NULL;
+    r->vc = vc;
+    r->peer = vc->rank;
+    r->msg_len = len;
+    r->iov1.iov_base = (void *)data;
+    r->iov1.iov_len = len;
+    tern_cursor_init(&r->cur, &r->iov1, 1);
+    if (sent)
+        tern_cursor_advance(&r->cur, sent);
+    return r;
+}
+
 /* Give a request back to the pool (inline fast path: nothing to undo). */
 static inline void tern_request_release(tern_request_t *r)
 {

@@ -165,7 +165,7 @@ tern_status_t tern_shm_istart_contig_msg(tern_vc_t *vc, const void *hdr, size_t 
             return TERN_OK;
     }
     /* Could not send it all now: a request carries the rest. */
-    tern_request_t *r = tern_request_alloc(vc->worker, TERN_REQ_SEND);
+    tern_request_t *r = tern_request_alloc_contig_send(vc, data, len, dsent);
     if (r == NULL) {
         /* Part of the packet may be in the channel already: the stream is
          * torn, so the VC fails loudly rather than lose data silently. */
@@ -173,19 +173,6 @@ tern_status_t tern_shm_istart_contig_msg(tern_vc_t *vc, const void *hdr, size_t 
             tern_vc_fail(vc, TERN_ERR_NO_MEMORY, "no request for a partly written packet");
         return TERN_ERR_NO_MEMORY;
     }
-    r->vc = vc;
-    r->peer = vc->rank;
-    r->msg_len = len;
-    r->iov1.iov_base = (void *)data;
-    r->iov1.iov_len = len;
-    tern_cursor_init(&r->cur, &r->iov1, 1);
-    /* skip the payload bytes push() already wrote */
-    if (dsent == len && len > 0) {
-        r->cur.idx = 1;
-    } else {
-        r->cur.off = dsent;
-    }
-    r->cur.pos = dsent;
     enqueue(v, r, hdr, hdrlen, hsent);
     *sreq = r;
     return TERN_OK;

@@ -155,18 +155,10 @@ tern_status_t tern_tcp_istart_contig_msg(tern_vc_t *vc, const void *hdr, size_t 
         if (nb == hdrlen + len)
             return TERN_OK;
     }
-    tern_request_t *r = tern_request_alloc(vc->worker, TERN_REQ_SEND);
+    size_t hsent = nb < hdrlen ? nb : hdrlen;
+    tern_request_t *r = tern_request_alloc_contig_send(vc, data, len, nb - hsent);
     if (r == NULL)
         return TERN_ERR_NO_MEMORY;
-    r->vc = vc;
-    r->peer = vc->rank;
-    r->msg_len = len;
-    r->iov1.iov_base = (void *)data;
-    r->iov1.iov_len = len;
-    tern_cursor_init(&r->cur, &r->iov1, 1);
-    size_t hsent = nb < hdrlen ? nb : hdrlen;
-    if (nb > hsent)
-        tern_cursor_advance(&r->cur, nb - hsent);
     st = enqueue(tv, r, hdr, hdrlen, hsent, false);
     if (st != TERN_OK) {
         tern_request_release(r);
