@@ -41,6 +41,12 @@ struct ternrun_export {
     char *value;
 };
 
+enum ternrun_stdin {
+    TERNRUN_STDIN_RANK = 0, /* one rank: stdin_rank (default 0) */
+    TERNRUN_STDIN_ALL,
+    TERNRUN_STDIN_NONE,
+};
+
 struct ternrun_options {
     int nranks;
     enum ternrun_bind bind;
@@ -50,6 +56,14 @@ struct ternrun_options {
     struct ternrun_export *exports;
     size_t nexports;
     char **argv; /* program and its arguments (points into main's argv) */
+    /* stdio forwarding (IOF) */
+    bool tag_output;
+    bool timestamp_output;
+    bool merge_stderr;
+    bool iof_raw;
+    const char *output_dir; /* --output-filename DIR, or NULL */
+    enum ternrun_stdin stdin_mode;
+    int stdin_rank;
 };
 
 enum ternrun_rank_state {
@@ -68,6 +82,7 @@ struct ternrun_rank {
     int core;         /* core index it is bound to, -1 if unbound */
     char *cpuset;     /* printable cpuset (hwloc list format), or NULL */
     char **env;       /* NULL-terminated, owned */
+    int child_fd[3];  /* the rank's stdin/stdout/stderr until it is forked, or -1 */
     bool abort_reported; /* main thread only */
     /* lock: */
     bool aborted;
@@ -77,6 +92,7 @@ struct ternrun_rank {
 };
 
 struct ternrun_bind_ctx; /* bind.c */
+struct tern_iof;         /* iof/iof.h */
 
 struct ternrun_job {
     struct ternrun_options opt;
@@ -88,6 +104,7 @@ struct ternrun_job {
     struct ternrun_bind_ctx *bind;
     pthread_mutex_t lock;
     int wake_fd[2];    /* progress thread -> main loop */
+    struct tern_iof *iof; /* stdio forwarding; main thread only */
     bool pmix_up;
     bool nspace_registered;
 };
@@ -128,6 +145,16 @@ int ternrun_pmix_start(struct ternrun_job *job);
 int ternrun_pmix_register_nspace(struct ternrun_job *job);
 int ternrun_pmix_prepare_rank(struct ternrun_job *job, struct ternrun_rank *r);
 void ternrun_pmix_stop(struct ternrun_job *job);
+
+/* stdio.c: init creates the IOF engine and its sinks (ternrun's stdout and
+ * stderr, or the --output-filename files); prepare_rank makes the rank's
+ * pipes (r->child_fd) and registers the parent ends; after_fork closes the
+ * child ends in ternrun; rank_exited stops its stdin. */
+int ternrun_stdio_init(struct ternrun_job *job);
+int ternrun_stdio_prepare_rank(struct ternrun_job *job, struct ternrun_rank *r);
+void ternrun_stdio_after_fork(struct ternrun_rank *r);
+void ternrun_stdio_rank_exited(struct ternrun_job *job, struct ternrun_rank *r);
+void ternrun_stdio_fini(struct ternrun_job *job);
 
 /* spawn.c: find_program returns a malloc'd path or NULL with *err set;
  * spawn_rank returns 0, 126/127 if exec failed (the child is still to be

@@ -4,7 +4,10 @@
  *
  * The main thread waits in poll() on a signalfd (SIGCHLD, SIGINT, SIGTERM,
  * SIGHUP, SIGQUIT, blocked in every thread since before PMIx started its
- * own) and on a pipe the PMIx progress thread writes to when a rank aborts.
+ * own), on a pipe the PMIx progress thread writes to when a rank aborts, and
+ * on whatever the IOF engine waits for (the ranks' output pipes, its sinks,
+ * stdin).  Once every rank is reaped, the engine reads every output pipe to
+ * EOF before ternrun exits: what a rank wrote before dying is never lost.
  *
  * Phases:  RUN --(rank fails)--> GRACE --(kill-grace)--> TERM --(1 s)--> KILL
  *          RUN/GRACE --(abort, launch failure)--> TERM --(1 s)--> KILL
@@ -19,6 +22,7 @@
  */
 #include "launcher/job.h"
 #include "pmix-shim/server_module.h"
+#include "iof/iof.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +36,8 @@
 
 #define KILL_GIVEUP_MS 10000
 #define POLL_MAX_MS 500 /* also the period of lookup-timeout checks */
+#define IOF_IDLE_MS 1000 /* after the job: an output pipe silent this long is
+                          * held by a leftover process, stop waiting for EOF */
 
 enum phase { PHASE_RUN, PHASE_GRACE, PHASE_TERM, PHASE_KILL };
 
@@ -234,6 +240,7 @@ static void handle_exit(struct monitor *m, struct ternrun_rank *r, int wstatus, 
     r->state = TERNRUN_RANK_DONE;
     r->wstatus = wstatus;
     m->nlive--;
+    ternrun_stdio_rank_exited(m->job, r);
 
     pthread_mutex_lock(&m->job->lock);
     aborted = r->aborted;
@@ -375,6 +382,8 @@ static void check_deadline(struct monitor *m, long now)
 int ternrun_monitor(struct ternrun_job *job, int launch_failure)
 {
     struct monitor m = {.job = job, .phase = PHASE_RUN};
+    struct pollfd *pfd = NULL;
+    size_t npfd = 0;
 
     for (int i = 0; i < job->opt.nranks; i++) {
         if (job->ranks[i].state == TERNRUN_RANK_RUNNING) {
@@ -389,22 +398,35 @@ int ternrun_monitor(struct ternrun_job *job, int launch_failure)
     }
 
     while (m.nlive > 0 && !m.gave_up) {
-        struct pollfd pfd[2] = {
-            {.fd = sig_fd, .events = POLLIN},
-            {.fd = job->wake_fd[0], .events = POLLIN},
-        };
         long now = ternrun_now_ms();
         long timeout = POLL_MAX_MS;
+        size_t niof = 0, need = 2 + tern_iof_pollfd_max(job->iof);
 
+        if (need > npfd) {
+            struct pollfd *tmp = realloc(pfd, need * sizeof(*pfd));
+
+            if (tmp == NULL) {
+                ternrun_err("out of memory in the event loop: killing the job");
+                signal_live(&m, SIGKILL);
+                m.gave_up = true;
+                break;
+            }
+            pfd = tmp;
+            npfd = need;
+        }
+        pfd[0] = (struct pollfd){.fd = sig_fd, .events = POLLIN};
+        pfd[1] = (struct pollfd){.fd = job->wake_fd[0], .events = POLLIN};
+        niof = tern_iof_poll_prepare(job->iof, pfd + 2, npfd - 2);
         if (m.phase != PHASE_RUN && m.deadline - now < timeout) {
             timeout = m.deadline > now ? m.deadline - now : 0;
         }
-        if (poll(pfd, 2, (int)timeout) < 0 && errno != EINTR) {
+        if (poll(pfd, 2 + niof, (int)timeout) < 0 && errno != EINTR) {
             ternrun_err("poll: %s: killing the job", strerror(errno));
             signal_live(&m, SIGKILL);
             m.gave_up = true;
             break;
         }
+        tern_iof_progress(job->iof, pfd + 2, niof);
         now = ternrun_now_ms();
         drain_wake(job);
         handle_aborts(&m, now);
@@ -412,6 +434,13 @@ int ternrun_monitor(struct ternrun_job *job, int launch_failure)
         reap(&m, now);
         check_deadline(&m, now);
         tern_srv_module_expire();
+    }
+    free(pfd);
+
+    /* the ranks are gone: forward everything they wrote (a signal from the
+     * user stops the wait) */
+    if (tern_iof_complete(job->iof, IOF_IDLE_MS, sig_fd) == -EINTR) {
+        ternrun_err("signal received while forwarding the ranks' last output: not waiting");
     }
 
     if (m.failed) {

@@ -39,6 +39,19 @@ static void print_help(FILE *f)
             "                       also SIGTERM->SIGKILL delay after a forwarded signal\n"
             "  --tmpdir DIR         where to put the PMIx rendezvous directory\n"
             "                       (default $TMPDIR, then /tmp)\n"
+            "  --stdin rank0|all|none|N\n"
+            "                       which rank(s) read ternrun's stdin (default rank0;\n"
+            "                       all: every rank gets the same bytes); the others\n"
+            "                       read /dev/null\n"
+            "  --tag-output         prefix each output line with [rank,stdout|stderr]\n"
+            "  --timestamp-output   prefix each output line with its arrival time\n"
+            "  --merge-stderr-to-stdout\n"
+            "                       forward the ranks' stderr to ternrun's stdout\n"
+            "  --output-filename DIR\n"
+            "                       write rank r's output to DIR/r/stdout and\n"
+            "                       DIR/r/stderr (untagged) instead of ternrun's\n"
+            "  --iof-raw            forward output as it comes, not as whole lines\n"
+            "                       (progress bars; lines of ranks may mix)\n"
             "  -v, --verbose        say what ternrun does (binding, tmpdir, ...)\n"
             "  --version            print the version and exit\n"
             "  -h, --help           print this help and exit\n");
@@ -79,6 +92,35 @@ static int parse_nranks(const char *s, int *n)
         return -1;
     }
     *n = (int)v;
+    return 0;
+}
+
+static int parse_stdin(const char *s, struct ternrun_options *opt)
+{
+    char *end;
+    long v;
+
+    if (strcmp(s, "rank0") == 0) {
+        opt->stdin_mode = TERNRUN_STDIN_RANK;
+        opt->stdin_rank = 0;
+        return 0;
+    }
+    if (strcmp(s, "all") == 0) {
+        opt->stdin_mode = TERNRUN_STDIN_ALL;
+        return 0;
+    }
+    if (strcmp(s, "none") == 0) {
+        opt->stdin_mode = TERNRUN_STDIN_NONE;
+        return 0;
+    }
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < 0 || v >= TERNRUN_MAX_RANKS) {
+        ternrun_err("--stdin expects rank0, all, none or a rank number, got '%s'", s);
+        return -1;
+    }
+    opt->stdin_mode = TERNRUN_STDIN_RANK;
+    opt->stdin_rank = (int)v;
     return 0;
 }
 
@@ -242,6 +284,27 @@ int ternrun_options_parse(int argc, char **argv, struct ternrun_options *opt)
                 return USAGE_ERROR;
             }
             opt->tmpdir = v;
+        } else if (opt_is(arg, "--stdin")) {
+            if ((v = opt_value(argc, argv, &i, "--stdin")) == NULL || parse_stdin(v, opt)) {
+                return USAGE_ERROR;
+            }
+        } else if (strcmp(arg, "--tag-output") == 0) {
+            opt->tag_output = true;
+        } else if (strcmp(arg, "--timestamp-output") == 0) {
+            opt->timestamp_output = true;
+        } else if (strcmp(arg, "--merge-stderr-to-stdout") == 0) {
+            opt->merge_stderr = true;
+        } else if (strcmp(arg, "--iof-raw") == 0) {
+            opt->iof_raw = true;
+        } else if (opt_is(arg, "--output-filename")) {
+            if ((v = opt_value(argc, argv, &i, "--output-filename")) == NULL) {
+                return USAGE_ERROR;
+            }
+            if (*v == '\0') {
+                ternrun_err("--output-filename expects a directory, got an empty string");
+                return USAGE_ERROR;
+            }
+            opt->output_dir = v;
         } else {
             ternrun_err("unknown option '%s' (see ternrun --help)", arg);
             return USAGE_ERROR;
@@ -250,6 +313,10 @@ int ternrun_options_parse(int argc, char **argv, struct ternrun_options *opt)
 
     if (opt->nranks == 0) {
         ternrun_err("missing -n N (number of ranks); usage: ternrun [options] -n N program [args...]");
+        return USAGE_ERROR;
+    }
+    if (opt->stdin_mode == TERNRUN_STDIN_RANK && opt->stdin_rank >= opt->nranks) {
+        ternrun_err("--stdin %d: there are only %d rank(s)", opt->stdin_rank, opt->nranks);
         return USAGE_ERROR;
     }
     if (i >= argc) {

@@ -13,10 +13,9 @@
  *
  * Both pipes are close-on-exec, so a successful exec closes the error pipe.
  *
- * stdio: the rank inherits ternrun's stdout and stderr; rank 0 gets stdin,
- * the others /dev/null.  IOF (tagged, line-buffered forwarding through
- * ternrun) will plug in here: give the child pipe ends instead of the
- * inherited descriptors and register the parent ends with the IOF engine.
+ * stdio: r->child_fd[] (prepared by stdio.c: pipes to ternrun's IOF engine,
+ * or /dev/null for stdin) become the child's fds 0, 1 and 2; ternrun closes
+ * its copies once the child is forked.
  */
 #include "launcher/job.h"
 
@@ -96,8 +95,24 @@ char *ternrun_find_program(const char *prog, int *err)
 }
 
 /* In the child, between fork and exec: async-signal-safe calls only. */
+static int child_stdio(const struct ternrun_rank *r)
+{
+    for (int i = 0; i < 3; i++) {
+        int fd = r->child_fd[i];
+
+        if (fd < 0) {
+            continue;
+        }
+        /* dup2 onto itself keeps close-on-exec: clear it by hand */
+        if (fd == i ? fcntl(fd, F_SETFD, 0) < 0 : dup2(fd, i) < 0) {
+            return errno;
+        }
+    }
+    return 0;
+}
+
 static void child_exec(struct ternrun_job *job, struct ternrun_rank *r, int go_rd, int err_wr,
-                       int devnull, pid_t parent)
+                       pid_t parent)
 {
     struct sigaction dfl;
     char c;
@@ -123,8 +138,8 @@ static void child_exec(struct ternrun_job *job, struct ternrun_rank *r, int go_r
     if (n != 1) {
         _exit(127); /* the parent gave up on this rank */
     }
-    if (r->rank != 0 && devnull >= 0 && dup2(devnull, STDIN_FILENO) < 0) {
-        e = errno;
+    e = child_stdio(r);
+    if (e != 0) {
         goto fail;
     }
     execve(job->exe_path, job->opt.argv, r->env);
@@ -138,7 +153,7 @@ fail:
 int ternrun_spawn_rank(struct ternrun_job *job, struct ternrun_rank *r)
 {
     int go[2] = {-1, -1}, errp[2] = {-1, -1};
-    int devnull = -1, child_errno = 0;
+    int child_errno = 0;
     pid_t parent = getpid();
     ssize_t n;
     char c = 'g';
@@ -148,13 +163,6 @@ int ternrun_spawn_rank(struct ternrun_job *job, struct ternrun_rank *r)
         ternrun_err("cannot start rank %d: pipe: %s", r->rank, strerror(errno));
         goto out;
     }
-    if (r->rank != 0) {
-        devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (devnull < 0) {
-            ternrun_warn("cannot open /dev/null for rank %d's stdin: %s", r->rank,
-                         strerror(errno));
-        }
-    }
 
     r->pid = fork();
     if (r->pid < 0) {
@@ -163,8 +171,9 @@ int ternrun_spawn_rank(struct ternrun_job *job, struct ternrun_rank *r)
         goto out;
     }
     if (r->pid == 0) {
-        child_exec(job, r, go[0], errp[1], devnull, parent);
+        child_exec(job, r, go[0], errp[1], parent);
     }
+    ternrun_stdio_after_fork(r);
 
     r->state = TERNRUN_RANK_RUNNING;
     close(go[0]);
@@ -203,8 +212,6 @@ out:
             close(errp[i]);
         }
     }
-    if (devnull >= 0) {
-        close(devnull);
-    }
+    ternrun_stdio_after_fork(r);
     return ret;
 }

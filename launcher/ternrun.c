@@ -10,8 +10,9 @@
  *
  * Sequence: parse options -> scrub inherited PMIX_* -> block signals (before
  * any thread exists) -> session dir -> topology -> PMIx server -> namespace
- * -> per rank: register client, setup_fork, fork, bind, exec -> monitor ->
- * PMIx finalize -> remove session dir and the job's /dev/shm leftovers.
+ * -> per rank: register client, setup_fork, stdio pipes, fork, bind, exec ->
+ * monitor (reaps ranks and forwards their stdio, then drains it) -> PMIx
+ * finalize -> remove session dir and the job's /dev/shm leftovers.
  */
 #include "launcher/job.h"
 
@@ -28,7 +29,8 @@ static int launch(struct ternrun_job *job)
         int rc;
 
         r->env = ternrun_env_build(&job->opt);
-        if (r->env == NULL || ternrun_pmix_prepare_rank(job, r) != 0) {
+        if (r->env == NULL || ternrun_pmix_prepare_rank(job, r) != 0 ||
+            ternrun_stdio_prepare_rank(job, r) != 0) {
             return 1;
         }
         rc = ternrun_spawn_rank(job, r);
@@ -102,10 +104,16 @@ int main(int argc, char **argv)
         job.ranks[i].rank = i;
         job.ranks[i].core = -1;
         job.ranks[i].own_pgrp = !isatty(STDIN_FILENO);
+        for (int k = 0; k < 3; k++) {
+            job.ranks[i].child_fd[k] = -1;
+        }
     }
 
     if (ternrun_monitor_setup(&job) != 0) {
         goto out_free;
+    }
+    if (ternrun_stdio_init(&job) != 0) {
+        goto out_monitor;
     }
     if (ternrun_session_create(&job) != 0) {
         goto out_monitor;
@@ -131,6 +139,7 @@ out_session:
     ternrun_session_remove(&job);
     ternrun_shm_cleanup(job.nspace);
 out_monitor:
+    ternrun_stdio_fini(&job);
     ternrun_monitor_teardown(&job);
 out_free:
     free_job(&job);

@@ -1,0 +1,104 @@
+/*
+ * IOF: stdio forwarding between a launcher and the processes of a job.
+ *
+ * A stream is identified by (rank, tag).  The launcher gives the engine the
+ * parent ends of each rank's pipes; the engine reads them in the launcher's
+ * event loop and writes whole lines to sinks (ternrun's stdout/stderr,
+ * per-rank files, later tools pulling copies).
+ *
+ * Lines: the bytes of one rank's stream are cut at '\n' and every complete
+ * line is appended to a sink in one piece, so two ranks never interleave
+ * within a line.  A partial line is kept until its newline, the end of the
+ * stream, or TERN_IOF_LINE_MAX bytes; an over-long line is forwarded in
+ * TERN_IOF_LINE_MAX pieces (the only case where another rank's line may come
+ * between two parts of a line).  In raw mode (progress bars) the bytes of
+ * every read() are forwarded as they come, without waiting for a newline.
+ *
+ * Flow control: each sink buffers at most about TERN_IOF_SINK_HIGH bytes; a
+ * stream is read only while all of its sinks are below that mark, so a rank
+ * writing faster than its reader blocks in write(): nothing is dropped and
+ * memory stays bounded.  stdin data for a rank is bounded the same way.
+ *
+ * Single-threaded: every call comes from the launcher's main thread.
+ * Status: 0 on success, a negative errno value on failure (logged where it
+ * is decided).
+ */
+#ifndef TERN_IOF_H
+#define TERN_IOF_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define TERN_IOF_LINE_MAX (64 * 1024)   /* longest line kept whole */
+#define TERN_IOF_SINK_HIGH (1024 * 1024) /* per-sink buffer high-water mark */
+#define TERN_IOF_STDIN_HIGH (256 * 1024) /* per-rank stdin buffer */
+#define TERN_IOF_ALL_RANKS (-1)
+
+enum tern_iof_tag {
+    TERN_IOF_STDIN = 0,
+    TERN_IOF_STDOUT,
+    TERN_IOF_STDERR,
+    TERN_IOF_INTERNAL, /* tern's own diagnostics, shown apart from the job's output */
+    TERN_IOF_NTAGS
+};
+
+/* Formatting of one sink. */
+struct tern_iof_format {
+    bool tag;       /* "[rank,stream] " before each line */
+    bool timestamp; /* "YYYY-MM-DDTHH:MM:SS.uuuuuu " (local time of arrival) */
+};
+
+struct tern_iof;
+
+/* The name of a tag as printed in "[rank,stream]": stdin/stdout/stderr/internal. */
+const char *tern_iof_tag_name(enum tern_iof_tag tag);
+
+/* A new engine for nranks ranks; raw: forward bytes as they come instead of
+ * whole lines.  NULL when out of memory. */
+struct tern_iof *tern_iof_create(int nranks, bool raw);
+/* Closes every descriptor the engine owns (never fds given with own=false). */
+void tern_iof_destroy(struct tern_iof *iof);
+
+/* Source of a stream: fd is the read end of the rank's stdout/stderr (or
+ * internal) pipe; the engine owns it from now on and makes it non-blocking. */
+int tern_iof_source(struct tern_iof *iof, int rank, enum tern_iof_tag tag, int fd);
+
+/* pull: tie stream (rank, tag) to the local fd, formatted with fmt.  rank may
+ * be TERN_IOF_ALL_RANKS.  Several pulls of the same fd share one sink (and
+ * its ordering).  own: the engine closes fd in tern_iof_destroy. */
+int tern_iof_pull(struct tern_iof *iof, int rank, enum tern_iof_tag tag, int fd, bool own,
+                  const struct tern_iof_format *fmt);
+
+/* push: tie the local src_fd to the stdin of rank: what is read from src_fd
+ * is written to dst_fd (the write end of the rank's stdin pipe, owned by the
+ * engine from now on).  Pushing one src_fd to several ranks reads it once and
+ * gives each rank the same bytes.  src_fd is never closed by the engine. */
+int tern_iof_push(struct tern_iof *iof, int src_fd, int rank, int dst_fd);
+
+/* close: flush, then end the stream.  STDIN: pending bytes are written
+ * (as far as the rank takes them), then the pipe is closed: the rank sees EOF;
+ * called when the rank exited, the pending bytes are dropped.  Output tags:
+ * what is readable now is forwarded, a partial line is emitted, the source
+ * is closed. */
+void tern_iof_close(struct tern_iof *iof, int rank, enum tern_iof_tag tag);
+
+/* flush: block until every sink has written what it holds (sinks whose
+ * reader went away are dropped).  Returns 0, or -ETIMEDOUT after timeout_ms
+ * (< 0: no limit) with bytes still pending. */
+int tern_iof_flush(struct tern_iof *iof, long timeout_ms);
+
+/* complete: the job ended.  Stops stdin, reads every output source to EOF,
+ * emits partial lines and flushes the sinks.  A source still open but silent
+ * for idle_ms (a leftover grandchild holding the pipe) is closed.  Returns
+ * early with -EINTR if stop_fd (>= 0) becomes readable. */
+int tern_iof_complete(struct tern_iof *iof, long idle_ms, int stop_fd);
+
+/* Event-loop integration.  pollfd_max: how many entries poll_prepare may
+ * fill.  poll_prepare fills pfd[] with what the engine waits for now and
+ * returns the count; after poll(), progress handles those same entries. */
+size_t tern_iof_pollfd_max(const struct tern_iof *iof);
+size_t tern_iof_poll_prepare(struct tern_iof *iof, struct pollfd *pfd, size_t max);
+void tern_iof_progress(struct tern_iof *iof, const struct pollfd *pfd, size_t n);
+
+#endif /* TERN_IOF_H */

@@ -1,0 +1,21 @@
+# Shared helpers for the IOF tests (sourced, not run): the launcher tests'
+# helpers (run, fail, finish, $WORK, $OUT, $ERR, timeouts) plus the writer.
+. "$(dirname "$0")/../launcher/lib.sh"
+
+WRITER=${IOF_WRITER:-./tests/iof/iof_writer}
+if [ ! -x "$WRITER" ]; then
+    echo "SKIP: $WRITER not built"
+    exit 77
+fi
+
+# expect_same A B WHAT: files A and B are byte-identical
+expect_same() {
+    cmp -s "$1" "$2" || fail "$3: $(cmp "$1" "$2" 2>&1 | head -n 1)"
+}
+
+# expected RANK ARGS...: what the writer prints as rank RANK (stdout)
+expected() {
+    r=$1
+    shift
+    PMIX_RANK=$r "$WRITER" "$@"
+}

@@ -1,0 +1,33 @@
+#!/bin/sh
+# Nothing a rank wrote before dying is lost (PRRTE issue #109): a rank that
+# writes 1 MiB and then calls abort(), is killed by SIGKILL or calls
+# PMIx_Abort; the survivors killed by ternrun keep what they wrote too.
+. "$(dirname "$0")/lib.sh"
+
+M=1048576
+expected 0 bytes $M >"$WORK/want.0"
+expected 1 bytes $M >"$WORK/want.1"
+
+for end in abort kill; do
+    run --kill-grace 0 -n 2 sh -c 'if [ "$PMIX_RANK" = 0 ]; then exec "$0" bytes '$M' '$end'; else exec "$0" bytes '$M' sleep; fi' "$WRITER"
+    [ "$RC" -ne 0 ] || fail "$end: exit status 0"
+    grep "^B0 " "$OUT" >"$WORK/got"
+    expect_same "$WORK/got" "$WORK/want.0" "$end: the dead rank's 1 MiB"
+    # the survivor may be killed before it wrote everything: a prefix
+    grep -a "^B1 " "$OUT" >"$WORK/got"
+    head -c "$(wc -c <"$WORK/got")" "$WORK/want.1" | cmp -s - "$WORK/got" ||
+        fail "$end: the killed survivor's output is not what it wrote"
+done
+
+# PMIx_Abort with output pending: the probe prints then aborts
+run -n 2 sh -c '"$0" bytes '$M'; exec "$1" abort 0 3' "$WRITER" "$PROBE"
+expect_rc 3 "PMIx_Abort"
+grep "^B0 " "$OUT" >"$WORK/got"
+expect_same "$WORK/got" "$WORK/want.0" "PMIx_Abort: the aborting rank's 1 MiB"
+
+
+# a last line without newline is forwarded at the end
+run -n 1 sh -c 'printf "no newline"; kill -9 $$'
+[ "$(cat "$OUT")" = "no newline" ] || fail "a last partial line was lost"
+
+finish
