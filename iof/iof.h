@@ -76,11 +76,12 @@ int tern_iof_pull(struct tern_iof *iof, int rank, enum tern_iof_tag tag, int fd,
  * gives each rank the same bytes.  src_fd is never closed by the engine. */
 int tern_iof_push(struct tern_iof *iof, int src_fd, int rank, int dst_fd);
 
-/* close: flush, then end the stream.  STDIN: pending bytes are written
- * (as far as the rank takes them), then the pipe is closed: the rank sees EOF;
- * called when the rank exited, the pending bytes are dropped.  Output tags:
- * what is readable now is forwarded, a partial line is emitted, the source
- * is closed. */
+/* close: flush, then end the stream.  STDIN: the pending bytes the pipe
+ * takes now without blocking are written, the rest is dropped, and the pipe
+ * is closed (the rank sees EOF; a rank that exited gets nothing more).  The
+ * normal end of stdin is the pushed source's EOF, which closes each pipe once
+ * its bytes are written.  Output tags: what is readable now is forwarded, a
+ * partial line is emitted, the source is closed. */
 void tern_iof_close(struct tern_iof *iof, int rank, enum tern_iof_tag tag);
 
 /* flush: block until every sink has written what it holds (sinks whose

@@ -76,6 +76,12 @@ for r in 0 1; do
     [ -e "$WORK/dir2/$r/stderr" ] && fail "merged file: $r/stderr exists"
 done
 
+# a line longer than the 64 KiB line cap: forwarded in pieces, but the
+# bytes are unchanged and the tag is only at the start of the line
+run --tag-output -n 1 sh -c 'head -c 200000 /dev/zero | tr "\0" x; echo; echo next'
+{ printf '[0,stdout] '; head -c 200000 /dev/zero | tr "\0" x; printf '\n[0,stdout] next\n'; } >"$WORK/want"
+expect_same "$OUT" "$WORK/want" "--tag-output with a 200000-byte line"
+
 run --output-filename /proc/no-such-dir -n 1 true
 [ "$RC" -ne 0 ] || fail "--output-filename in an impossible place: exit status 0"
 expect_err "^ternrun: --output-filename: cannot create" "--output-filename error message"

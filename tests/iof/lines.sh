@@ -25,12 +25,17 @@ END {
     exit bad > 0
 }' "$OUT" >"$WORK/check" || fail "lines split, merged, lost or reordered: $(head -n 5 "$WORK/check")"
 
-# the same through a pipe (the non-blocking pipe sink) and in raw mode
-# nothing is lost either
+# the same through a pipe (the non-blocking pipe sink)
 timeout -k 5 "$T" "$TERNRUN" -n 4 "$WRITER" lines $N 2>"$ERR" </dev/null | cat >"$OUT"
 [ "$(wc -l <"$OUT")" -eq $((4 * N)) ] || fail "through a pipe: $(wc -l <"$OUT") lines, expected $((4 * N))"
 grep -Evc '^R[0-3] L[0-9]+ [a-z]*$' "$OUT" >"$WORK/nbad"
 [ "$(cat "$WORK/nbad")" -eq 0 ] || fail "through a pipe: $(cat "$WORK/nbad") malformed lines"
+
+# stdout and stderr into one pipe (2>&1): one writer, lines still whole
+timeout -k 5 "$T" "$TERNRUN" -n 4 "$WRITER" both 50000 2>&1 </dev/null | cat >"$OUT"
+[ "$(wc -l <"$OUT")" -eq 400000 ] || fail "2>&1 | cat: $(wc -l <"$OUT") lines, expected 400000"
+grep -Evc '^[RE][0-3] L[0-9]+ [a-z]*$' "$OUT" >"$WORK/nbad"
+[ "$(cat "$WORK/nbad")" -eq 0 ] || fail "2>&1 | cat: $(cat "$WORK/nbad") malformed lines"
 
 run --iof-raw -n 1 "$WRITER" lines $N
 expected 0 lines $N >"$WORK/want"
