@@ -209,6 +209,7 @@ int tern_iof_push(struct tern_iof *iof, int src_fd, int rank, int dst_fd)
         }
         iof->push_src[i].fd = src_fd;
         iof->push_src[i].eof = false;
+        iof->push_src[i].tty = isatty(src_fd);
         iof->npush_src++;
     }
     rc = iof_set_nonblock(dst_fd);

@@ -77,6 +77,7 @@ bool iof_stream_blocked(const struct iof_stream *st);
 struct iof_push_src {
     int fd;
     bool eof;
+    bool tty; /* read only while our process group is in the foreground */
 };
 
 struct iof_target {

@@ -10,6 +10,7 @@
  * fail with EPIPE (SIGPIPE is ignored): the target is closed and forgotten.
  * At EOF of the source, each target is closed once its bytes are written,
  * which gives the rank its EOF.  The source itself is never closed here.
+ * A terminal is read only while our process group is its foreground group.
  */
 #include "iof/iof_internal.h"
 
@@ -55,6 +56,11 @@ bool iof_push_can_read(const struct tern_iof *iof, const struct iof_push_src *ps
     bool any = false;
 
     if (ps->eof) {
+        return false;
+    }
+    /* a background launcher reading its terminal would be stopped by
+     * SIGTTIN: wait until it is in the foreground (checked every loop) */
+    if (ps->tty && tcgetpgrp(ps->fd) != getpgrp()) {
         return false;
     }
     for (int r = 0; r < iof->nranks; r++) {

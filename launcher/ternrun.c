@@ -17,6 +17,7 @@
 #include "launcher/job.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,11 +59,27 @@ static void free_job(struct ternrun_job *job)
     pthread_mutex_destroy(&job->lock);
 }
 
+/* Closed 0/1/2 would be reused by the first pipes ternrun creates and then
+ * mix up the ranks' stdio in spawn.c: fill the holes with /dev/null. */
+static void ensure_std_fds(void)
+{
+    for (int fd = 0; fd < 3; fd++) {
+        if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+            int nfd = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+
+            if (nfd >= 0 && nfd != fd) {
+                close(nfd); /* defensive: holes are filled lowest first */
+            }
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     struct ternrun_job job;
     int code = 1, err, launch_failure;
 
+    ensure_std_fds();
     memset(&job, 0, sizeof(job));
     job.wake_fd[0] = job.wake_fd[1] = -1;
     pthread_mutex_init(&job.lock, NULL);

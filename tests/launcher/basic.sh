@@ -52,6 +52,7 @@ expect_out '^ternrun ' "--version output"
 run --help
 expect_rc 0 "--help"
 expect_out 'usage: ternrun' "--help output"
+expect_out '--tag-output' "--help lists the stdio options"
 
 # options end at the program: its own -n is not ternrun's
 run -n 1 sh -c 'printf "%s\n" "$*"' sh -n 5 -x
@@ -65,5 +66,13 @@ IN=
 expect_rc 0 "stdin"
 expect_out '^0:\[line-for-rank-0\]$' "rank 0 reads ternrun's stdin"
 expect_out '^1:\[\]$' "rank 1 reads /dev/null"
+
+# closed stdin and stdout: ternrun puts /dev/null there, the ranks' stderr
+# still arrives and nothing gets mixed up
+timeout -k 5 "$T" "$TERNRUN" -n 2 sh -c 'echo out; echo "err $PMIX_RANK" >&2' >&- <&- 2>"$ERR"
+RC=$?
+expect_rc 0 "closed stdin and stdout"
+[ "$(grep -c '^err [01]$' "$ERR")" -eq 2 ] || fail "closed stdout: the ranks' stderr lines are missing"
+grep -q '^out' "$ERR" && fail "closed stdout: stdout lines went to stderr"
 
 finish
