@@ -232,21 +232,22 @@ static void write_sinks(struct tern_iof *iof)
     }
 }
 
-/* One read from the stream's source.  Returns false at EOF (source closed). */
-static bool stream_read(struct tern_iof *iof, struct iof_stream *st)
+/* One read from the stream's source: > 0 bytes were read, 0 nothing to read
+ * now, < 0 end of stream (source closed). */
+static int stream_read(struct tern_iof *iof, struct iof_stream *st)
 {
     static char chunk[IOF_READ_CHUNK];
     char ts[64] = "";
     ssize_t n;
 
     if (st->fd < 0) {
-        return false;
+        return -1;
     }
     do {
         n = read(st->fd, chunk, sizeof(chunk));
     } while (n < 0 && errno == EINTR);
     if (n < 0 && errno == EAGAIN) {
-        return true;
+        return 0;
     }
     if (iof->any_timestamp) {
         iof_timestamp(ts, sizeof(ts));
@@ -254,7 +255,7 @@ static bool stream_read(struct tern_iof *iof, struct iof_stream *st)
     if (n > 0) {
         st->last_data_ms = now_ms();
         iof_line_feed(st, iof->raw, ts, chunk, (size_t)n);
-        return true;
+        return 1;
     }
     if (n < 0) {
         fprintf(stderr, "ternrun: iof: reading rank %d's %s: %s\n", st->rank,
@@ -263,7 +264,7 @@ static bool stream_read(struct tern_iof *iof, struct iof_stream *st)
     iof_line_flush(st, ts);
     close(st->fd);
     st->fd = -1;
-    return false;
+    return -1;
 }
 
 void tern_iof_close(struct tern_iof *iof, int rank, enum tern_iof_tag tag)
@@ -283,7 +284,7 @@ void tern_iof_close(struct tern_iof *iof, int rank, enum tern_iof_tag tag)
     }
     /* what is in the pipe now; bounded by the pipe's capacity as long as the
      * writers are gone, and by a round limit otherwise */
-    for (int round = 0; round < 1024 && stream_read(iof, st); round++) {
+    for (int round = 0; round < 1024 && stream_read(iof, st) > 0; round++) {
         write_sinks(iof);
     }
     if (st->fd >= 0) {
@@ -296,6 +297,7 @@ void tern_iof_close(struct tern_iof *iof, int rank, enum tern_iof_tag tag)
         close(st->fd);
         st->fd = -1;
     }
+    write_sinks(iof);
 }
 
 size_t tern_iof_pollfd_max(const struct tern_iof *iof)
