@@ -437,10 +437,24 @@ int ternrun_monitor(struct ternrun_job *job, int launch_failure)
     }
     free(pfd);
 
-    /* the ranks are gone: forward everything they wrote (a signal from the
-     * user stops the wait) */
-    if (tern_iof_complete(job->iof, IOF_IDLE_MS, sig_fd) == -EINTR) {
+    /* the ranks are gone: forward everything they wrote.  Only a signal
+     * from the user stops the wait: sig_fd also carries SIGCHLD, and one
+     * still queued after the last waitpid would cut the dead ranks' last
+     * output (seen as a flaky loss in tests/iof/lost_output.sh), so the
+     * drain watches a signalfd of the user signals alone (they stay
+     * blocked; a signalfd selects from the pending ones). */
+    sigset_t user;
+    sigemptyset(&user);
+    sigaddset(&user, SIGINT);
+    sigaddset(&user, SIGTERM);
+    sigaddset(&user, SIGHUP);
+    sigaddset(&user, SIGQUIT);
+    int user_fd = signalfd(-1, &user, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (tern_iof_complete(job->iof, IOF_IDLE_MS, user_fd) == -EINTR) {
         ternrun_err("signal received while forwarding the ranks' last output: not waiting");
+    }
+    if (user_fd >= 0) {
+        close(user_fd);
     }
 
     if (m.failed) {
