@@ -1,4 +1,6 @@
 /* Status texts, the per-thread last error, logging. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -66,26 +68,75 @@ static int log_level(void)
     return level;
 }
 
+/* One diagnostic line.  Under ternrun it goes to the INTERNAL stream: the fd
+ * named by TERN_IOF_INTERNAL_FD (a non-blocking pipe that ternrun shows
+ * apart from the job's output).  One write() per line (lines are shorter
+ * than PIPE_BUF, so they never mix with another thread's); if the variable
+ * does not name an fd open for writing, or the write fails or would block,
+ * the line goes to stderr as without ternrun. */
+static void emit_line(const char *line, size_t len)
+{
+    const char *s = getenv("TERN_IOF_INTERNAL_FD");
+
+    if (s != NULL && *s != '\0') {
+        char *end;
+        long fd = strtol(s, &end, 10);
+        int fl;
+
+        if (*end == '\0' && fd > 2 && fd < 1L << 30 && (fl = fcntl((int)fd, F_GETFL)) >= 0 &&
+            (fl & O_ACCMODE) != O_RDONLY) {
+            ssize_t w;
+
+            do {
+                w = write((int)fd, line, len);
+            } while (w < 0 && errno == EINTR);
+            if (w == (ssize_t)len) {
+                return;
+            }
+            if (w > 0) { /* cannot happen for a pipe below PIPE_BUF: finish on stderr */
+                line += w;
+                len -= (size_t)w;
+            }
+        }
+    }
+    fwrite(line, 1, len, stderr);
+    fflush(stderr);
+}
+
 tern_status_t tern_error(tern_status_t status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(last_error, sizeof(last_error), fmt, ap);
     va_end(ap);
-    if (log_level() >= 1)
-        fprintf(stderr, "tern[%d]: error: %s (%s)\n", (int)getpid(), last_error,
-                tern_strerror(status));
+    if (log_level() >= 1) {
+        char line[768];
+        int n = snprintf(line, sizeof(line), "tern[%d]: error: %s (%s)\n", (int)getpid(),
+                         last_error, tern_strerror(status));
+
+        if (n >= (int)sizeof(line)) {
+            n = (int)sizeof(line) - 1;
+            line[n - 1] = '\n';
+        }
+        emit_line(line, (size_t)n);
+    }
     return status;
 }
 
 void tern_warn(const char *fmt, ...)
 {
-    char buf[512];
+    char buf[512], line[600];
+    int n;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
-    fprintf(stderr, "tern[%d]: warning: %s\n", (int)getpid(), buf);
+    n = snprintf(line, sizeof(line), "tern[%d]: warning: %s\n", (int)getpid(), buf);
+    if (n >= (int)sizeof(line)) {
+        n = (int)sizeof(line) - 1;
+        line[n - 1] = '\n';
+    }
+    emit_line(line, (size_t)n);
 }
 
 #ifdef TERN_DEBUG_LOG

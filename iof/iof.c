@@ -23,7 +23,7 @@ static const char *const tag_names[TERN_IOF_NTAGS] = {
     [TERN_IOF_STDIN] = "stdin",
     [TERN_IOF_STDOUT] = "stdout",
     [TERN_IOF_STDERR] = "stderr",
-    [TERN_IOF_INTERNAL] = "internal",
+    [TERN_IOF_INTERNAL] = "diag",
 };
 
 const char *tern_iof_tag_name(enum tern_iof_tag tag)
@@ -77,6 +77,7 @@ struct tern_iof *tern_iof_create(int nranks, bool raw)
         iof->targets[r].fd = -1;
         iof->targets[r].src = -1;
     }
+    iof->listen_fd = -1;
     return iof;
 }
 
@@ -98,6 +99,9 @@ void tern_iof_destroy(struct tern_iof *iof)
         iof_sink_free(iof->sinks[i]);
     }
     free(iof->sinks);
+    if (iof->listen_fd >= 0) {
+        close(iof->listen_fd);
+    }
     free(iof->streams);
     free(iof->targets);
     free(iof->watch);
@@ -135,6 +139,9 @@ static struct iof_sink *sink_for_fd(struct tern_iof *iof, int fd, bool own,
      * cut into each other's lines */
     for (size_t i = 0; i < iof->nsinks; i++) {
         s = iof->sinks[i];
+        if (s->tool) {
+            continue;
+        }
         if (s->user_fd == fd ||
             (known && s->has_id && s->dev == sb.st_dev && s->ino == sb.st_ino)) {
             if (own && fd != s->user_fd) {
@@ -184,6 +191,7 @@ int tern_iof_pull(struct tern_iof *iof, int rank, enum tern_iof_tag tag, int fd,
         if (st->nsinks == IOF_STREAM_SINKS) {
             return -ENOSPC;
         }
+        st->tagged[st->nsinks] = fmt->tag;
         st->sinks[st->nsinks++] = s;
     }
     return 0;
@@ -302,7 +310,7 @@ void tern_iof_close(struct tern_iof *iof, int rank, enum tern_iof_tag tag)
 
 size_t tern_iof_pollfd_max(const struct tern_iof *iof)
 {
-    return (size_t)iof->nranks * (TERN_IOF_NTAGS + 1) + iof->nsinks + iof->npush_src;
+    return (size_t)iof->nranks * (TERN_IOF_NTAGS + 1) + iof->nsinks + iof->npush_src + 1;
 }
 
 static void watch(struct tern_iof *iof, struct pollfd *pfd, size_t *n, int fd, short events,
@@ -358,6 +366,9 @@ size_t tern_iof_poll_prepare(struct tern_iof *iof, struct pollfd *pfd, size_t ma
             watch(iof, pfd, &n, t->fd, POLLOUT, IOF_W_TARGET, t);
         }
     }
+    if (iof->listen_fd >= 0 && n < max) {
+        watch(iof, pfd, &n, iof->listen_fd, POLLIN, IOF_W_LISTEN, NULL);
+    }
     return n;
 }
 
@@ -382,15 +393,18 @@ void tern_iof_progress(struct tern_iof *iof, const struct pollfd *pfd, size_t n)
         case IOF_W_TARGET:
             iof_target_write(obj);
             break;
+        case IOF_W_LISTEN:
+            iof_tool_accept(iof);
+            break;
         }
     }
     write_sinks(iof);
 }
 
-static bool sinks_pending(const struct tern_iof *iof)
+static bool sinks_pending(const struct tern_iof *iof, bool tools)
 {
     for (size_t i = 0; i < iof->nsinks; i++) {
-        if (iof_sink_pending(iof->sinks[i])) {
+        if ((tools || !iof->sinks[i]->tool) && iof_sink_pending(iof->sinks[i])) {
             return true;
         }
     }
@@ -402,7 +416,7 @@ int tern_iof_flush(struct tern_iof *iof, long timeout_ms)
     long deadline = timeout_ms < 0 ? 0 : now_ms() + timeout_ms;
 
     write_sinks(iof);
-    while (sinks_pending(iof)) {
+    while (sinks_pending(iof, true)) {
         struct pollfd pfd[64];
         size_t n = 0;
         long wait = -1;
@@ -468,7 +482,8 @@ int tern_iof_complete(struct tern_iof *iof, long idle_ms, int stop_fd)
             }
             open = true;
         }
-        if (!open && !sinks_pending(iof)) {
+        /* tools get what is left in tern_iof_flush, within its timeout */
+        if (!open && !sinks_pending(iof, false)) {
             break;
         }
         n = tern_iof_poll_prepare(iof, pfd, max - 1);

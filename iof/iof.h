@@ -51,7 +51,7 @@ struct tern_iof_format {
 
 struct tern_iof;
 
-/* The name of a tag as printed in "[rank,stream]": stdin/stdout/stderr/internal. */
+/* The name of a tag as printed in "[rank,stream]": stdin/stdout/stderr/diag. */
 const char *tern_iof_tag_name(enum tern_iof_tag tag);
 
 /* A new engine for nranks ranks; raw: forward bytes as they come instead of
@@ -64,7 +64,8 @@ void tern_iof_destroy(struct tern_iof *iof);
  * internal) pipe; the engine owns it from now on and makes it non-blocking. */
 int tern_iof_source(struct tern_iof *iof, int rank, enum tern_iof_tag tag, int fd);
 
-/* pull: tie stream (rank, tag) to the local fd, formatted with fmt.  rank may
+/* pull: tie stream (rank, tag) to the local fd, formatted with fmt (fmt.tag
+ * applies to this pull; the timestamp setting is the first pull's of fd).  rank may
  * be TERN_IOF_ALL_RANKS.  Several pulls of the same fd share one sink (and
  * its ordering).  own: the engine closes fd in tern_iof_destroy. */
 int tern_iof_pull(struct tern_iof *iof, int rank, enum tern_iof_tag tag, int fd, bool own,
@@ -94,6 +95,14 @@ int tern_iof_flush(struct tern_iof *iof, long timeout_ms);
  * for idle_ms (a leftover grandchild holding the pipe) is closed.  Returns
  * early with -EINTR if stop_fd (>= 0) becomes readable. */
 int tern_iof_complete(struct tern_iof *iof, long idle_ms, int stop_fd);
+
+/* listen: tools (tern-iof) connect to the listening Unix socket fd, owned
+ * by the engine from now on; see iof/iof_tool.h for the protocol.  A tool
+ * gets copies of the streams it asks for from the moment it attached; its
+ * buffer is bounded (TERN_IOF_TOOL_MAX) and a tool that falls behind is
+ * dropped with a note on stderr: a tool never slows the job.  Tools are
+ * closed by tern_iof_destroy (after the final drain). */
+int tern_iof_listen(struct tern_iof *iof, int fd);
 
 /* Event-loop integration.  pollfd_max: how many entries poll_prepare may
  * fill.  poll_prepare fills pfd[] with what the engine waits for now and

@@ -12,7 +12,7 @@
 #include <sys/types.h>
 
 #define IOF_READ_CHUNK (64 * 1024) /* bytes taken from a pipe per read() */
-#define IOF_STREAM_SINKS 4         /* sinks one stream can feed */
+#define IOF_STREAM_SINKS 16        /* sinks one stream can feed (tools included) */
 #define IOF_MAX_PUSH_SRC 4         /* distinct local fds pushed to stdin */
 
 /* A FIFO of bytes: data[off, off+len) is pending.  Grows on demand; callers
@@ -37,6 +37,7 @@ struct iof_sink {
     int user_fd;   /* the fd given to pull (to share sinks) */
     bool own;      /* close user_fd at destroy */
     bool dead;     /* reader went away: bytes are dropped */
+    bool tool;     /* an attached tool: framed copies, dropped when too slow */
     bool has_id;   /* dev/ino known: the destination's identity */
     dev_t dev;
     ino_t ino;
@@ -49,8 +50,9 @@ struct iof_sink {
 struct iof_sink *iof_sink_new(int fd, bool own, const struct tern_iof_format *fmt);
 void iof_sink_free(struct iof_sink *s);
 /* append p[0,n) of stream (rank, tag); line_start: p begins a line.  ts is
- * the arrival timestamp text (used when fmt.timestamp). */
-void iof_sink_put(struct iof_sink *s, int rank, enum tern_iof_tag tag, const char *ts,
+ * the arrival timestamp text (used when fmt.timestamp); tagged: prefix
+ * "[rank,stream] " (the fmt.tag of the pull that tied the stream to s). */
+void iof_sink_put(struct iof_sink *s, bool tagged, int rank, enum tern_iof_tag tag, const char *ts,
                   const char *p, size_t n, bool line_start);
 /* write what can be written without blocking for long; true if bytes remain */
 bool iof_sink_write(struct iof_sink *s);
@@ -63,6 +65,7 @@ struct iof_stream {
     int fd; /* source, -1 when not attached or at EOF */
     long last_data_ms;
     struct iof_sink *sinks[IOF_STREAM_SINKS];
+    bool tagged[IOF_STREAM_SINKS]; /* fmt.tag of each pull */
     size_t nsinks;
     struct iof_buf partial; /* line assembler: bytes after the last '\n' */
     bool line_start;        /* the next byte emitted begins a line */
@@ -87,7 +90,7 @@ struct iof_target {
     struct iof_buf buf;
 };
 
-enum iof_watch_kind { IOF_W_STREAM, IOF_W_SINK, IOF_W_PUSH_SRC, IOF_W_TARGET };
+enum iof_watch_kind { IOF_W_STREAM, IOF_W_SINK, IOF_W_PUSH_SRC, IOF_W_TARGET, IOF_W_LISTEN };
 
 struct iof_watch {
     enum iof_watch_kind kind;
@@ -106,7 +109,13 @@ struct tern_iof {
     struct iof_target *targets; /* one per rank */
     struct iof_watch *watch;
     size_t nwatch_cap;
+    int listen_fd; /* tools connect here (tool.c), -1 if none */
 };
+
+/* tool.c */
+void iof_tool_accept(struct tern_iof *iof);
+void iof_tool_put(struct iof_sink *s, int rank, enum tern_iof_tag tag, const char *p, size_t n);
+void iof_tool_drop(struct iof_sink *s, const char *why);
 
 /* stdin.c */
 void iof_push_read(struct tern_iof *iof, struct iof_push_src *ps);

@@ -150,7 +150,7 @@ void iof_sink_free(struct iof_sink *s)
     free(s);
 }
 
-void iof_sink_put(struct iof_sink *s, int rank, enum tern_iof_tag tag, const char *ts,
+void iof_sink_put(struct iof_sink *s, bool tagged, int rank, enum tern_iof_tag tag, const char *ts,
                   const char *p, size_t n, bool line_start)
 {
     char prefix[128];
@@ -159,12 +159,16 @@ void iof_sink_put(struct iof_sink *s, int rank, enum tern_iof_tag tag, const cha
     if (s->dead || n == 0) {
         return;
     }
-    if (!s->fmt.tag && !s->fmt.timestamp) {
+    if (s->tool) {
+        iof_tool_put(s, rank, tag, p, n);
+        return;
+    }
+    if (!tagged && !s->fmt.timestamp) {
         iof_buf_append(&s->buf, p, n);
         return;
     }
     plen = snprintf(prefix, sizeof(prefix), "%s", s->fmt.timestamp ? ts : "");
-    if (s->fmt.tag) {
+    if (tagged) {
         plen += snprintf(prefix + plen, sizeof(prefix) - (size_t)plen, "[%d,%s] ", rank,
                          tern_iof_tag_name(tag));
     }
@@ -184,6 +188,10 @@ void iof_sink_put(struct iof_sink *s, int rank, enum tern_iof_tag tag, const cha
 
 static void sink_died(struct iof_sink *s, int err)
 {
+    if (s->tool) {
+        iof_tool_drop(s, strerror(err));
+        return;
+    }
     if (err != EPIPE) {
         fprintf(stderr, "ternrun: iof: cannot write output (fd %d): %s: dropping it\n",
                 s->user_fd, strerror(err));
@@ -230,7 +238,8 @@ bool iof_sink_write(struct iof_sink *s)
 
 bool iof_sink_full(const struct iof_sink *s)
 {
-    return !s->dead && s->buf.len >= TERN_IOF_SINK_HIGH;
+    /* a tool never holds the job back: it is dropped instead (tool.c) */
+    return !s->dead && !s->tool && s->buf.len >= TERN_IOF_SINK_HIGH;
 }
 
 bool iof_sink_pending(const struct iof_sink *s)

@@ -62,6 +62,7 @@ struct ternrun_options {
     bool merge_stderr;
     bool iof_raw;
     const char *output_dir; /* --output-filename DIR, or NULL */
+    const char *iof_announce; /* --iof-announce FILE, or NULL */
     enum ternrun_stdin stdin_mode;
     int stdin_rank;
 };
@@ -82,7 +83,8 @@ struct ternrun_rank {
     int core;         /* core index it is bound to, -1 if unbound */
     char *cpuset;     /* printable cpuset (hwloc list format), or NULL */
     char **env;       /* NULL-terminated, owned */
-    int child_fd[3];  /* the rank's stdin/stdout/stderr until it is forked, or -1 */
+    int child_fd[4];  /* the rank's stdin/stdout/stderr and INTERNAL (diagnostics)
+                         pipe until it is forked, or -1 */
     bool abort_reported; /* main thread only */
     /* lock: */
     bool aborted;
@@ -105,6 +107,7 @@ struct ternrun_job {
     pthread_mutex_t lock;
     int wake_fd[2];    /* progress thread -> main loop */
     struct tern_iof *iof; /* stdio forwarding; main thread only */
+    char *iof_socket;     /* tools attach here (in session_dir), or NULL */
     bool pmix_up;
     bool nspace_registered;
 };
@@ -151,6 +154,8 @@ void ternrun_pmix_stop(struct ternrun_job *job);
  * pipes (r->child_fd) and registers the parent ends; after_fork closes the
  * child ends in ternrun; rank_exited stops its stdin. */
 int ternrun_stdio_init(struct ternrun_job *job);
+/* listen: the socket tools attach to (after the session dir exists) */
+int ternrun_stdio_listen(struct ternrun_job *job);
 int ternrun_stdio_prepare_rank(struct ternrun_job *job, struct ternrun_rank *r);
 void ternrun_stdio_after_fork(struct ternrun_rank *r);
 void ternrun_stdio_rank_exited(struct ternrun_job *job, struct ternrun_rank *r);

@@ -50,8 +50,11 @@ static void print_help(FILE *f)
             "  --output-filename DIR\n"
             "                       write rank r's output to DIR/r/stdout and\n"
             "                       DIR/r/stderr (untagged) instead of ternrun's\n"
+            "                       (and tern's diagnostics to DIR/r/diag)\n"
             "  --iof-raw            forward output as it comes, not as whole lines\n"
             "                       (progress bars; lines of ranks may mix)\n"
+            "  --iof-announce FILE  write the path of the socket tern-iof attaches\n"
+            "                       to into FILE (also in the ranks' TERNRUN_IOF_SOCKET)\n"
             "  -v, --verbose        say what ternrun does (binding, tmpdir, ...)\n"
             "  --version            print the version and exit\n"
             "  -h, --help           print this help and exit\n");
@@ -305,6 +308,11 @@ int ternrun_options_parse(int argc, char **argv, struct ternrun_options *opt)
                 return USAGE_ERROR;
             }
             opt->output_dir = v;
+        } else if (opt_is(arg, "--iof-announce")) {
+            if ((v = opt_value(argc, argv, &i, "--iof-announce")) == NULL) {
+                return USAGE_ERROR;
+            }
+            opt->iof_announce = v;
         } else {
             ternrun_err("unknown option '%s' (see ternrun --help)", arg);
             return USAGE_ERROR;

@@ -108,6 +108,10 @@ static int child_stdio(const struct ternrun_rank *r)
             return errno;
         }
     }
+    /* the INTERNAL pipe keeps its number (named in TERN_IOF_INTERNAL_FD) */
+    if (r->child_fd[3] >= 0 && fcntl(r->child_fd[3], F_SETFD, 0) < 0) {
+        return errno;
+    }
     return 0;
 }
 

@@ -7,11 +7,17 @@
  *                                     --merge-stderr-to-stdout; DIR/<rank>/stderr)
  *   ternrun's stdin --> pipe --> rank 0's stdin (--stdin: all, none or N);
  *   ranks without a pipe read /dev/null.
+ *   tern's diagnostics --pipe (fd in TERN_IOF_INTERNAL_FD)--> ternrun's
+ *                                     stderr as "[rank,diag] " lines
+ *                                     (DIR/<rank>/diag)
  *
  * Every pipe is close-on-exec on both ends: the child's ends become its fds
  * 0-2 by dup2 in spawn.c (which clears the flag), so no rank inherits
  * another rank's pipe, and EOF on a rank's output means that the rank (and
- * whatever it started) closed it.
+ * whatever it started) closed it.  The INTERNAL pipe is the exception: the
+ * child clears close-on-exec on its write end, which keeps its number, and
+ * that end is non-blocking so that a diagnostic never stalls a rank (the
+ * library falls back to stderr when the pipe is full).
  */
 #include "launcher/job.h"
 #include "iof/iof.h"
@@ -21,7 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 static int open_rank_file(const char *dir, int rank, const char *name)
@@ -52,13 +60,21 @@ static int pull_files(struct ternrun_job *job)
         return -1;
     }
     for (int r = 0; r < job->opt.nranks; r++) {
-        int out = open_rank_file(dir, r, "stdout"), err = -1;
+        int out = open_rank_file(dir, r, "stdout"), err = -1, diag;
 
         if (out < 0) {
             return -1;
         }
         if (tern_iof_pull(job->iof, r, TERN_IOF_STDOUT, out, true, &raw) != 0) {
             close(out);
+            return -1;
+        }
+        diag = open_rank_file(dir, r, "diag");
+        if (diag < 0) {
+            return -1;
+        }
+        if (tern_iof_pull(job->iof, r, TERN_IOF_INTERNAL, diag, true, &raw) != 0) {
+            close(diag);
             return -1;
         }
         if (job->opt.merge_stderr) {
@@ -85,6 +101,8 @@ int ternrun_stdio_init(struct ternrun_job *job)
         .tag = job->opt.tag_output,
         .timestamp = job->opt.timestamp_output,
     };
+    /* diagnostics are always told apart from the job's own stderr */
+    struct tern_iof_format diag = {.tag = true, .timestamp = job->opt.timestamp_output};
 
     job->iof = tern_iof_create(job->opt.nranks, job->opt.iof_raw);
     if (job->iof == NULL) {
@@ -97,11 +115,55 @@ int ternrun_stdio_init(struct ternrun_job *job)
     if (tern_iof_pull(job->iof, TERN_IOF_ALL_RANKS, TERN_IOF_STDOUT, STDOUT_FILENO, false,
                       &fmt) != 0 ||
         tern_iof_pull(job->iof, TERN_IOF_ALL_RANKS, TERN_IOF_STDERR,
-                      job->opt.merge_stderr ? STDOUT_FILENO : STDERR_FILENO, false, &fmt) != 0) {
+                      job->opt.merge_stderr ? STDOUT_FILENO : STDERR_FILENO, false, &fmt) != 0 ||
+        tern_iof_pull(job->iof, TERN_IOF_ALL_RANKS, TERN_IOF_INTERNAL, STDERR_FILENO, false,
+                      &diag) != 0) {
         ternrun_err("cannot set up stdio forwarding");
         return -1;
     }
     return 0;
+}
+
+int ternrun_stdio_listen(struct ternrun_job *job)
+{
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    int fd;
+
+    if (snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/iof.sock", job->session_dir) >=
+        (int)sizeof(addr.sun_path)) {
+        ternrun_warn("session directory path too long for a socket: tern-iof cannot attach");
+        return 0;
+    }
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0 || listen(fd, 16) != 0) {
+        ternrun_err("cannot listen on %s: %s", addr.sun_path, strerror(errno));
+        goto err;
+    }
+    if (tern_iof_listen(job->iof, fd) != 0) {
+        goto err;
+    }
+    job->iof_socket = strdup(addr.sun_path);
+    if (job->iof_socket == NULL) {
+        ternrun_err("out of memory");
+        return -1;
+    }
+    ternrun_vlog(1, "tern-iof attaches at %s", job->iof_socket);
+    if (job->opt.iof_announce != NULL) {
+        FILE *f = fopen(job->opt.iof_announce, "we");
+
+        if (f == NULL || fprintf(f, "%s\n", job->iof_socket) < 0 || fclose(f) != 0) {
+            ternrun_err("--iof-announce: cannot write %s: %s", job->opt.iof_announce,
+                        strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+
+err:
+    if (fd >= 0) {
+        close(fd);
+    }
+    return -1;
 }
 
 static bool gets_stdin(const struct ternrun_options *opt, int rank)
@@ -121,7 +183,9 @@ int ternrun_stdio_prepare_rank(struct ternrun_job *job, struct ternrun_rank *r)
 {
     int p[2];
 
-    for (int i = 0; i < 3; i++) {
+    char num[16];
+
+    for (int i = 0; i < 4; i++) {
         r->child_fd[i] = -1;
     }
     if (gets_stdin(&job->opt, r->rank)) {
@@ -153,6 +217,21 @@ int ternrun_stdio_prepare_rank(struct ternrun_job *job, struct ternrun_rank *r)
             goto err;
         }
     }
+    if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) {
+        goto err_pipe;
+    }
+    r->child_fd[3] = p[1];
+    if (tern_iof_source(job->iof, r->rank, TERN_IOF_INTERNAL, p[0]) != 0) {
+        close(p[0]);
+        goto err;
+    }
+    snprintf(num, sizeof(num), "%d", p[1]);
+    if (ternrun_env_set(&r->env, "TERN_IOF_INTERNAL_FD", num) != 0 ||
+        (job->iof_socket != NULL &&
+         ternrun_env_set(&r->env, "TERNRUN_IOF_SOCKET", job->iof_socket) != 0)) {
+        ternrun_err("out of memory for rank %d's environment", r->rank);
+        goto err;
+    }
     return 0;
 
 err_pipe:
@@ -164,7 +243,7 @@ err:
 
 void ternrun_stdio_after_fork(struct ternrun_rank *r)
 {
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         if (r->child_fd[i] >= 0) {
             close(r->child_fd[i]);
             r->child_fd[i] = -1;
@@ -185,5 +264,10 @@ void ternrun_stdio_fini(struct ternrun_job *job)
         tern_iof_flush(job->iof, 1000);
         tern_iof_destroy(job->iof);
         job->iof = NULL;
+    }
+    if (job->iof_socket != NULL) {
+        unlink(job->iof_socket);
+        free(job->iof_socket);
+        job->iof_socket = NULL;
     }
 }

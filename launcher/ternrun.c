@@ -121,7 +121,7 @@ int main(int argc, char **argv)
         job.ranks[i].rank = i;
         job.ranks[i].core = -1;
         job.ranks[i].own_pgrp = !isatty(STDIN_FILENO);
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 4; k++) {
             job.ranks[i].child_fd[k] = -1;
         }
     }
@@ -134,6 +134,9 @@ int main(int argc, char **argv)
     }
     if (ternrun_session_create(&job) != 0) {
         goto out_monitor;
+    }
+    if (ternrun_stdio_listen(&job) != 0) {
+        goto out_session;
     }
     if (ternrun_bind_init(&job) != 0) {
         goto out_session;

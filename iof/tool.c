@@ -1,0 +1,237 @@
+/*
+ * Tools attached to a running ternrun (tern-iof): the listening socket, the
+ * request of a new tool, and its sink.
+ *
+ * A tool's sink gets framed copies (iof/iof_tool.h) of the bytes its streams
+ * give every other sink, and is written like a non-blocking pipe.  It is
+ * never counted by flow control: a tool that does not keep up would hold the
+ * ranks back, so once it has TERN_IOF_TOOL_MAX bytes pending it is dropped
+ * (socket closed, note on stderr) and the job goes on.
+ */
+#include "iof/iof_internal.h"
+#include "iof/iof_tool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TOOL_REQ_WAIT_MS 500 /* the request must follow the connect */
+
+int tern_iof_listen(struct tern_iof *iof, int fd)
+{
+    int rc = iof_set_nonblock(fd);
+
+    if (rc != 0) {
+        return rc;
+    }
+    iof->listen_fd = fd;
+    return 0;
+}
+
+void iof_tool_drop(struct iof_sink *s, const char *why)
+{
+    fprintf(stderr, "ternrun: iof: dropping attached tool (fd %d): %s\n", s->fd, why);
+    s->dead = true;
+    iof_buf_consume(&s->buf, s->buf.len);
+    if (s->fd >= 0) {
+        close(s->fd);
+    }
+    s->fd = s->user_fd = -1;
+}
+
+void iof_tool_put(struct iof_sink *s, int rank, enum tern_iof_tag tag, const char *p, size_t n)
+{
+    struct tern_iof_frame f = {.rank = (uint32_t)rank, .tag = (uint32_t)tag, .len = (uint32_t)n};
+
+    if (s->buf.len + sizeof(f) + n > TERN_IOF_TOOL_MAX) {
+        iof_tool_drop(s, "too slow, its buffer is full");
+        return;
+    }
+    if (iof_buf_append(&s->buf, &f, sizeof(f)) != 0 || iof_buf_append(&s->buf, p, n) != 0) {
+        iof_tool_drop(s, "out of memory");
+    }
+}
+
+/* the request line, read within TOOL_REQ_WAIT_MS; false if none came */
+static bool read_request(int fd, char *req, size_t size)
+{
+    struct timespec t0, t;
+    size_t len = 0;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (len + 1 < size && memchr(req, '\n', len) == NULL) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        long left;
+        ssize_t n;
+
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        left = TOOL_REQ_WAIT_MS - ((t.tv_sec - t0.tv_sec) * 1000 +
+                                   (t.tv_nsec - t0.tv_nsec) / 1000000);
+        if (left <= 0 || poll(&p, 1, (int)left) <= 0) {
+            return false;
+        }
+        n = read(fd, req + len, size - 1 - len);
+        if (n <= 0) {
+            if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
+                continue;
+            }
+            return false;
+        }
+        len += (size_t)n;
+    }
+    req[len] = '\0';
+    return memchr(req, '\n', len) != NULL;
+}
+
+/* "ranks=..." and "streams=..." of the request into want[rank][tag] */
+static int parse_request(struct tern_iof *iof, char *req, bool *want)
+{
+    bool ranks[TERN_IOF_NTAGS] = {0}, all = false, any_rank = false, *rsel;
+    char *save = NULL, *word;
+
+    rsel = calloc((size_t)iof->nranks, sizeof(*rsel));
+    if (rsel == NULL) {
+        return -ENOMEM;
+    }
+    req[strcspn(req, "\n")] = '\0';
+    if (strncmp(req, TERN_IOF_TOOL_MAGIC " ", strlen(TERN_IOF_TOOL_MAGIC) + 1) != 0) {
+        free(rsel);
+        return -EPROTO;
+    }
+    for (word = strtok_r(req + strlen(TERN_IOF_TOOL_MAGIC), " ", &save); word != NULL;
+         word = strtok_r(NULL, " ", &save)) {
+        char *save2 = NULL, *item;
+
+        if (strncmp(word, "ranks=", 6) == 0) {
+            for (item = strtok_r(word + 6, ",", &save2); item; item = strtok_r(NULL, ",", &save2)) {
+                char *end;
+                long r = strtol(item, &end, 10);
+
+                if (strcmp(item, "all") == 0) {
+                    all = true;
+                } else if (*end == '\0' && end != item && r >= 0 && r < iof->nranks) {
+                    rsel[r] = any_rank = true;
+                } else {
+                    free(rsel);
+                    return -EINVAL;
+                }
+            }
+        } else if (strncmp(word, "streams=", 8) == 0) {
+            for (item = strtok_r(word + 8, ",", &save2); item; item = strtok_r(NULL, ",", &save2)) {
+                int t;
+
+                for (t = TERN_IOF_STDOUT; t < TERN_IOF_NTAGS; t++) {
+                    if (strcmp(item, tern_iof_tag_name((enum tern_iof_tag)t)) == 0) {
+                        ranks[t] = true;
+                        break;
+                    }
+                }
+                if (t == TERN_IOF_NTAGS) {
+                    free(rsel);
+                    return -EINVAL;
+                }
+            }
+        } else {
+            free(rsel);
+            return -EINVAL;
+        }
+    }
+    for (int r = 0; r < iof->nranks; r++) {
+        for (int t = 0; t < TERN_IOF_NTAGS; t++) {
+            want[(size_t)r * TERN_IOF_NTAGS + t] = (all || !any_rank || rsel[r]) && ranks[t];
+        }
+    }
+    free(rsel);
+    return 0;
+}
+
+/* forget the tools that were dropped: their slots in the streams are reused */
+static void purge_dead_tools(struct tern_iof *iof)
+{
+    for (size_t i = 0; i < (size_t)iof->nranks * TERN_IOF_NTAGS; i++) {
+        struct iof_stream *st = &iof->streams[i];
+        size_t k = 0;
+
+        for (size_t j = 0; j < st->nsinks; j++) {
+            if (!(st->sinks[j]->tool && st->sinks[j]->dead)) {
+                st->tagged[k] = st->tagged[j];
+                st->sinks[k++] = st->sinks[j];
+            }
+        }
+        st->nsinks = k;
+    }
+    size_t k = 0;
+
+    for (size_t i = 0; i < iof->nsinks; i++) {
+        if (iof->sinks[i]->tool && iof->sinks[i]->dead) {
+            iof_sink_free(iof->sinks[i]);
+        } else {
+            iof->sinks[k++] = iof->sinks[i];
+        }
+    }
+    iof->nsinks = k;
+}
+
+void iof_tool_accept(struct tern_iof *iof)
+{
+    static const struct tern_iof_format none = {0};
+    struct tern_iof_frame hello = {.rank = TERN_IOF_FRAME_ATTACHED};
+    char req[TERN_IOF_TOOL_REQ_MAX];
+    struct iof_sink *s, **tmp;
+    bool *want;
+    int fd, rc;
+
+    fd = accept4(iof->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd < 0) {
+        return;
+    }
+    want = calloc((size_t)iof->nranks * TERN_IOF_NTAGS, sizeof(*want));
+    if (want == NULL || !read_request(fd, req, sizeof(req))) {
+        fprintf(stderr, "ternrun: iof: a tool connected but sent no request\n");
+        goto err;
+    }
+    rc = parse_request(iof, req, want);
+    if (rc != 0) {
+        fprintf(stderr, "ternrun: iof: bad tool request \"%s\"\n", req);
+        goto err;
+    }
+    purge_dead_tools(iof);
+    for (size_t i = 0; i < (size_t)iof->nranks * TERN_IOF_NTAGS; i++) {
+        if (want[i] && iof->streams[i].nsinks == IOF_STREAM_SINKS) {
+            fprintf(stderr, "ternrun: iof: too many tools attached: refusing one more\n");
+            goto err;
+        }
+    }
+    tmp = realloc(iof->sinks, (iof->nsinks + 1) * sizeof(*tmp));
+    if (tmp == NULL) {
+        goto err;
+    }
+    iof->sinks = tmp;
+    if (iof_set_nonblock(fd) != 0 || (s = iof_sink_new(fd, true, &none)) == NULL) {
+        goto err;
+    }
+    s->tool = true;
+    s->mode = IOF_SINK_NONBLOCK;
+    iof->sinks[iof->nsinks++] = s;
+    iof_buf_append(&s->buf, &hello, sizeof(hello));
+    for (size_t i = 0; i < (size_t)iof->nranks * TERN_IOF_NTAGS; i++) {
+        struct iof_stream *st = &iof->streams[i];
+
+        if (want[i]) {
+            st->tagged[st->nsinks] = false;
+            st->sinks[st->nsinks++] = s;
+        }
+    }
+    free(want);
+    iof_sink_write(s);
+    return;
+
+err:
+    free(want);
+    close(fd);
+}

@@ -1,0 +1,96 @@
+#!/bin/sh
+# tern-iof attached to a running ternrun: it gets exactly the bytes ternrun
+# forwarded for the ranks and streams it asked for (and none of the others)
+# from the moment it attached; a tool that stops reading (SIGSTOP) does not
+# stall the job: ternrun drops it with a note.
+. "$(dirname "$0")/lib.sh"
+
+TOOL=./tern-iof
+[ -x "$TOOL" ] || { echo "SKIP: $TOOL not built"; exit 77; }
+GO=$WORK/go
+export GO
+
+# each rank waits for $GO (created once the tool is attached), then writes
+# 200 known lines to stdout and 50 to stderr
+cat >"$WORK/rank.sh" <<'EOS'
+#!/bin/sh
+while [ ! -e "$GO" ]; do sleep 0.05; done
+seq 1 200 | sed "s/^/line of rank $PMIX_RANK: /"
+seq 1 50 | sed "s/^/error of rank $PMIX_RANK: /" >&2
+EOS
+chmod +x "$WORK/rank.sh"
+
+# start_job ARGS...: ternrun in the background (pid in $JOB), the socket
+# path once announced in $SOCK
+start_job() {
+    rm -f "$GO" "$WORK/announce"
+    timeout -k 5 "$T" "$TERNRUN" --iof-announce "$WORK/announce" -x GO "$@" \
+        >"$OUT" 2>"$ERR" </dev/null &
+    JOB=$!
+    i=0
+    while [ ! -s "$WORK/announce" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+    SOCK=$(cat "$WORK/announce" 2>/dev/null)
+    [ -n "$SOCK" ] || fail "ternrun did not announce its socket"
+}
+
+# start_tool ARGS...: tern-iof in the background (pid in $TOOLPID: no
+# timeout wrapper, it is SIGSTOPped; the end of the job ends it), returns
+# once it says it is attached
+start_tool() {
+    "$TOOL" --socket "$SOCK" "$@" >"$WORK/tool.out" 2>"$WORK/tool.err" \
+        </dev/null &
+    TOOLPID=$!
+    i=0
+    while ! grep -q "attached" "$WORK/tool.err" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+    grep -q "attached" "$WORK/tool.err" || fail "tern-iof did not attach: $(cat "$WORK/tool.err")"
+}
+
+# 1. tagged copies of ranks 0 and 2, stdout and stderr, vs ternrun's stdout
+start_job -n 3 --tag-output --merge-stderr-to-stdout "$WORK/rank.sh"
+start_tool --ranks 0,2 --streams stdout,stderr --tag
+touch "$GO"
+wait $JOB || fail "job 1: exit status $?"
+wait $TOOLPID || fail "tern-iof: exit status $? ($(cat "$WORK/tool.err"))"
+for r in 0 2; do
+    for s in stdout stderr; do
+        grep "^\[$r,$s\] " "$OUT" >"$WORK/want"
+        grep "^\[$r,$s\] " "$WORK/tool.out" >"$WORK/got"
+        [ "$(wc -l <"$WORK/want")" -gt 0 ] || fail "ternrun forwarded nothing for [$r,$s]"
+        expect_same "$WORK/got" "$WORK/want" "the tool's copy of [$r,$s]"
+    done
+done
+grep -q '^\[1,' "$WORK/tool.out" && fail "the tool got rank 1's output"
+[ "$(grep -vc '^\[[02],std\(out\|err\)\] ' "$WORK/tool.out")" -eq 0 ] ||
+    fail "the tool got lines it did not ask for"
+
+# 2. raw copy of rank 1's stdout vs DIR/1/stdout
+start_job -n 3 --output-filename "$WORK/dir" "$WORK/rank.sh"
+start_tool --ranks 1 --streams stdout
+touch "$GO"
+wait $JOB || fail "job 2: exit status $?"
+wait $TOOLPID || fail "tern-iof (raw): exit status $?"
+expect_same "$WORK/tool.out" "$WORK/dir/1/stdout" "the tool's raw copy of rank 1's stdout"
+
+# 3. a stopped tool: 20 MiB of output still go through, the tool is dropped
+cat >"$WORK/big.sh" <<'EOS'
+#!/bin/sh
+while [ ! -e "$GO" ]; do sleep 0.05; done
+yes 0123456789012345678901234567890123456789012345678901234567890123456789 | head -c 20971520
+EOS
+chmod +x "$WORK/big.sh"
+start_job -n 1 "$WORK/big.sh"
+start_tool
+kill -STOP $TOOLPID
+start=$(date +%s)
+touch "$GO"
+wait $JOB || fail "job 3 (stopped tool): exit status $?"
+took=$(($(date +%s) - start))
+[ "$took" -le 30 ] || fail "job 3 took $took s with a stopped tool"
+size=$(wc -c <"$OUT")
+: >"$OUT" # not 20 MiB in a failure report
+[ "$size" -eq 20971520 ] || fail "job 3: ternrun forwarded $size bytes"
+grep -q "dropping attached tool" "$ERR" || fail "ternrun did not note the dropped tool"
+kill -CONT $TOOLPID
+wait $TOOLPID # its socket was closed: it ends (it cannot always tell a drop from the end)
+
+finish

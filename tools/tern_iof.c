@@ -1,0 +1,213 @@
+/*
+ * tern-iof: attach to a running ternrun and print copies of its ranks'
+ * output streams, from the moment of attaching until the job ends.
+ *
+ *   tern-iof --socket PATH [--ranks all|R[,R...]] [--streams stdout,stderr,diag] [--tag]
+ *
+ * PATH is what ternrun announces (ternrun -v, --iof-announce FILE, or
+ * TERNRUN_IOF_SOCKET in the ranks' environment).  The bytes are written to
+ * stdout raw, or with --tag as "[rank,stream] " lines.  Pull only: the
+ * tool's stdin is not forwarded.  Protocol: iof/iof_tool.h.  libc only.
+ */
+#define _GNU_SOURCE 1
+#include "iof/iof_tool.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static const char *const stream_name[] = {"stdin", "stdout", "stderr", "diag"};
+#define NSTREAMS 4
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: tern-iof --socket PATH [--ranks all|R[,R...]]\n"
+               "                [--streams stdout,stderr,diag] [--tag]\n"
+               "Print copies of a running ternrun's output streams (default: all\n"
+               "ranks, stdout and stderr) until the job ends.\n");
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+
+        if (w < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* 1: got n bytes, 0: clean EOF before the first byte, -1: error/short */
+static int read_all(int fd, void *buf, size_t n)
+{
+    size_t got = 0;
+
+    while (got < n) {
+        ssize_t r = read(fd, (char *)buf + got, n - got);
+
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r <= 0) {
+            return got == 0 && r == 0 ? 0 : -1;
+        }
+        got += (size_t)r;
+    }
+    return 1;
+}
+
+/* --tag: the prefix goes before each line; line_start per (rank, stream) */
+static int put_tagged(bool **line_start, size_t *nls, uint32_t rank, uint32_t tag,
+                      const char *p, size_t n)
+{
+    size_t idx = (size_t)rank * NSTREAMS + tag;
+    char prefix[64];
+    int plen = snprintf(prefix, sizeof(prefix), "[%u,%s] ", rank,
+                        tag < NSTREAMS ? stream_name[tag] : "?");
+
+    if (idx >= *nls) {
+        size_t nn = idx + 1 + 64;
+        bool *ls = realloc(*line_start, nn * sizeof(*ls));
+
+        if (ls == NULL) {
+            return -1;
+        }
+        for (size_t i = *nls; i < nn; i++) {
+            ls[i] = true;
+        }
+        *line_start = ls;
+        *nls = nn;
+    }
+    while (n > 0) {
+        const char *nl = memchr(p, '\n', n);
+        size_t len = nl ? (size_t)(nl - p) + 1 : n;
+
+        if ((*line_start)[idx] && write_all(STDOUT_FILENO, prefix, (size_t)plen) != 0) {
+            return -1;
+        }
+        if (write_all(STDOUT_FILENO, p, len) != 0) {
+            return -1;
+        }
+        (*line_start)[idx] = nl != NULL;
+        p += len;
+        n -= len;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *path = NULL, *ranks = "all", *streams = "stdout,stderr";
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    bool tag = false, *line_start = NULL;
+    size_t nls = 0, cap = 0;
+    char req[TERN_IOF_TOOL_REQ_MAX], *data = NULL;
+    int fd, n, rc = 0;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+
+        if (strcmp(a, "--tag") == 0) {
+            tag = true;
+        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (i + 1 < argc && strcmp(a, "--socket") == 0) {
+            path = argv[++i];
+        } else if (i + 1 < argc && strcmp(a, "--ranks") == 0) {
+            ranks = argv[++i];
+        } else if (i + 1 < argc && strcmp(a, "--streams") == 0) {
+            streams = argv[++i];
+        } else {
+            fprintf(stderr, "tern-iof: unknown option or missing value: %s\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (path == NULL) {
+        path = getenv("TERNRUN_IOF_SOCKET");
+    }
+    if (path == NULL) {
+        fprintf(stderr, "tern-iof: --socket PATH is required\n");
+        usage(stderr);
+        return 2;
+    }
+    if (strchr(ranks, ' ') || strchr(streams, ' ') ||
+        snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path) >= (int)sizeof(addr.sun_path)) {
+        fprintf(stderr, "tern-iof: bad --socket, --ranks or --streams\n");
+        return 2;
+    }
+    n = snprintf(req, sizeof(req), "%s ranks=%s streams=%s\n", TERN_IOF_TOOL_MAGIC, ranks,
+                 streams);
+    if (n >= (int)sizeof(req)) {
+        fprintf(stderr, "tern-iof: --ranks or --streams too long\n");
+        return 2;
+    }
+    if (!isatty(STDIN_FILENO)) {
+        fprintf(stderr, "tern-iof: note: pull only, stdin is not forwarded to the job\n");
+    }
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
+        fprintf(stderr, "tern-iof: cannot connect to %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    if (write_all(fd, req, (size_t)n) != 0) {
+        fprintf(stderr, "tern-iof: cannot send the request: %s\n", strerror(errno));
+        return 1;
+    }
+    for (;;) {
+        struct tern_iof_frame f;
+        int r = read_all(fd, &f, sizeof(f));
+
+        if (r == 0) {
+            break; /* the job ended */
+        }
+        if (r < 0) {
+            fprintf(stderr, "tern-iof: connection lost (ternrun dropped this tool?)\n");
+            rc = 1;
+            break;
+        }
+        if (f.rank == TERN_IOF_FRAME_ATTACHED) {
+            fprintf(stderr, "tern-iof: attached to %s\n", path);
+            continue;
+        }
+        if (f.len > cap) {
+            char *d = realloc(data, f.len);
+
+            if (d == NULL) {
+                fprintf(stderr, "tern-iof: out of memory\n");
+                rc = 1;
+                break;
+            }
+            data = d;
+            cap = f.len;
+        }
+        if (f.len > 0 && read_all(fd, data, f.len) != 1) {
+            fprintf(stderr, "tern-iof: connection lost in a frame\n");
+            rc = 1;
+            break;
+        }
+        if ((tag ? put_tagged(&line_start, &nls, f.rank, f.tag, data, f.len)
+                 : write_all(STDOUT_FILENO, data, f.len)) != 0) {
+            fprintf(stderr, "tern-iof: cannot write output: %s\n", strerror(errno));
+            rc = 1;
+            break;
+        }
+    }
+    free(data);
+    free(line_start);
+    close(fd);
+    return rc;
+}
