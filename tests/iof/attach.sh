@@ -35,14 +35,21 @@ start_job() {
 
 # start_tool ARGS...: tern-iof in the background (pid in $TOOLPID: no
 # timeout wrapper, it is SIGSTOPped; the end of the job ends it), returns
-# once it says it is attached
+# once it says it is attached.  Each tool writes to files of its own
+# ($TOOLOUT, $TOOLERR): the redirections of a background command happen in
+# the child, so a reused name could still show the previous tool's
+# "attached" line when the wait below looks at it.
+ntool=0
 start_tool() {
-    "$TOOL" --socket "$SOCK" "$@" >"$WORK/tool.out" 2>"$WORK/tool.err" \
-        </dev/null &
+    ntool=$((ntool + 1))
+    TOOLOUT=$WORK/tool.$ntool.out
+    TOOLERR=$WORK/tool.$ntool.err
+    "$TOOL" --socket "$SOCK" "$@" >"$TOOLOUT" 2>"$TOOLERR" </dev/null &
     TOOLPID=$!
     i=0
-    while ! grep -q "attached" "$WORK/tool.err" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
-    grep -q "attached" "$WORK/tool.err" || fail "tern-iof did not attach: $(cat "$WORK/tool.err")"
+    while ! grep -qs "attached" "$TOOLERR" && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+    grep -qs "attached" "$TOOLERR" ||
+        fail "tern-iof did not attach in $((i / 20)) s: $(cat "$TOOLERR" 2>&1)"
 }
 
 # 1. tagged copies of ranks 0 and 2, stdout and stderr, vs ternrun's stdout
@@ -50,17 +57,17 @@ start_job -n 3 --tag-output --merge-stderr-to-stdout "$WORK/rank.sh"
 start_tool --ranks 0,2 --streams stdout,stderr --tag
 touch "$GO"
 wait $JOB || fail "job 1: exit status $?"
-wait $TOOLPID || fail "tern-iof: exit status $? ($(cat "$WORK/tool.err"))"
+wait $TOOLPID || fail "tern-iof: exit status $? ($(cat "$TOOLERR"))"
 for r in 0 2; do
     for s in stdout stderr; do
         grep "^\[$r,$s\] " "$OUT" >"$WORK/want"
-        grep "^\[$r,$s\] " "$WORK/tool.out" >"$WORK/got"
+        grep "^\[$r,$s\] " "$TOOLOUT" >"$WORK/got"
         [ "$(wc -l <"$WORK/want")" -gt 0 ] || fail "ternrun forwarded nothing for [$r,$s]"
         expect_same "$WORK/got" "$WORK/want" "the tool's copy of [$r,$s]"
     done
 done
-grep -q '^\[1,' "$WORK/tool.out" && fail "the tool got rank 1's output"
-[ "$(grep -vc '^\[[02],std\(out\|err\)\] ' "$WORK/tool.out")" -eq 0 ] ||
+grep -q '^\[1,' "$TOOLOUT" && fail "the tool got rank 1's output"
+[ "$(grep -vc '^\[[02],std\(out\|err\)\] ' "$TOOLOUT")" -eq 0 ] ||
     fail "the tool got lines it did not ask for"
 
 # 2. raw copy of rank 1's stdout vs DIR/1/stdout
@@ -69,7 +76,7 @@ start_tool --ranks 1 --streams stdout
 touch "$GO"
 wait $JOB || fail "job 2: exit status $?"
 wait $TOOLPID || fail "tern-iof (raw): exit status $?"
-expect_same "$WORK/tool.out" "$WORK/dir/1/stdout" "the tool's raw copy of rank 1's stdout"
+expect_same "$TOOLOUT" "$WORK/dir/1/stdout" "the tool's raw copy of rank 1's stdout"
 
 # 3. a stopped tool: 20 MiB of output still go through, the tool is dropped
 cat >"$WORK/big.sh" <<'EOS'
