@@ -203,11 +203,13 @@ int tern_iof_push(struct tern_iof *iof, int src_fd, int rank, int dst_fd)
     size_t i;
     int rc;
 
-    if (rank < 0 || rank >= iof->nranks || iof->targets[rank].fd >= 0) {
+    if (rank < 0 || rank >= iof->nranks || iof->targets[rank].fd >= 0 ||
+        (src_fd < 0 && src_fd != TERN_IOF_PUSH_TOOL)) {
         return -EINVAL;
     }
     for (i = 0; i < iof->npush_src; i++) {
-        if (iof->push_src[i].fd == src_fd) {
+        if (src_fd == TERN_IOF_PUSH_TOOL ? iof->push_src[i].tool
+                                         : !iof->push_src[i].tool && iof->push_src[i].fd == src_fd) {
             break;
         }
     }
@@ -215,9 +217,9 @@ int tern_iof_push(struct tern_iof *iof, int src_fd, int rank, int dst_fd)
         if (i == IOF_MAX_PUSH_SRC) {
             return -ENOSPC;
         }
-        iof->push_src[i].fd = src_fd;
-        iof->push_src[i].eof = false;
-        iof->push_src[i].tty = isatty(src_fd);
+        iof->push_src[i] = (struct iof_push_src){.fd = src_fd < 0 ? -1 : src_fd,
+                                                 .tool = src_fd == TERN_IOF_PUSH_TOOL,
+                                                 .tty = src_fd >= 0 && isatty(src_fd)};
         iof->npush_src++;
     }
     rc = iof_set_nonblock(dst_fd);
@@ -328,6 +330,7 @@ size_t tern_iof_poll_prepare(struct tern_iof *iof, struct pollfd *pfd, size_t ma
 {
     size_t n = 0, need = tern_iof_pollfd_max(iof);
 
+    iof_tool_release_stdin(iof);
     if (iof->nwatch_cap < need) {
         struct iof_watch *w = realloc(iof->watch, need * sizeof(*w));
 
@@ -355,7 +358,7 @@ size_t tern_iof_poll_prepare(struct tern_iof *iof, struct pollfd *pfd, size_t ma
         }
     }
     for (size_t i = 0; i < iof->npush_src && n < max; i++) {
-        if (iof_push_can_read(iof, &iof->push_src[i])) {
+        if (iof->push_src[i].fd >= 0 && iof_push_can_read(iof, &iof->push_src[i])) {
             watch(iof, pfd, &n, iof->push_src[i].fd, POLLIN, IOF_W_PUSH_SRC, &iof->push_src[i]);
         }
     }
@@ -388,7 +391,11 @@ void tern_iof_progress(struct tern_iof *iof, const struct pollfd *pfd, size_t n)
             iof_sink_write(obj);
             break;
         case IOF_W_PUSH_SRC:
-            iof_push_read(iof, obj);
+            /* a stdin tool dropped earlier in this pass: its fd is closed */
+            iof_tool_release_stdin(iof);
+            if (((struct iof_push_src *)obj)->fd >= 0) {
+                iof_push_read(iof, obj);
+            }
             break;
         case IOF_W_TARGET:
             iof_target_write(obj);
@@ -503,5 +510,8 @@ int tern_iof_complete(struct tern_iof *iof, long idle_ms, int stop_fd)
         tern_iof_progress(iof, pfd, n);
     }
     free(pfd);
+    if (rc == 0) {
+        tern_iof_end_tools(iof);
+    }
     return rc;
 }

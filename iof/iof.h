@@ -34,6 +34,7 @@
 #define TERN_IOF_SINK_HIGH (1024 * 1024) /* per-sink buffer high-water mark */
 #define TERN_IOF_STDIN_HIGH (256 * 1024) /* per-rank stdin buffer */
 #define TERN_IOF_ALL_RANKS (-1)
+#define TERN_IOF_PUSH_TOOL (-2) /* tern_iof_push source: an attached tool's stdin */
 
 enum tern_iof_tag {
     TERN_IOF_STDIN = 0,
@@ -74,7 +75,10 @@ int tern_iof_pull(struct tern_iof *iof, int rank, enum tern_iof_tag tag, int fd,
 /* push: tie the local src_fd to the stdin of rank: what is read from src_fd
  * is written to dst_fd (the write end of the rank's stdin pipe, owned by the
  * engine from now on).  Pushing one src_fd to several ranks reads it once and
- * gives each rank the same bytes.  src_fd is never closed by the engine. */
+ * gives each rank the same bytes.  src_fd is never closed by the engine.
+ * src_fd TERN_IOF_PUSH_TOOL keeps the ranks' stdin open for a tool: the
+ * first tool that attaches asking for stdin (tern-iof --stdin) feeds it,
+ * and the end of that tool's input (or its connection) is the ranks' EOF. */
 int tern_iof_push(struct tern_iof *iof, int src_fd, int rank, int dst_fd);
 
 /* close: flush, then end the stream.  STDIN: the pending bytes the pipe
@@ -101,8 +105,12 @@ int tern_iof_complete(struct tern_iof *iof, long idle_ms, int stop_fd);
  * gets copies of the streams it asks for from the moment it attached; its
  * buffer is bounded (TERN_IOF_TOOL_MAX) and a tool that falls behind is
  * dropped with a note on stderr: a tool never slows the job.  Tools are
- * closed by tern_iof_destroy (after the final drain). */
+ * closed by tern_iof_destroy (after the final drain); a completed drain
+ * (tern_iof_complete returning 0) first sends them an end-of-job frame, so
+ * a tool tells the job's end from being dropped. */
 int tern_iof_listen(struct tern_iof *iof, int fd);
+/* the end-of-job frame to every attached tool (tern_iof_complete does it) */
+void tern_iof_end_tools(struct tern_iof *iof);
 
 /* Event-loop integration.  pollfd_max: how many entries poll_prepare may
  * fill.  poll_prepare fills pfd[] with what the engine waits for now and

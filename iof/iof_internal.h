@@ -78,9 +78,11 @@ void iof_line_flush(struct iof_stream *st, const char *ts);
 bool iof_stream_blocked(const struct iof_stream *st);
 
 struct iof_push_src {
-    int fd;
+    int fd;   /* -1: a tool source with no tool attached yet */
     bool eof;
     bool tty; /* read only while our process group is in the foreground */
+    bool tool; /* TERN_IOF_PUSH_TOOL: fed by the attached tool whose sink is owner */
+    struct iof_sink *owner; /* that tool's sink (same socket), NULL when none */
 };
 
 struct iof_target {
@@ -116,9 +118,13 @@ struct tern_iof {
 void iof_tool_accept(struct tern_iof *iof);
 void iof_tool_put(struct iof_sink *s, int rank, enum tern_iof_tag tag, const char *p, size_t n);
 void iof_tool_drop(struct iof_sink *s, const char *why);
+/* forget the stdin tool if it was dropped (call before using push_src) */
+void iof_tool_release_stdin(struct tern_iof *iof);
 
 /* stdin.c */
 void iof_push_read(struct tern_iof *iof, struct iof_push_src *ps);
+/* append p[0,n) (n == 0: the end of the source) to every target fed by ps */
+void iof_push_data(struct tern_iof *iof, struct iof_push_src *ps, const char *p, size_t n);
 bool iof_push_can_read(const struct tern_iof *iof, const struct iof_push_src *ps);
 void iof_target_write(struct iof_target *t);
 void iof_target_close(struct iof_target *t);

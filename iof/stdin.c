@@ -10,6 +10,11 @@
  * fail with EPIPE (SIGPIPE is ignored): the target is closed and forgotten.
  * At EOF of the source, each target is closed once its bytes are written,
  * which gives the rank its EOF.  The source itself is never closed here.
+ * A tool source (TERN_IOF_PUSH_TOOL, "ternrun --stdin-tool") is the socket
+ * of the attached tool that asked for stdin: the bytes after its request
+ * line are the ranks' stdin, its shutdown (or loss) is their EOF.  The
+ * socket belongs to the tool's sink; a tool dropped for being slow leaves
+ * the ranks' stdin open for the next tool.
  * A terminal is read only while our process group is its foreground group.
  */
 #include "iof/iof_internal.h"
@@ -77,23 +82,11 @@ bool iof_push_can_read(const struct tern_iof *iof, const struct iof_push_src *ps
     return any;
 }
 
-void iof_push_read(struct tern_iof *iof, struct iof_push_src *ps)
+void iof_push_data(struct tern_iof *iof, struct iof_push_src *ps, const char *p, size_t n)
 {
-    static char chunk[IOF_READ_CHUNK];
     int src = (int)(ps - iof->push_src);
-    ssize_t n;
 
-    do {
-        n = read(ps->fd, chunk, sizeof(chunk));
-    } while (n < 0 && errno == EINTR);
-    if (n < 0 && errno == EAGAIN) {
-        return;
-    }
-    if (n < 0) {
-        fprintf(stderr, "ternrun: iof: reading stdin (fd %d): %s: ending the ranks' stdin\n",
-                ps->fd, strerror(errno));
-    }
-    if (n <= 0) {
+    if (n == 0) {
         ps->eof = true;
     }
     for (int r = 0; r < iof->nranks; r++) {
@@ -103,10 +96,34 @@ void iof_push_read(struct tern_iof *iof, struct iof_push_src *ps)
             continue;
         }
         if (n > 0) {
-            iof_buf_append(&t->buf, chunk, (size_t)n);
+            iof_buf_append(&t->buf, p, n);
         } else {
             t->closing = true;
         }
         iof_target_write(t);
     }
+}
+
+void iof_push_read(struct tern_iof *iof, struct iof_push_src *ps)
+{
+    static char chunk[IOF_READ_CHUNK];
+    ssize_t n;
+
+    do {
+        n = read(ps->fd, chunk, sizeof(chunk));
+    } while (n < 0 && errno == EINTR);
+    if (n < 0 && errno == EAGAIN) {
+        return;
+    }
+    if (n < 0) {
+        fprintf(stderr, "ternrun: iof: reading %s (fd %d): %s: ending the ranks' stdin\n",
+                ps->tool ? "the attached tool's stdin" : "stdin", ps->fd, strerror(errno));
+    }
+    if (n <= 0 && ps->tool) {
+        /* the tool's input ended (it shut its side down, or is gone): the
+         * socket stays its sink's, which still sends it output */
+        ps->fd = -1;
+        ps->owner = NULL;
+    }
+    iof_push_data(iof, ps, chunk, n > 0 ? (size_t)n : 0);
 }

@@ -6,7 +6,9 @@
  * give every other sink, and is written like a non-blocking pipe.  It is
  * never counted by flow control: a tool that does not keep up would hold the
  * ranks back, so once it has TERN_IOF_TOOL_MAX bytes pending it is dropped
- * (socket closed, note on stderr) and the job goes on.
+ * (socket closed, note on stderr) and the job goes on.  A tool that asked
+ * for stdin (only when ternrun keeps it open for tools) feeds the ranks'
+ * stdin through the same socket (iof/stdin.c).
  */
 #include "iof/iof_internal.h"
 #include "iof/iof_tool.h"
@@ -17,10 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
 #define TOOL_REQ_WAIT_MS 500 /* the request must follow the connect */
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 int tern_iof_listen(struct tern_iof *iof, int fd)
 {
@@ -57,11 +62,14 @@ void iof_tool_put(struct iof_sink *s, int rank, enum tern_iof_tag tag, const cha
     }
 }
 
-/* the request line, read within TOOL_REQ_WAIT_MS; false if none came */
-static bool read_request(int fd, char *req, size_t size)
+/* the request line, read within TOOL_REQ_WAIT_MS into req (NUL-terminated
+ * at its '\n'); *extra gets the bytes read past it (the start of a stdin
+ * tool's input, at req + strlen(req) + 1).  false if no line came. */
+static bool read_request(int fd, char *req, size_t size, size_t *extra)
 {
     struct timespec t0, t;
     size_t len = 0;
+    char *nl;
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
     while (len + 1 < size && memchr(req, '\n', len) == NULL) {
@@ -84,12 +92,31 @@ static bool read_request(int fd, char *req, size_t size)
         }
         len += (size_t)n;
     }
-    req[len] = '\0';
-    return memchr(req, '\n', len) != NULL;
+    nl = memchr(req, '\n', len);
+    if (nl == NULL) {
+        return false;
+    }
+    *nl = '\0';
+    *extra = len - (size_t)(nl + 1 - req);
+    return true;
+}
+
+/* refuse a tool: a REFUSED frame with the reason (best effort: the socket
+ * is fresh, its buffer empty), then close */
+static void refuse(int fd, const char *why)
+{
+    struct tern_iof_frame f = {.rank = TERN_IOF_FRAME_REFUSED, .len = (uint32_t)strlen(why)};
+    struct iovec iov[2] = {{&f, sizeof(f)}, {(void *)why, f.len}};
+
+    fprintf(stderr, "ternrun: iof: refusing a tool: %s\n", why);
+    if (writev(fd, iov, 2) < 0) {
+        /* the tool is gone already: nothing to tell */
+    }
+    close(fd);
 }
 
 /* "ranks=..." and "streams=..." of the request into want[rank][tag] */
-static int parse_request(struct tern_iof *iof, char *req, bool *want)
+static int parse_request(struct tern_iof *iof, char *req, bool *want, bool *stdin_wanted)
 {
     bool ranks[TERN_IOF_NTAGS] = {0}, all = false, any_rank = false, *rsel;
     char *save = NULL, *word;
@@ -98,7 +125,7 @@ static int parse_request(struct tern_iof *iof, char *req, bool *want)
     if (rsel == NULL) {
         return -ENOMEM;
     }
-    req[strcspn(req, "\n")] = '\0';
+    *stdin_wanted = false;
     if (strncmp(req, TERN_IOF_TOOL_MAGIC " ", strlen(TERN_IOF_TOOL_MAGIC) + 1) != 0) {
         free(rsel);
         return -EPROTO;
@@ -136,6 +163,8 @@ static int parse_request(struct tern_iof *iof, char *req, bool *want)
                     return -EINVAL;
                 }
             }
+        } else if (strcmp(word, "stdin=1") == 0) {
+            *stdin_wanted = true;
         } else {
             free(rsel);
             return -EINVAL;
@@ -177,43 +206,107 @@ static void purge_dead_tools(struct tern_iof *iof)
     iof->nsinks = k;
 }
 
+/* the source a stdin tool feeds (ternrun --stdin-tool), NULL if none */
+static struct iof_push_src *tool_stdin(struct tern_iof *iof)
+{
+    for (size_t i = 0; i < iof->npush_src; i++) {
+        if (iof->push_src[i].tool) {
+            return &iof->push_src[i];
+        }
+    }
+    return NULL;
+}
+
+void iof_tool_release_stdin(struct tern_iof *iof)
+{
+    struct iof_push_src *ps = tool_stdin(iof);
+
+    if (ps != NULL && ps->owner != NULL && ps->owner->dead) {
+        /* dropped for its output: the ranks' stdin stays open for another
+         * tool (its socket is closed already, see iof_tool_drop) */
+        ps->fd = -1;
+        ps->owner = NULL;
+    }
+}
+
+/* why a tool asking for stdin cannot have it, NULL if it can */
+static const char *stdin_refusal(struct tern_iof *iof)
+{
+    struct iof_push_src *ps = tool_stdin(iof);
+
+    if (ps == NULL) {
+        return "stdin is not open for tools: start ternrun with --stdin-tool";
+    }
+    if (ps->eof) {
+        return "the ranks' stdin has ended already";
+    }
+    if (ps->owner != NULL) {
+        return "another attached tool is feeding stdin";
+    }
+    return NULL;
+}
+
 void iof_tool_accept(struct tern_iof *iof)
 {
     static const struct tern_iof_format none = {0};
     struct tern_iof_frame hello = {.rank = TERN_IOF_FRAME_ATTACHED};
-    char req[TERN_IOF_TOOL_REQ_MAX];
+    char req[TERN_IOF_TOOL_REQ_MAX], why[TERN_IOF_TOOL_REQ_MAX + 64];
+    struct iof_push_src *ps = NULL;
     struct iof_sink *s, **tmp;
-    bool *want;
-    int fd, rc;
+    bool *want, stdin_wanted;
+    size_t extra;
+    int fd;
 
     fd = accept4(iof->listen_fd, NULL, NULL, SOCK_CLOEXEC);
     if (fd < 0) {
         return;
     }
+    iof_tool_release_stdin(iof);
     want = calloc((size_t)iof->nranks * TERN_IOF_NTAGS, sizeof(*want));
-    if (want == NULL || !read_request(fd, req, sizeof(req))) {
-        fprintf(stderr, "ternrun: iof: a tool connected but sent no request\n");
-        goto err;
+    if (want == NULL) {
+        refuse(fd, "ternrun is out of memory");
+        return;
     }
-    rc = parse_request(iof, req, want);
-    if (rc != 0) {
-        fprintf(stderr, "ternrun: iof: bad tool request \"%s\"\n", req);
-        goto err;
+    if (!read_request(fd, req, sizeof(req), &extra)) {
+        free(want);
+        refuse(fd, "no request line within " STR(TOOL_REQ_WAIT_MS) " ms");
+        return;
+    }
+    if (parse_request(iof, req, want, &stdin_wanted) != 0) {
+        snprintf(why, sizeof(why), "bad request \"%s\" (ranks out of range?)", req);
+        free(want);
+        refuse(fd, why);
+        return;
+    }
+    if (stdin_wanted) {
+        const char *no = stdin_refusal(iof);
+
+        if (no != NULL) {
+            free(want);
+            refuse(fd, no);
+            return;
+        }
+        ps = tool_stdin(iof);
     }
     purge_dead_tools(iof);
     for (size_t i = 0; i < (size_t)iof->nranks * TERN_IOF_NTAGS; i++) {
         if (want[i] && iof->streams[i].nsinks == IOF_STREAM_SINKS) {
-            fprintf(stderr, "ternrun: iof: too many tools attached: refusing one more\n");
-            goto err;
+            free(want);
+            refuse(fd, "too many tools attached to one stream");
+            return;
         }
     }
     tmp = realloc(iof->sinks, (iof->nsinks + 1) * sizeof(*tmp));
     if (tmp == NULL) {
-        goto err;
+        free(want);
+        refuse(fd, "ternrun is out of memory");
+        return;
     }
     iof->sinks = tmp;
     if (iof_set_nonblock(fd) != 0 || (s = iof_sink_new(fd, true, &none)) == NULL) {
-        goto err;
+        free(want);
+        refuse(fd, "ternrun cannot set up the connection");
+        return;
     }
     s->tool = true;
     s->mode = IOF_SINK_NONBLOCK;
@@ -228,10 +321,29 @@ void iof_tool_accept(struct tern_iof *iof)
         }
     }
     free(want);
+    if (ps != NULL) {
+        /* from now on the socket's input is the ranks' stdin; what came
+         * with the request line is its first bytes */
+        ps->fd = fd;
+        ps->owner = s;
+        if (extra > 0) {
+            iof_push_data(iof, ps, req + strlen(req) + 1, extra);
+        }
+    }
     iof_sink_write(s);
-    return;
+}
 
-err:
-    free(want);
-    close(fd);
+void tern_iof_end_tools(struct tern_iof *iof)
+{
+    struct tern_iof_frame end = {.rank = TERN_IOF_FRAME_END};
+
+    for (size_t i = 0; i < iof->nsinks; i++) {
+        struct iof_sink *s = iof->sinks[i];
+
+        if (s->tool && !s->dead) {
+            /* past the bound too: the last frame is never what drops a tool */
+            iof_buf_append(&s->buf, &end, sizeof(end));
+            iof_sink_write(s);
+        }
+    }
 }

@@ -65,6 +65,7 @@ struct ternrun_options {
     const char *iof_announce; /* --iof-announce FILE, or NULL */
     enum ternrun_stdin stdin_mode;
     int stdin_rank;
+    bool stdin_tool; /* --stdin-tool: the ranks' stdin comes from an attached tern-iof */
 };
 
 enum ternrun_rank_state {

@@ -43,6 +43,10 @@ static void print_help(FILE *f)
             "                       which rank(s) read ternrun's stdin (default rank0;\n"
             "                       all: every rank gets the same bytes); the others\n"
             "                       read /dev/null\n"
+            "  --stdin-tool         keep the ranks' stdin open for a tool instead of\n"
+            "                       reading ternrun's: the first 'tern-iof --stdin'\n"
+            "                       that attaches feeds it, its input's end is the\n"
+            "                       ranks' EOF\n"
             "  --tag-output         prefix each output line with [rank,stdout|stderr]\n"
             "  --timestamp-output   prefix each output line with its arrival time\n"
             "  --merge-stderr-to-stdout\n"
@@ -291,6 +295,8 @@ int ternrun_options_parse(int argc, char **argv, struct ternrun_options *opt)
             if ((v = opt_value(argc, argv, &i, "--stdin")) == NULL || parse_stdin(v, opt)) {
                 return USAGE_ERROR;
             }
+        } else if (strcmp(arg, "--stdin-tool") == 0) {
+            opt->stdin_tool = true;
         } else if (strcmp(arg, "--tag-output") == 0) {
             opt->tag_output = true;
         } else if (strcmp(arg, "--timestamp-output") == 0) {
@@ -325,6 +331,10 @@ int ternrun_options_parse(int argc, char **argv, struct ternrun_options *opt)
     }
     if (opt->stdin_mode == TERNRUN_STDIN_RANK && opt->stdin_rank >= opt->nranks) {
         ternrun_err("--stdin %d: there are only %d rank(s)", opt->stdin_rank, opt->nranks);
+        return USAGE_ERROR;
+    }
+    if (opt->stdin_tool && opt->stdin_mode == TERNRUN_STDIN_NONE) {
+        ternrun_err("--stdin-tool with --stdin none: no rank would read the tool's input");
         return USAGE_ERROR;
     }
     if (i >= argc) {

@@ -6,7 +6,8 @@
  *   rank stderr --pipe--> ternrun --> ternrun's stderr  (stdout with
  *                                     --merge-stderr-to-stdout; DIR/<rank>/stderr)
  *   ternrun's stdin --> pipe --> rank 0's stdin (--stdin: all, none or N);
- *   ranks without a pipe read /dev/null.
+ *   ranks without a pipe read /dev/null.  With --stdin-tool the source is
+ *   not ternrun's stdin but the attached "tern-iof --stdin" (iof/tool.c).
  *   tern's diagnostics --pipe (fd in TERN_IOF_INTERNAL_FD)--> ternrun's
  *                                     stderr as "[rank,diag] " lines
  *                                     (DIR/<rank>/diag)
@@ -193,7 +194,8 @@ int ternrun_stdio_prepare_rank(struct ternrun_job *job, struct ternrun_rank *r)
             goto err_pipe;
         }
         r->child_fd[0] = p[0];
-        if (tern_iof_push(job->iof, STDIN_FILENO, r->rank, p[1]) != 0) {
+        if (tern_iof_push(job->iof, job->opt.stdin_tool ? TERN_IOF_PUSH_TOOL : STDIN_FILENO,
+                          r->rank, p[1]) != 0) {
             close(p[1]);
             goto err;
         }

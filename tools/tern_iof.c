@@ -2,17 +2,24 @@
  * tern-iof: attach to a running ternrun and print copies of its ranks'
  * output streams, from the moment of attaching until the job ends.
  *
- *   tern-iof --socket PATH [--ranks all|R[,R...]] [--streams stdout,stderr,diag] [--tag]
+ *   tern-iof --socket PATH [--ranks all|R[,R...]] [--streams stdout,stderr,diag]
+ *            [--tag] [--stdin]
  *
  * PATH is what ternrun announces (ternrun -v, --iof-announce FILE, or
  * TERNRUN_IOF_SOCKET in the ranks' environment).  The bytes are written to
- * stdout raw, or with --tag as "[rank,stream] " lines.  Pull only: the
- * tool's stdin is not forwarded.  Protocol: iof/iof_tool.h.  libc only.
+ * stdout raw, or with --tag as "[rank,stream] " lines.  With --stdin the
+ * tool's stdin becomes the ranks' stdin (ternrun must run with
+ * --stdin-tool); a thread copies it to the socket and shuts the socket's
+ * sending side at its EOF.  Exit status 0 only when ternrun said the job
+ * ended (the end-of-job frame): 1 when dropped, refused or cut off.
+ * Protocol: iof/iof_tool.h.  libc only.
  */
 #define _GNU_SOURCE 1
 #include "iof/iof_tool.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,9 +34,12 @@ static const char *const stream_name[] = {"stdin", "stdout", "stderr", "diag"};
 static void usage(FILE *f)
 {
     fprintf(f, "usage: tern-iof --socket PATH [--ranks all|R[,R...]]\n"
-               "                [--streams stdout,stderr,diag] [--tag]\n"
+               "                [--streams stdout,stderr,diag] [--tag] [--stdin]\n"
                "Print copies of a running ternrun's output streams (default: all\n"
-               "ranks, stdout and stderr) until the job ends.\n");
+               "ranks, stdout and stderr) until the job ends.  --stdin: send this\n"
+               "tool's stdin to the ranks' stdin (the job must run with\n"
+               "ternrun --stdin-tool).  Exit status 0 when the job ended, 1 when\n"
+               "this tool was refused, dropped or cut off.\n");
 }
 
 static int write_all(int fd, const char *p, size_t n)
@@ -107,11 +117,39 @@ static int put_tagged(bool **line_start, size_t *nls, uint32_t rank, uint32_t ta
     return 0;
 }
 
+/* --stdin: our stdin to the socket, then shut its sending side (the ranks'
+ * EOF).  A write error means ternrun is gone or the job ended: stop. */
+static void *push_stdin(void *arg)
+{
+    int fd = *(int *)arg;
+    char buf[64 * 1024];
+
+    for (;;) {
+        ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
+
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            fprintf(stderr, "tern-iof: reading stdin: %s: ending the ranks' stdin\n",
+                    strerror(errno));
+        }
+        if (n <= 0) {
+            shutdown(fd, SHUT_WR);
+            return NULL;
+        }
+        if (write_all(fd, buf, (size_t)n) != 0) {
+            return NULL;
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *path = NULL, *ranks = "all", *streams = "stdout,stderr";
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    bool tag = false, *line_start = NULL;
+    bool tag = false, want_stdin = false, ended = false, *line_start = NULL;
+    pthread_t pusher;
     size_t nls = 0, cap = 0;
     char req[TERN_IOF_TOOL_REQ_MAX], *data = NULL;
     int fd, n, rc = 0;
@@ -121,6 +159,8 @@ int main(int argc, char **argv)
 
         if (strcmp(a, "--tag") == 0) {
             tag = true;
+        } else if (strcmp(a, "--stdin") == 0) {
+            want_stdin = true;
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             return 0;
@@ -149,15 +189,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "tern-iof: bad --socket, --ranks or --streams\n");
         return 2;
     }
-    n = snprintf(req, sizeof(req), "%s ranks=%s streams=%s\n", TERN_IOF_TOOL_MAGIC, ranks,
-                 streams);
+    n = snprintf(req, sizeof(req), "%s ranks=%s streams=%s%s\n", TERN_IOF_TOOL_MAGIC, ranks,
+                 streams, want_stdin ? " stdin=1" : "");
     if (n >= (int)sizeof(req)) {
         fprintf(stderr, "tern-iof: --ranks or --streams too long\n");
         return 2;
     }
-    if (!isatty(STDIN_FILENO)) {
-        fprintf(stderr, "tern-iof: note: pull only, stdin is not forwarded to the job\n");
-    }
+    signal(SIGPIPE, SIG_IGN); /* a closed socket is an EPIPE, handled */
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
         fprintf(stderr, "tern-iof: cannot connect to %s: %s\n", path, strerror(errno));
@@ -171,20 +209,32 @@ int main(int argc, char **argv)
         struct tern_iof_frame f;
         int r = read_all(fd, &f, sizeof(f));
 
-        if (r == 0) {
-            break; /* the job ended */
+        if (r == 0 && ended) {
+            break; /* the job ended and ternrun said so */
         }
-        if (r < 0) {
-            fprintf(stderr, "tern-iof: connection lost (ternrun dropped this tool?)\n");
+        if (r <= 0) {
+            fprintf(stderr, "tern-iof: ternrun closed the connection before the end of the "
+                            "job: this tool was dropped (too slow?) or ternrun was stopped\n");
             rc = 1;
             break;
         }
         if (f.rank == TERN_IOF_FRAME_ATTACHED) {
             fprintf(stderr, "tern-iof: attached to %s\n", path);
+            if (want_stdin && pthread_create(&pusher, NULL, push_stdin, &fd) == 0) {
+                pthread_detach(pusher);
+            } else if (want_stdin) {
+                fprintf(stderr, "tern-iof: cannot start the stdin thread\n");
+                rc = 1;
+                break;
+            }
+            continue;
+        }
+        if (f.rank == TERN_IOF_FRAME_END) {
+            ended = true;
             continue;
         }
         if (f.len > cap) {
-            char *d = realloc(data, f.len);
+            char *d = realloc(data, f.len + 1);
 
             if (d == NULL) {
                 fprintf(stderr, "tern-iof: out of memory\n");
@@ -196,6 +246,12 @@ int main(int argc, char **argv)
         }
         if (f.len > 0 && read_all(fd, data, f.len) != 1) {
             fprintf(stderr, "tern-iof: connection lost in a frame\n");
+            rc = 1;
+            break;
+        }
+        if (f.rank == TERN_IOF_FRAME_REFUSED) {
+            fprintf(stderr, "tern-iof: ternrun refused this tool: %.*s\n", (int)f.len,
+                    f.len ? data : "");
             rc = 1;
             break;
         }

@@ -2,7 +2,8 @@
 # tern-iof attached to a running ternrun: it gets exactly the bytes ternrun
 # forwarded for the ranks and streams it asked for (and none of the others)
 # from the moment it attached; a tool that stops reading (SIGSTOP) does not
-# stall the job: ternrun drops it with a note.
+# stall the job: ternrun drops it with a note, and the tool, once it runs
+# again, tells that it was dropped (exit 1) from a job's end (exit 0).
 . "$(dirname "$0")/lib.sh"
 
 TOOL=./tern-iof
@@ -98,6 +99,9 @@ size=$(wc -c <"$OUT")
 [ "$size" -eq 20971520 ] || fail "job 3: ternrun forwarded $size bytes"
 grep -q "dropping attached tool" "$ERR" || fail "ternrun did not note the dropped tool"
 kill -CONT $TOOLPID
-wait $TOOLPID # its socket was closed: it ends (it cannot always tell a drop from the end)
+wait $TOOLPID
+trc=$?
+[ "$trc" -eq 1 ] || fail "the dropped tool: exit status $trc, expected 1"
+grep -q "dropped" "$TOOLERR" || fail "the dropped tool did not say so: $(cat "$TOOLERR")"
 
 finish

@@ -1,0 +1,112 @@
+#!/bin/sh
+# stdin fed by an attached tool (ternrun --stdin-tool, tern-iof --stdin):
+# 10 MiB of binary input reach the chosen ranks byte-exact and once; a job
+# not started for it refuses the tool with the reason; one stdin tool at a
+# time; the tool's end (EOF or death) is the ranks' EOF; a rank that never
+# reads does not keep the job or the tool from ending, even on endless input.
+. "$(dirname "$0")/lib.sh"
+
+TOOL=./tern-iof
+[ -x "$TOOL" ] || { echo "SKIP: $TOOL not built"; exit 77; }
+
+head -c 10M /dev/urandom >"$WORK/in.bin"
+want=$(sha256sum <"$WORK/in.bin")
+
+# start_job ARGS...: ternrun in the background (pid in $JOB), its socket
+# in $SOCK once announced
+start_job() {
+    rm -f "$WORK/announce"
+    timeout -k 5 "$T" "$TERNRUN" --iof-announce "$WORK/announce" "$@" \
+        >"$OUT" 2>"$ERR" </dev/null &
+    JOB=$!
+    i=0
+    while [ ! -s "$WORK/announce" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+    SOCK=$(cat "$WORK/announce" 2>/dev/null)
+    [ -n "$SOCK" ] || fail "ternrun did not announce its socket"
+}
+
+# tool ARGS... (stdin as given): tern-iof bounded by a timeout, status in $TRC
+tool() {
+    timeout -k 5 "$T" "$TOOL" --socket "$SOCK" "$@" >"$WORK/tool.out" 2>"$WORK/tool.err"
+    TRC=$?
+}
+
+# 1. rank 0 (the default) gets the tool's 10 MiB; rank 1 reads /dev/null
+start_job --stdin-tool -n 2 sh -c 'cat >"$0/got.$PMIX_RANK"' "$WORK"
+tool --stdin <"$WORK/in.bin"
+[ "$TRC" -eq 0 ] || fail "tern-iof --stdin: exit status $TRC ($(cat "$WORK/tool.err"))"
+wait $JOB || fail "job 1: exit status $?"
+[ "$(sha256sum <"$WORK/got.0")" = "$want" ] ||
+    fail "rank 0 did not get the tool's 10 MiB byte-exact ($(wc -c <"$WORK/got.0") bytes)"
+[ -s "$WORK/got.1" ] && fail "rank 1 got stdin bytes without --stdin all"
+rm -f "$WORK"/got.*
+
+# 2. --stdin all: every rank gets the same bytes, and the tool still gets
+# the ranks' output
+start_job --stdin-tool --stdin all -n 3 sh -c 'cat >"$0/got.$PMIX_RANK"; echo "rank $PMIX_RANK done"' "$WORK"
+tool --stdin --streams stdout <"$WORK/in.bin"
+[ "$TRC" -eq 0 ] || fail "tern-iof --stdin (all): exit status $TRC"
+wait $JOB || fail "job 2: exit status $?"
+for r in 0 1 2; do
+    [ "$(sha256sum <"$WORK/got.$r")" = "$want" ] || fail "--stdin all: rank $r did not get the 10 MiB"
+    grep -q "^rank $r done$" "$WORK/tool.out" || fail "the stdin tool did not get rank $r's output"
+done
+rm -f "$WORK"/got.*
+
+# 3. a job not started with --stdin-tool refuses a stdin tool, and says why
+start_job -n 1 sh -c 'sleep 1'
+tool --stdin </dev/null
+[ "$TRC" -eq 1 ] || fail "a refused stdin tool: exit status $TRC, expected 1"
+grep -q "refused.*--stdin-tool" "$WORK/tool.err" || fail "no reason for the refusal: $(cat "$WORK/tool.err")"
+wait $JOB || fail "job 3: exit status $?"
+
+# 4. one stdin tool at a time; the first one's EOF is the rank's EOF
+mkfifo "$WORK/fifo"
+start_job --stdin-tool -n 1 sh -c 'cat >"$0/got.0"' "$WORK"
+"$TOOL" --socket "$SOCK" --stdin <"$WORK/fifo" >/dev/null 2>"$WORK/first.err" &
+first=$!
+exec 3>"$WORK/fifo" # the first tool's input, held open
+i=0
+while ! grep -qs attached "$WORK/first.err" && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+tool --stdin </dev/null
+[ "$TRC" -eq 1 ] && grep -q "another attached tool" "$WORK/tool.err" ||
+    fail "a second stdin tool was not refused: status $TRC, $(cat "$WORK/tool.err")"
+printf 'one line\n' >&3
+exec 3>&-
+wait $first || fail "the first stdin tool: exit status $?"
+wait $JOB || fail "job 4: exit status $?"
+[ "$(cat "$WORK/got.0")" = "one line" ] || fail "job 4: rank 0 got '$(cat "$WORK/got.0")'"
+rm -f "$WORK"/got.*
+
+# 5. the tool killed while feeding: the rank gets EOF and the job ends
+mkfifo "$WORK/fifo2"
+start_job --stdin-tool -n 1 sh -c 'cat >"$0/got.0"; echo ended' "$WORK"
+"$TOOL" --socket "$SOCK" --stdin <"$WORK/fifo2" >/dev/null 2>"$WORK/killed.err" &
+victim=$!
+exec 4>"$WORK/fifo2"
+i=0
+while ! grep -qs attached "$WORK/killed.err" && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+printf 'partial' >&4
+kill -KILL $victim
+wait $victim 2>/dev/null
+exec 4>&-
+wait $JOB || fail "job 5: exit status $?"
+grep -q '^ended$' "$OUT" || fail "job 5: the rank did not see EOF when its stdin tool died"
+
+# 6. endless input, a rank that never reads: the job and the tool end
+# (yes through a fifo: in "yes | tool" the tool function would run in a
+# subshell and $TRC would not come back)
+mkfifo "$WORK/fifo3"
+start_job --stdin-tool -n 2 sh -c 'sleep 0.5; echo done'
+yes >"$WORK/fifo3" 2>/dev/null &
+tool --stdin <"$WORK/fifo3"
+[ "$TRC" -eq 0 ] || fail "endless input: tern-iof exit status $TRC ($(cat "$WORK/tool.err"))"
+wait $JOB || fail "job 6: exit status $?"
+[ "$(grep -c '^done$' "$OUT")" -eq 2 ] || fail "job 6: output of the ranks missing"
+
+# 7. usage: --stdin-tool with --stdin none is refused at once
+run --stdin-tool --stdin none -n 1 true
+expect_rc 2 "--stdin-tool --stdin none"
+expect_err "no rank would read" "--stdin-tool --stdin none"
+
+finish
