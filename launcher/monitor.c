@@ -420,7 +420,9 @@ int ternrun_monitor(struct ternrun_job *job, int launch_failure)
         if (m.phase != PHASE_RUN && m.deadline - now < timeout) {
             timeout = m.deadline > now ? m.deadline - now : 0;
         }
-        if (poll(pfd, 2 + niof, (int)timeout) < 0 && errno != EINTR) {
+        int prc = poll(pfd, 2 + niof, (int)timeout);
+
+        if (prc < 0 && errno != EINTR) {
             ternrun_err("poll: %s: killing the job", strerror(errno));
             signal_live(&m, SIGKILL);
             m.gave_up = true;
@@ -428,10 +430,16 @@ int ternrun_monitor(struct ternrun_job *job, int launch_failure)
         }
         tern_iof_progress(job->iof, pfd + 2, niof);
         now = ternrun_now_ms();
-        drain_wake(job);
-        handle_aborts(&m, now);
-        drain_signals(&m, now);
-        reap(&m, now);
+        /* while output streams, most wake-ups are for the IOF alone: the
+         * signal, wake and child checks (three syscalls) run only when
+         * their fds said so, and on every timeout or interruption as a
+         * safety net (a SIGCHLD is on sig_fd, an abort writes wake_fd) */
+        if (prc <= 0 || pfd[0].revents != 0 || pfd[1].revents != 0) {
+            drain_wake(job);
+            handle_aborts(&m, now);
+            drain_signals(&m, now);
+            reap(&m, now);
+        }
         check_deadline(&m, now);
         tern_srv_module_expire();
     }

@@ -148,7 +148,7 @@ int main(int argc, char **argv)
 {
     const char *path = NULL, *ranks = "all", *streams = "stdout,stderr";
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    bool tag = false, want_stdin = false, ended = false, *line_start = NULL;
+    bool tag = false, want_stdin = false, *line_start = NULL;
     pthread_t pusher;
     size_t nls = 0, cap = 0;
     char req[TERN_IOF_TOOL_REQ_MAX], *data = NULL;
@@ -209,9 +209,6 @@ int main(int argc, char **argv)
         struct tern_iof_frame f;
         int r = read_all(fd, &f, sizeof(f));
 
-        if (r == 0 && ended) {
-            break; /* the job ended and ternrun said so */
-        }
         if (r <= 0) {
             fprintf(stderr, "tern-iof: ternrun closed the connection before the end of the "
                             "job: this tool was dropped (too slow?) or ternrun was stopped\n");
@@ -230,8 +227,10 @@ int main(int argc, char **argv)
             continue;
         }
         if (f.rank == TERN_IOF_FRAME_END) {
-            ended = true;
-            continue;
+            /* the last frame: the job ended and all was sent.  Stop here,
+             * not at the EOF that follows: a socket closed with our unread
+             * stdin bytes in it ends in ECONNRESET instead */
+            break;
         }
         if (f.len > cap) {
             char *d = realloc(data, f.len + 1);
