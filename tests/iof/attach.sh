@@ -21,19 +21,6 @@ seq 1 50 | sed "s/^/error of rank $PMIX_RANK: /" >&2
 EOS
 chmod +x "$WORK/rank.sh"
 
-# start_job ARGS...: ternrun in the background (pid in $JOB), the socket
-# path once announced in $SOCK
-start_job() {
-    rm -f "$GO" "$WORK/announce"
-    timeout -k 5 "$T" "$TERNRUN" --iof-announce "$WORK/announce" -x GO "$@" \
-        >"$OUT" 2>"$ERR" </dev/null &
-    JOB=$!
-    i=0
-    while [ ! -s "$WORK/announce" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
-    SOCK=$(cat "$WORK/announce" 2>/dev/null)
-    [ -n "$SOCK" ] || fail "ternrun did not announce its socket"
-}
-
 # start_tool ARGS...: tern-iof in the background (pid in $TOOLPID: no
 # timeout wrapper, it is SIGSTOPped; the end of the job ends it), returns
 # once it says it is attached.  Each tool writes to files of its own
@@ -54,7 +41,8 @@ start_tool() {
 }
 
 # 1. tagged copies of ranks 0 and 2, stdout and stderr, vs ternrun's stdout
-start_job -n 3 --tag-output --merge-stderr-to-stdout "$WORK/rank.sh"
+rm -f "$GO"
+start_job -x GO -n 3 --tag-output --merge-stderr-to-stdout "$WORK/rank.sh"
 start_tool --ranks 0,2 --streams stdout,stderr --tag
 touch "$GO"
 wait $JOB || fail "job 1: exit status $?"
@@ -72,7 +60,8 @@ grep -q '^\[1,' "$TOOLOUT" && fail "the tool got rank 1's output"
     fail "the tool got lines it did not ask for"
 
 # 2. raw copy of rank 1's stdout vs DIR/1/stdout
-start_job -n 3 --output-filename "$WORK/dir" "$WORK/rank.sh"
+rm -f "$GO"
+start_job -x GO -n 3 --output-filename "$WORK/dir" "$WORK/rank.sh"
 start_tool --ranks 1 --streams stdout
 touch "$GO"
 wait $JOB || fail "job 2: exit status $?"
@@ -86,7 +75,8 @@ while [ ! -e "$GO" ]; do sleep 0.05; done
 yes 0123456789012345678901234567890123456789012345678901234567890123456789 | head -c 20971520
 EOS
 chmod +x "$WORK/big.sh"
-start_job -n 1 "$WORK/big.sh"
+rm -f "$GO"
+start_job -x GO -n 1 "$WORK/big.sh"
 start_tool
 kill -STOP $TOOLPID
 start=$(date +%s)

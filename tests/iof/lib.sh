@@ -19,3 +19,17 @@ expected() {
     shift
     PMIX_RANK=$r "$WRITER" "$@"
 }
+
+
+# start_job ARGS...: ternrun in the background (pid in $JOB, bounded by $T)
+# announcing its tool socket, whose path is in $SOCK when this returns
+start_job() {
+    rm -f "$WORK/announce"
+    timeout -k 5 "$T" "$TERNRUN" --iof-announce "$WORK/announce" "$@" \
+        >"$OUT" 2>"$ERR" </dev/null &
+    JOB=$!
+    i=0
+    while [ ! -s "$WORK/announce" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+    SOCK=$(cat "$WORK/announce" 2>/dev/null)
+    [ -n "$SOCK" ] || fail "ternrun did not announce its socket"
+}

@@ -12,19 +12,6 @@ TOOL=./tern-iof
 head -c 10M /dev/urandom >"$WORK/in.bin"
 want=$(sha256sum <"$WORK/in.bin")
 
-# start_job ARGS...: ternrun in the background (pid in $JOB), its socket
-# in $SOCK once announced
-start_job() {
-    rm -f "$WORK/announce"
-    timeout -k 5 "$T" "$TERNRUN" --iof-announce "$WORK/announce" "$@" \
-        >"$OUT" 2>"$ERR" </dev/null &
-    JOB=$!
-    i=0
-    while [ ! -s "$WORK/announce" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
-    SOCK=$(cat "$WORK/announce" 2>/dev/null)
-    [ -n "$SOCK" ] || fail "ternrun did not announce its socket"
-}
-
 # tool ARGS... (stdin as given): tern-iof bounded by a timeout, status in $TRC
 tool() {
     timeout -k 5 "$T" "$TOOL" --socket "$SOCK" "$@" >"$WORK/tool.out" 2>"$WORK/tool.err"
