@@ -197,6 +197,26 @@ int tern_iof_pull(struct tern_iof *iof, int rank, enum tern_iof_tag tag, int fd,
     return 0;
 }
 
+bool tern_iof_note(struct tern_iof *iof, int fd, const char *line, size_t n)
+{
+    struct stat sb;
+    bool known = fstat(fd, &sb) == 0;
+
+    for (size_t i = 0; i < iof->nsinks; i++) {
+        struct iof_sink *s = iof->sinks[i];
+
+        if (s->tool || s->dead || s->buf.len == 0) {
+            continue;
+        }
+        if (s->user_fd == fd || (known && s->has_id && s->dev == sb.st_dev && s->ino == sb.st_ino)) {
+            iof_buf_append(&s->buf, line, n);
+            iof_sink_write(s);
+            return true;
+        }
+    }
+    return false;
+}
+
 int tern_iof_push(struct tern_iof *iof, int src_fd, int rank, int dst_fd)
 {
     struct iof_target *t;

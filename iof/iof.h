@@ -89,6 +89,12 @@ int tern_iof_push(struct tern_iof *iof, int src_fd, int rank, int dst_fd);
  * partial line is emitted, the source is closed. */
 void tern_iof_close(struct tern_iof *iof, int rank, enum tern_iof_tag tag);
 
+/* note: a message of the launcher's own (whole lines) for fd, queued behind
+ * the forwarded bytes the sink of fd still holds, so that it shows after the
+ * output that came before it.  false when no sink of fd holds anything: the
+ * caller writes the line itself (nothing to keep order with). */
+bool tern_iof_note(struct tern_iof *iof, int fd, const char *line, size_t n);
+
 /* flush: block until every sink has written what it holds (sinks whose
  * reader went away are dropped).  Returns 0, or -ETIMEDOUT after timeout_ms
  * (< 0: no limit) with bytes still pending. */

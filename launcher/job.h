@@ -116,6 +116,9 @@ struct ternrun_job {
 /* log.c */
 extern int ternrun_verbose;
 void ternrun_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+struct tern_iof;
+/* main-thread messages go through iof (NULL: straight to stderr); log.c */
+void ternrun_log_route(struct tern_iof *iof);
 void ternrun_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ternrun_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ternrun_vlog(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

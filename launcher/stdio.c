@@ -122,6 +122,7 @@ int ternrun_stdio_init(struct ternrun_job *job)
         ternrun_err("cannot set up stdio forwarding");
         return -1;
     }
+    ternrun_log_route(job->iof);
     return 0;
 }
 
@@ -263,6 +264,7 @@ void ternrun_stdio_rank_exited(struct ternrun_job *job, struct ternrun_rank *r)
 void ternrun_stdio_fini(struct ternrun_job *job)
 {
     if (job->iof != NULL) {
+        ternrun_log_route(NULL);
         tern_iof_flush(job->iof, 1000);
         tern_iof_destroy(job->iof);
         job->iof = NULL;

@@ -30,4 +30,15 @@ expect_same "$WORK/got" "$WORK/want.0" "PMIx_Abort: the aborting rank's 1 MiB"
 run -n 1 sh -c 'printf "no newline"; kill -9 $$'
 [ "$(cat "$OUT")" = "no newline" ] || fail "a last partial line was lost"
 
+# ternrun's own note about a rank that died comes after the rank's last
+# stderr line even when ternrun still holds that line: its stderr here is a
+# pipe nobody reads for 2 s, so 300 kB of the rank's stderr wait in
+# ternrun's buffer when the rank's exit is reported
+timeout -k 5 "$T" "$TERNRUN" -n 1 sh -c \
+    'head -c 300000 /dev/zero | tr "\0" e | fold -w 99 >&2; echo >&2; echo LAST >&2; exit 3' \
+    2>&1 >/dev/null | (sleep 2; cat) >"$WORK/ordered"
+tail -n 2 "$WORK/ordered" | head -n 1 | grep -qx LAST &&
+    tail -n 1 "$WORK/ordered" | grep -q "^ternrun: rank 0 .*exited with status 3" ||
+    fail "ternrun's note about the dead rank is not after its last line: $(grep -n -m 3 -v '^e*$' "$WORK/ordered")"
+
 finish
