@@ -117,6 +117,14 @@ static int put_tagged(bool **line_start, size_t *nls, uint32_t rank, uint32_t ta
     return 0;
 }
 
+/* the connection ended without the end-of-job frame */
+static void cut_off(const char *where)
+{
+    fprintf(stderr, "tern-iof: ternrun closed the connection before the end of the job%s: "
+                    "this tool was dropped (too slow?) or ternrun was stopped\n",
+            where);
+}
+
 /* --stdin: our stdin to the socket, then shut its sending side (the ranks'
  * EOF).  A write error means ternrun is gone or the job ended: stop. */
 static void *push_stdin(void *arg)
@@ -210,8 +218,7 @@ int main(int argc, char **argv)
         int r = read_all(fd, &f, sizeof(f));
 
         if (r <= 0) {
-            fprintf(stderr, "tern-iof: ternrun closed the connection before the end of the "
-                            "job: this tool was dropped (too slow?) or ternrun was stopped\n");
+            cut_off("");
             rc = 1;
             break;
         }
@@ -244,7 +251,7 @@ int main(int argc, char **argv)
             cap = f.len;
         }
         if (f.len > 0 && read_all(fd, data, f.len) != 1) {
-            fprintf(stderr, "tern-iof: connection lost in a frame\n");
+            cut_off(" (in the middle of a frame)");
             rc = 1;
             break;
         }
