@@ -37,8 +37,9 @@ run -n 1 sh -c 'printf "no newline"; kill -9 $$'
 timeout -k 5 "$T" "$TERNRUN" -n 1 sh -c \
     'head -c 300000 /dev/zero | tr "\0" e | fold -w 99 >&2; echo >&2; echo LAST >&2; exit 3' \
     2>&1 >/dev/null | (sleep 2; cat) >"$WORK/ordered"
-tail -n 2 "$WORK/ordered" | head -n 1 | grep -qx LAST &&
-    tail -n 1 "$WORK/ordered" | grep -q "^ternrun: rank 0 .*exited with status 3" ||
-    fail "ternrun's note about the dead rank is not after its last line: $(grep -n -m 3 -v '^e*$' "$WORK/ordered")"
+last=$(grep -n -x LAST "$WORK/ordered" | cut -d: -f1)
+note=$(grep -n "^ternrun: rank 0 .*exited with status 3" "$WORK/ordered" | cut -d: -f1)
+[ -n "$last" ] && [ -n "$note" ] && [ "$note" -gt "$last" ] ||
+    fail "ternrun's note about the dead rank (line ${note:-none}) is not after its last line (line ${last:-none})"
 
 finish

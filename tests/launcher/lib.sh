@@ -8,7 +8,7 @@ T=${TERNRUN_TEST_TIMEOUT:-60}   # generous bound on every ternrun call
 # sanitizer builds: libpmix's own leaks are not ours (see tests/lsan.supp);
 # the ranks inherit this too.  Options set by the harness take precedence.
 if [ -z "${LSAN_OPTIONS:-}" ]; then
-    LSAN_OPTIONS="suppressions=$(cd "$(dirname "$0")/.." && pwd)/lsan.supp"
+    LSAN_OPTIONS="suppressions=$(cd "$(dirname "$0")/.." && pwd)/lsan.supp:print_suppressions=0"
     export LSAN_OPTIONS
 fi
 
