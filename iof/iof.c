@@ -297,6 +297,22 @@ static int stream_read(struct tern_iof *iof, struct iof_stream *st)
     return -1;
 }
 
+void tern_iof_drain_rank(struct tern_iof *iof, int rank)
+{
+    if (rank < 0 || rank >= iof->nranks) {
+        return;
+    }
+    for (int t = TERN_IOF_STDOUT; t < TERN_IOF_NTAGS; t++) {
+        struct iof_stream *st = stream_of(iof, rank, (enum tern_iof_tag)t);
+
+        /* flow control still holds: stop at a full sink */
+        for (int round = 0; round < 1024 && !iof_stream_blocked(st) && stream_read(iof, st) > 0;
+             round++) {
+        }
+    }
+    write_sinks(iof);
+}
+
 void tern_iof_close(struct tern_iof *iof, int rank, enum tern_iof_tag tag)
 {
     struct iof_stream *st;

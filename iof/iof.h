@@ -89,6 +89,11 @@ int tern_iof_push(struct tern_iof *iof, int src_fd, int rank, int dst_fd);
  * partial line is emitted, the source is closed. */
 void tern_iof_close(struct tern_iof *iof, int rank, enum tern_iof_tag tag);
 
+/* drain_rank: forward what the rank's output pipes hold now (up to a full
+ * sink), without ending its streams: called when the rank exited, before
+ * the launcher reports it, so the report comes after the rank's output. */
+void tern_iof_drain_rank(struct tern_iof *iof, int rank);
+
 /* note: a message of the launcher's own (whole lines) for fd, queued behind
  * the forwarded bytes the sink of fd still holds, so that it shows after the
  * output that came before it.  false when no sink of fd holds anything: the

@@ -13,8 +13,9 @@
  * A tool source (TERN_IOF_PUSH_TOOL, "ternrun --stdin-tool") is the socket
  * of the attached tool that asked for stdin: the bytes after its request
  * line are the ranks' stdin, its shutdown (or loss) is their EOF.  The
- * socket belongs to the tool's sink; a tool dropped for being slow leaves
- * the ranks' stdin open for the next tool.
+ * socket belongs to the tool's sink; a tool dropped for any reason (gone,
+ * or too slow at reading its output) ends the ranks' stdin too: the bytes
+ * it had sent that were not read yet are lost with the socket.
  * A terminal is read only while our process group is its foreground group.
  */
 #include "iof/iof_internal.h"

@@ -63,9 +63,9 @@ void iof_tool_put(struct iof_sink *s, int rank, enum tern_iof_tag tag, const cha
 }
 
 /* the request line, read within TOOL_REQ_WAIT_MS into req (NUL-terminated
- * at its '\n'); *extra gets the bytes read past it (the start of a stdin
- * tool's input, at req + strlen(req) + 1).  false if no line came. */
-static bool read_request(int fd, char *req, size_t size, size_t *extra)
+ * at its '\n'); the bytes read past it (the start of a stdin tool's input)
+ * are req[*rest, *rest + *extra).  false if no line came, or it holds a NUL. */
+static bool read_request(int fd, char *req, size_t size, size_t *rest, size_t *extra)
 {
     struct timespec t0, t;
     size_t len = 0;
@@ -93,11 +93,12 @@ static bool read_request(int fd, char *req, size_t size, size_t *extra)
         len += (size_t)n;
     }
     nl = memchr(req, '\n', len);
-    if (nl == NULL) {
+    if (nl == NULL || memchr(req, '\0', (size_t)(nl - req)) != NULL) {
         return false;
     }
     *nl = '\0';
-    *extra = len - (size_t)(nl + 1 - req);
+    *rest = (size_t)(nl + 1 - req);
+    *extra = len - *rest;
     return true;
 }
 
@@ -222,10 +223,15 @@ void iof_tool_release_stdin(struct tern_iof *iof)
     struct iof_push_src *ps = tool_stdin(iof);
 
     if (ps != NULL && ps->owner != NULL && ps->owner->dead) {
-        /* dropped for its output: the ranks' stdin stays open for another
-         * tool (its socket is closed already, see iof_tool_drop) */
+        /* dropped (gone, or too slow at reading its output): its socket is
+         * closed already (iof_tool_drop) and what it had sent but we had
+         * not read is lost with it, so its input ends here, as when it
+         * shuts down: the ranks get EOF rather than wait for more */
+        fprintf(stderr, "ternrun: iof: the tool feeding stdin was dropped: ending the ranks' "
+                        "stdin\n");
         ps->fd = -1;
         ps->owner = NULL;
+        iof_push_data(iof, ps, NULL, 0);
     }
 }
 
@@ -254,7 +260,7 @@ void iof_tool_accept(struct tern_iof *iof)
     struct iof_push_src *ps = NULL;
     struct iof_sink *s, **tmp;
     bool *want, stdin_wanted;
-    size_t extra;
+    size_t rest, extra;
     int fd;
 
     fd = accept4(iof->listen_fd, NULL, NULL, SOCK_CLOEXEC);
@@ -267,9 +273,9 @@ void iof_tool_accept(struct tern_iof *iof)
         refuse(fd, "ternrun is out of memory");
         return;
     }
-    if (!read_request(fd, req, sizeof(req), &extra)) {
+    if (!read_request(fd, req, sizeof(req), &rest, &extra)) {
         free(want);
-        refuse(fd, "no request line within " STR(TOOL_REQ_WAIT_MS) " ms");
+        refuse(fd, "no request line within " STR(TOOL_REQ_WAIT_MS) " ms, or a malformed one");
         return;
     }
     if (parse_request(iof, req, want, &stdin_wanted) != 0) {
@@ -327,7 +333,7 @@ void iof_tool_accept(struct tern_iof *iof)
         ps->fd = fd;
         ps->owner = s;
         if (extra > 0) {
-            iof_push_data(iof, ps, req + strlen(req) + 1, extra);
+            iof_push_data(iof, ps, req + rest, extra);
         }
     }
     iof_sink_write(s);

@@ -258,6 +258,7 @@ void ternrun_stdio_rank_exited(struct ternrun_job *job, struct ternrun_rank *r)
 {
     if (job->iof != NULL) {
         tern_iof_close(job->iof, r->rank, TERN_IOF_STDIN);
+        tern_iof_drain_rank(job->iof, r->rank);
     }
 }
 

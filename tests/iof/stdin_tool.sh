@@ -18,6 +18,16 @@ tool() {
     TRC=$?
 }
 
+# wait_attached FILE: until the background tool writing FILE says attached
+wait_attached() {
+    i=0
+    while ! grep -qs attached "$1" && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+    grep -qs attached "$1" || fail "tern-iof did not attach: $(cat "$1" 2>&1)"
+}
+
+GO=$WORK/go
+export GO
+
 # 1. rank 0 (the default) gets the tool's 10 MiB; rank 1 reads /dev/null
 start_job --stdin-tool -n 2 sh -c 'cat >"$0/got.$PMIX_RANK"' "$WORK"
 tool --stdin <"$WORK/in.bin"
@@ -41,8 +51,11 @@ done
 rm -f "$WORK"/got.*
 
 # 3. a job not started with --stdin-tool refuses a stdin tool, and says why
-start_job -n 1 sh -c 'sleep 1'
+# (the job waits for $GO: a loaded machine must not end it before the tool asks)
+rm -f "$GO"
+start_job -x GO -n 1 sh -c 'while [ ! -e "$GO" ]; do sleep 0.05; done'
 tool --stdin </dev/null
+touch "$GO"
 [ "$TRC" -eq 1 ] || fail "a refused stdin tool: exit status $TRC, expected 1"
 grep -q "refused.*--stdin-tool" "$WORK/tool.err" || fail "no reason for the refusal: $(cat "$WORK/tool.err")"
 wait $JOB || fail "job 3: exit status $?"
@@ -53,8 +66,7 @@ start_job --stdin-tool -n 1 sh -c 'cat >"$0/got.0"' "$WORK"
 "$TOOL" --socket "$SOCK" --stdin <"$WORK/fifo" >/dev/null 2>"$WORK/first.err" &
 first=$!
 exec 3>"$WORK/fifo" # the first tool's input, held open
-i=0
-while ! grep -qs attached "$WORK/first.err" && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+wait_attached "$WORK/first.err"
 tool --stdin </dev/null
 [ "$TRC" -eq 1 ] && grep -q "another attached tool" "$WORK/tool.err" ||
     fail "a second stdin tool was not refused: status $TRC, $(cat "$WORK/tool.err")"
@@ -71,8 +83,7 @@ start_job --stdin-tool -n 1 sh -c 'cat >"$0/got.0"; echo ended' "$WORK"
 "$TOOL" --socket "$SOCK" --stdin <"$WORK/fifo2" >/dev/null 2>"$WORK/killed.err" &
 victim=$!
 exec 4>"$WORK/fifo2"
-i=0
-while ! grep -qs attached "$WORK/killed.err" && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+wait_attached "$WORK/killed.err"
 printf 'partial' >&4
 kill -KILL $victim
 wait $victim 2>/dev/null
@@ -86,12 +97,33 @@ grep -q '^ended$' "$OUT" || fail "job 5: the rank did not see EOF when its stdin
 mkfifo "$WORK/fifo3"
 start_job --stdin-tool -n 2 sh -c 'sleep 0.5; echo done'
 yes >"$WORK/fifo3" 2>/dev/null &
+yes_pid=$!
 tool --stdin <"$WORK/fifo3"
+kill $yes_pid 2>/dev/null # it ends by SIGPIPE; unless the tool never opened the fifo
 [ "$TRC" -eq 0 ] || fail "endless input: tern-iof exit status $TRC ($(cat "$WORK/tool.err"))"
 wait $JOB || fail "job 6: exit status $?"
 [ "$(grep -c '^done$' "$OUT")" -eq 2 ] || fail "job 6: output of the ranks missing"
 
-# 7. usage: --stdin-tool with --stdin none is refused at once
+# 7. the stdin tool killed while ternrun does not read its socket (rank 0's
+# stdin buffer is full: the rank reads only later) and the rank's output
+# is what reveals the death: the rank still gets EOF after the bytes that
+# were read, and the job ends
+start_job --stdin-tool -n 1 sh -c \
+    'sleep 1; echo out; sleep 1; cat >"$0/got.0"; echo ended' "$WORK"
+"$TOOL" --socket "$SOCK" --stdin <"$WORK/in.bin" >/dev/null 2>"$WORK/killed2.err" &
+victim=$!
+wait_attached "$WORK/killed2.err"
+sleep 0.3
+kill -KILL $victim
+wait $victim 2>/dev/null
+wait $JOB || fail "job 7: exit status $?"
+grep -q '^ended$' "$OUT" ||
+    fail "job 7: the rank did not see EOF when its stdin tool died unread"
+cmp -s -n "$(wc -c <"$WORK/got.0")" "$WORK/got.0" "$WORK/in.bin" ||
+    fail "job 7: the bytes the rank got are not a prefix of the input"
+rm -f "$WORK"/got.*
+
+# 8. usage: --stdin-tool with --stdin none is refused at once
 run --stdin-tool --stdin none -n 1 true
 expect_rc 2 "--stdin-tool --stdin none"
 expect_err "no rank would read" "--stdin-tool --stdin none"
