@@ -51,45 +51,43 @@ static int open_rank_file(const char *dir, int rank, const char *name)
     return fd;
 }
 
+/* DIR/<r>/<name> opened and tied to stream (r, tag); its fd in *fd */
+static int pull_file(struct ternrun_job *job, int r, enum tern_iof_tag tag, const char *name,
+                     int *fd)
+{
+    static const struct tern_iof_format raw = {0};
+
+    *fd = open_rank_file(job->opt.output_dir, r, name);
+    if (*fd < 0) {
+        return -1;
+    }
+    if (tern_iof_pull(job->iof, r, tag, *fd, true, &raw) != 0) {
+        close(*fd);
+        return -1;
+    }
+    return 0;
+}
+
 static int pull_files(struct ternrun_job *job)
 {
+    static const struct tern_iof_format raw = {0};
     const char *dir = job->opt.output_dir;
-    struct tern_iof_format raw = {0};
 
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
         ternrun_err("--output-filename: cannot create %s: %s", dir, strerror(errno));
         return -1;
     }
     for (int r = 0; r < job->opt.nranks; r++) {
-        int out = open_rank_file(dir, r, "stdout"), err = -1, diag;
+        int out, fd;
 
-        if (out < 0) {
+        if (pull_file(job, r, TERN_IOF_STDOUT, "stdout", &out) != 0 ||
+            pull_file(job, r, TERN_IOF_INTERNAL, "diag", &fd) != 0) {
             return -1;
         }
-        if (tern_iof_pull(job->iof, r, TERN_IOF_STDOUT, out, true, &raw) != 0) {
-            close(out);
-            return -1;
-        }
-        diag = open_rank_file(dir, r, "diag");
-        if (diag < 0) {
-            return -1;
-        }
-        if (tern_iof_pull(job->iof, r, TERN_IOF_INTERNAL, diag, true, &raw) != 0) {
-            close(diag);
-            return -1;
-        }
-        if (job->opt.merge_stderr) {
-            if (tern_iof_pull(job->iof, r, TERN_IOF_STDERR, out, false, &raw) != 0) {
-                return -1;
-            }
-            continue;
-        }
-        err = open_rank_file(dir, r, "stderr");
-        if (err < 0) {
-            return -1;
-        }
-        if (tern_iof_pull(job->iof, r, TERN_IOF_STDERR, err, true, &raw) != 0) {
-            close(err);
+        /* merged: stderr shares stdout's file (and sink, so lines stay whole) */
+        if (job->opt.merge_stderr
+                ? tern_iof_pull(job->iof, r, TERN_IOF_STDERR, out, false, &raw) != 0
+                : pull_file(job, r, TERN_IOF_STDERR, "stderr", &fd) != 0) {
             return -1;
         }
     }
