@@ -34,13 +34,12 @@ void tern_worker_init(tern_worker_t *w, tern_context_t *ctx)
 
 static tern_status_t add_netmod(tern_context_t *ctx, tern_netmod_ops_t *ops)
 {
-    bool polls = ops->poll != NULL; /* self has nothing to poll */
-    tern_netmod_fill_defaults(ops);
+    tern_netmod_fill_defaults(ops); /* poll stays NULL: self has nothing to poll */
     tern_netmod_inst_t *n = &ctx->netmods[ctx->num_netmods];
     n->ops = ops;
     tern_status_t st = ops->init(ctx, &n->state);
     ctx->num_netmods++; /* finalize is called even after a failed init */
-    if (polls)
+    if (ops->poll != NULL)
         ctx->pollers[ctx->num_pollers++] = *n;
     return st;
 }

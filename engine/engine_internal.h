@@ -252,6 +252,11 @@ void tern_request_bind_buffer(tern_request_t *req, const struct iovec *iov, int 
 
 /* Give req an id the peer can name it by (rendezvous); lookup validates. */
 uint64_t tern_request_register(tern_request_t *req);
+/* The id of a registered request: index | generation << 32 (never 0). */
+static inline uint64_t tern_request_id(const tern_request_t *r)
+{
+    return (uint64_t)r->id_index | ((uint64_t)r->id_gen << 32);
+}
 tern_request_t *tern_request_lookup(tern_worker_t *w, uint64_t id);
 void tern_request_unregister(tern_request_t *req);
 

@@ -51,8 +51,9 @@ static tern_status_t handle_eager(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, cons
         r = tern_request_alloc(w, TERN_REQ_RECV);
         if (r == NULL)
             return TERN_ERR_NO_MEMORY;
-        r->tmpbuf = malloc(hdr->len ? hdr->len : 1);
-        if (r->tmpbuf == NULL) {
+        /* a zero-byte message needs no buffer: it is DATA_DONE at once */
+        r->tmpbuf = hdr->len ? malloc(hdr->len) : NULL;
+        if (hdr->len && r->tmpbuf == NULL) {
             tern_request_release(r);
             return tern_error(TERN_ERR_NO_MEMORY, "unexpected message of %llu bytes from rank %d",
                               (unsigned long long)hdr->len, vc->rank);

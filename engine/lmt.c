@@ -41,9 +41,8 @@ tern_status_t tern_send_ctrl(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const voi
 
 uint64_t tern_lmt_track(tern_vc_t *vc, tern_request_t *req)
 {
-    uint64_t id = (req->flags & TERN_REQF_HAS_ID)
-                      ? ((uint64_t)req->id_index | ((uint64_t)req->id_gen << 32))
-                      : tern_request_register(req);
+    uint64_t id = (req->flags & TERN_REQF_HAS_ID) ? tern_request_id(req)
+                                                  : tern_request_register(req);
     if (id == 0) {
         tern_error(TERN_ERR_NO_MEMORY, "rendezvous id table");
         return 0;

@@ -49,7 +49,6 @@ static tern_status_t no_noncontig(tern_vc_t *vc, tern_request_t *sreq, const voi
     return tern_error(TERN_ERR_UNSUPPORTED, "netmod %s: send_noncontig not supported",
                       vc->nm->name);
 }
-static unsigned no_poll(void *state, int direction) { return 0; }
 static void no_check_peers(void *state) {}
 
 void tern_netmod_fill_defaults(tern_netmod_ops_t *o)
@@ -70,7 +69,6 @@ void tern_netmod_fill_defaults(tern_netmod_ops_t *o)
     DEF(isend_contig, no_isend_contig)
     DEF(istart_contig_msg, no_istart)
     DEF(send_noncontig, no_noncontig)
-    DEF(poll, no_poll)
     DEF(check_peers, no_check_peers)
 #undef DEF
 }

@@ -5,7 +5,8 @@
  * carries its size so it can grow; every slot a netmod leaves NULL is
  * replaced at registration by a typed default from netmod.c that answers
  * TERN_ERR_UNSUPPORTED (never a cast stub).  A netmod without LMT ops gets
- * the engine's null LMT mode: RTS / CTS / DATA over ordinary sends.
+ * the engine's null LMT mode: RTS / CTS / DATA over ordinary sends.  poll
+ * also stays NULL when not given: such a netmod (self) is never polled.
  *
  * Wire-up phases, driven by engine/context.c:
  *   init            create resources, PMIx_Put the business card
@@ -68,7 +69,7 @@ struct tern_netmod_ops {
     void (*check_peers)(void *state);
 };
 
-/* Fill NULL non-LMT slots of ops with typed defaults (LMT slots stay NULL). */
+/* Fill NULL slots of ops with typed defaults (LMT slots and poll stay NULL). */
 void tern_netmod_fill_defaults(tern_netmod_ops_t *ops);
 
 /* True when ops has LMT operations (otherwise the null mode is used). */

@@ -123,7 +123,7 @@ uint64_t tern_request_register(tern_request_t *r)
     r->id_index = idx;
     r->id_gen = ++w->id_gen ? w->id_gen : ++w->id_gen; /* never 0: id 0 means none */
     r->flags |= TERN_REQF_HAS_ID;
-    return (uint64_t)idx | ((uint64_t)r->id_gen << 32);
+    return tern_request_id(r);
 }
 
 void tern_request_unregister(tern_request_t *r)

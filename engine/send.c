@@ -34,9 +34,9 @@ static tern_status_t start_rndv(tern_vc_t *vc, tern_request_t *s, int tag, uint1
 {
     uint8_t cookie[TERN_COOKIE_MAX];
     size_t clen = 0;
-    uint64_t id = tern_request_register(s);
+    uint64_t id = tern_lmt_track(vc, s);
     if (id == 0)
-        return tern_error(TERN_ERR_NO_MEMORY, "rendezvous id table");
+        return TERN_ERR_NO_MEMORY;
     if (vc->nm->lmt_initiate != NULL) {
         clen = sizeof(cookie);
         tern_status_t st = vc->nm->lmt_initiate(vc, s, cookie, &clen);
@@ -45,8 +45,6 @@ static tern_status_t start_rndv(tern_vc_t *vc, tern_request_t *s, int tag, uint1
     }
     tern_pkt_hdr_t h = {.type = TERN_PKT_RTS, .space = space, .tag = tag,
                         .len = s->msg_len, .sreq = id, .cookie_len = (uint32_t)clen};
-    s->flags |= TERN_REQF_VCLIST;
-    tern_list_push_tail(&vc->lmt_wait, &s->vc_link);
     return tern_send_ctrl(vc, &h, cookie, clen);
 }
 

@@ -22,7 +22,6 @@ typedef struct tern_shm_chan {
 
 typedef struct tern_shm_vc {
     tern_vc_t *vc;
-    int peer_idx;             /* peer's local index */
     int pid, pidfd;
     tern_shm_chan_t tx;       /* me -> peer (in the peer's inbox) */
     tern_shm_chan_t rx;       /* peer -> me (in my inbox) */
@@ -46,7 +45,6 @@ typedef struct tern_shm {
     uint32_t fbox_cap, cell_cap, fbox_mask, cell_mask, chunk_mask;
     bool ring_doorbells;      /* segment wait mode is BLOCK */
     tern_shm_vc_t *vcs;       /* by local index; [my_idx] unused */
-    int nactive;              /* VCs not failed/closed */
     int numa_node;            /* where our inbox lives, -1 if unplaced */
 } tern_shm_t;
 

@@ -22,11 +22,6 @@ static inline uint8_t *chunk_data(tern_shm_t *s, tern_shm_chan_t *c, uint32_t i)
     return c->copy_data + (size_t)i * s->hdr->chunk_size;
 }
 
-static inline uint64_t req_id(const tern_request_t *r)
-{
-    return (uint64_t)r->id_index | ((uint64_t)r->id_gen << 32);
-}
-
 /* Receive through the copy buffer: CTS tells the sender to start. */
 tern_status_t tern_shm_lmt_start_coop_recv(tern_vc_t *vc, tern_request_t *rreq)
 {
@@ -98,7 +93,7 @@ static unsigned progress_recv(tern_shm_t *s, tern_shm_vc_t *v)
             uint32_t len = atomic_load_explicit(&ch->len, memory_order_acquire);
             if (len == 0)
                 return n;
-            if (TERN_UNLIKELY(ch->rreq_id != req_id(r) || len > s->hdr->chunk_size ||
+            if (TERN_UNLIKELY(ch->rreq_id != tern_request_id(r) || len > s->hdr->chunk_size ||
                               len > r->msg_len - r->nm.u64[0])) {
                 tern_vc_fail(v->vc, TERN_ERR_MALFORMED,
                              "shm copy-buffer chunk does not belong to the receive in progress");

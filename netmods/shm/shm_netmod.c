@@ -96,6 +96,15 @@ tern_status_t tern_shm_use_segment(tern_shm_t *s)
     s->fbox_mask = h->num_fbox - 1;
     s->cell_mask = h->num_cells - 1;
     s->chunk_mask = h->num_chunks - 1;
+    /* One wait mode per node, the segment's: senders ring doorbells only
+     * when it is BLOCK, so a rank blocking under another mode would sleep
+     * out the futex timeout on every idle wait. */
+    if (s->ctx->cfg.wait_mode != h->wait_mode) {
+        tern_warn("TERN_WAIT_MODE differs from the segment creator's: using its mode (%u) "
+                  "on this node",
+                  h->wait_mode);
+        s->ctx->cfg.wait_mode = h->wait_mode;
+    }
     s->ring_doorbells = h->wait_mode == TERN_WAIT_BLOCK;
     tern_shm_doorbell_t *db =
         (tern_shm_doorbell_t *)(void *)(s->base + h->off_doorbells) + s->my_idx;
@@ -111,7 +120,6 @@ tern_status_t tern_shm_vc_setup(tern_shm_t *s, tern_vc_t *vc, int idx, int pid)
 {
     tern_shm_vc_t *v = &s->vcs[idx];
     v->vc = vc;
-    v->peer_idx = idx;
     v->pid = pid;
     /* pidfd where the kernel has it (>= 5.3); else kill(pid, 0) probes. */
     v->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
@@ -126,7 +134,6 @@ tern_status_t tern_shm_vc_setup(tern_shm_t *s, tern_vc_t *vc, int idx, int pid)
     tern_list_init(&v->lmt_rxq);
     tern_list_init(&v->cma_rxq);
     vc->nm_vc = v;
-    s->nactive++;
     return TERN_OK;
 }
 

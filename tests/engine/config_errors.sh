@@ -21,3 +21,10 @@ for good in "TERN_EAGER_LIMIT=0" "TERN_EAGER_LIMIT=1M" "TERN_SHM_NUM_CELLS=4096"
 done
 TERN_SHM_COPY_CHUNK=16M TERN_SHM_COPY_CHUNKS=2 TERN_SHM_NUM_CELLS=4096 \
     run_engine 2 "" sizes || fail "maximum geometry"
+# a rank whose TERN_WAIT_MODE differs from its node's (the shm segment's)
+# takes the node's mode, with a warning naming the variable: senders ring
+# doorbells by the segment's mode, so a lone blocking rank would oversleep
+out=$(timeout 60 "$TERNRUN" -n 2 sh -c \
+    'if [ "$PMIX_RANK" = 1 ]; then TERN_WAIT_MODE=block; export TERN_WAIT_MODE; fi; exec "$0" sizes' \
+    "$ENGINE_TESTS" 2>&1) || fail "mixed wait modes: $out"
+echo "$out" | grep -q "TERN_WAIT_MODE differs" || fail "no warning for mixed wait modes: $out"
