@@ -29,7 +29,7 @@ static bool handshaking(enum tern_tcp_conn_kind k)
     return k == TCP_CONN_HELLO || k == TCP_CONN_VERDICT;
 }
 
-void tern_tcp_set_kind(tern_tcp_t *t, tern_tcp_conn_t *c, enum tern_tcp_conn_kind kind)
+static void set_kind(tern_tcp_t *t, tern_tcp_conn_t *c, enum tern_tcp_conn_kind kind)
 {
     t->nhandshake += (int)handshaking(kind) - (int)handshaking(c->kind);
     c->kind = kind;
@@ -44,17 +44,16 @@ void tern_tcp_set_writing(tern_tcp_vc_t *tv, bool writing)
 
 static void conn_free(tern_tcp_t *t, tern_tcp_conn_t *c)
 {
-    tern_tcp_set_kind(t, c, TCP_CONN_DEAD);
+    set_kind(t, c, TCP_CONN_DEAD);
     tern_list_del(&c->link);
     free(c);
 }
 
-/* Stop using c; its CLOSE event frees it. */
-static void conn_drop(tern_tcp_t *t, tern_tcp_conn_t *c)
+void tern_tcp_conn_drop(tern_tcp_t *t, tern_tcp_conn_t *c)
 {
     if (c == NULL || c->kind == TCP_CONN_DEAD)
         return;
-    tern_tcp_set_kind(t, c, TCP_CONN_DEAD);
+    set_kind(t, c, TCP_CONN_DEAD);
     tern_sock_post_close(c->sock);
 }
 
@@ -87,11 +86,11 @@ void tern_tcp_vc_lost(tern_tcp_vc_t *tv, tern_status_t st, const char *what)
 /* c now carries tv's stream: poll reads it directly from now on. */
 static void connected(tern_tcp_t *t, tern_tcp_vc_t *tv, tern_tcp_conn_t *c)
 {
-    tern_tcp_set_kind(t, c, TCP_CONN_DATA);
+    set_kind(t, c, TCP_CONN_DATA);
     c->tv = tv;
     tv->data = c;
     if (tv->out != NULL && tv->out != c)
-        conn_drop(t, tv->out); /* our own attempt lost the tie */
+        tern_tcp_conn_drop(t, tv->out); /* our own attempt lost the tie */
     tv->out = NULL;
     tv->state = TCP_VC_CONNECTED;
     t->live[t->nlive++] = tv;
@@ -105,7 +104,7 @@ static void on_hello(tern_tcp_t *t, tern_tcp_conn_t *c, const tern_sock_event_t 
         h->rank < 0 || h->rank >= t->ctx->size || h->rank == t->ctx->rank ||
         t->vcs[h->rank].vc == NULL) {
         tern_error(TERN_ERR_MALFORMED, "tcp: a connection sent no valid HELLO (rank %d)", h->rank);
-        conn_drop(t, c);
+        tern_tcp_conn_drop(t, c);
         return;
     }
     tern_tcp_vc_t *tv = &t->vcs[h->rank];
@@ -116,13 +115,13 @@ static void on_hello(tern_tcp_t *t, tern_tcp_conn_t *c, const tern_sock_event_t 
     size_t nb = 0;
     /* 8 bytes on a fresh socket: the kernel takes them at once */
     if (tern_sock_writev(c->sock, &iov, 1, &nb) != TERN_OK || nb != sizeof(v)) {
-        conn_drop(t, c);
+        tern_tcp_conn_drop(t, c);
         return;
     }
     if (accept)
         connected(t, tv, c);
     else
-        conn_drop(t, c);
+        tern_tcp_conn_drop(t, c);
 }
 
 static void on_connect(tern_tcp_conn_t *c, const tern_sock_event_t *ev, int myrank)
@@ -161,7 +160,7 @@ static void on_verdict(tern_tcp_t *t, tern_tcp_conn_t *c, const tern_sock_event_
     bool rejected = ev->status == TERN_OK && c->hs.verdict.magic == TERN_TCP_MAGIC;
     if (tv->out == c)
         tv->out = NULL;
-    conn_drop(t, c);
+    tern_tcp_conn_drop(t, c);
     if (!rejected && tv->state != TCP_VC_CONNECTED)
         tern_tcp_vc_lost(tv, ev->status == TERN_OK ? TERN_ERR_MALFORMED : ev->status, "handshake");
 }
@@ -177,7 +176,7 @@ static void on_accept(tern_tcp_t *t, tern_tcp_conn_t *l)
     }
     if (tern_sock_post_read(c->sock, &c->hs.hello, sizeof(c->hs.hello), sizeof(c->hs.hello),
                             NULL) != TERN_OK)
-        conn_drop(t, c);
+        tern_tcp_conn_drop(t, c);
 }
 
 void tern_tcp_handle_event(tern_tcp_t *t, const tern_sock_event_t *ev)

@@ -74,7 +74,6 @@ struct tern_tcp_vc {
     tern_list_t sendq;        /* requests not fully written (req->link) */
     bool writing;             /* a posted writev for the head of sendq is pending */
     struct iovec wiov[TERN_TCP_WIOV];
-    uint8_t *rxbuf;
 };
 
 typedef struct tern_tcp {
@@ -89,13 +88,17 @@ typedef struct tern_tcp {
     int nhandshake;           /* connections in HELLO / VERDICT: need socket events */
     int nwriting;             /* posted writevs pending: need socket events */
     unsigned polls;
+    /* what poll reads, one VC at a time: tern_handle_pkt copies every byte
+     * out (headers into the VC, payload into the receive) before returning */
+    uint8_t rxbuf[TERN_TCP_RXBUF];
 } tern_tcp_t;
 
 static inline tern_tcp_vc_t *tern_tcp_vc(tern_vc_t *vc) { return (tern_tcp_vc_t *)vc->nm_vc; }
 static inline tern_tcp_t *tern_tcp_state(tern_vc_t *vc) { return (tern_tcp_t *)vc->nm_state; }
 
 /* tcp_conn.c */
-void tern_tcp_set_kind(tern_tcp_t *t, tern_tcp_conn_t *c, enum tern_tcp_conn_kind kind);
+/* stop using c (NULL or dead: nothing); its CLOSE event frees it */
+void tern_tcp_conn_drop(tern_tcp_t *t, tern_tcp_conn_t *c);
 void tern_tcp_set_writing(tern_tcp_vc_t *tv, bool writing);
 tern_tcp_conn_t *tern_tcp_conn_new(tern_tcp_t *t, enum tern_tcp_conn_kind kind, tern_tcp_vc_t *tv);
 tern_status_t tern_tcp_start_connect(tern_tcp_t *t, tern_tcp_vc_t *tv);

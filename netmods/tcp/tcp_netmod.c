@@ -101,9 +101,6 @@ static tern_status_t tcp_vc_init(void *state, tern_vc_t *vc)
         tv->card.rank != vc->rank)
         return tern_error(TERN_ERR_MALFORMED, "tcp card of rank %d: bad magic/version/rank",
                           vc->rank);
-    tv->rxbuf = malloc(TERN_TCP_RXBUF);
-    if (tv->rxbuf == NULL)
-        return tern_error(TERN_ERR_NO_MEMORY, "tcp receive buffer");
     tv->vc = vc;
     tern_list_init(&tv->sendq);
     vc->nm_vc = tv;
@@ -123,7 +120,7 @@ static unsigned tcp_poll(void *state, int direction)
         tern_tcp_vc_t *tv = t->live[i];
         for (int k = 0; k < 4 && tv->state == TCP_VC_CONNECTED; k++) {
             size_t nb = 0;
-            tern_status_t st = tern_sock_read(tv->data->sock, tv->rxbuf, TERN_TCP_RXBUF, &nb);
+            tern_status_t st = tern_sock_read(tv->data->sock, t->rxbuf, TERN_TCP_RXBUF, &nb);
             if (st != TERN_OK) {
                 tern_tcp_vc_lost(tv, st, "read");
                 break;
@@ -131,7 +128,7 @@ static unsigned tcp_poll(void *state, int direction)
             if (nb == 0)
                 break;
             n++;
-            if (tern_handle_pkt(tv->vc, tv->rxbuf, nb) != TERN_OK || nb < TERN_TCP_RXBUF)
+            if (tern_handle_pkt(tv->vc, t->rxbuf, nb) != TERN_OK || nb < TERN_TCP_RXBUF)
                 break;
         }
     }
@@ -178,14 +175,8 @@ static tern_status_t tcp_vc_destroy(tern_vc_t *vc)
             t->live[i] = t->live[--t->nlive];
             break;
         }
-    if (tv->data != NULL && tv->data->kind != TCP_CONN_DEAD) {
-        tern_tcp_set_kind(t, tv->data, TCP_CONN_DEAD);
-        tern_sock_post_close(tv->data->sock);
-    }
-    if (tv->out != NULL && tv->out->kind != TCP_CONN_DEAD) {
-        tern_tcp_set_kind(t, tv->out, TCP_CONN_DEAD);
-        tern_sock_post_close(tv->out->sock);
-    }
+    tern_tcp_conn_drop(t, tv->data);
+    tern_tcp_conn_drop(t, tv->out);
     tv->data = tv->out = NULL;
     tv->state = TCP_VC_IDLE;
     return TERN_OK;
@@ -203,8 +194,6 @@ static tern_status_t tcp_finalize(void *state)
     tern_list_t *c;
     while (t->conns.next != NULL && (c = tern_list_pop_head(&t->conns)) != NULL)
         free(TERN_CONTAINER_OF(c, tern_tcp_conn_t, link));
-    for (int r = 0; t->vcs != NULL && r < t->ctx->size; r++)
-        free(t->vcs[r].rxbuf);
     free(t->vcs);
     free(t->live);
     free(t);
