@@ -11,12 +11,18 @@ run_engine() {
     np=$1; opts=$2; shift 2
     echo "+ $TERNRUN -n $np $opts $ENGINE_TESTS $*"
     # shellcheck disable=SC2086
-    timeout 300 "$TERNRUN" -n "$np" $opts "$ENGINE_TESTS" "$@"
+    # stdin from /dev/null: ternrun forwards its stdin to rank 0, and a
+    # caller's stdin may be a loop's input (thresholds.sh's while read)
+    timeout 300 "$TERNRUN" -n "$np" $opts "$ENGINE_TESTS" "$@" </dev/null
 }
 # Segments a job left in /dev/shm, by its namespace (other jobs may run at
-# the same time).  $1: the output of `ternrun -v`, which names the namespace.
+# the same time), counting those ternrun had to remove after the job: the
+# engine unlinks its segment once every rank is attached, ternrun's cleanup
+# is only the safety net.  $1: the output of `ternrun -v`, which names the
+# namespace and says "removed leftover PATH" for each segment it removed.
 shm_leftovers() {
     ns=$(sed -n 's/.*namespace \([A-Za-z0-9._-]*\).*/\1/p' "$1" | head -1)
     [ -n "$ns" ] || { echo "no namespace in ternrun -v output" >&2; echo 1; return; }
-    find /dev/shm -maxdepth 1 -name "tern-$ns-*" 2>/dev/null | wc -l
+    echo $(($(find /dev/shm -maxdepth 1 -name "tern-$ns-*" 2>/dev/null | wc -l) +
+        $(grep -c "removed leftover /dev/shm/tern-$ns-" "$1")))
 }

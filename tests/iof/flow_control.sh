@@ -9,7 +9,8 @@ expected 0 bytes $M | sha256sum >"$WORK/want.0"
 expected 1 bytes $M | sha256sum >"$WORK/want.1"
 
 # "$WORK/rss" gets ternrun's VmRSS (kB) every 0.1 s while it runs
-timeout -k 5 "$T" sh -c '"$0" -n 2 "$1" bytes '$M' 2>"$2" </dev/null & echo $! >"$3"; wait' \
+# (and ternrun's exit status in "$WORK/pid.rc")
+timeout -k 5 "$T" sh -c '"$0" -n 2 "$1" bytes '$M' 2>"$2" </dev/null & echo $! >"$3"; wait $!; echo $? >"$3.rc"' \
     "$TERNRUN" "$WRITER" "$ERR" "$WORK/pid" | (sleep 2; cat >"$OUT") &
 job=$!
 i=0
@@ -21,6 +22,8 @@ while kill -0 "$tpid" 2>/dev/null; do
     sleep 0.1
 done
 wait $job
+[ "$(cat "$WORK/pid.rc" 2>/dev/null)" = 0 ] ||
+    fail "ternrun's exit status $(cat "$WORK/pid.rc" 2>/dev/null): $(head -c 300 "$ERR")"
 max=$(sort -n "$WORK/rss" | tail -n 1)
 [ -n "$max" ] || fail "no RSS sample of ternrun"
 [ "${max:-0}" -lt 65536 ] || fail "ternrun's RSS reached $max kB (bound: 64 MiB)"

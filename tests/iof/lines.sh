@@ -26,13 +26,18 @@ END {
 }' "$OUT" >"$WORK/check" || fail "lines split, merged, lost or reordered: $(head -n 5 "$WORK/check")"
 
 # the same through a pipe (the non-blocking pipe sink)
-timeout -k 5 "$T" "$TERNRUN" -n 4 "$WRITER" lines $N 2>"$ERR" </dev/null | cat >"$OUT"
+# (ternrun's status through the pipe: a file, as sh has no pipefail)
+{ timeout -k 5 "$T" "$TERNRUN" -n 4 "$WRITER" lines $N 2>"$ERR" </dev/null; echo $? >"$WORK/rc"; } |
+    cat >"$OUT"
+[ "$(cat "$WORK/rc")" -eq 0 ] || fail "through a pipe: exit status $(cat "$WORK/rc"): $(head -c 300 "$ERR")"
 [ "$(wc -l <"$OUT")" -eq $((4 * N)) ] || fail "through a pipe: $(wc -l <"$OUT") lines, expected $((4 * N))"
 grep -Evc '^R[0-3] L[0-9]+ [a-z]*$' "$OUT" >"$WORK/nbad"
 [ "$(cat "$WORK/nbad")" -eq 0 ] || fail "through a pipe: $(cat "$WORK/nbad") malformed lines"
 
 # stdout and stderr into one pipe (2>&1): one writer, lines still whole
-timeout -k 5 "$T" "$TERNRUN" -n 4 "$WRITER" both 50000 2>&1 </dev/null | cat >"$OUT"
+{ timeout -k 5 "$T" "$TERNRUN" -n 4 "$WRITER" both 50000 2>&1 </dev/null; echo $? >"$WORK/rc"; } |
+    cat >"$OUT"
+[ "$(cat "$WORK/rc")" -eq 0 ] || fail "2>&1 | cat: exit status $(cat "$WORK/rc")"
 [ "$(wc -l <"$OUT")" -eq 400000 ] || fail "2>&1 | cat: $(wc -l <"$OUT") lines, expected 400000"
 grep -Evc '^[RE][0-3] L[0-9]+ [a-z]*$' "$OUT" >"$WORK/nbad"
 [ "$(cat "$WORK/nbad")" -eq 0 ] || fail "2>&1 | cat: $(cat "$WORK/nbad") malformed lines"
