@@ -1,11 +1,30 @@
 /*
- * PMIx getters shared by the test probes (tests/launcher/pmix_probe.c,
- * tests/multinode/mn_probe.c).  The including file defines, before the
- * include, `me` (its pmix_proc_t) and `fail(fmt, ...)` (records a failed
- * check).  Test code only.
+ * What the PMIx test probes (tests/launcher/pmix_probe.c,
+ * tests/multinode/mn_probe.c) share: the probe's identity `me` (set by its
+ * PMIx_Init), the failure count and fail(), and the PMIx getters.  Include
+ * after <pmix.h>, <stdarg.h>, <stdio.h>, <stdlib.h> and <string.h>.  Test
+ * code only.
  */
 #ifndef TERN_TEST_PMIX_GET_H
 #define TERN_TEST_PMIX_GET_H
+
+static pmix_proc_t me;
+static int failures;
+
+/* record a failed check: "FAIL: rank R: ..." on stdout */
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail(const char *fmt, ...)
+{
+    va_list ap;
+    char line[512];
+
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    printf("FAIL: rank %u: %s\n", (unsigned)me.rank, line);
+    fflush(stdout);
+    failures++;
+}
 
 static pmix_value_t *get(pmix_rank_t rank, const char *key)
 {

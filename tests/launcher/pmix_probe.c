@@ -28,22 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static pmix_proc_t me;
-static int failures;
-
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void fail(const char *fmt, ...)
-{
-    va_list ap;
-    char line[512];
-
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    printf("FAIL: rank %u: %s\n", (unsigned)me.rank, line);
-    fflush(stdout);
-    failures++;
-}
+#include "tests/pmix_get.h"
 
 static int init(void)
 {
@@ -55,8 +40,6 @@ static int init(void)
     }
     return 0;
 }
-
-#include "tests/pmix_get.h"
 
 static void expect_uint(pmix_rank_t rank, const char *key, long want)
 {
