@@ -11,35 +11,36 @@
 #include <tern/status.h>
 
 #include "engine/log.h"
+#include "engine/sock/sock.h"
 
-static const char *const status_text[] = {
+/* Indexed by -status: every public code, gaps NULL. */
+static const char *const status_text[-TERN_ERR_LAST] = {
     [0] = "success",
-    [-TERN_ERR_AGAIN] = "resource temporarily unavailable, retry",
     [-TERN_ERR_INVALID_PARAM] = "invalid parameter",
     [-TERN_ERR_INVALID_RANK] = "invalid rank",
     [-TERN_ERR_INVALID_TAG] = "invalid tag",
-    [-TERN_ERR_NO_MEMORY] = "out of memory",
     [-TERN_ERR_TRUNCATED] = "message truncated",
-    [-TERN_ERR_PEER_FAILED] = "peer process failed",
+    [-TERN_ERR_AGAIN] = "resource temporarily unavailable, retry",
+    [-TERN_ERR_NO_MEMORY] = "out of memory",
     [-TERN_ERR_NO_SHM_SPACE] = "not enough space in /dev/shm",
-    [-TERN_ERR_SHM] = "shared memory error",
-    [-TERN_ERR_PMIX] = "PMIx error",
-    [-TERN_ERR_MALFORMED] = "malformed packet or segment",
-    [-TERN_ERR_UNSUPPORTED] = "operation not supported",
-    [-TERN_ERR_TIMED_OUT] = "timed out",
-    [-TERN_ERR_CANCELED] = "canceled",
-    [-TERN_ERR_NOT_FOUND] = "not found",
-    [-TERN_ERR_IO] = "I/O error",
-    [-TERN_ERR_CMA_REFUSED] = "cross-memory attach refused",
-    [-TERN_ERR_BUSY] = "resource busy",
-    [-TERN_ERR_INTERRUPTED] = "interrupted by tern_worker_signal",
+    [-TERN_ERR_NO_RESOURCE] = "out of device or system resources",
+    [-TERN_ERR_PEER_FAILED] = "peer process failed",
+    [-TERN_ERR_UNREACHABLE] = "peer unreachable",
     [-TERN_ERR_CONN_REFUSED] = "connection refused",
     [-TERN_ERR_CONN_RESET] = "connection reset by peer",
     [-TERN_ERR_CONN_CLOSED] = "connection closed by peer",
-    [-TERN_ERR_ADDR_IN_USE] = "address already in use",
-    [-TERN_ERR_SOCK_CLOSED] = "socket closed while the operation was pending",
-    [-TERN_ERR_NO_PORT] = "no free port in the allowed range",
     [-TERN_ERR_HOST_UNREACH] = "host unreachable",
+    [-TERN_ERR_REMOTE_ACCESS] = "remote memory access refused",
+    [-TERN_ERR_MALFORMED] = "malformed packet or segment",
+    [-TERN_ERR_PMIX] = "PMIx error",
+    [-TERN_ERR_SHM] = "shared memory error",
+    [-TERN_ERR_IO] = "I/O error",
+    [-TERN_ERR_NO_DEVICE] = "no usable device",
+    [-TERN_ERR_ADDR_IN_USE] = "address already in use",
+    [-TERN_ERR_UNSUPPORTED] = "operation not supported",
+    [-TERN_ERR_TIMED_OUT] = "timed out",
+    [-TERN_ERR_INTERRUPTED] = "interrupted by tern_worker_signal",
+    [-TERN_ERR_NOT_FOUND] = "not found",
 };
 
 const char *tern_strerror(tern_status_t status)
@@ -48,7 +49,15 @@ const char *tern_strerror(tern_status_t status)
         return "in progress";
     if (status <= 0 && status > TERN_ERR_LAST && status_text[-status] != NULL)
         return status_text[-status];
-    return "unknown status";
+    /* engine/sock's private statuses reach logs and tcp's messages, never users */
+    switch ((int)status) {
+    case TERN_SOCK_ERR_BUSY:
+        return "socket operation already outstanding";
+    case TERN_SOCK_ERR_CLOSED:
+        return "socket closed while the operation was pending";
+    default:
+        return "unknown status";
+    }
 }
 
 static _Thread_local char last_error[512];
@@ -58,14 +67,18 @@ const char *tern_last_error(void)
     return last_error[0] ? last_error : "no error recorded";
 }
 
+/* Read once; threads of several workers may get here at once: each may
+ * compute it, all compute the same value (relaxed is enough). */
 static int log_level(void)
 {
-    static int level = -1;
-    if (level < 0) {
+    static _Atomic int level = -1;
+    int l = atomic_load_explicit(&level, memory_order_relaxed);
+    if (l < 0) {
         const char *s = getenv("TERN_LOG");
-        level = s ? atoi(s) : 0;
+        l = s ? atoi(s) : 0;
+        atomic_store_explicit(&level, l, memory_order_relaxed);
     }
-    return level;
+    return l;
 }
 
 /* One diagnostic line.  Under ternrun it goes to the INTERNAL stream: the fd

@@ -158,8 +158,8 @@ static tern_status_t resolve(tern_sock_t *s, const char *desc, int port)
         freeaddrinfo(res);
     }
     free(copy);
-    if (s->naddrs == 0)
-        return tern_error(TERN_ERR_INVALID_PARAM,
+    if (s->naddrs == 0) /* the peer's description, not the caller's argument, is at fault */
+        return tern_error(TERN_ERR_UNREACHABLE,
                           "post_connect: host description '%s' has no usable address (%s)", desc,
                           why);
     return TERN_OK;

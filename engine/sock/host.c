@@ -78,6 +78,6 @@ tern_status_t tern_sock_get_host_description(char *buf, size_t len)
     }
     freeifaddrs(list);
     if (st == TERN_OK && used == 0)
-        st = tern_error(TERN_ERR_NOT_FOUND, "host description: no interface address is up");
+        st = tern_error(TERN_ERR_NO_DEVICE, "host description: no interface address is up");
     return st;
 }

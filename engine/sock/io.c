@@ -221,7 +221,7 @@ static tern_status_t post_xfer(tern_sock_t *s, tern_sock_xfer_t *x, const struct
                         : s->state == TERN_SOCK_ST_LISTENING ? "a listener"
                                                              : "not connected (connect failed)");
     else if (x->state != TERN_SOCK_XFER_IDLE)
-        st = tern_error(TERN_ERR_BUSY, "post %s on %s: a %s is already outstanding", what, s->peer,
+        st = tern_error(TERN_SOCK_ERR_BUSY, "post %s on %s: a %s is already outstanding", what, s->peer,
                         what);
     if (st != TERN_OK) {
         pthread_mutex_unlock(&s->set->lock);
@@ -311,7 +311,7 @@ static tern_status_t check_immediate(tern_sock_t *s, tern_sock_xfer_t *x, const 
     if (s->state != TERN_SOCK_ST_CONNECTED)
         return tern_error(TERN_ERR_INVALID_PARAM, "%s on %s: socket not connected", what, s->peer);
     if (x->state != TERN_SOCK_XFER_IDLE)
-        return tern_error(TERN_ERR_BUSY, "%s on %s: a posted %s is outstanding", what, s->peer,
+        return tern_error(TERN_SOCK_ERR_BUSY, "%s on %s: a posted %s is outstanding", what, s->peer,
                           tern_sock_op_name(s, x));
     return TERN_OK;
 }

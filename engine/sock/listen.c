@@ -14,16 +14,14 @@
 
 #include "engine/sock/sock_internal.h"
 
-/* TERN_PORT_RANGE "lo-hi" (or "lo:hi"); *lo = *hi = 0 when unset. */
-static tern_status_t port_range(int *lo, int *hi)
+tern_status_t tern_sock_parse_port_range(const char *s, int *lo, int *hi)
 {
-    const char *env = getenv("TERN_PORT_RANGE");
     *lo = *hi = 0;
-    if (env == NULL || *env == '\0')
+    if (s == NULL || *s == '\0')
         return TERN_OK;
     char *end;
-    long a = strtol(env, &end, 10);
-    if (end == env || (*end != '-' && *end != ':'))
+    long a = strtol(s, &end, 10);
+    if (end == s || (*end != '-' && *end != ':'))
         goto bad;
     const char *p = end + 1;
     long b = strtol(p, &end, 10);
@@ -34,7 +32,13 @@ static tern_status_t port_range(int *lo, int *hi)
     return TERN_OK;
 bad:
     return tern_error(TERN_ERR_INVALID_PARAM,
-                      "TERN_PORT_RANGE='%s': expected lo-hi with 1 <= lo <= hi <= 65535", env);
+                      "TERN_PORT_RANGE='%s': expected lo-hi with 1 <= lo <= hi <= 65535", s);
+}
+
+/* TERN_PORT_RANGE "lo-hi" (or "lo:hi"); *lo = *hi = 0 when unset. */
+static tern_status_t port_range(int *lo, int *hi)
+{
+    return tern_sock_parse_port_range(getenv("TERN_PORT_RANGE"), lo, hi);
 }
 
 /* The address to bind: bind_addr resolved, or the IPv6 wildcard (dual
@@ -130,8 +134,8 @@ tern_status_t tern_sock_listen(tern_sock_set_t *set, void *user_ptr, const char 
                                   "listen on %s port %d (TERN_PORT_RANGE=%d-%d): %s", host, p, lo,
                                   hi, strerror(errno));
         }
-        if (fd < 0)
-            return tern_error(TERN_ERR_NO_PORT,
+        if (fd < 0) /* every bind said EADDRINUSE: the range's ports are all in use */
+            return tern_error(TERN_ERR_ADDR_IN_USE,
                               "listen on %s: no free port in TERN_PORT_RANGE=%d-%d (all %d "
                               "ports in use)",
                               host, lo, hi, hi - lo + 1);

@@ -54,6 +54,8 @@ err_free:
     return st;
 }
 
+int tern_sock_set_fd(const tern_sock_set_t *set) { return set->epfd; }
+
 void tern_sock_set_destroy(tern_sock_set_t *set)
 {
     tern_list_t *pos, *tmp;

@@ -96,7 +96,7 @@ tern_status_t tern_sock_wait(tern_sock_set_t *set, int timeout_ms, tern_sock_eve
     pthread_mutex_lock(&set->lock);
     if (set->in_wait) {
         pthread_mutex_unlock(&set->lock);
-        return tern_error(TERN_ERR_BUSY, "sock wait: another thread is waiting on this set");
+        return tern_error(TERN_SOCK_ERR_BUSY, "sock wait: another thread is waiting on this set");
     }
     set->in_wait = true;
     for (;;) {

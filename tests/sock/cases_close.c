@@ -20,7 +20,7 @@ int case_close_interrupts_read(void)
     CHECK_OK(tern_sock_post_close(a));
     CHECK_OK(tern_sock_wait(set, TMO, &ev));
     CHECK(ev.op == TERN_SOCK_OP_READ && ev.sock == a, "first the read (op %d)", (int)ev.op);
-    CHECK(ev.status == TERN_ERR_SOCK_CLOSED && ev.num_bytes == 3, "%s, %zu bytes",
+    CHECK(ev.status == TERN_SOCK_ERR_CLOSED && ev.num_bytes == 3, "%s, %zu bytes",
           tern_strerror(ev.status), ev.num_bytes);
     CHECK(strstr(tern_last_error(), "post_close") != NULL &&
               strstr(tern_last_error(), "127.0.0.1:"),
@@ -47,7 +47,7 @@ int case_close_interrupts_write(void)
     CHECK_OK(tern_sock_post_close(c));
     CHECK_OK(tern_sock_wait(set, TMO, &ev));
     CHECK(ev.op == TERN_SOCK_OP_WRITE && ev.sock == c, "first the write (op %d)", (int)ev.op);
-    CHECK(ev.status == TERN_ERR_SOCK_CLOSED, "%s", tern_strerror(ev.status));
+    CHECK(ev.status == TERN_SOCK_ERR_CLOSED, "%s", tern_strerror(ev.status));
     CHECK(ev.num_bytes > 0 && ev.num_bytes < len, "partial: %zu", ev.num_bytes);
     CHECK_OK(tern_sock_wait(set, TMO, &ev));
     CHECK(ev.op == TERN_SOCK_OP_CLOSE && ev.sock == c, "then CLOSE");
@@ -68,7 +68,7 @@ int case_close_interrupts_connect(void)
     CHECK_OK(tern_sock_post_connect(set, NULL, "127.0.0.1", port, &c));
     CHECK_OK(tern_sock_post_close(c)); /* before any wait: the connect is still pending */
     CHECK_CALL(expect_event(set, c, TERN_SOCK_OP_CONNECT, TMO, &ev));
-    CHECK(ev.status == TERN_ERR_SOCK_CLOSED, "%s", tern_strerror(ev.status));
+    CHECK(ev.status == TERN_SOCK_ERR_CLOSED, "%s", tern_strerror(ev.status));
     CHECK(strstr(tern_last_error(), "127.0.0.1:") != NULL, "message: %s", tern_last_error());
     CHECK_CALL(expect_event(set, c, TERN_SOCK_OP_CLOSE, TMO, &ev));
     CHECK_CALL(close_and_wait(set, l));
@@ -97,7 +97,7 @@ int case_close_listener_with_queued(void)
     }
     CHECK_OK(tern_sock_post_close(l));
     CHECK_OK(tern_sock_wait(ls, TMO, &ev));
-    CHECK(ev.op == TERN_SOCK_OP_ACCEPT && ev.status == TERN_ERR_SOCK_CLOSED,
+    CHECK(ev.op == TERN_SOCK_OP_ACCEPT && ev.status == TERN_SOCK_ERR_CLOSED,
           "pending ACCEPT: op %d %s", (int)ev.op, tern_strerror(ev.status));
     CHECK(strstr(tern_last_error(), "127.0.0.1:") != NULL, "message: %s", tern_last_error());
     CHECK_OK(tern_sock_wait(ls, TMO, &ev));
