@@ -1,3 +1,4 @@
+/* Configuration tables: the engine's own, and the loader every table uses. */
 #include "config.h"
 
 #include <errno.h>
@@ -8,54 +9,69 @@
 #include <strings.h>
 
 #include "engine/log.h"
+#include "engine/netmod.h"
 
 #define KiB 1024ull
 #define MiB (1024ull * 1024ull)
-#define OFF(f) offsetof(tern_config_t, f)
-
-const tern_config_entry_t tern_config_table[] = {
-    {"TERN_EAGER_LIMIT", "largest payload sent eagerly; larger messages use rendezvous (LMT)",
-     OFF(eager_limit), 16 * KiB, 0, 1 * MiB, 0},
-    {"TERN_SHM_FBOX_SIZE", "shm fastbox slot bytes (16-byte header included)",
-     OFF(shm_fbox_size), 512, 128, 64 * KiB, TERN_CFG_POW2},
-    {"TERN_SHM_NUM_FBOX", "shm fastbox slots per peer pair",
-     OFF(shm_num_fbox), 64, 1, 4096, TERN_CFG_POW2},
-    {"TERN_SHM_CELL_SIZE", "shm cell bytes (header included)",
-     OFF(shm_cell_size), 16 * KiB, 256, 1 * MiB, TERN_CFG_POW2},
-    {"TERN_SHM_NUM_CELLS", "shm cells per peer pair",
-     OFF(shm_num_cells), 16, 2, 4096, TERN_CFG_POW2},
-    {"TERN_SHM_COPY_CHUNK", "shm cooperative LMT chunk bytes; unset: 1 MiB up to 4 local ranks, 256 KiB up to 16, 64 KiB beyond",
-     OFF(shm_chunk_size), 1 * MiB, 4 * KiB, 16 * MiB, TERN_CFG_POW2},
-    {"TERN_SHM_COPY_CHUNKS", "shm cooperative LMT chunks per peer pair",
-     OFF(shm_num_chunks), 4, 2, 256, TERN_CFG_POW2},
-    {"TERN_SHM_CMA", "1: messages >= TERN_SHM_CMA_THRESHOLD use the single-copy CMA get (process_vm_readv); 0: cooperative copy only",
-     OFF(shm_cma), 1, 0, 1, 0},
-    {"TERN_SHM_CMA_THRESHOLD", "smallest rendezvous message that uses CMA (smaller: the copy buffer)",
-     OFF(shm_cma_threshold), 256 * MiB, 0, 1024 * MiB, 0},
-    {"TERN_FAULT_CMA_EPERM_AFTER", "test hook: CMA reads fail with EPERM after this many bytes of a message (0: off)",
-     OFF(fault_cma_after), 0, 0, 1024 * MiB, 0},
-    {"TERN_WAIT_MODE", "how an idle wait waits: spin, yield (spin then sched_yield), block (spin then futex)",
-     OFF(wait_mode), TERN_WAIT_YIELD, TERN_WAIT_SPIN, TERN_WAIT_BLOCK, TERN_CFG_WAITMODE},
-    {"TERN_SPIN_COUNT", "idle polls before an idle wait yields or blocks",
-     OFF(spin_count), 2000, 1, 100000000, 0},
-    {"TERN_HEALTH_MS", "period of the dead-peer check while a wait is idle (ms)",
-     OFF(health_ms), 100, 1, 60000, 0},
-};
-const size_t tern_config_table_len = sizeof(tern_config_table) / sizeof(tern_config_table[0]);
 
 static const char *const wait_names[] = {"spin", "yield", "block"};
+/* enum tern_lmt_mode (engine/pkt.h) */
+static const char *const lmt_names[] = {"auto", "null", "coop", "get", "put"};
 
-static tern_status_t parse_one(const tern_config_entry_t *e, const char *s, uint64_t *out)
+/* TERN_NETMODS is checked against the registry when tern_init selects the
+ * netmods (engine/context.c): the table only bounds its length. */
+/* TERN_NETMODS: names of registered netmods (or self), comma separated. */
+static tern_status_t check_netmods(const char *env, const char *v)
 {
-    if (e->flags & TERN_CFG_WAITMODE) {
-        for (uint64_t i = 0; i <= TERN_WAIT_BLOCK; i++)
-            if (strcasecmp(s, wait_names[i]) == 0) {
-                *out = i;
-                return TERN_OK;
-            }
-        return tern_error(TERN_ERR_INVALID_PARAM, "%s=\"%s\": expected spin, yield or block",
-                          e->env, s);
-    }
+    char buf[TERN_CFG_STR_MAX];
+    snprintf(buf, sizeof(buf), "%s", v);
+    for (char *save = NULL, *tok = strtok_r(buf, ", ", &save); tok != NULL;
+         tok = strtok_r(NULL, ", ", &save))
+        if (strcmp(tok, "self") != 0 && tern_netmod_find(tok) == NULL)
+            return tern_error(TERN_ERR_INVALID_PARAM,
+                              "%s=\"%s\": no netmod \"%s\" in this build (built: %s)", env, v,
+                              tok, tern_netmod_names());
+    return TERN_OK;
+}
+
+#define T tern_config_t
+static const tern_config_entry_t engine_entries[] = {
+    TERN_CFG_ENTRY_UINT("TERN_EAGER_LIMIT", T, eager_limit, 16 * KiB, 0, 1 * MiB,
+                        "largest payload sent eagerly; larger messages use rendezvous (LMT)"),
+    TERN_CFG_ENTRY_ENUM("TERN_WAIT_MODE", T, wait_mode, TERN_WAIT_YIELD, wait_names, 3,
+                        "how an idle wait waits: spin, yield (spin then sched_yield), block "
+                        "(spin then sleep on every netmod's event source at once)"),
+    TERN_CFG_ENTRY_UINT("TERN_SPIN_COUNT", T, spin_count, 2000, 1, 100000000,
+                        "idle polls before an idle wait yields or blocks"),
+    TERN_CFG_ENTRY_UINT("TERN_HEALTH_MS", T, health_ms, 100, 1, 60000,
+                        "period of the dead-peer check while a wait is idle (ms)"),
+    TERN_CFG_ENTRY_ENUM("TERN_LMT_MODE", T, lmt_mode, 0, lmt_names, 5,
+                        "rendezvous data movement: auto (each netmod chooses by size), null "
+                        "(data on the VC's stream), coop (shared copy buffer), get (receiver "
+                        "reads the sender's memory), put (sender writes the receiver's); a mode "
+                        "the peer's netmod lacks falls back to its choice"),
+    TERN_CFG_ENTRY_UINT("TERN_NUM_WORKERS", T, num_workers, 1, 1, 64,
+                        "workers per rank, wired up at tern_init: worker 0 is the context's, "
+                        "tern_worker_create hands out the others (one per thread); every rank "
+                        "of the job must give the same number"),
+    TERN_CFG_ENTRY_UINT("TERN_LOG", T, log_level, 0, 0, 3,
+                        "1: print every error as it is decided; 3: also debug lines "
+                        "(--enable-debug-log builds)"),
+    TERN_CFG_ENTRY_STRING("TERN_NETMODS", T, netmods, "(all built)", check_netmods,
+                          "comma list restricting the netmods (self is always used); unset: "
+                          "every built netmod"),
+};
+#undef T
+
+const tern_config_table_t tern_engine_config_table = {
+    .owner = "engine",
+    .entries = engine_entries,
+    .num_entries = sizeof(engine_entries) / sizeof(engine_entries[0]),
+    .struct_size = sizeof(tern_config_t),
+};
+
+static tern_status_t parse_uint(const tern_config_entry_t *e, const char *s, uint64_t *out)
+{
     char *end;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 0);
@@ -75,47 +91,113 @@ static tern_status_t parse_one(const tern_config_entry_t *e, const char *s, uint
         return tern_error(TERN_ERR_INVALID_PARAM,
                           "%s=%s out of range: allowed %" PRIu64 " .. %" PRIu64, e->env, s,
                           e->min, e->max);
-    if ((e->flags & TERN_CFG_POW2) && (v & (v - 1)))
+    if (e->type == TERN_CFG_POW2 && (v & (v - 1)))
         return tern_error(TERN_ERR_INVALID_PARAM, "%s=%s must be a power of two", e->env, s);
     *out = v;
     return TERN_OK;
 }
 
-tern_status_t tern_config_load(tern_config_t *cfg)
+static tern_status_t parse_enum(const tern_config_entry_t *e, const char *s, uint64_t *out)
 {
-    cfg->env_set = 0;
-    for (size_t i = 0; i < tern_config_table_len; i++) {
-        const tern_config_entry_t *e = &tern_config_table[i];
-        uint64_t *slot = (uint64_t *)((char *)cfg + e->offset);
-        const char *s = getenv(e->env);
-        *slot = e->def;
-        if (s != NULL && *s != '\0') {
-            tern_status_t st = parse_one(e, s, slot);
-            if (st != TERN_OK)
-                return st;
-            cfg->env_set |= 1ull << i;
+    char names[128];
+    size_t n = 0;
+    for (uint64_t i = e->min; i <= e->max; i++) {
+        if (strcasecmp(s, e->names[i]) == 0) {
+            *out = i;
+            return TERN_OK;
         }
+        if (n < sizeof(names))
+            n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s", i > e->min ? ", " : "",
+                                  e->names[i]);
     }
-    /* Cross-field rule: the eager path must fit the cells it is cut into. */
-    if (cfg->shm_fbox_size > cfg->shm_cell_size)
-        return tern_error(TERN_ERR_INVALID_PARAM,
-                          "TERN_SHM_FBOX_SIZE (%" PRIu64 ") exceeds TERN_SHM_CELL_SIZE (%" PRIu64 ")",
-                          cfg->shm_fbox_size, cfg->shm_cell_size);
-    return TERN_OK;
+    return tern_error(TERN_ERR_INVALID_PARAM, "%s=\"%s\": expected one of %s", e->env, s, names);
 }
 
-int tern_config_is_set(const tern_config_t *cfg, size_t field)
+static tern_status_t load_one(const tern_config_entry_t *e, const char *s, void *slot)
 {
-    for (size_t i = 0; i < tern_config_table_len; i++)
-        if (tern_config_table[i].offset == field)
-            return (cfg->env_set >> i) & 1;
+    if (e->type == TERN_CFG_STRING) {
+        char *dst = slot;
+        dst[0] = '\0';
+        if (s == NULL)
+            return TERN_OK;
+        if (strlen(s) >= TERN_CFG_STR_MAX)
+            return tern_error(TERN_ERR_INVALID_PARAM, "%s is longer than %d bytes", e->env,
+                              TERN_CFG_STR_MAX - 1);
+        if (e->check != NULL) {
+            tern_status_t st = e->check(e->env, s);
+            if (st != TERN_OK)
+                return st;
+        }
+        memcpy(dst, s, strlen(s) + 1);
+        return TERN_OK;
+    }
+    uint64_t *v = slot;
+    *v = e->def;
+    if (s == NULL)
+        return TERN_OK;
+    return e->type == TERN_CFG_ENUM ? parse_enum(e, s, v) : parse_uint(e, s, v);
+}
+
+tern_status_t tern_config_load_table(const tern_config_table_t *t, void *config,
+                                     uint64_t *env_set)
+{
+    uint64_t set = 0;
+    for (size_t i = 0; i < t->num_entries; i++) {
+        const tern_config_entry_t *e = &t->entries[i];
+        const char *s = getenv(e->env);
+        if (s != NULL && *s == '\0')
+            s = NULL; /* set but empty: the default */
+        tern_status_t st = load_one(e, s, (char *)config + e->offset);
+        if (st != TERN_OK)
+            return st;
+        if (s != NULL && i < 64)
+            set |= 1ull << i;
+    }
+    if (env_set != NULL)
+        *env_set = set;
+    return t->validate != NULL ? t->validate(config) : TERN_OK;
+}
+
+tern_status_t tern_config_load(tern_config_t *cfg)
+{
+    return tern_config_load_table(&tern_engine_config_table, cfg, &cfg->env_set);
+}
+
+int tern_config_table_is_set(const tern_config_table_t *t, uint64_t env_set, size_t field)
+{
+    for (size_t i = 0; i < t->num_entries && i < 64; i++)
+        if (t->entries[i].offset == field)
+            return (env_set >> i) & 1;
     return 0;
 }
 
-void tern_config_format(const tern_config_entry_t *e, uint64_t v, char *buf, size_t len)
+void tern_config_format(const tern_config_entry_t *e, const void *config, char *buf, size_t len)
 {
-    if ((e->flags & TERN_CFG_WAITMODE) && v <= TERN_WAIT_BLOCK)
-        snprintf(buf, len, "%s", wait_names[v]);
+    if (e->type == TERN_CFG_STRING) {
+        const char *v = config ? (const char *)config + e->offset : "";
+        snprintf(buf, len, "%s", *v ? v : (e->sdef ? e->sdef : ""));
+        return;
+    }
+    uint64_t v = config ? *(const uint64_t *)(const void *)((const char *)config + e->offset)
+                        : e->def;
+    if (e->type == TERN_CFG_ENUM && v >= e->min && v <= e->max)
+        snprintf(buf, len, "%s", e->names[v]);
     else
         snprintf(buf, len, "%" PRIu64, v);
+}
+
+void tern_config_format_range(const tern_config_entry_t *e, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    switch (e->type) {
+    case TERN_CFG_STRING:
+        snprintf(buf, len, "string");
+        break;
+    case TERN_CFG_ENUM: /* "first..last" like the numbers; the meaning lists them all */
+        snprintf(buf, len, "%s..%s", e->names[e->min], e->names[e->max]);
+        break;
+    default:
+        snprintf(buf, len, "%" PRIu64 "..%" PRIu64 "%s", e->min, e->max,
+                 e->type == TERN_CFG_POW2 ? " pow2" : "");
+    }
 }

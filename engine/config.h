@@ -1,8 +1,11 @@
 /*
  * Run-time configuration: every tunable is a TERN_* environment variable
- * with a default, a minimum and a maximum, described in one table
- * (config.c) that tern_info prints.  Invalid values are rejected with a
- * message naming the variable and its allowed range.
+ * described in a table of entries (default, range, meaning).  The engine
+ * has its own table (config.c); each netmod declares another one in its
+ * folder, registered with the netmod (engine/netmod.h), for a config struct
+ * of its own.  tern_init loads and validates every table; tern_info prints
+ * them all.  An invalid value is rejected with a message naming the
+ * variable and what it allows.
  */
 #ifndef TERN_ENGINE_CONFIG_H
 #define TERN_ENGINE_CONFIG_H
@@ -14,44 +17,87 @@
 
 enum tern_wait_mode { TERN_WAIT_SPIN = 0, TERN_WAIT_YIELD = 1, TERN_WAIT_BLOCK = 2 };
 
-typedef struct tern_config {
-    uint64_t eager_limit;      /* TERN_EAGER_LIMIT: largest eager payload */
-    uint64_t shm_fbox_size;    /* TERN_SHM_FBOX_SIZE: bytes per fastbox slot */
-    uint64_t shm_num_fbox;     /* TERN_SHM_NUM_FBOX: fastbox slots per peer (power of 2) */
-    uint64_t shm_cell_size;    /* TERN_SHM_CELL_SIZE: cell bytes */
-    uint64_t shm_num_cells;    /* TERN_SHM_NUM_CELLS: cells per peer (power of 2) */
-    uint64_t shm_chunk_size;   /* TERN_SHM_COPY_CHUNK: cooperative LMT chunk */
-    uint64_t shm_num_chunks;   /* TERN_SHM_COPY_CHUNKS: chunks per peer */
-    uint64_t shm_cma;          /* TERN_SHM_CMA: 1 = single-copy LMT through CMA allowed */
-    uint64_t shm_cma_threshold;/* TERN_SHM_CMA_THRESHOLD: smallest message using CMA */
-    uint64_t fault_cma_after;  /* TERN_FAULT_CMA_EPERM_AFTER: test hook, 0 = off */
-    uint64_t wait_mode;        /* TERN_WAIT_MODE: spin | yield | block */
-    uint64_t spin_count;       /* TERN_SPIN_COUNT: idle polls before yield/block */
-    uint64_t health_ms;        /* TERN_HEALTH_MS: dead-peer check period when idle */
-    uint64_t env_set;          /* bit i: tern_config_table[i] came from the environment */
-} tern_config_t;
+/* Bytes a string setting keeps (terminating NUL included). */
+#define TERN_CFG_STR_MAX 256
+
+typedef enum tern_cfg_type {
+    TERN_CFG_UINT = 0,   /* uint64_t; k/K and m/M suffixes; [min, max] */
+    TERN_CFG_POW2,       /* a TERN_CFG_UINT that must be a power of two */
+    TERN_CFG_ENUM,       /* uint64_t index into names[0..max], given by name */
+    TERN_CFG_STRING,     /* char[TERN_CFG_STR_MAX]; checked by check() when set */
+} tern_cfg_type_t;
 
 typedef struct tern_config_entry {
     const char *env;
     const char *desc;
-    size_t offset;             /* into tern_config_t */
-    uint64_t def, min, max;
-    int flags;                 /* TERN_CFG_POW2, TERN_CFG_ENUM_WAIT */
+    size_t offset;               /* into the owner's config struct */
+    tern_cfg_type_t type;
+    uint64_t def, min, max;      /* numbers and enums */
+    const char *const *names;    /* TERN_CFG_ENUM: names[min..max] */
+    const char *sdef;            /* TERN_CFG_STRING: default, shown as is */
+    /* TERN_CFG_STRING: validate a set value (NULL: anything shorter than
+     * TERN_CFG_STR_MAX); returns TERN_ERR_INVALID_PARAM with a message. */
+    tern_status_t (*check)(const char *env, const char *value);
 } tern_config_entry_t;
 
-#define TERN_CFG_POW2 1
-#define TERN_CFG_WAITMODE 2
+/* Entry constructors (designated initialisers: a new field gets zero). */
+#define TERN_CFG_ENTRY_UINT(env_, struct_, field_, def_, min_, max_, desc_)                  \
+    {.env = (env_), .desc = (desc_), .offset = offsetof(struct_, field_),                    \
+     .type = TERN_CFG_UINT, .def = (def_), .min = (min_), .max = (max_)}
+#define TERN_CFG_ENTRY_POW2(env_, struct_, field_, def_, min_, max_, desc_)                  \
+    {.env = (env_), .desc = (desc_), .offset = offsetof(struct_, field_),                    \
+     .type = TERN_CFG_POW2, .def = (def_), .min = (min_), .max = (max_)}
+#define TERN_CFG_ENTRY_ENUM(env_, struct_, field_, def_, names_, nnames_, desc_)             \
+    {.env = (env_), .desc = (desc_), .offset = offsetof(struct_, field_),                    \
+     .type = TERN_CFG_ENUM, .def = (def_), .min = 0, .max = (nnames_) - 1, .names = (names_)}
+#define TERN_CFG_ENTRY_STRING(env_, struct_, field_, sdef_, check_, desc_)                  \
+    {.env = (env_), .desc = (desc_), .offset = offsetof(struct_, field_),                    \
+     .type = TERN_CFG_STRING, .sdef = (sdef_), .check = (check_)}
 
-extern const tern_config_entry_t tern_config_table[];
-extern const size_t tern_config_table_len;
+/* A table and the struct it fills. */
+typedef struct tern_config_table {
+    const char *owner;                  /* "engine" or the netmod's name */
+    const tern_config_entry_t *entries;
+    size_t num_entries;
+    size_t struct_size;                 /* bytes of the struct it fills */
+    /* Cross-field rules once every entry is loaded (NULL: none). */
+    tern_status_t (*validate)(const void *config);
+} tern_config_table_t;
 
-/* Fill cfg from the environment; TERN_ERR_INVALID_PARAM names the bad one. */
+/* The engine's own settings. */
+typedef struct tern_config {
+    uint64_t eager_limit;      /* TERN_EAGER_LIMIT: largest eager payload */
+    uint64_t wait_mode;        /* TERN_WAIT_MODE: spin | yield | block */
+    uint64_t spin_count;       /* TERN_SPIN_COUNT: idle polls before yield/block */
+    uint64_t health_ms;        /* TERN_HEALTH_MS: dead-peer check period when idle */
+    uint64_t log_level;        /* TERN_LOG: 0 quiet .. 3 debug */
+    uint64_t lmt_mode;         /* TERN_LMT_MODE: enum tern_lmt_mode, AUTO = by netmod/size */
+    uint64_t num_workers;      /* TERN_NUM_WORKERS: workers per rank (same on every rank) */
+    char netmods[TERN_CFG_STR_MAX]; /* TERN_NETMODS: "" = every built netmod */
+    uint64_t env_set;          /* bit i: entry i came from the environment */
+} tern_config_t;
+
+extern const tern_config_table_t tern_engine_config_table;
+
+/*
+ * Fill config (struct_size bytes) from the environment by table t.  *env_set
+ * (may be NULL) gets bit i for entry i given in the environment.
+ * TERN_ERR_INVALID_PARAM names the bad variable.
+ */
+tern_status_t tern_config_load_table(const tern_config_table_t *t, void *config,
+                                     uint64_t *env_set);
+
+/* The engine's table into cfg. */
 tern_status_t tern_config_load(tern_config_t *cfg);
 
-/* True when the setting at offset `field` was given in the environment. */
-int tern_config_is_set(const tern_config_t *cfg, size_t field);
+/* True when the entry of t at offset `field` came from the environment. */
+int tern_config_table_is_set(const tern_config_table_t *t, uint64_t env_set, size_t field);
 
-/* Format a value of entry e for display (wait mode by name). */
-void tern_config_format(const tern_config_entry_t *e, uint64_t v, char *buf, size_t len);
+/* Format the value of entry e held in config (or its default when config is
+ * NULL) for display. */
+void tern_config_format(const tern_config_entry_t *e, const void *config, char *buf, size_t len);
+
+/* Format the range an entry allows ("128..65536 pow2", "spin|yield|block"). */
+void tern_config_format_range(const tern_config_entry_t *e, char *buf, size_t len);
 
 #endif

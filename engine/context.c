@@ -2,15 +2,25 @@
  * Context: PMIx wire-up, netmod selection per VC, finalize.
  *
  * Wire-up (collective):
- *   PMIx_Init, job keys -> each netmod's init (puts its card)
- *   -> PMIx_Commit + PMIx_Fence(collect) -> vc_init of every VC with the
- *   peer's card -> PMIx_Fence -> wireup_done (shm unlinks the segment name).
- * Every rank goes through both fences even when its own netmod init or a
- * vc_init failed (a failed creator puts an error card instead), so a
- * failure is reported everywhere instead of leaving the others blocked in
- * a fence.
+ *   PMIx_Init, job keys -> the netmods chosen for this rank's peers are
+ *   initialised (each puts its card) -> each rank puts its outcome
+ *   ("tern.init") -> PMIx_Commit + PMIx_Fence(collect) -> if every rank
+ *   succeeded, vc_init of every VC with the peer's card -> outcome
+ *   ("tern.wired") -> PMIx_Fence(collect) -> a rank whose node-mate failed
+ *   fails too -> wireup_done (shm unlinks the segment name).
+ * Every rank goes through both fences even when its configuration, its own
+ * netmod init or a vc_init failed, so a failure is reported everywhere
+ * instead of leaving the others blocked in a fence, and the ranks of a node
+ * all leave through their error path (nothing left in /dev/shm) without
+ * depending on the launcher to kill them.
+ *
+ * Selection: the registry (engine/netmod.h) lists the built netmods by
+ * priority; TERN_NETMODS restricts them.  Each peer's VC goes to the
+ * highest-priority allowed netmod that reaches it; only netmods that carry
+ * some VC are initialised.  The VC to oneself is the engine's self netmod.
  */
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,85 +28,271 @@
 #include "engine/engine_internal.h"
 #include "engine/match.h"
 #include "engine/netmod.h"
+#include "engine/rcache.h"
 
-void tern_worker_init(tern_worker_t *w, tern_context_t *ctx)
+#define INIT_KEY "tern.init"   /* outcome of phase 1 */
+#define WIRED_KEY "tern.wired" /* outcome of phase 2 */
+
+/* The process's one live context (tern_init twice is refused; tern_finalize
+ * of anything else is refused instead of freeing it twice). */
+static _Atomic(tern_context_t *) live_context;
+
+/* A rank's outcome of the wire-up, seen by its node's other ranks. */
+typedef struct init_card {
+    int32_t status;
+    char error[252];
+} init_card_t;
+
+/* TERN_NETMODS: allowed[i] for registry entry i. */
+static tern_status_t allowed_netmods(const char *list, bool *allowed)
 {
-    memset(w, 0, sizeof(*w));
-    w->ctx = ctx;
-    tern_list_init(&w->posted);
-    tern_list_init(&w->unexpected);
-    tern_list_init(&w->free_reqs);
-    w->id_free_head = UINT32_MAX;
-    w->doorbell = &w->local_doorbell[0];
-    w->sleeping = &w->local_doorbell[1];
-    w->last_health_ns = tern_now_ns();
+    int n = tern_netmod_count();
+    for (int i = 0; i < n; i++)
+        allowed[i] = list[0] == '\0';
+    if (list[0] == '\0')
+        return TERN_OK;
+    char buf[TERN_CFG_STR_MAX];
+    snprintf(buf, sizeof(buf), "%s", list);
+    for (char *save = NULL, *tok = strtok_r(buf, ", ", &save); tok != NULL;
+         tok = strtok_r(NULL, ", ", &save)) {
+        if (strcmp(tok, "self") == 0)
+            continue;
+        const tern_netmod_desc_t *d = tern_netmod_find(tok);
+        if (d == NULL)
+            return tern_error(TERN_ERR_INVALID_PARAM,
+                              "TERN_NETMODS=\"%s\": no netmod \"%s\" in this build (built: %s)",
+                              list, tok, tern_netmod_names());
+        for (int i = 0; i < n; i++)
+            if (tern_netmod_get(i) == d)
+                allowed[i] = true;
+    }
+    return TERN_OK;
 }
 
-static tern_status_t add_netmod(tern_context_t *ctx, tern_netmod_ops_t *ops)
+void tern_context_use_wait_mode(tern_context_t *ctx, unsigned mode, const char *why)
 {
-    tern_netmod_fill_defaults(ops); /* poll stays NULL: self has nothing to poll */
-    tern_netmod_inst_t *n = &ctx->netmods[ctx->num_netmods];
-    n->ops = ops;
-    tern_status_t st = ops->init(ctx, &n->state);
-    ctx->num_netmods++; /* finalize is called even after a failed init */
-    if (ops->poll != NULL)
-        ctx->pollers[ctx->num_pollers++] = *n;
+    if (ctx->cfg.wait_mode == mode)
+        return;
+    static const char *const names[] = {"spin", "yield", "block"};
+    tern_warn("TERN_WAIT_MODE differs from this node's: using %s instead of %s (%s)",
+              mode <= TERN_WAIT_BLOCK ? names[mode] : "?",
+              ctx->cfg.wait_mode <= TERN_WAIT_BLOCK ? names[ctx->cfg.wait_mode] : "?", why);
+    ctx->cfg.wait_mode = mode;
+}
+
+/* Which netmod carries each VC (index into the instances: 0 self, 1 + i
+ * registry entry i), the same for every worker.  pick[r] for every rank. */
+static tern_status_t choose_netmods(tern_context_t *ctx, tern_netmod_inst_t *probe, int *pick)
+{
+    int nreg = tern_netmod_count();
+    bool *allowed = calloc((size_t)nreg + 1, sizeof(*allowed));
+    if (allowed == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "netmod table");
+    tern_status_t st = allowed_netmods(ctx->cfg.netmods, allowed);
+    for (int r = 0; st == TERN_OK && r < ctx->size; r++) {
+        pick[r] = r == ctx->rank ? 0 : -1;
+        for (int i = 0; pick[r] < 0 && i < nreg; i++)
+            if (allowed[i] && probe[1 + i].ops.reachable(ctx, r))
+                pick[r] = 1 + i;
+        if (pick[r] < 0)
+            st = tern_error(TERN_ERR_UNREACHABLE,
+                            "no netmod reaches rank %d from rank %d (it is on %s; netmods "
+                            "built: %s%s%s)", r, ctx->rank,
+                            tern_pmix_local_index(&ctx->pmix, r) >= 0 ? "this node"
+                                                                      : "another node",
+                            tern_netmod_names(), ctx->cfg.netmods[0] ? ", TERN_NETMODS=" : "",
+                            ctx->cfg.netmods);
+    }
+    free(allowed);
     return st;
 }
 
-enum { NM_SHM = 1, NM_TCP = 2 };
-
-/* TERN_NETMODS: a comma-separated subset of the built netmods (self is
- * always used); unset means all of them. */
-static tern_status_t allowed_netmods(unsigned *mask)
+/*
+ * Worker w's netmods: instantiate the registry (configurations validated
+ * for every built netmod, used or not), bind each VC to its chosen
+ * instance, init the chosen ones.  On failure some netmods may be
+ * initialised: the caller finalizes them.
+ */
+static tern_status_t setup_worker(tern_worker_t *w, const int *pick)
 {
-    const char *env = getenv("TERN_NETMODS");
-    if (env == NULL || *env == '\0') {
-        *mask = NM_SHM | NM_TCP;
-        return TERN_OK;
+    tern_context_t *ctx = w->ctx;
+    int nreg = tern_netmod_count();
+    w->netmods = calloc((size_t)nreg + 1, sizeof(*w->netmods));
+    w->vcs = calloc((size_t)ctx->size, sizeof(*w->vcs));
+    if (w->netmods == NULL || w->vcs == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "worker %d: %d VCs", w->index, ctx->size);
+    tern_status_t st = tern_netmod_instantiate(&w->netmods[0], NULL, "self",
+                                               &tern_netmod_self_ops);
+    for (int i = 0; st == TERN_OK && i < nreg; i++) {
+        const tern_netmod_desc_t *d = tern_netmod_get(i);
+        st = tern_netmod_instantiate(&w->netmods[1 + i], d, d->name, d->ops);
     }
-    char buf[128];
-    snprintf(buf, sizeof(buf), "%s", env);
-    *mask = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ", ", &save); tok != NULL;
-         tok = strtok_r(NULL, ", ", &save)) {
-        if (strcmp(tok, "shm") == 0)
-            *mask |= NM_SHM;
-#ifdef TERN_HAVE_NETMOD_TCP
-        else if (strcmp(tok, "tcp") == 0)
-            *mask |= NM_TCP;
-#endif
-        else if (strcmp(tok, "self") != 0)
-            return tern_error(TERN_ERR_INVALID_PARAM,
-                              "TERN_NETMODS=\"%s\": no netmod \"%s\" in this build (built:%s)",
-                              env, tok, TERN_NETMOD_LIST);
+    w->num_netmods = 1 + nreg;
+    if (st != TERN_OK)
+        return st;
+    bool needed[TERN_MAX_NETMODS + 1] = {false};
+    for (int r = 0; r < ctx->size; r++) {
+        tern_vc_t *vc = &w->vcs[r];
+        vc->rank = r;
+        vc->worker = w;
+        vc->eager_limit = ctx->cfg.eager_limit;
+        tern_list_init(&vc->lmt_wait);
+        vc->nm = &w->netmods[pick[r]].ops; /* nm_state once initialised */
+        needed[pick[r]] = true;
+    }
+    for (int i = 0; i < w->num_netmods; i++) {
+        tern_netmod_inst_t *n = &w->netmods[i];
+        if (!needed[i])
+            continue;
+        n->initialized = true; /* finalize is called even after a failed init */
+        void *no_shared = NULL; /* self shares nothing */
+        st = n->ops.init(w, n->config, i ? &ctx->nm_shared[i - 1] : &no_shared, &n->state);
+        if (st != TERN_OK)
+            return st;
+        if (n->ops.get_ordering(n->state) != 1)
+            return tern_error(TERN_ERR_UNSUPPORTED,
+                              "netmod %s does not deliver an ordered stream per VC, which the "
+                              "engine's packet parser needs", n->name);
+        if (n->ops.poll != NULL)
+            w->pollers[w->num_pollers++] = n;
+    }
+    for (int r = 0; r < ctx->size; r++)
+        w->vcs[r].nm_state = w->netmods[pick[r]].state;
+    return TERN_OK;
+}
+
+static tern_status_t setup_netmods(tern_context_t *ctx)
+{
+    if (tern_netmod_count() > TERN_MAX_NETMODS)
+        return tern_error(TERN_ERR_UNSUPPORTED, "more than %d netmods registered",
+                          TERN_MAX_NETMODS);
+    int *pick = calloc((size_t)ctx->size, sizeof(*pick));
+    if (pick == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "netmod choice for %d ranks", ctx->size);
+    int nreg = tern_netmod_count();
+    tern_status_t st = TERN_OK;
+    tern_netmod_inst_t *probe = calloc((size_t)nreg + 1, sizeof(*probe));
+    if (probe == NULL)
+        st = tern_error(TERN_ERR_NO_MEMORY, "netmod table");
+    for (int i = 0; st == TERN_OK && i < nreg; i++) {
+        const tern_netmod_desc_t *d = tern_netmod_get(i);
+        st = tern_netmod_instantiate(&probe[1 + i], d, d->name, d->ops);
+    }
+    if (st == TERN_OK)
+        st = choose_netmods(ctx, probe, pick);
+    for (int i = 0; probe != NULL && i <= nreg; i++)
+        tern_netmod_inst_release(&probe[i]);
+    free(probe);
+    for (int k = 0; st == TERN_OK && k < ctx->num_workers; k++)
+        st = setup_worker(&ctx->workers[k], pick);
+    free(pick);
+    return st;
+}
+
+static void free_workers(tern_context_t *ctx)
+{
+    for (int k = 0; ctx->workers != NULL && k < ctx->num_workers; k++) {
+        tern_worker_t *w = &ctx->workers[k];
+        tern_worker_fini(w);
+        for (int r = 0; w->vcs != NULL && r < ctx->size; r++)
+            free(w->vcs[r].fail_msg);
+        free(w->vcs);
+        free(w->netmods);
+    }
+    free(ctx->workers);
+    ctx->workers = NULL;
+}
+
+static void finalize_netmods(tern_context_t *ctx)
+{
+    for (int k = ctx->num_workers - 1; k >= 0; k--) {
+        tern_worker_t *w = &ctx->workers[k];
+        for (int i = w->num_netmods - 1; i >= 0; i--) {
+            tern_netmod_inst_t *n = &w->netmods[i];
+            tern_mem_release(n); /* deregisters through the netmod: before it goes */
+            if (n->initialized)
+                n->ops.finalize(n->state);
+            n->initialized = false;
+            tern_netmod_inst_release(n);
+        }
+        free(w->netmods);
+        w->netmods = NULL;
+        w->num_netmods = w->num_pollers = 0;
+    }
+}
+
+/* After a fence: the first failure among the ranks' outcomes under key
+ * (every rank, or this node's ranks only). */
+static tern_status_t peers_ok(tern_context_t *ctx, const char *key, bool local_only)
+{
+    uint32_t n = local_only ? ctx->pmix.local_size : (uint32_t)ctx->size;
+    for (uint32_t i = 0; i < n; i++) {
+        int r = local_only ? ctx->pmix.local_peers[i] : (int)i;
+        if (r == ctx->rank)
+            continue;
+        void *data;
+        size_t len;
+        tern_status_t st = tern_pmix_get(&ctx->pmix, r, key, &data, &len);
+        if (st != TERN_OK)
+            return st;
+        init_card_t c = {.status = TERN_ERR_MALFORMED, .error = "bad init card"};
+        if (len == sizeof(c))
+            memcpy(&c, data, sizeof(c));
+        free(data);
+        c.error[sizeof(c.error) - 1] = '\0';
+        if (c.status != TERN_OK)
+            return tern_error((tern_status_t)c.status, "rank %d%s failed tern_init: %s", r,
+                              tern_pmix_local_index(&ctx->pmix, r) >= 0 ? " on this node" : "",
+                              c.error);
     }
     return TERN_OK;
 }
 
-/* Pick the netmod of each VC: self, then shm for local peers, then tcp. */
-static tern_status_t select_netmods(tern_context_t *ctx)
+/* Put this rank's outcome under key and fence (collecting). */
+static tern_status_t put_outcome(tern_context_t *ctx, const char *key, tern_status_t st)
 {
-    for (int r = 0; r < ctx->size; r++) {
-        tern_vc_t *vc = &ctx->vcs[r];
-        vc->rank = r;
-        vc->worker = &ctx->worker;
-        vc->eager_limit = ctx->cfg.eager_limit;
-        tern_list_init(&vc->lmt_wait);
-        for (int i = 0; i < ctx->num_netmods; i++) {
-            if (ctx->netmods[i].ops->reachable(ctx, r)) {
-                vc->nm = ctx->netmods[i].ops;
-                vc->nm_state = ctx->netmods[i].state;
-                break;
-            }
-        }
-        if (vc->nm == NULL)
-            return tern_error(TERN_ERR_UNSUPPORTED,
-                              "no netmod reaches rank %d from rank %d (it is on another node; "
-                              "netmods built: %s)",
-                              r, ctx->rank, TERN_NETMOD_LIST);
+    init_card_t card = {.status = st};
+    if (st != TERN_OK)
+        snprintf(card.error, sizeof(card.error), "%s", tern_last_error());
+    tern_status_t pst = tern_pmix_put(&ctx->pmix, key, &card, sizeof(card));
+    tern_status_t fst = tern_pmix_fence(&ctx->pmix, true);
+    if (st != TERN_OK)
+        return tern_error(st, "%s", card.error); /* the cause, not the fence's */
+    return pst != TERN_OK ? pst : fst;
+}
+
+static tern_status_t wireup(tern_context_t *ctx, tern_status_t st)
+{
+    /* Phase 1: netmods chosen and initialised (each puts its card); every
+     * rank reaches the fence and tells how it went. */
+    if (st == TERN_OK)
+        st = setup_netmods(ctx);
+    st = put_outcome(ctx, INIT_KEY, st);
+    if (st == TERN_OK) /* a peer that failed has no card to read */
+        st = peers_ok(ctx, INIT_KEY, false);
+
+    /* Phase 2: VCs, with the peers' cards; again every rank reaches the
+     * fence, and a rank whose node-mate failed fails too (its netmods'
+     * shared resources are then released by every rank of the node). */
+    for (int k = 0; st == TERN_OK && k < ctx->num_workers; k++) {
+        tern_worker_t *w = &ctx->workers[k];
+        for (int r = 0; st == TERN_OK && r < ctx->size; r++)
+            st = w->vcs[r].nm->vc_init(w->vcs[r].nm_state, &w->vcs[r]);
+        if (st == TERN_OK)
+            st = tern_worker_bind_events(w);
     }
-    return TERN_OK;
+    st = put_outcome(ctx, WIRED_KEY, st);
+    if (st == TERN_OK)
+        st = peers_ok(ctx, WIRED_KEY, true);
+
+    /* Phase 3: everyone is attached. */
+    for (int k = 0; st == TERN_OK && k < ctx->num_workers; k++)
+        for (int i = 0; st == TERN_OK && i < ctx->workers[k].num_netmods; i++) {
+            tern_netmod_inst_t *n = &ctx->workers[k].netmods[i];
+            if (n->initialized)
+                st = n->ops.wireup_done(n->state);
+        }
+    return st;
 }
 
 tern_status_t tern_init(tern_context_t **out)
@@ -106,85 +302,66 @@ tern_status_t tern_init(tern_context_t **out)
     tern_context_t *ctx = calloc(1, sizeof(*ctx));
     if (ctx == NULL)
         return tern_error(TERN_ERR_NO_MEMORY, "context");
-    tern_status_t st = tern_config_load(&ctx->cfg);
-    if (st != TERN_OK)
+    tern_context_t *none = NULL;
+    if (!atomic_compare_exchange_strong(&live_context, &none, ctx)) {
+        free(ctx);
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "tern_init: this process already has a context (one per process; "
+                          "tern_finalize it first)");
+    }
+    /* A bad setting is reported after PMIx init, through the fences like
+     * any other failure: the other ranks must not wait for this one. */
+    tern_status_t cfg_st = tern_config_load(&ctx->cfg);
+    if (cfg_st == TERN_OK) { /* the registration cache's settings: read when one is
+                              * made, refused now like every other */
+        void *rc_cfg = calloc(1, tern_rcache_config_table.struct_size);
+        cfg_st = rc_cfg != NULL ? tern_config_load_table(&tern_rcache_config_table, rc_cfg, NULL)
+                                : tern_error(TERN_ERR_NO_MEMORY, "configuration");
+        free(rc_cfg);
+    }
+    char cfg_err[512] = "";
+    if (cfg_st != TERN_OK)
+        snprintf(cfg_err, sizeof(cfg_err), "%s", tern_last_error());
+    tern_status_t st = tern_pmix_init(&ctx->pmix);
+    if (st != TERN_OK) {
+        if (cfg_st != TERN_OK) /* the setting is the cause to report */
+            st = tern_error(cfg_st, "%s", cfg_err);
         goto err_free;
-    st = tern_pmix_init(&ctx->pmix);
-    if (st != TERN_OK)
-        goto err_free;
+    }
+    if (cfg_st != TERN_OK)
+        tern_error(cfg_st, "%s", cfg_err);
     ctx->rank = (int)ctx->pmix.rank;
     ctx->size = (int)ctx->pmix.size;
-    tern_worker_init(&ctx->worker, ctx);
-    ctx->vcs = calloc((size_t)ctx->size, sizeof(*ctx->vcs));
-    if (ctx->vcs == NULL) {
-        st = tern_error(TERN_ERR_NO_MEMORY, "%d VCs", ctx->size);
+    ctx->num_workers = cfg_st == TERN_OK ? (int)ctx->cfg.num_workers : 1;
+    ctx->workers = calloc((size_t)ctx->num_workers, sizeof(*ctx->workers));
+    if (ctx->workers == NULL) {
+        st = tern_error(TERN_ERR_NO_MEMORY, "%d workers", ctx->num_workers);
         goto err_pmix;
     }
-
-    /* Phase 1: every netmod's init; keep going to the fence on failure. */
-    unsigned allowed = 0;
-    tern_status_t init_st = allowed_netmods(&allowed);
-    bool remote = ctx->pmix.local_size < ctx->pmix.size;
-    if (init_st == TERN_OK)
-        init_st = add_netmod(ctx, &tern_netmod_self_ops);
-    if (init_st == TERN_OK && ctx->pmix.local_size > 1 && (allowed & NM_SHM))
-        init_st = add_netmod(ctx, &tern_netmod_shm_ops);
-#ifdef TERN_HAVE_NETMOD_TCP
-    /* tcp for ranks on other nodes, or for everyone when shm is excluded */
-    if (init_st == TERN_OK && (allowed & NM_TCP) &&
-        (remote || (ctx->pmix.local_size > 1 && !(allowed & NM_SHM))))
-        init_st = add_netmod(ctx, &tern_netmod_tcp_ops);
-#else
-    (void)remote;
-#endif
-    char init_err[512] = "";
-    if (init_st != TERN_OK)
-        snprintf(init_err, sizeof(init_err), "%s", tern_last_error());
-
-    st = tern_pmix_fence(&ctx->pmix, true);
+    for (int k = 0; st == TERN_OK && k < ctx->num_workers; k++)
+        st = tern_worker_init(&ctx->workers[k], ctx, k);
+    if (st != TERN_OK)
+        goto err_workers;
+    atomic_store(&ctx->workers[0].in_use, 1);
+    st = wireup(ctx, cfg_st);
     if (st != TERN_OK)
         goto err_netmods;
-
-    /* Phase 2: VCs, with the peers' cards (only if our own init worked;
-     * either way we join the second fence, which every rank reaches). */
-    char vc_err[512] = "";
-    tern_status_t vc_st = init_st;
-    if (vc_st == TERN_OK) {
-        vc_st = select_netmods(ctx);
-        for (int r = 0; vc_st == TERN_OK && r < ctx->size; r++)
-            vc_st = ctx->vcs[r].nm->vc_init(ctx->vcs[r].nm_state, &ctx->vcs[r]);
-        if (vc_st != TERN_OK)
-            snprintf(vc_err, sizeof(vc_err), "%s", tern_last_error());
-    } else {
-        snprintf(vc_err, sizeof(vc_err), "%s", init_err);
-    }
-    st = tern_pmix_fence(&ctx->pmix, false);
-    if (vc_st != TERN_OK) {
-        st = tern_error(vc_st, "%s", vc_err);
-        goto err_netmods;
-    }
-    if (st != TERN_OK)
-        goto err_netmods;
-
-    /* Phase 3: everyone is attached. */
-    for (int i = 0; i < ctx->num_netmods; i++) {
-        st = ctx->netmods[i].ops->wireup_done(ctx->netmods[i].state);
-        if (st != TERN_OK)
-            goto err_netmods;
-    }
     *out = ctx;
     return TERN_OK;
 
 err_netmods:
-    snprintf(init_err, sizeof(init_err), "%s", tern_last_error());
-    for (int i = ctx->num_netmods - 1; i >= 0; i--)
-        ctx->netmods[i].ops->finalize(ctx->netmods[i].state);
-    free(ctx->vcs);
-    tern_worker_pool_destroy(&ctx->worker);
-    tern_error(st, "%s", init_err);
+    snprintf(cfg_err, sizeof(cfg_err), "%s", tern_last_error());
+    finalize_netmods(ctx);
+    tern_error(st, "%s", cfg_err);
+    goto err_workers;
+err_workers:
+    free_workers(ctx);
 err_pmix:
+    snprintf(cfg_err, sizeof(cfg_err), "%s", tern_last_error());
     tern_pmix_finalize(&ctx->pmix);
+    tern_error(st, "%s", cfg_err);
 err_free:
+    atomic_store(&live_context, NULL);
     free(ctx);
     return st;
 }
@@ -193,90 +370,142 @@ tern_status_t tern_finalize(tern_context_t *ctx)
 {
     if (ctx == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_finalize: NULL context");
-    tern_worker_t *w = &ctx->worker;
+    tern_context_t *expect = ctx;
+    if (!atomic_compare_exchange_strong(&live_context, &expect, NULL))
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "tern_finalize: %p is not this process's context (finalized twice?)",
+                          (void *)ctx);
     /* Drain: every send the netmods still hold must reach the peers' memory
      * before we leave the fence.  Bounded by peer health: a dead peer fails
      * its VC and the netmod drops the queue. */
-    for (int i = 0; i < ctx->num_netmods; i++) {
-        tern_netmod_inst_t *n = &ctx->netmods[i];
+    for (int k = 0; k < ctx->num_workers; k++)
         for (int r = 0; r < ctx->size; r++)
-            if (ctx->vcs[r].nm == n->ops && ctx->vcs[r].state == TERN_VC_ACTIVE)
-                n->ops->vc_terminate(&ctx->vcs[r]);
-    }
+            if (ctx->workers[k].vcs[r].state == TERN_VC_ACTIVE)
+                ctx->workers[k].vcs[r].nm->vc_terminate(&ctx->workers[k].vcs[r]);
     /* A correct program has completed its requests, so this ends at once;
      * an erroneous one (a receive it never posted holds our CTS back) gets a
      * bounded drain and a warning naming the peer, never a hang. */
     uint64_t deadline = tern_now_ns() + 10ull * 1000000000ull;
     for (;;) {
-        int busy = -1;
-        for (int r = 0; r < ctx->size && busy < 0; r++)
-            if (ctx->vcs[r].state == TERN_VC_TERMINATING)
-                busy = r;
+        int busy = -1, busy_w = 0;
+        for (int k = 0; k < ctx->num_workers && busy < 0; k++)
+            for (int r = 0; r < ctx->size && busy < 0; r++)
+                if (ctx->workers[k].vcs[r].state == TERN_VC_TERMINATING)
+                    busy = r, busy_w = k;
         if (busy < 0)
             break;
         if (tern_now_ns() > deadline) {
-            tern_warn("finalize: sends to rank %d did not drain in 10 s; they are dropped", busy);
+            tern_warn("finalize: sends to rank %d (worker %d) did not drain in 10 s; they are "
+                      "dropped", busy, busy_w);
             break;
         }
-        if (tern_progress(w) == 0)
+        unsigned n = 0;
+        for (int k = 0; k < ctx->num_workers; k++)
+            n += tern_progress(&ctx->workers[k]);
+        if (n == 0)
             sched_yield();
     }
     ctx->finalizing = true;
     tern_status_t st = tern_pmix_fence(&ctx->pmix, false);
-    for (int i = ctx->num_netmods - 1; i >= 0; i--) {
-        tern_status_t s2 = ctx->netmods[i].ops->finalize(ctx->netmods[i].state);
-        if (st == TERN_OK)
-            st = s2;
-    }
+    finalize_netmods(ctx);
     tern_status_t s3 = tern_pmix_finalize(&ctx->pmix);
     if (st == TERN_OK)
         st = s3;
-    tern_worker_pool_destroy(w);
-    for (int r = 0; r < ctx->size; r++)
-        free(ctx->vcs[r].fail_msg);
-    free(ctx->vcs);
+    free_workers(ctx);
     free(ctx);
     return st;
 }
 
-int tern_rank(const tern_context_t *ctx) { return ctx->rank; }
-int tern_size(const tern_context_t *ctx) { return ctx->size; }
-int tern_local_rank(const tern_context_t *ctx) { return (int)ctx->pmix.local_rank; }
-int tern_local_size(const tern_context_t *ctx) { return (int)ctx->pmix.local_size; }
-tern_worker_t *tern_context_worker(tern_context_t *ctx) { return &ctx->worker; }
+int tern_rank(const tern_context_t *ctx) { return ctx ? ctx->rank : -1; }
+int tern_size(const tern_context_t *ctx) { return ctx ? ctx->size : 0; }
+int tern_local_rank(const tern_context_t *ctx) { return ctx ? (int)ctx->pmix.local_rank : -1; }
+int tern_local_size(const tern_context_t *ctx) { return ctx ? (int)ctx->pmix.local_size : 0; }
+tern_worker_t *tern_context_worker(tern_context_t *ctx) { return ctx ? &ctx->workers[0] : NULL; }
 
 const char *tern_peer_netmod(const tern_context_t *ctx, int rank)
 {
-    if (rank < 0 || rank >= ctx->size || ctx->vcs[rank].nm == NULL)
+    if (ctx == NULL || rank < 0 || rank >= ctx->size || ctx->workers[0].vcs[rank].nm == NULL)
         return NULL;
-    return ctx->vcs[rank].nm->name;
+    return ctx->workers[0].vcs[rank].nm->name;
 }
 
-tern_status_t tern_barrier(tern_context_t *ctx) { return tern_pmix_fence(&ctx->pmix, false); }
+const char *tern_worker_key(const tern_worker_t *w, const char *base, char *buf, size_t len)
+{
+    if (w->index == 0)
+        return base;
+    snprintf(buf, len, "%s.%d", base, w->index);
+    return buf;
+}
+
+tern_status_t tern_worker_create(tern_context_t *ctx, tern_worker_t **out)
+{
+    if (ctx == NULL || out == NULL)
+        return tern_error(TERN_ERR_INVALID_PARAM, "tern_worker_create: NULL context or result");
+    for (int k = 1; k < ctx->num_workers; k++) {
+        int free_slot = 0;
+        /* acq_rel: the creating thread sees the worker as tern_init left it */
+        if (atomic_compare_exchange_strong_explicit(&ctx->workers[k].in_use, &free_slot, 1,
+                                                    memory_order_acq_rel,
+                                                    memory_order_relaxed)) {
+            *out = &ctx->workers[k];
+            return TERN_OK;
+        }
+    }
+    return tern_error(TERN_ERR_NO_RESOURCE,
+                      "tern_worker_create: all %d workers are in use (worker 0 is the "
+                      "context's); start the job with TERN_NUM_WORKERS=%d or more",
+                      ctx->num_workers, ctx->num_workers + 1);
+}
+
+tern_status_t tern_worker_destroy(tern_worker_t *w)
+{
+    if (w == NULL)
+        return tern_error(TERN_ERR_INVALID_PARAM, "tern_worker_destroy: NULL worker");
+    if (w->index == 0)
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "tern_worker_destroy: worker 0 belongs to the context");
+    /* release: what the thread did on it is visible to the next creator */
+    int was = atomic_exchange_explicit(&w->in_use, 0, memory_order_acq_rel);
+    if (!was)
+        return tern_error(TERN_ERR_INVALID_PARAM, "tern_worker_destroy: worker %d is not in use",
+                          w->index);
+    return TERN_OK;
+}
+
+int tern_worker_index(const tern_worker_t *w) { return w ? w->index : -1; }
+
+tern_status_t tern_barrier(tern_context_t *ctx)
+{
+    if (ctx == NULL)
+        return tern_error(TERN_ERR_INVALID_PARAM, "tern_barrier: NULL context");
+    return tern_pmix_fence(&ctx->pmix, false);
+}
 
 void tern_abort(tern_context_t *ctx, int status, const char *msg)
 {
-    tern_pmix_abort(&ctx->pmix, status, msg);
+    if (ctx != NULL)
+        tern_pmix_abort(&ctx->pmix, status, msg);
     _Exit(status ? status : 1); /* PMIx_Abort returned: the launcher did not kill us */
 }
 
 tern_status_t tern_publish(tern_context_t *ctx, const char *key, const char *value)
 {
-    if (key == NULL || value == NULL)
-        return tern_error(TERN_ERR_INVALID_PARAM, "tern_publish: NULL key or value");
+    if (ctx == NULL || key == NULL || value == NULL)
+        return tern_error(TERN_ERR_INVALID_PARAM, "tern_publish: NULL context, key or value");
     return tern_pmix_publish(&ctx->pmix, key, value);
 }
 
 tern_status_t tern_lookup(tern_context_t *ctx, const char *key, char **value)
 {
-    if (key == NULL || value == NULL)
-        return tern_error(TERN_ERR_INVALID_PARAM, "tern_lookup: NULL key or value pointer");
+    if (ctx == NULL || key == NULL || value == NULL)
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "tern_lookup: NULL context, key or value pointer");
     return tern_pmix_lookup(&ctx->pmix, key, value);
 }
 
 tern_status_t tern_unpublish(tern_context_t *ctx, const char *key)
 {
-    if (key == NULL)
-        return tern_error(TERN_ERR_INVALID_PARAM, "tern_unpublish: NULL key");
+    if (ctx == NULL || key == NULL)
+        return tern_error(TERN_ERR_INVALID_PARAM, "tern_unpublish: NULL context or key");
     return tern_pmix_unpublish(&ctx->pmix, key);
 }

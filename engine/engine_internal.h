@@ -24,6 +24,13 @@
 typedef struct tern_vc tern_vc_t;
 typedef struct tern_netmod_ops tern_netmod_ops_t;
 
+/* A peer's remote key, unpacked by its netmod (rkey_unpack). */
+#define TERN_RKEY_MAX 64
+typedef struct tern_rkey {
+    uint64_t addr, len;  /* the range it opens in the peer */
+    uint64_t key;        /* the netmod's: shm the pid, verbs the rkey ... */
+} tern_rkey_t;
+
 /* ---- requests ------------------------------------------------------------ */
 
 enum tern_req_kind { TERN_REQ_SEND = 1, TERN_REQ_RECV = 2 };
@@ -49,6 +56,7 @@ struct tern_request {
     tern_list_t vc_link;       /* VC's list of rendezvous requests */
     tern_worker_t *worker;
     uint8_t kind;
+    uint8_t lmt_mode;         /* rendezvous: enum tern_lmt_mode of this transfer */
     uint32_t flags;
     tern_status_t status;
 
@@ -113,8 +121,25 @@ struct tern_vc {
 
 typedef struct tern_req_slab tern_req_slab_t;
 
+typedef struct tern_netmod_inst tern_netmod_inst_t;
+
+#define TERN_MAX_NETMODS 8
+
+/*
+ * A worker: the progress engine of one thread.  Worker i of a rank talks
+ * to worker i of every other rank (the MPICH VCI model): it has its own
+ * VCs, netmod instances, queues and request pool, so workers share nothing
+ * on the fast path.  Worker 0 is the context's default.
+ */
 struct tern_worker {
     tern_context_t *ctx;
+    int index;                          /* i: pairs with worker i of the peers */
+    _Atomic int in_use;                 /* handed out (tern_worker_create, or 0) */
+    tern_vc_t *vcs;                     /* one per rank */
+    tern_netmod_inst_t *netmods;        /* [0] is self, then by priority */
+    int num_netmods;
+    tern_netmod_inst_t *pollers[TERN_MAX_NETMODS]; /* those with a poll op */
+    int num_pollers;
     tern_list_t posted;                 /* posted receives, in post order */
     tern_list_t unexpected;             /* unexpected messages, in arrival order */
     tern_list_t free_reqs;              /* request pool */
@@ -124,11 +149,10 @@ struct tern_worker {
     uint32_t *id_next_free;
     uint32_t id_gen;
 
-    /* tern_worker_wait: cross-thread wakeup */
+    /* tern_worker_wait: cross-thread wakeup and block mode (progress.c) */
     _Atomic uint32_t signaled;
-    _Atomic uint32_t *doorbell;         /* futex word (in shm when local peers exist) */
-    _Atomic uint32_t *sleeping;         /* set while blocked in futex_wait */
-    _Atomic uint32_t local_doorbell[2];
+    int wake_fd;                        /* eventfd tern_worker_signal writes */
+    int epfd;                           /* epoll over wake_fd and the netmods' fds */
 
     unsigned idle_polls;                /* consecutive polls with no event */
     uint64_t last_health_ns;
@@ -167,6 +191,7 @@ static inline tern_request_t *tern_request_alloc(tern_worker_t *w, int kind)
     r->iov_copy = NULL;
     r->vc = NULL;
     r->remote_id = 0;
+    r->lmt_mode = TERN_LMT_NULL;
     r->tmpbuf = NULL;
     r->tmp_have = 0;
     r->on_data_avail = NULL;
@@ -209,30 +234,26 @@ static inline void tern_request_release(tern_request_t *r)
 
 /* ---- context --------------------------------------------------------------- */
 
-typedef struct tern_netmod_inst {
-    const tern_netmod_ops_t *ops;
-    void *state;
-} tern_netmod_inst_t;
-
-#define TERN_MAX_NETMODS 4
-
 struct tern_context {
     tern_pmix_t pmix;
     int rank, size;
     tern_config_t cfg;
-    tern_vc_t *vcs;
-    tern_worker_t worker;
-    tern_netmod_inst_t netmods[TERN_MAX_NETMODS];
-    int num_netmods;
-    tern_netmod_inst_t pollers[TERN_MAX_NETMODS]; /* netmods that have a poll op */
-    int num_pollers;
+    tern_worker_t *workers;             /* cfg.num_workers of them; [0] the default */
+    int num_workers;
+    /* per registered netmod: what its instances of all workers share
+     * (shm: the segment mapping); given to each instance's init */
+    void *nm_shared[TERN_MAX_NETMODS];
     bool finalizing;
 };
 
 /* ---- engine services for netmods ---------------------------------------- */
 
-/* Initialise a worker of ctx (queues, pool, local doorbell). */
-void tern_worker_init(tern_worker_t *w, tern_context_t *ctx);
+/* Initialise worker `index` of ctx (queues, pool, wake-up eventfd); release it. */
+tern_status_t tern_worker_init(tern_worker_t *w, tern_context_t *ctx, int index);
+void tern_worker_fini(tern_worker_t *w);
+
+/* Block mode: add the netmods' event fds to the worker's epoll set. */
+tern_status_t tern_worker_bind_events(tern_worker_t *w);
 
 /* Feed received stream bytes of vc to the engine (any fragmenting). */
 tern_status_t tern_handle_pkt(tern_vc_t *vc, const void *buf, size_t len);
@@ -241,6 +262,11 @@ tern_status_t tern_handle_pkt(tern_vc_t *vc, const void *buf, size_t len);
 void tern_vc_fail(tern_vc_t *vc, tern_status_t status, const char *why);
 
 void tern_request_complete(tern_request_t *req, tern_status_t status);
+
+/* Check a user iovec (0..TERN_IOV_MAX entries, no NULL base with a length,
+ * lengths adding up to at most SSIZE_MAX, so never wrapping) and set *total;
+ * TERN_ERR_INVALID_PARAM naming the call (what) and the entry otherwise. */
+tern_status_t tern_iov_check(const struct iovec *iov, int iovcnt, const char *what, size_t *total);
 
 /* A malloc'd copy of a user iovec (the caller's array need not outlive the
  * call); NULL with the error recorded. */
@@ -280,5 +306,10 @@ tern_status_t tern_lmt_send_cts(tern_vc_t *vc, tern_request_t *rreq, const void 
 void tern_recv_data_complete(tern_request_t *rreq);
 
 uint64_t tern_now_ns(void);
+
+/* Idle path (progress.c, wait.c): peer health every TERN_HEALTH_MS; one
+ * idle step after an empty poll by the wait mode, never past deadline_ns. */
+void tern_health_check(tern_worker_t *w);
+void tern_idle_step(tern_worker_t *w, uint64_t deadline_ns);
 
 #endif

@@ -75,6 +75,10 @@ static tern_status_t handle_eager(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, cons
 static tern_status_t handle_rts(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const uint8_t *cookie)
 {
     tern_worker_t *w = vc->worker;
+    if (hdr->flags != TERN_LMT_NULL &&
+        (!tern_netmod_has_lmt(vc->nm) || !(vc->nm->lmt_modes(vc->nm_state) & (1u << hdr->flags))))
+        return tern_error(TERN_ERR_MALFORMED, "RTS from rank %d asks for LMT mode %u, which "
+                          "netmod %s does not have", vc->rank, hdr->flags, vc->nm->name);
     tern_request_t *r = tern_match_posted(w, vc->rank, hdr->tag, hdr->space);
     bool matched = r != NULL;
     if (!matched) {
@@ -95,6 +99,7 @@ static tern_status_t handle_rts(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const 
     }
     bind_message(r, vc, hdr);
     r->remote_id = hdr->sreq;
+    r->lmt_mode = hdr->flags;
     if (matched)
         return tern_lmt_recv_matched(r, cookie, hdr->cookie_len);
     return TERN_OK;
@@ -126,7 +131,10 @@ static const pkt_handler_t pkt_handlers[TERN_PKT_TYPE_MAX] = {
 
 static tern_status_t validate(const tern_vc_t *vc, const tern_pkt_hdr_t *h)
 {
-    if (h->type == 0 || h->type >= TERN_PKT_TYPE_MAX || h->flags != 0 || h->reserved != 0 ||
+    bool flags_ok = h->type == TERN_PKT_RTS
+                        ? h->flags >= TERN_LMT_NULL && h->flags < TERN_LMT_NMODES
+                        : h->flags == 0;
+    if (h->type == 0 || h->type >= TERN_PKT_TYPE_MAX || !flags_ok || h->reserved != 0 ||
         h->cookie_len > TERN_COOKIE_MAX ||
         ((h->type == TERN_PKT_EAGER || h->type == TERN_PKT_RTS) && h->tag < 0) ||
         ((h->type == TERN_PKT_EAGER || h->type == TERN_PKT_DATA) && h->cookie_len != 0))

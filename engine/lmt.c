@@ -75,7 +75,7 @@ tern_status_t tern_lmt_recv_matched(tern_request_t *rreq, const void *cookie, si
                                                vc->rank));
         return TERN_OK;
     }
-    if (tern_netmod_has_lmt(vc->nm))
+    if (rreq->lmt_mode != TERN_LMT_NULL)
         return vc->nm->lmt_start_recv(vc, rreq, cookie, cookie_len);
     return tern_lmt_send_cts(vc, rreq, NULL, 0); /* null mode: data follows as DATA */
 }
@@ -94,10 +94,14 @@ static tern_request_t *lookup_on_vc(tern_vc_t *vc, uint64_t id, int kind, const 
 tern_status_t tern_lmt_handle_cts(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const uint8_t *cookie)
 {
     tern_request_t *s = lookup_on_vc(vc, hdr->sreq, TERN_REQ_SEND, "CTS");
-    if (s == NULL || hdr->rreq == 0)
+    if (s == NULL)
         return TERN_ERR_MALFORMED;
+    if (hdr->rreq == 0 || s->remote_id != 0)
+        return tern_error(TERN_ERR_MALFORMED, "CTS packet from rank %d for request %#llx: %s",
+                          vc->rank, (unsigned long long)hdr->sreq,
+                          hdr->rreq == 0 ? "names no receive" : "it already had one");
     s->remote_id = hdr->rreq;
-    if (tern_netmod_has_lmt(vc->nm))
+    if (s->lmt_mode != TERN_LMT_NULL)
         return vc->nm->lmt_start_send(vc, s, cookie, hdr->cookie_len);
     /* null mode: the whole message as one DATA packet on the stream */
     tern_pkt_hdr_t d = {.type = TERN_PKT_DATA, .len = s->msg_len, .rreq = hdr->rreq};
@@ -111,9 +115,9 @@ tern_status_t tern_lmt_handle_done(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, con
                                      to_sender ? TERN_REQ_SEND : TERN_REQ_RECV, "DONE");
     if (r == NULL)
         return TERN_ERR_MALFORMED;
-    if (to_sender ? vc->nm->lmt_done_send == NULL : vc->nm->lmt_done_recv == NULL)
-        return tern_error(TERN_ERR_MALFORMED, "DONE packet from rank %d: netmod %s has no LMT",
-                          vc->rank, vc->nm->name);
+    if (r->lmt_mode == TERN_LMT_NULL || !tern_netmod_has_lmt(vc->nm))
+        return tern_error(TERN_ERR_MALFORMED, "DONE packet from rank %d for a null-mode "
+                          "transfer (netmod %s)", vc->rank, vc->nm->name);
     return to_sender ? vc->nm->lmt_done_send(vc, r) : vc->nm->lmt_done_recv(vc, r);
 }
 
@@ -125,8 +129,8 @@ tern_status_t tern_lmt_handle_cookie_pkt(tern_vc_t *vc, const tern_pkt_hdr_t *hd
                                      to_sender ? TERN_REQ_SEND : TERN_REQ_RECV, "COOKIE");
     if (r == NULL)
         return TERN_ERR_MALFORMED;
-    if (vc->nm->lmt_handle_cookie == NULL)
-        return tern_error(TERN_ERR_MALFORMED, "COOKIE packet from rank %d: netmod %s has no LMT",
-                          vc->rank, vc->nm->name);
+    if (r->lmt_mode == TERN_LMT_NULL || !tern_netmod_has_lmt(vc->nm))
+        return tern_error(TERN_ERR_MALFORMED, "COOKIE packet from rank %d for a null-mode "
+                          "transfer (netmod %s)", vc->rank, vc->nm->name);
     return vc->nm->lmt_handle_cookie(vc, r, cookie, hdr->cookie_len);
 }

@@ -26,9 +26,29 @@ enum tern_pkt_type {
     TERN_PKT_TYPE_MAX = 7
 };
 
+/*
+ * Rendezvous (LMT) modes.  The sender chooses one per message (TERN_LMT_MODE,
+ * or the netmod's choice by size) and names it in the RTS's flags; the
+ * receiver follows it.
+ *   NULL  CTS, then the data as a DATA packet on the VC's stream (engine)
+ *   COOP  the netmod pipelines the data through a buffer both sides copy
+ *   GET   the RTS cookie carries the sender's key; the receiver reads, DONE
+ *         goes to the sender
+ *   PUT   the CTS cookie carries the receiver's key; the sender writes, DONE
+ *         goes to the receiver
+ */
+enum tern_lmt_mode {
+    TERN_LMT_AUTO = 0, /* configuration only: let the netmod choose by size */
+    TERN_LMT_NULL = 1,
+    TERN_LMT_COOP = 2,
+    TERN_LMT_GET = 3,
+    TERN_LMT_PUT = 4,
+    TERN_LMT_NMODES = 5
+};
+
 typedef struct tern_pkt_hdr {
     uint8_t type;        /* enum tern_pkt_type */
-    uint8_t flags;       /* reserved, must be zero */
+    uint8_t flags;       /* RTS: enum tern_lmt_mode (NULL..PUT); else zero */
     uint16_t space;      /* matching space */
     int32_t tag;         /* EAGER/RTS: tag >= 0 */
     uint64_t len;        /* EAGER/RTS: message length; DATA: payload length */

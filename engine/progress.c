@@ -1,32 +1,17 @@
 /*
- * Progress, completion and idle waiting.
+ * Progress and completion.
  *
  * tern_progress polls every netmod once.  While nothing happens, the idle
- * path (a) checks peer health every TERN_HEALTH_MS so a dead peer turns
- * into TERN_ERR_PEER_FAILED instead of a hang, and (b) after TERN_SPIN_COUNT
- * empty polls yields the core or blocks on the worker's futex doorbell,
- * according to TERN_WAIT_MODE.
- *
- * Doorbell protocol (block mode), a Dekker pair with the netmod's sender:
- *   waiter:  v = load(doorbell); store(sleeping, 1) [seq_cst];
- *            poll again; if nothing: futex_wait(doorbell, v)
- *   sender:  publish message [release]; fence [seq_cst];
- *            if load(sleeping): fetch_add(doorbell); futex_wake
- * Either the waiter's re-poll sees the message, or the sender sees
- * sleeping == 1 and changes the doorbell, so futex_wait cannot sleep
- * through a message.  The futex timeout (TERN_HEALTH_MS) bounds any miss.
+ * path checks peer health every TERN_HEALTH_MS so a dead peer turns into
+ * TERN_ERR_PEER_FAILED instead of a hang; after TERN_SPIN_COUNT empty polls
+ * a wait yields or sleeps (engine/wait.c).
  */
-#include <errno.h>
-#include <limits.h>
-#include <linux/futex.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "engine/engine_internal.h"
 #include "engine/match.h"
@@ -39,86 +24,59 @@ uint64_t tern_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void health_check(tern_worker_t *w)
+/*
+ * Dead peers: first each netmod's own check (shm drains what a dead local
+ * peer wrote before failing its VC), then the deaths the launcher reported
+ * through PMIx events (pmix-shim/client.c; each worker takes every one for
+ * its own VCs), which cover every netmod and peers never connected to.  A
+ * peer reported dead has exited, so what it sent is already here (on one
+ * host a socket's bytes arrive before the sender's exit) or lost: one more
+ * poll takes it in before its VC fails.  After the finalize fence every
+ * peer may exit normally: its report then means nothing.
+ */
+void tern_health_check(tern_worker_t *w)
 {
+    tern_context_t *ctx = w->ctx;
     uint64_t now = tern_now_ns();
-    if (now - w->last_health_ns < w->ctx->cfg.health_ms * 1000000ull)
+    if (now - w->last_health_ns < ctx->cfg.health_ms * 1000000ull)
         return;
     w->last_health_ns = now;
-    for (int i = 0; i < w->ctx->num_netmods; i++) {
-        tern_netmod_inst_t *n = &w->ctx->netmods[i];
-        n->ops->check_peers(n->state);
+    for (int i = 0; i < w->num_netmods; i++) {
+        tern_netmod_inst_t *n = &w->netmods[i];
+        if (n->initialized)
+            n->ops.check_peers(n->state);
+    }
+    tern_mem_progress(w); /* memory given back: deregister it */
+    tern_pmix_death_t dead[16];
+    int nd;
+    while (!ctx->finalizing && (nd = tern_pmix_take_dead(&ctx->pmix, w->index, dead, 16)) > 0) {
+        for (int i = 0; i < w->num_pollers; i++)
+            w->pollers[i]->ops.poll(w->pollers[i]->state, TERN_POLL_ALL);
+        for (int i = 0; i < nd; i++) {
+            tern_vc_t *vc = &w->vcs[dead[i].rank];
+            if (vc->nm == NULL || vc->state == TERN_VC_FAILED || vc->state == TERN_VC_CLOSED)
+                continue;
+            char why[128];
+            snprintf(why, sizeof(why), "rank %d %s (reported by the launcher)", dead[i].rank,
+                     dead[i].how);
+            tern_vc_fail(vc, TERN_ERR_PEER_FAILED, why);
+        }
     }
 }
 
 unsigned tern_progress(tern_worker_t *w)
 {
-    tern_context_t *ctx = w->ctx;
+    if (TERN_UNLIKELY(w == NULL))
+        return 0;
     unsigned n = 0;
-    for (int i = 0; i < ctx->num_pollers; i++)
-        n += ctx->pollers[i].ops->poll(ctx->pollers[i].state, TERN_POLL_ALL);
+    for (int i = 0; i < w->num_pollers; i++)
+        n += w->pollers[i]->ops.poll(w->pollers[i]->state, TERN_POLL_ALL);
     if (n != 0) {
         w->idle_polls = 0;
     } else if ((++w->idle_polls & 1023u) == 0) {
-        health_check(w);
+        tern_health_check(w);
     }
     return n;
-}
-
-static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
-{
-    return syscall(SYS_futex, (uint32_t *)addr, op, val, ts, NULL, 0);
-}
-
-/* One idle step after an empty poll; never sleeps past deadline_ns. */
-static void idle_step(tern_worker_t *w, uint64_t deadline_ns)
-{
-    const tern_config_t *cfg = &w->ctx->cfg;
-    if (cfg->wait_mode == TERN_WAIT_SPIN || w->idle_polls < cfg->spin_count)
-        return; /* spin phase: poll again at once (no pause: it delays arrivals) */
-    if (cfg->wait_mode == TERN_WAIT_YIELD) {
-        sched_yield();
-        return;
-    }
-    /* TERN_WAIT_BLOCK: see the doorbell protocol above. */
-    uint32_t v = atomic_load_explicit(w->doorbell, memory_order_acquire);
-    atomic_store_explicit(w->sleeping, 1, memory_order_seq_cst);
-    unsigned before = w->completions;
-    if (tern_progress(w) == 0 && w->completions == before &&
-        !atomic_load_explicit(&w->signaled, memory_order_acquire)) {
-        uint64_t ns = cfg->health_ms * 1000000ull, now = tern_now_ns();
-        if (deadline_ns != UINT64_MAX)
-            ns = deadline_ns <= now ? 0 : (deadline_ns - now < ns ? deadline_ns - now : ns);
-        struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull),
-                              .tv_nsec = (long)(ns % 1000000000ull)};
-        futex(w->doorbell, FUTEX_WAIT, v, &ts);
-        health_check(w);
-    }
-    atomic_store_explicit(w->sleeping, 0, memory_order_relaxed);
-}
-
-void tern_worker_signal(tern_worker_t *w)
-{
-    atomic_store_explicit(&w->signaled, 1, memory_order_release);
-    atomic_fetch_add_explicit(w->doorbell, 1, memory_order_seq_cst);
-    futex(w->doorbell, FUTEX_WAKE, INT_MAX, NULL);
-}
-
-tern_status_t tern_worker_wait(tern_worker_t *w, int timeout_ms)
-{
-    uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : tern_now_ns() + (uint64_t)timeout_ms * 1000000ull;
-    unsigned before = w->completions;
-    for (unsigned spins = 0;; spins++) {
-        if (atomic_exchange_explicit(&w->signaled, 0, memory_order_acq_rel))
-            return TERN_ERR_INTERRUPTED;
-        if (tern_progress(w) != 0 || w->completions != before)
-            return TERN_OK;
-        /* past the spin phase each step may sleep: check the clock each time */
-        if (((spins & 255u) == 0 || w->idle_polls >= w->ctx->cfg.spin_count) &&
-            tern_now_ns() >= deadline)
-            return TERN_ERR_TIMED_OUT;
-        idle_step(w, deadline);
-    }
 }
 
 static tern_status_t reap(tern_request_t *r, tern_recv_info_t *info)
@@ -128,7 +86,7 @@ static tern_status_t reap(tern_request_t *r, tern_recv_info_t *info)
     if (TERN_UNLIKELY(st < 0)) {
         tern_context_t *ctx = r->worker->ctx;
         const tern_vc_t *vc = r->vc ? r->vc
-                              : (r->peer >= 0 && r->peer < ctx->size) ? &ctx->vcs[r->peer] : NULL;
+                              : (r->peer >= 0 && r->peer < ctx->size) ? &r->worker->vcs[r->peer] : NULL;
         if (vc != NULL && vc->state == TERN_VC_FAILED && vc->fail_msg != NULL &&
             st == vc->fail_status)
             tern_error(st, "%s", vc->fail_msg);
@@ -145,6 +103,8 @@ static tern_status_t reap(tern_request_t *r, tern_recv_info_t *info)
 
 tern_status_t tern_test(tern_worker_t *w, tern_request_t *req, tern_recv_info_t *info)
 {
+    if (w == NULL)
+        return tern_error(TERN_ERR_INVALID_PARAM, "tern_test: NULL worker");
     if (req == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_test: NULL request");
     if (!(req->flags & TERN_REQF_COMPLETE))
@@ -156,17 +116,23 @@ tern_status_t tern_test(tern_worker_t *w, tern_request_t *req, tern_recv_info_t 
 
 tern_status_t tern_wait(tern_worker_t *w, tern_request_t *req, tern_recv_info_t *info)
 {
+    if (w == NULL)
+        return tern_error(TERN_ERR_INVALID_PARAM, "tern_wait: NULL worker");
     if (req == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_wait: NULL request");
     while (!(req->flags & TERN_REQF_COMPLETE)) {
         if (tern_progress(w) == 0 && w->idle_polls >= w->ctx->cfg.spin_count)
-            idle_step(w, UINT64_MAX);
+            tern_idle_step(w, UINT64_MAX);
     }
     return reap(req, info);
 }
 
 tern_status_t tern_waitall(tern_worker_t *w, tern_request_t **reqs, size_t n)
 {
+    if (w == NULL)
+        return tern_error(TERN_ERR_INVALID_PARAM, "tern_waitall: NULL worker");
+    if (reqs == NULL && n > 0)
+        return tern_error(TERN_ERR_INVALID_PARAM, "tern_waitall: NULL array of %zu requests", n);
     tern_status_t first = TERN_OK;
     for (size_t i = 0; i < n; i++) {
         if (reqs[i] == NULL)

@@ -43,6 +43,8 @@ void tern_recv_data_complete(tern_request_t *r)
 
 static tern_status_t check_args(tern_worker_t *w, int src, int tag, tern_request_t **req)
 {
+    if (TERN_UNLIKELY(w == NULL))
+        return tern_error(TERN_ERR_INVALID_PARAM, "receive: worker is NULL");
     if (req == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "receive: request pointer is NULL");
     if (src != TERN_ANY_SOURCE && (src < 0 || src >= w->ctx->size))
@@ -51,8 +53,8 @@ static tern_status_t check_args(tern_worker_t *w, int src, int tag, tern_request
     if (tag != TERN_ANY_TAG && tag < 0)
         return tern_error(TERN_ERR_INVALID_TAG, "receive tag %d: tags are 0..%d or TERN_ANY_TAG",
                           tag, TERN_TAG_MAX);
-    if (src != TERN_ANY_SOURCE && w->ctx->vcs[src].state == TERN_VC_FAILED)
-        return tern_error(w->ctx->vcs[src].fail_status, "receive from rank %d: %s", src,
+    if (src != TERN_ANY_SOURCE && w->vcs[src].state == TERN_VC_FAILED)
+        return tern_error(w->vcs[src].fail_status, "receive from rank %d: %s", src,
                           "its connection has failed");
     return TERN_OK;
 }
@@ -151,12 +153,9 @@ tern_status_t tern_irecvv(tern_worker_t *w, const struct iovec *iov, int iovcnt,
     tern_status_t st = check_args(w, src, tag, req);
     if (st != TERN_OK)
         return st;
-    if (iovcnt < 0 || (iovcnt > 0 && iov == NULL) || iovcnt > TERN_IOV_MAX)
-        return tern_error(TERN_ERR_INVALID_PARAM, "receive iovec: %d entries at %p", iovcnt,
-                          (const void *)iov);
-    for (int i = 0; i < iovcnt; i++)
-        if (iov[i].iov_base == NULL && iov[i].iov_len > 0)
-            return tern_error(TERN_ERR_INVALID_PARAM, "receive iovec entry %d: NULL base", i);
+    size_t total;
+    if ((st = tern_iov_check(iov, iovcnt, "receive", &total)) != TERN_OK)
+        return st;
     return post_recv(w, iov, iovcnt, false, src, tag, space, info, req);
 }
 

@@ -5,6 +5,7 @@
  * of ids from the wire are validated, so a stale or forged id is an error,
  * never a wild pointer.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,14 +71,36 @@ void tern_request_complete(tern_request_t *r, tern_status_t status)
         tern_request_release(r);
 }
 
+tern_status_t tern_iov_check(const struct iovec *iov, int iovcnt, const char *what, size_t *total)
+{
+    if (iovcnt < 0 || (iovcnt > 0 && iov == NULL) || iovcnt > TERN_IOV_MAX)
+        return tern_error(TERN_ERR_INVALID_PARAM, "%s iovec: %d entries at %p (0..%d entries)",
+                          what, iovcnt, (const void *)iov, TERN_IOV_MAX);
+    size_t sum = 0; /* never above SSIZE_MAX, so SSIZE_MAX - sum cannot wrap */
+    for (int i = 0; i < iovcnt; i++) {
+        if (iov[i].iov_base == NULL && iov[i].iov_len > 0)
+            return tern_error(TERN_ERR_INVALID_PARAM, "%s iovec entry %d: NULL base", what, i);
+        if (iov[i].iov_len > (size_t)SSIZE_MAX - sum)
+            return tern_error(TERN_ERR_INVALID_PARAM,
+                              "%s iovec entry %d: its %zu bytes take the total past SSIZE_MAX "
+                              "(%zu bytes before it)",
+                              what, i, iov[i].iov_len, sum);
+        sum += iov[i].iov_len;
+    }
+    *total = sum;
+    return TERN_OK;
+}
+
 struct iovec *tern_iov_dup(const struct iovec *iov, int iovcnt)
 {
+    /* an empty iovec gets a copy too: bind_buffer tells a vector by owned != NULL */
     struct iovec *copy = malloc(sizeof(*iov) * (size_t)(iovcnt ? iovcnt : 1));
     if (copy == NULL) {
         tern_error(TERN_ERR_NO_MEMORY, "copy of a %d-entry iovec", iovcnt);
         return NULL;
     }
-    memcpy(copy, iov, sizeof(*iov) * (size_t)iovcnt);
+    if (iovcnt > 0) /* iov may be NULL when empty: memcpy must not see it */
+        memcpy(copy, iov, sizeof(*iov) * (size_t)iovcnt);
     return copy;
 }
 

@@ -9,9 +9,10 @@
 
 static bool self_reachable(tern_context_t *ctx, int rank) { return rank == ctx->rank; }
 
-static tern_status_t self_init(tern_context_t *ctx, void **state)
+static tern_status_t self_init(tern_worker_t *w, const void *config, void **shared,
+                               void **state)
 {
-    *state = ctx;
+    *state = w;
     return TERN_OK;
 }
 
@@ -62,9 +63,11 @@ static tern_status_t self_noncontig(tern_vc_t *vc, tern_request_t *sreq, const v
     return st;
 }
 
-tern_netmod_ops_t tern_netmod_self_ops = {
+static int self_ordering(void *state) { return 1; }
+
+const tern_netmod_ops_t tern_netmod_self_ops = {
     .size = sizeof(tern_netmod_ops_t),
-    .name = "self",
+    .get_ordering = self_ordering,
     .reachable = self_reachable,
     .init = self_init,
     .vc_init = self_vc_init,

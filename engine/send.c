@@ -13,6 +13,8 @@
 
 static tern_status_t check_args(tern_worker_t *w, int dest, int tag, tern_request_t **req)
 {
+    if (TERN_UNLIKELY(w == NULL))
+        return tern_error(TERN_ERR_INVALID_PARAM, "send: worker is NULL");
     if (req == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "send: request pointer is NULL");
     if (dest < 0 || dest >= w->ctx->size)
@@ -21,7 +23,7 @@ static tern_status_t check_args(tern_worker_t *w, int dest, int tag, tern_reques
     if (tag < 0)
         return tern_error(TERN_ERR_INVALID_TAG, "send tag %d: tags are 0..%d (no wildcard)", tag,
                           TERN_TAG_MAX);
-    tern_vc_t *vc = &w->ctx->vcs[dest];
+    tern_vc_t *vc = &w->vcs[dest];
     if (vc->state != TERN_VC_ACTIVE)
         return tern_error(vc->state == TERN_VC_FAILED ? vc->fail_status : TERN_ERR_PEER_FAILED,
                           "send to rank %d: its connection is %s", dest,
@@ -29,7 +31,28 @@ static tern_status_t check_args(tern_worker_t *w, int dest, int tag, tern_reques
     return TERN_OK;
 }
 
-/* Rendezvous: register sreq, send RTS with the netmod's cookie. */
+/* The LMT mode of a message of len bytes on vc: TERN_LMT_MODE if the
+ * netmod has it, else the netmod's choice by size (null without LMT ops). */
+static int choose_lmt(tern_vc_t *vc, size_t len)
+{
+    if (!tern_netmod_has_lmt(vc->nm))
+        return TERN_LMT_NULL;
+    int forced = (int)vc->worker->ctx->cfg.lmt_mode;
+    if (forced == TERN_LMT_NULL)
+        return TERN_LMT_NULL;
+    if (forced != TERN_LMT_AUTO) {
+        if (vc->nm->lmt_modes(vc->nm_state) & (1u << forced))
+            return forced;
+        static atomic_bool warned; /* once per process, whichever worker sees it */
+        if (!atomic_exchange_explicit(&warned, true, memory_order_relaxed)) {
+            tern_warn("TERN_LMT_MODE: netmod %s has no such mode for rank %d; it chooses by size",
+                      vc->nm->name, vc->rank);
+        }
+    }
+    return vc->nm->lmt_choose(vc, len);
+}
+
+/* Rendezvous: register sreq, send RTS with the mode and the netmod's cookie. */
 static tern_status_t start_rndv(tern_vc_t *vc, tern_request_t *s, int tag, uint16_t space)
 {
     uint8_t cookie[TERN_COOKIE_MAX];
@@ -37,21 +60,24 @@ static tern_status_t start_rndv(tern_vc_t *vc, tern_request_t *s, int tag, uint1
     uint64_t id = tern_lmt_track(vc, s);
     if (id == 0)
         return TERN_ERR_NO_MEMORY;
-    if (vc->nm->lmt_initiate != NULL) {
+    int mode = choose_lmt(vc, s->msg_len);
+    if (mode != TERN_LMT_NULL) {
         clen = sizeof(cookie);
-        tern_status_t st = vc->nm->lmt_initiate(vc, s, cookie, &clen);
+        tern_status_t st = vc->nm->lmt_initiate(vc, s, &mode, cookie, &clen);
         if (st != TERN_OK)
             return st;
     }
-    tern_pkt_hdr_t h = {.type = TERN_PKT_RTS, .space = space, .tag = tag,
-                        .len = s->msg_len, .sreq = id, .cookie_len = (uint32_t)clen};
+    s->lmt_mode = (uint8_t)mode;
+    tern_pkt_hdr_t h = {.type = TERN_PKT_RTS, .flags = (uint8_t)mode, .space = space,
+                        .tag = tag, .len = s->msg_len, .sreq = id,
+                        .cookie_len = (uint32_t)clen};
     return tern_send_ctrl(vc, &h, cookie, clen);
 }
 
 static tern_status_t do_send(tern_worker_t *w, const struct iovec *iov, int iovcnt, bool contig,
                              size_t len, int dest, int tag, uint16_t space, tern_request_t **req)
 {
-    tern_vc_t *vc = &w->ctx->vcs[dest];
+    tern_vc_t *vc = &w->vcs[dest];
     *req = NULL;
 
     /* (an eager contiguous send never gets here: tern_isend sends it) */
@@ -101,7 +127,7 @@ tern_status_t tern_isend(tern_worker_t *w, const void *buf, size_t len, int dest
         return st;
     if (buf == NULL && len > 0)
         return tern_error(TERN_ERR_INVALID_PARAM, "send of %zu bytes from a NULL buffer", len);
-    tern_vc_t *vc = &w->ctx->vcs[dest];
+    tern_vc_t *vc = &w->vcs[dest];
     if (TERN_LIKELY(len <= vc->eager_limit)) {
         /* eager, contiguous: straight to the netmod */
         tern_pkt_hdr_t h = {.type = TERN_PKT_EAGER, .space = space, .tag = tag, .len = len};
@@ -127,15 +153,9 @@ tern_status_t tern_isendv(tern_worker_t *w, const struct iovec *iov, int iovcnt,
     tern_status_t st = check_args(w, dest, tag, req);
     if (st != TERN_OK)
         return st;
-    if (iovcnt < 0 || (iovcnt > 0 && iov == NULL) || iovcnt > TERN_IOV_MAX)
-        return tern_error(TERN_ERR_INVALID_PARAM, "send iovec: %d entries at %p", iovcnt,
-                          (const void *)iov);
-    size_t len = 0;
-    for (int i = 0; i < iovcnt; i++) {
-        if (iov[i].iov_base == NULL && iov[i].iov_len > 0)
-            return tern_error(TERN_ERR_INVALID_PARAM, "send iovec entry %d: NULL base", i);
-        len += iov[i].iov_len;
-    }
+    size_t len;
+    if ((st = tern_iov_check(iov, iovcnt, "send", &len)) != TERN_OK)
+        return st;
     return do_send(w, iov, iovcnt, false, len, dest, tag, space, req);
 }
 

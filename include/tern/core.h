@@ -5,14 +5,38 @@
  * up through PMIx: it reads rank, size and the local peers, creates or
  * attaches the node's shared-memory segment, and exchanges every netmod's
  * business card.  A worker is the progress engine of one polling thread: it
- * owns its queues and takes no lock on the fast path.  This release opens
- * the netmods on the context's first worker (tern_context_worker()).
+ * owns its VCs, netmod instances, queues and request pool, and takes no
+ * lock on the fast path.  TERN_NUM_WORKERS (default 1, the same on every
+ * rank) workers are wired up at tern_init; worker i of a rank talks to
+ * worker i of every other rank (the MPICH VCI model): a message sent on
+ * worker i is received on the peer's worker i.  Worker 0 is the context's
+ * (tern_context_worker()); tern_worker_create() hands out the others.
+ *
+ * Threads: one thread at a time may call into a given worker (send,
+ * receive, progress, test, wait on its requests); different workers may be
+ * driven by different threads at once without any lock.  Safe from any
+ * thread at any time: tern_worker_signal, tern_worker_create,
+ * tern_worker_destroy, and the context accessors (tern_rank ...).
+ * tern_init and tern_finalize are called once, by one thread, when no
+ * other thread uses the context.
  *
  * Operations return TERN_OK when they completed at once (no request is
  * created and *req is set to NULL), TERN_INPROGRESS with *req set when they
- * could not, or a negative TERN_ERR_*.  Requests belong to the library; the
- * caller gives each one back with tern_request_free() after completion (or
- * lets tern_wait/tern_test with the free flag do it).
+ * could not, or a negative TERN_ERR_* (no request; an argument error
+ * changes nothing at all).
+ *
+ * Requests belong to the library.  There is no call to free one: the
+ * tern_wait, tern_test or tern_waitall that returns a request's final status
+ * also frees it, and the handle is invalid from then on.  Every request must
+ * be completed that way (there is no cancel either).  A receive's completion
+ * information (source, tag, length) comes from that call's info argument.
+ *
+ * NULL handles: every call returning a status that is given a NULL context,
+ * worker, request or request pointer returns TERN_ERR_INVALID_PARAM and
+ * changes nothing (a pending request offered with a NULL worker stays
+ * pending).  tern_progress(NULL) returns 0, tern_worker_signal(NULL) does
+ * nothing, and the context accessors return -1 (tern_rank, tern_local_rank),
+ * 0 (tern_size, tern_local_size) or NULL.
  */
 #ifndef TERN_CORE_H
 #define TERN_CORE_H
@@ -36,7 +60,10 @@ typedef struct tern_request tern_request_t;
 #define TERN_TAG_MAX 0x7fffffff
 #define TERN_IOV_MAX (1 << 20) /* most iovec entries one operation takes */
 
-/** Completion information of a receive (and, with source = own rank, a send). */
+/**
+ * Completion information of a receive.  Given to tern_wait/tern_test for a
+ * send, it describes the send (source is then the destination rank).
+ */
 typedef struct tern_recv_info {
     int source;          /* sender rank */
     int tag;             /* tag the message was sent with */
@@ -60,8 +87,26 @@ int tern_size(const tern_context_t *ctx);
 int tern_local_rank(const tern_context_t *ctx);
 int tern_local_size(const tern_context_t *ctx);
 
-/** The worker that drives the context's netmods.  Owned by ctx. */
+/** The context's worker (worker 0).  Owned by ctx. */
 tern_worker_t *tern_context_worker(tern_context_t *ctx);
+
+/**
+ * Take one of the context's other workers (1 .. TERN_NUM_WORKERS-1) for a
+ * thread of its own.  Owned by ctx (freed by tern_finalize); give it back
+ * with tern_worker_destroy.  TERN_ERR_NO_RESOURCE when all are taken
+ * (the message names TERN_NUM_WORKERS).  Safe from any thread.
+ */
+tern_status_t tern_worker_create(tern_context_t *ctx, tern_worker_t **w);
+
+/**
+ * Give a worker from tern_worker_create back (worker 0 cannot be).  Its
+ * requests must have completed; its VCs stay wired (a later
+ * tern_worker_create may hand it out again).  Safe from any thread.
+ */
+tern_status_t tern_worker_destroy(tern_worker_t *w);
+
+/** The worker's index i (it pairs with worker i of every rank), -1 for NULL. */
+int tern_worker_index(const tern_worker_t *w);
 
 /** Name of the netmod the VC to rank uses ("self", "shm", ...) or NULL. */
 const char *tern_peer_netmod(const tern_context_t *ctx, int rank);
@@ -78,17 +123,31 @@ void tern_abort(tern_context_t *ctx, int status, const char *msg);
  * that can both match a receive are matched in the order they were posted.
  */
 
-/** Send len bytes from buf to dest.  buf may be reused once complete. */
+/**
+ * Send len bytes from buf to dest.  buf may be reused once the send is
+ * complete: at once on TERN_OK, else when tern_wait/tern_test returns its
+ * status.  A message longer than the eager limit (TERN_EAGER_LIMIT, 16 KiB
+ * by default) goes by rendezvous: it completes only after dest has posted a
+ * matching receive and the data has moved.
+ */
 tern_status_t tern_isend(tern_worker_t *w, const void *buf, size_t len, int dest,
                          int tag, uint16_t space, tern_request_t **req);
 
-/** Send the concatenation of iov[0..iovcnt) to dest. */
+/**
+ * Send the concatenation of iov[0..iovcnt) to dest (iovcnt 0, iov NULL: an
+ * empty message).  The iov array is copied; the buffers it names follow the
+ * rules of tern_isend.  TERN_ERR_INVALID_PARAM for more than TERN_IOV_MAX
+ * entries, a NULL base with a length, or lengths adding up past SSIZE_MAX.
+ */
 tern_status_t tern_isendv(tern_worker_t *w, const struct iovec *iov, int iovcnt,
                           int dest, int tag, uint16_t space, tern_request_t **req);
 
 /**
  * Receive into buf (capacity len) from src (or TERN_ANY_SOURCE) with tag (or
- * TERN_ANY_TAG).  If it completes at once, *info (when non-NULL) is filled.
+ * TERN_ANY_TAG).  info is filled only when the receive completes within this
+ * call (TERN_OK, or TERN_ERR_TRUNCATED): on TERN_INPROGRESS it is not
+ * touched, and the source, tag and length of the message come from the info
+ * given to the tern_wait/tern_test that completes *req.
  * A longer message completes with TERN_ERR_TRUNCATED after writing exactly
  * len bytes; nothing beyond buf+len is touched.
  */
@@ -96,12 +155,21 @@ tern_status_t tern_irecv(tern_worker_t *w, void *buf, size_t len, int src, int t
                          uint16_t space, tern_recv_info_t *info,
                          tern_request_t **req);
 
-/** Receive scattered into iov[0..iovcnt). */
+/**
+ * Receive scattered into iov[0..iovcnt) (iov copied; iovcnt 0: an empty
+ * buffer); info and truncation as for tern_irecv, argument checks as for
+ * tern_isendv.
+ */
 tern_status_t tern_irecvv(tern_worker_t *w, const struct iovec *iov, int iovcnt,
                           int src, int tag, uint16_t space, tern_recv_info_t *info,
                           tern_request_t **req);
 
-/** Blocking conveniences: post, then wait. */
+/**
+ * Blocking conveniences: post, then wait; tern_recv fills info as tern_wait
+ * does.  A tern_send above the eager limit is a rendezvous: it returns only
+ * once dest has posted a matching receive, so two ranks that both
+ * tern_send a large message to each other before receiving wait forever.
+ */
 tern_status_t tern_send(tern_worker_t *w, const void *buf, size_t len, int dest,
                         int tag, uint16_t space);
 tern_status_t tern_recv(tern_worker_t *w, void *buf, size_t len, int src, int tag,
@@ -113,24 +181,33 @@ tern_status_t tern_recv(tern_worker_t *w, void *buf, size_t len, int src, int ta
 unsigned tern_progress(tern_worker_t *w);
 
 /**
- * Test req: TERN_INPROGRESS while pending, else its final status (info
- * filled when non-NULL).  A completed request is freed by this call.
+ * Test req, making progress once if it is still pending: TERN_INPROGRESS
+ * while pending (info not touched), else its final status, with info filled
+ * when non-NULL.  A completed request is freed by this call.
  */
 tern_status_t tern_test(tern_worker_t *w, tern_request_t *req, tern_recv_info_t *info);
 
 /**
- * Progress until req completes; returns its status and frees it.  A peer that
- * dies while req depends on it completes req with TERN_ERR_PEER_FAILED.
+ * Progress until req completes; returns its status (info filled when
+ * non-NULL) and frees it.  A peer that dies while req depends on it
+ * completes req with TERN_ERR_PEER_FAILED.
  */
 tern_status_t tern_wait(tern_worker_t *w, tern_request_t *req, tern_recv_info_t *info);
 
-/** Wait for all of reqs[0..n) (NULL entries skipped); first error returned. */
+/**
+ * Wait for all of reqs[0..n) (NULL entries skipped); each is freed and its
+ * entry set to NULL.  Returns the first error met (the others are lost: use
+ * tern_wait one by one to see every status).
+ */
 tern_status_t tern_waitall(tern_worker_t *w, tern_request_t **reqs, size_t n);
 
 /**
  * Block until something may have happened (a message arrived, a request
  * completed, tern_worker_signal() was called) or timeout_ms passed (<0: no
- * limit).  How it waits follows the worker's wait mode (spin by default).
+ * limit).  How it waits follows TERN_WAIT_MODE: yield by default (poll
+ * TERN_SPIN_COUNT times, then sched_yield() between polls), spin (poll
+ * only), or block (poll TERN_SPIN_COUNT times, then sleep on every netmod's
+ * event source and the worker's wake-up at once).
  * Returns TERN_OK on activity, TERN_ERR_INTERRUPTED when woken by a signal,
  * TERN_ERR_TIMED_OUT when the time ran out.
  */
