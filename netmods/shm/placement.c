@@ -43,7 +43,8 @@ void tern_shm_place_inbox(tern_shm_t *s)
     if (node < 0 || node >= (int)(sizeof(unsigned long) * 8))
         return;
     const tern_shm_seg_hdr_t *h = s->hdr;
-    uint8_t *inbox = s->base + h->off_pairs + (uint64_t)s->my_idx * s->nlocal * h->pair_size;
+    uint64_t reader = (uint64_t)s->widx * s->nlocal + (uint64_t)s->my_idx;
+    uint8_t *inbox = s->base + h->off_pairs + reader * s->nlocal * h->pair_size;
     unsigned long mask = 1ul << node;
     if (mbind(inbox, (unsigned long)s->nlocal * h->pair_size, MPOL_PREFERRED, &mask,
               sizeof(mask) * 8, MPOL_MF_MOVE) != 0)

@@ -19,24 +19,27 @@
 static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 /* Geometry from the configuration, written into the header. */
-static void layout(tern_shm_seg_hdr_t *h, const tern_config_t *cfg, uint32_t nlocal)
+static void layout(tern_shm_seg_hdr_t *h, const tern_shm_config_t *cfg, uint32_t wait_mode,
+                   uint32_t nlocal, uint32_t nworkers)
 {
     memset(h, 0, sizeof(*h));
     h->version = TERN_SHM_VERSION;
     h->nlocal = nlocal;
-    h->fbox_size = (uint32_t)cfg->shm_fbox_size;
-    h->num_fbox = (uint32_t)cfg->shm_num_fbox;
-    h->cell_size = (uint32_t)cfg->shm_cell_size;
-    h->num_cells = (uint32_t)cfg->shm_num_cells;
-    h->chunk_size = (uint32_t)cfg->shm_chunk_size;
-    /* Unset, the chunk shrinks as the pairs multiply (nlocal^2 of them):
-     * measured best at 1 MiB for 2 ranks (bench/RESULTS.md). */
-    if (!tern_config_is_set(cfg, offsetof(tern_config_t, shm_chunk_size)))
+    h->num_workers = nworkers;
+    h->fbox_size = (uint32_t)cfg->fbox_size;
+    h->num_fbox = (uint32_t)cfg->num_fbox;
+    h->cell_size = (uint32_t)cfg->cell_size;
+    h->num_cells = (uint32_t)cfg->num_cells;
+    h->chunk_size = (uint32_t)cfg->chunk_size;
+    /* Unset (0), the chunk shrinks as the pairs multiply (nlocal^2 of
+     * them): measured best at 1 MiB for 2 ranks (bench/RESULTS.md). */
+    if (h->chunk_size == 0)
         h->chunk_size = nlocal <= 4 ? 1u << 20 : nlocal <= 16 ? 256u << 10 : 64u << 10;
-    h->num_chunks = (uint32_t)cfg->shm_num_chunks;
-    h->wait_mode = (uint32_t)cfg->wait_mode;
+    h->num_chunks = (uint32_t)cfg->num_chunks;
+    h->wait_mode = wait_mode;
     h->off_doorbells = TERN_CACHE_LINE * 2;
-    h->off_pairs = align_up(h->off_doorbells + (uint64_t)nlocal * sizeof(tern_shm_doorbell_t),
+    h->off_pairs = align_up(h->off_doorbells +
+                                (uint64_t)nworkers * nlocal * sizeof(tern_shm_doorbell_t),
                             TERN_SHM_ALIGN);
     h->pair_off_fbox = sizeof(tern_shm_cons_ctl_t);
     h->pair_off_cells = align_up(h->pair_off_fbox + (uint64_t)h->num_fbox * h->fbox_size,
@@ -45,19 +48,38 @@ static void layout(tern_shm_seg_hdr_t *h, const tern_config_t *cfg, uint32_t nlo
                                 TERN_CACHE_LINE);
     h->pair_off_copy = align_up(h->pair_off_copy, TERN_SHM_ALIGN);
     h->pair_size = tern_shm_copy_data_off(h) + (uint64_t)h->num_chunks * h->chunk_size;
-    h->total_size = h->off_pairs + (uint64_t)nlocal * nlocal * h->pair_size;
+    h->total_size = h->off_pairs + (uint64_t)nworkers * nlocal * nlocal * h->pair_size;
 }
 
-/* Check a header read from the segment before trusting any offset in it. */
-static tern_status_t validate(const tern_shm_seg_hdr_t *h, size_t mapped, uint32_t nlocal,
-                              const char *name)
+/* Is the header's geometry one this build's configuration allows (ranges,
+ * powers of two, the cross-field rules), its chunk size resolved (never the
+ * 0 of "by rank count")?  Then layout()'s sums cannot wrap. */
+static bool geometry_allowed(const tern_shm_config_t *cfg)
+{
+    const tern_config_table_t *t = &tern_shm_config_table;
+    for (size_t i = 0; i < t->num_entries; i++) {
+        const tern_config_entry_t *e = &t->entries[i];
+        uint64_t v;
+        if (e->type != TERN_CFG_UINT && e->type != TERN_CFG_POW2)
+            continue;
+        memcpy(&v, (const char *)cfg + e->offset, sizeof(v));
+        if (v < e->min || v > e->max || (e->type == TERN_CFG_POW2 && (v & (v - 1))))
+            return false;
+    }
+    return cfg->chunk_size != 0 && (t->validate == NULL || t->validate(cfg) == TERN_OK);
+}
+
+/* Check a header read from the segment before trusting any offset in it:
+ * its geometry is an allowed configuration and every offset in it is the
+ * one layout() derives from that geometry. */
+tern_status_t tern_shm_segment_validate(const tern_shm_seg_hdr_t *h, size_t mapped,
+                                        uint32_t nlocal, const char *name)
 {
     tern_shm_seg_hdr_t want;
-    tern_config_t cfg = {.shm_fbox_size = h->fbox_size, .shm_num_fbox = h->num_fbox,
-                         .shm_cell_size = h->cell_size,
-                         .shm_num_cells = h->num_cells, .shm_chunk_size = h->chunk_size,
-                         .shm_num_chunks = h->num_chunks, .wait_mode = h->wait_mode,
-                         .env_set = ~0ull /* the header's values, never auto */};
+    tern_shm_config_t cfg = {.fbox_size = h->fbox_size, .num_fbox = h->num_fbox,
+                             .cell_size = h->cell_size, .num_cells = h->num_cells,
+                             .chunk_size = h->chunk_size, /* the header's value, never auto */
+                             .num_chunks = h->num_chunks};
     if (h->magic != TERN_SHM_MAGIC || h->version != TERN_SHM_VERSION)
         return tern_error(TERN_ERR_MALFORMED,
                           "shm segment %s: magic %#" PRIx64 " version %u (expected version %u)",
@@ -66,14 +88,22 @@ static tern_status_t validate(const tern_shm_seg_hdr_t *h, size_t mapped, uint32
         h->num_fbox == 0 || (h->num_fbox & (h->num_fbox - 1)) || h->num_cells == 0 ||
         h->num_chunks == 0 ||
         (h->num_chunks & (h->num_chunks - 1)) || h->fbox_size < 128 || h->cell_size < 128 ||
-        h->wait_mode > TERN_WAIT_BLOCK)
+        h->wait_mode > TERN_WAIT_BLOCK || h->num_workers == 0 || h->num_workers > 64 ||
+        !geometry_allowed(&cfg))
         return tern_error(TERN_ERR_MALFORMED,
                           "shm segment %s: header inconsistent (nlocal %u vs %u, size %" PRIu64
                           " vs %zu)",
                           name, h->nlocal, nlocal, h->total_size, mapped);
-    layout(&want, &cfg, nlocal);
-    if (want.total_size != h->total_size || want.pair_off_copy != h->pair_off_copy ||
-        want.off_pairs != h->off_pairs)
+    layout(&want, &cfg, h->wait_mode, nlocal, h->num_workers);
+    /* nworkers * nlocal^2 pairs must not wrap the 64-bit total either */
+    uint64_t pairs, bytes, total;
+    if (__builtin_mul_overflow((uint64_t)h->num_workers * nlocal, (uint64_t)nlocal, &pairs) ||
+        __builtin_mul_overflow(pairs, want.pair_size, &bytes) ||
+        __builtin_add_overflow(bytes, want.off_pairs, &total) || total != h->total_size ||
+        want.chunk_size != h->chunk_size || want.off_doorbells != h->off_doorbells ||
+        want.off_pairs != h->off_pairs || want.pair_size != h->pair_size ||
+        want.pair_off_fbox != h->pair_off_fbox || want.pair_off_cells != h->pair_off_cells ||
+        want.pair_off_copy != h->pair_off_copy)
         return tern_error(TERN_ERR_MALFORMED, "shm segment %s: layout offsets do not match", name);
     return TERN_OK;
 }
@@ -95,7 +125,8 @@ static void seg_name(tern_shm_t *s, char *out, size_t len)
 tern_status_t tern_shm_segment_create(tern_shm_t *s, tern_shm_card_t *card)
 {
     tern_shm_seg_hdr_t h;
-    layout(&h, &s->ctx->cfg, (uint32_t)s->nlocal);
+    layout(&h, s->cfg, (uint32_t)s->ctx->cfg.wait_mode, (uint32_t)s->nlocal,
+           (uint32_t)s->ctx->num_workers);
     seg_name(s, s->seg_name, sizeof(s->seg_name));
 
     int fd = shm_open(s->seg_name, O_CREAT | O_EXCL | O_RDWR, 0600);
@@ -171,7 +202,7 @@ tern_status_t tern_shm_segment_attach(tern_shm_t *s, const tern_shm_card_t *c)
     }
     s->size = c->seg_size;
     s->hdr = (const tern_shm_seg_hdr_t *)(const void *)s->base;
-    return validate(s->hdr, s->size, (uint32_t)s->nlocal, s->seg_name);
+    return tern_shm_segment_validate(s->hdr, s->size, (uint32_t)s->nlocal, s->seg_name);
 }
 
 void tern_shm_segment_unlink(tern_shm_t *s)
@@ -194,8 +225,10 @@ void tern_shm_segment_detach(tern_shm_t *s)
 void tern_shm_chan_bind(tern_shm_t *s, tern_shm_chan_t *c, int reader, int writer)
 {
     const tern_shm_seg_hdr_t *h = s->hdr;
+    uint64_t set = (uint64_t)s->widx * (uint64_t)s->nlocal;
     uint8_t *pair = s->base + h->off_pairs +
-                    ((uint64_t)reader * (uint64_t)s->nlocal + (uint64_t)writer) * h->pair_size;
+                    ((set + (uint64_t)reader) * (uint64_t)s->nlocal + (uint64_t)writer) *
+                        h->pair_size;
     memset(c, 0, sizeof(*c));
     c->ctl = (tern_shm_cons_ctl_t *)(void *)pair;
     c->fbox = pair + h->pair_off_fbox;

@@ -5,6 +5,12 @@
 #include "engine/netmod.h"
 #include "netmods/shm/shm_layout.h"
 
+/* A peer's wake-up socket address (abstract AF_UNIX name). */
+typedef struct tern_shm_wake_addr {
+    char name[40];
+    unsigned len;             /* bytes of sockaddr_un in use */
+} tern_shm_wake_addr_t;
+
 /* One direction of a pair, resolved to pointers in this process's mapping. */
 typedef struct tern_shm_chan {
     tern_shm_cons_ctl_t *ctl; /* the reader's consumer indices */
@@ -26,15 +32,39 @@ typedef struct tern_shm_vc {
     tern_shm_chan_t tx;       /* me -> peer (in the peer's inbox) */
     tern_shm_chan_t rx;       /* peer -> me (in my inbox) */
     tern_shm_doorbell_t *peer_doorbell;
+    tern_shm_wake_addr_t peer_wake;   /* where to ring the peer's wake-up socket */
     tern_list_t sendq;        /* eager streams not fully written (req->link) */
     tern_list_t lmt_txq;      /* cooperative sends, CTS order */
     tern_list_t lmt_rxq;      /* cooperative receives, CTS order */
     tern_list_t cma_rxq;      /* CMA gets in progress */
+    tern_list_t put_txq;      /* CMA puts in progress (sender side) */
     bool cma_refused;         /* CMA with this peer was refused: copy buffer only */
 } tern_shm_vc_t;
 
+/* The shm netmod's settings (shm_config.c: TERN_SHM_*). */
+typedef struct tern_shm_config {
+    uint64_t fbox_size;       /* TERN_SHM_FBOX_SIZE: bytes per fastbox slot */
+    uint64_t num_fbox;        /* TERN_SHM_NUM_FBOX: fastbox slots per peer (power of 2) */
+    uint64_t cell_size;       /* TERN_SHM_CELL_SIZE: cell bytes */
+    uint64_t num_cells;       /* TERN_SHM_NUM_CELLS: cells per peer (power of 2) */
+    uint64_t chunk_size;      /* TERN_SHM_COPY_CHUNK: cooperative LMT chunk, 0 = by rank count */
+    uint64_t num_chunks;      /* TERN_SHM_COPY_CHUNKS: chunks per peer */
+    uint64_t cma;             /* TERN_SHM_CMA: 1 = single-copy LMT through CMA allowed */
+    uint64_t cma_threshold;   /* TERN_SHM_CMA_THRESHOLD: smallest message using CMA */
+    uint64_t fault_cma_after; /* TERN_FAULT_CMA_EPERM_AFTER: test hook, 0 = off */
+} tern_shm_config_t;
+
+extern const tern_config_table_t tern_shm_config_table;
+
+/* One worker's shm instance.  Worker 0's maps the segment (creating it on
+ * local rank 0) and owns the mapping; the other workers' instances use its
+ * mapping (w0) for their own channel sets and are finalized before it. */
 typedef struct tern_shm {
     tern_context_t *ctx;
+    tern_worker_t *worker;
+    int widx;                 /* the worker's index: its channel set */
+    struct tern_shm *w0;      /* worker 0's instance (NULL in worker 0's) */
+    const tern_shm_config_t *cfg;
     int my_idx, nlocal;
     bool creator;
     char seg_name[96];
@@ -44,6 +74,8 @@ typedef struct tern_shm {
     uint32_t fbox_size, cell_size, num_fbox, num_cells;
     uint32_t fbox_cap, cell_cap, fbox_mask, cell_mask, chunk_mask;
     bool ring_doorbells;      /* segment wait mode is BLOCK */
+    int wake_fd;              /* our wake-up socket (shm_wait.c), -1 if none */
+    tern_shm_doorbell_t *my_doorbell;
     tern_shm_vc_t *vcs;       /* by local index; [my_idx] unused */
     int numa_node;            /* where our inbox lives, -1 if unplaced */
 } tern_shm_t;
@@ -53,12 +85,25 @@ tern_status_t tern_shm_segment_create(tern_shm_t *s, tern_shm_card_t *card);
 tern_status_t tern_shm_segment_attach(tern_shm_t *s, const tern_shm_card_t *creator);
 void tern_shm_segment_unlink(tern_shm_t *s);
 void tern_shm_segment_detach(tern_shm_t *s);
+/* Check a header read from a mapping of `mapped` bytes (named `name` in the
+ * messages) before any offset in it is trusted: TERN_ERR_MALFORMED unless it
+ * is this version's layout for nlocal ranks.  Fuzzed by tests/fuzz. */
+tern_status_t tern_shm_segment_validate(const tern_shm_seg_hdr_t *h, size_t mapped,
+                                        uint32_t nlocal, const char *name);
 void tern_shm_chan_bind(tern_shm_t *s, tern_shm_chan_t *c, int reader, int writer);
 
 /* shm_netmod.c: take geometry from the mapped segment and bind the worker's
  * doorbell; set up the VC to local index idx (process pid). */
 tern_status_t tern_shm_use_segment(tern_shm_t *s);
 tern_status_t tern_shm_vc_setup(tern_shm_t *s, tern_vc_t *vc, int idx, int pid);
+
+/* shm_wait.c: the event source of block mode */
+tern_status_t tern_shm_wake_open(tern_shm_t *s);
+void tern_shm_wake_addr(tern_shm_t *s, int rank, tern_shm_wake_addr_t *a);
+void tern_shm_wake_close(tern_shm_t *s);
+int tern_shm_wait_fd(void *state);
+bool tern_shm_arm(void *state);
+void tern_shm_disarm(void *state);
 
 /* placement.c: move our inbox to the NUMA node we are bound to */
 void tern_shm_place_inbox(tern_shm_t *s);
@@ -99,8 +144,45 @@ tern_status_t tern_shm_lmt_start_send(tern_vc_t *vc, tern_request_t *sreq, const
 unsigned tern_shm_lmt_progress(tern_shm_t *s, tern_shm_vc_t *v);
 tern_status_t tern_shm_lmt_start_coop_recv(tern_vc_t *vc, tern_request_t *rreq);
 
+/* Where a rendezvous stands in shm: req->nm.u64[TERN_SHM_LMT_STATE]. */
+#define TERN_SHM_LMT_STATE 11
+enum tern_shm_lmt_state {
+    TERN_SHM_LMT_PLAIN = 0,       /* copy buffer, or a get being read */
+    TERN_SHM_LMT_GET_OFFERED = 1, /* sender: the RTS carried our CMA key */
+    TERN_SHM_LMT_PUT_OFFERED = 2, /* receiver: the CTS carried our key; DONE or RESUME next */
+    TERN_SHM_LMT_PUT_WRITING = 3, /* sender: writing into the receiver's buffer */
+    TERN_SHM_LMT_PUT_PARKED = 4,  /* sender: refused; waits for the receiver's RESUME */
+};
+
 /* shm_cma.c */
-tern_status_t tern_shm_lmt_initiate(tern_vc_t *vc, tern_request_t *sreq, void *cookie,
+bool tern_shm_cma_allowed(const tern_shm_t *s, const tern_shm_vc_t *v);
+/* Fill a CMA cookie of kind (GET: the sender's data, PUT: the receiver's
+ * buffer) describing cur; returns its length. */
+size_t tern_shm_cma_cookie(void *cookie, uint32_t kind, const tern_cursor_t *cur, uint64_t len);
+ssize_t tern_shm_cma_read(tern_shm_t *s, pid_t pid, const struct iovec *l, int lc,
+                          const struct iovec *r, int rc, uint64_t done);
+/* One step (at most 4 MiB) between r's cursor and the peer's segments
+ * (r->tmpbuf; r->nm.u64[0] bytes done, [1] segment index, [2] offset in it,
+ * [3] segment count or UINT64_MAX if unknown, [4] the peer's pid): reads
+ * (get) or writes (put).  Returns the bytes moved or -errno (-EMSGSIZE:
+ * the segments end before the data). */
+ssize_t tern_shm_cma_step(tern_shm_t *s, tern_request_t *r, bool write);
+/* A failed step: a refusal (EPERM, ENOSYS, EACCES) returns false for the
+ * caller to fall back; anything else fails vc, naming the cause, and
+ * returns true. */
+bool tern_shm_cma_fail(tern_vc_t *vc, ssize_t err, const char *call, pid_t pid);
+/* Take a CMA cookie of kind from vc's peer into r: its segments in
+ * r->tmpbuf, the step state in r->nm.u64[0..4]; *peer_len = its length. */
+tern_status_t tern_shm_cma_take_cookie(tern_vc_t *vc, tern_request_t *r, const void *cookie,
+                                       size_t cookie_len, uint32_t kind, uint64_t *peer_len);
+/* The kernel refused CMA with vc's peer: log once, copy buffer from now on. */
+void tern_shm_cma_refused(tern_vc_t *vc, const char *call, int err);
+/* Receiver: send RESUME {offset, id} and queue the copy-buffer receive. */
+tern_status_t tern_shm_resume_coop_recv(tern_vc_t *vc, tern_request_t *r, uint64_t id,
+                                        uint64_t offset);
+unsigned tern_shm_lmt_modes(void *state);
+int tern_shm_lmt_choose(tern_vc_t *vc, size_t len);
+tern_status_t tern_shm_lmt_initiate(tern_vc_t *vc, tern_request_t *sreq, int *mode, void *cookie,
                                     size_t *cookie_len);
 tern_status_t tern_shm_cma_start_recv(tern_vc_t *vc, tern_request_t *rreq, const void *cookie,
                                       size_t cookie_len);
@@ -108,6 +190,13 @@ tern_status_t tern_shm_lmt_handle_cookie(tern_vc_t *vc, tern_request_t *req, con
                                          size_t cookie_len);
 tern_status_t tern_shm_lmt_done_send(tern_vc_t *vc, tern_request_t *sreq);
 unsigned tern_shm_cma_progress(tern_shm_t *s, tern_shm_vc_t *v);
+
+/* shm_put.c: the put mode (process_vm_writev into the receiver's buffer) */
+tern_status_t tern_shm_put_start_recv(tern_vc_t *vc, tern_request_t *rreq);
+tern_status_t tern_shm_put_start_send(tern_vc_t *vc, tern_request_t *sreq, const void *cookie,
+                                      size_t cookie_len);
+tern_status_t tern_shm_lmt_done_recv(tern_vc_t *vc, tern_request_t *rreq);
+unsigned tern_shm_put_progress(tern_shm_t *s, tern_shm_vc_t *v);
 
 static inline tern_shm_vc_t *tern_shm_vc(tern_vc_t *vc) { return (tern_shm_vc_t *)vc->nm_vc; }
 static inline tern_shm_t *tern_shm_state(tern_vc_t *vc) { return (tern_shm_t *)vc->nm_state; }

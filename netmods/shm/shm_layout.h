@@ -4,11 +4,13 @@
  * segment base, never by pointer, and every struct has its size and field
  * offsets pinned by static_assert.  Bump TERN_SHM_VERSION on any change.
  *
- *   [seg_hdr 128 B][doorbell x nlocal, 64 B each][pad to 4 KiB]
- *   [pair region x nlocal*nlocal, pair_size each, 4 KiB aligned]
+ *   [seg_hdr 128 B][doorbell x num_workers*nlocal, 64 B each][pad to 4 KiB]
+ *   [pair region x num_workers*nlocal*nlocal, pair_size each, 4 KiB aligned]
  *
- * Pair region (s -> r) at off_pairs + (r * nlocal + s) * pair_size, i.e.
- * grouped by reader ("r's inbox", placed on r's NUMA node):
+ * Worker w of each rank has its own channel set (worker w talks to worker
+ * w).  Doorbell of (w, r) at off_doorbells + (w * nlocal + r) * 64; pair
+ * region (s -> r) of worker w at off_pairs + ((w * nlocal + r) * nlocal + s)
+ * * pair_size, i.e. grouped by reader ("r's inbox", placed on r's NUMA node):
  *   +0               cons_ctl: the reader's consumer indices (+ guard line)
  *   +pair_off_fbox   num_fbox fastbox slots of fbox_size: unit_hdr + data
  *   +pair_off_cells  num_cells cells of cell_size: unit_hdr + data
@@ -50,7 +52,7 @@
 #include <stdint.h>
 
 #define TERN_SHM_MAGIC UINT64_C(0x314d48534e524554) /* "TERNSHM1" */
-#define TERN_SHM_VERSION 4u
+#define TERN_SHM_VERSION 6u
 #define TERN_CACHE_LINE 64
 #define TERN_SHM_ALIGN 4096u
 
@@ -72,7 +74,7 @@ typedef struct tern_shm_seg_hdr {
     uint64_t pair_off_cells;
     uint64_t pair_off_copy;
     uint32_t num_fbox;        /* power of two */
-    uint32_t reserved32;
+    uint32_t num_workers;     /* channel sets: worker i of each rank talks to worker i */
     uint8_t reserved[24];
 } tern_shm_seg_hdr_t;
 
@@ -82,7 +84,8 @@ static_assert(offsetof(tern_shm_seg_hdr_t, off_doorbells) == 48, "segment header
 static_assert(offsetof(tern_shm_seg_hdr_t, pair_off_copy) == 88, "segment header layout");
 static_assert(offsetof(tern_shm_seg_hdr_t, num_fbox) == 96, "segment header layout");
 
-/* Futex doorbell of one local rank's worker (see engine/progress.c). */
+/* Doorbell of one local rank's worker (netmods/shm/shm_wait.c): sleeping
+ * is set while the rank may sleep in block mode; seq counts the rings. */
 typedef struct tern_shm_doorbell {
     _Atomic uint32_t seq;
     _Atomic uint32_t sleeping;
@@ -148,6 +151,7 @@ static inline uint64_t tern_shm_copy_data_off(const tern_shm_seg_hdr_t *h)
  */
 #define TERN_SHM_COOKIE_CMA 1u
 #define TERN_SHM_COOKIE_RESUME 2u
+#define TERN_SHM_COOKIE_PUT 3u    /* CTS of a put: the receiver's buffer, same layout as CMA */
 #define TERN_SHM_CMA_INLINE 14
 
 typedef struct tern_shm_cma_seg {
@@ -177,6 +181,19 @@ typedef struct tern_shm_resume_cookie {
 } tern_shm_resume_cookie_t;
 
 static_assert(sizeof(tern_shm_resume_cookie_t) == 24, "resume cookie layout");
+
+/* shm's remote key: CMA needs no registration and pins nothing, so a key
+ * is where the memory is (pid, address, length); the peer reaches it with
+ * process_vm_readv / process_vm_writev, as the kernel allows. */
+#define TERN_SHM_RKEY_KIND 0x31594b52u /* "RKY1" */
+typedef struct tern_shm_rkey {
+    uint32_t kind;            /* TERN_SHM_RKEY_KIND */
+    int32_t pid;              /* the process the memory is in */
+    uint64_t addr;
+    uint64_t len;
+} tern_shm_rkey_t;
+
+static_assert(sizeof(tern_shm_rkey_t) == 24, "shm remote key layout");
 
 /* Business card of a rank on this netmod (PMIx key "tern.shm"). */
 typedef struct tern_shm_card {

@@ -34,22 +34,31 @@ tern_status_t tern_shm_lmt_start_coop_recv(tern_vc_t *vc, tern_request_t *rreq)
     return TERN_OK;
 }
 
-/* An RTS was matched: its cookie says CMA (get) or nothing (cooperative). */
+/* An RTS was matched: the sender's mode says get (its cookie is the CMA
+ * key), put (we answer with ours) or the copy buffer. */
 tern_status_t tern_shm_lmt_start_recv(tern_vc_t *vc, tern_request_t *rreq, const void *cookie,
                                       size_t cookie_len)
 {
-    if (cookie_len != 0)
+    rreq->nm.u64[TERN_SHM_LMT_STATE] = TERN_SHM_LMT_PLAIN;
+    if (rreq->lmt_mode == TERN_LMT_GET && cookie_len != 0)
         return tern_shm_cma_start_recv(vc, rreq, cookie, cookie_len);
+    if (rreq->lmt_mode == TERN_LMT_PUT)
+        return tern_shm_put_start_recv(vc, rreq);
     return tern_shm_lmt_start_coop_recv(vc, rreq);
 }
 
-/* CTS: the receiver wants the copy buffer (from the start). */
+/* CTS: a put's key (the receiver's buffer), or the receiver wants the copy
+ * buffer (from the start). */
 tern_status_t tern_shm_lmt_start_send(tern_vc_t *vc, tern_request_t *sreq, const void *cookie,
                                       size_t cookie_len)
 {
     tern_shm_vc_t *v = tern_shm_vc(vc);
-    if (sreq->nm.u64[1]) /* we offered CMA and the receiver declined: it was refused */
+    if (sreq->lmt_mode == TERN_LMT_PUT && cookie_len != 0)
+        return tern_shm_put_start_send(vc, sreq, cookie, cookie_len);
+    /* we offered CMA and the receiver declined: it was refused */
+    if (sreq->nm.u64[TERN_SHM_LMT_STATE] == TERN_SHM_LMT_GET_OFFERED)
         v->cma_refused = true;
+    sreq->nm.u64[TERN_SHM_LMT_STATE] = TERN_SHM_LMT_PLAIN;
     sreq->nm.u64[0] = 0;
     tern_list_push_tail(&v->lmt_txq, &sreq->link);
     return TERN_OK;

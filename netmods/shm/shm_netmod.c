@@ -20,13 +20,31 @@ static bool shm_reachable(tern_context_t *ctx, int rank)
     return rank != ctx->rank && tern_pmix_local_index(&ctx->pmix, rank) >= 0;
 }
 
-static tern_status_t shm_init(tern_context_t *ctx, void **state)
+static tern_status_t shm_init(tern_worker_t *w, const void *config, void **shared,
+                              void **state)
 {
+    tern_context_t *ctx = w->ctx;
     tern_shm_t *s = calloc(1, sizeof(*s));
     if (s == NULL)
         return tern_error(TERN_ERR_NO_MEMORY, "shm netmod state");
     *state = s;
     s->ctx = ctx;
+    s->worker = w;
+    s->widx = w->index;
+    s->cfg = config;
+    s->wake_fd = -1;
+    if (w->index == 0) {
+        *shared = s;
+    } else {
+        /* worker 0's instance maps the segment and puts the card */
+        s->w0 = *shared;
+        s->nlocal = (int)ctx->pmix.local_size;
+        s->my_idx = (int)ctx->pmix.local_rank;
+        s->numa_node = -1;
+        return s->w0 != NULL ? tern_shm_wake_open(s)
+                             : tern_error(TERN_ERR_SHM, "shm: worker %d before worker 0",
+                                          w->index);
+    }
     s->nlocal = (int)ctx->pmix.local_size;
     s->my_idx = (int)ctx->pmix.local_rank;
     s->numa_node = -1;
@@ -34,14 +52,14 @@ static tern_status_t shm_init(tern_context_t *ctx, void **state)
     tern_shm_card_t card;
     memset(&card, 0, sizeof(card));
     card.pid = (int32_t)getpid();
-    tern_status_t st = TERN_OK;
-    if (s->my_idx == 0) {
+    tern_status_t st = tern_shm_wake_open(s);
+    if (st == TERN_OK && s->my_idx == 0) {
         st = tern_shm_segment_create(s, &card);
-        if (st != TERN_OK) {
-            /* Tell the other local ranks why, then fail after the fence. */
-            card.status = st;
-            snprintf(card.error, sizeof(card.error), "%s", tern_last_error());
-        }
+    }
+    if (st != TERN_OK) {
+        /* Tell the other local ranks why, then fail after the fence. */
+        card.status = st;
+        snprintf(card.error, sizeof(card.error), "%s", tern_last_error());
     }
     tern_status_t pst = tern_pmix_put(&ctx->pmix, SHM_CARD_KEY, &card, sizeof(card));
     return st != TERN_OK ? tern_error(st, "%s", card.error) : pst;
@@ -70,6 +88,16 @@ static tern_status_t get_card(tern_shm_t *s, int rank, tern_shm_card_t *card)
 static tern_status_t attach(tern_shm_t *s)
 {
     tern_context_t *ctx = s->ctx;
+    if (s->w0 != NULL) { /* worker 0's mapping, our channel set */
+        if (s->w0->base == NULL)
+            return tern_error(TERN_ERR_SHM, "shm: worker 0 has no segment for worker %d",
+                              s->widx);
+        s->base = s->w0->base;
+        s->size = s->w0->size;
+        s->hdr = s->w0->hdr;
+        tern_shm_place_inbox(s);
+        return tern_shm_use_segment(s);
+    }
     int creator = ctx->pmix.local_peers[0];
     tern_shm_card_t cc;
     tern_status_t st = get_card(s, creator, &cc);
@@ -99,17 +127,16 @@ tern_status_t tern_shm_use_segment(tern_shm_t *s)
     /* One wait mode per node, the segment's: senders ring doorbells only
      * when it is BLOCK, so a rank blocking under another mode would sleep
      * out the futex timeout on every idle wait. */
-    if (s->ctx->cfg.wait_mode != h->wait_mode) {
-        tern_warn("TERN_WAIT_MODE differs from the segment creator's: using its mode (%u) "
-                  "on this node",
-                  h->wait_mode);
-        s->ctx->cfg.wait_mode = h->wait_mode;
-    }
+    if (h->num_workers != (uint32_t)s->ctx->num_workers)
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "TERN_NUM_WORKERS=%d here, %u on the shm segment's creator: every "
+                          "rank must use the same number", s->ctx->num_workers, h->num_workers);
+    tern_context_use_wait_mode(s->ctx, h->wait_mode,
+                               "the shm segment's creator (local rank 0) uses it, and shm "
+                               "senders wake sleeping peers only in block mode");
     s->ring_doorbells = h->wait_mode == TERN_WAIT_BLOCK;
-    tern_shm_doorbell_t *db =
-        (tern_shm_doorbell_t *)(void *)(s->base + h->off_doorbells) + s->my_idx;
-    s->ctx->worker.doorbell = &db->seq;
-    s->ctx->worker.sleeping = &db->sleeping;
+    s->my_doorbell = (tern_shm_doorbell_t *)(void *)(s->base + h->off_doorbells) +
+                     (size_t)s->widx * (size_t)s->nlocal + (size_t)s->my_idx;
     s->vcs = calloc((size_t)s->nlocal, sizeof(*s->vcs));
     if (s->vcs == NULL)
         return tern_error(TERN_ERR_NO_MEMORY, "shm VC table");
@@ -128,11 +155,14 @@ tern_status_t tern_shm_vc_setup(tern_shm_t *s, tern_vc_t *vc, int idx, int pid)
                           strerror(errno));
     tern_shm_chan_bind(s, &v->tx, idx, s->my_idx);
     tern_shm_chan_bind(s, &v->rx, s->my_idx, idx);
-    v->peer_doorbell = (tern_shm_doorbell_t *)(void *)(s->base + s->hdr->off_doorbells) + idx;
+    v->peer_doorbell = (tern_shm_doorbell_t *)(void *)(s->base + s->hdr->off_doorbells) +
+                       (size_t)s->widx * (size_t)s->nlocal + (size_t)idx;
+    tern_shm_wake_addr(s, vc->rank, &v->peer_wake);
     tern_list_init(&v->sendq);
     tern_list_init(&v->lmt_txq);
     tern_list_init(&v->lmt_rxq);
     tern_list_init(&v->cma_rxq);
+    tern_list_init(&v->put_txq);
     vc->nm_vc = v;
     return TERN_OK;
 }
@@ -151,7 +181,9 @@ static tern_status_t shm_vc_init(void *state, tern_vc_t *vc)
 
 static tern_status_t shm_wireup_done(void *state)
 {
-    tern_shm_segment_unlink(state); /* everyone attached: the name can go */
+    tern_shm_t *s = state;
+    if (s->w0 == NULL)
+        tern_shm_segment_unlink(s); /* everyone attached: the name can go */
     return TERN_OK;
 }
 
@@ -170,6 +202,8 @@ static unsigned shm_poll(void *state, int direction)
             got += tern_shm_lmt_progress(s, v);
         if (!tern_list_empty(&v->cma_rxq) && v->vc->state != TERN_VC_FAILED)
             got += tern_shm_cma_progress(s, v);
+        if (!tern_list_empty(&v->put_txq) && v->vc->state != TERN_VC_FAILED)
+            got += tern_shm_put_progress(s, v);
         /* Block mode: consuming freed fastbox/cells/chunks the peer may be
          * asleep waiting for; wake it (the send side rings on publish). */
         if (got && s->ring_doorbells)
@@ -178,7 +212,7 @@ static unsigned shm_poll(void *state, int direction)
         if (!tern_list_empty(&v->sendq))
             n += tern_shm_progress_sendq(s, v);
         if (v->vc->state == TERN_VC_TERMINATING && tern_list_empty(&v->sendq) &&
-            tern_list_empty(&v->lmt_txq))
+            tern_list_empty(&v->lmt_txq) && tern_list_empty(&v->put_txq))
             v->vc->state = TERN_VC_CLOSED;
     }
     return n;
@@ -214,8 +248,10 @@ static tern_status_t shm_vc_terminate(tern_vc_t *vc)
     tern_shm_vc_t *v = tern_shm_vc(vc);
     if (vc->state != TERN_VC_ACTIVE)
         return TERN_OK;
-    vc->state = (tern_list_empty(&v->sendq) && tern_list_empty(&v->lmt_txq)) ? TERN_VC_CLOSED
-                                                                           : TERN_VC_TERMINATING;
+    vc->state = (tern_list_empty(&v->sendq) && tern_list_empty(&v->lmt_txq) &&
+                 tern_list_empty(&v->put_txq))
+                    ? TERN_VC_CLOSED
+                    : TERN_VC_TERMINATING;
     return TERN_OK;
 }
 
@@ -242,6 +278,7 @@ static tern_status_t shm_vc_destroy(tern_vc_t *vc)
     drop_queue(&v->lmt_txq, vc->fail_status);
     drop_queue(&v->lmt_rxq, vc->fail_status);
     drop_queue(&v->cma_rxq, vc->fail_status);
+    drop_queue(&v->put_txq, vc->fail_status);
     return TERN_OK;
 }
 
@@ -254,16 +291,57 @@ static tern_status_t shm_finalize(void *state)
         if (s->vcs[i].vc != NULL && s->vcs[i].pidfd >= 0)
             close(s->vcs[i].pidfd);
     free(s->vcs);
-    tern_shm_segment_detach(s);
+    tern_shm_wake_close(s);
+    if (s->w0 == NULL) /* the mapping is worker 0's, finalized last */
+        tern_shm_segment_detach(s);
     free(s);
     return TERN_OK;
 }
 
 static int shm_get_ordering(void *state) { return 1; }
 
-tern_netmod_ops_t tern_netmod_shm_ops = {
+/* Registration: nothing to pin for CMA; the engine's cache still tracks
+ * the range (so an unmapped buffer never keeps a key) and the key says
+ * where the memory is. */
+static tern_status_t shm_mem_reg(void *state, void *addr, size_t len, void **memh)
+{
+    *memh = addr;
+    return TERN_OK;
+}
+
+static tern_status_t shm_rkey_pack(void *state, void *memh, const void *addr, size_t len,
+                                   void *buf, size_t *buflen)
+{
+    tern_shm_rkey_t k = {.kind = TERN_SHM_RKEY_KIND, .pid = (int32_t)getpid(),
+                         .addr = (uint64_t)(uintptr_t)addr, .len = len};
+    if (*buflen < sizeof(k))
+        return tern_error(TERN_ERR_INVALID_PARAM, "shm remote key: %zu bytes of room, needs %zu",
+                          *buflen, sizeof(k));
+    memcpy(buf, &k, sizeof(k));
+    *buflen = sizeof(k);
+    return TERN_OK;
+}
+
+static tern_status_t shm_rkey_unpack(tern_vc_t *vc, const void *buf, size_t buflen,
+                                     tern_rkey_t *rkey)
+{
+    tern_shm_rkey_t k;
+    if (buflen != sizeof(k))
+        return tern_error(TERN_ERR_MALFORMED, "shm remote key from rank %d: %zu bytes", vc->rank,
+                          buflen);
+    memcpy(&k, buf, sizeof(k));
+    if (k.kind != TERN_SHM_RKEY_KIND || k.pid != tern_shm_vc(vc)->pid || k.len == 0 ||
+        k.addr + k.len < k.addr)
+        return tern_error(TERN_ERR_REMOTE_ACCESS,
+                          "shm remote key from rank %d (pid %d) names pid %d, %llu bytes at "
+                          "%#llx: not a key of that process", vc->rank, tern_shm_vc(vc)->pid,
+                          k.pid, (unsigned long long)k.len, (unsigned long long)k.addr);
+    *rkey = (tern_rkey_t){.addr = k.addr, .len = k.len, .key = (uint64_t)k.pid};
+    return TERN_OK;
+}
+
+static const tern_netmod_ops_t shm_ops = {
     .size = sizeof(tern_netmod_ops_t),
-    .name = "shm",
     .reachable = shm_reachable,
     .init = shm_init,
     .finalize = shm_finalize,
@@ -276,10 +354,28 @@ tern_netmod_ops_t tern_netmod_shm_ops = {
     .istart_contig_msg = tern_shm_istart_contig_msg,
     .send_noncontig = tern_shm_send_noncontig,
     .poll = shm_poll,
+    .lmt_modes = tern_shm_lmt_modes,
+    .lmt_choose = tern_shm_lmt_choose,
     .lmt_initiate = tern_shm_lmt_initiate,
     .lmt_start_recv = tern_shm_lmt_start_recv,
     .lmt_start_send = tern_shm_lmt_start_send,
     .lmt_handle_cookie = tern_shm_lmt_handle_cookie,
     .lmt_done_send = tern_shm_lmt_done_send,
+    .lmt_done_recv = tern_shm_lmt_done_recv,
     .check_peers = shm_check_peers,
+    .wait_fd = tern_shm_wait_fd,
+    .arm = tern_shm_arm,
+    .disarm = tern_shm_disarm,
+    .mem_reg = shm_mem_reg,
+    .rkey_pack = shm_rkey_pack,
+    .rkey_unpack = shm_rkey_unpack,
 };
+
+static const tern_netmod_desc_t shm_netmod = {
+    .name = "shm",
+    .priority = 100,
+    .reach = "ranks on the same node",
+    .ops = &shm_ops,
+    .config = &tern_shm_config_table,
+};
+TERN_NETMOD_DEFINE(shm_netmod)

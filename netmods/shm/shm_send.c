@@ -10,8 +10,6 @@
  */
 #include <assert.h>
 #include <string.h>
-#include <linux/futex.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "engine/copy.h"
@@ -39,17 +37,6 @@ static size_t fill(uint8_t *dst, size_t room, const uint8_t *hdr, size_t hdrlen,
         }
     }
     return n;
-}
-
-void tern_shm_ring_doorbell(tern_shm_t *s, tern_shm_vc_t *v)
-{
-    /* Dekker pair with the waiter (engine/progress.c): the unit is published
-     * (R1 in push), this fence orders it before reading `sleeping`. */
-    atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&v->peer_doorbell->sleeping, memory_order_relaxed)) {
-        atomic_fetch_add_explicit(&v->peer_doorbell->seq, 1, memory_order_seq_cst);
-        syscall(SYS_futex, (uint32_t *)&v->peer_doorbell->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
-    }
 }
 
 /* The next free slot of a ring, or NULL when the ring is full.  A2: the

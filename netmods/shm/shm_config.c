@@ -1,0 +1,58 @@
+/* shm netmod settings: the TERN_SHM_* variables, validated by the engine's
+ * loader and listed by tern_info. */
+#include <inttypes.h>
+
+#include "netmods/shm/shm_internal.h"
+
+#define KiB 1024ull
+#define MiB (1024ull * 1024ull)
+#define T tern_shm_config_t
+
+static const tern_config_entry_t shm_entries[] = {
+    TERN_CFG_ENTRY_POW2("TERN_SHM_FBOX_SIZE", T, fbox_size, 512, 128, 64 * KiB,
+                        "shm fastbox slot bytes (16-byte header included)"),
+    TERN_CFG_ENTRY_POW2("TERN_SHM_NUM_FBOX", T, num_fbox, 64, 1, 4096,
+                        "shm fastbox slots per peer pair"),
+    TERN_CFG_ENTRY_POW2("TERN_SHM_CELL_SIZE", T, cell_size, 16 * KiB, 256, 1 * MiB,
+                        "shm cell bytes (header included)"),
+    TERN_CFG_ENTRY_POW2("TERN_SHM_NUM_CELLS", T, num_cells, 16, 2, 4096,
+                        "shm cells per peer pair"),
+    TERN_CFG_ENTRY_POW2("TERN_SHM_COPY_CHUNK", T, chunk_size, 0, 0, 16 * MiB,
+                        "shm cooperative LMT chunk bytes (>= 4096); 0: 1 MiB up to 4 local "
+                        "ranks, 256 KiB up to 16, 64 KiB beyond"),
+    TERN_CFG_ENTRY_POW2("TERN_SHM_COPY_CHUNKS", T, num_chunks, 4, 2, 256,
+                        "shm cooperative LMT chunks per peer pair"),
+    TERN_CFG_ENTRY_UINT("TERN_SHM_CMA", T, cma, 1, 0, 1,
+                        "1: messages >= TERN_SHM_CMA_THRESHOLD use the single-copy CMA get "
+                        "(process_vm_readv); 0: cooperative copy only"),
+    TERN_CFG_ENTRY_UINT("TERN_SHM_CMA_THRESHOLD", T, cma_threshold, 256 * MiB, 0, 1024 * MiB,
+                        "smallest rendezvous message that uses CMA (smaller: the copy buffer)"),
+    TERN_CFG_ENTRY_UINT("TERN_FAULT_CMA_EPERM_AFTER", T, fault_cma_after, 0, 0, 1024 * MiB,
+                        "test hook: CMA reads fail with EPERM after this many bytes of a "
+                        "message (0: off)"),
+};
+#undef T
+
+/* Cross-field rules: the eager path must fit the cells it is cut into; a
+ * chunk holds at least a page. */
+static tern_status_t shm_config_validate(const void *config)
+{
+    const tern_shm_config_t *c = config;
+    if (c->fbox_size > c->cell_size)
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "TERN_SHM_FBOX_SIZE (%" PRIu64 ") exceeds TERN_SHM_CELL_SIZE (%" PRIu64 ")",
+                          c->fbox_size, c->cell_size);
+    if (c->chunk_size != 0 && c->chunk_size < 4 * KiB)
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "TERN_SHM_COPY_CHUNK=%" PRIu64 ": 0 (by rank count) or 4096 .. %llu",
+                          c->chunk_size, 16 * MiB);
+    return TERN_OK;
+}
+
+const tern_config_table_t tern_shm_config_table = {
+    .owner = "shm",
+    .entries = shm_entries,
+    .num_entries = sizeof(shm_entries) / sizeof(shm_entries[0]),
+    .struct_size = sizeof(tern_shm_config_t),
+    .validate = shm_config_validate,
+};
