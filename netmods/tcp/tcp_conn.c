@@ -1,13 +1,46 @@
 /*
- * tcp netmod connections: lazy connect, the HELLO / VERDICT handshake that
- * settles simultaneous connects (the lower rank's connection wins, see
- * tcp_internal.h), and the socket events of established streams.
+ * tcp netmod connections: the checks of a peer's card, HELLO and VERDICT,
+ * lazy connect, the HELLO / VERDICT handshake that settles simultaneous
+ * connects (the lower rank's connection wins, see tcp_internal.h), and the
+ * socket events of established streams.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "netmods/tcp/tcp_internal.h"
+
+/* ---- what peers send ------------------------------------------------------ */
+
+tern_status_t tern_tcp_card_check(const void *data, size_t len, int rank, tern_tcp_card_t *out)
+{
+    tern_tcp_card_t card;
+    if (len != sizeof(card))
+        return tern_error(TERN_ERR_MALFORMED, "tcp card of rank %d has %zu bytes", rank, len);
+    memcpy(&card, data, sizeof(card));
+    card.hosts[sizeof(card.hosts) - 1] = '\0';
+    if (card.magic != TERN_TCP_MAGIC || card.version != TERN_TCP_VERSION || card.rank != rank)
+        return tern_error(TERN_ERR_MALFORMED, "tcp card of rank %d: bad magic/version/rank",
+                          rank);
+    *out = card;
+    return TERN_OK;
+}
+
+bool tern_tcp_hello_valid(const tern_tcp_hello_t *h, int size, int me)
+{
+    return h->magic == TERN_TCP_MAGIC && h->version == TERN_TCP_VERSION && h->rank >= 0 &&
+           h->rank < size && h->rank != me;
+}
+
+/* Any accept value but 0 accepts (what version 1 peers send is 0 or 1). */
+enum tern_tcp_verdict_kind tern_tcp_verdict_decode(const tern_tcp_verdict_t *v)
+{
+    if (v->magic != TERN_TCP_MAGIC)
+        return TCP_VERDICT_INVALID;
+    return v->accept ? TCP_VERDICT_ACCEPT : TCP_VERDICT_REJECT;
+}
+
+/* ---- connections ------------------------------------------------------------ */
 
 tern_tcp_conn_t *tern_tcp_conn_new(tern_tcp_t *t, enum tern_tcp_conn_kind kind, tern_tcp_vc_t *tv)
 {
@@ -100,8 +133,7 @@ static void connected(tern_tcp_t *t, tern_tcp_vc_t *tv, tern_tcp_conn_t *c)
 static void on_hello(tern_tcp_t *t, tern_tcp_conn_t *c, const tern_sock_event_t *ev)
 {
     const tern_tcp_hello_t *h = &c->hs.hello;
-    if (ev->status != TERN_OK || h->magic != TERN_TCP_MAGIC || h->version != TERN_TCP_VERSION ||
-        h->rank < 0 || h->rank >= t->ctx->size || h->rank == t->ctx->rank ||
+    if (ev->status != TERN_OK || !tern_tcp_hello_valid(h, t->ctx->size, t->ctx->rank) ||
         t->vcs[h->rank].vc == NULL) {
         tern_error(TERN_ERR_MALFORMED, "tcp: a connection sent no valid HELLO (rank %d)", h->rank);
         tern_tcp_conn_drop(t, c);
@@ -149,15 +181,16 @@ static void on_connect(tern_tcp_conn_t *c, const tern_sock_event_t *ev, int myra
 static void on_verdict(tern_tcp_t *t, tern_tcp_conn_t *c, const tern_sock_event_t *ev)
 {
     tern_tcp_vc_t *tv = c->tv;
-    if (ev->status == TERN_OK && c->hs.verdict.magic == TERN_TCP_MAGIC && c->hs.verdict.accept &&
-        tv->state != TCP_VC_CONNECTED) {
+    enum tern_tcp_verdict_kind k =
+        ev->status == TERN_OK ? tern_tcp_verdict_decode(&c->hs.verdict) : TCP_VERDICT_INVALID;
+    if (k == TCP_VERDICT_ACCEPT && tv->state != TCP_VC_CONNECTED) {
         connected(t, tv, c);
         return;
     }
     /* Rejected (the peer's own connection wins and carries the stream) or
      * broken: drop ours.  A broken handshake with nothing else coming is a
      * lost peer. */
-    bool rejected = ev->status == TERN_OK && c->hs.verdict.magic == TERN_TCP_MAGIC;
+    bool rejected = k != TCP_VERDICT_INVALID;
     if (tv->out == c)
         tv->out = NULL;
     tern_tcp_conn_drop(t, c);

@@ -76,8 +76,15 @@ struct tern_tcp_vc {
     struct iovec wiov[TERN_TCP_WIOV];
 };
 
+/* The tcp netmod's settings (TERN_TCP_ADDRS, TERN_PORT_RANGE). */
+typedef struct tern_tcp_config {
+    char addrs[TERN_CFG_STR_MAX];
+    char port_range[TERN_CFG_STR_MAX]; /* read by engine/sock's listeners */
+} tern_tcp_config_t;
+
 typedef struct tern_tcp {
     tern_context_t *ctx;
+    tern_worker_t *worker;
     tern_sock_set_t *set;
     tern_tcp_conn_t *listener;
     tern_list_t conns;
@@ -96,7 +103,19 @@ typedef struct tern_tcp {
 static inline tern_tcp_vc_t *tern_tcp_vc(tern_vc_t *vc) { return (tern_tcp_vc_t *)vc->nm_vc; }
 static inline tern_tcp_t *tern_tcp_state(tern_vc_t *vc) { return (tern_tcp_t *)vc->nm_state; }
 
-/* tcp_conn.c */
+/* tcp_conn.c: what a peer sends, checked before it is used (fuzzed by
+ * tests/fuzz/fuzz_tcp_card.c) */
+/* rank's card from the len bytes PMIx returned: *out (hosts NUL-terminated)
+ * only when it is a card of this version for that rank, else
+ * TERN_ERR_MALFORMED naming the rank. */
+tern_status_t tern_tcp_card_check(const void *data, size_t len, int rank, tern_tcp_card_t *out);
+/* Is h a HELLO of this version from another rank of a job of size ranks
+ * (me: the receiving rank)? */
+bool tern_tcp_hello_valid(const tern_tcp_hello_t *h, int size, int me);
+enum tern_tcp_verdict_kind { TCP_VERDICT_INVALID = 0, TCP_VERDICT_ACCEPT, TCP_VERDICT_REJECT };
+enum tern_tcp_verdict_kind tern_tcp_verdict_decode(const tern_tcp_verdict_t *v);
+
+/* tcp_conn.c: connections */
 /* stop using c (NULL or dead: nothing); its CLOSE event frees it */
 void tern_tcp_conn_drop(tern_tcp_t *t, tern_tcp_conn_t *c);
 void tern_tcp_set_writing(tern_tcp_vc_t *tv, bool writing);

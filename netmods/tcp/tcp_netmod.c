@@ -4,6 +4,7 @@
  * (RTS / CTS / DATA over the stream), written straight from the user's
  * buffer and read straight into it.
  */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,44 @@
 
 #define TCP_CARD_KEY "tern.tcp"
 #define POLL_BUDGET 32
+
+/* ---- settings ---------------------------------------------------------- */
+
+static tern_status_t check_addrs(const char *env, const char *v)
+{
+    char buf[TERN_CFG_STR_MAX], bin[16];
+    snprintf(buf, sizeof(buf), "%s", v);
+    for (char *save = NULL, *a = strtok_r(buf, ",", &save); a; a = strtok_r(NULL, ",", &save))
+        if (inet_pton(AF_INET, a, bin) != 1 && inet_pton(AF_INET6, a, bin) != 1)
+            return tern_error(TERN_ERR_INVALID_PARAM,
+                              "%s=\"%s\": \"%s\" is not an IPv4 or IPv6 address", env, v, a);
+    return TERN_OK;
+}
+
+static tern_status_t check_ports(const char *env, const char *v)
+{
+    int lo, hi;
+    return tern_sock_parse_port_range(v, &lo, &hi);
+}
+
+#define T tern_tcp_config_t
+static const tern_config_entry_t tcp_entries[] = {
+    TERN_CFG_ENTRY_STRING("TERN_TCP_ADDRS", T, addrs, "(interfaces)", check_addrs,
+                          "comma list of the addresses a rank's tcp card advertises; unset: "
+                          "every interface address but loopback (loopback only when alone)"),
+    TERN_CFG_ENTRY_STRING("TERN_PORT_RANGE", T, port_range, "(any)", check_ports,
+                          "lo-hi: the ports tcp listeners may bind"),
+};
+#undef T
+
+static const tern_config_table_t tcp_config_table = {
+    .owner = "tcp",
+    .entries = tcp_entries,
+    .num_entries = sizeof(tcp_entries) / sizeof(tcp_entries[0]),
+    .struct_size = sizeof(tern_tcp_config_t),
+};
+
+/* ---- wire-up -------------------------------------------------------------- */
 
 static bool tcp_reachable(tern_context_t *ctx, int rank) { return rank != ctx->rank; }
 
@@ -26,14 +65,13 @@ static bool is_loopback(const char *a)
  * loopback — a peer on another host must never dial its own 127.0.0.1 —
  * and loopback only when the host has nothing else.
  */
-static tern_status_t card_addresses(char *out, size_t len)
+static tern_status_t card_addresses(const tern_tcp_config_t *cfg, char *out, size_t len)
 {
-    const char *env = getenv("TERN_TCP_ADDRS");
-    if (env != NULL && *env != '\0') {
-        if (strlen(env) >= len)
+    if (cfg->addrs[0] != '\0') {
+        if (strlen(cfg->addrs) >= len)
             return tern_error(TERN_ERR_INVALID_PARAM, "TERN_TCP_ADDRS is longer than %zu bytes",
                               len - 1);
-        snprintf(out, len, "%s", env);
+        snprintf(out, len, "%s", cfg->addrs);
         return TERN_OK;
     }
     char all[512];
@@ -52,13 +90,17 @@ static tern_status_t card_addresses(char *out, size_t len)
     return TERN_OK;
 }
 
-static tern_status_t tcp_init(tern_context_t *ctx, void **state)
+/* One listener and card per worker: worker i's connections go to the
+ * peers' worker i (the card key names the worker). */
+static tern_status_t tcp_init(tern_worker_t *w, const void *config, void **shared, void **state)
 {
+    tern_context_t *ctx = w->ctx;
     tern_tcp_t *t = calloc(1, sizeof(*t));
     if (t == NULL)
         return tern_error(TERN_ERR_NO_MEMORY, "tcp netmod state");
     *state = t;
     t->ctx = ctx;
+    t->worker = w;
     tern_list_init(&t->conns);
     t->vcs = calloc((size_t)ctx->size, sizeof(*t->vcs));
     t->live = calloc((size_t)ctx->size, sizeof(*t->live));
@@ -75,10 +117,12 @@ static tern_status_t tcp_init(tern_context_t *ctx, void **state)
         return st;
     tern_tcp_card_t card = {.magic = TERN_TCP_MAGIC, .version = TERN_TCP_VERSION,
                             .rank = ctx->rank, .port = (uint32_t)t->port};
-    st = card_addresses(card.hosts, sizeof(card.hosts));
+    st = card_addresses(config, card.hosts, sizeof(card.hosts));
     if (st != TERN_OK)
         return st;
-    return tern_pmix_put(&ctx->pmix, TCP_CARD_KEY, &card, sizeof(card));
+    char key[64];
+    return tern_pmix_put(&ctx->pmix, tern_worker_key(w, TCP_CARD_KEY, key, sizeof(key)), &card,
+                         sizeof(card));
 }
 
 static tern_status_t tcp_vc_init(void *state, tern_vc_t *vc)
@@ -87,20 +131,16 @@ static tern_status_t tcp_vc_init(void *state, tern_vc_t *vc)
     tern_tcp_vc_t *tv = &t->vcs[vc->rank];
     void *data;
     size_t len;
-    tern_status_t st = tern_pmix_get(&t->ctx->pmix, vc->rank, TCP_CARD_KEY, &data, &len);
+    char key[64];
+    tern_status_t st = tern_pmix_get(&t->ctx->pmix, vc->rank,
+                                     tern_worker_key(t->worker, TCP_CARD_KEY, key, sizeof(key)),
+                                     &data, &len);
     if (st != TERN_OK)
         return st;
-    if (len != sizeof(tv->card)) {
-        free(data);
-        return tern_error(TERN_ERR_MALFORMED, "tcp card of rank %d has %zu bytes", vc->rank, len);
-    }
-    memcpy(&tv->card, data, sizeof(tv->card));
+    st = tern_tcp_card_check(data, len, vc->rank, &tv->card);
     free(data);
-    tv->card.hosts[sizeof(tv->card.hosts) - 1] = '\0';
-    if (tv->card.magic != TERN_TCP_MAGIC || tv->card.version != TERN_TCP_VERSION ||
-        tv->card.rank != vc->rank)
-        return tern_error(TERN_ERR_MALFORMED, "tcp card of rank %d: bad magic/version/rank",
-                          vc->rank);
+    if (st != TERN_OK)
+        return st;
     tv->vc = vc;
     tern_list_init(&tv->sendq);
     vc->nm_vc = tv;
@@ -202,9 +242,31 @@ static tern_status_t tcp_finalize(void *state)
 
 static int tcp_get_ordering(void *state) { return 1; }
 
-tern_netmod_ops_t tern_netmod_tcp_ops = {
+/* Block mode: the socket set's epoll fd.  Arming collects what the set has
+ * (handshakes, accepts, write completions): anything there cancels the
+ * sleep.  Data on a connected stream needs no arming: the engine re-polls
+ * (reading every live socket to EAGAIN) after arm, and data arriving later
+ * makes the set's fd readable (edge-triggered inside, level outside). */
+static int tcp_wait_fd(void *state)
+{
+    tern_tcp_t *t = state;
+    return t->set != NULL ? tern_sock_set_fd(t->set) : -1;
+}
+
+static bool tcp_arm(void *state)
+{
+    tern_tcp_t *t = state;
+    tern_sock_event_t ev;
+    unsigned n = 0;
+    while (n < POLL_BUDGET && tern_sock_wait(t->set, 0, &ev) == TERN_OK) {
+        tern_tcp_handle_event(t, &ev);
+        n++;
+    }
+    return n == 0;
+}
+
+static const tern_netmod_ops_t tcp_ops = {
     .size = sizeof(tern_netmod_ops_t),
-    .name = "tcp",
     .reachable = tcp_reachable,
     .init = tcp_init,
     .finalize = tcp_finalize,
@@ -216,4 +278,15 @@ tern_netmod_ops_t tern_netmod_tcp_ops = {
     .istart_contig_msg = tern_tcp_istart_contig_msg,
     .send_noncontig = tern_tcp_send_noncontig,
     .poll = tcp_poll,
+    .wait_fd = tcp_wait_fd,
+    .arm = tcp_arm,
 };
+
+static const tern_netmod_desc_t tcp_netmod = {
+    .name = "tcp",
+    .priority = 10,
+    .reach = "any rank (TCP/IP)",
+    .ops = &tcp_ops,
+    .config = &tcp_config_table,
+};
+TERN_NETMOD_DEFINE(tcp_netmod)
