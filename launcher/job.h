@@ -91,7 +91,8 @@ struct ternrun_rank {
     bool aborted;
     int abort_status;
     char *abort_msg;
-    bool finalized;
+    bool connected; /* called PMIx_Init (client_connected) */
+    bool finalized; /* called PMIx_Finalize (client_finalized) */
 };
 
 struct ternrun_bind_ctx; /* bind.c */
@@ -152,6 +153,21 @@ int ternrun_pmix_start(struct ternrun_job *job);
 int ternrun_pmix_register_nspace(struct ternrun_job *job);
 int ternrun_pmix_prepare_rank(struct ternrun_job *job, struct ternrun_rank *r);
 void ternrun_pmix_stop(struct ternrun_job *job);
+
+/* How a rank ended, for the PMIx event that tells the other ranks. */
+enum ternrun_exit_kind {
+    TERNRUN_EXIT_NORMAL,      /* status 0, finalized or never a PMIx client */
+    TERNRUN_EXIT_NO_FINALIZE, /* status 0 without PMIx_Finalize after PMIx_Init */
+    TERNRUN_EXIT_NONZERO,     /* a non-zero exit status */
+    TERNRUN_EXIT_SIGNALLED,   /* killed by a signal ternrun did not send */
+    TERNRUN_EXIT_KILLED,      /* ended after ternrun signalled it */
+    TERNRUN_EXIT_ABORTED,     /* after PMIx_Abort */
+};
+/* Notify the job's ranks (PMIx_Notify_event, range namespace) that r has
+ * exited: kind picks the status, code is its exit code (or 128+signal).
+ * Main thread, after r was reaped; never blocks. */
+void ternrun_pmix_notify_exit(struct ternrun_job *job, const struct ternrun_rank *r,
+                              enum ternrun_exit_kind kind, int code);
 
 /* stdio.c: init creates the IOF engine and its sinks (ternrun's stdout and
  * stderr, or the --output-filename files); prepare_rank makes the rank's

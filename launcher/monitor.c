@@ -15,10 +15,15 @@
  * After SIGKILL ternrun waits at most KILL_GIVEUP_MS more, then exits anyway:
  * it never hangs once it has given up on the ranks.
  *
+ * A rank that called PMIx_Init and exits 0 without PMIx_Finalize while
+ * other ranks still run has failed too (as under mpirun): its peers may be
+ * waiting for it.  Every exit is told to the other ranks with a PMIx event
+ * (nspace.c: ternrun_pmix_notify_exit) as soon as the rank is reaped.
+ *
  * Exit code: the worst status of the ranks that failed on their own (exit
- * code, 128+signal, abort status or 1 for abort(0)); ranks that died of
- * ternrun's own SIGTERM/SIGKILL do not count.  If nothing failed but the user
- * signalled ternrun, 128+that signal.
+ * code, 128+signal, abort status or 1 for abort(0), 1 for an exit without
+ * finalizing); ranks that died of ternrun's own SIGTERM/SIGKILL do not
+ * count.  If nothing failed but the user signalled ternrun, 128+that signal.
  */
 #include "launcher/job.h"
 #include "pmix-shim/server_module.h"
@@ -232,9 +237,11 @@ static void handle_aborts(struct monitor *m, long now)
     }
 }
 
+/* Every exit is told to the other ranks at once (a PMIx event: tern fails
+ * its connections to the rank, whatever the netmod, connected or not). */
 static void handle_exit(struct monitor *m, struct ternrun_rank *r, int wstatus, long now)
 {
-    bool aborted, collateral;
+    bool aborted, collateral, connected, finalized;
     int code;
 
     r->state = TERNRUN_RANK_DONE;
@@ -244,16 +251,39 @@ static void handle_exit(struct monitor *m, struct ternrun_rank *r, int wstatus, 
 
     pthread_mutex_lock(&m->job->lock);
     aborted = r->aborted;
+    connected = r->connected;
+    finalized = r->finalized;
     pthread_mutex_unlock(&m->job->lock);
+    code = WIFEXITED(wstatus)     ? WEXITSTATUS(wstatus)
+           : WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus)
+                                  : 1;
     if (aborted) {
+        ternrun_pmix_notify_exit(m->job, r, TERNRUN_EXIT_ABORTED, code);
         handle_aborts(m, now); /* make sure it is reported, then done */
         ternrun_vlog(1, "rank %d (pid %ld) exited after its abort", r->rank, (long)r->pid);
         return;
     }
 
-    code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus)
-                              : WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : 1;
     collateral = r->signalled_by_us;
+    /* As mpirun: a PMIx client that ends without PMIx_Finalize while the
+     * others run has left them waiting for it; a rank that never called
+     * PMIx_Init (a plain program) may exit as it likes, and so may the last
+     * rank (nobody is left to wait for it). */
+    if (code == 0 && connected && !finalized && !collateral && m->nlive > 0) {
+        ternrun_pmix_notify_exit(m->job, r, TERNRUN_EXIT_NO_FINALIZE, code);
+        ternrun_err("rank %d exited without finalizing (pid %ld, exit status 0) while %d "
+                    "other rank(s) still run: the job fails",
+                    r->rank, (long)r->pid, m->nlive);
+        record_failure(m, 1);
+        start_grace(m, now);
+        return;
+    }
+    ternrun_pmix_notify_exit(m->job, r,
+                             code == 0              ? TERNRUN_EXIT_NORMAL
+                             : collateral           ? TERNRUN_EXIT_KILLED
+                             : WIFSIGNALED(wstatus) ? TERNRUN_EXIT_SIGNALLED
+                                                    : TERNRUN_EXIT_NONZERO,
+                             code);
     if (code == 0) {
         ternrun_vlog(1, "rank %d (pid %ld) exited normally", r->rank, (long)r->pid);
         return;

@@ -106,6 +106,18 @@ static struct ternrun_rank *rank_of(struct ternrun_job *job, const pmix_proc_t *
     return &job->ranks[proc->rank];
 }
 
+static void hook_connected(void *ctx, const pmix_proc_t *proc)
+{
+    struct ternrun_job *job = ctx;
+    struct ternrun_rank *r = rank_of(job, proc);
+
+    if (r != NULL) {
+        pthread_mutex_lock(&job->lock);
+        r->connected = true;
+        pthread_mutex_unlock(&job->lock);
+    }
+}
+
 static void hook_finalized(void *ctx, const pmix_proc_t *proc)
 {
     struct ternrun_job *job = ctx;
@@ -146,6 +158,7 @@ int ternrun_pmix_start(struct ternrun_job *job)
         .ctx = job,
         .log_prefix = TERNRUN_NAME,
         .verbose = job->opt.verbose,
+        .connected = hook_connected,
         .finalized = hook_finalized,
         .aborted = hook_aborted,
     };
@@ -384,4 +397,58 @@ int ternrun_pmix_prepare_rank(struct ternrun_job *job, struct ternrun_rank *r)
         return -1;
     }
     return 0;
+}
+
+/* ---- exit events -------------------------------------------------------- */
+
+/* The codes of PMIx 4's process events, one per way a rank can end.  A
+ * normal exit is not an error: PMIX_EVENT_NON_DEFAULT keeps it from
+ * default handlers, which commonly treat every event as fatal. */
+void ternrun_pmix_notify_exit(struct ternrun_job *job, const struct ternrun_rank *r,
+                              enum ternrun_exit_kind kind, int code)
+{
+    static const struct {
+        pmix_status_t status;
+        const char *name;
+    } kinds[] = {
+        [TERNRUN_EXIT_NORMAL] = {PMIX_EVENT_PROC_TERMINATED, "PMIX_EVENT_PROC_TERMINATED"},
+        [TERNRUN_EXIT_NO_FINALIZE] = {PMIX_ERR_PROC_TERM_WO_SYNC, "PMIX_ERR_PROC_TERM_WO_SYNC"},
+        [TERNRUN_EXIT_NONZERO] = {PMIX_ERR_EXIT_NONZERO_TERM, "PMIX_ERR_EXIT_NONZERO_TERM"},
+        [TERNRUN_EXIT_SIGNALLED] = {PMIX_ERR_PROC_ABORTED_BY_SIG, "PMIX_ERR_PROC_ABORTED_BY_SIG"},
+        [TERNRUN_EXIT_KILLED] = {PMIX_ERR_PROC_KILLED_BY_CMD, "PMIX_ERR_PROC_KILLED_BY_CMD"},
+        [TERNRUN_EXIT_ABORTED] = {PMIX_ERR_PROC_REQUESTED_ABORT, "PMIX_ERR_PROC_REQUESTED_ABORT"},
+    };
+    pmix_proc_t dead, source;
+    pmix_info_t info[3];
+    bool nondefault = true;
+    size_t ninfo = 2;
+    pmix_status_t rc;
+
+    if (!job->nspace_registered || (size_t)kind >= sizeof(kinds) / sizeof(kinds[0])) {
+        return;
+    }
+    PMIX_LOAD_PROCID(&dead, job->nspace, (pmix_rank_t)r->rank);
+    /* the dead rank is the source: the server library then sends it to the
+     * job's clients only, not back up to this host (PMIx_Notify_event from
+     * a server with itself as the source also calls module.notify_event) */
+    source = dead;
+    PMIX_INFO_LOAD(&info[0], PMIX_EVENT_AFFECTED_PROC, &dead, PMIX_PROC);
+    PMIX_INFO_LOAD(&info[1], PMIX_EXIT_CODE, &code, PMIX_INT);
+    if (kind == TERNRUN_EXIT_NORMAL) {
+        PMIX_INFO_LOAD(&info[2], PMIX_EVENT_NON_DEFAULT, &nondefault, PMIX_BOOL);
+        ninfo = 3;
+    }
+    /* the server library copies the info before it returns */
+    rc = PMIx_Notify_event(kinds[kind].status, &source, PMIX_RANGE_NAMESPACE, info, ninfo, NULL,
+                           NULL);
+    for (size_t i = 0; i < ninfo; i++) {
+        PMIX_INFO_DESTRUCT(&info[i]);
+    }
+    if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED) {
+        ternrun_warn("cannot tell the other ranks that rank %d ended (%s): %s", r->rank,
+                     kinds[kind].name, PMIx_Error_string(rc));
+    } else {
+        ternrun_vlog(2, "told the job's ranks: rank %d ended (%s, code %d)", r->rank,
+                     kinds[kind].name, code);
+    }
 }

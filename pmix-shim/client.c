@@ -1,7 +1,9 @@
-/* PMIx client: init, job keys, business-card exchange, name service. */
+/* PMIx client: init, job keys, business-card exchange, name service, and
+ * the peer deaths the launcher reports. */
 #include "pmix-shim/client.h"
 
 #include <pmix.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,207 @@
 #include "engine/log.h"
 
 static pmix_proc_t self_proc;
+
+/* ---- peer deaths reported by the launcher --------------------------------
+ *
+ * death_handler runs on PMIx's progress thread (the producer) and must not
+ * touch engine state or wait for the engine; tern_pmix_take_dead runs on the
+ * engine's progress paths (the takers, one per worker, each on its thread).
+ * No lock; the shared arrays are allocated before the handler is
+ * registered, a taker's own on its first call:
+ *
+ *   producer: record_death(r, code)          taker t: tern_pmix_take_dead
+ *     code[r] = code              (relaxed)    n = ndead              (A0)
+ *     old = fetch_or(dead[r/64])  (R1)         n == t.ntaken: no news
+ *     bit new in old: fetch_add(ndead) (R0)    bits = dead[w]         (A1)
+ *                                              code[r] of a new bit   (relaxed)
+ *
+ * R0/A0 (release RMW / acquire load): a count a taker reads covers every bit
+ * set before the increments it includes (every write of ndead is an RMW, so
+ * the increments form one release sequence: A0 synchronises with each one up
+ * to the value it reads).  R1/A1 (release RMW / acquire load): a bit a taker
+ * sees comes with the code stored before it.  A rank's code is
+ * written once, before its bit is first set (the first report wins: PMIx
+ * runs handlers on its one progress thread), and read only once the bit is
+ * seen.  Bits are only ever set; a taker's taken[] (plain memory, written
+ * and read by its thread only) says what it was already given and ntaken
+ * counts it.  A taker may see a bit before the increment that covers it: it
+ * is given the rank once (taken[]), and a later call finds ntaken caught up.
+ */
+struct tern_pmix_taker {
+    uint64_t *taken; /* bit r: rank r already given (NULL until the first call) */
+    uint32_t ntaken;
+    bool broken;     /* no memory for taken[]: warned, gives nothing */
+};
+
+struct tern_pmix_deaths {
+    pmix_nspace_t nspace; /* constant once the handler is registered */
+    pmix_rank_t size;
+    pmix_rank_t self;
+    _Atomic uint32_t ndead; /* ranks with their bit set (R0/A0) */
+    _Atomic uint64_t *dead; /* bit r: rank r reported dead (R1/A1) */
+    _Atomic int *code;      /* per rank: the PMIx status of its first report */
+    size_t handler;         /* PMIx's reference of the registration */
+    struct tern_pmix_taker takers[TERN_PMIX_MAX_TAKERS];
+};
+
+/* What the handler listens to: a process of the job is gone.  The deprecated
+ * PMIX_ERR_PROC_ABORTED is the name servers before PMIx 4 used. */
+static pmix_status_t death_codes[] = {
+    PMIX_EVENT_PROC_TERMINATED,          PMIX_ERR_PROC_TERM_WO_SYNC,  PMIX_ERR_EXIT_NONZERO_TERM,
+    PMIX_ERR_PROC_ABORTED_BY_SIG,        PMIX_ERR_PROC_KILLED_BY_CMD, PMIX_ERR_PROC_REQUESTED_ABORT,
+    PMIX_ERR_PROC_SENSOR_BOUND_EXCEEDED, PMIX_ERR_PROC_ABORTED,
+};
+
+static const char *death_how(int code)
+{
+    switch (code) {
+    case PMIX_EVENT_PROC_TERMINATED:
+        return "exited";
+    case PMIX_ERR_PROC_TERM_WO_SYNC:
+        return "exited without finalizing";
+    case PMIX_ERR_EXIT_NONZERO_TERM:
+        return "exited with a non-zero status";
+    case PMIX_ERR_PROC_ABORTED_BY_SIG:
+        return "was killed by a signal";
+    case PMIX_ERR_PROC_KILLED_BY_CMD:
+        return "was killed by the launcher";
+    case PMIX_ERR_PROC_REQUESTED_ABORT:
+        return "aborted the job";
+    case PMIX_ERR_PROC_SENSOR_BOUND_EXCEEDED:
+        return "was killed by a resource monitor";
+    default:
+        return "terminated";
+    }
+}
+
+/* Producer side (PMIx's progress thread). */
+static void record_death(struct tern_pmix_deaths *d, const pmix_proc_t *who, pmix_status_t code)
+{
+    if (!PMIX_CHECK_NSPACE(who->nspace, d->nspace) || who->rank >= d->size || who->rank == d->self)
+        return; /* another job's process, a wildcard, or a report about us */
+    size_t w = who->rank / 64;
+    uint64_t bit = 1ull << (who->rank % 64);
+    if (atomic_load_explicit(&d->dead[w], memory_order_relaxed) & bit)
+        return; /* already reported: the first report wins */
+    atomic_store_explicit(&d->code[who->rank], code, memory_order_relaxed);
+    /* R1: the code is published with the bit (A1 in tern_pmix_take_dead). */
+    uint64_t old = atomic_fetch_or_explicit(&d->dead[w], bit, memory_order_release);
+    if (!(old & bit))
+        /* R0: the bit is published with the count (A0). */
+        atomic_fetch_add_explicit(&d->ndead, 1, memory_order_release);
+}
+
+/* PMIx event handler: note the affected processes, then let the chain go
+ * on (other handlers of the application may want the event too). */
+static void death_handler(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                          pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults,
+                          pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    (void)id, (void)source, (void)results, (void)nresults;
+    struct tern_pmix_deaths *d = NULL;
+    for (size_t i = 0; i < ninfo; i++)
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_RETURN_OBJECT) &&
+            info[i].value.type == PMIX_POINTER)
+            d = info[i].value.data.ptr;
+    for (size_t i = 0; d != NULL && i < ninfo; i++) {
+        const pmix_value_t *v = &info[i].value;
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) && v->type == PMIX_PROC &&
+            v->data.proc != NULL) {
+            record_death(d, v->data.proc, status);
+        } else if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROCS) &&
+                   v->type == PMIX_DATA_ARRAY && v->data.darray != NULL &&
+                   v->data.darray->type == PMIX_PROC) {
+            const pmix_proc_t *procs = v->data.darray->array;
+            for (size_t k = 0; k < v->data.darray->size; k++)
+                record_death(d, &procs[k], status);
+        }
+    }
+    if (cbfunc != NULL)
+        cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
+}
+
+static void deaths_free(struct tern_pmix_deaths *d)
+{
+    if (d != NULL) {
+        free(d->dead);
+        free(d->code);
+        for (int t = 0; t < TERN_PMIX_MAX_TAKERS; t++)
+            free(d->takers[t].taken);
+        free(d);
+    }
+}
+
+/* Without the handler a peer's death is still seen where its netmod can
+ * see it (shm's pidfd, a connection's end): warn, do not fail. */
+static void register_death_handler(tern_pmix_t *p)
+{
+    size_t words = ((size_t)p->size + 63) / 64;
+    struct tern_pmix_deaths *d = calloc(1, sizeof(*d));
+    if (d == NULL || (d->dead = calloc(words, sizeof(*d->dead))) == NULL ||
+        (d->code = calloc(p->size, sizeof(*d->code))) == NULL) {
+        deaths_free(d);
+        tern_warn("no memory to track the deaths of %u ranks: only the netmods will notice a "
+                  "dead peer",
+                  p->size);
+        return;
+    }
+    PMIX_LOAD_NSPACE(d->nspace, self_proc.nspace);
+    d->size = p->size;
+    d->self = p->rank;
+    pmix_info_t info[2];
+    PMIX_INFO_LOAD(&info[0], PMIX_EVENT_RETURN_OBJECT, d, PMIX_POINTER);
+    PMIX_INFO_LOAD(&info[1], PMIX_EVENT_HDLR_NAME, "tern-peer-death", PMIX_STRING);
+    /* blocking (no callback): returns the reference, or an error */
+    pmix_status_t rc =
+        PMIx_Register_event_handler(death_codes, sizeof(death_codes) / sizeof(death_codes[0]), info,
+                                    2, death_handler, NULL, NULL);
+    PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
+    if (rc < 0) {
+        deaths_free(d);
+        tern_warn("PMIx refused the process-termination event handler (%s): only the netmods "
+                  "will notice a dead peer",
+                  PMIx_Error_string(rc));
+        return;
+    }
+    d->handler = (size_t)rc;
+    p->deaths = d;
+}
+
+int tern_pmix_take_dead(tern_pmix_t *p, int taker, tern_pmix_death_t *out, int max)
+{
+    struct tern_pmix_deaths *d = p->deaths;
+    if (d == NULL || max <= 0 || taker < 0 || taker >= TERN_PMIX_MAX_TAKERS)
+        return 0;
+    struct tern_pmix_taker *t = &d->takers[taker];
+    /* A0: pairs with R0 in record_death. */
+    if (atomic_load_explicit(&d->ndead, memory_order_acquire) == t->ntaken || t->broken)
+        return 0;
+    size_t words = ((size_t)d->size + 63) / 64;
+    if (t->taken == NULL && (t->taken = calloc(words, sizeof(*t->taken))) == NULL) {
+        t->broken = true;
+        tern_warn("no memory to track the peer deaths the launcher reports: only the netmods "
+                  "will notice a dead peer");
+        return 0;
+    }
+    int n = 0;
+    for (size_t w = 0; w < words && n < max; w++) {
+        /* A1: pairs with R1 in record_death. */
+        uint64_t fresh = atomic_load_explicit(&d->dead[w], memory_order_acquire) & ~t->taken[w];
+        while (fresh != 0 && n < max) {
+            int b = __builtin_ctzll(fresh);
+            int r = (int)(w * 64) + b;
+            fresh &= fresh - 1;
+            t->taken[w] |= 1ull << b;
+            t->ntaken++;
+            out[n].rank = r;
+            out[n].how = death_how(atomic_load_explicit(&d->code[r], memory_order_relaxed));
+            n++;
+        }
+    }
+    return n;
+}
 
 static tern_status_t get_u32(const pmix_proc_t *who, const char *key, uint32_t *out)
 {
@@ -103,6 +306,9 @@ tern_status_t tern_pmix_init(tern_pmix_t *p)
                         p->local_rank);
         goto err;
     }
+    /* Deaths before this point are not lost: a PMIx server caches the
+     * events and delivers them to handlers registered later. */
+    register_death_handler(p);
     return TERN_OK;
 err:
     tern_pmix_finalize(p);
@@ -112,6 +318,8 @@ err:
 tern_status_t tern_pmix_finalize(tern_pmix_t *p)
 {
     tern_status_t st = TERN_OK;
+    if (p->deaths != NULL) /* blocking: the handler is not running when it returns */
+        PMIx_Deregister_event_handler(p->deaths->handler, NULL, NULL);
     if (p->initialized) {
         pmix_status_t rc = PMIx_Finalize(NULL, 0);
         if (rc != PMIX_SUCCESS)
@@ -120,6 +328,8 @@ tern_status_t tern_pmix_finalize(tern_pmix_t *p)
     }
     free(p->local_peers);
     p->local_peers = NULL;
+    deaths_free(p->deaths);
+    p->deaths = NULL;
     return st;
 }
 

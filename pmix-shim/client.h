@@ -2,6 +2,14 @@
  * PMIx client side of the wire-up: what the engine needs from the job's
  * PMIx server (ternrun, Slurm, Open MPI's mpirun, PRRTE).  PMIx types stay
  * inside client.c so the engine does not depend on pmix.h.
+ *
+ * Peer deaths: tern_pmix_init registers a handler for the PMIx
+ * process-termination events (PMIX_EVENT_PROC_TERMINATED and the
+ * PMIX_ERR_PROC_* / PMIX_ERR_EXIT_NONZERO_TERM family) naming a rank of this
+ * job in PMIX_EVENT_AFFECTED_PROC(S).  It runs on PMIx's progress thread and
+ * only records the rank (lock-free, see client.c); the engine collects the
+ * news with tern_pmix_take_dead from its idle path, each worker on its own
+ * thread and for itself.
  */
 #ifndef TERN_PMIX_CLIENT_H
 #define TERN_PMIX_CLIENT_H
@@ -12,6 +20,8 @@
 
 #include <tern/status.h>
 
+struct tern_pmix_deaths; /* client.c */
+
 typedef struct tern_pmix {
     char nspace[256];
     uint32_t rank;
@@ -20,7 +30,14 @@ typedef struct tern_pmix {
     uint32_t local_size;
     int *local_peers;      /* global ranks on this node, ascending */
     bool initialized;
+    struct tern_pmix_deaths *deaths; /* NULL: no death events (the server refused) */
 } tern_pmix_t;
+
+/* A peer the launcher reported dead. */
+typedef struct tern_pmix_death {
+    int rank;
+    const char *how; /* static text: "exited", "exited without finalizing", ... */
+} tern_pmix_death_t;
 
 tern_status_t tern_pmix_init(tern_pmix_t *p);
 tern_status_t tern_pmix_finalize(tern_pmix_t *p);
@@ -41,5 +58,17 @@ tern_status_t tern_pmix_publish(tern_pmix_t *p, const char *key, const char *val
 tern_status_t tern_pmix_lookup(tern_pmix_t *p, const char *key, char **value);
 tern_status_t tern_pmix_unpublish(tern_pmix_t *p, const char *key);
 void tern_pmix_abort(tern_pmix_t *p, int status, const char *msg);
+
+/* Consumers of the deaths: 0..TERN_PMIX_MAX_TAKERS-1 (the engine: one per
+ * worker, by its index; TERN_NUM_WORKERS is at most 64). */
+#define TERN_PMIX_MAX_TAKERS 64
+
+/*
+ * Ranks reported dead that taker has not been given yet, each once: up to
+ * max of them in out[], returns how many (0: no news).  Every taker gets
+ * every death.  Takes no lock and never blocks; each taker from one thread
+ * at a time.  A death reported during the call may come with the next one.
+ */
+int tern_pmix_take_dead(tern_pmix_t *p, int taker, tern_pmix_death_t *out, int max);
 
 #endif

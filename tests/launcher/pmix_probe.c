@@ -11,6 +11,13 @@
  *                             a SIGTERM/INT/HUP/QUIT prints "signal rank R got NN"
  *   pmix_probe fail RANK      RANK kills itself with SIGKILL after a fence,
  *                             the others sleep (bounded)
+ *   pmix_probe death RANK HOW every rank registers for the process-termination
+ *                             events, fences, then RANK ends (HOW: finalize =
+ *                             PMIx_Finalize and exit 0, nofinalize = exit 0
+ *                             without it, exit3, kill = SIGKILL); the others
+ *                             wait (bounded) for the event naming RANK and
+ *                             print "event rank R: rank RANK code C (NAME) exit
+ *                             code N"
  *
  * Every check prints "FAIL: ..." and makes the exit status 1; success prints
  * one "ok <what> rank R" line.
@@ -23,6 +30,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -337,6 +345,86 @@ static int cmd_fail(int who)
     return 0;
 }
 
+static const pmix_status_t death_codes[] = {
+    PMIX_EVENT_PROC_TERMINATED,   PMIX_ERR_PROC_TERM_WO_SYNC,  PMIX_ERR_EXIT_NONZERO_TERM,
+    PMIX_ERR_PROC_ABORTED_BY_SIG, PMIX_ERR_PROC_KILLED_BY_CMD, PMIX_ERR_PROC_REQUESTED_ABORT,
+    PMIX_ERR_PROC_ABORTED,
+};
+static pmix_rank_t death_rank;
+static _Atomic int death_seen;   /* 1 once the event about death_rank arrived */
+static _Atomic int death_status; /* written before death_seen is set (release) */
+static _Atomic int death_exit = -1;
+
+static void on_death(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
+                     size_t ninfo, pmix_info_t *results, size_t nresults,
+                     pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    bool about_it = false;
+    int code = -1;
+
+    (void)id, (void)source, (void)results, (void)nresults;
+    for (size_t i = 0; i < ninfo; i++) {
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) && info[i].value.type == PMIX_PROC &&
+            PMIX_CHECK_NSPACE(info[i].value.data.proc->nspace, me.nspace) &&
+            info[i].value.data.proc->rank == death_rank) {
+            about_it = true;
+        } else if (PMIX_CHECK_KEY(&info[i], PMIX_EXIT_CODE) && info[i].value.type == PMIX_INT) {
+            code = info[i].value.data.integer;
+        }
+    }
+    if (about_it && !atomic_load(&death_seen)) {
+        atomic_store(&death_status, status);
+        atomic_store(&death_exit, code);
+        atomic_store_explicit(&death_seen, 1, memory_order_release);
+    }
+    if (cbfunc != NULL) {
+        cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
+    }
+}
+
+static int cmd_death(int who, const char *how)
+{
+    pmix_status_t rc;
+
+    death_rank = (pmix_rank_t)who;
+    rc = PMIx_Register_event_handler((pmix_status_t *)death_codes,
+                                     sizeof(death_codes) / sizeof(death_codes[0]), NULL, 0,
+                                     on_death, NULL, NULL);
+    if (rc < 0) {
+        fail("PMIx_Register_event_handler: %s", PMIx_Error_string(rc));
+        return 1;
+    }
+    if (fence(0) != 0) {
+        return 1;
+    }
+    if ((int)me.rank == who) {
+        fflush(stdout);
+        if (strcmp(how, "finalize") == 0) {
+            PMIx_Finalize(NULL, 0);
+            _exit(0);
+        } else if (strcmp(how, "nofinalize") == 0) {
+            _exit(0);
+        } else if (strcmp(how, "exit3") == 0) {
+            _exit(3);
+        } else if (strcmp(how, "kill") == 0) {
+            raise(SIGKILL);
+        }
+        fail("unknown way to end: %s", how);
+        return 1;
+    }
+    for (int i = 0; i < 200 && !atomic_load_explicit(&death_seen, memory_order_acquire); i++) {
+        usleep(100 * 1000);
+    }
+    if (!atomic_load_explicit(&death_seen, memory_order_acquire)) {
+        fail("no termination event about rank %d within 20 s", who);
+        return 1;
+    }
+    printf("event rank %u: rank %d code %d (%s) exit code %d\n", (unsigned)me.rank, who,
+           atomic_load(&death_status), PMIx_Error_string(atomic_load(&death_status)),
+           atomic_load(&death_exit));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : "";
@@ -360,9 +448,11 @@ int main(int argc, char **argv)
         rc = cmd_sleep(atoi(argv[2]));
     } else if (strcmp(cmd, "fail") == 0 && argc > 2) {
         rc = cmd_fail(atoi(argv[2]));
+    } else if (strcmp(cmd, "death") == 0 && argc > 3) {
+        rc = cmd_death(atoi(argv[2]), argv[3]);
     } else {
         fprintf(stderr, "usage: pmix_probe keys|pubsub|abort RANK STATUS|affinity|shm|"
-                        "sleep SECS|fail RANK\n");
+                        "sleep SECS|fail RANK|death RANK HOW\n");
         rc = 2;
     }
     PMIx_Finalize(NULL, 0);

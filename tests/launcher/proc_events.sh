@@ -1,0 +1,30 @@
+#!/bin/sh
+# ternrun tells the job's ranks when one of them ends: a PMIx event (range
+# namespace) naming it in PMIX_EVENT_AFFECTED_PROC, with PMIX_EXIT_CODE, its
+# status saying how it ended:
+#   PMIx_Finalize, exit 0       PMIX_EVENT_PROC_TERMINATED   -201  job exits 0
+#   exit 0 without finalizing   PMIX_ERR_PROC_TERM_WO_SYNC   -200  job exits 1
+#   exit 3                      PMIX_ERR_EXIT_NONZERO_TERM   -404  job exits 3
+#   SIGKILL                     PMIX_ERR_PROC_ABORTED_BY_SIG -402  job exits 137
+# Both survivors get it well within the kill grace and end by themselves.
+. "$(dirname "$0")/lib.sh"
+
+# check HOW JOB-STATUS EVENT-STATUS EXIT-CODE
+check() {
+    T=30 run -n 3 --kill-grace 20 "$PROBE" death 1 "$1"
+    expect_rc "$2" "rank 1 ending by $1"
+    for r in 0 2; do
+        expect_out "^event rank $r: rank 1 code $3 \(.*\) exit code $4\$" \
+            "rank $r told that rank 1 ended by $1"
+    done
+    if grep -q "still running .* after the failure" "$ERR"; then
+        fail "$1: the survivors had to be killed"
+    fi
+}
+
+check finalize 0 -201 0
+check nofinalize 1 -200 0
+check exit3 3 -404 3
+check kill 137 -402 137
+
+finish
