@@ -12,5 +12,7 @@ typedef struct th_case {
 
 extern const th_case_t th_data_cases[];
 extern const th_case_t th_error_cases[];
+extern const th_case_t th_wait_cases[];
+extern const th_case_t th_worker_cases[];
 
 #endif

@@ -1,6 +1,8 @@
 /*
  * engine_tests: the engine suite, one binary, run by a launcher:
- *   ternrun -n 2 ./engine_tests all          every case except peer_killed
+ *   ternrun -n 2 ./engine_tests all          every case except peer_killed,
+ *                                            peer_exit and peer_exit_sent (a rank
+ *                                            ends in them)
  *   ternrun -n 2 ./engine_tests sizes iov    named cases
  * TERN_TEST_NETMOD=shm (or another netmod) makes the harness check that
  * every VC to another rank uses that netmod.  Exit status 0 only when every
@@ -21,8 +23,8 @@ void th_barrier(th_t *t)
 
 static const th_case_t *find(const char *name)
 {
-    const th_case_t *tables[] = {th_data_cases, th_error_cases};
-    for (int k = 0; k < 2; k++)
+    const th_case_t *tables[] = {th_data_cases, th_error_cases, th_wait_cases, th_worker_cases};
+    for (int k = 0; k < 4; k++)
         for (const th_case_t *c = tables[k]; c->name; c++)
             if (strcmp(c->name, name) == 0)
                 return c;
@@ -99,8 +101,12 @@ int main(int argc, char **argv)
             for (const th_case_t *c = th_data_cases; c->name; c++)
                 run(&t, c);
             for (const th_case_t *c = th_error_cases; c->name; c++)
-                if (strcmp(c->name, "peer_killed") != 0)
+                if (strncmp(c->name, "peer_", 5) != 0) /* a rank ends in them */
                     run(&t, c);
+            for (const th_case_t *c = th_wait_cases; c->name; c++)
+                run(&t, c);
+            for (const th_case_t *c = th_worker_cases; c->name; c++)
+                run(&t, c);
             continue;
         }
         const th_case_t *c = find(argv[i]);

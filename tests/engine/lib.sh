@@ -1,5 +1,6 @@
 # Shared by the engine test scripts (sourced).  Tests run from the top build
-# directory; every launcher call is bounded by `timeout`.
+# directory; every launcher call is bounded by `timeout` ($ENGINE_TIMEOUT s,
+# 300 by default; it exits 124 when the bound is hit).
 set -u
 TERNRUN=${TERNRUN:-./ternrun}
 ENGINE_TESTS=${ENGINE_TESTS:-./tests/engine_tests}
@@ -13,7 +14,7 @@ run_engine() {
     # shellcheck disable=SC2086
     # stdin from /dev/null: ternrun forwards its stdin to rank 0, and a
     # caller's stdin may be a loop's input (thresholds.sh's while read)
-    timeout 300 "$TERNRUN" -n "$np" $opts "$ENGINE_TESTS" "$@" </dev/null
+    timeout -k 5 "${ENGINE_TIMEOUT:-300}" "$TERNRUN" -n "$np" $opts "$ENGINE_TESTS" "$@" </dev/null
 }
 # Segments a job left in /dev/shm, by its namespace (other jobs may run at
 # the same time), counting those ternrun had to remove after the job: the

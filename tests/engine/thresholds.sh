@@ -9,10 +9,11 @@ INFO=${TERN_INFO:-./tern_info}
 out=$(mktemp)
 params=$(mktemp)
 "$INFO" --params >"$params" || fail "tern_info --params failed"
-nvars=$(awk '$1 ~ /^TERN_/' "$params" | wc -l)
+# numbers and enums (strings are checked by config_errors.sh)
+nvars=$(awk '$1 ~ /^TERN_/ && $4 != "string"' "$params" | wc -l)
 [ "$nvars" -ge 10 ] || fail "tern_info --params lists $nvars TERN_ settings"
 done_vars=0
-awk '$1 ~ /^TERN_/ {print $1, $4}' "$params" | while read -r var range; do
+awk '$1 ~ /^TERN_/ && $4 != "string" {print $1, $4}' "$params" | while read -r var range; do
     lo=${range%%..*}
     hi=${range##*..}
     for v in "$lo" "$hi"; do

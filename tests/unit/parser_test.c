@@ -13,16 +13,7 @@
 #include "engine/match.h"
 #include "engine/netmod.h"
 
-static int failures;
-#define EXPECT(cond, ...)                                                        \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            failures++;                                                          \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);      \
-            fprintf(stderr, __VA_ARGS__);                                        \
-            fputc('\n', stderr);                                                 \
-        }                                                                        \
-    } while (0)
+#include "tests/unit/expect.h"
 
 /* capturing netmod: remembers the last control packet sent */
 static tern_pkt_hdr_t last_sent;
@@ -35,27 +26,36 @@ static tern_status_t cap_istart(tern_vc_t *vc, const void *hdr, size_t hdrlen, c
     *sreq = NULL;
     return TERN_OK;
 }
-static tern_netmod_ops_t cap_ops = {.size = sizeof(tern_netmod_ops_t), .name = "capture",
-                                    .istart_contig_msg = cap_istart};
+static int cap_ordering(void *state) { return 1; }
+static const tern_netmod_ops_t cap_ops = {.size = sizeof(tern_netmod_ops_t),
+                                          .get_ordering = cap_ordering,
+                                          .istart_contig_msg = cap_istart};
 
 static tern_context_t ctx;
+static tern_worker_t worker;
+static tern_netmod_inst_t cap;
 
 static void setup(void)
 {
     static tern_vc_t vcs[2];
     memset(&ctx, 0, sizeof(ctx));
     memset(vcs, 0, sizeof(vcs));
-    tern_netmod_fill_defaults(&cap_ops);
-    if (tern_config_load(&ctx.cfg) != TERN_OK)
+    if (tern_netmod_instantiate(&cap, NULL, "capture", &cap_ops) != TERN_OK ||
+        tern_config_load(&ctx.cfg) != TERN_OK)
         abort();
     ctx.rank = 0;
     ctx.size = 2;
-    ctx.vcs = vcs;
-    tern_worker_init(&ctx.worker, &ctx);
+    ctx.workers = &worker;
+    ctx.num_workers = 1;
+    if (tern_worker_init(&worker, &ctx, 0) != TERN_OK)
+        abort();
+    worker.vcs = vcs;
+    worker.netmods = &cap;
+    worker.num_netmods = 1;
     for (int r = 0; r < 2; r++) {
         vcs[r].rank = r;
-        vcs[r].worker = &ctx.worker;
-        vcs[r].nm = &cap_ops;
+        vcs[r].worker = &worker;
+        vcs[r].nm = &cap.ops;
         vcs[r].eager_limit = ctx.cfg.eager_limit;
         tern_list_init(&vcs[r].lmt_wait);
     }
@@ -63,10 +63,10 @@ static void setup(void)
 
 static void teardown(void)
 {
-    tern_worker_pool_destroy(&ctx.worker);
+    tern_worker_fini(&worker);
     for (int r = 0; r < ctx.size; r++) {
-        free(ctx.vcs[r].fail_msg);
-        ctx.vcs[r].fail_msg = NULL;
+        free(worker.vcs[r].fail_msg);
+        worker.vcs[r].fail_msg = NULL;
     }
 }
 
@@ -100,7 +100,7 @@ static tern_status_t feed(const uint8_t *buf, size_t len, size_t step)
         }
         if (n > len - off)
             n = len - off;
-        tern_status_t st = tern_handle_pkt(&ctx.vcs[1], buf + off, n);
+        tern_status_t st = tern_handle_pkt(&worker.vcs[1], buf + off, n);
         if (st != TERN_OK)
             return st;
         off += n;
@@ -111,7 +111,7 @@ static tern_status_t feed(const uint8_t *buf, size_t len, size_t step)
 static void test_fragments(size_t step)
 {
     setup();
-    tern_worker_t *w = &ctx.worker;
+    tern_worker_t *w = &worker;
     static uint8_t stream[1 << 16];
     const size_t lens[] = {0, 1, 39, 40, 41, 300, 5000};
     size_t n = 0;
@@ -142,7 +142,8 @@ static void test_fragments(size_t step)
     uint8_t big[20000], data[sizeof(tern_pkt_hdr_t) + sizeof(big)];
     tern_request_t *r;
     EXPECT(tern_irecv(w, big, sizeof(big), 1, 50, 0, NULL, &r) == TERN_INPROGRESS, "post rndv");
-    tern_pkt_hdr_t rts = {.type = TERN_PKT_RTS, .tag = 50, .len = sizeof(big), .sreq = 0x77};
+    tern_pkt_hdr_t rts = {.type = TERN_PKT_RTS, .flags = TERN_LMT_NULL, .tag = 50,
+                          .len = sizeof(big), .sreq = 0x77};
     sent_count = 0;
     EXPECT(feed((const uint8_t *)&rts, sizeof(rts), step) == TERN_OK, "RTS");
     EXPECT(sent_count == 1 && last_sent.type == TERN_PKT_CTS && last_sent.sreq == 0x77 &&
@@ -161,7 +162,7 @@ static void test_fragments(size_t step)
 static void test_malformed(const char *what, tern_pkt_hdr_t h)
 {
     setup();
-    tern_worker_t *w = &ctx.worker;
+    tern_worker_t *w = &worker;
     char buf[8];
     tern_request_t *r;
     EXPECT(tern_irecv(w, buf, sizeof(buf), 1, 0, 0, NULL, &r) == TERN_INPROGRESS, "post");
@@ -170,7 +171,7 @@ static void test_malformed(const char *what, tern_pkt_hdr_t h)
     memcpy(pkt, &h, sizeof(h));
     tern_status_t st = feed(pkt, sizeof(pkt), 0);
     EXPECT(st == TERN_ERR_MALFORMED, "%s: feed returned %s", what, tern_strerror(st));
-    EXPECT(ctx.vcs[1].state == TERN_VC_FAILED, "%s: VC not failed", what);
+    EXPECT(worker.vcs[1].state == TERN_VC_FAILED, "%s: VC not failed", what);
     EXPECT(strstr(tern_last_error(), "rank 1") != NULL, "%s: message %s", what,
            tern_last_error());
     tern_recv_info_t info;
@@ -197,7 +198,10 @@ int main(void)
     test_malformed("nonzero flags", (tern_pkt_hdr_t){.type = TERN_PKT_EAGER, .flags = 1});
     test_malformed("huge eager", (tern_pkt_hdr_t){.type = TERN_PKT_EAGER, .len = 1ull << 40});
     test_malformed("negative tag", (tern_pkt_hdr_t){.type = TERN_PKT_EAGER, .tag = -4});
-    test_malformed("cookie too long", (tern_pkt_hdr_t){.type = TERN_PKT_RTS, .cookie_len = 4096});
+    test_malformed("cookie too long", (tern_pkt_hdr_t){.type = TERN_PKT_RTS, .flags = TERN_LMT_NULL, .cookie_len = 4096});
+    test_malformed("RTS without a mode", (tern_pkt_hdr_t){.type = TERN_PKT_RTS, .tag = 1, .len = 99999});
+    test_malformed("RTS with an unknown mode", (tern_pkt_hdr_t){.type = TERN_PKT_RTS, .flags = 9, .tag = 1, .len = 99999});
+    test_malformed("RTS for an LMT this netmod lacks", (tern_pkt_hdr_t){.type = TERN_PKT_RTS, .flags = TERN_LMT_PUT, .tag = 0, .len = 99999, .sreq = 5});
     test_malformed("CTS for no request", (tern_pkt_hdr_t){.type = TERN_PKT_CTS, .sreq = 0x500000001ull, .rreq = 1});
     test_malformed("DATA for no request", (tern_pkt_hdr_t){.type = TERN_PKT_DATA, .len = 5, .rreq = 42});
     test_malformed("DONE without LMT", (tern_pkt_hdr_t){.type = TERN_PKT_DONE, .sreq = 7});

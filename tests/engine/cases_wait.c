@@ -1,0 +1,59 @@
+/*
+ * Waiting cases.  block_wake: under TERN_WAIT_MODE=block a worker blocked
+ * in tern_recv is woken by the arrival itself, whatever the netmod — not
+ * by the TERN_HEALTH_MS timeout that bounds every sleep.  Run with a long
+ * TERN_HEALTH_MS (the matrix sets 20000): each receive must complete far
+ * below it; an engine that only wakes on the timeout takes 20 s per message.
+ */
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/engine/cases.h"
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int case_block_wake(th_t *t)
+{
+    enum { ROUNDS = 20, LEN = 20000 };
+    const char *hs = getenv("TERN_HEALTH_MS");
+    double health = hs ? atof(hs) : 100.0;
+    static uint8_t buf[LEN];
+    if (t->size < 2 || t->rank > 1)
+        return 0;
+    int peer = 1 - t->rank;
+    double worst = 0;
+    for (int i = 0; i < ROUNDS; i++) {
+        if ((i & 1) == t->rank) {
+            /* the receiver is past its spin phase and asleep by now */
+            usleep(20000);
+            th_fill(buf, LEN, (uint64_t)i);
+            CHECK_ST(t, tern_send(t->w, buf, LEN, peer, 3, 0), TERN_OK);
+        } else {
+            double a = now_ms();
+            tern_recv_info_t info;
+            CHECK_ST(t, tern_recv(t->w, buf, LEN, peer, 3, 0, &info), TERN_OK);
+            double ms = now_ms() - a;
+            worst = ms > worst ? ms : worst;
+            CHECK(t, th_verify(buf, LEN, (uint64_t)i) == (size_t)-1, "round %d corrupt", i);
+        }
+    }
+    /* 20 ms of sender delay plus a wake-up: a timeout-only engine needs
+     * TERN_HEALTH_MS per message */
+    if (health >= 5000)
+        CHECK(t, worst < health / 4, "a blocked receive took %.0f ms (TERN_HEALTH_MS=%.0f)",
+              worst, health);
+    printf("block_wake: rank %d, %s, worst receive %.1f ms (TERN_HEALTH_MS %.0f)\n", t->rank,
+           tern_peer_netmod(t->ctx, peer), worst, health);
+    fflush(stdout);
+    return 0;
+}
+
+const th_case_t th_wait_cases[] = {
+    {"block_wake", case_block_wake},
+    {NULL, NULL},
+};
