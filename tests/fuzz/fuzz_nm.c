@@ -1,0 +1,207 @@
+/* The capturing netmod of fuzz_pkt.c: see fuzz_pkt.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/fuzz/fuzz_pkt.h"
+
+#define QMAX 256
+/* A rendezvous request's state, in req->nm.u64[0] (the netmod's area). */
+#define ST_OFFERED 0x4f46u /* send: RTS out, waiting for the CTS */
+#define ST_ACTIVE 0x4143u  /* data moving: DONE or COOKIE may come */
+
+static tern_netmod_inst_t inst_null, inst_lmt;
+static bool instantiated;
+static tern_request_t *queue[QMAX];
+static int nq;
+static bool queueing;
+static unsigned nchosen;
+
+static void broken(const char *what, const tern_request_t *r)
+{
+    fprintf(stderr, "fuzz_pkt: the engine handed the netmod request %p %s\n", (const void *)r,
+            what);
+    abort();
+}
+
+void fuzz_nm_drain(void)
+{
+    int n = nq;
+    nq = 0; /* a completion may hand over more: they queue afresh */
+    for (int i = 0; i < n; i++)
+        tern_request_complete(queue[i], TERN_OK);
+}
+
+/* The netmod now holds r until it completes it. */
+static void hand_over(tern_request_t *r)
+{
+    if (r->flags & TERN_REQF_COMPLETE)
+        broken("already complete", r);
+    for (int i = 0; i < nq; i++)
+        if (queue[i] == r)
+            broken("while the netmod still held it", r);
+    if (!queueing) {
+        tern_request_complete(r, TERN_OK);
+        return;
+    }
+    if (nq == QMAX)
+        fuzz_nm_drain();
+    queue[nq++] = r;
+}
+
+static tern_status_t nm_istart(tern_vc_t *vc, const void *hdr, size_t hdrlen, const void *data,
+                               size_t len, tern_request_t **sreq)
+{
+    *sreq = NULL;
+    if (!queueing)
+        return TERN_OK;
+    tern_request_t *r = tern_request_alloc_contig_send(vc, data, len, 0);
+    if (r == NULL)
+        return TERN_ERR_NO_MEMORY;
+    hand_over(r);
+    *sreq = r;
+    return TERN_OK;
+}
+
+static tern_status_t nm_isend(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
+                              size_t hdrlen, const void *data, size_t len)
+{
+    hand_over(sreq);
+    return TERN_OK;
+}
+
+static tern_status_t nm_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
+                                       size_t hdrlen)
+{
+    hand_over(sreq);
+    return TERN_OK;
+}
+
+/* Like tcp: drop vc's queued sends; fail those that are not rendezvous
+ * requests (the engine fails those on its VC list). */
+static tern_status_t nm_vc_destroy(tern_vc_t *vc)
+{
+    int keep = 0, n = nq;
+    tern_request_t *mine[QMAX];
+    int nmine = 0;
+    for (int i = 0; i < n; i++) {
+        if (queue[i]->vc == vc)
+            mine[nmine++] = queue[i];
+        else
+            queue[keep++] = queue[i];
+    }
+    nq = keep;
+    for (int i = 0; i < nmine; i++)
+        if (!(mine[i]->flags & TERN_REQF_VCLIST))
+            tern_request_complete(mine[i], vc->fail_status);
+    return TERN_OK;
+}
+
+static int nm_ordering(void *state) { return 1; }
+
+static unsigned nm_lmt_modes(void *state)
+{
+    return 1u << TERN_LMT_COOP | 1u << TERN_LMT_GET | 1u << TERN_LMT_PUT;
+}
+
+static int nm_lmt_choose(tern_vc_t *vc, size_t len)
+{
+    return TERN_LMT_COOP + (int)(nchosen++ % 3);
+}
+
+static tern_status_t nm_lmt_initiate(tern_vc_t *vc, tern_request_t *sreq, int *mode,
+                                     void *cookie, size_t *cookie_len)
+{
+    sreq->nm.u64[0] = ST_OFFERED;
+    memset(cookie, 0x5c, 8);
+    *cookie_len = 8;
+    return TERN_OK;
+}
+
+static tern_status_t nm_lmt_start_recv(tern_vc_t *vc, tern_request_t *rreq, const void *cookie,
+                                       size_t cookie_len)
+{
+    rreq->nm.u64[0] = ST_ACTIVE;
+    return tern_lmt_send_cts(vc, rreq, NULL, 0);
+}
+
+static tern_status_t refuse(tern_vc_t *vc, const char *what)
+{
+    return tern_error(TERN_ERR_MALFORMED, "fuzz netmod: %s from rank %d out of turn", what,
+                      vc->rank);
+}
+
+static tern_status_t nm_lmt_start_send(tern_vc_t *vc, tern_request_t *sreq, const void *cookie,
+                                       size_t cookie_len)
+{
+    if (sreq->nm.u64[0] != ST_OFFERED)
+        return refuse(vc, "CTS");
+    sreq->nm.u64[0] = ST_ACTIVE;
+    return TERN_OK;
+}
+
+static tern_status_t nm_lmt_cookie(tern_vc_t *vc, tern_request_t *req, const void *cookie,
+                                   size_t cookie_len)
+{
+    return req->nm.u64[0] == ST_ACTIVE ? TERN_OK : refuse(vc, "COOKIE");
+}
+
+static tern_status_t nm_lmt_done_send(tern_vc_t *vc, tern_request_t *sreq)
+{
+    if (sreq->nm.u64[0] != ST_ACTIVE)
+        return refuse(vc, "DONE");
+    sreq->nm.u64[0] = 0;
+    tern_request_complete(sreq, TERN_OK);
+    return TERN_OK;
+}
+
+static tern_status_t nm_lmt_done_recv(tern_vc_t *vc, tern_request_t *rreq)
+{
+    if (rreq->nm.u64[0] != ST_ACTIVE)
+        return refuse(vc, "DONE");
+    rreq->nm.u64[0] = 0;
+    tern_recv_data_complete(rreq); /* TRUNCATED if the message was longer */
+    return TERN_OK;
+}
+
+static const tern_netmod_ops_t ops_null = {
+    .size = sizeof(tern_netmod_ops_t),
+    .vc_destroy = nm_vc_destroy,
+    .get_ordering = nm_ordering,
+    .isend_contig = nm_isend,
+    .istart_contig_msg = nm_istart,
+    .send_noncontig = nm_send_noncontig,
+};
+
+static const tern_netmod_ops_t ops_lmt = {
+    .size = sizeof(tern_netmod_ops_t),
+    .vc_destroy = nm_vc_destroy,
+    .get_ordering = nm_ordering,
+    .isend_contig = nm_isend,
+    .istart_contig_msg = nm_istart,
+    .send_noncontig = nm_send_noncontig,
+    .lmt_modes = nm_lmt_modes,
+    .lmt_choose = nm_lmt_choose,
+    .lmt_initiate = nm_lmt_initiate,
+    .lmt_start_recv = nm_lmt_start_recv,
+    .lmt_start_send = nm_lmt_start_send,
+    .lmt_handle_cookie = nm_lmt_cookie,
+    .lmt_done_send = nm_lmt_done_send,
+    .lmt_done_recv = nm_lmt_done_recv,
+};
+
+tern_netmod_inst_t *fuzz_nm_reset(bool lmt, bool queue_sends)
+{
+    if (!instantiated) {
+        if (tern_netmod_instantiate(&inst_null, NULL, "fuzz-null", &ops_null) != TERN_OK ||
+            tern_netmod_instantiate(&inst_lmt, NULL, "fuzz-lmt", &ops_lmt) != TERN_OK) {
+            fprintf(stderr, "fuzz_pkt: netmod: %s\n", tern_last_error());
+            abort();
+        }
+        instantiated = true;
+    }
+    nq = 0;
+    nchosen = 0;
+    queueing = queue_sends;
+    return lmt ? &inst_lmt : &inst_null;
+}

@@ -1,0 +1,65 @@
+#!/bin/sh
+# The soak, short (bench/soak.sh runs the full one): every rank sends to
+# every other at once, a few thousand messages of 0..1 MiB with random tags
+# and spaces, over shm (2 ranks pinned; 3 ranks on 2 cores in block wait
+# mode) and over tcp on loopback (2 and 3 ranks); each run's summary must say
+# nothing was lost, corrupt or reordered.  Then the checker must fail when
+# it should: a damaged message (also a 0-byte one, whose tag is damaged) is
+# counted corrupt, and a message the sender skips is counted lost within
+# the timeout, both with a non-zero exit.
+# The seed is random unless SOAK_SEED is set; every run prints it.
+. "${srcdir:-.}/tests/engine/lib.sh"
+SOAK=${SOAK:-./tests/soak/soak}
+SEED=${SOAK_SEED:-$(($(date +%s) % 1000000))}
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+echo "# soak seed $SEED (re-run: SOAK_SEED=$SEED)"
+
+# soak NP "ternrun options" SOAK-ARGS...: output in $out, status returned
+soak() {
+    np=$1; opts=$2; shift 2
+    echo "+ $TERNRUN -n $np $opts $SOAK --seed $SEED $*"
+    # shellcheck disable=SC2086
+    timeout 120 "$TERNRUN" -n "$np" $opts "$SOAK" --seed "$SEED" "$@" </dev/null >"$out" 2>&1
+    rc=$?
+    cat "$out"
+    return $rc
+}
+# summary NETMOD NP MESSAGES COUNTS: the summary line names them
+summary() {
+    grep -Eq "^soak: netmod=$1 ranks=$2 messages=$3 bytes=[0-9]+ $4 " "$out"
+}
+clean="lost=0 corrupt=0 reordered=0 errors=0"
+
+soak 2 "" -n 3000 -s 1M || fail "shm, 2 ranks: exit status"
+summary shm 2 6000 "$clean" || fail "shm, 2 ranks: summary"
+TERN_WAIT_MODE=block
+export TERN_WAIT_MODE
+soak 3 "--bind-to none" -n 2000 -s 1M || fail "shm, 3 ranks, block mode: exit status"
+summary shm 3 6000 "$clean" || fail "shm, 3 ranks, block mode: summary"
+unset TERN_WAIT_MODE
+
+TERN_NETMODS=tcp TERN_TCP_ADDRS=127.0.0.1 # one host: stay on loopback
+export TERN_NETMODS TERN_TCP_ADDRS
+soak 2 "" -n 3000 -s 1M || fail "tcp, 2 ranks: exit status"
+summary tcp 2 6000 "$clean" || fail "tcp, 2 ranks: summary"
+soak 3 "--bind-to none" -n 2000 -s 1M || fail "tcp, 3 ranks: exit status"
+summary tcp 3 6000 "$clean" || fail "tcp, 3 ranks: summary"
+unset TERN_NETMODS TERN_TCP_ADDRS
+
+# The checker can fail: one byte flipped in rank 0's 123rd message...
+soak 2 "" -n 500 -s 1M --inject-corrupt 123 && fail "a corrupt message went unnoticed"
+summary shm 2 999 "lost=0 corrupt=1 reordered=0 errors=0" || fail "corruption not counted once"
+grep -q "^soak: rank 0: from 1 seq [0-9]* space [0-9]* ([0-9]* bytes): byte " "$out" ||
+    fail "the corrupt byte was not named"
+# ... one 0-byte message whose tag is damaged (-s 0: every message is empty)...
+soak 2 "" -n 100 -s 0 --inject-corrupt 7 && fail "a damaged 0-byte message went unnoticed"
+summary shm 2 199 "lost=0 corrupt=1 reordered=0 errors=0" || fail "0-byte corruption not counted"
+# ... and a message the last rank never sends: found lost when the time is up
+start=$(date +%s)
+soak 2 "" -n 500 -s 1M --inject-drop 50 --timeout 3 && fail "a lost message went unnoticed"
+[ $(($(date +%s) - start)) -lt 60 ] || fail "the run with a lost message took over a minute"
+grep -Eq "^soak: netmod=shm ranks=2 messages=[0-9]+ bytes=[0-9]+ lost=[1-9]" "$out" ||
+    fail "the lost message was not counted"
+grep -q "^soak: rank 1: injected loss: seq 49 to rank 0 not sent" "$out" || fail "no loss injected"
+echo "soak: all runs as expected"

@@ -1,0 +1,60 @@
+#!/bin/sh
+# The threaded tests under ThreadSanitizer, in a configure --enable-tsan
+# build (make check there runs this; ./quickstart check's TSan stage runs
+# only this).  ternrun and the ranks are instrumented; a TSan report fails
+# the test (exitcode 66, and the output is searched).  tests/tsan.supp
+# silences known races inside libpmix only.
+#   engine cases, 2 ranks with 2 workers each, over shm and over tcp:
+#     wakeup      another thread signals a worker blocked in tern_worker_wait
+#     block_wake  TERN_WAIT_MODE=block: a blocked receive is woken by the
+#                 arrival
+#     workers     each rank drives worker 0 and worker 1 from two threads
+#   the workers case again with TERN_LMT_MODE=get and =put over shm: the
+#     two workers register memory through the process's one registration
+#     cache, whose userfaultfd monitor thread runs beside them
+#   tests/unit/rcache_test: the registration cache and its monitor thread
+#   engine/sock: wait_timeout, wakeup_from_thread,
+#     post_from_thread_while_waiting (posts while another thread waits)
+. "${srcdir:-.}/tests/engine/lib.sh"
+TERN_INFO=${TERN_INFO:-./tern_info}
+supp=$(cd "${srcdir:-.}" && pwd)/tests/tsan.supp
+TSAN_OPTIONS="suppressions=$supp halt_on_error=0 exitcode=66 second_deadlock_stack=1"
+TERN_NUM_WORKERS=2 TERN_WAIT_MODE=block TERN_HEALTH_MS=20000
+export TSAN_OPTIONS TERN_NUM_WORKERS TERN_WAIT_MODE TERN_HEALTH_MS
+cases="wakeup block_wake workers"
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+failed=0
+
+# verdict RC LABEL: the output of one run is in $out
+verdict() {
+    cat "$out"
+    n=$(grep -c "WARNING: ThreadSanitizer" "$out")
+    if [ "$1" -eq 0 ] && [ "$n" -eq 0 ]; then
+        echo "ok: $2"
+    else
+        echo "FAIL: $2 (exit $1, $n ThreadSanitizer report(s))"
+        failed=1
+    fi
+}
+
+TERN_NETMODS=shm TERN_TEST_NETMOD=shm run_engine 2 "--bind-to none" $cases >"$out" 2>&1
+verdict $? "engine cases $cases over shm"
+for mode in get put; do
+    TERN_NETMODS=shm TERN_TEST_NETMOD=shm TERN_LMT_MODE=$mode \
+        run_engine 2 "--bind-to none" workers >"$out" 2>&1
+    verdict $? "engine case workers over shm, LMT mode $mode"
+done
+timeout -k 5 300 ./tests/unit/rcache_test >"$out" 2>&1
+verdict $? "registration cache (tests/unit/rcache_test)"
+if "$TERN_INFO" 2>/dev/null | grep -Eq '^netmods:.* tcp( |$)'; then
+    TERN_NETMODS=tcp TERN_TEST_NETMOD=tcp TERN_TCP_ADDRS=127.0.0.1 \
+        run_engine 2 "--bind-to none" $cases >"$out" 2>&1
+    verdict $? "engine cases $cases over tcp"
+    timeout -k 5 120 ./tests/sock/sock_test wait_timeout wakeup_from_thread \
+        post_from_thread_while_waiting >"$out" 2>&1
+    verdict $? "engine/sock thread cases"
+else
+    echo "note: no tcp netmod in this build (tern_info): tcp and engine/sock not run"
+fi
+exit "$failed"
