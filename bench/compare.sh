@@ -34,6 +34,10 @@ usage: $0 [options]
   --rounds R        interleaved rounds (default $ROUNDS)
   --sweep           also sweep sizes 1 B .. 4 MiB and plot them (gnuplot PNG)
   --sweep-rounds R  rounds of the sweep (default $SWEEP_ROUNDS)
+  --lmt-modes LIST  with --sweep: also sweep the rendezvous sizes (16 KiB ..
+                    4 MiB) with each TERN_LMT_MODE forced, e.g. "coop get put"
+                    (default "$LMT_MODES"; "" for none), printed beside tern's
+                    default choice
   --tools LIST      comma list of tern,ucx,mpich,raw (default all four)
   --env "V=x ..."   environment settings for the tern runs only (TERN_* knobs,
                     see tern_info), e.g. --env "TERN_EAGER_LIMIT=32768"
@@ -64,6 +68,7 @@ MR_ITERS=5000
 MR_WARMUP=500
 OUTDIR=bench-results
 KEEP=0
+LMT_MODES="coop get put"
 CORE_A=0            # rank 0 / ucx client / raw side A
 CORE_B=1            # rank 1 / ucx server / raw side B
 LAT_SIZE=8
@@ -82,6 +87,10 @@ while [ $# -gt 0 ]; do
     --sweep) SWEEP=1 ;;
     --sweep-rounds) SWEEP_ROUNDS=${2:-}; is_count "$SWEEP_ROUNDS" || { echo "bad --sweep-rounds" >&2; exit 2; }; shift ;;
     --tools) TOOLS=${2:?--tools needs a list}; shift ;;
+    --lmt-modes) LMT_MODES=${2-}; shift
+        for x in $LMT_MODES; do
+            case $x in null|coop|get|put) ;; *) echo "$0: --lmt-modes: no mode '$x'" >&2; exit 2 ;; esac
+        done ;;
     --env)
         read -ra kv <<<"${2:?--env needs \"VAR=value ...\"}"
         for x in "${kv[@]}"; do
@@ -210,6 +219,8 @@ p2p_one() {
     if [ "$tool" = tern ]; then
         cmd=("$TERNRUN" -n 2 --bind-to core "$TERN_BENCH")
         [ ${#TERN_ENV[@]} -eq 0 ] || cmd=(env "${TERN_ENV[@]}" "${cmd[@]}")
+    elif [[ $tool == tern-* ]]; then   # tern with one LMT mode forced
+        cmd=(env "${TERN_ENV[@]}" "TERN_LMT_MODE=${tool#tern-}" "$TERNRUN" -n 2 --bind-to core "$TERN_BENCH")
     else
         cmd=("$MPIEXEC" -n 2 -bind-to core "$MPI_BENCH")
     fi
@@ -384,6 +395,11 @@ if [ "$SWEEP" = 1 ]; then
                 p2p_one $tool $m "1:$SWEEP_SPLIT" "s$r" -i "${small[0]}" -w "${small[1]}"
                 p2p_one $tool $m "$((SWEEP_SPLIT * 2)):$BW_SIZE" "s$r" -i "${large[0]}" -w "${large[1]}" "${bopt[@]}"
             done
+            if want tern; then
+                for mode in $LMT_MODES; do
+                    p2p_one "tern-$mode" $m "$((SWEEP_SPLIT * 2)):$BW_SIZE" "s$r" -i "${large[0]}" -w "${large[1]}" "${bopt[@]}"
+                done
+            fi
             if want ucx; then
                 for s in "${SWEEP_SIZES[@]}"; do
                     if [ "$s" -gt "$SWEEP_SPLIT" ]; then c=("${large[@]}"); else c=("${small[@]}"); fi
@@ -546,6 +562,26 @@ if [ "$SWEEP" = 1 ]; then
         prev=$s
     done
     target "no bw dip     tern min(size/prev) >= 0.9" "$MIN_DIP" ">=" 0.9
+    if [ -n "$LMT_MODES" ] && want tern; then
+        echo
+        echo "# Sweep by LMT mode (tern; auto = TERN_LMT_MODE unset, the netmod's choice by size)"
+        printf '# %-9s' size
+        for x in auto $LMT_MODES; do printf ' %9s' "lat.$x"; done
+        for x in auto $LMT_MODES; do printf ' %9s' "bw.$x"; done
+        echo
+        for s in "${SWEEP_SIZES[@]}"; do
+            [ "$s" -gt "$SWEEP_SPLIT" ] || continue
+            printf '  %-9s' "$s"
+            for m in lat bw; do
+                printf ' %9s' "$(fmt $m "${SW[tern.$m.$s]}")"
+                for x in $LMT_MODES; do
+                    SW[tern-$x.$m.$s]=$(median "tern-$x" $m "$s" sweep)
+                    printf ' %9s' "$(fmt $m "${SW[tern-$x.$m.$s]}")"
+                done
+            done
+            echo
+        done
+    fi
 fi
 
 echo
@@ -581,6 +617,7 @@ OUT=$OUTDIR/compare-$STAMP
     echo "  \"cpu_busy_percent\": {\"before\": $BUSY_START, \"after\": $BUSY_END},"
     echo "  \"ucx_tls\": $(if [ -n "${UCX_TLS+x}" ]; then json_str "$UCX_TLS"; else echo null; fi),"
     echo "  \"tern_env\": $(json_str "${TERN_ENV[*]:-}"),"
+    echo "  \"lmt_modes_swept\": $(json_str "$([ "$SWEEP" = 1 ] && echo "$LMT_MODES")"),"
     echo "  \"tern_netmod\": $(json_str "$TERN_NETMOD"),"
     echo "  \"mpi_library\": $(json_str "$MPI_LIBRARY"),"
     echo "  \"units\": {\"lat\": \"us one-way\", \"bw\": \"MB/s, MB = 1e6 bytes\", \"mr\": \"messages/s\"},"

@@ -23,7 +23,9 @@ static_assert(MICRO_PKT_HDR_SIZE == TERN_PKT_HDR_SIZE, "packet header size as in
 
 struct micro_engine {
     tern_context_t ctx;
+    tern_worker_t worker;
     tern_vc_t vcs[MICRO_RANKS];
+    tern_netmod_inst_t nm[2];   /* [0] the sink, [1] shm (loopback) */
 };
 
 /* The netmod of the fed VCs: control packets (CTS ...) go nowhere. */
@@ -34,8 +36,11 @@ static tern_status_t sink_istart(tern_vc_t *vc, const void *hdr, size_t hdrlen, 
     return TERN_OK;
 }
 
-static tern_netmod_ops_t sink_ops = {
-    .size = sizeof(tern_netmod_ops_t), .name = "micro-sink", .istart_contig_msg = sink_istart};
+static int sink_ordering(void *state) { return 1; }
+
+static const tern_netmod_ops_t sink_ops = {.size = sizeof(tern_netmod_ops_t),
+                                           .get_ordering = sink_ordering,
+                                           .istart_contig_msg = sink_istart};
 
 micro_engine_t *micro_engine_new(void)
 {
@@ -49,16 +54,22 @@ micro_engine_t *micro_engine_new(void)
         free(e);
         return NULL;
     }
-    tern_netmod_fill_defaults(&sink_ops);
     ctx->rank = 0;
     ctx->size = MICRO_RANKS;
-    ctx->vcs = e->vcs;
-    tern_worker_init(&ctx->worker, ctx);
+    ctx->workers = &e->worker;
+    ctx->num_workers = 1;
+    if (tern_netmod_instantiate(&e->nm[0], NULL, "micro-sink", &sink_ops) != TERN_OK ||
+        tern_worker_init(&e->worker, ctx, 0) != TERN_OK) {
+        free(e);
+        return NULL;
+    }
+    e->worker.vcs = e->vcs;
+    e->worker.netmods = e->nm;
     for (int r = 0; r < MICRO_RANKS; r++) {
         tern_vc_t *vc = &e->vcs[r];
         vc->rank = r;
-        vc->worker = &ctx->worker;
-        vc->nm = &sink_ops;
+        vc->worker = &e->worker;
+        vc->nm = &e->nm[0].ops;
         vc->eager_limit = ctx->cfg.eager_limit;
         tern_list_init(&vc->lmt_wait);
     }
@@ -69,22 +80,24 @@ void micro_engine_free(micro_engine_t *e)
 {
     if (e == NULL)
         return;
-    tern_context_t *ctx = &e->ctx;
     /* shm loopback: the netmod's own teardown (VC queues, segment, state) */
-    for (int i = ctx->num_netmods - 1; i >= 0; i--) {
+    tern_worker_t *w = &e->worker;
+    for (int i = w->num_netmods - 1; i >= 0; i--) {
         for (int r = 0; r < MICRO_RANKS; r++)
-            if (e->vcs[r].nm == ctx->netmods[i].ops)
-                ctx->netmods[i].ops->vc_destroy(&e->vcs[r]);
-        ctx->netmods[i].ops->finalize(ctx->netmods[i].state);
+            if (e->vcs[r].nm == &w->netmods[i].ops)
+                w->netmods[i].ops.vc_destroy(&e->vcs[r]);
+        if (w->netmods[i].initialized)
+            w->netmods[i].ops.finalize(w->netmods[i].state);
+        tern_netmod_inst_release(&w->netmods[i]);
     }
     /* every request, queued or pooled, lives in the worker's slabs */
-    tern_worker_pool_destroy(&ctx->worker);
+    tern_worker_fini(w);
     free(e);
 }
 
 tern_worker_t *micro_worker(micro_engine_t *e)
 {
-    return &e->ctx.worker;
+    return &e->worker;
 }
 
 tern_vc_t *micro_vc(micro_engine_t *e, int rank)
@@ -111,22 +124,33 @@ size_t micro_eager_pkt(void *out, int tag, size_t len)
 tern_status_t micro_shm_loopback(micro_engine_t *e, size_t fbox_size, bool fastbox)
 {
     tern_context_t *ctx = &e->ctx;
-    if (ctx->num_netmods != 0)
+    if (e->worker.num_netmods > 1)
         return tern_error(TERN_ERR_INVALID_PARAM, "micro: shm loopback set up twice");
+    const tern_netmod_desc_t *d = tern_netmod_find("shm");
+    if (d == NULL)
+        return tern_error(TERN_ERR_UNSUPPORTED, "micro: no shm netmod registered");
+    tern_netmod_inst_t *n = &e->nm[1];
+    tern_status_t st = tern_netmod_instantiate(n, d, d->name, d->ops);
+    if (st != TERN_OK)
+        return st;
+    tern_shm_config_t *cfg = n->config;
     if (fbox_size != 0)
-        ctx->cfg.shm_fbox_size = fbox_size;
+        cfg->fbox_size = fbox_size;
     snprintf(ctx->pmix.nspace, sizeof(ctx->pmix.nspace), "micro.%d", (int)getpid());
 
     tern_shm_t *s = calloc(1, sizeof(*s));
     if (s == NULL)
         return tern_error(TERN_ERR_NO_MEMORY, "shm netmod state");
     s->ctx = ctx;
+    s->worker = &e->worker;
+    s->cfg = cfg;
+    s->wake_fd = -1;
     s->nlocal = MICRO_RANKS;
     s->my_idx = 0;
     s->numa_node = -1; /* not placed: attach()'s tern_shm_place_inbox is left out */
     tern_shm_card_t card;
     memset(&card, 0, sizeof(card));
-    tern_status_t st = tern_shm_segment_create(s, &card);
+    st = tern_shm_segment_create(s, &card);
     if (st != TERN_OK) {
         free(s);
         return st;
@@ -152,15 +176,14 @@ tern_status_t micro_shm_loopback(micro_engine_t *e, size_t fbox_size, bool fastb
     if (!fastbox)
         s->fbox_cap = 0;
 
-    tern_netmod_fill_defaults(&tern_netmod_shm_ops);
-    vc->nm = &tern_netmod_shm_ops;
+    vc->nm = &n->ops;
     vc->nm_state = s;
-    /* as add_netmod() in engine/context.c: shm polls */
-    ctx->netmods[0].ops = &tern_netmod_shm_ops;
-    ctx->netmods[0].state = s;
-    ctx->num_netmods = 1;
-    ctx->pollers[0] = ctx->netmods[0];
-    ctx->num_pollers = 1;
+    /* as setup_netmods() in engine/context.c: shm polls */
+    n->state = s;
+    n->initialized = true;
+    e->worker.num_netmods = 2;
+    e->worker.pollers[0] = n;
+    e->worker.num_pollers = 1;
     return TERN_OK;
 }
 
