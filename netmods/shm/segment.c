@@ -31,10 +31,13 @@ static void layout(tern_shm_seg_hdr_t *h, const tern_shm_config_t *cfg, uint32_t
     h->cell_size = (uint32_t)cfg->cell_size;
     h->num_cells = (uint32_t)cfg->num_cells;
     h->chunk_size = (uint32_t)cfg->chunk_size;
-    /* Unset (0), the chunk shrinks as the pairs multiply (nlocal^2 of
-     * them): measured best at 1 MiB for 2 ranks (bench/RESULTS.md). */
+    /* Unset (0): 64 KiB.  A chunk must leave the sender's L2 room for
+     * the rest of the pipeline, so the receiver reads it cache to cache: on
+     * a Zen 5 guest (1 MiB L2) 1 MiB chunks fell to 10 GB/s from 1 MiB
+     * messages on, 64 KiB ones held 25-29 GB/s and pipelined 128-256 KiB
+     * messages 1.3x faster (bench/RESULTS.md, issue 8). */
     if (h->chunk_size == 0)
-        h->chunk_size = nlocal <= 4 ? 1u << 20 : nlocal <= 16 ? 256u << 10 : 64u << 10;
+        h->chunk_size = 64u << 10;
     h->num_chunks = (uint32_t)cfg->num_chunks;
     h->wait_mode = wait_mode;
     h->off_doorbells = TERN_CACHE_LINE * 2;

@@ -18,8 +18,7 @@ static const tern_config_entry_t shm_entries[] = {
     TERN_CFG_ENTRY_POW2("TERN_SHM_NUM_CELLS", T, num_cells, 16, 2, 4096,
                         "shm cells per peer pair"),
     TERN_CFG_ENTRY_POW2("TERN_SHM_COPY_CHUNK", T, chunk_size, 0, 0, 16 * MiB,
-                        "shm cooperative LMT chunk bytes (>= 4096); 0: 1 MiB up to 4 local "
-                        "ranks, 256 KiB up to 16, 64 KiB beyond"),
+                        "shm cooperative LMT chunk bytes (>= 4096); 0: 64 KiB"),
     TERN_CFG_ENTRY_POW2("TERN_SHM_COPY_CHUNKS", T, num_chunks, 4, 2, 256,
                         "shm cooperative LMT chunks per peer pair"),
     TERN_CFG_ENTRY_UINT("TERN_SHM_CMA", T, cma, 1, 0, 1,
@@ -44,7 +43,7 @@ static tern_status_t shm_config_validate(const void *config)
                           c->fbox_size, c->cell_size);
     if (c->chunk_size != 0 && c->chunk_size < 4 * KiB)
         return tern_error(TERN_ERR_INVALID_PARAM,
-                          "TERN_SHM_COPY_CHUNK=%" PRIu64 ": 0 (by rank count) or 4096 .. %llu",
+                          "TERN_SHM_COPY_CHUNK=%" PRIu64 ": 0 (64 KiB) or 4096 .. %llu",
                           c->chunk_size, 16 * MiB);
     return TERN_OK;
 }

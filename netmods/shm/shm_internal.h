@@ -47,7 +47,7 @@ typedef struct tern_shm_config {
     uint64_t num_fbox;        /* TERN_SHM_NUM_FBOX: fastbox slots per peer (power of 2) */
     uint64_t cell_size;       /* TERN_SHM_CELL_SIZE: cell bytes */
     uint64_t num_cells;       /* TERN_SHM_NUM_CELLS: cells per peer (power of 2) */
-    uint64_t chunk_size;      /* TERN_SHM_COPY_CHUNK: cooperative LMT chunk, 0 = by rank count */
+    uint64_t chunk_size;      /* TERN_SHM_COPY_CHUNK: cooperative LMT chunk, 0 = 64 KiB */
     uint64_t num_chunks;      /* TERN_SHM_COPY_CHUNKS: chunks per peer */
     uint64_t cma;             /* TERN_SHM_CMA: 1 = single-copy LMT through CMA allowed */
     uint64_t cma_threshold;   /* TERN_SHM_CMA_THRESHOLD: smallest message using CMA */
