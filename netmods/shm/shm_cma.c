@@ -285,27 +285,33 @@ bool tern_shm_cma_fail(tern_vc_t *vc, ssize_t err, const char *call, pid_t pid)
     return true;
 }
 
-/* One step of the CMA get at the head of the queue.  Returns work done. */
-unsigned tern_shm_cma_progress(tern_shm_t *s, tern_shm_vc_t *v)
+unsigned tern_shm_cma_drive(tern_shm_t *s, tern_vc_t *vc, tern_request_t *r, uint64_t want,
+                            const tern_shm_cma_dir_t *d)
 {
-    tern_request_t *r = TERN_CONTAINER_OF(v->cma_rxq.next, tern_request_t, link);
-    tern_vc_t *vc = v->vc;
-    uint64_t want = r->msg_len < r->cur.total ? r->msg_len : r->cur.total;
-    ssize_t got = r->nm.u64[0] < want ? tern_shm_cma_step(s, r, false) : 0;
+    ssize_t got = r->nm.u64[0] < want ? tern_shm_cma_step(s, r, d->write) : 0;
     if (got < 0) {
-        if (tern_shm_cma_fail(vc, got, "process_vm_readv", (pid_t)r->nm.u64[4]))
+        if (tern_shm_cma_fail(vc, got, d->call, (pid_t)r->nm.u64[4]))
             return 1;
         tern_list_del(&r->link);
-        tern_status_t st = cma_fall_back(vc, r, (int)-got);
+        tern_status_t st = d->fall_back(vc, r, (int)-got);
         if (st != TERN_OK)
             tern_vc_fail(vc, st, tern_last_error());
         return 1;
     }
     if (r->nm.u64[0] >= want) {
         tern_list_del(&r->link);
-        cma_finish(vc, r);
+        d->finish(vc, r);
     }
     return 1;
+}
+
+/* One step of the CMA get at the head of the queue.  Returns work done. */
+unsigned tern_shm_cma_progress(tern_shm_t *s, tern_shm_vc_t *v)
+{
+    static const tern_shm_cma_dir_t get = {false, "process_vm_readv", cma_fall_back, cma_finish};
+    tern_request_t *r = TERN_CONTAINER_OF(v->cma_rxq.next, tern_request_t, link);
+    uint64_t want = r->msg_len < r->cur.total ? r->msg_len : r->cur.total;
+    return tern_shm_cma_drive(s, v->vc, r, want, &get);
 }
 
 /*

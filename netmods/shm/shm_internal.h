@@ -171,6 +171,19 @@ ssize_t tern_shm_cma_step(tern_shm_t *s, tern_request_t *r, bool write);
  * caller to fall back; anything else fails vc, naming the cause, and
  * returns true. */
 bool tern_shm_cma_fail(tern_vc_t *vc, ssize_t err, const char *call, pid_t pid);
+/* A direction of CMA transfer: get (read, receiver) or put (write, sender). */
+typedef struct tern_shm_cma_dir {
+    bool write;
+    const char *call; /* the syscall, for messages */
+    /* refused mid-way: continue through the copy buffer */
+    tern_status_t (*fall_back)(tern_vc_t *vc, tern_request_t *r, int err);
+    void (*finish)(tern_vc_t *vc, tern_request_t *r); /* all want bytes moved */
+} tern_shm_cma_dir_t;
+/* One step of r (queued on vc, linked by r->link) towards want bytes; on
+ * a refusal or at the end, r leaves its queue for d->fall_back or
+ * d->finish; any other failure fails vc.  Returns work done (1). */
+unsigned tern_shm_cma_drive(tern_shm_t *s, tern_vc_t *vc, tern_request_t *r, uint64_t want,
+                            const tern_shm_cma_dir_t *d);
 /* Take a CMA cookie of kind from vc's peer into r: its segments in
  * r->tmpbuf, the step state in r->nm.u64[0..4]; *peer_len = its length. */
 tern_status_t tern_shm_cma_take_cookie(tern_vc_t *vc, tern_request_t *r, const void *cookie,

@@ -92,22 +92,7 @@ static void put_finish(tern_vc_t *vc, tern_request_t *r)
 /* One step of the put at the head of the queue.  Returns work done. */
 unsigned tern_shm_put_progress(tern_shm_t *s, tern_shm_vc_t *v)
 {
+    static const tern_shm_cma_dir_t put = {true, "process_vm_writev", put_fall_back, put_finish};
     tern_request_t *r = TERN_CONTAINER_OF(v->put_txq.next, tern_request_t, link);
-    tern_vc_t *vc = v->vc;
-    uint64_t want = r->nm.u64[5];
-    ssize_t got = r->nm.u64[0] < want ? tern_shm_cma_step(s, r, true) : 0;
-    if (got < 0) {
-        if (tern_shm_cma_fail(vc, got, "process_vm_writev", (pid_t)r->nm.u64[4]))
-            return 1;
-        tern_list_del(&r->link);
-        tern_status_t st = put_fall_back(vc, r, (int)-got);
-        if (st != TERN_OK)
-            tern_vc_fail(vc, st, tern_last_error());
-        return 1;
-    }
-    if (r->nm.u64[0] >= want) {
-        tern_list_del(&r->link);
-        put_finish(vc, r);
-    }
-    return 1;
+    return tern_shm_cma_drive(s, v->vc, r, r->nm.u64[5], &put);
 }
