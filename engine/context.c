@@ -94,14 +94,25 @@ static tern_status_t choose_netmods(tern_context_t *ctx, tern_netmod_inst_t *pro
         for (int i = 0; pick[r] < 0 && i < nreg; i++)
             if (allowed[i] && probe[1 + i].ops.reachable(ctx, r))
                 pick[r] = 1 + i;
-        if (pick[r] < 0)
+        if (pick[r] < 0) {
+            /* say why the allowed netmods that could not be used are not */
+            char whynot[512] = "";
+            size_t n = 0;
+            for (int i = 0; i < nreg && n < sizeof(whynot); i++) {
+                const tern_netmod_desc_t *d = tern_netmod_get(i);
+                const char *why = allowed[i] && d->unavailable ? d->unavailable() : NULL;
+                if (why != NULL)
+                    n += (size_t)snprintf(whynot + n, sizeof(whynot) - n, "; %s: %s", d->name,
+                                          why);
+            }
             st = tern_error(TERN_ERR_UNREACHABLE,
                             "no netmod reaches rank %d from rank %d (it is on %s; netmods "
-                            "built: %s%s%s)", r, ctx->rank,
+                            "built: %s%s%s%s)", r, ctx->rank,
                             tern_pmix_local_index(&ctx->pmix, r) >= 0 ? "this node"
                                                                       : "another node",
                             tern_netmod_names(), ctx->cfg.netmods[0] ? ", TERN_NETMODS=" : "",
-                            ctx->cfg.netmods);
+                            ctx->cfg.netmods, whynot);
+        }
     }
     free(allowed);
     return st;
@@ -473,6 +484,22 @@ tern_status_t tern_worker_destroy(tern_worker_t *w)
 }
 
 int tern_worker_index(const tern_worker_t *w) { return w ? w->index : -1; }
+
+int tern_worker_counters(tern_worker_t *w, tern_counter_t *out, int max)
+{
+    if (w == NULL)
+        return tern_error(TERN_ERR_INVALID_PARAM, "tern_worker_counters: NULL worker");
+    int n = 0;
+    for (int i = 0; i < w->num_netmods; i++) {
+        tern_netmod_inst_t *nm = &w->netmods[i];
+        if (!nm->initialized)
+            continue;
+        int room = max > n ? max - n : 0;
+        n += nm->ops.counters(nm->state, room > 0 && out != NULL ? out + n : NULL,
+                              out != NULL ? room : 0);
+    }
+    return n;
+}
 
 tern_status_t tern_barrier(tern_context_t *ctx)
 {

@@ -111,6 +111,7 @@ static tern_status_t no_rkey_unpack(tern_vc_t *vc, const void *buf, size_t bufle
                       vc->nm->name, vc->rank);
 }
 static int no_wait_fd(void *state) { return -1; }
+static int no_counters(void *state, tern_counter_t *out, int max) { return 0; }
 static bool no_arm(void *state) { return true; }
 static void no_disarm(void *state) {}
 
@@ -170,6 +171,7 @@ static const tern_netmod_ops_t default_ops = {
     no_mem_dereg,
     no_rkey_pack,
     no_rkey_unpack,
+    no_counters,
 };
 
 /* The slots of ops, in declaration order, as generic pointers. */
@@ -178,7 +180,7 @@ static const tern_netmod_ops_t default_ops = {
     X(vc_terminate) X(get_ordering) X(isend_contig) X(istart_contig_msg)                 \
     X(send_noncontig) X(poll) X(lmt_modes) X(lmt_choose) X(lmt_initiate) X(lmt_start_recv) X(lmt_start_send)        \
     X(lmt_handle_cookie) X(lmt_done_send) X(lmt_done_recv) X(check_peers) X(wait_fd)      \
-    X(arm) X(disarm) X(mem_dereg) X(rkey_pack) X(rkey_unpack)
+    X(arm) X(disarm) X(mem_dereg) X(rkey_pack) X(rkey_unpack) X(counters)
 
 tern_status_t tern_netmod_instantiate(tern_netmod_inst_t *inst, const tern_netmod_desc_t *desc,
                                       const char *name, const tern_netmod_ops_t *ops)

@@ -120,6 +120,10 @@ struct tern_netmod_ops {
                                size_t *buflen);
     tern_status_t (*rkey_unpack)(tern_vc_t *vc, const void *buf, size_t buflen,
                                  tern_rkey_t *rkey);
+
+    /* Counters for tern_worker_counters: up to max into out, returns how
+     * many the instance has (names static, "<netmod>.<what>"). */
+    int (*counters)(void *state, tern_counter_t *out, int max);
 };
 
 /* What a netmod declares about itself (TERN_NETMOD_DEFINE). */
@@ -131,6 +135,10 @@ typedef struct tern_netmod_desc {
     const char *reach;                  /* for tern_info: "same node", "any rank" */
     const tern_netmod_ops_t *ops;
     const tern_config_table_t *config;  /* its TERN_* variables; NULL: none */
+    /* NULL, or why this process cannot use it at all (verbs: no device);
+     * for tern_info and for the error when no netmod reaches a peer.
+     * NULL function: always usable. */
+    const char *(*unavailable)(void);
 } tern_netmod_desc_t;
 
 /* Add desc to the registry (at load time, from TERN_NETMOD_DEFINE). */

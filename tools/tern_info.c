@@ -68,6 +68,9 @@ int main(int argc, char **argv)
             const tern_netmod_desc_t *d = tern_netmod_get(i);
             printf("  %-8s priority %-4d reaches %s%s\n", d->name, d->priority, d->reach,
                    d->ops->lmt_start_recv ? "; rendezvous by its own LMT" : "; rendezvous by the null LMT mode");
+            const char *why = d->unavailable != NULL ? d->unavailable() : NULL;
+            if (why != NULL)
+                printf("           unusable in this process: %s\n", why);
         }
     }
     if (!params)

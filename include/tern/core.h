@@ -216,6 +216,24 @@ tern_status_t tern_worker_wait(tern_worker_t *w, int timeout_ms);
 /** Wake a thread blocked in tern_worker_wait() on w; safe from any thread. */
 void tern_worker_signal(tern_worker_t *w);
 
+/* ---- counters ---------------------------------------------------------- */
+
+/** A named event count of a worker's netmods (e.g. "verbs.post_send"). */
+typedef struct tern_counter {
+    const char *name; /* static string, prefixed with the netmod's name */
+    uint64_t value;   /* since tern_init */
+} tern_counter_t;
+
+/**
+ * The counters of w's netmods (what each calls in its device library:
+ * verbs counts ibv_post_send, ibv_post_srq_recv, ibv_poll_cq ...), for
+ * benchmarks that report calls per message.  Fills up to max entries of
+ * out (out may be NULL when max is 0) and returns how many counters exist,
+ * or a negative TERN_ERR_INVALID_PARAM for a NULL worker.  Same thread as
+ * the worker's other calls.
+ */
+int tern_worker_counters(tern_worker_t *w, tern_counter_t *out, int max);
+
 /* ---- PMIx name service ------------------------------------------------- */
 
 /** Publish key=value (strings) in the job's PMIx name service. */
