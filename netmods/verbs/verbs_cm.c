@@ -1,0 +1,409 @@
+/*
+ * verbs netmod: the connection manager.  RC queue pairs are made lazily,
+ * on the first send in either direction, through datagrams on each worker's
+ * UD QP (whose number is in the PMIx card), as MVAPICH's on-demand
+ * connection manager does:
+ *
+ *   connector                              acceptor
+ *   create QP (INIT), grant credits
+ *   REQ {qpn, psn, credits}  --- UD --->   create QP, RTR + RTS to the
+ *   (repeated with back-off until          connector's QPN, grant credits
+ *    a REP, within TERN_VERBS_CONNECT_MS)  <--- UD ---  REP {qpn, psn, credits}
+ *   RTR + RTS to the acceptor's QPN                     (sends wait)
+ *   RTU (first RC message) --- RC --->     any RC message: connected
+ *
+ * The acceptor holds its sends until the RTU: before it, the connector's QP
+ * may not be in RTR and would drop them.  A repeated REQ (the REP was lost)
+ * gets the same REP again.  When both sides connect at once, the lower
+ * rank's REQ wins: the higher rank connects its own QP to the lower rank's
+ * and answers REP, and the lower rank ignores the higher rank's REQ.
+ * Datagrams are checked (magic, version, ranks, and the source QPN against
+ * the sender's card) before anything is done with them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "netmods/verbs/verbs_internal.h"
+
+#define REQ_FIRST_MS 20
+#define REQ_MAX_MS 1000
+
+tern_status_t tern_verbs_card_check(const void *data, size_t len, int rank,
+                                    const tern_verbs_dev_t *dev, tern_verbs_card_t *out)
+{
+    tern_verbs_card_t c;
+    if (len != sizeof(c))
+        return tern_error(TERN_ERR_MALFORMED, "verbs card of rank %d: %zu bytes, want %zu", rank,
+                          len, sizeof(c));
+    memcpy(&c, data, sizeof(c));
+    if (c.magic != TERN_VERBS_MAGIC || c.version != TERN_VERBS_VERSION)
+        return tern_error(TERN_ERR_MALFORMED, "verbs card of rank %d: magic %#x version %u (want "
+                          "%#x version %u)", rank, c.magic, c.version, TERN_VERBS_MAGIC,
+                          TERN_VERBS_VERSION);
+    if (c.byte_order != TERN_VERBS_BYTE_ORDER)
+        return tern_error(TERN_ERR_UNREACHABLE, "verbs card of rank %d: written in another byte "
+                          "order (mixed-endian jobs are not supported)", rank);
+    if (c.rank != rank || c.ud_qpn == 0 || c.mtu < IBV_MTU_256 || c.mtu > IBV_MTU_4096 ||
+        c.port == 0)
+        return tern_error(TERN_ERR_MALFORMED, "verbs card of rank %d: rank %d, UD QPN %u, MTU %u, "
+                          "port %u", rank, c.rank, c.ud_qpn, c.mtu, c.port);
+    if (c.link_layer != dev->port_attr.link_layer)
+        return tern_error(TERN_ERR_UNREACHABLE, "rank %d's verbs port is %s, ours (%s port %u) "
+                          "is %s", rank,
+                          c.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet (RoCE)" : "InfiniBand",
+                          dev->name, dev->port,
+                          dev->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet (RoCE)"
+                                                                               : "InfiniBand");
+    *out = c;
+    return TERN_OK;
+}
+
+/* ---- address vectors ------------------------------------------------------- */
+
+static void fill_ah(const tern_verbs_t *v, const tern_verbs_card_t *c, struct ibv_ah_attr *ah)
+{
+    memset(ah, 0, sizeof(*ah));
+    ah->dlid = c->lid;
+    ah->port_num = v->dev->port;
+    if (v->dev->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET) {
+        ah->is_global = 1;
+        memcpy(ah->grh.dgid.raw, c->gid, 16);
+        ah->grh.sgid_index = v->dev->gid_index;
+        ah->grh.hop_limit = 64;
+    }
+}
+
+static tern_status_t need_ah(tern_verbs_vc_t *tv)
+{
+    if (tv->ah != NULL)
+        return TERN_OK;
+    struct ibv_ah_attr a;
+    fill_ah(tv->v, &tv->card, &a);
+    tv->ah = ibv_create_ah(tv->v->pd, &a);
+    if (tv->ah == NULL)
+        return tern_verbs_err(TERN_ERR_UNREACHABLE, tv->vc->rank, "ibv_create_ah", errno);
+    return TERN_OK;
+}
+
+/* ---- UD: the datagrams ------------------------------------------------------------ */
+
+tern_status_t tern_verbs_post_ud_recvs(tern_verbs_t *v, uint32_t first, uint32_t n)
+{
+    for (uint32_t i = first; i < first + n; i++) {
+        struct ibv_sge sge = {(uintptr_t)tern_verbs_slab_buf(&v->udrx, i), v->udrx.size,
+                              v->udrx.mr->lkey};
+        struct ibv_recv_wr wr = {.wr_id = TERN_VERBS_WR(WR_UD_RECV, i), .sg_list = &sge,
+                                 .num_sge = 1},
+                           *bad;
+        v->stats.post_recv++;
+        v->stats.post_recv_wrs++;
+        int rc = ibv_post_recv(v->ud, &wr, &bad);
+        if (rc != 0)
+            return tern_verbs_err(TERN_ERR_NO_RESOURCE, -1, "ibv_post_recv (UD)", rc);
+    }
+    return TERN_OK;
+}
+
+static void cm_send(tern_verbs_vc_t *tv, uint8_t type)
+{
+    tern_verbs_t *v = tv->v;
+    if (need_ah(tv) != TERN_OK || v->ud_tx_busy == TERN_VERBS_UD_SENDS)
+        return; /* the connector's timer repeats the REQ; a lost REP gets a new REQ */
+    uint32_t b = v->ud_tx_next;
+    v->ud_tx_next = (b + 1) % TERN_VERBS_UD_SENDS;
+    tern_verbs_cm_msg_t m = {.magic = TERN_VERBS_MAGIC, .version = TERN_VERBS_VERSION,
+                             .type = type, .src_rank = v->ctx->rank, .dst_rank = tv->vc->rank,
+                             .qpn = tv->qp->qp_num, .psn = tv->psn, .credits = tv->rx_granted};
+    memcpy(tern_verbs_slab_buf(&v->udtx, b), &m, sizeof(m));
+    struct ibv_sge sge = {(uintptr_t)tern_verbs_slab_buf(&v->udtx, b), sizeof(m),
+                          v->udtx.mr->lkey};
+    struct ibv_send_wr wr = {.wr_id = TERN_VERBS_WR(WR_UD_SEND, b), .sg_list = &sge,
+                             .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+                             .wr.ud = {.ah = tv->ah, .remote_qpn = tv->card.ud_qpn,
+                                       .remote_qkey = TERN_VERBS_QKEY}},
+                       *bad;
+    v->stats.post_send++;
+    v->stats.post_send_wrs++;
+    int rc = ibv_post_send(v->ud, &wr, &bad);
+    if (rc == 0)
+        v->ud_tx_busy++;
+    else
+        tern_warn("verbs: connection %s to rank %d not sent: ibv_post_send (UD): %s",
+                  type == TERN_VERBS_CM_REQ ? "request" : "reply", tv->vc->rank, strerror(rc));
+}
+
+/* ---- RC queue pairs ------------------------------------------------------------------ */
+
+/* Our share of the SRQ for this peer: its credits, plus the reserve for
+ * RTU and credit-only messages (which carry no credit). */
+static void grant_credits(tern_verbs_vc_t *tv)
+{
+    tern_verbs_t *v = tv->v;
+    uint32_t want = (uint32_t)v->cfg->credits;
+    uint32_t room = v->rx.count - v->srq_target;
+    uint32_t grant = want;
+    if (room < want + TERN_VERBS_RESERVED_RECVS) {
+        grant = room > TERN_VERBS_RESERVED_RECVS + 4 ? room - TERN_VERBS_RESERVED_RECVS : 4;
+        static bool warned;
+        if (!warned) {
+            warned = true;
+            tern_warn("verbs: shared receive queue full (TERN_VERBS_SRQ_MAX=%u): rank %d gets "
+                      "%u credits instead of %u; RNR retries absorb bursts", v->rx.count,
+                      tv->vc->rank, grant, want);
+        }
+    }
+    tv->rx_granted = grant;
+    uint32_t add = grant + TERN_VERBS_RESERVED_RECVS;
+    v->srq_target = v->srq_target + add > v->rx.count ? v->rx.count : v->srq_target + add;
+}
+
+static tern_status_t qp_create(tern_verbs_vc_t *tv)
+{
+    tern_verbs_t *v = tv->v;
+    const tern_verbs_config_t *cfg = v->cfg;
+    /* No device attribute says how much inline data a QP can take: ask for
+     * TERN_VERBS_INLINE and halve it while the device refuses (EINVAL),
+     * then remember what worked for the next QPs. */
+    uint32_t want = v->qps_made ? v->max_inline : (uint32_t)cfg->max_inline;
+    struct ibv_qp_init_attr ia;
+    for (;;) {
+        ia = (struct ibv_qp_init_attr){
+            .send_cq = v->scq, .recv_cq = v->rcq, .srq = v->srq, .qp_type = IBV_QPT_RC,
+            .cap = {.max_send_wr = (uint32_t)cfg->tx_depth, .max_send_sge = 2,
+                    .max_inline_data = want},
+            .sq_sig_all = 0,
+        };
+        tv->qp = ibv_create_qp(v->pd, &ia);
+        if (tv->qp != NULL || errno != EINVAL || want == 0)
+            break;
+        want /= 2;
+    }
+    if (tv->qp == NULL)
+        return tern_verbs_err(TERN_ERR_NO_RESOURCE, tv->vc->rank, "ibv_create_qp (RC)", errno);
+    if (!v->qps_made && want < cfg->max_inline)
+        tern_debug("verbs %s: inline sends up to %u bytes (TERN_VERBS_INLINE=%llu is more than "
+                   "the device takes)", v->dev->name, want, (unsigned long long)cfg->max_inline);
+    v->qps_made = true;
+    v->max_inline = ia.cap.max_inline_data < want ? ia.cap.max_inline_data : want;
+    tv->txe = calloc(cfg->tx_depth, sizeof(*tv->txe));
+    if (tv->txe == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "verbs send queue of rank %d", tv->vc->rank);
+    tv->sq_head = tv->sq_tail = 0;
+    tv->unsignaled = 0;
+    tv->psn = (uint32_t)random() & 0xffffffu;
+    struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = v->dev->port,
+                            .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+                                               IBV_ACCESS_REMOTE_WRITE};
+    int rc = ibv_modify_qp(tv->qp, &a,
+                           IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+    if (rc != 0)
+        return tern_verbs_err(TERN_ERR_NO_RESOURCE, tv->vc->rank, "ibv_modify_qp (RC to INIT)",
+                              rc);
+    tern_verbs_qpn_put(v->qpns, tv->qp->qp_num, tv);
+    v->stats.connections++;
+    tern_list_push_tail(&v->live, &tv->live_link);
+    grant_credits(tv);
+    return tern_verbs_srq_fill(v);
+}
+
+static tern_status_t qp_connect(tern_verbs_vc_t *tv, uint32_t qpn, uint32_t psn)
+{
+    tern_verbs_t *v = tv->v;
+    const tern_verbs_config_t *cfg = v->cfg;
+    const struct ibv_device_attr *da = &v->dev->attr;
+    struct ibv_qp_attr a = {.qp_state = IBV_QPS_RTR,
+                            .path_mtu = tv->card.mtu < v->dev->port_attr.active_mtu
+                                            ? (enum ibv_mtu)tv->card.mtu
+                                            : v->dev->port_attr.active_mtu,
+                            .dest_qp_num = qpn, .rq_psn = psn,
+                            .max_dest_rd_atomic = (uint8_t)(da->max_qp_rd_atom < 16
+                                                                ? da->max_qp_rd_atom : 16),
+                            .min_rnr_timer = 12};
+    fill_ah(v, &tv->card, &a.ah_attr);
+    int rc = ibv_modify_qp(tv->qp, &a,
+                           IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                               IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+    if (rc != 0)
+        return tern_verbs_err(TERN_ERR_UNREACHABLE, tv->vc->rank, "ibv_modify_qp (RC to RTR)",
+                              rc);
+    a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTS, .timeout = (uint8_t)cfg->timeout,
+                             .retry_cnt = (uint8_t)cfg->retry_cnt,
+                             .rnr_retry = (uint8_t)cfg->rnr_retry, .sq_psn = tv->psn,
+                             .max_rd_atomic = (uint8_t)(da->max_qp_init_rd_atom < 16
+                                                            ? da->max_qp_init_rd_atom : 16)};
+    rc = ibv_modify_qp(tv->qp, &a,
+                       IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                           IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+    if (rc != 0)
+        return tern_verbs_err(TERN_ERR_UNREACHABLE, tv->vc->rank, "ibv_modify_qp (RC to RTS)",
+                              rc);
+    return TERN_OK;
+}
+
+void tern_verbs_qp_drop(tern_verbs_vc_t *tv)
+{
+    tern_verbs_t *v = tv->v;
+    if (tv->qp != NULL) {
+        tern_verbs_qpn_del(v->qpns, tv->qp->qp_num);
+        ibv_destroy_qp(tv->qp);
+        tv->qp = NULL;
+        tern_list_del(&tv->live_link);
+        /* what was posted is gone with the QP: its buffers come back and its
+         * completions, if any are still queued, name an unknown QP */
+        for (uint64_t s = tv->sq_tail; s != tv->sq_head; s++) {
+            tern_verbs_txe_t *e = &tv->txe[s % v->cfg->tx_depth];
+            if (e->buf >= 0)
+                v->tx_free[v->ntx_free++] = e->buf;
+            *e = (tern_verbs_txe_t){.buf = -1};
+        }
+        v->scq_outstanding -= (uint32_t)(tv->sq_head - tv->sq_tail);
+        tv->sq_tail = tv->sq_head;
+    }
+    free(tv->txe);
+    tv->txe = NULL;
+    if (tv->ah != NULL)
+        ibv_destroy_ah(tv->ah);
+    tv->ah = NULL;
+}
+
+static void cm_fail(tern_verbs_vc_t *tv, tern_status_t st)
+{
+    char why[384];
+    snprintf(why, sizeof(why), "%s", tern_last_error());
+    tern_vc_fail(tv->vc, st, why);
+}
+
+tern_status_t tern_verbs_connect(tern_verbs_vc_t *tv)
+{
+    if (tv->conn != VC_IDLE)
+        return TERN_OK;
+    tern_status_t st = qp_create(tv);
+    if (st != TERN_OK)
+        return st;
+    uint64_t now = tern_now_ns();
+    tv->conn = VC_CONNECTING;
+    tv->connect_deadline_ns = now + tv->v->cfg->connect_ms * 1000000ull;
+    tv->req_ms = REQ_FIRST_MS;
+    tv->next_req_ns = now + tv->req_ms * 1000000ull;
+    cm_send(tv, TERN_VERBS_CM_REQ);
+    return TERN_OK;
+}
+
+/* The connector got the REP (or the acceptor its RTU): sends may go. */
+void tern_verbs_connected(tern_verbs_vc_t *tv)
+{
+    tv->conn = VC_CONNECTED;
+    tern_verbs_mark_pending(tv);
+}
+
+static void send_rtu(tern_verbs_vc_t *tv)
+{
+    struct ibv_send_wr wr = {.opcode = IBV_WR_SEND_WITH_IMM, .send_flags = IBV_SEND_INLINE,
+                             .imm_data = htonl(TERN_VERBS_IMM(TERN_VERBS_IMM_RTU, 0))};
+    tern_status_t st = tern_verbs_post(tv, &wr, (tern_verbs_txe_t){.op = OP_SEND, .buf = -1},
+                                       false);
+    if (st != TERN_OK)
+        cm_fail(tv, st);
+}
+
+static void on_req(tern_verbs_vc_t *tv, const tern_verbs_cm_msg_t *m)
+{
+    int me = tv->v->ctx->rank;
+    switch (tv->conn) {
+    case VC_CONNECTING:
+        if (me < m->src_rank)
+            return; /* our REQ wins; the peer answers it */
+        break;      /* theirs wins: connect our QP to theirs */
+    case VC_ACCEPTED:
+        if (m->qpn == tv->remote_qpn)
+            cm_send(tv, TERN_VERBS_CM_REP); /* our REP was lost */
+        return;
+    case VC_IDLE:
+        if (qp_create(tv) != TERN_OK) {
+            cm_fail(tv, TERN_ERR_NO_RESOURCE);
+            return;
+        }
+        tv->connect_deadline_ns = tern_now_ns() + tv->v->cfg->connect_ms * 1000000ull;
+        break;
+    default:
+        return; /* connected (a late copy of the REQ) or dead */
+    }
+    tern_status_t st = qp_connect(tv, m->qpn, m->psn);
+    if (st != TERN_OK) {
+        cm_fail(tv, st);
+        return;
+    }
+    tv->tx_credits = m->credits;
+    tv->remote_qpn = m->qpn;
+    tv->conn = VC_ACCEPTED;
+    cm_send(tv, TERN_VERBS_CM_REP);
+}
+
+static void on_rep(tern_verbs_vc_t *tv, const tern_verbs_cm_msg_t *m)
+{
+    if (tv->conn != VC_CONNECTING)
+        return; /* a copy of a REP we already took */
+    tern_status_t st = qp_connect(tv, m->qpn, m->psn);
+    if (st != TERN_OK) {
+        cm_fail(tv, st);
+        return;
+    }
+    tv->tx_credits = m->credits;
+    tv->remote_qpn = m->qpn;
+    send_rtu(tv);
+    if (tv->vc->state != TERN_VC_FAILED)
+        tern_verbs_connected(tv);
+}
+
+void tern_verbs_cm_recv(tern_verbs_t *v, const void *buf, size_t len, uint32_t src_qpn)
+{
+    tern_verbs_cm_msg_t m;
+    if (len < sizeof(m))
+        return;
+    memcpy(&m, buf, sizeof(m));
+    if (m.magic != TERN_VERBS_MAGIC || m.version != TERN_VERBS_VERSION ||
+        m.dst_rank != v->ctx->rank || m.src_rank < 0 || m.src_rank >= v->ctx->size ||
+        m.src_rank == v->ctx->rank || m.qpn == 0 || m.credits == 0 || m.credits > 0xffffffu) {
+        tern_debug("verbs: datagram from UD QP %u dropped (not a connection message for rank %d)",
+                   src_qpn, v->ctx->rank);
+        return;
+    }
+    tern_verbs_vc_t *tv = &v->vcs[m.src_rank];
+    if (tv->vc == NULL || tv->vc->nm_vc != tv || tv->card.ud_qpn != src_qpn ||
+        tv->vc->state == TERN_VC_FAILED) {
+        tern_debug("verbs: connection message from rank %d (UD QP %u) dropped", m.src_rank,
+                   src_qpn);
+        return;
+    }
+    if (m.type == TERN_VERBS_CM_REQ)
+        on_req(tv, &m);
+    else if (m.type == TERN_VERBS_CM_REP)
+        on_rep(tv, &m);
+}
+
+void tern_verbs_cm_timers(tern_verbs_t *v, uint64_t now)
+{
+    tern_list_t *pos, *tmp;
+    tern_list_for_each_safe(pos, tmp, &v->live)
+    {
+        tern_verbs_vc_t *tv = TERN_CONTAINER_OF(pos, tern_verbs_vc_t, live_link);
+        if (tv->conn != VC_CONNECTING && tv->conn != VC_ACCEPTED)
+            continue;
+        if (now >= tv->connect_deadline_ns) {
+            tern_error(TERN_ERR_UNREACHABLE, "verbs: rank %d did not %s within %llu ms "
+                       "(TERN_VERBS_CONNECT_MS; its LID %u, UD QPN %u)", tv->vc->rank,
+                       tv->conn == VC_CONNECTING ? "answer our connection request"
+                                                 : "confirm the connection",
+                       (unsigned long long)v->cfg->connect_ms, tv->card.lid, tv->card.ud_qpn);
+            cm_fail(tv, TERN_ERR_UNREACHABLE);
+            continue;
+        }
+        if (tv->conn == VC_CONNECTING && now >= tv->next_req_ns) {
+            cm_send(tv, TERN_VERBS_CM_REQ);
+            tv->req_ms = tv->req_ms * 2 > REQ_MAX_MS ? REQ_MAX_MS : tv->req_ms * 2;
+            tv->next_req_ns = now + tv->req_ms * 1000000ull;
+        }
+    }
+}

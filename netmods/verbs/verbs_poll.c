@@ -1,0 +1,219 @@
+/*
+ * verbs netmod: polling.  One poll reads the receive CQ (SRQ segments of
+ * the peers' streams, connection-manager datagrams) and the send CQ
+ * (completions of signaled work requests), reposts the consumed SRQ
+ * buffers with one ibv_post_srq_recv, and only then returns their credits
+ * to the peers: a credit never names a buffer that is not posted again.
+ * Then it moves the VCs' queued work on and, now and then, the connection
+ * manager's timers and the device's async events.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "netmods/verbs/verbs_internal.h"
+
+static tern_status_t wc_status(enum ibv_wc_status s)
+{
+    switch (s) {
+    case IBV_WC_REM_ACCESS_ERR:
+    case IBV_WC_LOC_PROT_ERR:
+        return TERN_ERR_REMOTE_ACCESS;
+    case IBV_WC_LOC_LEN_ERR:
+    case IBV_WC_REM_INV_REQ_ERR:
+    case IBV_WC_LOC_QP_OP_ERR:
+    case IBV_WC_REM_OP_ERR:
+    case IBV_WC_BAD_RESP_ERR:
+        return TERN_ERR_MALFORMED;
+    default: /* RETRY_EXC, RNR_RETRY_EXC, WR_FLUSH, FATAL, ...: the peer or the link */
+        return TERN_ERR_PEER_FAILED;
+    }
+}
+
+static const char *op_name(const tern_verbs_vc_t *tv, const struct ibv_wc *wc)
+{
+    if (TERN_VERBS_WR_KIND(wc->wr_id) == WR_SRQ)
+        return "receive";
+    if (tv->txe == NULL)
+        return "work request";
+    switch (tv->txe[TERN_VERBS_WR_VAL(wc->wr_id) % tv->v->cfg->tx_depth].op) {
+    case OP_SEND:
+        return "send";
+    case OP_READ:
+        return "RDMA read";
+    case OP_WRITE:
+        return "RDMA write";
+    case OP_FLUSH:
+        return "flush or keepalive (zero-length RDMA write)";
+    default:
+        return "work request";
+    }
+}
+
+void tern_verbs_fail_wc(tern_verbs_vc_t *tv, const struct ibv_wc *wc, const char *what)
+{
+    char why[256];
+    snprintf(why, sizeof(why), "verbs %s %s %s rank %d failed: %s (work request %llu, QP %u, "
+             "vendor error %#x)", tv->v->dev->name, what, TERN_VERBS_WR_KIND(wc->wr_id) == WR_SRQ
+                                                              ? "from" : "to",
+             tv->vc->rank, ibv_wc_status_str(wc->status),
+             (unsigned long long)TERN_VERBS_WR_VAL(wc->wr_id), wc->qp_num, wc->vendor_err);
+    tern_vc_fail(tv->vc, wc_status(wc->status), why);
+}
+
+static void on_srq_recv(tern_verbs_t *v, const struct ibv_wc *wc)
+{
+    uint32_t b = (uint32_t)TERN_VERBS_WR_VAL(wc->wr_id);
+    v->srq_posted--;
+    v->rx_repost[v->nrepost++] = b; /* whatever happens, the buffer goes back */
+    tern_verbs_vc_t *tv = tern_verbs_qpn_get(v->qpns, wc->qp_num);
+    if (tv == NULL || tv->vc->state == TERN_VC_FAILED)
+        return; /* a QP already dropped */
+    if (wc->status != IBV_WC_SUCCESS) {
+        tern_verbs_fail_wc(tv, wc, op_name(tv, wc));
+        return;
+    }
+    if (!(wc->wc_flags & IBV_WC_WITH_IMM)) {
+        tern_vc_fail(tv->vc, TERN_ERR_MALFORMED, "verbs: a send without immediate data");
+        return;
+    }
+    uint32_t imm = ntohl(wc->imm_data);
+    tv->tx_credits += TERN_VERBS_IMM_CREDITS(imm);
+    if (tv->conn == VC_ACCEPTED) /* the connector's RTU (or what follows it) */
+        tern_verbs_connected(tv);
+    switch (TERN_VERBS_IMM_KIND(imm)) {
+    case TERN_VERBS_IMM_DATA:
+        tv->rx_consumed++;
+        tern_verbs_mark_pending(tv);
+        (void)tern_handle_pkt(tv->vc, tern_verbs_slab_buf(&v->rx, b), wc->byte_len);
+        break;
+    case TERN_VERBS_IMM_CREDIT:
+    case TERN_VERBS_IMM_RTU:
+        if (TERN_VERBS_IMM_CREDITS(imm) != 0)
+            tern_verbs_mark_pending(tv);
+        break;
+    default:
+        tern_vc_fail(tv->vc, TERN_ERR_MALFORMED, "verbs: unknown message kind in an immediate");
+        break;
+    }
+}
+
+static void on_recv(tern_verbs_t *v, const struct ibv_wc *wc)
+{
+    v->stats.cqes++;
+    switch (TERN_VERBS_WR_KIND(wc->wr_id)) {
+    case WR_SRQ:
+        on_srq_recv(v, wc);
+        break;
+    case WR_UD_RECV: {
+        uint32_t b = (uint32_t)TERN_VERBS_WR_VAL(wc->wr_id);
+        if (wc->status != IBV_WC_SUCCESS)
+            return; /* flushed at finalize */
+        if (wc->byte_len > TERN_VERBS_GRH)
+            tern_verbs_cm_recv(v, tern_verbs_slab_buf(&v->udrx, b) + TERN_VERBS_GRH,
+                               wc->byte_len - TERN_VERBS_GRH, wc->src_qp);
+        (void)tern_verbs_post_ud_recvs(v, b, 1);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+static void on_send(tern_verbs_t *v, const struct ibv_wc *wc)
+{
+    v->stats.cqes++;
+    if (TERN_VERBS_WR_KIND(wc->wr_id) == WR_UD_SEND) {
+        v->ud_tx_busy--;
+        if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR)
+            tern_warn("verbs: a connection datagram failed: %s", ibv_wc_status_str(wc->status));
+        return;
+    }
+    tern_verbs_vc_t *tv = tern_verbs_qpn_get(v->qpns, wc->qp_num);
+    if (tv == NULL)
+        return; /* its QP was dropped with everything it held */
+    uint64_t seq = TERN_VERBS_WR_VAL(wc->wr_id);
+    if (wc->status == IBV_WC_SUCCESS) {
+        tern_verbs_sq_complete(tv, seq, TERN_OK, NULL);
+        return;
+    }
+    if (tv->vc->state == TERN_VC_CLOSED) { /* finalizing: the peer may be gone already */
+        tern_verbs_sq_complete(tv, seq, TERN_ERR_PEER_FAILED, NULL);
+        return;
+    }
+    if (tv->vc->state != TERN_VC_FAILED)
+        tern_verbs_fail_wc(tv, wc, op_name(tv, wc));
+}
+
+/* Give the consumed buffers back to the SRQ: one post (one doorbell) per
+ * 32 of them. */
+static void repost(tern_verbs_t *v)
+{
+    struct ibv_recv_wr wr[32], *bad = NULL;
+    struct ibv_sge sge[32];
+    uint32_t done = 0;
+    while (done < v->nrepost) {
+        uint32_t n = v->nrepost - done > 32 ? 32 : v->nrepost - done;
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t b = v->rx_repost[done + i];
+            sge[i] = (struct ibv_sge){(uintptr_t)tern_verbs_slab_buf(&v->rx, b), v->rx.size,
+                                      v->rx.mr->lkey};
+            wr[i] = (struct ibv_recv_wr){.wr_id = TERN_VERBS_WR(WR_SRQ, b),
+                                         .next = i + 1 < n ? &wr[i + 1] : NULL,
+                                         .sg_list = &sge[i], .num_sge = 1};
+        }
+        v->stats.post_recv++;
+        v->stats.post_recv_wrs += n;
+        int rc = ibv_post_srq_recv(v->srq, wr, &bad);
+        if (rc != 0) {
+            tern_warn("verbs: ibv_post_srq_recv: %s (%u receive buffers lost)", strerror(rc),
+                      v->nrepost - done);
+            break;
+        }
+        v->srq_posted += n;
+        done += n;
+    }
+    v->nrepost = 0;
+}
+
+unsigned tern_verbs_poll(void *state, int direction)
+{
+    tern_verbs_t *v = state;
+    struct ibv_wc wc[TERN_VERBS_POLL_BATCH];
+    unsigned n = 0;
+    (void)direction;
+    v->stats.poll_cq++;
+    int k = ibv_poll_cq(v->rcq, TERN_VERBS_POLL_BATCH, wc);
+    for (int i = 0; i < k; i++)
+        on_recv(v, &wc[i]);
+    n += k > 0 ? (unsigned)k : 0;
+    v->stats.poll_cq++;
+    k = ibv_poll_cq(v->scq, TERN_VERBS_POLL_BATCH, wc);
+    for (int i = 0; i < k; i++)
+        on_send(v, &wc[i]);
+    n += k > 0 ? (unsigned)k : 0;
+    if (v->nrepost > 0)
+        repost(v);
+    if (v->rx_next < v->srq_target)
+        (void)tern_verbs_srq_fill(v);
+    /* queued work, and credits for the buffers just reposted */
+    tern_list_t *pos, *tmp;
+    tern_list_for_each_safe(pos, tmp, &v->pending)
+    {
+        tern_verbs_vc_t *tv = TERN_CONTAINER_OF(pos, tern_verbs_vc_t, pend_link);
+        tv->credits_out += tv->rx_consumed;
+        tv->rx_consumed = 0;
+        n += tern_verbs_progress_vc(tv);
+        if (tv->vc->state == TERN_VC_FAILED || tv->conn == VC_DEAD ||
+            (tern_list_empty(&tv->sendq) && tern_list_empty(&tv->rdmaq) &&
+             tv->credits_out < (tv->rx_granted + 1) / 2 &&
+             tv->vc->state != TERN_VC_TERMINATING)) {
+            tern_list_del(&tv->pend_link);
+            tv->on_pending = false;
+        }
+    }
+    if ((++v->polls & 63u) == 0 && !tern_list_empty(&v->live))
+        tern_verbs_cm_timers(v, tern_now_ns());
+    if ((v->polls & 4095u) == 0 && v->worker->index == 0)
+        tern_verbs_async_events(v);
+    return n;
+}
