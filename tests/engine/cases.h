@@ -14,5 +14,6 @@ extern const th_case_t th_data_cases[];
 extern const th_case_t th_error_cases[];
 extern const th_case_t th_wait_cases[];
 extern const th_case_t th_worker_cases[];
+extern const th_case_t th_netmod_cases[]; /* run alone, never in "all" */
 
 #endif

@@ -23,8 +23,9 @@ void th_barrier(th_t *t)
 
 static const th_case_t *find(const char *name)
 {
-    const th_case_t *tables[] = {th_data_cases, th_error_cases, th_wait_cases, th_worker_cases};
-    for (int k = 0; k < 4; k++)
+    const th_case_t *tables[] = {th_data_cases, th_error_cases, th_wait_cases, th_worker_cases,
+                                 th_netmod_cases};
+    for (int k = 0; k < 5; k++)
         for (const th_case_t *c = tables[k]; c->name; c++)
             if (strcmp(c->name, name) == 0)
                 return c;

@@ -2,7 +2,8 @@
 # A rank that exits with status 0 without tern_finalize, having sent nothing
 # (no tcp connection to it exists): its peer's blocking receive from it
 # returns TERN_ERR_PEER_FAILED within seconds, over shm (pidfd, or the
-# launcher) and over tcp (only the launcher knows: its PMIx event), and
+# launcher) and over tcp and verbs (only the launcher knows: its PMIx
+# event), and
 # ternrun exits non-zero with a line naming the rank that did not finalize.
 # With TERN_NUM_WORKERS=2 a second thread waits on worker 1 at the same time
 # and must see the failure too.  And when the rank sent messages before
@@ -53,4 +54,12 @@ if "$TERN_INFO" 2>/dev/null | grep -Eq '^netmods:.* tcp( |$)'; then
     done
 else
     echo "note: no tcp netmod in this build (tern_info): the tcp case is not run"
+fi
+if "$TERN_INFO" 2>/dev/null | grep -Eq '^netmods:.* verbs( |$)'; then
+    # verbs alone, through the loopback device (netmods/verbs/test.env)
+    for nw in 1 2; do
+        (set -a && . "${srcdir:-.}/netmods/verbs/test.env" && set +a &&
+            export TERN_NETMODS=verbs TERN_TEST_NETMOD=verbs TERN_NUM_WORKERS=$nw &&
+            check "verbs, $nw worker(s)") || exit 1
+    done
 fi

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Every TERN_* setting that tern_info lists, at its minimum and its maximum
-# (one at a time, the rest at their defaults): the engine's data cases
+# (one at a time, the rest at their defaults; a netmod's settings over that
+# netmod, with netmods/<name>/test.env): the engine's data cases
 # either pass or tern_init rejects the combination with a message naming the
 # variable.  Just outside the range and garbage are always rejected, by
 # tern_info and by tern_init, naming the variable.
@@ -16,8 +17,15 @@ done_vars=0
 awk '$1 ~ /^TERN_/ && $4 != "string" {print $1, $4}' "$params" | while read -r var range; do
     lo=${range%%..*}
     hi=${range##*..}
+    # a netmod's own settings run over that netmod (with its test.env)
+    nm=
+    case $var in TERN_VERBS_*) nm=verbs ;; TERN_TCP_*) nm=tcp ;; esac
     for v in "$lo" "$hi"; do
-        if (export "$var=$v"; run_engine 2 "" sizes iov) >"$out" 2>&1; then
+        if (if [ -n "$nm" ]; then
+                set -a; . "${srcdir:-.}/netmods/$nm/test.env"; set +a
+                export TERN_NETMODS=$nm TERN_TEST_NETMOD=$nm
+            fi
+            export "$var=$v"; run_engine 2 "" sizes iov) >"$out" 2>&1; then
             echo "ok: $var=$v works"
         elif grep -q "tern_init: .*$var" "$out" &&
             ! grep -Eq "out of range|must be a power of two|not a non-negative" "$out"; then

@@ -1,6 +1,9 @@
 #!/bin/bash
 # tern on 4 ranks across 2 namespace hosts (2 each) under Open MPI's mpirun:
-# VCs inside a host use shm, across the hosts the tcp netmod.
+# VCs inside a host use shm, across the hosts each inter-node netmod built
+# in turn: tcp, then verbs (on the loopback device of tests/ibloop, whose
+# fabric spans the namespaces: each namespace is a host with a LID of its
+# own).
 #  1. mn_engine_probe vcs: each VC's netmod is exactly shm to the rank of the
 #     same host and tcp to the two of the other, and 64 B (eager) and 1 MiB
 #     (rendezvous) messages between every pair arrive intact;
@@ -8,9 +11,10 @@
 # Skips (77) until tern is built with a netmod that reaches another node
 # (tern_info's "netmods:" line names tcp).
 #
-# The harness checks the VCs: TERN_TEST_NETMOD=shm,tcp with
+# The harness checks the VCs: TERN_TEST_NETMOD=shm,NETMOD with
 # TERN_TEST_MIXED_EVERY_RANK (every rank has one peer on its host and two on
-# the other, so every rank must use both).  MN_TEST_NETMOD overrides the list.
+# the other, so every rank must use both).  MN_NETMODS overrides the list of
+# inter-node netmods ("tcp verbs").
 . "${srcdir:-.}/tests/multinode/lib.sh"
 ENGINE_TESTS=${ENGINE_TESTS:-./tests/engine_tests}
 ENGINE_PROBE=${MN_ENGINE_PROBE:-./tests/multinode/mn_engine_probe}
@@ -26,29 +30,46 @@ esac
 mn_skip_unless_possible
 mn_setup
 MN_TIMEOUT=${MN_ENGINE_TIMEOUT:-120}
-export TERN_TEST_NETMOD=${MN_TEST_NETMOD:-shm,tcp}
 export TERN_TEST_MIXED_EVERY_RANK=1
-
+inter=${MN_NETMODS:-tcp $(case " $netmods " in *" verbs "*) echo verbs ;; esac)}
 out=$MN_DIR/out
-mn_mpirun 4 "$ENGINE_PROBE" vcs 2 >"$out" 2>&1
-rc=$?
-cat "$out"
-[ "$rc" -ne 124 ] || mn_fail "mn_engine_probe did not finish within $MN_TIMEOUT s"
-[ "$rc" -eq 0 ] || mn_fail "mn_engine_probe: mpirun exited $rc"
-for r in 0 1 2 3; do
-    grep -q "^ok vcs rank $r host $((r / 2)): " "$out" || mn_fail "no 'ok vcs' line from rank $r"
-done
 
-mn_mpirun 4 "$ENGINE_TESTS" all >"$out" 2>&1
-rc=$?
-cat "$out"
-[ "$rc" -ne 124 ] || mn_fail "the suite did not finish within $MN_TIMEOUT s"
-[ "$rc" -eq 0 ] || mn_fail "engine suite: mpirun exited $rc"
-! grep -q '^not ok' "$out" || mn_fail "a case failed"
-n0=$(grep -c '^ok .* (rank 0)$' "$out")
-[ "$n0" -gt 0 ] || mn_fail "rank 0 reported no case"
-for r in 1 2 3; do
-    [ "$(grep -c "^ok .* (rank $r)\$" "$out")" -eq "$n0" ] ||
-        mn_fail "rank $r did not pass the $n0 cases rank 0 passed"
+# one_netmod NM: the probe and the suite with shm inside a host, NM across
+one_netmod() {
+    local nm=$1
+    export TERN_NETMODS=shm,$nm TERN_TEST_NETMOD=shm,$nm
+    if [ -f "${srcdir:-.}/netmods/$nm/test.env" ]; then
+        set -a
+        . "${srcdir:-.}/netmods/$nm/test.env"
+        set +a
+    fi
+    unset TERN_TCP_ADDRS # test.env's one-host loopback: the hosts talk through their veths
+    echo "# shm inside the hosts, $nm across them"
+    mn_mpirun 4 "$ENGINE_PROBE" vcs 2 >"$out" 2>&1
+    rc=$?
+    cat "$out"
+    [ "$rc" -ne 124 ] || mn_fail "$nm: mn_engine_probe did not finish within $MN_TIMEOUT s"
+    [ "$rc" -eq 0 ] || mn_fail "$nm: mn_engine_probe: mpirun exited $rc"
+    for r in 0 1 2 3; do
+        grep -q "^ok vcs rank $r host $((r / 2)): " "$out" ||
+            mn_fail "$nm: no 'ok vcs' line from rank $r"
+    done
+
+    mn_mpirun 4 "$ENGINE_TESTS" all >"$out" 2>&1
+    rc=$?
+    cat "$out"
+    [ "$rc" -ne 124 ] || mn_fail "$nm: the suite did not finish within $MN_TIMEOUT s"
+    [ "$rc" -eq 0 ] || mn_fail "$nm: engine suite: mpirun exited $rc"
+    ! grep -q '^not ok' "$out" || mn_fail "$nm: a case failed"
+    n0=$(grep -c '^ok .* (rank 0)$' "$out")
+    [ "$n0" -gt 0 ] || mn_fail "$nm: rank 0 reported no case"
+    for r in 1 2 3; do
+        [ "$(grep -c "^ok .* (rank $r)\$" "$out")" -eq "$n0" ] ||
+            mn_fail "$nm: rank $r did not pass the $n0 cases rank 0 passed"
+    done
+    echo "$nm: all checks passed ($n0 engine cases on 4 ranks, 2 hosts, shm + $nm)"
+}
+
+for nm in $inter; do
+    (one_netmod "$nm") || exit 1
 done
-echo "all checks passed ($n0 engine cases on 4 ranks, 2 hosts, shm + tcp)"

@@ -10,7 +10,8 @@
 #   engine  mn_engine_probe (when tern has the tcp netmod): host 1's ranks
 #           wait on receives from and a 64 MiB send to host 2's ranks over
 #           connected tcp VCs; each request must end with
-#           TERN_ERR_PEER_FAILED
+#           TERN_ERR_PEER_FAILED; engine-verbs: the same over verbs
+#           (when built; on the loopback device of tests/ibloop)
 # Every time mpirun must end the job with a non-zero status within $BOUND s,
 # no host-1 rank may report a completed fence or a FAIL, and no process of
 # the job may remain on either host.
@@ -137,6 +138,21 @@ else
         run_case engine host "$expect" "$ENGINE_PROBE" hang 30 2
     else
         echo "note: no tcp netmod in this build (tern_info): the engine cases are not run"
+    fi
+    if "$TERN_INFO" 2>/dev/null | grep -Eq '^netmods:.* verbs( |$)'; then
+        # the same over verbs between the hosts (the loopback device's fabric
+        # spans both namespaces; netmods/verbs/test.env)
+        expect='^rank [01]: 3 of 3 requests on host-2 ranks failed with TERN_ERR_PEER_FAILED'
+        # Open MPI 4.1's mpirun reports no deaths to the survivors and kills
+        # them 2-3 s after the first death: verbs must find out itself, by
+        # its keepalive (a probe every TERN_VERBS_KEEPALIVE_MS, then the RC
+        # retry time, 4.096 us * 2^TERN_VERBS_TIMEOUT * 8 tries).  The
+        # defaults (1 s, 0.54 s) take 1.5-2 s here; 200 ms and 34 ms fit.
+        (set -a && . "${srcdir:-.}/netmods/verbs/test.env" && set +a &&
+            export TERN_NETMODS=shm,verbs TERN_VERBS_KEEPALIVE_MS=200 TERN_VERBS_TIMEOUT=10 &&
+            run_case engine-verbs ranks "$expect" "$ENGINE_PROBE" hang 30 2 &&
+            run_case engine-verbs host "$expect" "$ENGINE_PROBE" hang 30 2
+         exit "$failures") || failures=$((failures + 1))
     fi
 fi
 if [ "$failures" -ne 0 ]; then

@@ -230,7 +230,8 @@ mn_mpirun() {
         --mca btl ^openib
         -x PATH)
     [ -n "${LD_LIBRARY_PATH:-}" ] && cmd+=(-x LD_LIBRARY_PATH)
-    for v in $(env | sed -n 's/^\(TERN_[A-Za-z0-9_]*\)=.*/\1/p; s/^\([AUL]SAN_OPTIONS\)=.*/\1/p'); do
+    for v in $(env | sed -n 's/^\(TERN_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(IBLOOP_[A-Z0-9_]*\)=.*/\1/p
+                             s/^\(LD_BIND_NOW\)=.*/\1/p; s/^\([AUL]SAN_OPTIONS\)=.*/\1/p'); do
         cmd+=(-x "$v")
     done
     # the remote host starts in the same directory, but give it no chance to

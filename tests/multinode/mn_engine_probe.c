@@ -3,7 +3,8 @@
  * are expected in blocks of PPN per host: rank r is on host r / PPN.
  *
  *   mn_engine_probe vcs PPN
- *       every VC to a rank of this host uses shm, every other one tcp; then
+ *       every VC to a rank of this host uses shm, every other one the
+ *       inter-node netmod (TERN_TEST_NETMOD "shm,NETMOD"; tcp unset); then
  *       each rank sends an eager (64 B) and a rendezvous (1 MiB) message to
  *       every other rank and checks what it receives from each
  *   mn_engine_probe hang SECS PPN
@@ -11,8 +12,9 @@
  *       a barrier, "ready RANK PID"; then the ranks of host 1 post a receive
  *       from every rank of the other hosts and a 64 MiB send to the first of
  *       them, and wait (at most SECS s) for them to fail with
- *       TERN_ERR_PEER_FAILED once those ranks are killed; the other ranks
- *       sleep (bounded)
+ *       TERN_ERR_PEER_FAILED once those ranks are killed, report, and wait
+ *       (bounded) for the other ranks of host 1 to have reported too before
+ *       they leave; the other ranks sleep (bounded)
  *
  * Failed checks print "FAIL: rank R: ..." and make the exit status 1.
  */
@@ -139,12 +141,17 @@ static int cmd_vcs(tern_context_t *ctx, int ppn)
 {
     tern_worker_t *w = tern_context_worker(ctx);
     int n = tern_size(ctx);
-    char shm[256] = "", tcp[256] = "";
+    char shm[256] = "", far[256] = "", inter[32] = "tcp";
+    const char *tn = getenv("TERN_TEST_NETMOD");
+    const char *comma = tn ? strchr(tn, ',') : NULL;
 
+    if (comma != NULL && comma[1] != '\0') {
+        snprintf(inter, sizeof(inter), "%s", comma + 1);
+    }
     for (int r = 0; r < n; r++) {
         const char *nm = tern_peer_netmod(ctx, r);
-        const char *want = r == me ? "self" : r / ppn == me / ppn ? "shm" : "tcp";
-        char *list = strcmp(want, "shm") == 0 ? shm : tcp;
+        const char *want = r == me ? "self" : r / ppn == me / ppn ? "shm" : inter;
+        char *list = strcmp(want, "shm") == 0 ? shm : far;
 
         if (nm == NULL || strcmp(nm, want) != 0) {
             fail("VC to rank %d (host %d, mine %d) uses %s, expected %s", r, r / ppn, me / ppn,
@@ -160,8 +167,8 @@ static int cmd_vcs(tern_context_t *ctx, int ppn)
         fail("barrier: %s", tern_last_error());
     }
     if (failures == 0) {
-        printf("ok vcs rank %d host %d: shm to %s, tcp to %s; 64 B and 1 MiB with all\n", me,
-               me / ppn, shm, tcp);
+        printf("ok vcs rank %d host %d: shm to %s, %s to %s; 64 B and 1 MiB with all\n", me,
+               me / ppn, shm, inter, far);
     }
     return failures ? 1 : 0;
 }
@@ -228,10 +235,26 @@ static int cmd_hang(tern_context_t *ctx, int secs, int ppn)
         }
         fflush(stdout);
     }
-    /* no tern_finalize: it is collective, and half of the job is gone */
     printf("rank %d: %d of %d requests on host-2 ranks failed with TERN_ERR_PEER_FAILED\n", me,
            seen, victims + 1);
     fflush(stdout);
+    /* The first rank to leave makes mpirun kill the others: the ranks of
+     * host 1 (shm between them) wait for each other, bounded, so each one
+     * that saw the failures gets to say so even when they saw them at
+     * different times (verbs: each probes on its own keepalive clock). */
+    for (int q = 0; q < ppn; q++) {
+        if (q != me && tern_isend(w, &me, sizeof(me), q, 24, 0, &sreq) == TERN_INPROGRESS) {
+            wait_bounded(w, sreq, 10);
+        }
+    }
+    for (int q = 0; q < ppn; q++) {
+        int v;
+        tern_request_t *r;
+        if (q != me && tern_irecv(w, &v, sizeof(v), q, 24, 0, NULL, &r) == TERN_INPROGRESS) {
+            wait_bounded(w, r, 10);
+        }
+    }
+    /* no tern_finalize: it is collective, and half of the job is gone */
     _exit(failures ? 1 : 0);
 }
 

@@ -2,7 +2,8 @@
 # The soak, short (bench/soak.sh runs the full one): every rank sends to
 # every other at once, a few thousand messages of 0..1 MiB with random tags
 # and spaces, over shm (2 ranks pinned; 3 ranks on 2 cores in block wait
-# mode) and over tcp on loopback (2 and 3 ranks); each run's summary must say
+# mode), over tcp on loopback and over verbs on the loopback device of
+# tests/ibloop (2 and 3 ranks each); each run's summary must say
 # nothing was lost, corrupt or reordered.  Then the checker must fail when
 # it should: a damaged message (also a 0-byte one, whose tag is damaged) is
 # counted corrupt, and a message the sender skips is counted lost within
@@ -46,6 +47,15 @@ summary tcp 2 6000 "$clean" || fail "tcp, 2 ranks: summary"
 soak 3 "--bind-to none" -n 2000 -s 1M || fail "tcp, 3 ranks: exit status"
 summary tcp 3 6000 "$clean" || fail "tcp, 3 ranks: summary"
 unset TERN_NETMODS TERN_TCP_ADDRS
+
+if ${TERN_INFO:-./tern_info} --netmods | grep -Eq '^netmods:.* verbs( |$)'; then
+    # verbs alone, through the loopback device (netmods/verbs/test.env)
+    (set -a && . "${srcdir:-.}/netmods/verbs/test.env" && set +a &&
+        TERN_NETMODS=verbs && export TERN_NETMODS &&
+        soak 2 "" -n 3000 -s 1M && summary verbs 2 6000 "$clean" &&
+        soak 3 "--bind-to none" -n 2000 -s 1M && summary verbs 3 6000 "$clean") ||
+        fail "verbs: a run failed or its summary is not clean"
+fi
 
 # The checker can fail: one byte flipped in rank 0's 123rd message...
 soak 2 "" -n 500 -s 1M --inject-corrupt 123 && fail "a corrupt message went unnoticed"

@@ -1,0 +1,119 @@
+/*
+ * Netmod behaviour seen through the public API (run alone, never in "all":
+ * "all" connects every pair).
+ *
+ * lazy_connect: connections are made on first use, not all-to-all at
+ * tern_init.  Only rank 0 and the last rank exchange a message; a netmod
+ * that counts its connections (a "<netmod>.connections" counter in
+ * tern_worker_counters: verbs counts its RC queue pairs) must then have made
+ * exactly one on each of those two ranks and none on the others.  A netmod
+ * that counts none passes, saying so.
+ *
+ * link_down: a ping-pong between ranks 0 and 1 while a fault injected into
+ * rank 0 only takes its link down (verbs on tests/ibloop:
+ * IBLOOP_FAULT_LINK_DOWN_AFTER).  Rank 0's send or receive must fail with
+ * TERN_ERR_PEER_FAILED and a message naming rank 1 and the failed work
+ * request; rank 1 stops waiting when no ping came for 5 s.  Without the
+ * fault the 2000 rounds simply pass.
+ */
+#include <string.h>
+#include <time.h>
+
+#include "tests/engine/cases.h"
+
+static int connections(th_t *t, uint64_t *out)
+{
+    tern_counter_t c[32];
+    int n = tern_worker_counters(t->w, c, 32);
+    for (int i = 0; i < n && i < 32; i++) {
+        const char *dot = strrchr(c[i].name, '.');
+        if (dot != NULL && strcmp(dot, ".connections") == 0) {
+            *out = c[i].value;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int case_lazy_connect(th_t *t)
+{
+    uint64_t before = 0, after = 0;
+    if (!connections(t, &before)) {
+        printf("lazy_connect: rank %d: the netmod counts no connections (nothing to check)\n",
+               t->rank);
+        return 0;
+    }
+    CHECK(t, before == 0, "%llu connections made by tern_init", (unsigned long long)before);
+    int last = t->size - 1;
+    if (t->size >= 2 && (t->rank == 0 || t->rank == last)) {
+        int v = 7, got = 0;
+        if (t->rank == 0)
+            CHECK_ST(t, tern_send(t->w, &v, sizeof(v), last, 5, 0), TERN_OK);
+        else
+            CHECK_ST(t, tern_recv(t->w, &got, sizeof(got), 0, 5, 0, NULL), TERN_OK);
+    }
+    th_barrier(t);
+    connections(t, &after);
+    uint64_t want = t->size >= 2 && (t->rank == 0 || t->rank == last) ? 1 : 0;
+    CHECK(t, after == want, "%llu connections after one message between ranks 0 and %d, want "
+          "%llu", (unsigned long long)after, last, (unsigned long long)want);
+    printf("lazy_connect: rank %d: %llu connection(s)\n", t->rank, (unsigned long long)after);
+    fflush(stdout);
+    return 0;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int case_link_down(th_t *t)
+{
+    if (t->size < 2 || t->rank > 1)
+        return 0;
+    int peer = 1 - t->rank, v = 0;
+    tern_status_t st = TERN_OK;
+    int i;
+    for (i = 0; i < 2000 && st == TERN_OK; i++) {
+        if (t->rank == 0) {
+            st = tern_send(t->w, &i, sizeof(i), peer, 9, 0);
+            if (st == TERN_OK)
+                st = tern_recv(t->w, &v, sizeof(v), peer, 9, 0, NULL);
+            continue;
+        }
+        tern_request_t *r;
+        st = tern_irecv(t->w, &v, sizeof(v), peer, 9, 0, NULL, &r);
+        double give_up = now_ms() + 5000;
+        while (st == TERN_INPROGRESS && now_ms() < give_up) {
+            tern_worker_wait(t->w, 100);
+            st = tern_test(t->w, r, NULL);
+        }
+        if (st == TERN_INPROGRESS) {
+            printf("link_down: rank 1: no ping %d within 5 s (rank 0's link is down)\n", i);
+            fflush(stdout);
+            return 0; /* the receive stays posted: finalize does not wait for it */
+        }
+        if (st == TERN_OK)
+            st = tern_send(t->w, &v, sizeof(v), peer, 9, 0);
+    }
+    if (st == TERN_OK) {
+        printf("link_down: rank %d: %d rounds, no failure (no fault injected?)\n", t->rank, i);
+        return 0;
+    }
+    printf("link_down: rank %d: %s after %d rounds: %s\n", t->rank, tern_strerror(st), i,
+           tern_last_error());
+    fflush(stdout);
+    if (t->rank == 0) {
+        CHECK_ST(t, st, TERN_ERR_PEER_FAILED);
+        CHECK(t, strstr(tern_last_error(), "rank 1") != NULL, "the message names rank 1");
+    }
+    return 0;
+}
+
+const th_case_t th_netmod_cases[] = {
+    {"lazy_connect", case_lazy_connect},
+    {"link_down", case_link_down},
+    {NULL, NULL},
+};

@@ -1,0 +1,83 @@
+#!/bin/sh
+# verbs beyond the engine matrix (tests/engine/matrix.sh runs the whole
+# suite over verbs), on the loopback device of tests/ibloop (settings in
+# netmods/verbs/test.env).  TERN_NETMODS=verbs keeps shm out, so every VC to
+# another rank is an RC queue pair:
+#  - 3 ranks: connects from every side at once (the connection manager's
+#    tie-break), sizes, unexpected sizes, iovecs, truncation;
+#  - lazy connections: 4 ranks of which only 0 and 3 talk make one RC QP
+#    each and the others none;
+#  - the key changing mid-transfer: registration windows of 64 KiB
+#    (TERN_VERBS_REG_WINDOW) in get and in put, up to 64 MiB, unaligned;
+#  - registrations the device refuses (IBLOOP_FAULT_REG_FAIL_AFTER, at the
+#    start and in the middle of transfers): the data goes through the
+#    stream instead, byte-exact;
+#  - a peer killed in the middle of an RDMA read: PEER_FAILED, no hang;
+#  - the link going down (IBLOOP_FAULT_LINK_DOWN_AFTER): the failure names
+#    the peer and the work completion's status (ibv_wc_status_str);
+#  - without a device (the system library, no HCA): TERN_NETMODS=verbs
+#    fails tern_init with a message naming ibv_get_device_list.
+. "${srcdir:-.}/tests/engine/lib.sh"
+INFO=${TERN_INFO:-./tern_info}
+"$INFO" --netmods | grep -Eq '^netmods:.* verbs( |$)' ||
+    { echo "SKIP: no verbs netmod in this build"; exit 77; }
+[ -e tests/ibloop/.libs/libibverbs.so.1 ] || fail "tests/ibloop/.libs/libibverbs.so.1 not built"
+set -a
+. "${srcdir:-.}/netmods/verbs/test.env"
+set +a
+TERN_NETMODS=verbs
+TERN_TEST_NETMOD=verbs
+export TERN_NETMODS TERN_TEST_NETMOD
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+run_engine 3 "--bind-to none" sizes sizes_unexpected wildcard_order iov truncate \
+    || fail "engine cases over verbs, 3 ranks"
+
+run_engine 4 "--bind-to none" lazy_connect >"$out" 2>&1 || { cat "$out"; fail "lazy_connect"; }
+cat "$out"
+[ "$(grep -c '^lazy_connect: rank [03]: 1 connection(s)$' "$out")" -eq 2 ] ||
+    fail "ranks 0 and 3 did not make exactly one connection each"
+[ "$(grep -c '^lazy_connect: rank [12]: 0 connection(s)$' "$out")" -eq 2 ] ||
+    fail "ranks 1 and 2, which never talked, made connections"
+
+for mode in get put; do
+    TERN_LMT_MODE=$mode TERN_VERBS_REG_WINDOW=65536 run_engine 2 "--bind-to none" large truncate \
+        || fail "$mode in 64 KiB registration windows (a new key per window)"
+done
+
+# registrations after the first N fail (each rank registers 4 buffer slabs
+# at tern_init): 4, no user buffer can be registered; 7, registrations start
+# failing between the windows of a transfer
+for mode in get put; do
+    for after in 4 7; do
+        TERN_LMT_MODE=$mode TERN_VERBS_REG_WINDOW=1048576 IBLOOP_FAULT_REG_FAIL_AFTER=$after \
+            run_engine 2 "--bind-to none" large >"$out" 2>&1 ||
+            { cat "$out"; fail "$mode with registrations failing after $after"; }
+    done
+done
+
+TERN_LMT_MODE=get run_engine 2 "-v --kill-grace 20" peer_killed >"$out" 2>&1
+rc=$?
+cat "$out"
+[ "$rc" -ne 0 ] || fail "ternrun exited 0 although rank 1 was killed"
+grep -q "^ok peer_killed (rank 0)" "$out" || fail "rank 0 did not see its verbs peer fail"
+
+# the fault on rank 0 only: its link goes down after 100 posted sends
+timeout 120 "$TERNRUN" -n 2 --bind-to none sh -c \
+    'if [ "$PMIX_RANK" = 0 ]; then IBLOOP_FAULT_LINK_DOWN_AFTER=100; export IBLOOP_FAULT_LINK_DOWN_AFTER; fi
+     exec "$0" link_down' "$ENGINE_TESTS" </dev/null >"$out" 2>&1
+cat "$out"
+grep -q "^link_down: rank 0: peer process failed after [0-9]* rounds: .*rank 1.*(work request" "$out" ||
+    fail "the link-down failure does not name the peer and the work request"
+grep -q "^ok link_down (rank 0)" "$out" || fail "link_down: rank 0's checks failed"
+
+# no device: the system library on a machine without an HCA
+if [ -z "${TERN_TEST_REAL_VERBS:-}" ] &&
+    env -u LD_LIBRARY_PATH "$INFO" --netmods | grep -q "unusable in this process: no verbs device"; then
+    (unset LD_LIBRARY_PATH LD_BIND_NOW
+     run_engine 2 "" self) >"$out" 2>&1 && fail "TERN_NETMODS=verbs started without a device"
+    grep -q "verbs: no verbs device (ibv_get_device_list" "$out" ||
+        { cat "$out"; fail "the missing device is not named"; }
+fi
+echo "verbs: all checks passed"
