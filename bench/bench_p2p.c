@@ -46,7 +46,9 @@ static void bp_usage(FILE *f, const char *prog, const char *launcher)
             "                      BYTES per size (k/m/g suffixes; short runs are noisy)\n"
             "  --json FILE         write the results as JSON (rank 0)\n"
             "  -q                  quiet: only a title line per test and the data rows\n"
-            "  -v                  verbose: each rank prints where it runs (CPU affinity)\n",
+            "  -v                  verbose: each rank prints where it runs (CPU affinity)\n"
+            "  --counters          tern_bench: after each table, the netmod's calls per message\n"
+            "                      handled by rank 0 (verbs: ibv_post_send, ibv_poll_cq ...)\n",
             launcher, prog);
 }
 
@@ -102,6 +104,7 @@ int bp_parse(int argc, char **argv, const char *prog, const char *launcher, bp_o
 {
     static const struct option longopts[] = {
         {"json", required_argument, NULL, 'j'},
+        {"counters", no_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -143,6 +146,9 @@ int bp_parse(int argc, char **argv, const char *prog, const char *launcher, bp_o
             break;
         case 'j':
             o->json = optarg;
+            break;
+        case 'c':
+            o->counters = true;
             break;
         case 'q':
             o->quiet = true;

@@ -43,6 +43,7 @@ typedef struct bp_opts {
     const char *json;
     bool quiet;
     bool verbose;
+    bool counters;    /* tern_bench: netmod calls per message after each table */
 } bp_opts_t;
 
 typedef struct bp_result {

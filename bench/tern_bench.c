@@ -3,6 +3,7 @@
  *
  *   ternrun -n 2 --bind-to core ./tern_bench [-t lat,bw,bibw,mr|all] [-m MIN:MAX]
  *                                 [-i ITERS] [-w WARMUP] [--json FILE] [-q] [-v]
+ *                                 [--counters]
  *
  * Sizes are MIN, then the powers of two above it up to MAX (0 included when
  * MIN is 0).  Without -i/-w the counts follow OSU: fewer iterations above
@@ -38,6 +39,7 @@ static void tb_print_affinity(const tb_env_t *env, const char *netmod)
 int main(int argc, char **argv)
 {
     static bp_result_t res[BP_TEST_COUNT][BP_MAX_SIZES];
+    static tb_counts_t counts[BP_MAX_SIZES];
     size_t sizes[BP_MAX_SIZES];
     size_t nsizes;
     bp_opts_t o;
@@ -110,7 +112,11 @@ int main(int argc, char **argv)
             r->size = sizes[i];
             bp_counts(&o, (bp_test_t)t, r->size, &r->iters, &r->warmup);
             tb_check(&env, tern_barrier(env.ctx), "tern_barrier");
+            if (o.counters)
+                counts[i].n = tb_counters_take(env.w, counts[i].before);
             r->value = tb_run(&env, (bp_test_t)t, r->size, r->iters, r->warmup);
+            if (o.counters)
+                tb_counters_take(env.w, counts[i].after);
         }
         tb_check(&env, tern_barrier(env.ctx), "tern_barrier");
         if (env.rank == 0) {
@@ -118,6 +124,8 @@ int main(int argc, char **argv)
 
             snprintf(transport, sizeof(transport), "netmod %s", netmod);
             bp_print_table(&o, (bp_test_t)t, "tern", transport, res[t], nsizes);
+            if (o.counters)
+                tb_counters_print((bp_test_t)t, counts, res[t], nsizes);
         }
     }
 

@@ -35,4 +35,17 @@ void tb_check(const tb_env_t *env, tern_status_t st, const char *what);
  */
 double tb_run(const tb_env_t *env, bp_test_t test, size_t size, long iters, long warmup);
 
+/* --counters (tern_bench_counters.c) */
+#define TB_MAX_COUNTERS 16
+typedef struct tb_counts {
+    int n;
+    tern_counter_t before[TB_MAX_COUNTERS], after[TB_MAX_COUNTERS];
+} tb_counts_t;
+/** The worker's netmod counters into out (at most TB_MAX_COUNTERS). */
+int tb_counters_take(tern_worker_t *w, tern_counter_t *out);
+/** Messages rank 0 sends or receives in one round of test t. */
+double tb_messages_per_round(bp_test_t t);
+/** Rank 0: a table of counter deltas per message for each size. */
+void tb_counters_print(bp_test_t t, const tb_counts_t *c, const bp_result_t *res, size_t nsizes);
+
 #endif
