@@ -2,7 +2,9 @@
 # soak.sh — the full soak (tests/soak/soak, see tests/soak/soak.h): two
 # ranks each send 10^6 messages of 0..8 MiB to the other at once, random
 # tags and spaces from one seed, every message checked for loss, corruption
-# and reordering; over shm, then over tcp on loopback.  It prints every
+# and reordering; over shm, then over tcp on loopback, then over verbs (when
+# built; on the loopback device of tests/ibloop unless TERN_TEST_REAL_VERBS
+# is set, as in netmods/verbs/test.env).  It prints every
 # command, each rank's counts every minute, each run's summary line and
 # wall time, and a recap at the end.
 # The exit status is non-zero when a run failed or found anything wrong;
@@ -13,7 +15,7 @@ set -u -o pipefail
 usage() {
     cat <<EOF
 usage: $0 [options]
-  --netmod shm|tcp|all  which netmods to soak (default all: shm, then tcp)
+  --netmod NAME|all     shm, tcp, verbs, or all (default: every one built)
   --messages N          messages per rank (default $MESSAGES)
   --seed S              seed of the run (default: random, printed)
   --max-size BYTES      largest message, K/M/G suffixes (default $MAX_SIZE)
@@ -36,7 +38,7 @@ TIMEOUT=3600
 
 while [ $# -gt 0 ]; do
     case $1 in
-    --netmod) NETMODS=${2:?--netmod needs shm, tcp or all}; shift ;;
+    --netmod) NETMODS=${2:?--netmod needs shm, tcp, verbs or all}; shift ;;
     --messages) MESSAGES=${2:?--messages needs a count}; shift ;;
     --seed) SEED=${2:?--seed needs a number}; shift ;;
     --max-size) MAX_SIZE=${2:?--max-size needs a size}; shift ;;
@@ -48,10 +50,11 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
+built=$("$BUILDDIR/tern_info" --netmods 2>/dev/null | sed -n 's/^netmods: *\([^(]*\).*/\1/p')
 case $NETMODS in
-shm | tcp) ;;
-all) NETMODS="shm tcp" ;;
-*) echo "$0: --netmod: shm, tcp or all, not $NETMODS" >&2; exit 2 ;;
+shm | tcp | verbs) ;;
+all) NETMODS=$built ;;
+*) echo "$0: --netmod: shm, tcp, verbs or all, not $NETMODS" >&2; exit 2 ;;
 esac
 for v in MESSAGES RANKS TIMEOUT; do
     [[ ${!v} =~ ^[0-9]+$ ]] || { echo "$0: ${v,,}: not a number: ${!v}" >&2; exit 2; }
@@ -74,6 +77,10 @@ recap=()
 for nm in $NETMODS; do
     env=(TERN_NETMODS="$nm")
     [ "$nm" = tcp ] && env+=(TERN_TCP_ADDRS=127.0.0.1) # one host: stay on loopback
+    if [ "$nm" = verbs ] && [ -z "${TERN_TEST_REAL_VERBS:-}" ]; then # no HCA: tests/ibloop
+        env+=(LD_LIBRARY_PATH="$BUILDDIR/tests/ibloop/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+            LD_BIND_NOW=1 IBLOOP_FABRIC="soak-$$")
+    fi
     cmd=(env "${env[@]}" "$TERNRUN" -n "$RANKS" "$SOAK" -n "$MESSAGES" -s "$MAX_SIZE"
         --seed "$SEED" --timeout "$TIMEOUT" --progress 60)
     echo "+ ${cmd[*]}"

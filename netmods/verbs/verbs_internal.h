@@ -182,7 +182,8 @@ typedef struct tern_verbs_vc {
     /* flow control */
     uint32_t tx_credits;      /* peer SRQ buffers we may still fill */
     uint32_t rx_granted;      /* credits we granted (our share of the SRQ) */
-    uint32_t rx_consumed;     /* data messages received, buffers not yet reposted */
+    uint32_t rx_consumed;     /* data messages received, buffers not yet reposted
+                               * (the VC stays on the pending list meanwhile) */
     uint32_t credits_out;     /* reposted for this peer, not yet returned */
     /* send queue: posted work requests, seq-numbered; txe[seq % tx_depth] */
     tern_verbs_txe_t *txe;
@@ -225,8 +226,9 @@ struct tern_verbs {
     uint32_t srq_posted;      /* receives posted now */
     uint32_t rx_next;         /* buffers [0, rx_next) circulate: posted or to repost */
     uint32_t srq_target;      /* buffers to circulate (grows with the peers' credits) */
-    uint32_t *rx_repost;      /* buffers to repost at the end of the poll */
+    uint32_t *rx_repost;      /* consumed buffers to post again (batched) */
     uint32_t nrepost;
+    bool repost_due;          /* a peer has half its grant waiting for a repost */
     tern_verbs_vc_t *vcs;     /* by rank */
     tern_list_t live;         /* VCs with a QP */
     tern_list_t pending;      /* VCs with queued work (sendq / rdmaq / credits) */

@@ -1,11 +1,15 @@
 /*
  * verbs netmod: polling.  One poll reads the receive CQ (SRQ segments of
- * the peers' streams, connection-manager datagrams) and the send CQ
- * (completions of signaled work requests), reposts the consumed SRQ
- * buffers with one ibv_post_srq_recv, and only then returns their credits
- * to the peers: a credit never names a buffer that is not posted again.
- * Then it moves the VCs' queued work on and, now and then, the connection
- * manager's timers and the device's async events.
+ * the peers' streams, connection-manager datagrams) and, when something
+ * may wait on it, the send CQ (completions of signaled work requests).
+ * Consumed SRQ buffers are reposted in batches of REPOST_BATCH, one
+ * ibv_post_srq_recv each (as UCX's rc_verbs refills RX_MAX_BATCH = 16 at a
+ * time), and only then are their credits returned: a credit never names a
+ * buffer that is not posted again.  This cannot stall a peer: one blocked
+ * on credits has all of its grant unreturned here, so either a batch is
+ * due or half the grant waits to go back (the credit-only message).
+ * Then the VCs' queued work moves on and, now and then, the connection
+ * manager's timers and the device's async events run.
  */
 #include <stdio.h>
 #include <string.h>
@@ -82,7 +86,9 @@ static void on_srq_recv(tern_verbs_t *v, const struct ibv_wc *wc)
         tern_verbs_connected(tv);
     switch (TERN_VERBS_IMM_KIND(imm)) {
     case TERN_VERBS_IMM_DATA:
-        tv->rx_consumed++;
+        /* a repost falls due when half this peer's grant waits for one */
+        if (++tv->rx_consumed >= (tv->rx_granted + 1) / 2)
+            v->repost_due = true;
         tern_verbs_mark_pending(tv);
         (void)tern_handle_pkt(tv->vc, tern_verbs_slab_buf(&v->rx, b), wc->byte_len);
         break;
@@ -146,6 +152,8 @@ static void on_send(tern_verbs_t *v, const struct ibv_wc *wc)
 
 /* Give the consumed buffers back to the SRQ: one post (one doorbell) per
  * 32 of them. */
+#define REPOST_BATCH 16
+
 static void repost(tern_verbs_t *v)
 {
     struct ibv_recv_wr wr[32], *bad = NULL;
@@ -173,6 +181,16 @@ static void repost(tern_verbs_t *v)
         done += n;
     }
     v->nrepost = 0;
+    v->repost_due = false;
+    /* every buffer consumed so far is posted again: their credits may go
+     * back (the VCs that consumed any are on the pending list) */
+    tern_list_t *pos, *tmp;
+    tern_list_for_each_safe(pos, tmp, &v->pending)
+    {
+        tern_verbs_vc_t *tv = TERN_CONTAINER_OF(pos, tern_verbs_vc_t, pend_link);
+        tv->credits_out += tv->rx_consumed;
+        tv->rx_consumed = 0;
+    }
 }
 
 unsigned tern_verbs_poll(void *state, int direction)
@@ -186,12 +204,18 @@ unsigned tern_verbs_poll(void *state, int direction)
     for (int i = 0; i < k; i++)
         on_recv(v, &wc[i]);
     n += k > 0 ? (unsigned)k : 0;
-    v->stats.poll_cq++;
-    k = ibv_poll_cq(v->scq, TERN_VERBS_POLL_BATCH, wc);
-    for (int i = 0; i < k; i++)
-        on_send(v, &wc[i]);
-    n += k > 0 ? (unsigned)k : 0;
-    if (v->nrepost > 0)
+    /* the send CQ only holds signaled completions (one per signal_every
+     * work requests, flushes, RDMA windows): read it when no receive came
+     * in, when work waits for send resources, and every 16th poll */
+    if (k <= 0 || !tern_list_empty(&v->pending) || (v->polls & 15u) == 0) {
+        v->stats.poll_cq++;
+        k = ibv_poll_cq(v->scq, TERN_VERBS_POLL_BATCH, wc);
+        for (int i = 0; i < k; i++)
+            on_send(v, &wc[i]);
+        n += k > 0 ? (unsigned)k : 0;
+    }
+    if (v->nrepost >= REPOST_BATCH || v->repost_due ||
+        (v->nrepost > 0 && v->srq_posted < REPOST_BATCH))
         repost(v);
     if (v->rx_next < v->srq_target)
         (void)tern_verbs_srq_fill(v);
@@ -200,12 +224,10 @@ unsigned tern_verbs_poll(void *state, int direction)
     tern_list_for_each_safe(pos, tmp, &v->pending)
     {
         tern_verbs_vc_t *tv = TERN_CONTAINER_OF(pos, tern_verbs_vc_t, pend_link);
-        tv->credits_out += tv->rx_consumed;
-        tv->rx_consumed = 0;
         n += tern_verbs_progress_vc(tv);
         if (tv->vc->state == TERN_VC_FAILED || tv->conn == VC_DEAD ||
             (tern_list_empty(&tv->sendq) && tern_list_empty(&tv->rdmaq) &&
-             tv->credits_out < (tv->rx_granted + 1) / 2 &&
+             tv->rx_consumed == 0 && tv->credits_out < (tv->rx_granted + 1) / 2 &&
              tv->vc->state != TERN_VC_TERMINATING)) {
             tern_list_del(&tv->pend_link);
             tv->on_pending = false;

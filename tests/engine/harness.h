@@ -33,9 +33,13 @@ typedef struct th {
         }                                                                                \
     } while (0)
 
-#define CHECK_ST(t, st, want) \
-    CHECK(t, (st) == (want), "status %d (%s), expected %d (%s)", (int)(st), tern_strerror(st), \
-          (int)(want), tern_strerror(want))
+/* st is evaluated once (it is often the call under test) */
+#define CHECK_ST(t, st, want)                                                            \
+    do {                                                                                 \
+        tern_status_t st_ = (st), want_ = (want);                                        \
+        CHECK(t, st_ == want_, "%s: status %d (%s), expected %d (%s)", #st, (int)st_,   \
+              tern_strerror(st_), (int)want_, tern_strerror(want_));                     \
+    } while (0)
 
 /* Deterministic byte pattern of message `seed`. */
 static inline uint8_t th_byte(uint64_t seed, size_t i)
