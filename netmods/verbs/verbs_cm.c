@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "netmods/verbs/verbs_internal.h"
 
@@ -87,6 +88,26 @@ static tern_status_t need_ah(tern_verbs_vc_t *tv)
     return TERN_OK;
 }
 
+/* RDMA reads our QPs answer at once (max_dest_rd_atomic), told to the peer. */
+static uint8_t responder_resources(const tern_verbs_t *v)
+{
+    int n = v->dev->attr.max_qp_rd_atom;
+    return (uint8_t)(n < 1 ? 1 : n > 16 ? 16 : n);
+}
+
+/* xorshift64*: a 24-bit PSN of our own (seeded per worker from pid, time
+ * and address), so stale packets of a reused QPN do not match and the
+ * application's random() sequence is left alone. */
+static uint32_t next_psn(tern_verbs_t *v)
+{
+    if (v->rng == 0)
+        v->rng = ((uint64_t)getpid() << 32) ^ tern_now_ns() ^ (uint64_t)(uintptr_t)v ^ 1;
+    v->rng ^= v->rng >> 12;
+    v->rng ^= v->rng << 25;
+    v->rng ^= v->rng >> 27;
+    return (uint32_t)((v->rng * 2685821657736338717ull) >> 40) & 0xffffffu;
+}
+
 /* ---- UD: the datagrams ------------------------------------------------------------ */
 
 tern_status_t tern_verbs_post_ud_recvs(tern_verbs_t *v, uint32_t first, uint32_t n)
@@ -115,7 +136,8 @@ static void cm_send(tern_verbs_vc_t *tv, uint8_t type)
     v->ud_tx_next = (b + 1) % TERN_VERBS_UD_SENDS;
     tern_verbs_cm_msg_t m = {.magic = TERN_VERBS_MAGIC, .version = TERN_VERBS_VERSION,
                              .type = type, .src_rank = v->ctx->rank, .dst_rank = tv->vc->rank,
-                             .qpn = tv->qp->qp_num, .psn = tv->psn, .credits = tv->rx_granted};
+                             .qpn = tv->qp->qp_num, .psn = tv->psn, .credits = tv->rx_granted,
+                             .rd_atomic = responder_resources(v)};
     memcpy(tern_verbs_slab_buf(&v->udtx, b), &m, sizeof(m));
     struct ibv_sge sge = {(uintptr_t)tern_verbs_slab_buf(&v->udtx, b), sizeof(m),
                           v->udtx.mr->lkey};
@@ -187,25 +209,41 @@ static tern_status_t qp_create(tern_verbs_vc_t *tv)
                    "the device takes)", v->dev->name, want, (unsigned long long)cfg->max_inline);
     v->qps_made = true;
     v->max_inline = ia.cap.max_inline_data < want ? ia.cap.max_inline_data : want;
-    tv->txe = calloc(cfg->tx_depth, sizeof(*tv->txe));
-    if (tv->txe == NULL)
-        return tern_error(TERN_ERR_NO_MEMORY, "verbs send queue of rank %d", tv->vc->rank);
-    tv->sq_head = tv->sq_tail = 0;
-    tv->unsignaled = 0;
-    tv->psn = (uint32_t)random() & 0xffffffu;
+    tv->psn = next_psn(v);
     struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = v->dev->port,
                             .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
                                                IBV_ACCESS_REMOTE_WRITE};
     int rc = ibv_modify_qp(tv->qp, &a,
                            IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-    if (rc != 0)
-        return tern_verbs_err(TERN_ERR_NO_RESOURCE, tv->vc->rank, "ibv_modify_qp (RC to INIT)",
-                              rc);
+    tv->txe = rc == 0 ? calloc(cfg->tx_depth, sizeof(*tv->txe)) : NULL;
+    if (tv->txe == NULL) { /* unwind: the VC stays without a QP */
+        tern_status_t st = rc != 0 ? tern_verbs_err(TERN_ERR_NO_RESOURCE, tv->vc->rank,
+                                                    "ibv_modify_qp (RC to INIT)", rc)
+                                   : tern_error(TERN_ERR_NO_MEMORY, "verbs send queue of rank %d",
+                                                tv->vc->rank);
+        ibv_destroy_qp(tv->qp);
+        tv->qp = NULL;
+        return st;
+    }
+    for (uint64_t i = 0; i < cfg->tx_depth; i++)
+        tv->txe[i].buf = -1;
+    tv->sq_head = tv->sq_tail = 0;
+    tv->unsignaled = 0;
     tern_verbs_qpn_put(v->qpns, tv->qp->qp_num, tv);
     v->stats.connections++;
     tern_list_push_tail(&v->live, &tv->live_link);
     grant_credits(tv);
     return tern_verbs_srq_fill(v);
+}
+
+/* RDMA reads we keep outstanding: what our device can issue, no more than
+ * the peer answers at once (its responder resources, from REQ / REP:
+ * exceeding them is an invalid request on mixed HCA models). */
+static uint8_t initiator_depth(const struct ibv_device_attr *da, uint8_t peer)
+{
+    int n = da->max_qp_init_rd_atom;
+    n = n < 1 ? 1 : n > 16 ? 16 : n;
+    return (uint8_t)(peer >= 1 && peer < n ? peer : n);
 }
 
 static tern_status_t qp_connect(tern_verbs_vc_t *tv, uint32_t qpn, uint32_t psn)
@@ -218,9 +256,7 @@ static tern_status_t qp_connect(tern_verbs_vc_t *tv, uint32_t qpn, uint32_t psn)
                                             ? (enum ibv_mtu)tv->card.mtu
                                             : v->dev->port_attr.active_mtu,
                             .dest_qp_num = qpn, .rq_psn = psn,
-                            .max_dest_rd_atomic = (uint8_t)(da->max_qp_rd_atom < 16
-                                                                ? da->max_qp_rd_atom : 16),
-                            .min_rnr_timer = 12};
+                            .max_dest_rd_atomic = responder_resources(v), .min_rnr_timer = 12};
     fill_ah(v, &tv->card, &a.ah_attr);
     int rc = ibv_modify_qp(tv->qp, &a,
                            IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
@@ -231,8 +267,7 @@ static tern_status_t qp_connect(tern_verbs_vc_t *tv, uint32_t qpn, uint32_t psn)
     a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTS, .timeout = (uint8_t)cfg->timeout,
                              .retry_cnt = (uint8_t)cfg->retry_cnt,
                              .rnr_retry = (uint8_t)cfg->rnr_retry, .sq_psn = tv->psn,
-                             .max_rd_atomic = (uint8_t)(da->max_qp_init_rd_atom < 16
-                                                            ? da->max_qp_init_rd_atom : 16)};
+                             .max_rd_atomic = initiator_depth(da, tv->peer_rd_atomic)};
     rc = ibv_modify_qp(tv->qp, &a,
                        IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                            IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
@@ -242,6 +277,8 @@ static tern_status_t qp_connect(tern_verbs_vc_t *tv, uint32_t qpn, uint32_t psn)
     return TERN_OK;
 }
 
+/* Destroy tv's QP now (finalize, or a retired QP that drained): what it
+ * still held comes back. */
 void tern_verbs_qp_drop(tern_verbs_vc_t *tv)
 {
     tern_verbs_t *v = tv->v;
@@ -250,8 +287,6 @@ void tern_verbs_qp_drop(tern_verbs_vc_t *tv)
         ibv_destroy_qp(tv->qp);
         tv->qp = NULL;
         tern_list_del(&tv->live_link);
-        /* what was posted is gone with the QP: its buffers come back and its
-         * completions, if any are still queued, name an unknown QP */
         for (uint64_t s = tv->sq_tail; s != tv->sq_head; s++) {
             tern_verbs_txe_t *e = &tv->txe[s % v->cfg->tx_depth];
             if (e->buf >= 0)
@@ -266,6 +301,48 @@ void tern_verbs_qp_drop(tern_verbs_vc_t *tv)
     if (tv->ah != NULL)
         ibv_destroy_ah(tv->ah);
     tv->ah = NULL;
+}
+
+/*
+ * The VC failed: stop its QP without destroying it yet.  Destroying a QP
+ * attached to an SRQ makes some drivers (mlx5) drop its unpolled receive
+ * completions and free their SRQ entries behind our back (those buffers
+ * would never be reposted), and a QP destroyed with work in flight gives
+ * no sign of when the HCA stopped touching our bounce buffers.  So: ERR
+ * now (the HCA stops, outstanding work requests complete flushed), keep
+ * the QPN mapped so every completion of it is still taken and its buffers
+ * come back, and destroy it once its send queue has drained and
+ * TERN_VERBS_RETIRE_NS have passed for its last receive completions
+ * (tern_verbs_reap).  Requests named by its work requests are forgotten
+ * here: the engine completes them with the VC's status.
+ */
+void tern_verbs_qp_retire(tern_verbs_vc_t *tv)
+{
+    tern_verbs_t *v = tv->v;
+    tv->conn = VC_DEAD;
+    if (tv->qp == NULL)
+        return;
+    struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
+    if (ibv_modify_qp(tv->qp, &a, IBV_QP_STATE) != 0) {
+        tern_verbs_qp_drop(tv); /* cannot stop it: destroy it at once */
+        return;
+    }
+    for (uint64_t s = tv->sq_tail; s != tv->sq_head; s++)
+        tv->txe[s % v->cfg->tx_depth].req = NULL;
+    tern_list_del(&tv->live_link);
+    tern_list_push_tail(&v->retired, &tv->live_link);
+    tv->retire_ns = tern_now_ns();
+}
+
+void tern_verbs_reap(tern_verbs_t *v, uint64_t now)
+{
+    tern_list_t *pos, *tmp;
+    tern_list_for_each_safe(pos, tmp, &v->retired)
+    {
+        tern_verbs_vc_t *tv = TERN_CONTAINER_OF(pos, tern_verbs_vc_t, live_link);
+        if (tv->sq_tail == tv->sq_head && now - tv->retire_ns >= TERN_VERBS_RETIRE_NS)
+            tern_verbs_qp_drop(tv);
+    }
 }
 
 static void cm_fail(tern_verbs_vc_t *tv, tern_status_t st)
@@ -298,14 +375,27 @@ void tern_verbs_connected(tern_verbs_vc_t *tv)
     tern_verbs_mark_pending(tv);
 }
 
-static void send_rtu(tern_verbs_vc_t *tv)
+/* The connector's RTU, the first message on its RC QP (signaled, from the
+ * send CQ's control reserve).  Until it is posted nothing else may go:
+ * a send CQ at its limit leaves the VC in VC_RTU_PENDING, retried by
+ * tern_verbs_progress_vc. */
+tern_status_t tern_verbs_send_rtu(tern_verbs_vc_t *tv)
 {
     struct ibv_send_wr wr = {.opcode = IBV_WR_SEND_WITH_IMM, .send_flags = IBV_SEND_INLINE,
                              .imm_data = htonl(TERN_VERBS_IMM(TERN_VERBS_IMM_RTU, 0))};
     tern_status_t st = tern_verbs_post(tv, &wr, (tern_verbs_txe_t){.op = OP_SEND, .buf = -1},
-                                       false);
-    if (st != TERN_OK)
+                                       TERN_VERBS_POST_CONTROL);
+    if (st == TERN_ERR_AGAIN) {
+        tv->conn = VC_RTU_PENDING;
+        tern_verbs_mark_pending(tv);
+        return TERN_OK;
+    }
+    if (st != TERN_OK) {
         cm_fail(tv, st);
+        return st;
+    }
+    tern_verbs_connected(tv);
+    return TERN_OK;
 }
 
 static void on_req(tern_verbs_vc_t *tv, const tern_verbs_cm_msg_t *m)
@@ -330,6 +420,7 @@ static void on_req(tern_verbs_vc_t *tv, const tern_verbs_cm_msg_t *m)
     default:
         return; /* connected (a late copy of the REQ) or dead */
     }
+    tv->peer_rd_atomic = m->rd_atomic;
     tern_status_t st = qp_connect(tv, m->qpn, m->psn);
     if (st != TERN_OK) {
         cm_fail(tv, st);
@@ -345,6 +436,7 @@ static void on_rep(tern_verbs_vc_t *tv, const tern_verbs_cm_msg_t *m)
 {
     if (tv->conn != VC_CONNECTING)
         return; /* a copy of a REP we already took */
+    tv->peer_rd_atomic = m->rd_atomic;
     tern_status_t st = qp_connect(tv, m->qpn, m->psn);
     if (st != TERN_OK) {
         cm_fail(tv, st);
@@ -352,9 +444,7 @@ static void on_rep(tern_verbs_vc_t *tv, const tern_verbs_cm_msg_t *m)
     }
     tv->tx_credits = m->credits;
     tv->remote_qpn = m->qpn;
-    send_rtu(tv);
-    if (tv->vc->state != TERN_VC_FAILED)
-        tern_verbs_connected(tv);
+    (void)tern_verbs_send_rtu(tv);
 }
 
 void tern_verbs_cm_recv(tern_verbs_t *v, const void *buf, size_t len, uint32_t src_qpn)

@@ -35,6 +35,14 @@ static bool port_active(struct ibv_context *c, uint8_t port)
 static void probe(void)
 {
     int n = 0;
+    /* Before 5.12 a fork() after registration could leave the parent's
+     * pinned pages to the child (copy on write): rdma-core's fork support
+     * marks registered ranges MADV_DONTFORK.  Newer kernels copy pinned
+     * pages at fork and need nothing (IBV_FORK_UNNEEDED).  It must come
+     * before any other verbs call of the process: here. */
+    if (ibv_is_fork_initialized() == IBV_FORK_DISABLED && ibv_fork_init() != 0)
+        tern_warn("verbs: ibv_fork_init failed: a fork() after registering memory may "
+                  "corrupt transfers on this kernel");
     errno = 0;
     struct ibv_device **list = ibv_get_device_list(&n);
     if (list == NULL || n == 0) {
@@ -129,6 +137,7 @@ static tern_status_t open_chosen(const tern_verbs_config_t *cfg, tern_verbs_dev_
 
 tern_status_t tern_verbs_dev_open(const tern_verbs_config_t *cfg, tern_verbs_dev_t **out)
 {
+    (void)tern_verbs_available(NULL); /* fork support first, whatever the caller did */
     tern_verbs_dev_t *d = calloc(1, sizeof(*d));
     if (d == NULL)
         return tern_error(TERN_ERR_NO_MEMORY, "verbs device state");
@@ -264,6 +273,14 @@ tern_status_t tern_verbs_worker_open(tern_verbs_t *v)
     const tern_verbs_config_t *cfg = v->cfg;
     const struct ibv_device_attr *a = &v->dev->attr;
     uint32_t srq_max = (uint32_t)cfg->srq_max;
+    if (a->max_qp_wr > 0 && cfg->tx_depth > (uint64_t)a->max_qp_wr)
+        return tern_error(TERN_ERR_INVALID_PARAM, "TERN_VERBS_TX_DEPTH=%llu: %s takes at most %d "
+                          "work requests per queue", (unsigned long long)cfg->tx_depth,
+                          v->dev->name, a->max_qp_wr);
+    if (a->max_sge > 0 && a->max_sge < 2)
+        return tern_error(TERN_ERR_UNSUPPORTED, "verbs %s: %d scatter/gather entries per work "
+                          "request; inline sends of header and data need 2", v->dev->name,
+                          a->max_sge);
     if (a->max_srq_wr > 0 && srq_max > (uint32_t)a->max_srq_wr)
         srq_max = (uint32_t)a->max_srq_wr;
     v->pd = ibv_alloc_pd(v->dev->ctx);
@@ -347,6 +364,11 @@ void tern_verbs_worker_close(tern_verbs_t *v)
 
 /* ---- async events ------------------------------------------------------------- */
 
+/* The device context, and so its async fd, is the process's: worker 0
+ * reads the events (from its idle path) and reports them all.  It fails
+ * only VCs of its own: a QP error of another worker's QP is reported, and
+ * that worker's VC fails through the error completions the QP in error
+ * state produces on its own CQs, on its own thread. */
 void tern_verbs_async_events(tern_verbs_t *v)
 {
     struct ibv_async_event ev;

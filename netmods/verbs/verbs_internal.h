@@ -70,7 +70,9 @@ typedef struct tern_verbs_cm_msg {
     uint32_t qpn;            /* the sender's RC QP for this pair */
     uint32_t psn;            /* its first send PSN */
     uint32_t credits;        /* receive buffers the sender grants for data */
-    uint32_t reserved2;
+    uint8_t rd_atomic;       /* RDMA reads the sender's QP answers at once (responder
+                              * resources): the peer's initiator depth is at most this */
+    uint8_t reserved2[3];
 } tern_verbs_cm_msg_t;
 static_assert(sizeof(tern_verbs_cm_msg_t) == 32, "verbs CM message is a wire format");
 
@@ -161,6 +163,7 @@ typedef struct tern_verbs_txe {
 enum tern_verbs_conn {
     VC_IDLE = 0,      /* no QP */
     VC_CONNECTING,    /* our REQ is out, waiting for the REP */
+    VC_RTU_PENDING,   /* connected to the acceptor's QP; our RTU waits for a send slot */
     VC_ACCEPTED,      /* we answered a REQ: sends wait for the connector's RTU */
     VC_CONNECTED,
     VC_DEAD,          /* failed: the QP is gone */
@@ -177,6 +180,7 @@ typedef struct tern_verbs_vc {
     struct ibv_qp *qp;
     uint32_t psn;
     uint32_t remote_qpn;      /* the peer's RC QP, once known */
+    uint8_t peer_rd_atomic;   /* its responder resources (REQ / REP) */
     uint32_t req_ms;          /* REQ repeat interval (doubles up to 1 s) */
     uint64_t connect_deadline_ns, next_req_ns;
     /* flow control */
@@ -192,7 +196,8 @@ typedef struct tern_verbs_vc {
     uint32_t unsignaled;      /* posted since the last signaled one */
     tern_list_t sendq;        /* stream requests not fully posted (req->link) */
     tern_list_t rdmaq;        /* LMT requests with RDMA work to post (req->link) */
-    tern_list_t live_link;    /* tern_verbs_t.live: VCs with a QP */
+    tern_list_t live_link;    /* tern_verbs_t.live (a working QP) or .retired */
+    uint64_t retire_ns;       /* when the QP went to ERR (retired) */
     tern_list_t pend_link;    /* tern_verbs_t.pending */
     bool on_pending;
     bool flush_posted;
@@ -216,7 +221,9 @@ struct tern_verbs {
     struct ibv_qp *ud;
     uint32_t max_inline;      /* what the QPs got */
     bool qps_made;            /* max_inline is known (a QP was created) */
-    uint32_t scq_size, scq_outstanding;
+    uint32_t scq_size;        /* send CQ entries work requests may occupy */
+    uint32_t scq_outstanding; /* posted work requests not known complete, all QPs */
+    bool scq_full;            /* data hit the limit: poll flushes the unsignaled tails */
     tern_verbs_slab_t rx;     /* SRQ buffers */
     tern_verbs_slab_t tx;     /* bounce buffers */
     tern_verbs_slab_t udrx, udtx;
@@ -230,11 +237,13 @@ struct tern_verbs {
     uint32_t nrepost;
     bool repost_due;          /* a peer has half its grant waiting for a repost */
     tern_verbs_vc_t *vcs;     /* by rank */
-    tern_list_t live;         /* VCs with a QP */
+    tern_list_t live;         /* VCs with a working QP */
+    tern_list_t retired;      /* failed VCs whose QP (in ERR) still drains */
     tern_list_t pending;      /* VCs with queued work (sendq / rdmaq / credits) */
     struct qpn_map *qpns;     /* RC QPN -> VC */
     unsigned polls;
     uint64_t next_keepalive_ns;
+    uint64_t rng;             /* PSNs: a generator of our own, not the application's random() */
     tern_verbs_stats_t stats;
 };
 
@@ -284,7 +293,12 @@ tern_status_t tern_verbs_connect(tern_verbs_vc_t *tv);
 void tern_verbs_cm_recv(tern_verbs_t *v, const void *buf, size_t len, uint32_t src_qpn);
 void tern_verbs_cm_timers(tern_verbs_t *v, uint64_t now);
 void tern_verbs_connected(tern_verbs_vc_t *tv);
+tern_status_t tern_verbs_send_rtu(tern_verbs_vc_t *tv);
 void tern_verbs_qp_drop(tern_verbs_vc_t *tv);
+/* A failed VC's QP: to ERR, drained, destroyed later by tern_verbs_reap. */
+void tern_verbs_qp_retire(tern_verbs_vc_t *tv);
+#define TERN_VERBS_RETIRE_NS (100ull * 1000000ull)
+void tern_verbs_reap(tern_verbs_t *v, uint64_t now);
 tern_status_t tern_verbs_post_ud_recvs(tern_verbs_t *v, uint32_t first, uint32_t n);
 
 /* ---- verbs_send.c: the stream and the send queue ------------------------ */
@@ -297,9 +311,16 @@ tern_status_t tern_verbs_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, con
 /* Move queued work of tv to the send queue as far as credits and slots go. */
 unsigned tern_verbs_progress_vc(tern_verbs_vc_t *tv);
 /* Post one work request (with its txe) on tv's QP; TERN_ERR_AGAIN when the
- * send queue or the send CQ is full. */
+ * send queue or the send CQ is full.  POST_SIGNAL asks for a completion;
+ * POST_CONTROL (flush / keepalive, RTU: always signaled) may use the last
+ * TERN_VERBS_SCQ_RESERVE slots of the send CQ, which data never takes, so a
+ * full CQ can always be drained by a flush. */
+enum { TERN_VERBS_POST_SIGNAL = 1, TERN_VERBS_POST_CONTROL = 2 };
+#define TERN_VERBS_SCQ_RESERVE 64u
 tern_status_t tern_verbs_post(tern_verbs_vc_t *tv, struct ibv_send_wr *wr, tern_verbs_txe_t txe,
-                              bool signal);
+                              unsigned flags);
+/* Flush every QP with an unsignaled tail (the send CQ's data slots ran out). */
+void tern_verbs_flush_all(tern_verbs_t *v);
 /* A signaled completion of seq on tv: everything up to it is done. */
 void tern_verbs_sq_complete(tern_verbs_vc_t *tv, uint64_t seq, tern_status_t st,
                             const char *why);

@@ -315,8 +315,11 @@ tern_status_t tern_verbs_lmt_handle_cookie(tern_vc_t *vc, tern_request_t *r, con
                                   : r->remote_id != 0 ? r->remote_id : r->nm.u64[L_PEER]);
     }
     if (c.kind == TERN_VERBS_COOKIE_NEXT) { /* to the exposed side */
-        if (state != S_EXPOSED || c.offset != r->nm.u64[L_WOFF] + r->nm.u64[L_WLEN] ||
-            c.offset >= r->nm.u64[L_TOTAL])
+        /* the active side may have moved less than our window when it could
+         * register only part of its own (mem_get's fallback): we expose
+         * again from wherever it stopped inside the window */
+        if (state != S_EXPOSED || c.offset <= r->nm.u64[L_WOFF] ||
+            c.offset > r->nm.u64[L_WOFF] + r->nm.u64[L_WLEN] || c.offset >= r->nm.u64[L_TOTAL])
             return tern_error(TERN_ERR_MALFORMED, "verbs NEXT cookie from rank %d: offset %llu "
                               "out of turn", vc->rank, (unsigned long long)c.offset);
         if (r->kind == TERN_REQ_SEND)
@@ -417,7 +420,7 @@ unsigned tern_verbs_lmt_progress(tern_verbs_vc_t *tv)
                                                  .rkey = (uint32_t)r->nm.u64[L_RKEY]}};
             tern_verbs_txe_t e = {.op = read ? OP_READ : OP_WRITE, .last = last, .buf = -1,
                                   .req = last ? r : NULL};
-            tern_status_t st = tern_verbs_post(tv, &wr, e, last);
+            tern_status_t st = tern_verbs_post(tv, &wr, e, last ? TERN_VERBS_POST_SIGNAL : 0);
             if (st == TERN_ERR_AGAIN)
                 return n;
             if (st != TERN_OK) {

@@ -32,6 +32,7 @@ static tern_status_t verbs_init(tern_worker_t *w, const void *config, void **sha
     v->worker = w;
     v->cfg = cfg;
     tern_list_init(&v->live);
+    tern_list_init(&v->retired);
     tern_list_init(&v->pending);
     if (*shared == NULL) {
         tern_status_t st = tern_verbs_dev_open(cfg, (tern_verbs_dev_t **)shared);
@@ -115,6 +116,8 @@ static tern_status_t verbs_vc_destroy(tern_vc_t *vc)
     tern_verbs_vc_t *tv = tern_verbs_vc(vc);
     if (tv == NULL)
         return TERN_OK;
+    /* the HCA stops first, then what its work named is let go */
+    tern_verbs_qp_retire(tv);
     tern_list_t *pos, *tmp;
     tern_list_for_each_safe(pos, tmp, &tv->sendq)
     {
@@ -124,8 +127,6 @@ static tern_status_t verbs_vc_destroy(tern_vc_t *vc)
             tern_request_complete(r, vc->fail_status);
     }
     tern_verbs_lmt_drop(tv);
-    tern_verbs_qp_drop(tv);
-    tv->conn = VC_DEAD;
     if (tv->on_pending) {
         tern_list_del(&tv->pend_link);
         tv->on_pending = false;
@@ -157,6 +158,7 @@ static void verbs_check_peers(void *state)
     uint64_t now = tern_now_ns();
     tern_verbs_cm_timers(v, now);
     tern_verbs_keepalive(v, now);
+    tern_verbs_reap(v, now);
     if (v->worker->index == 0)
         tern_verbs_async_events(v);
 }

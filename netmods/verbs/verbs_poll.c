@@ -138,6 +138,10 @@ static void on_send(tern_verbs_t *v, const struct ibv_wc *wc)
     if (tv == NULL)
         return; /* its QP was dropped with everything it held */
     uint64_t seq = TERN_VERBS_WR_VAL(wc->wr_id);
+    if (tv->conn == VC_DEAD) { /* retired: every completion gives its slots back */
+        tern_verbs_sq_complete(tv, seq, TERN_ERR_PEER_FAILED, NULL);
+        return;
+    }
     if (wc->status == IBV_WC_SUCCESS) {
         tern_verbs_sq_complete(tv, seq, TERN_OK, NULL);
         return;
@@ -226,12 +230,17 @@ unsigned tern_verbs_poll(void *state, int direction)
         tern_verbs_vc_t *tv = TERN_CONTAINER_OF(pos, tern_verbs_vc_t, pend_link);
         n += tern_verbs_progress_vc(tv);
         if (tv->vc->state == TERN_VC_FAILED || tv->conn == VC_DEAD ||
-            (tern_list_empty(&tv->sendq) && tern_list_empty(&tv->rdmaq) &&
+            (tv->conn != VC_RTU_PENDING && tern_list_empty(&tv->sendq) &&
+             tern_list_empty(&tv->rdmaq) &&
              tv->rx_consumed == 0 && tv->credits_out < (tv->rx_granted + 1) / 2 &&
              tv->vc->state != TERN_VC_TERMINATING)) {
             tern_list_del(&tv->pend_link);
             tv->on_pending = false;
         }
+    }
+    if (v->scq_full) { /* data ran into the send CQ's limit: get the tails signaled */
+        v->scq_full = false;
+        tern_verbs_flush_all(v);
     }
     if ((++v->polls & 63u) == 0 && !tern_list_empty(&v->live))
         tern_verbs_cm_timers(v, tern_now_ns());

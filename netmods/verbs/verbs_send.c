@@ -48,19 +48,29 @@ bool tern_verbs_vc_idle(const tern_verbs_vc_t *tv)
 }
 
 tern_status_t tern_verbs_post(tern_verbs_vc_t *tv, struct ibv_send_wr *wr, tern_verbs_txe_t txe,
-                              bool signal)
+                              unsigned flags)
 {
     tern_verbs_t *v = tv->v;
     uint64_t depth = v->cfg->tx_depth;
+    bool control = flags & TERN_VERBS_POST_CONTROL;
     if (tv->qp == NULL)
         return tern_error(TERN_ERR_PEER_FAILED, "verbs: no queue pair to rank %d", tv->vc->rank);
-    if (tv->sq_head - tv->sq_tail >= depth - 1 || v->scq_outstanding >= v->scq_size)
+    if (tv->sq_head - tv->sq_tail >= depth - 1)
         return TERN_ERR_AGAIN;
+    if (v->scq_outstanding >= (control ? v->scq_size : v->scq_size - TERN_VERBS_SCQ_RESERVE)) {
+        v->scq_full = !control;
+        return TERN_ERR_AGAIN;
+    }
     uint64_t seq = tv->sq_head;
-    /* the last slot is signaled, so a full queue always has a completion
-     * coming that frees it */
-    signal = signal || tv->unsignaled + 1 >= v->cfg->signal_every ||
-             tv->sq_head - tv->sq_tail + 2 >= depth || (txe.buf >= 0 && v->ntx_free < 16);
+    /* A completion is asked for: when told to, every signal_every work
+     * requests, for the last slot of the send queue (a full queue always
+     * has a completion coming), when bounce buffers run low, and near the
+     * send CQ's data limit (whose slots come back only through signaled
+     * completions: each QP's unsignaled tail would otherwise hold them). */
+    bool signal = (flags & (TERN_VERBS_POST_SIGNAL | TERN_VERBS_POST_CONTROL)) ||
+                  tv->unsignaled + 1 >= v->cfg->signal_every ||
+                  tv->sq_head - tv->sq_tail + 2 >= depth || (txe.buf >= 0 && v->ntx_free < 16) ||
+                  v->scq_outstanding + 1 + 2 * TERN_VERBS_SCQ_RESERVE >= v->scq_size;
     wr->wr_id = TERN_VERBS_WR(WR_RC, seq);
     wr->next = NULL;
     if (signal)
@@ -109,7 +119,7 @@ static tern_status_t post_flush(tern_verbs_vc_t *tv)
 {
     struct ibv_send_wr wr = {.opcode = IBV_WR_RDMA_WRITE, .num_sge = 0};
     tern_status_t st = tern_verbs_post(tv, &wr, (tern_verbs_txe_t){.op = OP_FLUSH, .buf = -1},
-                                       true);
+                                       TERN_VERBS_POST_CONTROL);
     if (st == TERN_OK)
         tv->flush_posted = true;
     return st == TERN_ERR_AGAIN ? TERN_OK : st;
@@ -141,8 +151,9 @@ void tern_verbs_keepalive(tern_verbs_t *v, uint64_t now)
     }
 }
 
-/* Bounce buffers all held by unsignaled sends: flush every QP that has some. */
-static void flush_all(tern_verbs_t *v)
+/* Bounce buffers or send CQ slots all held by unsignaled sends: flush
+ * every QP that has some. */
+void tern_verbs_flush_all(tern_verbs_t *v)
 {
     tern_list_t *pos, *tmp;
     tern_list_for_each_safe(pos, tmp, &v->live)
@@ -167,8 +178,7 @@ void tern_verbs_return_credits(tern_verbs_vc_t *tv, bool force)
     uint32_t c = take_credits_out(tv);
     struct ibv_send_wr wr = {.opcode = IBV_WR_SEND_WITH_IMM, .send_flags = IBV_SEND_INLINE,
                              .imm_data = htonl(TERN_VERBS_IMM(TERN_VERBS_IMM_CREDIT, c))};
-    tern_status_t st = tern_verbs_post(tv, &wr, (tern_verbs_txe_t){.op = OP_SEND, .buf = -1},
-                                       false);
+    tern_status_t st = tern_verbs_post(tv, &wr, (tern_verbs_txe_t){.op = OP_SEND, .buf = -1}, 0);
     if (st != TERN_OK) {
         tv->credits_out += c; /* next time */
         return;
@@ -188,8 +198,7 @@ static tern_status_t post_seg(tern_verbs_vc_t *tv, struct ibv_sge *sge, int nsge
     struct ibv_send_wr wr = {.opcode = IBV_WR_SEND_WITH_IMM, .sg_list = sge, .num_sge = nsge,
                              .send_flags = buf < 0 ? IBV_SEND_INLINE : 0,
                              .imm_data = htonl(TERN_VERBS_IMM(TERN_VERBS_IMM_DATA, c))};
-    tern_status_t st = tern_verbs_post(tv, &wr, (tern_verbs_txe_t){.op = OP_SEND, .buf = buf},
-                                       false);
+    tern_status_t st = tern_verbs_post(tv, &wr, (tern_verbs_txe_t){.op = OP_SEND, .buf = buf}, 0);
     if (st != TERN_OK) {
         tv->credits_out += c;
         return st;
@@ -208,7 +217,7 @@ static int32_t peek_buf(tern_verbs_t *v)
 {
     if (v->ntx_free > 0)
         return v->tx_free[v->ntx_free - 1];
-    flush_all(v);
+    tern_verbs_flush_all(v);
     return -1;
 }
 
@@ -291,6 +300,8 @@ static bool push_request(tern_verbs_vc_t *tv, tern_request_t *r, tern_status_t *
 
 unsigned tern_verbs_progress_vc(tern_verbs_vc_t *tv)
 {
+    if (tv->conn == VC_RTU_PENDING && tv->vc->state != TERN_VC_FAILED)
+        (void)tern_verbs_send_rtu(tv); /* first, before anything of ours */
     if (tv->conn != VC_CONNECTED || tv->vc->state == TERN_VC_FAILED)
         return 0;
     unsigned n = tern_verbs_lmt_progress(tv);

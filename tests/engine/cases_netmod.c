@@ -15,7 +15,16 @@
  * TERN_ERR_PEER_FAILED and a message naming rank 1 and the failed work
  * request; rank 1 stops waiting when no ping came for 5 s.  Without the
  * fault the 2000 rounds simply pass.
+ *
+ * fanout: rank 0 sends one message to every other rank (connecting them
+ * all), stays idle (polling) for 1.5 s, then sends 6 small messages to
+ * each at once, all in flight together; every rank gets its own.  Over
+ * verbs with a small send queue (tests/engine/verbs.sh: 40 ranks,
+ * TERN_VERBS_TX_DEPTH=16, TERN_VERBS_SIGNAL_EVERY=8) every peer's
+ * unsignaled tail together fills the send CQ's budget: posting must go on
+ * all the same.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -112,7 +121,40 @@ static int case_link_down(th_t *t)
     return 0;
 }
 
+static int case_fanout(th_t *t)
+{
+    enum { K = 6 };
+    if (t->rank == 0) {
+        tern_request_t **r = calloc((size_t)t->size * K, sizeof(*r));
+        long v = 1;
+        CHECK(t, r != NULL, "allocation");
+        if (r == NULL)
+            return 1;
+        for (int round = 0; round < 2; round++) {
+            int k_max = round == 0 ? 1 : K;
+            for (int p = 1; p < t->size; p++)
+                for (int k = 0; k < k_max; k++) {
+                    tern_status_t st = tern_isend(t->w, &v, sizeof(v), p, 13, 0, &r[p * K + k]);
+                    CHECK(t, st == TERN_OK || st == TERN_INPROGRESS, "isend to %d: %s", p,
+                          tern_strerror(st));
+                    if (st != TERN_INPROGRESS)
+                        r[p * K + k] = NULL;
+                }
+            CHECK_ST(t, tern_waitall(t->w, r, (size_t)t->size * K), TERN_OK);
+            for (double end = now_ms() + 1500; round == 0 && now_ms() < end;)
+                tern_progress(t->w); /* idle: background work of the netmod runs */
+        }
+        free(r);
+    } else {
+        long v = 0;
+        for (int k = 0; k < 1 + K; k++)
+            CHECK_ST(t, tern_recv(t->w, &v, sizeof(v), 0, 13, 0, NULL), TERN_OK);
+    }
+    return 0;
+}
+
 const th_case_t th_netmod_cases[] = {
+    {"fanout", case_fanout},
     {"lazy_connect", case_lazy_connect},
     {"link_down", case_link_down},
     {NULL, NULL},

@@ -7,11 +7,13 @@
 #    tie-break), sizes, unexpected sizes, iovecs, truncation;
 #  - lazy connections: 4 ranks of which only 0 and 3 talk make one RC QP
 #    each and the others none;
+#  - a fan-out to 39 peers whose unsignaled tails fill the send CQ's budget;
 #  - the key changing mid-transfer: registration windows of 64 KiB
 #    (TERN_VERBS_REG_WINDOW) in get and in put, up to 64 MiB, unaligned;
 #  - registrations the device refuses (IBLOOP_FAULT_REG_FAIL_AFTER, at the
 #    start and in the middle of transfers): the data goes through the
-#    stream instead, byte-exact;
+#    stream instead, byte-exact; registrations above a size on one rank
+#    only (IBLOOP_FAULT_REG_MAX_BYTES): its side moves smaller windows;
 #  - a peer killed in the middle of an RDMA read: PEER_FAILED, no hang;
 #  - the link going down (IBLOOP_FAULT_LINK_DOWN_AFTER): the failure names
 #    the peer and the work completion's status (ibv_wc_status_str);
@@ -46,6 +48,13 @@ cat "$out"
 [ "$(grep -c '^lazy_connect: rank [12]: 0 connection(s)$' "$out")" -eq 2 ] ||
     fail "ranks 1 and 2, which never talked, made connections"
 
+# 40 ranks, small send queues, no keepalive: rank 0's unsignaled tails to
+# all 39 peers together exceed the send CQ's budget; posting must still go
+# on (signalled near the limit, tails flushed), not hang
+TERN_VERBS_KEEPALIVE_MS=0 TERN_VERBS_TX_DEPTH=16 TERN_VERBS_SIGNAL_EVERY=8 ENGINE_TIMEOUT=120 \
+    run_engine 40 "--bind-to none" fanout >"$out" 2>&1 || { cat "$out"; fail "fanout to 39 peers"; }
+[ "$(grep -c '^ok fanout' "$out")" -eq 40 ] || { cat "$out"; fail "fanout: not every rank ok"; }
+
 for mode in get put; do
     TERN_LMT_MODE=$mode TERN_VERBS_REG_WINDOW=65536 run_engine 2 "--bind-to none" large truncate \
         || fail "$mode in 64 KiB registration windows (a new key per window)"
@@ -60,6 +69,16 @@ done
             run_engine 2 "--bind-to none" large >"$out" 2>&1 ||
             { cat "$out"; fail "$mode with registrations failing after $after"; }
     done
+done
+
+# rank 0 alone cannot register more than 48 MiB (a memlock limit, a full
+# translation table): its 64 MiB transfers, active or exposed, go in 16 MiB
+# windows while rank 1's go whole, and the windows still meet
+[ "$ibloop" = yes ] && for mode in get put; do
+    TERN_LMT_MODE=$mode timeout 120 "$TERNRUN" -n 2 --bind-to none sh -c \
+        'if [ "$PMIX_RANK" = 0 ]; then IBLOOP_FAULT_REG_MAX_BYTES=50331648; export IBLOOP_FAULT_REG_MAX_BYTES; fi
+         exec "$0" large' "$ENGINE_TESTS" </dev/null >"$out" 2>&1 ||
+        { cat "$out"; fail "$mode with rank 0's registrations limited to 48 MiB"; }
 done
 
 TERN_LMT_MODE=get run_engine 2 "-v --kill-grace 20" peer_killed >"$out" 2>&1

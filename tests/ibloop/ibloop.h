@@ -39,6 +39,7 @@ struct ibloop_env {
     char fabric[65];
     int roce;               /* IBLOOP_LINK_LAYER=ethernet */
     long reg_fail_after;    /* IBLOOP_FAULT_REG_FAIL_AFTER, -1 off */
+    long reg_max_bytes;     /* IBLOOP_FAULT_REG_MAX_BYTES, -1 off */
     long drop_cqe;          /* IBLOOP_FAULT_DROP_CQE, 0 off */
     long link_down_after;   /* IBLOOP_FAULT_LINK_DOWN_AFTER, -1 off */
     long link_down_ms;      /* IBLOOP_FAULT_LINK_DOWN_MS, -1 forever */

@@ -55,6 +55,7 @@ static void env_parse(void)
     if (ll && !env.roce && strcasecmp(ll, "infiniband") && strcasecmp(ll, "ib"))
         ibloop_log("IBLOOP_LINK_LAYER=%s unknown: using infiniband", ll);
     env.reg_fail_after = env_long("IBLOOP_FAULT_REG_FAIL_AFTER", -1);
+    env.reg_max_bytes = env_long("IBLOOP_FAULT_REG_MAX_BYTES", -1);
     env.drop_cqe = env_long("IBLOOP_FAULT_DROP_CQE", 0);
     env.link_down_after = env_long("IBLOOP_FAULT_LINK_DOWN_AFTER", -1);
     env.link_down_ms = env_long("IBLOOP_FAULT_LINK_DOWN_MS", -1);

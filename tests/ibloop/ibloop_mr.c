@@ -125,6 +125,12 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *ibpd, void *addr, size_t length,
         errno = ENOMEM;
         return NULL;
     }
+    if (ibloop_env()->reg_max_bytes >= 0 && length > (size_t)ibloop_env()->reg_max_bytes) {
+        /* what a memlock limit or a full translation table looks like */
+        IBLOOP_DBG("fault: registration of %zu bytes fails (IBLOOP_FAULT_REG_MAX_BYTES)", length);
+        errno = ENOMEM;
+        return NULL;
+    }
     if (!range_mapped(addr, length)) {
         errno = EFAULT;
         return NULL;
