@@ -4,7 +4,8 @@
 # netmods/verbs/test.env).  TERN_NETMODS=verbs keeps shm out, so every VC to
 # another rank is an RC queue pair:
 #  - 3 ranks: connects from every side at once (the connection manager's
-#    tie-break), sizes, unexpected sizes, iovecs, truncation;
+#    tie-break), sizes, unexpected sizes, iovecs, truncation; again in RoCE
+#    mode (GID addressing, GRH);
 #  - lazy connections: 4 ranks of which only 0 and 3 talk make one RC QP
 #    each and the others none;
 #  - a fan-out to 39 peers whose unsignaled tails fill the send CQ's budget;
@@ -40,6 +41,13 @@ trap 'rm -f "$out"' EXIT
 
 run_engine 3 "--bind-to none" sizes sizes_unexpected wildcard_order iov truncate \
     || fail "engine cases over verbs, 3 ranks"
+
+# RoCE: the loopback device's Ethernet link layer, addressed by GID (the
+# IPv4-mapped one at index 1), a GRH on every address vector
+if [ "$ibloop" = yes ]; then
+    IBLOOP_LINK_LAYER=ethernet TERN_VERBS_GID_INDEX=1 IBLOOP_FABRIC=$IBLOOP_FABRIC-roce \
+        run_engine 3 "--bind-to none" sizes large iov truncate || fail "engine cases over RoCE"
+fi
 
 run_engine 4 "--bind-to none" lazy_connect >"$out" 2>&1 || { cat "$out"; fail "lazy_connect"; }
 cat "$out"
