@@ -213,32 +213,43 @@ void tern_verbs_slab_fini(tern_verbs_slab_t *s)
 
 /* ---- worker resources ---------------------------------------------------------- */
 
+tern_status_t tern_verbs_srq_post(tern_verbs_t *v, const uint32_t *idx, uint32_t first,
+                                  uint32_t n)
+{
+    struct ibv_recv_wr wr[32], *bad = NULL;
+    struct ibv_sge sge[32];
+    for (uint32_t done = 0; done < n;) {
+        uint32_t k = n - done > 32 ? 32 : n - done;
+        for (uint32_t i = 0; i < k; i++) {
+            uint32_t b = idx != NULL ? idx[done + i] : first + done + i;
+            sge[i] = (struct ibv_sge){(uintptr_t)tern_verbs_slab_buf(&v->rx, b), v->rx.size,
+                                      v->rx.mr->lkey};
+            wr[i] = (struct ibv_recv_wr){.wr_id = TERN_VERBS_WR(WR_SRQ, b),
+                                         .next = i + 1 < k ? &wr[i + 1] : NULL,
+                                         .sg_list = &sge[i], .num_sge = 1};
+        }
+        v->stats.post_recv++;
+        v->stats.post_recv_wrs += k;
+        int rc = ibv_post_srq_recv(v->srq, wr, &bad);
+        if (rc != 0)
+            return tern_verbs_err(TERN_ERR_NO_RESOURCE, -1, "ibv_post_srq_recv", rc);
+        v->srq_posted += k;
+        done += k;
+    }
+    return TERN_OK;
+}
+
 /* Bring buffers into circulation up to srq_target: a buffer is posted
  * once here, then reposted by poll each time it is consumed. */
 tern_status_t tern_verbs_srq_fill(tern_verbs_t *v)
 {
-    struct ibv_recv_wr wr[32], *bad = NULL;
-    struct ibv_sge sge[32];
-    while (v->rx_next < v->srq_target) {
-        uint32_t n = v->srq_target - v->rx_next;
-        n = n > 32 ? 32 : n;
-        for (uint32_t i = 0; i < n; i++) {
-            uint32_t b = v->rx_next + i;
-            sge[i] = (struct ibv_sge){(uintptr_t)tern_verbs_slab_buf(&v->rx, b), v->rx.size,
-                                      v->rx.mr->lkey};
-            wr[i] = (struct ibv_recv_wr){.wr_id = TERN_VERBS_WR(WR_SRQ, b),
-                                         .next = i + 1 < n ? &wr[i + 1] : NULL,
-                                         .sg_list = &sge[i], .num_sge = 1};
-        }
-        v->stats.post_recv++;
-        v->stats.post_recv_wrs += n;
-        int rc = ibv_post_srq_recv(v->srq, wr, &bad);
-        if (rc != 0)
-            return tern_verbs_err(TERN_ERR_NO_RESOURCE, -1, "ibv_post_srq_recv", rc);
+    if (v->rx_next >= v->srq_target)
+        return TERN_OK;
+    uint32_t n = v->srq_target - v->rx_next;
+    tern_status_t st = tern_verbs_srq_post(v, NULL, v->rx_next, n);
+    if (st == TERN_OK)
         v->rx_next += n;
-        v->srq_posted += n;
-    }
-    return TERN_OK;
+    return st;
 }
 
 static tern_status_t ud_qp_create(tern_verbs_t *v)

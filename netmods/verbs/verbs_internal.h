@@ -272,7 +272,11 @@ static inline uint8_t *tern_verbs_slab_buf(const tern_verbs_slab_t *s, uint32_t 
 /* Worker resources: PD, channel, CQs, SRQ, UD QP, buffers. */
 tern_status_t tern_verbs_worker_open(tern_verbs_t *v);
 void tern_verbs_worker_close(tern_verbs_t *v);
-/* Post receives to the SRQ until srq_target are posted. */
+/* Post n receive buffers to the SRQ, 32 per ibv_post_srq_recv: indices
+ * idx[0..n) or, with idx NULL, first..first+n. */
+tern_status_t tern_verbs_srq_post(tern_verbs_t *v, const uint32_t *idx, uint32_t first,
+                                  uint32_t n);
+/* Bring SRQ buffers into circulation until srq_target circulate. */
 tern_status_t tern_verbs_srq_fill(tern_verbs_t *v);
 /* A message naming a failed verbs call for rank (or -1). */
 tern_status_t tern_verbs_err(tern_status_t st, int rank, const char *call, int err);

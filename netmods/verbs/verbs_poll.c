@@ -160,30 +160,8 @@ static void on_send(tern_verbs_t *v, const struct ibv_wc *wc)
 
 static void repost(tern_verbs_t *v)
 {
-    struct ibv_recv_wr wr[32], *bad = NULL;
-    struct ibv_sge sge[32];
-    uint32_t done = 0;
-    while (done < v->nrepost) {
-        uint32_t n = v->nrepost - done > 32 ? 32 : v->nrepost - done;
-        for (uint32_t i = 0; i < n; i++) {
-            uint32_t b = v->rx_repost[done + i];
-            sge[i] = (struct ibv_sge){(uintptr_t)tern_verbs_slab_buf(&v->rx, b), v->rx.size,
-                                      v->rx.mr->lkey};
-            wr[i] = (struct ibv_recv_wr){.wr_id = TERN_VERBS_WR(WR_SRQ, b),
-                                         .next = i + 1 < n ? &wr[i + 1] : NULL,
-                                         .sg_list = &sge[i], .num_sge = 1};
-        }
-        v->stats.post_recv++;
-        v->stats.post_recv_wrs += n;
-        int rc = ibv_post_srq_recv(v->srq, wr, &bad);
-        if (rc != 0) {
-            tern_warn("verbs: ibv_post_srq_recv: %s (%u receive buffers lost)", strerror(rc),
-                      v->nrepost - done);
-            break;
-        }
-        v->srq_posted += n;
-        done += n;
-    }
+    if (tern_verbs_srq_post(v, v->rx_repost, 0, v->nrepost) != TERN_OK)
+        tern_warn("%s (the shared receive queue shrinks)", tern_last_error());
     v->nrepost = 0;
     v->repost_due = false;
     /* every buffer consumed so far is posted again: their credits may go

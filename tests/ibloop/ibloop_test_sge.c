@@ -8,48 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ibloop_test.h"
+#include "ibloop_test_one.h"
 
-#define ALL_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
-                    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
-
-static struct ep E;
-static uint8_t *buf;
-static struct ibv_mr *mr;
-static struct xinfo peer;
-
-static int setup(const struct ep_opts *o, size_t len)
-{
-    TRY(ep_open(&E, o));
-    buf = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
-    CHECK(buf, "out of memory");
-    memset(buf, 0, len);
-    mr = ibv_reg_mr(E.pd, buf, len, ALL_ACCESS);
-    CHECK(mr, "ibv_reg_mr: %s", strerror(errno));
-    return 0;
-}
-
-static int connect_rc(const struct rc_opts *o)
-{
-    struct xinfo mine;
-
-    ep_info(&E, &mine);
-    mine.addr = (uintptr_t)buf;
-    mine.rkey = mr->rkey;
-    mine.len = mr->length;
-    TRY(ep_exchange(&E, &mine, &peer));
-    TRY(ep_rc_connect(&E, &peer, o));
-    return xsync();
-}
-
-static int teardown(void)
-{
-    TRY(xsync());
-    CHECK(ibv_dereg_mr(mr) == 0, "ibv_dereg_mr");
-    free(buf);
-    ep_close(&E);
-    return 0;
-}
+/* E, buf, mr, peer, setup, connect_rc, teardown: ibloop_test_one.c */
 
 /* ---- scatter / gather lists ------------------------------------------------------ */
 static int sge_a(void)
