@@ -216,7 +216,10 @@ mn_mpirun() {
         done
         [ $# -gt 0 ] && shift
     fi
-    local cmd=(timeout -k 5 "$MN_TIMEOUT"
+    # the ranks' LD_LIBRARY_PATH / LD_BIND_NOW (e.g. tests/ibloop, which may
+    # be instrumented with ASan) are theirs only: -x NAME=value below, and
+    # mpirun itself runs without them
+    local cmd=(timeout -k 5 "$MN_TIMEOUT" env -u LD_LIBRARY_PATH -u LD_BIND_NOW
         ip netns exec "$MN_NS1" unshare --uts
         env TMPDIR="$MN_DIR/tmp1" MN_HOSTNAME="$MN_NS1"
         sh -c 'hostname "$MN_HOSTNAME" && unset MN_HOSTNAME && exec "$@"' mn_host1
@@ -229,9 +232,10 @@ mn_mpirun() {
         --mca btl_tcp_if_include "$MN_IF1,$MN_IF2"
         --mca btl ^openib
         -x PATH)
-    [ -n "${LD_LIBRARY_PATH:-}" ] && cmd+=(-x LD_LIBRARY_PATH)
+    [ -n "${LD_LIBRARY_PATH:-}" ] && cmd+=(-x "LD_LIBRARY_PATH=$LD_LIBRARY_PATH")
+    [ -n "${LD_BIND_NOW:-}" ] && cmd+=(-x "LD_BIND_NOW=$LD_BIND_NOW")
     for v in $(env | sed -n 's/^\(TERN_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(IBLOOP_[A-Z0-9_]*\)=.*/\1/p
-                             s/^\(LD_BIND_NOW\)=.*/\1/p; s/^\([AUL]SAN_OPTIONS\)=.*/\1/p'); do
+                             s/^\([AUL]SAN_OPTIONS\)=.*/\1/p'); do
         cmd+=(-x "$v")
     done
     # the remote host starts in the same directory, but give it no chance to
