@@ -113,6 +113,12 @@ static tern_status_t open_chosen(const tern_verbs_config_t *cfg, tern_verbs_dev_
             ibv_close_device(c);
             continue;
         }
+        if (want_port > d->attr.phys_port_cnt) {
+            st = tern_error(TERN_ERR_NO_DEVICE, "verbs: TERN_VERBS_DEVICE asks for port %u of %s, "
+                            "which has %u port(s)", want_port, name, d->attr.phys_port_cnt);
+            ibv_close_device(c);
+            continue;
+        }
         for (unsigned p = want_port ? want_port : 1;
              p <= (want_port ? want_port : d->attr.phys_port_cnt) && d->ctx == NULL; p++) {
             if (ibv_query_port(c, (uint8_t)p, &d->port_attr) != 0) {

@@ -9,6 +9,7 @@
 #  - lazy connections: 4 ranks of which only 0 and 3 talk make one RC QP
 #    each and the others none;
 #  - a fan-out to 39 peers whose unsignaled tails fill the send CQ's budget;
+#  - TERN_VERBS_DEVICE: by name and port; an absent device or port named;
 #  - the key changing mid-transfer: registration windows of 64 KiB
 #    (TERN_VERBS_REG_WINDOW) in get and in put, up to 64 MiB, unaligned;
 #  - registrations the device refuses (IBLOOP_FAULT_REG_FAIL_AFTER, at the
@@ -47,6 +48,18 @@ run_engine 3 "--bind-to none" sizes sizes_unexpected wildcard_order iov truncate
 if [ "$ibloop" = yes ]; then
     IBLOOP_LINK_LAYER=ethernet TERN_VERBS_GID_INDEX=1 IBLOOP_FABRIC=$IBLOOP_FABRIC-roce \
         run_engine 3 "--bind-to none" sizes large iov truncate || fail "engine cases over RoCE"
+fi
+
+# the device chosen by name and port; a device or port that is not there
+# fails tern_init naming it
+if [ "$ibloop" = yes ]; then
+    TERN_VERBS_DEVICE=ibloop0:1 run_engine 2 "" sizes || fail "TERN_VERBS_DEVICE=ibloop0:1"
+    for dev in mlx5_0 ibloop0:2; do
+        TERN_VERBS_DEVICE=$dev run_engine 2 "" self >"$out" 2>&1 &&
+            fail "TERN_VERBS_DEVICE=$dev (not there) was accepted"
+        grep -Eq "tern_init: .*verbs: (no device mlx5_0 |TERN_VERBS_DEVICE asks for port 2 of ibloop0)" "$out" ||
+            { cat "$out"; fail "TERN_VERBS_DEVICE=$dev: the failure does not name it"; }
+    done
 fi
 
 run_engine 4 "--bind-to none" lazy_connect >"$out" 2>&1 || { cat "$out"; fail "lazy_connect"; }
