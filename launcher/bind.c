@@ -21,6 +21,9 @@ static int load_topology(struct ternrun_bind_ctx *b)
     if (hwloc_topology_init(&b->topo) != 0) {
         return -1;
     }
+    /* cores and PUs only: no PCI discovery (libpciaccess parses pci.ids
+     * with a realloc per line, 10 s under ASan) */
+    hwloc_topology_set_io_types_filter(b->topo, HWLOC_TYPE_FILTER_KEEP_NONE);
     if (hwloc_topology_load(b->topo) != 0) {
         hwloc_topology_destroy(b->topo);
         b->topo = NULL;

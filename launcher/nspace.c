@@ -168,7 +168,16 @@ int ternrun_pmix_start(struct ternrun_job *job)
 
     PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, job->session_dir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[1], PMIX_SYSTEM_TMPDIR, job->session_dir, PMIX_STRING);
+    /* The server's hwloc topology (PMIx loads its own) needs no PCI
+     * devices: hwloc's pci component parses pci.ids through libpciaccess
+     * with a realloc per line, 10 s of start-up under ASan.  Only for this
+     * call: the ranks' environment keeps the user's choice. */
+    bool no_pci = getenv("HWLOC_COMPONENTS") == NULL;
+    if (no_pci)
+        setenv("HWLOC_COMPONENTS", "-pci", 1);
     rc = PMIx_server_init(module, info, 2);
+    if (no_pci)
+        unsetenv("HWLOC_COMPONENTS");
     PMIX_INFO_DESTRUCT(&info[0]);
     PMIX_INFO_DESTRUCT(&info[1]);
     if (rc != PMIX_SUCCESS) {

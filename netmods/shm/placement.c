@@ -22,6 +22,8 @@ static int bound_numa_node(void)
     int node = -1;
     if (hwloc_topology_init(&topo) != 0)
         return -1;
+    /* CPUs and NUMA nodes only: no PCI discovery (slow, and not needed) */
+    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
     if (hwloc_topology_load(topo) == 0) {
         hwloc_cpuset_t cpus = hwloc_bitmap_alloc();
         hwloc_nodeset_t nodes = hwloc_bitmap_alloc();
