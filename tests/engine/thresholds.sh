@@ -4,7 +4,10 @@
 # netmod, with netmods/<name>/test.env): the engine's data cases
 # either pass or tern_init rejects the combination with a message naming the
 # variable.  Just outside the range and garbage are always rejected, by
-# tern_info and by tern_init, naming the variable.
+# tern_info and by tern_init, naming the variable.  Built with ASan + UBSan
+# (TERN_TEST_SANITIZED), the data case is `sizes` up to 1 MiB + 3 (each
+# threshold's boundary of the defaults is below it), not all sizes and iov:
+# the sweep is some 90 jobs.
 . "${srcdir:-.}/tests/engine/lib.sh"
 INFO=${TERN_INFO:-./tern_info}
 out=$(mktemp)
@@ -14,6 +17,12 @@ params=$(mktemp)
 nvars=$(awk '$1 ~ /^TERN_/ && $4 != "string"' "$params" | wc -l)
 [ "$nvars" -ge 10 ] || fail "tern_info --params lists $nvars TERN_ settings"
 done_vars=0
+cases="sizes iov"
+if [ -n "${TERN_TEST_SANITIZED:-}" ]; then
+    cases=sizes
+    TH_SIZES_MAX=1048579
+    export TH_SIZES_MAX
+fi
 awk '$1 ~ /^TERN_/ && $4 != "string" {print $1, $4}' "$params" | while read -r var range; do
     lo=${range%%..*}
     hi=${range##*..}
@@ -25,7 +34,7 @@ awk '$1 ~ /^TERN_/ && $4 != "string" {print $1, $4}' "$params" | while read -r v
                 set -a; . "${srcdir:-.}/netmods/$nm/test.env"; set +a
                 export TERN_NETMODS=$nm TERN_TEST_NETMOD=$nm
             fi
-            export "$var=$v"; run_engine 2 "" sizes iov) >"$out" 2>&1; then
+            export "$var=$v"; run_engine 2 "" $cases) >"$out" 2>&1; then
             echo "ok: $var=$v works"
         elif grep -q "tern_init: .*$var" "$out" &&
             ! grep -Eq "out of range|must be a power of two|not a non-negative" "$out"; then
