@@ -4,7 +4,8 @@
 # only this).  ternrun and the ranks are instrumented; a TSan report fails
 # the test (exitcode 66, and the output is searched).  tests/tsan.supp
 # silences known races inside libpmix only.
-#   engine cases, 2 ranks with 2 workers each, over shm and over tcp:
+#   engine cases, 2 ranks with 2 workers each, over shm, tcp and verbs (on
+#   tests/ibloop):
 #     wakeup      another thread signals a worker blocked in tern_worker_wait
 #     block_wake  TERN_WAIT_MODE=block: a blocked receive is woken by the
 #                 arrival
@@ -56,5 +57,13 @@ if "$TERN_INFO" 2>/dev/null | grep -Eq '^netmods:.* tcp( |$)'; then
     verdict $? "engine/sock thread cases"
 else
     echo "note: no tcp netmod in this build (tern_info): tcp and engine/sock not run"
+fi
+if "$TERN_INFO" 2>/dev/null | grep -Eq '^netmods:.* verbs( |$)'; then
+    # the workers of a rank share the device context; on tests/ibloop
+    # (instrumented too: built in this tree), with its helper thread
+    (set -a && . "${srcdir:-.}/netmods/verbs/test.env" && set +a &&
+        TERN_NETMODS=verbs TERN_TEST_NETMOD=verbs run_engine 2 "--bind-to none" $cases) \
+        >"$out" 2>&1
+    verdict $? "engine cases $cases over verbs"
 fi
 exit "$failed"
