@@ -377,6 +377,20 @@ err_free:
     return st;
 }
 
+static unsigned progress_all(void *arg)
+{
+    tern_context_t *ctx = arg;
+    unsigned n = 0;
+    for (int k = 0; k < ctx->num_workers; k++)
+        n += tern_progress(&ctx->workers[k]);
+    return n;
+}
+
+static unsigned progress_default(void *arg)
+{
+    return tern_progress(&((tern_context_t *)arg)->workers[0]);
+}
+
 tern_status_t tern_finalize(tern_context_t *ctx)
 {
     if (ctx == NULL)
@@ -417,7 +431,9 @@ tern_status_t tern_finalize(tern_context_t *ctx)
             sched_yield();
     }
     ctx->finalizing = true;
-    tern_status_t st = tern_pmix_fence(&ctx->pmix, false);
+    /* the fence progresses every worker: a peer still draining may need
+     * our acknowledgements (dpdk) */
+    tern_status_t st = tern_pmix_fence_progress(&ctx->pmix, progress_all, ctx);
     finalize_netmods(ctx);
     tern_status_t s3 = tern_pmix_finalize(&ctx->pmix);
     if (st == TERN_OK)
@@ -505,7 +521,9 @@ tern_status_t tern_barrier(tern_context_t *ctx)
 {
     if (ctx == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_barrier: NULL context");
-    return tern_pmix_fence(&ctx->pmix, false);
+    /* worker 0 (the caller's) progresses during the fence: sends that
+     * completed locally may still need it (dpdk retransmits, acks) */
+    return tern_pmix_fence_progress(&ctx->pmix, progress_default, ctx);
 }
 
 void tern_abort(tern_context_t *ctx, int status, const char *msg)

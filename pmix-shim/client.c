@@ -3,6 +3,7 @@
 #include "pmix-shim/client.h"
 
 #include <pmix.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -378,6 +379,46 @@ tern_status_t tern_pmix_fence(tern_pmix_t *p, bool commit_and_collect)
     if (rc != PMIX_SUCCESS)
         return tern_error(TERN_ERR_PMIX, "PMIx_Fence (rank %u): %s", p->rank,
                           PMIx_Error_string(rc));
+    return TERN_OK;
+}
+
+typedef struct fence_wait {
+    _Atomic int done;
+    pmix_status_t status;
+} fence_wait_t;
+
+/* PMIx's progress thread: the status is written before the release store
+ * of done that the waiting thread's acquire load pairs with. */
+static void fence_done(pmix_status_t status, void *cbdata)
+{
+    fence_wait_t *fw = cbdata;
+    fw->status = status;
+    atomic_store_explicit(&fw->done, 1, memory_order_release);
+}
+
+tern_status_t tern_pmix_fence_progress(tern_pmix_t *p, unsigned (*progress)(void *), void *arg)
+{
+    fence_wait_t fw = {.done = 0, .status = PMIX_SUCCESS};
+    pmix_info_t info;
+    bool collect = false;
+    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+    pmix_status_t rc = PMIx_Fence_nb(NULL, 0, &info, 1, fence_done, &fw);
+    if (rc == PMIX_OPERATION_SUCCEEDED) {
+        fw.status = PMIX_SUCCESS;
+        atomic_store_explicit(&fw.done, 1, memory_order_relaxed);
+    } else if (rc != PMIX_SUCCESS) {
+        PMIX_INFO_DESTRUCT(&info);
+        return tern_error(TERN_ERR_PMIX, "PMIx_Fence_nb (rank %u): %s", p->rank,
+                          PMIx_Error_string(rc));
+    }
+    /* A: pairs with the release store in fence_done */
+    while (!atomic_load_explicit(&fw.done, memory_order_acquire))
+        if (progress(arg) == 0)
+            sched_yield();
+    PMIX_INFO_DESTRUCT(&info);
+    if (fw.status != PMIX_SUCCESS)
+        return tern_error(TERN_ERR_PMIX, "PMIx_Fence (rank %u): %s", p->rank,
+                          PMIx_Error_string(fw.status));
     return TERN_OK;
 }
 

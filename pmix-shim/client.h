@@ -50,6 +50,10 @@ tern_status_t tern_pmix_put(tern_pmix_t *p, const char *key, const void *data, s
 
 /* PMIx_Commit then PMIx_Fence over the job (collect: PMIX_COLLECT_DATA). */
 tern_status_t tern_pmix_fence(tern_pmix_t *p, bool commit_and_collect);
+/* A fence (no data) during which progress(arg) is called over and over:
+ * a netmod whose peers need our acknowledgements (dpdk) keeps answering
+ * while this rank waits for the others. */
+tern_status_t tern_pmix_fence_progress(tern_pmix_t *p, unsigned (*progress)(void *), void *arg);
 
 /* PMIx_Get of rank's key; *data is malloc'd (caller frees). */
 tern_status_t tern_pmix_get(tern_pmix_t *p, int rank, const char *key, void **data, size_t *len);

@@ -111,7 +111,9 @@ int tern_worker_index(const tern_worker_t *w);
 /** Name of the netmod the VC to rank uses ("self", "shm", ...) or NULL. */
 const char *tern_peer_netmod(const tern_context_t *ctx, int rank);
 
-/** Job-wide barrier through PMIx_Fence (no data). */
+/** Job-wide barrier through PMIx_Fence (no data).  The context's default
+ * worker (worker 0) makes progress while it waits, so call it from the
+ * thread that drives worker 0. */
 tern_status_t tern_barrier(tern_context_t *ctx);
 
 /** Abort the whole job through PMIx_Abort with status and message. */
