@@ -28,7 +28,7 @@ awk '$1 ~ /^TERN_/ && $4 != "string" {print $1, $4}' "$params" | while read -r v
     hi=${range##*..}
     # a netmod's own settings run over that netmod (with its test.env)
     nm=
-    case $var in TERN_VERBS_*) nm=verbs ;; TERN_TCP_*) nm=tcp ;; esac
+    case $var in TERN_VERBS_*) nm=verbs ;; TERN_TCP_*) nm=tcp ;; TERN_DPDK_*) nm=dpdk ;; esac
     for v in "$lo" "$hi"; do
         if (if [ -n "$nm" ]; then
                 set -a; . "${srcdir:-.}/netmods/$nm/test.env"; set +a

@@ -1,0 +1,347 @@
+/*
+ * dpdk netmod: state shared by its files.  docs/dpdk.md has the design and
+ * what was run where.
+ *
+ * Shape
+ *   - EAL: started once per process, at the first worker's init, from the
+ *     TERN_DPDK_* settings (dpdk_eal.c); never torn down (EAL cannot start
+ *     twice in a process), its runtime directory removed at once.
+ *   - Ports (dpdk_port.c): from TERN_DPDK_VDEV, a template expanded per
+ *     worker (%w) and, when it names the peer (%p, %l, %h, %R), per peer:
+ *     a point-to-point device such as memif gets one port per VC, a shared
+ *     medium (af_packet, af_xdp, a NIC) one port per worker whose frames
+ *     are told apart by the endpoint ids of the header.  TERN_DPDK_PORT
+ *     names a device EAL probed itself (a NIC's PCI address).
+ *   - Reliability (dpdk_rel.c): per VC one sequence space, selective repeat
+ *     with a cumulative ack + a 64-frame SACK bitmap on every frame, fast
+ *     retransmission of SACK holes, a loss probe for the tail, and a
+ *     retransmission timer with back-off and a floor (TERN_DPDK_RTO_MIN_US)
+ *     above the ~10 ms stalls of a VM.  The receiver delivers in order to
+ *     tern_handle_pkt and holds what came early (at most window frames).
+ *   - Flow control: the receiver's window (frames) rides on every frame;
+ *     a sender never has more than min(its window, the peer's) frames
+ *     unacknowledged.  A full window queues the rest of the VC's sendq
+ *     (TERN_ERR_AGAIN inside, back-pressure to the engine): the TX ring is
+ *     never spun on.
+ *   - Sends (dpdk_send.c): eager bytes are copied into pool mbufs, packets
+ *     of a sendq packed into frames up to the MTU; the mbuf is kept (one
+ *     extra reference) until acked, for retransmission.  LMT put
+ *     (dpdk_lmt.c) sends the user's pages zero-copy.
+ *   - Faults (dpdk_fault.c): TERN_DPDK_FAULTS injects seeded drops,
+ *     hold-backs, duplicates and corruption on TX and RX for the tests.
+ *
+ * Threads: an instance belongs to its worker; the EAL is the only thing
+ * the workers of a process share, behind a mutex taken at init and
+ * finalize only.
+ */
+#ifndef TERN_DPDK_INTERNAL_H
+#define TERN_DPDK_INTERNAL_H
+
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "engine/netmod.h"
+#include "netmods/dpdk/dpdk_wire.h"
+
+#define TERN_DPDK_MAGIC 0x4b445054u /* "TPDK" */
+#define TERN_DPDK_CARD_VERSION 1u
+#define TERN_DPDK_CARD_KEY "tern.dpdk"
+#define TERN_DPDK_WINDOW_MAX 1024u
+#define TERN_DPDK_BURST 32u
+
+/* ---- settings (dpdk_config.c) ------------------------------------------ */
+
+typedef struct tern_dpdk_config {
+    char vdev[TERN_CFG_STR_MAX];      /* TERN_DPDK_VDEV: the port template */
+    char port[TERN_CFG_STR_MAX];      /* TERN_DPDK_PORT: a device EAL probes */
+    char eal_args[TERN_CFG_STR_MAX];  /* TERN_DPDK_EAL_ARGS: appended */
+    char faults[TERN_CFG_STR_MAX];    /* TERN_DPDK_FAULTS */
+    uint64_t mtu;                     /* 0: the port's */
+    uint64_t window;                  /* frames in flight per VC */
+    uint64_t pool;                    /* mbufs per worker */
+    uint64_t rx_desc, tx_desc;
+    uint64_t rto_min_us, rto_max_ms;
+    uint64_t probe_us;                /* tail-loss probe after this quiet */
+    uint64_t ack_delay_us;
+    uint64_t sleep_us;                /* block mode: longest sleep between polls */
+    uint64_t timeout_ms;              /* unacked data this long: peer failed */
+    uint64_t keepalive_ms;
+    uint64_t connect_ms;              /* a point-to-point link must come up */
+    uint64_t csum;
+    uint64_t mem_mb;                  /* EAL memory without hugepages */
+    uint64_t zcopy;                   /* LMT put from the user's pages */
+} tern_dpdk_config_t;
+
+extern const tern_config_table_t tern_dpdk_config_table;
+
+/* ---- business card ---------------------------------------------------------- */
+
+enum { TERN_DPDK_CAP_MULTISEG = 1u << 0 };
+
+typedef struct tern_dpdk_card {
+    uint32_t magic;
+    uint32_t version;         /* TERN_DPDK_CARD_VERSION; also the wire version */
+    int32_t rank;
+    uint32_t nonce;           /* this process's instance: frames name it */
+    uint8_t mac[6];           /* the worker's port (shared medium); 0: per peer */
+    uint16_t mtu;             /* payload bytes of an Ethernet frame it takes */
+    uint32_t max_frame;       /* largest frame its port receives */
+    uint32_t caps;            /* TERN_DPDK_CAP_* */
+    uint32_t job;
+    uint32_t window;          /* frames it accepts early (TERN_DPDK_WINDOW) */
+} tern_dpdk_card_t;
+static_assert(sizeof(tern_dpdk_card_t) == 40, "dpdk card is a wire format");
+
+/* ---- faults (dpdk_fault.c) ---------------------------------------------------- */
+
+typedef struct tern_dpdk_fault tern_dpdk_fault_t;
+/* NULL spec or "": no shim.  TERN_ERR_INVALID_PARAM naming the bad part. */
+tern_status_t tern_dpdk_fault_parse(const char *spec, unsigned salt, tern_dpdk_fault_t **out);
+void tern_dpdk_fault_free(tern_dpdk_fault_t *f);
+/* TX: the frames to send now (in place, returns how many); the shim keeps,
+ * frees or copies what it decides.  RX likewise on what rx_burst gave. */
+uint16_t tern_dpdk_fault_tx(tern_dpdk_fault_t *f, struct rte_mempool *mp, struct rte_mbuf **m,
+                            uint16_t n, uint16_t max);
+uint16_t tern_dpdk_fault_rx(tern_dpdk_fault_t *f, struct rte_mempool *mp, struct rte_mbuf **m,
+                            uint16_t n, uint16_t max);
+/* frames the shim holds back (released by later traffic or flushed) */
+uint16_t tern_dpdk_fault_flush(tern_dpdk_fault_t *f, bool tx, struct rte_mbuf **m, uint16_t max);
+typedef struct tern_dpdk_fault_stats {
+    uint64_t dropped, held, duplicated, corrupted;
+} tern_dpdk_fault_stats_t;
+void tern_dpdk_fault_stats(const tern_dpdk_fault_t *f, tern_dpdk_fault_stats_t *s);
+
+/* ---- EAL (dpdk_eal.c) ------------------------------------------------------------ */
+
+/* Start EAL once per process (job and rank name its file prefix); later
+ * calls return the first one's result. */
+tern_status_t tern_dpdk_eal_start(const tern_dpdk_config_t *cfg, const char *job, int rank);
+/* Why dpdk cannot run in this process (NULL: it can). */
+const char *tern_dpdk_eal_unavailable(void);
+uint32_t tern_dpdk_job_hash(const char *nspace);
+
+/* ---- ports (dpdk_port.c) ---------------------------------------------------------- */
+
+typedef struct tern_dpdk_port {
+    uint16_t id;
+    bool created;             /* a vdev we made (uninit at close) */
+    bool started;
+    bool link_up;
+    bool multiseg;            /* RTE_ETH_TX_OFFLOAD_MULTI_SEGS */
+    bool client;              /* the connecting side of a point-to-point link */
+    char name[RTE_ETH_NAME_MAX_LEN];
+    char sock_path[108];      /* a point-to-point server's socket file, until linked */
+    struct rte_ether_addr mac;
+    uint16_t mtu;
+    uint32_t max_frame;
+    uint64_t start_deadline_ns; /* point-to-point: retry start until then */
+    uint64_t next_start_ns;
+    uint64_t started_ns;      /* last (re)start */
+    uint64_t link_checked_ns;
+    tern_dpdk_fault_t *fault;
+} tern_dpdk_port_t;
+
+typedef struct tern_dpdk tern_dpdk_t;
+
+/* Expand the template for worker w (peer: -1 for a per-worker port). */
+tern_status_t tern_dpdk_expand(const char *tmpl, const tern_dpdk_t *d, int peer, char *out,
+                               size_t len);
+/* Does the template make one port per peer? */
+bool tern_dpdk_per_peer(const char *tmpl);
+/* Create (vdev) or find (TERN_DPDK_PORT), configure and start a port. */
+tern_status_t tern_dpdk_port_open(tern_dpdk_t *d, const char *devargs, bool vdev,
+                                  tern_dpdk_port_t *p);
+/* Retry a start that failed (memif client before its server), restart a
+ * client whose link did not come up; true once up. */
+bool tern_dpdk_port_ready(tern_dpdk_t *d, tern_dpdk_port_t *p);
+/* Re-read the link of a point-to-point port (at most every 10 ms): a
+ * peer that went away takes it down, and its client restarts. */
+void tern_dpdk_port_check_link(tern_dpdk_t *d, tern_dpdk_port_t *p);
+void tern_dpdk_port_close(tern_dpdk_port_t *p);
+/* Let go of a point-to-point port without closing it (see dpdk_port.c). */
+void tern_dpdk_port_abandon(tern_dpdk_port_t *p);
+/* Send n frames (through the fault shim); returns how many the port took,
+ * the rest stay the caller's. */
+uint16_t tern_dpdk_port_tx(tern_dpdk_t *d, tern_dpdk_port_t *p, struct rte_mbuf **m, uint16_t n);
+uint16_t tern_dpdk_port_rx(tern_dpdk_t *d, tern_dpdk_port_t *p, struct rte_mbuf **m, uint16_t n);
+
+/* ---- per-VC reliability state ------------------------------------------------------ */
+
+/* A frame the sender keeps until it is acked. */
+typedef struct tern_dpdk_slot {
+    struct rte_mbuf *m;       /* copy frame (one reference ours); NULL: LMT zero-copy */
+    struct tern_dpdk_lmt_tx *lmt; /* zero-copy: the transfer it belongs to */
+    uint64_t offset;          /* zero-copy: payload offset in the message */
+    uint64_t sent_ns;         /* last transmission */
+    uint16_t len;             /* payload bytes */
+    uint8_t type;
+    uint8_t xmits;            /* transmissions so far */
+    bool sacked;
+} tern_dpdk_slot_t;
+
+enum tern_dpdk_vc_conn { DPDK_VC_IDLE = 0, DPDK_VC_UP, DPDK_VC_DEAD };
+
+typedef struct tern_dpdk_vc {
+    tern_vc_t *vc;
+    tern_dpdk_t *d;
+    tern_dpdk_card_t card;
+    enum tern_dpdk_vc_conn conn;
+    tern_dpdk_port_t *port;   /* its own (per peer) or the worker's */
+    tern_dpdk_port_t own;     /* per-peer port storage */
+    struct rte_ether_addr peer_mac;
+    uint32_t peer_ep, my_ep;
+    uint16_t payload_max;     /* DATA payload bytes per frame towards this peer */
+
+    /* send side */
+    tern_list_t sendq;        /* engine packets not yet all in frames (req->link) */
+    tern_list_t lmtq;         /* LMT transfers with frames to make */
+    tern_list_t lmt_sent;     /* LMT transfers all framed, waiting for acks */
+    uint32_t snd_una, snd_nxt;    /* oldest unacked, next new */
+    uint32_t snd_high;        /* highest seq ever transmitted + 1 */
+    uint32_t peer_window;
+    tern_dpdk_slot_t *slots;  /* window entries, by seq % window */
+    uint64_t last_ack_ns;     /* when snd_una last moved (or the first send) */
+    uint64_t rto_ns;          /* current timeout, backed off */
+    uint64_t probe_at_ns;
+    bool probed;
+    uint32_t recover;         /* fast retransmission guard: holes below it were resent */
+
+    /* receive side */
+    uint32_t rcv_nxt;
+    struct rte_mbuf **ooo;    /* early frames, by seq % window */
+    uint32_t ooo_count;
+    uint32_t unacked_rx;      /* frames taken since our last ack went out */
+    uint64_t ack_due_ns;      /* a delayed ack is owed by then (0: none) */
+    bool ack_now;
+    uint64_t last_rx_ns;
+    uint64_t probe_sent_ns;   /* keepalive */
+
+    /* LMT put receive in progress (frames come in order) */
+    tern_request_t *lmt_rreq;
+    uint64_t lmt_rx_off;
+
+    tern_list_t active_link;  /* tern_dpdk_t.active: unacked data or owed ack */
+    bool on_active;
+    tern_list_t live_link;    /* tern_dpdk_t.live: has exchanged frames */
+    bool on_live;
+} tern_dpdk_vc_t;
+
+typedef struct tern_dpdk_stats {
+    uint64_t tx_frames, rx_frames, tx_bursts, rx_bursts, tx_full;
+    uint64_t acks_sent, retransmits, fast_retransmits, probes, timeouts;
+    uint64_t dup_frames, ooo_frames, bad_frames, csum_errors, window_full;
+    uint64_t zcopy_frames, copy_frames;
+} tern_dpdk_stats_t;
+
+struct tern_dpdk {
+    tern_context_t *ctx;
+    tern_worker_t *worker;
+    const tern_dpdk_config_t *cfg;
+    uint32_t job;
+    uint32_t nonce;
+    bool per_peer;
+    tern_dpdk_port_t port;    /* the worker's port (shared medium) */
+    struct rte_mempool *pool;
+    tern_dpdk_vc_t *vcs;      /* by rank */
+    tern_dpdk_vc_t **by_port; /* per-peer ports: VC by DPDK port id */
+    tern_list_t active;
+    tern_list_t live;
+    tern_list_t reap;         /* LMT transfers done but the PMD holds their pages */
+    uint64_t now_ns;          /* refreshed once per poll */
+    int timer_fd;             /* block mode: the sleep slices (dpdk_wait.c) */
+    tern_dpdk_stats_t stats;
+};
+
+static inline tern_dpdk_vc_t *tern_dpdk_vc(tern_vc_t *vc) { return (tern_dpdk_vc_t *)vc->nm_vc; }
+
+/* ---- dpdk_rel.c: frames, acks, retransmission ----------------------------------------- */
+
+/* A new frame from the pool with Ethernet + tern headers for dv (type,
+ * payload len filled by the caller); NULL when the pool is empty. */
+struct rte_mbuf *tern_dpdk_frame_alloc(tern_dpdk_vc_t *dv, uint8_t type);
+/* Fill the acknowledgement fields and the checksum, just before sending. */
+void tern_dpdk_frame_seal(tern_dpdk_vc_t *dv, struct rte_mbuf *m);
+/* Is there room in the window for one more frame? */
+bool tern_dpdk_window_open(const tern_dpdk_vc_t *dv);
+/* Put a sealed-to-be frame in the window under snd_nxt and transmit it
+ * (a copy frame's mbuf: the slot keeps a reference).  TERN_OK even when
+ * the port takes nothing now: the timers send it again. */
+tern_status_t tern_dpdk_frame_queue(tern_dpdk_vc_t *dv, tern_dpdk_slot_t slot);
+/* Handle one received frame (ours: checked, the mbuf consumed). */
+void tern_dpdk_rx_frame(tern_dpdk_t *d, struct rte_mbuf *m);
+/* Timers of every active VC: retransmissions, probes, delayed acks. */
+void tern_dpdk_timers(tern_dpdk_t *d);
+/* Send an ACK or a PROBE frame now. */
+void tern_dpdk_send_ctrl(tern_dpdk_vc_t *dv, uint8_t type, uint8_t flags);
+void tern_dpdk_mark_active(tern_dpdk_vc_t *dv);
+void tern_dpdk_vc_lost(tern_dpdk_vc_t *dv, tern_status_t st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Free what the VC holds (window, early frames). */
+void tern_dpdk_rel_drop(tern_dpdk_vc_t *dv);
+/* Nothing unacked, nothing queued. */
+bool tern_dpdk_vc_idle(const tern_dpdk_vc_t *dv);
+
+/* ---- dpdk_send.c ------------------------------------------------------------------------ */
+
+tern_status_t tern_dpdk_istart_contig_msg(tern_vc_t *vc, const void *hdr, size_t hdrlen,
+                                          const void *data, size_t len, tern_request_t **sreq);
+tern_status_t tern_dpdk_isend_contig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
+                                     size_t hdrlen, const void *data, size_t len);
+tern_status_t tern_dpdk_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
+                                       size_t hdrlen);
+/* Move the VC's queued packets into frames while the window allows. */
+void tern_dpdk_push(tern_dpdk_vc_t *dv);
+/* Transmit the frames queued but never sent. */
+void tern_dpdk_flush(tern_dpdk_vc_t *dv);
+void tern_dpdk_mark_pending(tern_dpdk_vc_t *dv);
+
+/* ---- dpdk_wait.c ---------------------------------------------------------------------- */
+
+int tern_dpdk_wait_fd(void *state);
+bool tern_dpdk_arm(void *state);
+void tern_dpdk_disarm(void *state);
+
+/* ---- dpdk_lmt.c ------------------------------------------------------------------------- */
+
+typedef struct tern_dpdk_lmt_tx {
+    tern_list_t link;         /* dv->lmtq, then dv->lmt_sent, then d->reap */
+    tern_request_t *sreq;
+    tern_dpdk_vc_t *dv;
+    uint64_t cookie;          /* the receive's id */
+    uint64_t total, next;     /* bytes; next to frame */
+    uint64_t acked;           /* bytes acknowledged */
+    const uint8_t *buf;       /* the user's (contiguous) message */
+    tern_mem_t mem;           /* its registration (zero-copy) */
+    /* one reference ours, one per external mbuf not yet freed (the PMD's) */
+    struct rte_mbuf_ext_shared_info shinfo;
+    bool zcopy;
+} tern_dpdk_lmt_tx_t;
+
+unsigned tern_dpdk_lmt_modes(void *state);
+int tern_dpdk_lmt_choose(tern_vc_t *vc, size_t len);
+tern_status_t tern_dpdk_lmt_initiate(tern_vc_t *vc, tern_request_t *sreq, int *mode,
+                                     void *cookie, size_t *cookie_len);
+tern_status_t tern_dpdk_lmt_start_recv(tern_vc_t *vc, tern_request_t *rreq, const void *cookie,
+                                       size_t cookie_len);
+tern_status_t tern_dpdk_lmt_start_send(tern_vc_t *vc, tern_request_t *sreq, const void *cookie,
+                                       size_t cookie_len);
+tern_status_t tern_dpdk_lmt_handle_cookie(tern_vc_t *vc, tern_request_t *req, const void *cookie,
+                                          size_t cookie_len);
+tern_status_t tern_dpdk_lmt_done_send(tern_vc_t *vc, tern_request_t *sreq);
+tern_status_t tern_dpdk_lmt_done_recv(tern_vc_t *vc, tern_request_t *rreq);
+/* Make one LMT frame of the head transfer (false: out of mbufs); a slot
+ * of a transfer was acked. */
+bool tern_dpdk_lmt_push(tern_dpdk_vc_t *dv);
+void tern_dpdk_lmt_acked(tern_dpdk_vc_t *dv, tern_dpdk_slot_t *s);
+/* An LMT frame arrived in order. */
+void tern_dpdk_lmt_rx(tern_dpdk_vc_t *dv, const tern_dpdk_lmt_ext_t *ext, struct rte_mbuf *m,
+                      uint32_t off, uint16_t len);
+/* Build an LMT frame (zero-copy or copy) for a slot, for a first send or a
+ * retransmission; NULL when out of mbufs. */
+struct rte_mbuf *tern_dpdk_lmt_frame(tern_dpdk_vc_t *dv, const tern_dpdk_slot_t *s);
+/* Completions whose PMD references are gone (checked from poll). */
+void tern_dpdk_lmt_reap(tern_dpdk_t *d);
+void tern_dpdk_lmt_drop(tern_dpdk_vc_t *dv);
+
+#endif

@@ -1,0 +1,485 @@
+/*
+ * dpdk netmod: registration, wire-up, VCs, polling, keepalive, block mode,
+ * memory registration; the ops table.  See dpdk_internal.h for the shape
+ * and docs/dpdk.md for what was run where.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <rte_dev.h>
+#include <rte_memory.h>
+
+#include "netmods/dpdk/dpdk_internal.h"
+
+#define RX_ROUNDS 4
+
+/* ---- wire-up ------------------------------------------------------------- */
+
+static bool dpdk_reachable(tern_context_t *ctx, int rank)
+{
+    return rank != ctx->rank && tern_dpdk_eal_unavailable() == NULL;
+}
+
+static uint32_t new_nonce(void)
+{
+    uint32_t n = 0;
+    if (getrandom(&n, sizeof(n), 0) != sizeof(n))
+        n = (uint32_t)getpid() * 2654435761u ^ (uint32_t)tern_now_ns();
+    return n != 0 ? n : 1;
+}
+
+static tern_status_t dpdk_init(tern_worker_t *w, const void *config, void **shared, void **state)
+{
+    const tern_dpdk_config_t *cfg = config;
+    tern_context_t *ctx = w->ctx;
+    (void)shared;
+    tern_dpdk_t *d = calloc(1, sizeof(*d));
+    if (d == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "dpdk netmod state");
+    *state = d;
+    d->ctx = ctx;
+    d->worker = w;
+    d->cfg = cfg;
+    d->port.id = RTE_MAX_ETHPORTS;
+    d->job = tern_dpdk_job_hash(ctx->pmix.nspace);
+    d->nonce = new_nonce();
+    tern_list_init(&d->active);
+    tern_list_init(&d->live);
+    tern_list_init(&d->reap);
+    d->timer_fd = -1;
+    if (w->index > 255)
+        return tern_error(TERN_ERR_UNSUPPORTED, "dpdk: worker %d: frames name at most 256 "
+                          "workers", w->index);
+    d->vcs = calloc((size_t)ctx->size, sizeof(*d->vcs));
+    if (d->vcs == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "dpdk VC table for %d ranks", ctx->size);
+    tern_status_t st = tern_dpdk_eal_start(cfg, ctx->pmix.nspace, ctx->rank);
+    if (st != TERN_OK)
+        return st;
+    if (cfg->port[0] != '\0') {
+        if (w->index > 0)
+            return tern_error(TERN_ERR_UNSUPPORTED, "dpdk: TERN_DPDK_PORT %s drives worker 0 "
+                              "only; give more workers ports with TERN_DPDK_VDEV", cfg->port);
+        st = tern_dpdk_port_open(d, cfg->port, false, &d->port);
+    } else {
+        d->per_peer = tern_dpdk_per_peer(cfg->vdev);
+        if (!d->per_peer) {
+            char devargs[512];
+            st = tern_dpdk_expand(cfg->vdev, d, -1, devargs, sizeof(devargs));
+            if (st == TERN_OK)
+                st = tern_dpdk_port_open(d, devargs, true, &d->port);
+        }
+    }
+    if (st != TERN_OK)
+        return st;
+    tern_dpdk_card_t card = {.magic = TERN_DPDK_MAGIC, .version = TERN_DPDK_CARD_VERSION,
+                             .rank = ctx->rank, .nonce = d->nonce, .job = d->job,
+                             .window = (uint32_t)cfg->window};
+    if (!d->per_peer) {
+        memcpy(card.mac, d->port.mac.addr_bytes, 6);
+        card.mtu = d->port.mtu;
+        card.max_frame = d->port.max_frame;
+        card.caps = d->port.multiseg ? TERN_DPDK_CAP_MULTISEG : 0;
+    }
+    char key[64];
+    return tern_pmix_put(&ctx->pmix, tern_worker_key(w, TERN_DPDK_CARD_KEY, key, sizeof(key)),
+                         &card, sizeof(card));
+}
+
+static tern_status_t card_check(const void *data, size_t len, int rank, const tern_dpdk_t *d,
+                                tern_dpdk_card_t *out)
+{
+    if (len != sizeof(*out))
+        return tern_error(TERN_ERR_MALFORMED, "dpdk card of rank %d: %zu bytes, want %zu", rank,
+                          len, sizeof(*out));
+    memcpy(out, data, sizeof(*out));
+    if (out->magic != TERN_DPDK_MAGIC || out->version != TERN_DPDK_CARD_VERSION ||
+        out->rank != rank)
+        return tern_error(TERN_ERR_MALFORMED, "dpdk card of rank %d: not a version-%u card of "
+                          "that rank", rank, TERN_DPDK_CARD_VERSION);
+    if (out->job != d->job || out->nonce == 0 || out->window < 8 ||
+        out->window > TERN_DPDK_WINDOW_MAX)
+        return tern_error(TERN_ERR_MALFORMED, "dpdk card of rank %d: job %#x nonce %#x window "
+                          "%u", rank, out->job, out->nonce, out->window);
+    bool peer_shared = out->mtu != 0;
+    if (peer_shared == d->per_peer)
+        return tern_error(TERN_ERR_INVALID_PARAM, "dpdk: rank %d uses %s ports, this rank %s: "
+                          "give every rank the same TERN_DPDK_VDEV", rank,
+                          peer_shared ? "shared" : "per-peer", d->per_peer ? "per-peer" : "shared");
+    return TERN_OK;
+}
+
+static tern_status_t dpdk_vc_init(void *state, tern_vc_t *vc)
+{
+    tern_dpdk_t *d = state;
+    tern_dpdk_vc_t *dv = &d->vcs[vc->rank];
+    void *data;
+    size_t len;
+    char key[64];
+    tern_status_t st = tern_pmix_get(&d->ctx->pmix, vc->rank,
+                                     tern_worker_key(d->worker, TERN_DPDK_CARD_KEY, key,
+                                                     sizeof(key)),
+                                     &data, &len);
+    if (st != TERN_OK)
+        return tern_error(st, "dpdk: rank %d has no dpdk card (%s): does it have a port?  "
+                          "TERN_NETMODS can leave dpdk out", vc->rank, tern_last_error());
+    st = card_check(data, len, vc->rank, d, &dv->card);
+    free(data);
+    if (st != TERN_OK)
+        return st;
+    dv->vc = vc;
+    dv->d = d;
+    tern_list_init(&dv->sendq);
+    tern_list_init(&dv->lmtq);
+    tern_list_init(&dv->lmt_sent);
+    tern_list_init(&dv->active_link);
+    tern_list_init(&dv->live_link);
+    dv->own.id = RTE_MAX_ETHPORTS;
+    if (d->per_peer) {
+        char devargs[512];
+        st = tern_dpdk_expand(d->cfg->vdev, d, vc->rank, devargs, sizeof(devargs));
+        if (st == TERN_OK)
+            st = tern_dpdk_port_open(d, devargs, true, &dv->own);
+        if (st != TERN_OK)
+            return st;
+        dv->port = &dv->own;
+        memset(dv->peer_mac.addr_bytes, 0xff, 6); /* point to point: no addressing */
+    } else {
+        dv->port = &d->port;
+        memcpy(dv->peer_mac.addr_bytes, dv->card.mac, 6);
+    }
+    uint32_t mtu = dv->port->mtu;
+    if (dv->card.mtu != 0 && dv->card.mtu < mtu)
+        mtu = dv->card.mtu;
+    dv->payload_max = (uint16_t)(mtu - TERN_DPDK_HDR_SIZE);
+    uint32_t w = (uint32_t)d->cfg->window;
+    dv->slots = calloc(w, sizeof(*dv->slots));
+    dv->ooo = calloc(w, sizeof(*dv->ooo));
+    if (dv->slots == NULL || dv->ooo == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "dpdk window of %u frames", w);
+    dv->peer_window = dv->card.window;
+    dv->my_ep = TERN_DPDK_EP(d->ctx->rank, d->worker->index);
+    dv->peer_ep = TERN_DPDK_EP(vc->rank, d->worker->index);
+    dv->rto_ns = d->cfg->rto_min_us * 1000ull;
+    dv->conn = DPDK_VC_UP;
+    vc->nm_vc = dv;
+    return TERN_OK;
+}
+
+/* The VC failed: requests only we hold fail here, rendezvous ones (on the
+ * engine's list) in the engine. */
+static tern_status_t dpdk_vc_destroy(tern_vc_t *vc)
+{
+    tern_dpdk_vc_t *dv = tern_dpdk_vc(vc);
+    if (dv == NULL)
+        return TERN_OK;
+    dv->conn = DPDK_VC_DEAD;
+    tern_list_t *pos, *tmp;
+    tern_list_for_each_safe(pos, tmp, &dv->sendq)
+    {
+        tern_request_t *r = TERN_CONTAINER_OF(pos, tern_request_t, link);
+        tern_list_del(pos);
+        if (!(r->flags & TERN_REQF_VCLIST))
+            tern_request_complete(r, vc->fail_status);
+    }
+    tern_dpdk_lmt_drop(dv);
+    tern_dpdk_rel_drop(dv);
+    return TERN_OK;
+}
+
+/* Never blocks: the queue drains and is acked, then the timers report the
+ * VC closed. */
+static tern_status_t dpdk_vc_terminate(tern_vc_t *vc)
+{
+    tern_dpdk_vc_t *dv = tern_dpdk_vc(vc);
+    if (vc->state != TERN_VC_ACTIVE)
+        return TERN_OK;
+    if (dv == NULL || dv->conn == DPDK_VC_DEAD) {
+        vc->state = TERN_VC_CLOSED;
+        return TERN_OK;
+    }
+    if (dv->ack_due_ns != 0 || dv->ack_now)
+        tern_dpdk_send_ctrl(dv, TERN_DPDK_F_ACK, 0); /* the peer may be draining too */
+    if (tern_dpdk_vc_idle(dv)) {
+        vc->state = TERN_VC_CLOSED;
+        return TERN_OK;
+    }
+    vc->state = TERN_VC_TERMINATING;
+    tern_dpdk_mark_active(dv);
+    return TERN_OK;
+}
+
+static int dpdk_get_ordering(void *state) { return 1; }
+
+/* ---- progress -------------------------------------------------------------- */
+
+static unsigned rx_port(tern_dpdk_t *d, tern_dpdk_port_t *p)
+{
+    struct rte_mbuf *m[2 * TERN_DPDK_BURST];
+    unsigned total = 0;
+    for (int round = 0; round < RX_ROUNDS; round++) {
+        uint16_t n = tern_dpdk_port_rx(d, p, m, (uint16_t)RTE_DIM(m));
+        if (n == 0)
+            break;
+        d->stats.rx_bursts++;
+        for (uint16_t i = 0; i < n; i++) {
+            if (i + 1 < n)
+                rte_prefetch0(rte_pktmbuf_mtod(m[i + 1], void *));
+            tern_dpdk_rx_frame(d, m[i]);
+        }
+        total += n;
+        if (n < TERN_DPDK_BURST)
+            break;
+    }
+    return total;
+}
+
+static unsigned dpdk_poll(void *state, int direction)
+{
+    tern_dpdk_t *d = state;
+    (void)direction;
+    d->now_ns = tern_now_ns();
+    unsigned n = 0;
+    if (!d->per_peer) {
+        n += rx_port(d, &d->port);
+    } else {
+        for (int r = 0; r < d->ctx->size; r++) {
+            tern_dpdk_vc_t *dv = &d->vcs[r];
+            if (dv->vc == NULL || dv->conn == DPDK_VC_DEAD)
+                continue;
+            /* a client brings its link up even with nothing to send (its
+             * peer may be waiting to send to it) */
+            if (!dv->own.link_up && dv->own.client)
+                tern_dpdk_port_ready(d, &dv->own);
+            if (dv->own.started)
+                n += rx_port(d, &dv->own);
+        }
+    }
+    if (!tern_list_empty(&d->active)) {
+        tern_dpdk_timers(d);
+        n++;
+    }
+    if (!tern_list_empty(&d->reap))
+        tern_dpdk_lmt_reap(d);
+    if (d->port.fault != NULL)
+        tern_dpdk_port_tx(d, &d->port, NULL, 0); /* frames the shim held back */
+    for (int r = 0; d->per_peer && r < d->ctx->size; r++)
+        if (d->vcs[r].own.fault != NULL && d->vcs[r].own.link_up)
+            tern_dpdk_port_tx(d, &d->vcs[r].own, NULL, 0);
+    return n;
+}
+
+/* Idle path: keepalive of every VC heard from; a point-to-point port's
+ * faults shim releases what it held. */
+static void dpdk_check_peers(void *state)
+{
+    tern_dpdk_t *d = state;
+    const tern_dpdk_config_t *cfg = d->cfg;
+    d->now_ns = tern_now_ns();
+    if (cfg->keepalive_ms == 0)
+        return;
+    uint64_t ka = cfg->keepalive_ms * 1000000ull, limit = cfg->timeout_ms * 1000000ull;
+    tern_list_t *pos, *tmp;
+    tern_list_for_each_safe(pos, tmp, &d->live)
+    {
+        tern_dpdk_vc_t *dv = TERN_CONTAINER_OF(pos, tern_dpdk_vc_t, live_link);
+        if (dv->conn != DPDK_VC_UP || dv->vc->state == TERN_VC_FAILED)
+            continue;
+        if (dv->port != &d->port)
+            tern_dpdk_port_check_link(d, dv->port);
+        uint64_t quiet = d->now_ns - dv->last_rx_ns;
+        if (quiet > limit) {
+            tern_dpdk_vc_lost(dv, TERN_ERR_PEER_FAILED, "dpdk: rank %d silent for %llu ms "
+                              "(keepalive every %llu ms, TERN_DPDK_TIMEOUT_MS %llu)",
+                              dv->vc->rank, (unsigned long long)(quiet / 1000000),
+                              (unsigned long long)cfg->keepalive_ms,
+                              (unsigned long long)cfg->timeout_ms);
+            continue;
+        }
+        if (quiet >= ka && d->now_ns - dv->probe_sent_ns >= ka) {
+            dv->probe_sent_ns = d->now_ns;
+            tern_dpdk_send_ctrl(dv, TERN_DPDK_F_PROBE, TERN_DPDK_FL_ACK_NOW);
+        }
+    }
+}
+
+static tern_status_t dpdk_finalize(void *state)
+{
+    tern_dpdk_t *d = state;
+    if (d == NULL)
+        return TERN_OK;
+    /* Nobody polls any more (after the engine's fence).  A worker's
+     * shared port closes; point-to-point ports are abandoned (see
+     * dpdk_port.c: closing races DPDK memif's interrupt thread), with the
+     * pool their receive rings draw on. */
+    bool keep_pool = false;
+    if (d->vcs != NULL)
+        for (int r = 0; r < d->ctx->size; r++)
+            if (d->vcs[r].vc != NULL && d->vcs[r].port == &d->vcs[r].own &&
+                d->vcs[r].own.id < RTE_MAX_ETHPORTS) {
+                tern_dpdk_port_abandon(&d->vcs[r].own);
+                keep_pool = true;
+            }
+    tern_dpdk_port_close(&d->port);
+    if (d->vcs != NULL)
+        for (int r = 0; r < d->ctx->size; r++) {
+            tern_dpdk_vc_t *dv = &d->vcs[r];
+            if (dv->vc == NULL)
+                continue;
+            tern_dpdk_lmt_drop(dv);
+            tern_dpdk_rel_drop(dv);
+            free(dv->slots);
+            free(dv->ooo);
+        }
+    tern_list_t *l;
+    while ((l = tern_list_pop_head(&d->reap)) != NULL) {
+        tern_dpdk_lmt_tx_t *t = TERN_CONTAINER_OF(l, tern_dpdk_lmt_tx_t, link);
+        if (t->zcopy)
+            tern_mem_put(&t->mem);
+        free(t);
+    }
+    if (d->pool != NULL && !keep_pool)
+        rte_mempool_free(d->pool);
+    if (d->timer_fd >= 0)
+        close(d->timer_fd);
+    free(d->vcs);
+    free(d);
+    return TERN_OK;
+}
+
+/* ---- memory registration (through the engine's cache) -------------------- */
+
+typedef struct dpdk_memh {
+    void *addr;
+    size_t len;
+    bool mapped;
+} dpdk_memh_t;
+
+static tern_status_t dpdk_mem_reg(void *state, void *addr, size_t len, void **memh)
+{
+    tern_dpdk_t *d = state;
+    dpdk_memh_t *h = calloc(1, sizeof(*h));
+    if (h == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "dpdk registration");
+    long pg = sysconf(_SC_PAGESIZE);
+    if (rte_extmem_register(addr, len, NULL, 0, (size_t)pg) != 0) {
+        int err = rte_errno;
+        free(h);
+        return tern_error(err == ENOSPC ? TERN_ERR_NO_RESOURCE : TERN_ERR_IO,
+                          "dpdk: rte_extmem_register of %zu bytes at %p: %s", len, addr,
+                          rte_strerror(err));
+    }
+    h->addr = addr;
+    h->len = len;
+    /* a real device does DMA from it: map it for the device (IOVA = VA) */
+    if (!d->port.created && d->port.id < RTE_MAX_ETHPORTS) {
+        struct rte_eth_dev_info info;
+        if (rte_eth_dev_info_get(d->port.id, &info) == 0 && info.device != NULL) {
+            if (rte_dev_dma_map(info.device, addr, (uint64_t)(uintptr_t)addr, len) == 0)
+                h->mapped = true;
+            else if (rte_errno != ENOTSUP)
+                tern_debug("dpdk: rte_dev_dma_map of %zu bytes: %s", len,
+                           rte_strerror(rte_errno));
+        }
+    }
+    *memh = h;
+    return TERN_OK;
+}
+
+static void dpdk_mem_dereg(void *state, void *memh)
+{
+    tern_dpdk_t *d = state;
+    dpdk_memh_t *h = memh;
+    if (h->mapped) {
+        struct rte_eth_dev_info info;
+        if (rte_eth_dev_info_get(d->port.id, &info) == 0 && info.device != NULL)
+            rte_dev_dma_unmap(info.device, h->addr, (uint64_t)(uintptr_t)h->addr, h->len);
+    }
+    if (rte_extmem_unregister(h->addr, h->len) != 0)
+        tern_warn("dpdk: rte_extmem_unregister of %zu bytes at %p: %s", h->len, h->addr,
+                  rte_strerror(rte_errno));
+    free(h);
+}
+
+/* ---- counters ---------------------------------------------------------------- */
+
+static int dpdk_counters(void *state, tern_counter_t *out, int max)
+{
+    const tern_dpdk_t *d = state;
+    const tern_dpdk_stats_t *s = &d->stats;
+    tern_dpdk_fault_stats_t f = {0};
+    if (d->port.fault != NULL)
+        tern_dpdk_fault_stats(d->port.fault, &f);
+    for (int r = 0; d->per_peer && r < d->ctx->size; r++)
+        if (d->vcs[r].vc != NULL && d->vcs[r].own.fault != NULL) {
+            tern_dpdk_fault_stats_t g;
+            tern_dpdk_fault_stats(d->vcs[r].own.fault, &g);
+            f.dropped += g.dropped;
+            f.held += g.held;
+            f.duplicated += g.duplicated;
+            f.corrupted += g.corrupted;
+        }
+    const tern_counter_t all[] = {
+        {"dpdk.tx_frames", s->tx_frames},       {"dpdk.rx_frames", s->rx_frames},
+        {"dpdk.tx_bursts", s->tx_bursts},       {"dpdk.rx_bursts", s->rx_bursts},
+        {"dpdk.tx_full", s->tx_full},           {"dpdk.acks_sent", s->acks_sent},
+        {"dpdk.retransmits", s->retransmits},   {"dpdk.fast_retransmits", s->fast_retransmits},
+        {"dpdk.probes", s->probes},             {"dpdk.timeouts", s->timeouts},
+        {"dpdk.dup_frames", s->dup_frames},     {"dpdk.ooo_frames", s->ooo_frames},
+        {"dpdk.bad_frames", s->bad_frames},     {"dpdk.csum_errors", s->csum_errors},
+        {"dpdk.window_full", s->window_full},   {"dpdk.zcopy_frames", s->zcopy_frames},
+        {"dpdk.copy_frames", s->copy_frames},   {"dpdk.fault_dropped", f.dropped},
+        {"dpdk.fault_held", f.held},            {"dpdk.fault_duplicated", f.duplicated},
+        {"dpdk.fault_corrupted", f.corrupted},
+    };
+    int n = (int)(sizeof(all) / sizeof(all[0]));
+    for (int i = 0; i < n && i < max; i++)
+        out[i] = all[i];
+    return n;
+}
+
+static const tern_netmod_ops_t dpdk_ops = {
+    .size = sizeof(tern_netmod_ops_t),
+    .reachable = dpdk_reachable,
+    .init = dpdk_init,
+    .finalize = dpdk_finalize,
+    .vc_init = dpdk_vc_init,
+    .vc_destroy = dpdk_vc_destroy,
+    .vc_terminate = dpdk_vc_terminate,
+    .get_ordering = dpdk_get_ordering,
+    .isend_contig = tern_dpdk_isend_contig,
+    .istart_contig_msg = tern_dpdk_istart_contig_msg,
+    .send_noncontig = tern_dpdk_send_noncontig,
+    .poll = dpdk_poll,
+    .lmt_modes = tern_dpdk_lmt_modes,
+    .lmt_choose = tern_dpdk_lmt_choose,
+    .lmt_initiate = tern_dpdk_lmt_initiate,
+    .lmt_start_recv = tern_dpdk_lmt_start_recv,
+    .lmt_start_send = tern_dpdk_lmt_start_send,
+    .lmt_handle_cookie = tern_dpdk_lmt_handle_cookie,
+    .lmt_done_send = tern_dpdk_lmt_done_send,
+    .lmt_done_recv = tern_dpdk_lmt_done_recv,
+    .check_peers = dpdk_check_peers,
+    .wait_fd = tern_dpdk_wait_fd,
+    .arm = tern_dpdk_arm,
+    .disarm = tern_dpdk_disarm,
+    .mem_reg = dpdk_mem_reg,
+    .mem_dereg = dpdk_mem_dereg,
+    .counters = dpdk_counters,
+};
+
+static const char *dpdk_unavailable(void) { return tern_dpdk_eal_unavailable(); }
+
+static const tern_netmod_desc_t dpdk_netmod = {
+    .name = "dpdk",
+    .priority = 30,
+    .reach = "any rank, with a DPDK port (Ethernet; TERN_DPDK_VDEV or TERN_DPDK_PORT)",
+    .ops = &dpdk_ops,
+    .config = &tern_dpdk_config_table,
+    .unavailable = dpdk_unavailable,
+};
+TERN_NETMOD_DEFINE(dpdk_netmod)

@@ -1,0 +1,359 @@
+/*
+ * dpdk netmod: ports.  TERN_DPDK_VDEV is a template expanded for each
+ * worker, and for each peer when it names one (a point-to-point device):
+ *   %r  this rank            %w  the worker index     %j  the job (hash, hex)
+ *   %p  the peer's rank      %l / %h  the lower / higher rank of the pair
+ *   %R  "server" for the lower rank of the pair, "client" for the higher
+ *   %L  this rank's index on its node                 %%  a percent sign
+ * e.g. memif between every pair of ranks:
+ *   net_memif_%w_%p,role=%R,id=0,socket=/tmp/tern-%j-%w-%l-%h.sock,socket-abstract=no
+ * and a shared medium, one port per worker:
+ *   net_af_packet%w,iface=veth%L
+ * The part before the first comma names the device (unique per process).
+ *
+ * A memif client cannot start before its server listens: its start is
+ * retried from the progress loop until TERN_DPDK_CONNECT_MS.  Nor does a
+ * connection the client made before its server was configured complete
+ * (the handshake runs in the server's interrupt thread, which finds no
+ * queues), and DPDK's memif never connects again by itself: a client
+ * whose link is not up RESTART_NS after its start is stopped and started
+ * again, as is one whose link went down.  Frames sent meanwhile wait in
+ * the VC's window (the port takes none).
+ *
+ * Point-to-point ports are never closed, only abandoned at finalize: the
+ * peer's disconnect is handled by EAL's interrupt thread, and DPDK 22.11's
+ * memif frees its control channel there while a close in the main thread
+ * frees the port under it (SIGSEGV in the interrupt thread, seen here in
+ * 1 of ~5 finalizes).  The process's exit closes them.  memif never
+ * removes its socket file: the server unlinks it when it abandons the
+ * port (not when the link comes up: a client restarting then would find
+ * no file to dial).  A later tern_init in the same process names its
+ * devices anew (_r<n>).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_dev.h>
+#include <rte_ethdev.h>
+#include <rte_log.h>
+
+#include "netmods/dpdk/dpdk_internal.h"
+
+#define RESTART_NS 200000000ull
+
+bool tern_dpdk_per_peer(const char *tmpl)
+{
+    for (const char *p = tmpl; (p = strchr(p, '%')) != NULL; p += 2) {
+        if (p[1] == '\0')
+            break;
+        if (strchr("plhR", p[1]) != NULL)
+            return true;
+    }
+    return false;
+}
+
+tern_status_t tern_dpdk_expand(const char *tmpl, const tern_dpdk_t *d, int peer, char *out,
+                               size_t len)
+{
+    int me = d->ctx->rank;
+    size_t n = 0;
+    for (const char *p = tmpl; *p && n + 1 < len; p++) {
+        if (*p != '%') {
+            out[n++] = *p;
+            continue;
+        }
+        char c = *++p;
+        int w = -1;
+        switch (c) {
+        case 'r': w = snprintf(out + n, len - n, "%d", me); break;
+        case 'w': w = snprintf(out + n, len - n, "%d", d->worker->index); break;
+        case 'j': w = snprintf(out + n, len - n, "%08x", d->job); break;
+        case 'L': w = snprintf(out + n, len - n, "%u", d->ctx->pmix.local_rank); break;
+        case '%': w = snprintf(out + n, len - n, "%%"); break;
+        case 'p': case 'l': case 'h': case 'R':
+            if (peer < 0)
+                return tern_error(TERN_ERR_INVALID_PARAM, "TERN_DPDK_VDEV=\"%s\": %%%c "
+                                  "without a peer", tmpl, c);
+            if (c == 'p')
+                w = snprintf(out + n, len - n, "%d", peer);
+            else if (c == 'l')
+                w = snprintf(out + n, len - n, "%d", me < peer ? me : peer);
+            else if (c == 'h')
+                w = snprintf(out + n, len - n, "%d", me < peer ? peer : me);
+            else
+                w = snprintf(out + n, len - n, "%s", me < peer ? "server" : "client");
+            break;
+        default:
+            return tern_error(TERN_ERR_INVALID_PARAM, "TERN_DPDK_VDEV=\"%s\": unknown "
+                              "placeholder %%%c", tmpl, c ? c : ' ');
+        }
+        if (w < 0 || (size_t)w >= len - n)
+            break;
+        n += (size_t)w;
+    }
+    if (n + 1 >= len)
+        return tern_error(TERN_ERR_INVALID_PARAM, "TERN_DPDK_VDEV=\"%s\": longer than %zu bytes "
+                          "when expanded", tmpl, len - 1);
+    out[n] = '\0';
+    return TERN_OK;
+}
+
+/* The worker's pool, made at the first port: its mbufs hold a whole frame
+ * of that port's MTU (no scattered receive). */
+static tern_status_t pool_for(tern_dpdk_t *d, uint32_t max_frame)
+{
+    if (d->pool != NULL)
+        return TERN_OK;
+    char name[RTE_MEMPOOL_NAMESIZE];
+    snprintf(name, sizeof(name), "tern%d_%d", d->ctx->rank, d->worker->index);
+    uint32_t room = RTE_PKTMBUF_HEADROOM + max_frame;
+    if (room < RTE_MBUF_DEFAULT_BUF_SIZE)
+        room = RTE_MBUF_DEFAULT_BUF_SIZE;
+    d->pool = rte_pktmbuf_pool_create(name, (unsigned)d->cfg->pool, 256, 0, (uint16_t)room,
+                                      (int)rte_socket_id());
+    if (d->pool == NULL)
+        return tern_error(TERN_ERR_NO_RESOURCE, "dpdk: mbuf pool of %llu x %u bytes: %s (more "
+                          "TERN_DPDK_MEM_MB or hugepages, or a smaller TERN_DPDK_POOL)",
+                          (unsigned long long)d->cfg->pool, room, rte_strerror(rte_errno));
+    return TERN_OK;
+}
+
+static tern_status_t find_port(const char *name, uint16_t *id)
+{
+    if (rte_eth_dev_get_port_by_name(name, id) == 0)
+        return TERN_OK;
+    uint16_t pid;
+    RTE_ETH_FOREACH_DEV(pid)
+    {
+        struct rte_eth_dev_info info;
+        if (rte_eth_dev_info_get(pid, &info) == 0 && info.device != NULL &&
+            strcmp(rte_dev_name(info.device), name) == 0) {
+            *id = pid;
+            return TERN_OK;
+        }
+    }
+    return tern_error(TERN_ERR_UNSUPPORTED, "dpdk: no port named %s (%u ports: is the device "
+                      "bound to a DPDK driver?)", name, rte_eth_dev_count_avail());
+}
+
+static tern_status_t configure(tern_dpdk_t *d, tern_dpdk_port_t *p)
+{
+    struct rte_eth_dev_info info;
+    int rc = rte_eth_dev_info_get(p->id, &info);
+    if (rc != 0)
+        return tern_error(TERN_ERR_IO, "dpdk %s: rte_eth_dev_info_get: %s", p->name,
+                          rte_strerror(-rc));
+    uint32_t mtu = d->cfg->mtu ? (uint32_t)d->cfg->mtu : RTE_ETHER_MTU;
+    if (mtu > info.max_mtu)
+        mtu = info.max_mtu;
+    if (mtu + RTE_ETHER_HDR_LEN > info.max_rx_pktlen)
+        mtu = info.max_rx_pktlen - RTE_ETHER_HDR_LEN;
+    if (mtu < TERN_DPDK_HDR_SIZE + TERN_DPDK_LMT_EXT_SIZE + 64)
+        return tern_error(TERN_ERR_UNSUPPORTED, "dpdk %s: MTU %u is too small", p->name, mtu);
+    p->multiseg = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0;
+    tern_status_t st = pool_for(d, mtu + RTE_ETHER_HDR_LEN);
+    if (st != TERN_OK)
+        return st;
+    uint32_t room = rte_pktmbuf_data_room_size(d->pool) - RTE_PKTMBUF_HEADROOM;
+    if (mtu + RTE_ETHER_HDR_LEN > room)
+        mtu = room - RTE_ETHER_HDR_LEN; /* a later per-peer port with a larger MTU */
+    struct rte_eth_conf conf;
+    memset(&conf, 0, sizeof(conf));
+    conf.rxmode.mtu = mtu;
+    if (p->multiseg)
+        conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+    rc = rte_eth_dev_configure(p->id, 1, 1, &conf);
+    if (rc != 0 && mtu != RTE_ETHER_MTU) {
+        /* the device keeps its own MTU (af_packet): take it */
+        conf.rxmode.mtu = 0;
+        rc = rte_eth_dev_configure(p->id, 1, 1, &conf);
+        uint16_t m = 0;
+        if (rc == 0 && rte_eth_dev_get_mtu(p->id, &m) == 0 && m != 0)
+            mtu = m;
+    }
+    if (rc != 0)
+        return tern_error(TERN_ERR_IO, "dpdk %s: rte_eth_dev_configure: %s", p->name,
+                          rte_strerror(-rc));
+    uint16_t nrx = (uint16_t)d->cfg->rx_desc, ntx = (uint16_t)d->cfg->tx_desc;
+    rte_eth_dev_adjust_nb_rx_tx_desc(p->id, &nrx, &ntx);
+    int sock = rte_eth_dev_socket_id(p->id);
+    if (sock < 0)
+        sock = (int)rte_socket_id();
+    rc = rte_eth_rx_queue_setup(p->id, 0, nrx, (unsigned)sock, NULL, d->pool);
+    if (rc == 0)
+        rc = rte_eth_tx_queue_setup(p->id, 0, ntx, (unsigned)sock, NULL);
+    if (rc != 0)
+        return tern_error(TERN_ERR_IO, "dpdk %s: queue setup (%u rx, %u tx descriptors): %s",
+                          p->name, nrx, ntx, rte_strerror(-rc));
+    rte_eth_macaddr_get(p->id, &p->mac);
+    p->mtu = (uint16_t)mtu;
+    p->max_frame = mtu + RTE_ETHER_HDR_LEN;
+    return TERN_OK;
+}
+
+static bool try_start(tern_dpdk_port_t *p, uint64_t now)
+{
+    if (p->started && !p->link_up && p->client && now - p->started_ns > RESTART_NS) {
+        tern_debug("dpdk %s: no link %llu ms after the start: restarting", p->name,
+                   (unsigned long long)((now - p->started_ns) / 1000000));
+        rte_eth_dev_stop(p->id);
+        p->started = false;
+    }
+    if (!p->started) {
+        p->started_ns = now;
+        /* a client before its server fails to dial: retried, not logged */
+        int lt = p->client ? rte_log_register("pmd.net.memif") : -1;
+        int level = lt >= 0 ? rte_log_get_level((uint32_t)lt) : 0;
+        if (lt >= 0)
+            rte_log_set_level((uint32_t)lt, RTE_LOG_CRIT);
+        int rc = rte_eth_dev_start(p->id);
+        if (lt >= 0)
+            rte_log_set_level((uint32_t)lt, (uint32_t)level);
+        if (rc != 0) {
+            tern_debug("dpdk %s: start: %s (retried)", p->name, rte_strerror(-rc));
+            return false;
+        }
+        tern_debug("dpdk %s: started", p->name);
+        p->started = true;
+    }
+    struct rte_eth_link link;
+    if (rte_eth_link_get_nowait(p->id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP)
+        p->link_up = true;
+    return p->link_up;
+}
+
+tern_status_t tern_dpdk_port_open(tern_dpdk_t *d, const char *devargs, bool vdev,
+                                  tern_dpdk_port_t *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->client = strstr(devargs, "role=client") != NULL;
+    p->id = RTE_MAX_ETHPORTS;
+    const char *comma = strchr(devargs, ',');
+    size_t nlen = comma ? (size_t)(comma - devargs) : strlen(devargs);
+    if (nlen >= sizeof(p->name))
+        return tern_error(TERN_ERR_INVALID_PARAM, "dpdk: device name of %s is too long", devargs);
+    memcpy(p->name, devargs, nlen);
+    p->name[nlen] = '\0';
+    const char *sock = strstr(devargs, "socket=");
+    if (p->client == false && strstr(devargs, "role=server") != NULL && sock != NULL) {
+        size_t sl = strcspn(sock + 7, ",");
+        if (sl < sizeof(p->sock_path)) {
+            memcpy(p->sock_path, sock + 7, sl);
+            p->sock_path[sl] = '\0';
+        }
+    }
+    uint16_t existing;
+    for (int k = 1; vdev && rte_eth_dev_get_port_by_name(p->name, &existing) == 0 && k < 1000;
+         k++) {
+        /* an abandoned port of an earlier tern_init keeps the name */
+        if (nlen + 8 >= sizeof(p->name))
+            return tern_error(TERN_ERR_INVALID_PARAM, "dpdk: device name of %s is too long",
+                              devargs);
+        snprintf(p->name + nlen, sizeof(p->name) - nlen, "_r%d", k);
+    }
+    if (vdev) {
+        int rc = rte_eal_hotplug_add("vdev", p->name, comma ? comma + 1 : "");
+        if (rc != 0)
+            return tern_error(TERN_ERR_UNSUPPORTED, "dpdk: creating %s failed (%s): is its "
+                              "driver installed (Debian: dpdk), are its arguments right?",
+                              devargs, rte_strerror(-rc));
+        p->created = true;
+    }
+    tern_status_t st = find_port(p->name, &p->id);
+    if (st == TERN_OK)
+        st = configure(d, p);
+    if (st == TERN_OK) {
+        st = tern_dpdk_fault_parse(d->cfg->faults, (unsigned)d->ctx->rank * 131u + p->id,
+                                   &p->fault);
+    }
+    if (st != TERN_OK) {
+        tern_dpdk_port_close(p);
+        return st;
+    }
+    uint64_t now = tern_now_ns();
+    p->start_deadline_ns = now + d->cfg->connect_ms * 1000000ull;
+    try_start(p, now);
+    return TERN_OK;
+}
+
+bool tern_dpdk_port_ready(tern_dpdk_t *d, tern_dpdk_port_t *p)
+{
+    if (p->link_up)
+        return true;
+    if (d->now_ns < p->next_start_ns)
+        return false;
+    p->next_start_ns = d->now_ns + 1000000; /* a memif client retries every 1 ms */
+    return try_start(p, d->now_ns);
+}
+
+void tern_dpdk_port_check_link(tern_dpdk_t *d, tern_dpdk_port_t *p)
+{
+    if (!p->link_up || d->now_ns - p->link_checked_ns < 10000000ull)
+        return;
+    p->link_checked_ns = d->now_ns;
+    struct rte_eth_link link;
+    if (rte_eth_link_get_nowait(p->id, &link) == 0 && link.link_status == RTE_ETH_LINK_DOWN) {
+        tern_debug("dpdk %s: link down", p->name);
+        p->link_up = false;
+        p->started_ns = d->now_ns; /* a client restarts RESTART_NS from now */
+        p->start_deadline_ns = d->now_ns + d->cfg->connect_ms * 1000000ull;
+    }
+}
+
+void tern_dpdk_port_close(tern_dpdk_port_t *p)
+{
+    if (p->id >= RTE_MAX_ETHPORTS)
+        goto out;
+    /* nothing polls it any more (the caller's worker is finalizing) */
+    if (p->started)
+        rte_eth_dev_stop(p->id);
+    rte_eth_dev_close(p->id);
+    if (p->created)
+        rte_eal_hotplug_remove("vdev", p->name);
+out:
+    tern_dpdk_fault_free(p->fault);
+    p->fault = NULL;
+    p->id = RTE_MAX_ETHPORTS;
+    p->started = p->link_up = false;
+}
+
+void tern_dpdk_port_abandon(tern_dpdk_port_t *p)
+{
+    if (p->sock_path[0] != '\0')
+        unlink(p->sock_path);
+    p->sock_path[0] = '\0';
+    tern_dpdk_fault_free(p->fault);
+    p->fault = NULL;
+    p->id = RTE_MAX_ETHPORTS;
+}
+
+uint16_t tern_dpdk_port_tx(tern_dpdk_t *d, tern_dpdk_port_t *p, struct rte_mbuf **m, uint16_t n)
+{
+    d->stats.tx_bursts++;
+    if (p->fault == NULL) {
+        uint16_t k = rte_eth_tx_burst(p->id, 0, m, n);
+        if (k < n)
+            d->stats.tx_full++;
+        return k;
+    }
+    /* the shim consumes them all; what the port refuses is a loss */
+    struct rte_mbuf *out[2 * TERN_DPDK_BURST + 8];
+    uint16_t cnt = n < TERN_DPDK_BURST ? n : TERN_DPDK_BURST;
+    memcpy(out, m, cnt * sizeof(*m));
+    uint16_t k = tern_dpdk_fault_tx(p->fault, d->pool, out, cnt, RTE_DIM(out));
+    uint16_t sent = k ? rte_eth_tx_burst(p->id, 0, out, k) : 0;
+    if (sent < k)
+        d->stats.tx_full++;
+    for (uint16_t i = sent; i < k; i++)
+        rte_pktmbuf_free(out[i]);
+    return cnt;
+}
+
+uint16_t tern_dpdk_port_rx(tern_dpdk_t *d, tern_dpdk_port_t *p, struct rte_mbuf **m, uint16_t n)
+{
+    uint16_t k = rte_eth_rx_burst(p->id, 0, m, p->fault ? n / 2 : n);
+    if (p->fault != NULL)
+        k = tern_dpdk_fault_rx(p->fault, d->pool, m, k, n);
+    return k;
+}
