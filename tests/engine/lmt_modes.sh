@@ -8,12 +8,15 @@ INFO=${TERN_INFO:-./tern_info}
 netmods=$("$INFO" --netmods | sed -n 's/^netmods: *\([^(]*\).*/\1/p')
 [ -n "$netmods" ] || fail "tern_info lists no netmod"
 for nm in $netmods; do
-    if [ -f "${srcdir:-.}/netmods/$nm/test.env" ]; then
-        set -a; . "${srcdir:-.}/netmods/$nm/test.env"; set +a
-    fi
     for mode in null coop get put; do
         echo "# netmod $nm, TERN_LMT_MODE=$mode"
-        (TERN_NETMODS=$nm TERN_TEST_NETMOD=$nm TERN_LMT_MODE=$mode; \
+        # each netmod's test.env in a subshell: verbs' LD_LIBRARY_PATH (the
+        # loopback libibverbs) must not reach the next netmod (DPDK's mlx
+        # drivers then fail to load and EAL with them)
+        (if [ -f "${srcdir:-.}/netmods/$nm/test.env" ]; then
+             set -a; . "${srcdir:-.}/netmods/$nm/test.env"; set +a
+         fi
+         TERN_NETMODS=$nm TERN_TEST_NETMOD=$nm TERN_LMT_MODE=$mode; \
          export TERN_NETMODS TERN_TEST_NETMOD TERN_LMT_MODE; \
          run_engine 2 "--bind-to core" large sizes iov truncate wildcard_order) ||
             fail "netmod $nm, LMT mode $mode"
