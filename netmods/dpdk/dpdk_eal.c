@@ -13,7 +13,11 @@
  * core.  rte_eal_init pins the calling thread to it; the thread's previous
  * affinity is put back afterwards (a rank bound to a socket stays so).
  * EAL leaves an empty runtime directory (/var/run/dpdk/<prefix>) even in
- * these modes: it is removed as soon as EAL is up.
+ * these modes: it is removed as soon as rte_eal_init returns.  EAL loads
+ * every driver of Debian's plugin directory; one that fails to load (the
+ * mlx drivers need the real libibverbs' private symbols: not with
+ * tests/ibloop on LD_LIBRARY_PATH) fails rte_eal_init ("Cannot init
+ * plugins"), named in the error.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -124,14 +128,17 @@ static tern_status_t start(const tern_dpdk_config_t *cfg, const char *job, int r
     int err = rte_errno;
     /* EAL pinned this thread to the one core: give back what it had */
     pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);
+    /* made early in rte_eal_init, empty in these modes, kept by EAL even
+     * when it fails (e.g. a driver of the plugin directory did not load):
+     * removed now, so a killed rank leaves nothing in /var/run/dpdk */
+    const char *dir = rte_eal_get_runtime_dir();
+    if (dir != NULL && dir[0] != '\0' && rmdir(dir) != 0 && errno != ENOENT)
+        tern_debug("dpdk: runtime directory %s stays: %s", dir, strerror(errno));
     if (rc < 0)
         return tern_error(err == EALREADY ? TERN_ERR_INVALID_PARAM : TERN_ERR_UNSUPPORTED,
                           "dpdk: rte_eal_init failed (%s) with: %s (TERN_DPDK_EAL_ARGS, "
                           "TERN_DPDK_MEM_MB=%llu)", rte_strerror(err), line,
                           (unsigned long long)cfg->mem_mb);
-    const char *dir = rte_eal_get_runtime_dir();
-    if (dir != NULL && dir[0] != '\0' && rmdir(dir) != 0 && errno != ENOENT)
-        tern_debug("dpdk: runtime directory %s stays: %s", dir, strerror(errno));
     return TERN_OK;
 }
 

@@ -8,8 +8,8 @@
  * its payload is (dpdk_lmt.c builds it again).  snd_high is the first
  * never transmitted (the port may refuse a burst: the rest waits).  An ack
  * releases every slot below it; SACK bits mark later ones received.  A
- * hole with at least DUPTHRESH SACKed frames above it is sent again at
- * once (fast retransmission, once per hole); a tail left unacknowledged
+ * hole below frames sent at least a reordering window after it that did
+ * arrive is sent again at once (rack_retransmit); a tail left unacknowledged
  * for TERN_DPDK_PROBE_US has its last frame sent again (a loss probe: the
  * duplicate it makes gets an immediate ack whose SACK names the holes);
  * the oldest frame unacknowledged for rto is sent again and rto doubles up
@@ -37,7 +37,6 @@
 
 #include "netmods/dpdk/dpdk_internal.h"
 
-#define DUPTHRESH 3
 #define FRAME_HDR (TERN_DPDK_ETH_HDR + TERN_DPDK_HDR_SIZE)
 
 static inline tern_dpdk_hdr_t *hdr_of(struct rte_mbuf *m)
@@ -288,27 +287,34 @@ static void release_slot(tern_dpdk_vc_t *dv, tern_dpdk_slot_t *s)
 
 /* ---- acknowledgements in ------------------------------------------------- */
 
-static void fast_retransmit(tern_dpdk_vc_t *dv, uint32_t ack, uint64_t sack)
+/*
+ * Time-based loss detection (after RACK, RFC 8985): a frame is lost when
+ * a frame sent at least REORDER later has arrived (acked or SACKed) and it
+ * has not; it is sent again at once.  A retransmission lost again is found
+ * the same way, once frames sent after it arrive, so only a lost tail
+ * waits for the probe or the timeout.  REORDER is a quarter of
+ * TERN_DPDK_PROBE_US (125 us by default): reordering shorter than that
+ * costs nothing, longer costs a duplicate.  Holes exist only below the
+ * highest SACKed frame: at most 64 slots are looked at per ack.
+ */
+static void rack_retransmit(tern_dpdk_vc_t *dv, uint32_t ack, uint64_t sack,
+                            uint64_t delivered_ns)
 {
-    /* the highest SACKed frame, and each hole below it with at least
-     * DUPTHRESH SACKed frames above it, sent once only */
-    int above = 0;
-    for (int i = 63; i >= 0; i--) {
+    if (sack == 0 || delivered_ns == 0)
+        return;
+    uint64_t reo = dv->d->cfg->probe_us * 250ull;
+    int top = 63 - __builtin_clzll(sack); /* highest SACKed: ack + 1 + top */
+    for (int i = -1; i < top; i++) {
         uint32_t q = ack + 1 + (uint32_t)i;
-        if (sack & (1ull << i)) {
-            above++;
-            continue;
-        }
-        if (above < DUPTHRESH || tern_dpdk_seq_diff(q, dv->snd_high) >= 0)
-            continue;
+        if (tern_dpdk_seq_diff(q, dv->snd_high) >= 0)
+            break;
         tern_dpdk_slot_t *s = slot(dv, q);
-        if (s->xmits == 1 && !s->sacked && transmit(dv, q, q + 1, true) == 1)
-            dv->d->stats.fast_retransmits++;
-    }
-    tern_dpdk_slot_t *s = slot(dv, ack);
-    if (above >= DUPTHRESH && s->xmits == 1 && tern_dpdk_seq_diff(dv->snd_high, ack) > 0 &&
-        transmit(dv, ack, ack + 1, true) == 1)
+        if (s->sacked || s->xmits == 0 || s->sent_ns + reo > delivered_ns)
+            continue;
+        if (transmit(dv, q, q + 1, true) != 1)
+            break; /* the port is full: the timers go on */
         dv->d->stats.fast_retransmits++;
+    }
 }
 
 static void handle_ack(tern_dpdk_vc_t *dv, const tern_dpdk_hdr_t *h)
@@ -319,9 +325,14 @@ static void handle_ack(tern_dpdk_vc_t *dv, const tern_dpdk_hdr_t *h)
     if (adv < 0 || tern_dpdk_seq_diff(ack, dv->snd_high) > 0)
         return; /* old (reordered), or acks what was never sent: ignored */
     dv->peer_window = rte_le_to_cpu_16(h->window);
+    uint64_t delivered_ns = 0; /* latest transmission known to have arrived */
     if (adv > 0) {
-        for (uint32_t q = dv->snd_una; q != ack; q++)
-            release_slot(dv, slot(dv, q));
+        for (uint32_t q = dv->snd_una; q != ack; q++) {
+            tern_dpdk_slot_t *s = slot(dv, q);
+            if (s->sent_ns > delivered_ns)
+                delivered_ns = s->sent_ns;
+            release_slot(dv, s);
+        }
         dv->snd_una = ack;
         dv->last_ack_ns = dv->d->now_ns;
         dv->rto_ns = dv->d->cfg->rto_min_us * 1000ull;
@@ -332,10 +343,14 @@ static void handle_ack(tern_dpdk_vc_t *dv, const tern_dpdk_hdr_t *h)
             uint32_t q = ack + 1 + (uint32_t)i;
             if (tern_dpdk_seq_diff(q, dv->snd_high) >= 0)
                 break;
-            if (sack & (1ull << i))
-                slot(dv, q)->sacked = true;
+            if (!(sack & (1ull << i)))
+                continue;
+            tern_dpdk_slot_t *s = slot(dv, q);
+            s->sacked = true;
+            if (s->sent_ns > delivered_ns)
+                delivered_ns = s->sent_ns;
         }
-        fast_retransmit(dv, ack, sack);
+        rack_retransmit(dv, ack, sack, delivered_ns);
     }
     if (adv > 0 && (!tern_list_empty(&dv->sendq) || !tern_list_empty(&dv->lmtq)))
         tern_dpdk_mark_pending(dv);
