@@ -4,7 +4,9 @@
 # tags and spaces from one seed, every message checked for loss, corruption
 # and reordering; over shm, then over tcp on loopback, then over verbs (when
 # built; on the loopback device of tests/ibloop unless TERN_TEST_REAL_VERBS
-# is set, as in netmods/verbs/test.env).  It prints every
+# is set, as in netmods/verbs/test.env), then over dpdk (when built; memif
+# between the ranks as in netmods/dpdk/test.env, with --faults SPEC given
+# to its fault shim as TERN_DPDK_FAULTS).  It prints every
 # command, each rank's counts every minute, each run's summary line and
 # wall time, and a recap at the end.
 # The exit status is non-zero when a run failed or found anything wrong;
@@ -15,7 +17,10 @@ set -u -o pipefail
 usage() {
     cat <<EOF
 usage: $0 [options]
-  --netmod NAME|all     shm, tcp, verbs, or all (default: every one built)
+  --netmod NAME|all     shm, tcp, verbs, dpdk, or all (default: every one built)
+  --faults SPEC         dpdk: TERN_DPDK_FAULTS for the run, e.g.
+                        drop=0.01,hold=0.01,dup=0.01,corrupt=0.01 (the seed
+                        is added)
   --messages N          messages per rank (default $MESSAGES)
   --seed S              seed of the run (default: random, printed)
   --max-size BYTES      largest message, K/M/G suffixes (default $MAX_SIZE)
@@ -35,10 +40,12 @@ SEED=
 MAX_SIZE=8M
 RANKS=2
 TIMEOUT=3600
+FAULTS=
 
 while [ $# -gt 0 ]; do
     case $1 in
-    --netmod) NETMODS=${2:?--netmod needs shm, tcp, verbs or all}; shift ;;
+    --netmod) NETMODS=${2:?--netmod needs shm, tcp, verbs, dpdk or all}; shift ;;
+    --faults) FAULTS=${2:?--faults needs a TERN_DPDK_FAULTS spec}; shift ;;
     --messages) MESSAGES=${2:?--messages needs a count}; shift ;;
     --seed) SEED=${2:?--seed needs a number}; shift ;;
     --max-size) MAX_SIZE=${2:?--max-size needs a size}; shift ;;
@@ -52,9 +59,9 @@ while [ $# -gt 0 ]; do
 done
 built=$("$BUILDDIR/tern_info" --netmods 2>/dev/null | sed -n 's/^netmods: *\([^(]*\).*/\1/p')
 case $NETMODS in
-shm | tcp | verbs) ;;
+shm | tcp | verbs | dpdk) ;;
 all) NETMODS=$built ;;
-*) echo "$0: --netmod: shm, tcp, verbs or all, not $NETMODS" >&2; exit 2 ;;
+*) echo "$0: --netmod: shm, tcp, verbs, dpdk or all, not $NETMODS" >&2; exit 2 ;;
 esac
 for v in MESSAGES RANKS TIMEOUT; do
     [[ ${!v} =~ ^[0-9]+$ ]] || { echo "$0: ${v,,}: not a number: ${!v}" >&2; exit 2; }
@@ -81,8 +88,12 @@ for nm in $NETMODS; do
         env+=(LD_LIBRARY_PATH="$BUILDDIR/tests/ibloop/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
             LD_BIND_NOW=1 IBLOOP_FABRIC="soak-$$")
     fi
+    if [ "$nm" = dpdk ]; then # memif between the ranks, as the tests use
+        env+=("TERN_DPDK_VDEV=net_memif_%w_%p,role=%R,id=0,socket=/tmp/tern-soak-$$-%j-%w-%l-%h.sock,socket-abstract=no")
+        [ -n "$FAULTS" ] && env+=("TERN_DPDK_FAULTS=$FAULTS,seed=$SEED")
+    fi
     cmd=(env "${env[@]}" "$TERNRUN" -n "$RANKS" "$SOAK" -n "$MESSAGES" -s "$MAX_SIZE"
-        --seed "$SEED" --timeout "$TIMEOUT" --progress 60)
+        --seed "$SEED" --timeout "$TIMEOUT" --progress 60 --counters)
     echo "+ ${cmd[*]}"
     log=$(mktemp)
     t0=$(date +%s.%N)

@@ -3,7 +3,9 @@
 # VCs inside a host use shm, across the hosts each inter-node netmod built
 # in turn: tcp, then verbs (on the loopback device of tests/ibloop, whose
 # fabric spans the namespaces: each namespace is a host with a LID of its
-# own).
+# own), then dpdk (net_af_packet on a veth pair of its own between the
+# hosts, named tdpdk on both: each rank's port sees every frame of its
+# host, the endpoint ids in the frames sort them).
 #  1. mn_engine_probe vcs: each VC's netmod is exactly shm to the rank of the
 #     same host and tcp to the two of the other, and 64 B (eager) and 1 MiB
 #     (rendezvous) messages between every pair arrive intact;
@@ -31,7 +33,8 @@ mn_skip_unless_possible
 mn_setup
 MN_TIMEOUT=${MN_ENGINE_TIMEOUT:-120}
 export TERN_TEST_MIXED_EVERY_RANK=1
-inter=${MN_NETMODS:-tcp $(case " $netmods " in *" verbs "*) echo verbs ;; esac)}
+inter=${MN_NETMODS:-tcp $(case " $netmods " in *" verbs "*) echo verbs ;; esac) $(
+    case " $netmods " in *" dpdk "*) echo dpdk ;; esac)}
 out=$MN_DIR/out
 
 # one_netmod NM: the probe and the suite with shm inside a host, NM across
@@ -44,6 +47,13 @@ one_netmod() {
         set +a
     fi
     unset TERN_TCP_ADDRS # test.env's one-host loopback: the hosts talk through their veths
+    if [ "$nm" = dpdk ]; then
+        ip link add tdpdk netns "$MN_NS1" type veth peer name tdpdk netns "$MN_NS2" ||
+            mn_fail "dpdk: creating the veth pair tdpdk"
+        ip -n "$MN_NS1" link set tdpdk up && ip -n "$MN_NS2" link set tdpdk up ||
+            mn_fail "dpdk: tdpdk up"
+        export TERN_DPDK_VDEV="net_af_packet%w,iface=tdpdk"
+    fi
     echo "# shm inside the hosts, $nm across them"
     mn_mpirun 4 "$ENGINE_PROBE" vcs 2 >"$out" 2>&1
     rc=$?

@@ -74,7 +74,8 @@ static int parse_u64(const char *arg, bool suffix, uint64_t *out)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: soak [-n MESSAGES] [-s MAX_SIZE] [--seed S] [--timeout SECS]\n"
-               "            [--window W] [--spaces K] [--inflight BYTES] [--progress SECS]\n");
+               "            [--window W] [--spaces K] [--inflight BYTES] [--progress SECS]\n"
+               "            [--counters]\n");
 }
 
 /* v parsed from arg within [lo, hi]; a message naming the option if not. */
@@ -100,6 +101,7 @@ static int parse(int argc, char **argv, soak_opts_t *o)
         {"progress", required_argument, NULL, 'P'},
         {"inject-corrupt", required_argument, NULL, 'C'},
         {"inject-drop", required_argument, NULL, 'D'},
+        {"counters", no_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -144,6 +146,9 @@ static int parse(int argc, char **argv, soak_opts_t *o)
             break;
         case 'D':
             rc = value("--inject-drop", optarg, false, 1, UINT64_MAX, &o->inject_drop);
+            break;
+        case 'c':
+            o->counters = true; /* "soak: rank R: NAME=VALUE" per netmod counter */
             break;
         case 'h':
             usage(stdout);
@@ -273,6 +278,12 @@ int main(int argc, char **argv)
            " time=%.2fs\n",
            s->rank, nm ? nm : "none", c->sent, c->received, c->bytes, c->lost, c->corrupt,
            c->reordered, c->errors, s->elapsed);
+    if (s->o.counters) {
+        tern_counter_t cnt[64];
+        int n = tern_worker_counters(s->w, cnt, 64);
+        for (int i = 0; i < n && i < 64; i++)
+            printf("soak: rank %d: %s=%" PRIu64 "\n", s->rank, cnt[i].name, cnt[i].value);
+    }
     fflush(stdout);
     fail |= c->lost || c->corrupt || c->reordered || c->errors;
     char key[64], val[256];

@@ -51,6 +51,7 @@ typedef struct soak_opts {
     size_t max_size;
     uint64_t seed;
     bool seed_given;
+    bool counters;  /* --counters: print the netmod counters of each rank at the end */
     double timeout;          /* seconds the data phase may take */
     unsigned window;         /* operations outstanding per peer and direction */
     unsigned spaces;         /* matching spaces used */

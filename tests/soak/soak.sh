@@ -2,8 +2,10 @@
 # The soak, short (bench/soak.sh runs the full one): every rank sends to
 # every other at once, a few thousand messages of 0..1 MiB with random tags
 # and spaces, over shm (2 ranks pinned; 3 ranks on 2 cores in block wait
-# mode), over tcp on loopback and over verbs on the loopback device of
-# tests/ibloop (2 and 3 ranks each); each run's summary must say
+# mode), over tcp on loopback, over verbs on the loopback device of
+# tests/ibloop and over dpdk on memif with 1 % of the frames dropped, held
+# back, duplicated and corrupted by its fault shim (2 and 3 ranks each; the
+# dpdk runs must also show the shim at work); each run's summary must say
 # nothing was lost, corrupt or reordered.  Then the checker must fail when
 # it should: a damaged message (also a 0-byte one, whose tag is damaged) is
 # counted corrupt, and a message the sender skips is counted lost within
@@ -55,6 +57,18 @@ if ${TERN_INFO:-./tern_info} --netmods | grep -Eq '^netmods:.* verbs( |$)'; then
         soak 2 "" -n 3000 -s 1M && summary verbs 2 6000 "$clean" &&
         soak 3 "--bind-to none" -n 2000 -s 1M && summary verbs 3 6000 "$clean") ||
         fail "verbs: a run failed or its summary is not clean"
+fi
+
+if ${TERN_INFO:-./tern_info} --netmods | grep -Eq '^netmods:.* dpdk( |$)'; then
+    (set -a && . "${srcdir:-.}/netmods/dpdk/test.env" && set +a &&
+        TERN_NETMODS=dpdk &&
+        TERN_DPDK_FAULTS="drop=0.01,hold=0.01,dup=0.01,corrupt=0.01,seed=$SEED" &&
+        export TERN_NETMODS TERN_DPDK_FAULTS &&
+        soak 2 "" -n 2000 -s 1M --counters && summary dpdk 2 4000 "$clean" &&
+        grep -Eq '^soak: rank 0: dpdk\.fault_dropped=[1-9]' "$out" &&
+        grep -Eq '^soak: rank 0: dpdk\.retransmits=[1-9]' "$out" &&
+        soak 3 "--bind-to none" -n 1000 -s 1M && summary dpdk 3 3000 "$clean") ||
+        fail "dpdk with faults: a run failed, its summary is not clean, or no fault was injected"
 fi
 
 # The checker can fail: one byte flipped in rank 0's 123rd message...
