@@ -155,9 +155,10 @@ tern_status_t tern_dpdk_port_open(tern_dpdk_t *d, const char *devargs, bool vdev
 /* Retry a start that failed (memif client before its server), restart a
  * client whose link did not come up; true once up. */
 bool tern_dpdk_port_ready(tern_dpdk_t *d, tern_dpdk_port_t *p);
-/* Re-read the link of a point-to-point port (at most every 10 ms): a
- * peer that went away takes it down, and its client restarts. */
-void tern_dpdk_port_check_link(tern_dpdk_t *d, tern_dpdk_port_t *p);
+/* Re-read the link of a point-to-point port that was up (at most every
+ * 10 ms); true when it went down: the peer's end closed (its process
+ * ended), which fails the VC. */
+bool tern_dpdk_port_check_link(tern_dpdk_t *d, tern_dpdk_port_t *p);
 void tern_dpdk_port_close(tern_dpdk_port_t *p);
 /* Let go of a point-to-point port without closing it (see dpdk_port.c). */
 void tern_dpdk_port_abandon(tern_dpdk_port_t *p);
@@ -277,6 +278,8 @@ void tern_dpdk_send_ctrl(tern_dpdk_vc_t *dv, uint8_t type, uint8_t flags);
 void tern_dpdk_mark_active(tern_dpdk_vc_t *dv);
 void tern_dpdk_vc_lost(tern_dpdk_vc_t *dv, tern_status_t st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* A point-to-point link that was up went down: the VC fails. */
+void tern_dpdk_link_lost(tern_dpdk_vc_t *dv);
 /* Free what the VC holds (window, early frames). */
 void tern_dpdk_rel_drop(tern_dpdk_vc_t *dv);
 /* Nothing unacked, nothing queued. */

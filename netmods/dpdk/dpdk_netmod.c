@@ -280,17 +280,21 @@ static void dpdk_check_peers(void *state)
     tern_dpdk_t *d = state;
     const tern_dpdk_config_t *cfg = d->cfg;
     d->now_ns = tern_now_ns();
+    uint64_t ka = cfg->keepalive_ms * 1000000ull, limit = cfg->timeout_ms * 1000000ull;
+    for (int r = 0; d->per_peer && r < d->ctx->size; r++) {
+        tern_dpdk_vc_t *dv = &d->vcs[r];
+        if (dv->vc != NULL && dv->conn == DPDK_VC_UP && dv->vc->state != TERN_VC_FAILED &&
+            tern_dpdk_port_check_link(d, &dv->own))
+            tern_dpdk_link_lost(dv);
+    }
     if (cfg->keepalive_ms == 0)
         return;
-    uint64_t ka = cfg->keepalive_ms * 1000000ull, limit = cfg->timeout_ms * 1000000ull;
     tern_list_t *pos, *tmp;
     tern_list_for_each_safe(pos, tmp, &d->live)
     {
         tern_dpdk_vc_t *dv = TERN_CONTAINER_OF(pos, tern_dpdk_vc_t, live_link);
         if (dv->conn != DPDK_VC_UP || dv->vc->state == TERN_VC_FAILED)
             continue;
-        if (dv->port != &d->port)
-            tern_dpdk_port_check_link(d, dv->port);
         uint64_t quiet = d->now_ns - dv->last_rx_ns;
         if (quiet > limit) {
             tern_dpdk_vc_lost(dv, TERN_ERR_PEER_FAILED, "dpdk: rank %d silent for %llu ms "

@@ -17,8 +17,9 @@
  * (the handshake runs in the server's interrupt thread, which finds no
  * queues), and DPDK's memif never connects again by itself: a client
  * whose link is not up RESTART_NS after its start is stopped and started
- * again, as is one whose link went down.  Frames sent meanwhile wait in
- * the VC's window (the port takes none).
+ * again.  Frames sent meanwhile wait in the VC's window (the port takes
+ * none).  A link that was up and went down means the peer's end closed:
+ * its process ended (memif sees the socket close); the VC fails at once.
  *
  * Point-to-point ports are never closed, only abandoned at finalize: the
  * peer's disconnect is handled by EAL's interrupt thread, and DPDK 22.11's
@@ -287,18 +288,17 @@ bool tern_dpdk_port_ready(tern_dpdk_t *d, tern_dpdk_port_t *p)
     return try_start(p, d->now_ns);
 }
 
-void tern_dpdk_port_check_link(tern_dpdk_t *d, tern_dpdk_port_t *p)
+bool tern_dpdk_port_check_link(tern_dpdk_t *d, tern_dpdk_port_t *p)
 {
     if (!p->link_up || d->now_ns - p->link_checked_ns < 10000000ull)
-        return;
+        return false;
     p->link_checked_ns = d->now_ns;
     struct rte_eth_link link;
-    if (rte_eth_link_get_nowait(p->id, &link) == 0 && link.link_status == RTE_ETH_LINK_DOWN) {
-        tern_debug("dpdk %s: link down", p->name);
-        p->link_up = false;
-        p->started_ns = d->now_ns; /* a client restarts RESTART_NS from now */
-        p->start_deadline_ns = d->now_ns + d->cfg->connect_ms * 1000000ull;
-    }
+    if (rte_eth_link_get_nowait(p->id, &link) != 0 || link.link_status != RTE_ETH_LINK_DOWN)
+        return false;
+    tern_debug("dpdk %s: link down", p->name);
+    p->link_up = false;
+    return true;
 }
 
 void tern_dpdk_port_close(tern_dpdk_port_t *p)

@@ -79,6 +79,12 @@ void tern_dpdk_vc_lost(tern_dpdk_vc_t *dv, tern_status_t st, const char *fmt, ..
     tern_vc_fail(dv->vc, st, why);
 }
 
+void tern_dpdk_link_lost(tern_dpdk_vc_t *dv)
+{
+    tern_dpdk_vc_lost(dv, TERN_ERR_PEER_FAILED, "dpdk: the link %s to rank %d went down (the "
+                      "peer's end closed: its process ended?)", dv->port->name, dv->vc->rank);
+}
+
 struct rte_mbuf *tern_dpdk_frame_alloc(tern_dpdk_vc_t *dv, uint8_t type)
 {
     tern_dpdk_t *d = dv->d;
@@ -547,9 +553,11 @@ static void vc_timers(tern_dpdk_vc_t *dv)
         return;
     }
     tern_dpdk_flush(dv);
+    if (dv->port != &d->port && tern_dpdk_port_check_link(d, dv->port)) {
+        tern_dpdk_link_lost(dv);
+        return;
+    }
     if (dv->snd_una != dv->snd_high) {
-        if (dv->port != &d->port)
-            tern_dpdk_port_check_link(d, dv->port);
         if (now - dv->last_ack_ns > cfg->timeout_ms * 1000000ull) {
             tern_dpdk_slot_t *s = slot(dv, dv->snd_una);
             tern_dpdk_vc_lost(dv, TERN_ERR_PEER_FAILED, "dpdk: rank %d acknowledged nothing "
