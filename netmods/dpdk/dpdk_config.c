@@ -59,7 +59,7 @@ static const tern_config_entry_t dpdk_entries[] = {
                         "retransmission timeout floor (above a VM's ~10 ms stalls)"),
     TERN_CFG_ENTRY_UINT("TERN_DPDK_RTO_MAX_MS", T, rto_max_ms, 1000, 1, 60000,
                         "retransmission timeout ceiling of the back-off"),
-    TERN_CFG_ENTRY_UINT("TERN_DPDK_PROBE_US", T, probe_us, 500, 10, 10000000,
+    TERN_CFG_ENTRY_UINT("TERN_DPDK_PROBE_US", T, probe_us, 200, 10, 10000000,
                         "unacknowledged tail this long: send its last frame again once (a "
                         "loss probe: the answer's SACK names what is missing)"),
     TERN_CFG_ENTRY_UINT("TERN_DPDK_ACK_DELAY_US", T, ack_delay_us, 50, 0, 1000000,

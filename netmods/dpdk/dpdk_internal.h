@@ -206,7 +206,8 @@ typedef struct tern_dpdk_vc {
     uint64_t rto_ns;          /* current timeout, backed off */
     uint64_t probe_at_ns;
     bool probed;
-    uint32_t recover;         /* fast retransmission guard: holes below it were resent */
+    uint32_t sack_high;       /* one past the highest SACKed frame (== snd_una: none) */
+    uint64_t srtt_ns;         /* smoothed round trip of first transmissions */
 
     /* receive side */
     uint32_t rcv_nxt;
@@ -271,6 +272,8 @@ bool tern_dpdk_window_open(const tern_dpdk_vc_t *dv);
 tern_status_t tern_dpdk_frame_queue(tern_dpdk_vc_t *dv, tern_dpdk_slot_t slot);
 /* Handle one received frame (ours: checked, the mbuf consumed). */
 void tern_dpdk_rx_frame(tern_dpdk_t *d, struct rte_mbuf *m);
+/* Holes below SACKed frames out for srtt + the reordering window. */
+void tern_dpdk_rack_timer(tern_dpdk_vc_t *dv);
 /* Timers of every active VC: retransmissions, probes, delayed acks. */
 void tern_dpdk_timers(tern_dpdk_t *d);
 /* Send an ACK or a PROBE frame now. */

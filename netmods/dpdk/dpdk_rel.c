@@ -8,8 +8,9 @@
  * its payload is (dpdk_lmt.c builds it again).  snd_high is the first
  * never transmitted (the port may refuse a burst: the rest waits).  An ack
  * releases every slot below it; SACK bits mark later ones received.  A
- * hole below frames sent at least a reordering window after it that did
- * arrive is sent again at once (rack_retransmit); a tail left unacknowledged
+ * hole below frames that did arrive is sent again once frames sent a
+ * reordering window after it arrived, or it has been out srtt + that
+ * window (rack_retransmit); a tail left unacknowledged
  * for TERN_DPDK_PROBE_US has its last frame sent again (a loss probe: the
  * duplicate it makes gets an immediate ack whose SACK names the holes);
  * the oldest frame unacknowledged for rto is sent again and rto doubles up
@@ -294,34 +295,35 @@ static void release_slot(tern_dpdk_vc_t *dv, tern_dpdk_slot_t *s)
 /* ---- acknowledgements in ------------------------------------------------- */
 
 /*
- * Time-based loss detection (after RACK, RFC 8985): a frame is lost when
- * a frame sent at least REORDER later has arrived (acked or SACKed) and it
- * has not; it is sent again at once.  A retransmission lost again is found
- * the same way, once frames sent after it arrive, so only a lost tail
+ * Time-based loss detection (after RACK, RFC 8985).  A frame below the
+ * highest SACKed one (frames sent with or after it did arrive) is lost
+ * when a frame sent a reordering window REORDER after it has arrived, or,
+ * from the timers, when it has been out for srtt + REORDER: the window
+ * may be full and nothing newer go out.  It is sent again at once; a
+ * retransmission lost again is found the same way, so only a lost tail
  * waits for the probe or the timeout.  REORDER is a quarter of
- * TERN_DPDK_PROBE_US (125 us by default): reordering shorter than that
- * costs nothing, longer costs a duplicate.  Holes exist only below the
- * highest SACKed frame: at most 64 slots are looked at per ack.
+ * TERN_DPDK_PROBE_US (50 us by default): shorter reordering costs
+ * nothing, longer a duplicate.
  */
-static void rack_retransmit(tern_dpdk_vc_t *dv, uint32_t ack, uint64_t sack,
-                            uint64_t delivered_ns)
+static void rack_retransmit(tern_dpdk_vc_t *dv, uint64_t delivered_ns)
 {
-    if (sack == 0 || delivered_ns == 0)
+    if (tern_dpdk_seq_diff(dv->sack_high, dv->snd_una) <= 0)
         return;
     uint64_t reo = dv->d->cfg->probe_us * 250ull;
-    int top = 63 - __builtin_clzll(sack); /* highest SACKed: ack + 1 + top */
-    for (int i = -1; i < top; i++) {
-        uint32_t q = ack + 1 + (uint32_t)i;
-        if (tern_dpdk_seq_diff(q, dv->snd_high) >= 0)
-            break;
+    uint64_t now = dv->d->now_ns;
+    for (uint32_t q = dv->snd_una; q != dv->sack_high; q++) {
         tern_dpdk_slot_t *s = slot(dv, q);
-        if (s->sacked || s->xmits == 0 || s->sent_ns + reo > delivered_ns)
+        if (s->sacked || s->xmits == 0)
+            continue;
+        if (s->sent_ns + reo > delivered_ns && now < s->sent_ns + dv->srtt_ns + reo)
             continue;
         if (transmit(dv, q, q + 1, true) != 1)
             break; /* the port is full: the timers go on */
         dv->d->stats.fast_retransmits++;
     }
 }
+
+void tern_dpdk_rack_timer(tern_dpdk_vc_t *dv) { rack_retransmit(dv, 0); }
 
 static void handle_ack(tern_dpdk_vc_t *dv, const tern_dpdk_hdr_t *h)
 {
@@ -331,8 +333,14 @@ static void handle_ack(tern_dpdk_vc_t *dv, const tern_dpdk_hdr_t *h)
     if (adv < 0 || tern_dpdk_seq_diff(ack, dv->snd_high) > 0)
         return; /* old (reordered), or acks what was never sent: ignored */
     dv->peer_window = rte_le_to_cpu_16(h->window);
+    uint64_t now = dv->d->now_ns;
     uint64_t delivered_ns = 0; /* latest transmission known to have arrived */
     if (adv > 0) {
+        tern_dpdk_slot_t *last = slot(dv, ack - 1);
+        if (last->xmits == 1 && last->sent_ns != 0 && now > last->sent_ns) {
+            uint64_t rtt = now - last->sent_ns; /* srtt += (rtt - srtt) / 8 */
+            dv->srtt_ns = dv->srtt_ns ? dv->srtt_ns - dv->srtt_ns / 8 + rtt / 8 : rtt;
+        }
         for (uint32_t q = dv->snd_una; q != ack; q++) {
             tern_dpdk_slot_t *s = slot(dv, q);
             if (s->sent_ns > delivered_ns)
@@ -340,9 +348,11 @@ static void handle_ack(tern_dpdk_vc_t *dv, const tern_dpdk_hdr_t *h)
             release_slot(dv, s);
         }
         dv->snd_una = ack;
-        dv->last_ack_ns = dv->d->now_ns;
+        dv->last_ack_ns = now;
         dv->rto_ns = dv->d->cfg->rto_min_us * 1000ull;
         dv->probed = false;
+        if (tern_dpdk_seq_diff(dv->sack_high, ack) < 0)
+            dv->sack_high = ack;
     }
     if (sack != 0) {
         for (int i = 0; i < 64; i++) {
@@ -355,9 +365,11 @@ static void handle_ack(tern_dpdk_vc_t *dv, const tern_dpdk_hdr_t *h)
             s->sacked = true;
             if (s->sent_ns > delivered_ns)
                 delivered_ns = s->sent_ns;
+            if (tern_dpdk_seq_diff(q + 1, dv->sack_high) > 0)
+                dv->sack_high = q + 1;
         }
-        rack_retransmit(dv, ack, sack, delivered_ns);
     }
+    rack_retransmit(dv, delivered_ns);
     if (adv > 0 && (!tern_list_empty(&dv->sendq) || !tern_list_empty(&dv->lmtq)))
         tern_dpdk_mark_pending(dv);
 }
@@ -567,6 +579,7 @@ static void vc_timers(tern_dpdk_vc_t *dv)
                               dv->snd_nxt - dv->snd_una, dv->snd_una, s->xmits);
             return;
         }
+        tern_dpdk_rack_timer(dv);
         tern_dpdk_slot_t *old = slot(dv, dv->snd_una);
         if (old->xmits > 0 && now - old->sent_ns >= dv->rto_ns) {
             if (transmit(dv, dv->snd_una, dv->snd_una + 1, false) == 1) {
