@@ -156,8 +156,8 @@ tern_status_t tern_dpdk_port_open(tern_dpdk_t *d, const char *devargs, bool vdev
  * client whose link did not come up; true once up. */
 bool tern_dpdk_port_ready(tern_dpdk_t *d, tern_dpdk_port_t *p);
 /* Re-read the link of a point-to-point port that was up (at most every
- * 10 ms); true when it went down: the peer's end closed (its process
- * ended), which fails the VC. */
+ * 10 ms); true when it went down (the caller fails the VC if frames came
+ * through it: the peer's process ended). */
 bool tern_dpdk_port_check_link(tern_dpdk_t *d, tern_dpdk_port_t *p);
 void tern_dpdk_port_close(tern_dpdk_port_t *p);
 /* Let go of a point-to-point port without closing it (see dpdk_port.c). */

@@ -283,9 +283,18 @@ static void dpdk_check_peers(void *state)
     uint64_t ka = cfg->keepalive_ms * 1000000ull, limit = cfg->timeout_ms * 1000000ull;
     for (int r = 0; d->per_peer && r < d->ctx->size; r++) {
         tern_dpdk_vc_t *dv = &d->vcs[r];
-        if (dv->vc != NULL && dv->conn == DPDK_VC_UP && dv->vc->state != TERN_VC_FAILED &&
-            tern_dpdk_port_check_link(d, &dv->own))
+        if (dv->vc == NULL || dv->conn != DPDK_VC_UP || dv->vc->state == TERN_VC_FAILED)
+            continue;
+        if (tern_dpdk_port_check_link(d, &dv->own) && dv->on_live) {
             tern_dpdk_link_lost(dv);
+        } else if (!dv->own.link_up && d->now_ns > dv->own.start_deadline_ns) {
+            /* never up, or down and not back (a client that restarts is
+             * back within ms): the peer is gone or was never there */
+            tern_dpdk_vc_lost(dv, TERN_ERR_PEER_FAILED, "dpdk: port %s to rank %d not up within "
+                              "%llu ms (TERN_DPDK_CONNECT_MS): is the peer running, with the "
+                              "same TERN_DPDK_VDEV?", dv->own.name, dv->vc->rank,
+                              (unsigned long long)cfg->connect_ms);
+        }
     }
     if (cfg->keepalive_ms == 0)
         return;

@@ -18,8 +18,10 @@
  * queues), and DPDK's memif never connects again by itself: a client
  * whose link is not up RESTART_NS after its start is stopped and started
  * again.  Frames sent meanwhile wait in the VC's window (the port takes
- * none).  A link that was up and went down means the peer's end closed:
- * its process ended (memif sees the socket close); the VC fails at once.
+ * none).  A link that went down after frames came through it means the
+ * peer's end closed: its process ended (memif sees the socket close); the
+ * VC fails at once.  Before any frame came, it is the client restarting
+ * (its link was late on its side): the server waits for it again.
  *
  * Point-to-point ports are never closed, only abandoned at finalize: the
  * peer's disconnect is handled by EAL's interrupt thread, and DPDK 22.11's
@@ -298,6 +300,8 @@ bool tern_dpdk_port_check_link(tern_dpdk_t *d, tern_dpdk_port_t *p)
         return false;
     tern_debug("dpdk %s: link down", p->name);
     p->link_up = false;
+    p->started_ns = d->now_ns; /* a client restarts RESTART_NS from now */
+    p->start_deadline_ns = d->now_ns + d->cfg->connect_ms * 1000000ull;
     return true;
 }
 

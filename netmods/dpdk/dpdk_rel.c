@@ -565,7 +565,7 @@ static void vc_timers(tern_dpdk_vc_t *dv)
         return;
     }
     tern_dpdk_flush(dv);
-    if (dv->port != &d->port && tern_dpdk_port_check_link(d, dv->port)) {
+    if (dv->port != &d->port && tern_dpdk_port_check_link(d, dv->port) && dv->on_live) {
         tern_dpdk_link_lost(dv);
         return;
     }

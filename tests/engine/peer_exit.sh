@@ -68,14 +68,16 @@ if "$TERN_INFO" 2>/dev/null | grep -Eq '^netmods:.* verbs( |$)'; then
     done
 fi
 if "$TERN_INFO" 2>/dev/null | grep -Eq '^netmods:.* dpdk( |$)'; then
-    # dpdk alone, on memif between the ranks (netmods/dpdk/test.env).  Not
+    # dpdk alone, on memif between the ranks (netmods/dpdk/test.env): the
+    # exited rank's memif link stays down past TERN_DPDK_CONNECT_MS.  Not
     # peer_exit_sent: no NIC acknowledges for a process, so frames it had
     # not seen acknowledged when it exited are gone (memif unmaps the
     # client's rings when its process ends); the receives fail with
     # TERN_ERR_PEER_FAILED instead (docs/dpdk.md)
     for nw in 1 2; do
         (set -a && . "${srcdir:-.}/netmods/dpdk/test.env" && set +a &&
-            export TERN_NETMODS=dpdk TERN_TEST_NETMOD=dpdk TERN_NUM_WORKERS=$nw SKIP_EXIT_SENT=1 &&
+            export TERN_NETMODS=dpdk TERN_TEST_NETMOD=dpdk TERN_NUM_WORKERS=$nw SKIP_EXIT_SENT=1 \
+                TERN_DPDK_CONNECT_MS=3000 &&
             check "dpdk, $nw worker(s)") || exit 1
     done
 fi
