@@ -344,7 +344,8 @@ uint16_t tern_dpdk_port_tx(tern_dpdk_t *d, tern_dpdk_port_t *p, struct rte_mbuf 
     /* the shim consumes them all; what the port refuses is a loss */
     struct rte_mbuf *out[2 * TERN_DPDK_BURST + 8];
     uint16_t cnt = n < TERN_DPDK_BURST ? n : TERN_DPDK_BURST;
-    memcpy(out, m, cnt * sizeof(*m));
+    if (cnt > 0) /* n = 0: only what the shim holds back (m may be NULL) */
+        memcpy(out, m, cnt * sizeof(*m));
     uint16_t k = tern_dpdk_fault_tx(p->fault, d->pool, out, cnt, RTE_DIM(out));
     uint16_t sent = k ? rte_eth_tx_burst(p->id, 0, out, k) : 0;
     if (sent < k)

@@ -188,6 +188,10 @@ static tern_request_t *queued[NPUSH_MAX];
 static int fill_vc(th_t *t, tern_vc_t *vc, int *nq)
 {
     connect_pair(t);
+    /* before the barrier: tern_barrier progresses, and rank 0's first
+     * packets may arrive while rank 1 still waits in it */
+    if (t->rank == 1)
+        tap_start(0);
     th_barrier(t);
     *nq = 0;
     return t->rank == 0 ? push(t, vc, queued, nq, 16) : 0;
@@ -214,7 +218,6 @@ static int case_terminate(th_t *t)
             CHECK_ST(t, tern_wait(t->w, q[k], NULL), TERN_OK);
         printf("terminate: %d packets, %d queued when vc_terminate returned\n", n, nq);
     } else {
-        tap_start(0);
         sleep_ms(2000); /* asleep while rank 0 terminates */
         time_t end = time(NULL) + 60;
         struct expect e = {t, 0, 0, push_len, 0};
@@ -255,7 +258,6 @@ static int case_destroy(th_t *t)
         CHECK(t, failed > 0, "none of the %d queued requests failed with the VC", nq);
         printf("destroy: %d queued, %d failed with the VC\n", nq, failed);
     } else {
-        tap_start(0);
         sleep_ms(1500);
         for (int k = 0; k < 200000; k++)
             tern_progress(t->w);
@@ -296,9 +298,9 @@ static int case_lmt(th_t *t)
             continue;
         t->ctx->cfg.lmt_mode = (uint64_t)mode;
         for (int dir = 0; dir < 2; dir++) {
+            tap_start(peer); /* before the barrier, which progresses */
             th_barrier(t);
             bool sender = t->rank == dir;
-            tap_start(peer);
             tern_request_t *r;
             tern_recv_info_t info;
             tern_status_t st;
