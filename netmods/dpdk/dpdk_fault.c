@@ -227,10 +227,3 @@ uint16_t tern_dpdk_fault_rx(tern_dpdk_fault_t *f, struct rte_mempool *mp, struct
         return n;
     return apply(f, &f->side[1], mp, m, n, max);
 }
-
-uint16_t tern_dpdk_fault_flush(tern_dpdk_fault_t *f, bool tx, struct rte_mbuf **m, uint16_t max)
-{
-    if (f == NULL)
-        return 0;
-    return release(&f->side[tx ? 0 : 1], 0, tern_now_ns(), m, 0, max);
-}

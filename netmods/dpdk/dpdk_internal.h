@@ -105,8 +105,6 @@ uint16_t tern_dpdk_fault_tx(tern_dpdk_fault_t *f, struct rte_mempool *mp, struct
                             uint16_t n, uint16_t max);
 uint16_t tern_dpdk_fault_rx(tern_dpdk_fault_t *f, struct rte_mempool *mp, struct rte_mbuf **m,
                             uint16_t n, uint16_t max);
-/* frames the shim holds back (released by later traffic or flushed) */
-uint16_t tern_dpdk_fault_flush(tern_dpdk_fault_t *f, bool tx, struct rte_mbuf **m, uint16_t max);
 typedef struct tern_dpdk_fault_stats {
     uint64_t dropped, held, duplicated, corrupted;
 } tern_dpdk_fault_stats_t;
@@ -204,7 +202,6 @@ typedef struct tern_dpdk_vc {
     tern_dpdk_slot_t *slots;  /* window entries, by seq % window */
     uint64_t last_ack_ns;     /* when snd_una last moved (or the first send) */
     uint64_t rto_ns;          /* current timeout, backed off */
-    uint64_t probe_at_ns;
     bool probed;
     uint32_t sack_high;       /* one past the highest SACKed frame (== snd_una: none) */
     uint64_t srtt_ns;         /* smoothed round trip of first transmissions */
@@ -218,10 +215,6 @@ typedef struct tern_dpdk_vc {
     bool ack_now;
     uint64_t last_rx_ns;
     uint64_t probe_sent_ns;   /* keepalive */
-
-    /* LMT put receive in progress (frames come in order) */
-    tern_request_t *lmt_rreq;
-    uint64_t lmt_rx_off;
 
     tern_list_t active_link;  /* tern_dpdk_t.active: unacked data or owed ack */
     bool on_active;
@@ -300,7 +293,6 @@ tern_status_t tern_dpdk_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, cons
 void tern_dpdk_push(tern_dpdk_vc_t *dv);
 /* Transmit the frames queued but never sent. */
 void tern_dpdk_flush(tern_dpdk_vc_t *dv);
-void tern_dpdk_mark_pending(tern_dpdk_vc_t *dv);
 
 /* ---- dpdk_wait.c ---------------------------------------------------------------------- */
 

@@ -112,7 +112,7 @@ tern_status_t tern_dpdk_lmt_start_send(tern_vc_t *vc, tern_request_t *sreq, cons
     sreq->nm.ptr[0] = t;
     tern_list_push_tail(&dv->lmtq, &t->link);
     dv->d->now_ns = tern_now_ns();
-    tern_dpdk_mark_pending(dv);
+    tern_dpdk_mark_active(dv);
     tern_dpdk_push(dv);
     return TERN_OK;
 }

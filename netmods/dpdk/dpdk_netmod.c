@@ -257,6 +257,8 @@ static unsigned dpdk_poll(void *state, int direction)
                 tern_dpdk_port_ready(d, &dv->own);
             if (dv->own.started)
                 n += rx_port(d, &dv->own);
+            if (dv->own.fault != NULL && dv->own.link_up)
+                tern_dpdk_port_tx(d, &dv->own, NULL, 0); /* frames the shim held back */
         }
     }
     if (!tern_list_empty(&d->active)) {
@@ -267,9 +269,6 @@ static unsigned dpdk_poll(void *state, int direction)
         tern_dpdk_lmt_reap(d);
     if (d->port.fault != NULL)
         tern_dpdk_port_tx(d, &d->port, NULL, 0); /* frames the shim held back */
-    for (int r = 0; d->per_peer && r < d->ctx->size; r++)
-        if (d->vcs[r].own.fault != NULL && d->vcs[r].own.link_up)
-            tern_dpdk_port_tx(d, &d->vcs[r].own, NULL, 0);
     return n;
 }
 

@@ -371,7 +371,7 @@ static void handle_ack(tern_dpdk_vc_t *dv, const tern_dpdk_hdr_t *h)
     }
     rack_retransmit(dv, delivered_ns);
     if (adv > 0 && (!tern_list_empty(&dv->sendq) || !tern_list_empty(&dv->lmtq)))
-        tern_dpdk_mark_pending(dv);
+        tern_dpdk_mark_active(dv);
 }
 
 /* ---- frames in ---------------------------------------------------------- */

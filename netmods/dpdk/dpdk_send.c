@@ -20,11 +20,6 @@
 #define HDRSENT 9
 #define FRAME_HDR (TERN_DPDK_ETH_HDR + TERN_DPDK_HDR_SIZE)
 
-void tern_dpdk_mark_pending(tern_dpdk_vc_t *dv)
-{
-    tern_dpdk_mark_active(dv);
-}
-
 /* Copy from the head requests of the sendq into m (up to room bytes);
  * completes the requests copied whole.  Returns the bytes copied. */
 static uint16_t fill(tern_dpdk_vc_t *dv, struct rte_mbuf *m, uint16_t room)
@@ -97,7 +92,7 @@ static tern_status_t enqueue(tern_dpdk_vc_t *dv, tern_request_t *r, const void *
     r->nm.u64[HDRLEN] = hdrlen;
     r->nm.u64[HDRSENT] = 0;
     tern_list_push_tail(&dv->sendq, &r->link);
-    tern_dpdk_mark_pending(dv);
+    tern_dpdk_mark_active(dv);
     if (push_now)
         tern_dpdk_push(dv);
     return TERN_OK;
