@@ -261,10 +261,8 @@ static unsigned dpdk_poll(void *state, int direction)
                 tern_dpdk_port_tx(d, &dv->own, NULL, 0); /* frames the shim held back */
         }
     }
-    if (!tern_list_empty(&d->active)) {
-        tern_dpdk_timers(d);
-        n++;
-    }
+    if (!tern_list_empty(&d->active))
+        tern_dpdk_timers(d); /* acks and retransmissions: no event for the engine */
     if (!tern_list_empty(&d->reap))
         tern_dpdk_lmt_reap(d);
     if (d->port.fault != NULL)
