@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine/log.h"
 
@@ -419,6 +420,70 @@ tern_status_t tern_pmix_fence_progress(tern_pmix_t *p, unsigned (*progress)(void
     if (fw.status != PMIX_SUCCESS)
         return tern_error(TERN_ERR_PMIX, "PMIx_Fence (rank %u): %s", p->rank,
                           PMIx_Error_string(fw.status));
+    return TERN_OK;
+}
+
+/* A timed fence's waiter may leave before PMIx calls back, so the state is
+ * on the heap and whoever comes second frees it: the exchange in
+ * fence_timed_done and the compare-exchange in tern_pmix_fence_timed are
+ * acq_rel, so status (written before the callback's exchange) is seen by a
+ * waiter that finds FENCE_DONE. */
+enum { FENCE_PENDING, FENCE_DONE, FENCE_ABANDONED };
+typedef struct fence_timed {
+    _Atomic int state;
+    pmix_status_t status;
+} fence_timed_t;
+
+static void fence_timed_done(pmix_status_t status, void *cbdata)
+{
+    fence_timed_t *ft = cbdata;
+    ft->status = status;
+    if (atomic_exchange_explicit(&ft->state, FENCE_DONE, memory_order_acq_rel) ==
+        FENCE_ABANDONED)
+        free(ft);
+}
+
+tern_status_t tern_pmix_fence_timed(tern_pmix_t *p, unsigned timeout_ms)
+{
+    fence_timed_t *ft = malloc(sizeof(*ft));
+    if (ft == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "PMIx fence state");
+    atomic_init(&ft->state, FENCE_PENDING);
+    ft->status = PMIX_SUCCESS;
+    pmix_info_t info;
+    bool collect = false;
+    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+    pmix_status_t rc = PMIx_Fence_nb(NULL, 0, &info, 1, fence_timed_done, ft);
+    PMIX_INFO_DESTRUCT(&info);
+    if (rc == PMIX_OPERATION_SUCCEEDED || rc != PMIX_SUCCESS) {
+        free(ft);
+        if (rc == PMIX_OPERATION_SUCCEEDED)
+            return TERN_OK;
+        return tern_error(TERN_ERR_PMIX, "PMIx_Fence_nb (rank %u): %s", p->rank,
+                          PMIx_Error_string(rc));
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    uint64_t deadline = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec +
+                        (uint64_t)timeout_ms * 1000000ull;
+    int expect = FENCE_PENDING;
+    while (atomic_load_explicit(&ft->state, memory_order_acquire) == FENCE_PENDING) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec > deadline &&
+            atomic_compare_exchange_strong_explicit(&ft->state, &expect, FENCE_ABANDONED,
+                                                    memory_order_acq_rel,
+                                                    memory_order_acquire))
+            return tern_error(TERN_ERR_TIMED_OUT, "PMIx_Fence (rank %u): no answer in %u ms",
+                              p->rank, timeout_ms);
+        expect = FENCE_PENDING;
+        struct timespec ts = {0, 50000};
+        nanosleep(&ts, NULL);
+    }
+    pmix_status_t st = ft->status;
+    free(ft);
+    if (st != PMIX_SUCCESS)
+        return tern_error(TERN_ERR_PMIX, "PMIx_Fence (rank %u): %s", p->rank,
+                          PMIx_Error_string(st));
     return TERN_OK;
 }
 

@@ -54,6 +54,10 @@ tern_status_t tern_pmix_fence(tern_pmix_t *p, bool commit_and_collect);
  * a netmod whose peers need our acknowledgements (dpdk) keeps answering
  * while this rank waits for the others. */
 tern_status_t tern_pmix_fence_progress(tern_pmix_t *p, unsigned (*progress)(void *), void *arg);
+/* A fence (no data, no progress) given up after timeout_ms with
+ * TERN_ERR_TIMED_OUT: an exit barrier that must not turn a peer's missing
+ * finalize into a hang. */
+tern_status_t tern_pmix_fence_timed(tern_pmix_t *p, unsigned timeout_ms);
 
 /* PMIx_Get of rank's key; *data is malloc'd (caller frees). */
 tern_status_t tern_pmix_get(tern_pmix_t *p, int rank, const char *key, void **data, size_t *len);

@@ -322,7 +322,21 @@ static tern_status_t dpdk_finalize(void *state)
     tern_dpdk_t *d = state;
     if (d == NULL)
         return TERN_OK;
-    /* Nobody polls any more (after the engine's fence).  A worker's
+    /* This rank polls no more (after the engine's fence), but a peer may
+     * still be in that fence, polling: memif frees the shared regions from
+     * EAL's interrupt thread when the other end's process goes away, under
+     * a receive or send burst in progress (SIGSEGV, RECIPES.md).  So no
+     * rank with dpdk leaves before every one has stopped polling: a fence
+     * without progress, bounded (a peer that never finalizes costs a
+     * warning and a delay, not a hang).  Every rank of the job has dpdk or
+     * none has: it is enabled by the job's settings (TERN_DPDK_VDEV /
+     * TERN_DPDK_PORT), and a rank whose dpdk failed fails tern_init. */
+    if (d->ctx->size > 1) {
+        tern_status_t fst = tern_pmix_fence_timed(&d->ctx->pmix, 5000);
+        if (fst != TERN_OK)
+            tern_warn("dpdk: exit barrier: %s; leaving anyway", tern_last_error());
+    }
+    /* A worker's
      * shared port closes; point-to-point ports are abandoned (see
      * dpdk_port.c: closing races DPDK memif's interrupt thread), with the
      * pool their receive rings draw on. */
