@@ -127,6 +127,7 @@ typedef struct tern_dpdk_port {
     bool started;
     bool link_up;
     bool multiseg;            /* RTE_ETH_TX_OFFLOAD_MULTI_SEGS */
+    uint32_t memif_bsize;     /* memif: its buffer size, the largest frame (0: not memif) */
     bool client;              /* the connecting side of a point-to-point link */
     char name[RTE_ETH_NAME_MAX_LEN];
     char sock_path[108];      /* a point-to-point server's socket file, until linked */

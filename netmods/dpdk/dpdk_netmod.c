@@ -447,6 +447,16 @@ static int dpdk_counters(void *state, tern_counter_t *out, int max)
             f.duplicated += g.duplicated;
             f.corrupted += g.corrupted;
         }
+    /* what the ports themselves dropped: receive ring full (imissed), no
+     * mbuf to receive into (rx_nombuf), bad frames (ierrors) */
+    uint64_t missed = 0, nombuf = 0;
+    struct rte_eth_stats es;
+    if (d->port.started && rte_eth_stats_get(d->port.id, &es) == 0)
+        missed += es.imissed + es.ierrors, nombuf += es.rx_nombuf;
+    for (int r = 0; d->per_peer && r < d->ctx->size; r++)
+        if (d->vcs[r].vc != NULL && d->vcs[r].own.started &&
+            rte_eth_stats_get(d->vcs[r].own.id, &es) == 0)
+            missed += es.imissed + es.ierrors, nombuf += es.rx_nombuf;
     const tern_counter_t all[] = {
         {"dpdk.tx_frames", s->tx_frames},       {"dpdk.rx_frames", s->rx_frames},
         {"dpdk.tx_bursts", s->tx_bursts},       {"dpdk.rx_bursts", s->rx_bursts},
@@ -458,7 +468,8 @@ static int dpdk_counters(void *state, tern_counter_t *out, int max)
         {"dpdk.window_full", s->window_full},   {"dpdk.zcopy_frames", s->zcopy_frames},
         {"dpdk.copy_frames", s->copy_frames},   {"dpdk.fault_dropped", f.dropped},
         {"dpdk.fault_held", f.held},            {"dpdk.fault_duplicated", f.duplicated},
-        {"dpdk.fault_corrupted", f.corrupted},
+        {"dpdk.fault_corrupted", f.corrupted},  {"dpdk.port_missed", missed},
+        {"dpdk.port_nombuf", nombuf},
     };
     int n = (int)(sizeof(all) / sizeof(all[0]));
     for (int i = 0; i < n && i < max; i++)

@@ -34,6 +34,7 @@
  * devices anew (_r<n>).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -147,11 +148,15 @@ static tern_status_t configure(tern_dpdk_t *d, tern_dpdk_port_t *p)
     if (rc != 0)
         return tern_error(TERN_ERR_IO, "dpdk %s: rte_eth_dev_info_get: %s", p->name,
                           rte_strerror(-rc));
+    /* memif reports a 1518-byte max_rx_pktlen whatever its buffers; what
+     * bounds a frame is its buffer size (tern_dpdk_port_open) */
+    bool chains = p->memif_bsize != 0;
+    uint32_t max_rx = chains ? p->memif_bsize : info.max_rx_pktlen;
     uint32_t mtu = d->cfg->mtu ? (uint32_t)d->cfg->mtu : RTE_ETHER_MTU;
     if (mtu > info.max_mtu)
         mtu = info.max_mtu;
-    if (mtu + RTE_ETHER_HDR_LEN > info.max_rx_pktlen)
-        mtu = info.max_rx_pktlen - RTE_ETHER_HDR_LEN;
+    if (mtu + RTE_ETHER_HDR_LEN > max_rx)
+        mtu = max_rx - RTE_ETHER_HDR_LEN;
     if (mtu < TERN_DPDK_HDR_SIZE + TERN_DPDK_LMT_EXT_SIZE + 64)
         return tern_error(TERN_ERR_UNSUPPORTED, "dpdk %s: MTU %u is too small", p->name, mtu);
     p->multiseg = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0;
@@ -163,11 +168,11 @@ static tern_status_t configure(tern_dpdk_t *d, tern_dpdk_port_t *p)
         mtu = room - RTE_ETHER_HDR_LEN; /* a later per-peer port with a larger MTU */
     struct rte_eth_conf conf;
     memset(&conf, 0, sizeof(conf));
-    conf.rxmode.mtu = mtu;
+    conf.rxmode.mtu = chains && mtu > RTE_ETHER_MTU ? RTE_ETHER_MTU : mtu; /* ethdev checks */
     if (p->multiseg)
         conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
     rc = rte_eth_dev_configure(p->id, 1, 1, &conf);
-    if (rc != 0 && mtu != RTE_ETHER_MTU) {
+    if (rc != 0 && conf.rxmode.mtu != RTE_ETHER_MTU) {
         /* the device keeps its own MTU (af_packet): take it */
         conf.rxmode.mtu = 0;
         rc = rte_eth_dev_configure(p->id, 1, 1, &conf);
@@ -255,8 +260,25 @@ tern_status_t tern_dpdk_port_open(tern_dpdk_t *d, const char *devargs, bool vdev
                               devargs);
         snprintf(p->name + nlen, sizeof(p->name) - nlen, "_r%d", k);
     }
+    /* memif chains a frame larger than its buffer (bsize, 2048 by default)
+     * over several descriptors, and DPDK 22.11 merges or truncates such
+     * frames when its ring fills (seen here): a frame must fit one buffer.
+     * Unless the template sets bsize, it is sized for TERN_DPDK_MTU (both
+     * ends have the same settings). */
+    char args[512];
+    snprintf(args, sizeof(args), "%s", comma ? comma + 1 : "");
+    if (vdev && strncmp(p->name, "net_memif", 9) == 0) {
+        const char *b = strstr(args, "bsize=");
+        p->memif_bsize = b ? (uint32_t)strtoul(b + 6, NULL, 0) : 2048;
+        uint32_t want = d->cfg->mtu ? (uint32_t)d->cfg->mtu + RTE_ETHER_HDR_LEN : 0;
+        if (b == NULL && want > p->memif_bsize) {
+            p->memif_bsize = (want + 127) & ~127u;
+            size_t al = strlen(args);
+            snprintf(args + al, sizeof(args) - al, "%sbsize=%u", al ? "," : "", p->memif_bsize);
+        }
+    }
     if (vdev) {
-        int rc = rte_eal_hotplug_add("vdev", p->name, comma ? comma + 1 : "");
+        int rc = rte_eal_hotplug_add("vdev", p->name, args);
         if (rc != 0)
             return tern_error(TERN_ERR_UNSUPPORTED, "dpdk: creating %s failed (%s): is its "
                               "driver installed (Debian: dpdk), are its arguments right?",

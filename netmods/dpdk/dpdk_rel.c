@@ -453,11 +453,15 @@ static void rx_data(tern_dpdk_vc_t *dv, struct rte_mbuf *m, uint32_t seq)
 /* Is m a well-formed frame of this job for this endpoint?  *dvp: its VC. */
 static bool frame_ok(tern_dpdk_t *d, struct rte_mbuf *m, tern_dpdk_vc_t **dvp)
 {
-    if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0)
+    if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
+        tern_debug("dpdk: a %u-byte frame in %u segments does not fit one receive mbuf",
+                   rte_pktmbuf_pkt_len(m), m->nb_segs);
+        d->stats.bad_frames++; /* larger than a receive mbuf: a smaller MTU is needed */
         return false;
+    }
     uint32_t plen = rte_pktmbuf_data_len(m);
     if (plen < FRAME_HDR)
-        return false;
+        goto bad;
     const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
     if (eth->ether_type != rte_cpu_to_be_16(TERN_DPDK_ETHERTYPE))
         return false;
@@ -476,8 +480,11 @@ static bool frame_ok(tern_dpdk_t *d, struct rte_mbuf *m, tern_dpdk_vc_t **dvp)
         goto bad;
     uint32_t need = FRAME_HDR + (h->type == TERN_DPDK_F_LMT ? TERN_DPDK_LMT_EXT_SIZE : 0) +
                     rte_le_to_cpu_16(h->len);
-    if (plen < need || ((h->type == TERN_DPDK_F_ACK || h->type == TERN_DPDK_F_PROBE) && h->len))
+    if (plen < need || ((h->type == TERN_DPDK_F_ACK || h->type == TERN_DPDK_F_PROBE) && h->len)) {
+        tern_debug("dpdk: frame of %u bytes from rank %d (seq %u) carries %u", plen, rank,
+                   rte_le_to_cpu_32(h->seq), need);
         goto bad;
+    }
     m->data_len = (uint16_t)need; /* Ethernet padding is not ours */
     m->pkt_len = need;
     if (h->csum != 0 || d->cfg->csum) {
