@@ -28,10 +28,10 @@
  * memif frees its control channel there while a close in the main thread
  * frees the port under it (SIGSEGV in the interrupt thread, seen here in
  * 1 of ~5 finalizes).  The process's exit closes them.  memif never
- * removes its socket file: the server unlinks it when it abandons the
- * port (not when the link comes up: a client restarting then would find
- * no file to dial).  A later tern_init in the same process names its
- * devices anew (_r<n>).
+ * removes its socket file: the server unlinks it at the first frame from
+ * the client (dpdk_rel.c; not when the link comes up: a client restarting
+ * then would find no file to dial), else when it abandons the port.  A
+ * later tern_init in the same process names its devices anew (_r<n>).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -29,6 +29,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_byteorder.h>
 #include <rte_hash_crc.h>
@@ -516,6 +517,13 @@ void tern_dpdk_rx_frame(tern_dpdk_t *d, struct rte_mbuf *m)
     if (!dv->on_live) {
         dv->on_live = true;
         tern_list_push_tail(&d->live, &dv->live_link);
+        /* a client that has sent a frame never dials again (its link going
+         * down now is its end): a memif server's socket file can go, so a
+         * job killed later leaves none */
+        if (dv->port == &dv->own && dv->own.sock_path[0] != '\0') {
+            unlink(dv->own.sock_path);
+            dv->own.sock_path[0] = '\0';
+        }
     }
     dv->last_rx_ns = d->now_ns;
     tern_dpdk_hdr_t *h = hdr_of(m);
