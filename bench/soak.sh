@@ -90,7 +90,7 @@ for nm in $NETMODS; do
     fi
     if [ "$nm" = dpdk ]; then # memif between the ranks, as the tests use
         env+=("TERN_DPDK_VDEV=net_memif_%w_%p,role=%R,id=0,socket=/tmp/tern-soak-$$-%j-%w-%l-%h.sock,socket-abstract=no")
-        [ -n "$FAULTS" ] && env+=("TERN_DPDK_FAULTS=$FAULTS,seed=$SEED")
+        [ -n "$FAULTS" ] && env+=("TERN_DPDK_FAULTS=$FAULTS,seed=$SEED" TERN_DPDK_CSUM=1)
     fi
     cmd=(env "${env[@]}" "$TERNRUN" -n "$RANKS" "$SOAK" -n "$MESSAGES" -s "$MAX_SIZE"
         --seed "$SEED" --timeout "$TIMEOUT" --progress 60 --counters)

@@ -2,6 +2,7 @@
  * engine's loader and listed by tern_info. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "netmods/dpdk/dpdk_internal.h"
@@ -76,8 +77,9 @@ static const tern_config_entry_t dpdk_entries[] = {
                         "when idle, probe each peer heard from this often (0: off)"),
     TERN_CFG_ENTRY_UINT("TERN_DPDK_CONNECT_MS", T, connect_ms, 30000, 1000, 3600000,
                         "a point-to-point port (memif) must come up within this"),
-    TERN_CFG_ENTRY_UINT("TERN_DPDK_CSUM", T, csum, 1, 0, 1,
-                        "CRC32C over each frame, checked on receipt (0: trust the link)"),
+    TERN_CFG_ENTRY_UINT("TERN_DPDK_CSUM", T, csum, 0, 0, 1,
+                        "1: CRC32C over each frame, checked on receipt (0: trust the link: "
+                        "Ethernet's FCS, memif's shared memory; needed with corrupt= faults)"),
     TERN_CFG_ENTRY_UINT("TERN_DPDK_MEM_MB", T, mem_mb, 256, 64, 8192,
                         "EAL memory when no hugepages are free (--no-huge -m)"),
     TERN_CFG_ENTRY_UINT("TERN_DPDK_ZCOPY", T, zcopy, 1, 0, 1,
@@ -91,6 +93,11 @@ static tern_status_t dpdk_config_validate(const void *config)
     if (c->mtu != 0 && c->mtu < 256)
         return tern_error(TERN_ERR_INVALID_PARAM,
                           "TERN_DPDK_MTU=%" PRIu64 ": 0 (the port's) or at least 256", c->mtu);
+    const char *corrupt = strstr(c->faults, "corrupt=");
+    if (corrupt != NULL && strtod(corrupt + 8, NULL) > 0 && c->csum == 0)
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "TERN_DPDK_FAULTS=\"%s\" corrupts frames: only TERN_DPDK_CSUM=1 "
+                          "catches that (the shim acts after the link's own check)", c->faults);
     if (c->pool < 4 * c->window)
         return tern_error(TERN_ERR_INVALID_PARAM,
                           "TERN_DPDK_POOL=%" PRIu64 " must be at least 4 x TERN_DPDK_WINDOW (%"

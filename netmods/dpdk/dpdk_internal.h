@@ -205,6 +205,9 @@ typedef struct tern_dpdk_vc {
     uint64_t rto_ns;          /* current timeout, backed off */
     bool probed;
     uint32_t sack_high;       /* one past the highest SACKed frame (== snd_una: none) */
+    uint32_t rcv_latest;      /* receiver: the latest early frame (its SACK block is sent) */
+    uint32_t rcv_prev_block;  /* an earlier early frame whose block is owed one more SACK */
+    bool prev_block_owed;
     uint64_t srtt_ns;         /* smoothed round trip of first transmissions */
 
     /* receive side */

@@ -112,16 +112,25 @@ struct rte_mbuf *tern_dpdk_frame_alloc(tern_dpdk_vc_t *dv, uint8_t type)
     return m;
 }
 
-/* SACK bitmap of what waits early: bit i is seq rcv_nxt + 1 + i. */
-static uint64_t sack_bits(const tern_dpdk_vc_t *dv)
+/* SACK bitmap of what waits early, for the block of 64 frames (counted
+ * from rcv_nxt + 1) that holds seq: bit i is seq rcv_nxt + 1 + 64 * *block
+ * + i.  Acks name the block of the latest early frame, and once more the
+ * block the arrivals just left (the sender takes a frame it never heard of
+ * below SACKed ones for lost). */
+static uint64_t sack_bits(const tern_dpdk_vc_t *dv, uint32_t seq, uint8_t *block)
 {
+    *block = 0;
     if (dv->ooo_count == 0)
         return 0;
-    uint32_t w = (uint32_t)dv->d->cfg->window, n = w - 1 < 64 ? w - 1 : 64;
+    uint32_t w = (uint32_t)dv->d->cfg->window;
+    int32_t off = tern_dpdk_seq_diff(seq, dv->rcv_nxt + 1);
+    uint32_t b = off > 0 && (uint32_t)off < w - 1 ? (uint32_t)off / 64 : 0;
+    uint32_t first = 64 * b, last = first + 64 < w - 1 ? first + 64 : w - 1;
     uint64_t bits = 0;
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = first; i < last; i++)
         if (dv->ooo[(dv->rcv_nxt + 1 + i) & (w - 1)] != NULL)
-            bits |= 1ull << i;
+            bits |= 1ull << (i - first);
+    *block = (uint8_t)b;
     return bits;
 }
 
@@ -171,14 +180,23 @@ void tern_dpdk_frame_seal(tern_dpdk_vc_t *dv, struct rte_mbuf *m)
 {
     tern_dpdk_hdr_t *h = hdr_of(m);
     h->ack = rte_cpu_to_le_32(dv->rcv_nxt);
-    h->sack = rte_cpu_to_le_64(sack_bits(dv));
+    uint8_t block;
+    uint32_t which = dv->rcv_latest;
+    bool again = false;
+    if (dv->prev_block_owed) {
+        which = dv->rcv_prev_block;
+        dv->prev_block_owed = false;
+        again = true; /* the latest block's turn: the next frame */
+    }
+    h->sack = rte_cpu_to_le_64(sack_bits(dv, which, &block));
+    h->sack_block = block;
     h->window = rte_cpu_to_le_16((uint16_t)(dv->d->cfg->window - dv->ooo_count));
     h->csum = 0;
     if (dv->d->cfg->csum)
         h->csum = rte_cpu_to_le_32(frame_crc(m));
     dv->unacked_rx = 0;
     dv->ack_due_ns = 0;
-    dv->ack_now = false;
+    dv->ack_now = again;
 }
 
 bool tern_dpdk_window_open(const tern_dpdk_vc_t *dv)
@@ -306,11 +324,22 @@ static void release_slot(tern_dpdk_vc_t *dv, tern_dpdk_slot_t *s)
  * TERN_DPDK_PROBE_US (50 us by default): shorter reordering costs
  * nothing, longer a duplicate.
  */
+/* RACK's reordering window: a quarter of the smoothed round trip (as RFC
+ * 8985 takes a quarter of the minimum), at least 2 us, at most a quarter of
+ * TERN_DPDK_PROBE_US. */
+static inline uint64_t reorder_window(const tern_dpdk_vc_t *dv)
+{
+    uint64_t hi = dv->d->cfg->probe_us * 250ull, reo = dv->srtt_ns / 4;
+    if (reo < 2000)
+        reo = 2000;
+    return reo < hi ? reo : hi;
+}
+
 static void rack_retransmit(tern_dpdk_vc_t *dv, uint64_t delivered_ns)
 {
     if (tern_dpdk_seq_diff(dv->sack_high, dv->snd_una) <= 0)
         return;
-    uint64_t reo = dv->d->cfg->probe_us * 250ull;
+    uint64_t reo = reorder_window(dv);
     uint64_t now = dv->d->now_ns;
     for (uint32_t q = dv->snd_una; q != dv->sack_high; q++) {
         tern_dpdk_slot_t *s = slot(dv, q);
@@ -356,8 +385,9 @@ static void handle_ack(tern_dpdk_vc_t *dv, const tern_dpdk_hdr_t *h)
             dv->sack_high = ack;
     }
     if (sack != 0) {
+        uint32_t base = ack + 1 + 64u * h->sack_block;
         for (int i = 0; i < 64; i++) {
-            uint32_t q = ack + 1 + (uint32_t)i;
+            uint32_t q = base + (uint32_t)i;
             if (tern_dpdk_seq_diff(q, dv->snd_high) >= 0)
                 break;
             if (!(sack & (1ull << i)))
@@ -423,7 +453,13 @@ static void rx_data(tern_dpdk_vc_t *dv, struct rte_mbuf *m, uint32_t seq)
             rte_pktmbuf_free(m);
         } else {
             *e = m;
+            if (dv->ooo_count > 0 && !dv->prev_block_owed &&
+                (seq - dv->rcv_nxt - 1) / 64 != (dv->rcv_latest - dv->rcv_nxt - 1) / 64) {
+                dv->rcv_prev_block = dv->rcv_latest;
+                dv->prev_block_owed = true;
+            }
             dv->ooo_count++;
+            dv->rcv_latest = seq;
             d->stats.ooo_frames++;
         }
         dv->ack_now = true;
@@ -472,7 +508,7 @@ static bool frame_ok(tern_dpdk_t *d, struct rte_mbuf *m, tern_dpdk_vc_t **dvp)
     uint32_t src = rte_le_to_cpu_32(h->src);
     int rank = TERN_DPDK_EP_RANK(src);
     if (h->version != TERN_DPDK_WIRE_VERSION || h->type == 0 || h->type >= TERN_DPDK_F_MAX ||
-        h->reserved != 0 || rte_le_to_cpu_32(h->dst) != TERN_DPDK_EP(d->ctx->rank, d->worker->index) ||
+        h->sack_block >= TERN_DPDK_WINDOW_MAX / 64 || rte_le_to_cpu_32(h->dst) != TERN_DPDK_EP(d->ctx->rank, d->worker->index) ||
         rank < 0 || rank >= d->ctx->size || TERN_DPDK_EP_WORKER(src) != d->worker->index ||
         rte_le_to_cpu_32(h->dst_nonce) != d->nonce)
         goto bad;

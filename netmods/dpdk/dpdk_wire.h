@@ -14,7 +14,10 @@
  * DATA and LMT frames; ACK and PROBE frames carry no sequence number of
  * their own (seq is the sender's next one, for information).  Every frame,
  * data or not, carries the cumulative ack, a selective-ack bitmap and the
- * receive window of the reverse direction.
+ * receive window of the reverse direction.  The bitmap covers 64 frames:
+ * the block of the window where the latest early frame arrived (version 2;
+ * version 1 had only the first block, so a second hole further on was
+ * seen only once the first was repaired: one repair per round trip).
  */
 #ifndef TERN_DPDK_WIRE_H
 #define TERN_DPDK_WIRE_H
@@ -26,7 +29,7 @@
 /* IEEE 802 "local experimental EtherType 1": never routed, never
  * mistaken for IP by the kernel of a veth or tap peer. */
 #define TERN_DPDK_ETHERTYPE 0x88B5u
-#define TERN_DPDK_WIRE_VERSION 1u
+#define TERN_DPDK_WIRE_VERSION 2u
 #define TERN_DPDK_ETH_HDR 14u
 
 enum tern_dpdk_ftype {
@@ -51,10 +54,10 @@ typedef struct tern_dpdk_hdr {
     uint32_t dst_nonce;  /* the receiving process's nonce, as the sender knows it */
     uint32_t seq;        /* DATA / LMT: this frame's number; else the next one */
     uint32_t ack;        /* every seq < ack of the reverse direction arrived */
-    uint64_t sack;       /* bit i: seq ack + 1 + i arrived (out of order) */
+    uint64_t sack;       /* bit i: seq ack + 1 + 64 * sack_block + i arrived (early) */
     uint16_t window;     /* frames at or after ack the peer may have in flight */
     uint8_t flags;       /* TERN_DPDK_FL_* */
-    uint8_t reserved;    /* zero */
+    uint8_t sack_block;  /* which 64 frames after ack sack describes (< window / 64) */
     uint32_t csum;       /* CRC32C of header (csum = 0) and payload, 0: none */
 } __attribute__((packed)) tern_dpdk_hdr_t; /* at offset 14 of a frame: unaligned */
 
@@ -72,6 +75,7 @@ static_assert(offsetof(tern_dpdk_hdr_t, seq) == 24, "dpdk header layout");
 static_assert(offsetof(tern_dpdk_hdr_t, ack) == 28, "dpdk header layout");
 static_assert(offsetof(tern_dpdk_hdr_t, sack) == 32, "dpdk header layout");
 static_assert(offsetof(tern_dpdk_hdr_t, window) == 40, "dpdk header layout");
+static_assert(offsetof(tern_dpdk_hdr_t, sack_block) == 43, "dpdk header layout");
 static_assert(offsetof(tern_dpdk_hdr_t, csum) == 44, "dpdk header layout");
 static_assert(sizeof(tern_dpdk_lmt_ext_t) == TERN_DPDK_LMT_EXT_SIZE, "LMT extension layout");
 

@@ -64,9 +64,14 @@ if ${TERN_INFO:-./tern_info} --netmods | grep -Eq '^netmods:.* dpdk( |$)'; then
         TERN_NETMODS=dpdk &&
         TERN_DPDK_FAULTS="drop=0.01,hold=0.01,dup=0.01,corrupt=0.01,seed=$SEED" &&
         export TERN_NETMODS TERN_DPDK_FAULTS &&
+        # corrupt= without the CRC would deliver the flipped bytes: refused
+        ! soak 2 "" -n 10 -s 1K &&
+        grep -q "tern_init: .*TERN_DPDK_CSUM=1" "$out" &&
+        TERN_DPDK_CSUM=1 && export TERN_DPDK_CSUM &&
         soak 2 "" -n 2000 -s 1M --counters && summary dpdk 2 4000 "$clean" &&
         grep -Eq '^soak: rank 0: dpdk\.fault_dropped=[1-9]' "$out" &&
         grep -Eq '^soak: rank 0: dpdk\.retransmits=[1-9]' "$out" &&
+        grep -Eq '^soak: rank 0: dpdk\.csum_errors=[1-9]' "$out" &&
         soak 3 "--bind-to none" -n 1000 -s 1M && summary dpdk 3 3000 "$clean") ||
         fail "dpdk with faults: a run failed, its summary is not clean, or no fault was injected"
 fi
