@@ -8,7 +8,8 @@
 #              memif, no reliability (the floor)
 #   dpdk       tern_bench over the dpdk netmod on memif (netmods/dpdk/test.env)
 #   dpdk-loss  the same with 1 % of the frames dropped by the fault shim
-#              (bandwidth only)
+#              (bandwidth only; on both ranks' ports, both directions)
+#   dpdk-jumbo the same lossless with TERN_DPDK_MTU=9000 (bandwidth only)
 #   tcp        tern_bench over the tcp netmod on loopback
 #   kernel     bench/tcp/tcp_pingpong on loopback, blocking recv and, as
 #              kernel-spin, polling with MSG_DONTWAIT
@@ -106,6 +107,7 @@ for r in $(seq 1 "$ROUNDS"); do
     kernel spin lat
     tern dpdk TERN_NETMODS=dpdk "TERN_DPDK_VDEV=$VDEV" -- bw 4194304
     tern dpdk-loss TERN_NETMODS=dpdk "TERN_DPDK_VDEV=$VDEV" "TERN_DPDK_FAULTS=drop=0.01,seed=$r" -- bw 4194304
+    tern dpdk-jumbo TERN_NETMODS=dpdk "TERN_DPDK_VDEV=$VDEV" TERN_DPDK_MTU=9000 -- bw 4194304
     tern tcp TERN_NETMODS=tcp TERN_TCP_ADDRS=127.0.0.1 -- bw 4194304
     kernel block bw
 done
@@ -113,7 +115,7 @@ done
 median() { tr ' ' '\n' | grep -E '^[0-9.]+$' | sort -g | awk '{ a[NR] = $1 } END { if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
 declare -A med
 echo "# medians of $ROUNDS rounds"
-for k in raw.lat dpdk.lat tcp.lat kernel.lat kernel-spin.lat raw.bw dpdk.bw dpdk-loss.bw tcp.bw kernel.bw; do
+for k in raw.lat dpdk.lat tcp.lat kernel.lat kernel-spin.lat raw.bw dpdk.bw dpdk-loss.bw dpdk-jumbo.bw tcp.bw kernel.bw; do
     med[$k]=$(echo "${res[$k]:-}" | median)
     [ -n "${med[$k]}" ] || { med[$k]=0; bad=1; }
     printf '%-16s %12s %s\n' "$k" "${med[$k]}" "$(case $k in *.lat) echo us ;; *) echo MB/s ;; esac)"
@@ -126,4 +128,5 @@ echo "dpdk/kernel-spin lat    $(ratio "${med[dpdk.lat]}" "${med[kernel-spin.lat]
 echo "dpdk/tcp bandwidth      $(ratio "${med[dpdk.bw]}" "${med[tcp.bw]}")   [>= 1]"
 echo "dpdk-loss/dpdk bw       $(ratio "${med[dpdk-loss.bw]}" "${med[dpdk.bw]}")   [>= 0.5 with 1 % loss]"
 echo "dpdk/raw bandwidth      $(ratio "${med[dpdk.bw]}" "${med[raw.bw]}")"
+echo "dpdk-jumbo/tcp bw       $(ratio "${med[dpdk-jumbo.bw]}" "${med[tcp.bw]}")   (MTU 9000 on memif)"
 exit $bad

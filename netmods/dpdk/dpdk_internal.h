@@ -231,6 +231,7 @@ typedef struct tern_dpdk_stats {
     uint64_t acks_sent, retransmits, fast_retransmits, probes, timeouts;
     uint64_t dup_frames, ooo_frames, bad_frames, csum_errors, window_full;
     uint64_t zcopy_frames, copy_frames;
+    uint64_t gbn_frames; /* what go-back-N would have sent again instead (the choice's figure) */
 } tern_dpdk_stats_t;
 
 struct tern_dpdk {

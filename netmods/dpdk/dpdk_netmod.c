@@ -469,7 +469,7 @@ static int dpdk_counters(void *state, tern_counter_t *out, int max)
         {"dpdk.copy_frames", s->copy_frames},   {"dpdk.fault_dropped", f.dropped},
         {"dpdk.fault_held", f.held},            {"dpdk.fault_duplicated", f.duplicated},
         {"dpdk.fault_corrupted", f.corrupted},  {"dpdk.port_missed", missed},
-        {"dpdk.port_nombuf", nombuf},
+        {"dpdk.port_nombuf", nombuf},           {"dpdk.gbn_frames", s->gbn_frames},
     };
     int n = (int)(sizeof(all) / sizeof(all[0]));
     for (int i = 0; i < n && i < max; i++)

@@ -350,6 +350,8 @@ static void rack_retransmit(tern_dpdk_vc_t *dv, uint64_t delivered_ns)
         if (transmit(dv, q, q + 1, true) != 1)
             break; /* the port is full: the timers go on */
         dv->d->stats.fast_retransmits++;
+        if (q == dv->snd_una) /* go-back-N would resend all that was sent from here */
+            dv->d->stats.gbn_frames += dv->snd_high - q;
     }
 }
 
