@@ -203,7 +203,7 @@ typedef struct tern_dpdk_vc {
     tern_dpdk_slot_t *slots;  /* window entries, by seq % window */
     uint64_t last_ack_ns;     /* when snd_una last moved (or the first send) */
     uint64_t rto_ns;          /* current timeout, backed off */
-    bool probed;
+    uint8_t probes;           /* loss probes since snd_una last moved (each waits twice as long) */
     uint32_t sack_high;       /* one past the highest SACKed frame (== snd_una: none) */
     uint32_t rcv_latest;      /* receiver: the latest early frame (its SACK block is sent) */
     uint32_t rcv_prev_block;  /* an earlier early frame whose block is owed one more SACK */

@@ -382,7 +382,7 @@ static void handle_ack(tern_dpdk_vc_t *dv, const tern_dpdk_hdr_t *h)
         dv->snd_una = ack;
         dv->last_ack_ns = now;
         dv->rto_ns = dv->d->cfg->rto_min_us * 1000ull;
-        dv->probed = false;
+        dv->probes = 0;
         if (tern_dpdk_seq_diff(dv->sack_high, ack) < 0)
             dv->sack_high = ack;
     }
@@ -641,13 +641,17 @@ static void vc_timers(tern_dpdk_vc_t *dv)
                 if (dv->rto_ns > cfg->rto_max_ms * 1000000ull)
                     dv->rto_ns = cfg->rto_max_ms * 1000000ull;
             }
-        } else if (!dv->probed) {
+        } else {
+            /* a probe or its answer may be lost too (1 % loss each way made
+             * one in ~15 messages of 4 MiB wait for the 10 ms timeout): probe
+             * again, each time waiting twice as long, while that stays
+             * below half the timeout */
+            uint64_t wait = (cfg->probe_us * 1000ull) << (dv->probes < 16 ? dv->probes : 16);
             uint32_t last = dv->snd_high - 1;
             tern_dpdk_slot_t *t = slot(dv, last);
-            if (t->xmits > 0 && now - t->sent_ns >= cfg->probe_us * 1000ull &&
-                now - dv->last_ack_ns >= cfg->probe_us * 1000ull &&
-                transmit(dv, last, last + 1, false) == 1) {
-                dv->probed = true;
+            if (wait < dv->rto_ns / 2 && t->xmits > 0 && now - t->sent_ns >= wait &&
+                now - dv->last_ack_ns >= wait && transmit(dv, last, last + 1, false) == 1) {
+                dv->probes++;
                 d->stats.probes++;
             }
         }
