@@ -600,13 +600,20 @@ void tern_dpdk_send_ctrl(tern_dpdk_vc_t *dv, uint8_t type, uint8_t flags)
     }
 }
 
+/* Time from t to now, 0 if t is later: a send inside a timer pass (push:
+ * the DONE after an LMT goes through the engine's send, which reads the
+ * clock) stamps frames after the pass's now.  Unsigned, that difference was
+ * ~2^64: a timeout fired at once (seen: "sent 18446744073709549 us ago"),
+ * and the silence check could fail the VC. */
+static inline uint64_t since(uint64_t now, uint64_t t) { return now > t ? now - t : 0; }
+
 static void vc_timers(tern_dpdk_vc_t *dv)
 {
     tern_dpdk_t *d = dv->d;
     const tern_dpdk_config_t *cfg = d->cfg;
-    uint64_t now = d->now_ns;
     if (!tern_list_empty(&dv->sendq) || !tern_list_empty(&dv->lmtq))
         tern_dpdk_push(dv);
+    uint64_t now = d->now_ns; /* after the push: it may read the clock */
     if (dv->conn == DPDK_VC_DEAD || dv->vc->state == TERN_VC_FAILED)
         return;
     if (dv->port != &d->port && !dv->port->link_up && !tern_dpdk_port_ready(d, dv->port) &&
@@ -623,7 +630,7 @@ static void vc_timers(tern_dpdk_vc_t *dv)
         return;
     }
     if (dv->snd_una != dv->snd_high) {
-        if (now - dv->last_ack_ns > cfg->timeout_ms * 1000000ull) {
+        if (since(now, dv->last_ack_ns) > cfg->timeout_ms * 1000000ull) {
             tern_dpdk_slot_t *s = slot(dv, dv->snd_una);
             tern_dpdk_vc_lost(dv, TERN_ERR_PEER_FAILED, "dpdk: rank %d acknowledged nothing "
                               "for %llu ms (TERN_DPDK_TIMEOUT_MS): %u frames outstanding, the "
@@ -634,7 +641,12 @@ static void vc_timers(tern_dpdk_vc_t *dv)
         }
         tern_dpdk_rack_timer(dv);
         tern_dpdk_slot_t *old = slot(dv, dv->snd_una);
-        if (old->xmits > 0 && now - old->sent_ns >= dv->rto_ns) {
+        if (old->xmits > 0 && since(now, old->sent_ns) >= dv->rto_ns) {
+            tern_debug("dpdk: timeout to rank %d: snd %u..%u (high %u), sack_high %u, oldest "
+                       "sent %u times, %llu us ago, srtt %llu us, %u probes, peer window %u",
+                       dv->vc->rank, dv->snd_una, dv->snd_nxt, dv->snd_high, dv->sack_high,
+                       old->xmits, (unsigned long long)(since(now, old->sent_ns) / 1000),
+                       (unsigned long long)(dv->srtt_ns / 1000), dv->probes, dv->peer_window);
             if (transmit(dv, dv->snd_una, dv->snd_una + 1, false) == 1) {
                 d->stats.timeouts++;
                 dv->rto_ns *= 2;
@@ -649,8 +661,8 @@ static void vc_timers(tern_dpdk_vc_t *dv)
             uint64_t wait = (cfg->probe_us * 1000ull) << (dv->probes < 16 ? dv->probes : 16);
             uint32_t last = dv->snd_high - 1;
             tern_dpdk_slot_t *t = slot(dv, last);
-            if (wait < dv->rto_ns / 2 && t->xmits > 0 && now - t->sent_ns >= wait &&
-                now - dv->last_ack_ns >= wait && transmit(dv, last, last + 1, false) == 1) {
+            if (wait < dv->rto_ns / 2 && t->xmits > 0 && since(now, t->sent_ns) >= wait &&
+                since(now, dv->last_ack_ns) >= wait && transmit(dv, last, last + 1, false) == 1) {
                 dv->probes++;
                 d->stats.probes++;
             }
