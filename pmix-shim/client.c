@@ -383,108 +383,90 @@ tern_status_t tern_pmix_fence(tern_pmix_t *p, bool commit_and_collect)
     return TERN_OK;
 }
 
-typedef struct fence_wait {
-    _Atomic int done;
-    pmix_status_t status;
-} fence_wait_t;
-
-/* PMIx's progress thread: the status is written before the release store
- * of done that the waiting thread's acquire load pairs with. */
-static void fence_done(pmix_status_t status, void *cbdata)
-{
-    fence_wait_t *fw = cbdata;
-    fw->status = status;
-    atomic_store_explicit(&fw->done, 1, memory_order_release);
-}
-
-tern_status_t tern_pmix_fence_progress(tern_pmix_t *p, unsigned (*progress)(void *), void *arg)
-{
-    fence_wait_t fw = {.done = 0, .status = PMIX_SUCCESS};
-    pmix_info_t info;
-    bool collect = false;
-    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
-    pmix_status_t rc = PMIx_Fence_nb(NULL, 0, &info, 1, fence_done, &fw);
-    if (rc == PMIX_OPERATION_SUCCEEDED) {
-        fw.status = PMIX_SUCCESS;
-        atomic_store_explicit(&fw.done, 1, memory_order_relaxed);
-    } else if (rc != PMIX_SUCCESS) {
-        PMIX_INFO_DESTRUCT(&info);
-        return tern_error(TERN_ERR_PMIX, "PMIx_Fence_nb (rank %u): %s", p->rank,
-                          PMIx_Error_string(rc));
-    }
-    /* A: pairs with the release store in fence_done */
-    while (!atomic_load_explicit(&fw.done, memory_order_acquire))
-        if (progress(arg) == 0)
-            sched_yield();
-    PMIX_INFO_DESTRUCT(&info);
-    if (fw.status != PMIX_SUCCESS)
-        return tern_error(TERN_ERR_PMIX, "PMIx_Fence (rank %u): %s", p->rank,
-                          PMIx_Error_string(fw.status));
-    return TERN_OK;
-}
-
-/* A timed fence's waiter may leave before PMIx calls back, so the state is
- * on the heap and whoever comes second frees it: the exchange in
- * fence_timed_done and the compare-exchange in tern_pmix_fence_timed are
+/* A fence's waiter may leave before PMIx calls back (a timed fence given
+ * up), so the state is on the heap and whoever comes second frees it: the
+ * exchange in fence_done and the compare-exchange in fence_wait are
  * acq_rel, so status (written before the callback's exchange) is seen by a
  * waiter that finds FENCE_DONE. */
 enum { FENCE_PENDING, FENCE_DONE, FENCE_ABANDONED };
-typedef struct fence_timed {
+typedef struct fence_state {
     _Atomic int state;
     pmix_status_t status;
-} fence_timed_t;
+} fence_state_t;
 
-static void fence_timed_done(pmix_status_t status, void *cbdata)
+/* PMIx's progress thread */
+static void fence_done(pmix_status_t status, void *cbdata)
 {
-    fence_timed_t *ft = cbdata;
-    ft->status = status;
-    if (atomic_exchange_explicit(&ft->state, FENCE_DONE, memory_order_acq_rel) ==
+    fence_state_t *fs = cbdata;
+    fs->status = status;
+    if (atomic_exchange_explicit(&fs->state, FENCE_DONE, memory_order_acq_rel) ==
         FENCE_ABANDONED)
-        free(ft);
+        free(fs);
 }
 
-tern_status_t tern_pmix_fence_timed(tern_pmix_t *p, unsigned timeout_ms)
+static uint64_t mono_ns(void)
 {
-    fence_timed_t *ft = malloc(sizeof(*ft));
-    if (ft == NULL)
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+}
+
+/* A fence without data; while it is pending, progress(arg) is called over
+ * and over (progress NULL: sleep 50 us at a time).  timeout_ms 0: no limit;
+ * else given up with TERN_ERR_TIMED_OUT. */
+static tern_status_t fence_wait(tern_pmix_t *p, unsigned (*progress)(void *), void *arg,
+                                unsigned timeout_ms)
+{
+    fence_state_t *fs = malloc(sizeof(*fs));
+    if (fs == NULL)
         return tern_error(TERN_ERR_NO_MEMORY, "PMIx fence state");
-    atomic_init(&ft->state, FENCE_PENDING);
-    ft->status = PMIX_SUCCESS;
+    atomic_init(&fs->state, FENCE_PENDING);
+    fs->status = PMIX_SUCCESS;
     pmix_info_t info;
     bool collect = false;
     PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
-    pmix_status_t rc = PMIx_Fence_nb(NULL, 0, &info, 1, fence_timed_done, ft);
+    pmix_status_t rc = PMIx_Fence_nb(NULL, 0, &info, 1, fence_done, fs);
     PMIX_INFO_DESTRUCT(&info);
-    if (rc == PMIX_OPERATION_SUCCEEDED || rc != PMIX_SUCCESS) {
-        free(ft);
+    if (rc != PMIX_SUCCESS) {
+        free(fs);
         if (rc == PMIX_OPERATION_SUCCEEDED)
             return TERN_OK;
         return tern_error(TERN_ERR_PMIX, "PMIx_Fence_nb (rank %u): %s", p->rank,
                           PMIx_Error_string(rc));
     }
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    uint64_t deadline = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec +
-                        (uint64_t)timeout_ms * 1000000ull;
-    int expect = FENCE_PENDING;
-    while (atomic_load_explicit(&ft->state, memory_order_acquire) == FENCE_PENDING) {
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if ((uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec > deadline &&
-            atomic_compare_exchange_strong_explicit(&ft->state, &expect, FENCE_ABANDONED,
+    uint64_t deadline = timeout_ms ? mono_ns() + (uint64_t)timeout_ms * 1000000ull : 0;
+    /* A: pairs with the exchange in fence_done */
+    while (atomic_load_explicit(&fs->state, memory_order_acquire) == FENCE_PENDING) {
+        int expect = FENCE_PENDING;
+        if (deadline != 0 && mono_ns() > deadline &&
+            atomic_compare_exchange_strong_explicit(&fs->state, &expect, FENCE_ABANDONED,
                                                     memory_order_acq_rel,
                                                     memory_order_acquire))
             return tern_error(TERN_ERR_TIMED_OUT, "PMIx_Fence (rank %u): no answer in %u ms",
                               p->rank, timeout_ms);
-        expect = FENCE_PENDING;
-        struct timespec ts = {0, 50000};
-        nanosleep(&ts, NULL);
+        if (progress == NULL) {
+            struct timespec ts = {0, 50000};
+            nanosleep(&ts, NULL);
+        } else if (progress(arg) == 0) {
+            sched_yield();
+        }
     }
-    pmix_status_t st = ft->status;
-    free(ft);
+    pmix_status_t st = fs->status;
+    free(fs);
     if (st != PMIX_SUCCESS)
         return tern_error(TERN_ERR_PMIX, "PMIx_Fence (rank %u): %s", p->rank,
                           PMIx_Error_string(st));
     return TERN_OK;
+}
+
+tern_status_t tern_pmix_fence_progress(tern_pmix_t *p, unsigned (*progress)(void *), void *arg)
+{
+    return fence_wait(p, progress, arg, 0);
+}
+
+tern_status_t tern_pmix_fence_timed(tern_pmix_t *p, unsigned timeout_ms)
+{
+    return fence_wait(p, NULL, NULL, timeout_ms ? timeout_ms : 1);
 }
 
 tern_status_t tern_pmix_get(tern_pmix_t *p, int rank, const char *key, void **data, size_t *len)
