@@ -5,7 +5,11 @@
 # fabric spans the namespaces: each namespace is a host with a LID of its
 # own), then dpdk (net_af_packet on a veth pair of its own between the
 # hosts, named tdpdk on both: each rank's port sees every frame of its
-# host, the endpoint ids in the frames sort them).
+# host, the endpoint ids in the frames sort them), and, asked for, dpdk
+# over af_xdp ("dpdk-xdp": an XDP socket takes a queue of its own, so each rank has
+# an interface of its own, txdp<local rank>, a veth whose other end is on
+# its host's bridge; the bridges are joined by a veth pair between the
+# hosts: four NICs on one switch).
 #  1. mn_engine_probe vcs: each VC's netmod is exactly shm to the rank of the
 #     same host and tcp to the two of the other, and 64 B (eager) and 1 MiB
 #     (rendezvous) messages between every pair arrive intact;
@@ -33,13 +37,17 @@ mn_skip_unless_possible
 mn_setup
 MN_TIMEOUT=${MN_ENGINE_TIMEOUT:-120}
 export TERN_TEST_MIXED_EVERY_RANK=1
+# dpdk-xdp runs on request only (MN_NETMODS=dpdk-xdp): it passed alone, but
+# beside a CI run one rank's port stopped transmitting for 30 s (its frames
+# "sent 0 times", the VC timed out); not understood yet (docs/dpdk.md)
 inter=${MN_NETMODS:-tcp $(case " $netmods " in *" verbs "*) echo verbs ;; esac) $(
     case " $netmods " in *" dpdk "*) echo dpdk ;; esac)}
 out=$MN_DIR/out
 
 # one_netmod NM: the probe and the suite with shm inside a host, NM across
 one_netmod() {
-    local nm=$1
+    local nm=$1 medium=
+    [ "$nm" = dpdk-xdp ] && nm=dpdk medium=af_xdp
     export TERN_NETMODS=shm,$nm TERN_TEST_NETMOD=shm,$nm
     if [ -f "${srcdir:-.}/netmods/$nm/test.env" ]; then
         set -a
@@ -47,12 +55,29 @@ one_netmod() {
         set +a
     fi
     unset TERN_TCP_ADDRS # test.env's one-host loopback: the hosts talk through their veths
-    if [ "$nm" = dpdk ]; then
+    if [ "$nm" = dpdk ] && [ -z "$medium" ]; then
         ip link add tdpdk netns "$MN_NS1" type veth peer name tdpdk netns "$MN_NS2" ||
             mn_fail "dpdk: creating the veth pair tdpdk"
         ip -n "$MN_NS1" link set tdpdk up && ip -n "$MN_NS2" link set tdpdk up ||
             mn_fail "dpdk: tdpdk up"
         export TERN_DPDK_VDEV="net_af_packet%w,iface=tdpdk"
+    elif [ "$medium" = af_xdp ]; then
+        ip link add txl netns "$MN_NS1" type veth peer name txl netns "$MN_NS2" ||
+            mn_fail "dpdk-xdp: creating the veth pair txl"
+        for ns in "$MN_NS1" "$MN_NS2"; do
+            ip -n "$ns" link add txbr type bridge &&
+                ip -n "$ns" link set txl master txbr &&
+                ip -n "$ns" link set txl up || mn_fail "dpdk-xdp: bridge in $ns"
+            for l in 0 1; do
+                ip -n "$ns" link add "txdp$l" type veth peer name "txdp${l}p" &&
+                    ip -n "$ns" link set "txdp${l}p" master txbr &&
+                    ip -n "$ns" link set "txdp${l}p" up &&
+                    ip -n "$ns" link set "txdp$l" up || mn_fail "dpdk-xdp: txdp$l in $ns"
+            done
+            ip -n "$ns" link set txbr up || mn_fail "dpdk-xdp: txbr up in $ns"
+        done
+        export TERN_DPDK_VDEV="net_af_xdp%w,iface=txdp%L,start_queue=0,queue_count=1"
+        nm=dpdk-xdp
     fi
     echo "# shm inside the hosts, $nm across them"
     mn_mpirun 4 "$ENGINE_PROBE" vcs 2 >"$out" 2>&1
