@@ -54,6 +54,9 @@ static const tern_config_entry_t engine_entries[] = {
                         "workers per rank, wired up at tern_init: worker 0 is the context's, "
                         "tern_worker_create hands out the others (one per thread); every rank "
                         "of the job must give the same number"),
+    TERN_CFG_ENTRY_UINT("TERN_BACKTRACE", T, backtrace, 1, 0, 1,
+                        "1: a fatal signal (SIGSEGV, SIGBUS, SIGILL, SIGFPE) writes a backtrace "
+                        "to stderr before the process dies as it would have"),
     TERN_CFG_ENTRY_UINT("TERN_LOG", T, log_level, 0, 0, 3,
                         "1: print every error as it is decided; 3: also debug lines "
                         "(--enable-debug-log builds)"),

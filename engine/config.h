@@ -71,6 +71,7 @@ typedef struct tern_config {
     uint64_t spin_count;       /* TERN_SPIN_COUNT: idle polls before yield/block */
     uint64_t health_ms;        /* TERN_HEALTH_MS: dead-peer check period when idle */
     uint64_t log_level;        /* TERN_LOG: 0 quiet .. 3 debug */
+    uint64_t backtrace;        /* TERN_BACKTRACE: a backtrace on a fatal signal */
     uint64_t lmt_mode;         /* TERN_LMT_MODE: enum tern_lmt_mode, AUTO = by netmod/size */
     uint64_t num_workers;      /* TERN_NUM_WORKERS: workers per rank (same on every rank) */
     char netmods[TERN_CFG_STR_MAX]; /* TERN_NETMODS: "" = every built netmod */

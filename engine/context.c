@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/crash.h"
 #include "engine/engine_internal.h"
 #include "engine/match.h"
 #include "engine/netmod.h"
@@ -330,6 +331,8 @@ tern_status_t tern_init(tern_context_t **out)
                                 : tern_error(TERN_ERR_NO_MEMORY, "configuration");
         free(rc_cfg);
     }
+    if (cfg_st == TERN_OK && ctx->cfg.backtrace)
+        tern_crash_install();
     char cfg_err[512] = "";
     if (cfg_st != TERN_OK)
         snprintf(cfg_err, sizeof(cfg_err), "%s", tern_last_error());
@@ -374,6 +377,7 @@ err_pmix:
 err_free:
     atomic_store(&live_context, NULL);
     free(ctx);
+    tern_crash_remove();
     return st;
 }
 
@@ -440,6 +444,7 @@ tern_status_t tern_finalize(tern_context_t *ctx)
         st = s3;
     free_workers(ctx);
     free(ctx);
+    tern_crash_remove();
     return st;
 }
 

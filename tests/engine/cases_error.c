@@ -507,6 +507,22 @@ static int case_peer_exit_sent(th_t *t)
     return 0;
 }
 
+/*
+ * A fault (run alone, not in "all"): rank 0 writes through a bad pointer.
+ * tests/engine/backtrace.sh checks the backtrace tern writes on stderr and
+ * that the process still dies of SIGSEGV.
+ */
+static int case_peer_crash(th_t *t)
+{
+    if (t->rank != 0)
+        return 0;
+    fflush(NULL);
+    static volatile uintptr_t where = 16; /* not a constant the compiler can judge */
+    volatile int *bad = (volatile int *)where;
+    *bad = 1;
+    return 1;
+}
+
 const th_case_t th_error_cases[] = {
     {"invalid_args", case_invalid_args},
     {"iov_overflow", case_iov_overflow},
@@ -518,5 +534,6 @@ const th_case_t th_error_cases[] = {
     {"peer_killed", case_peer_killed},
     {"peer_exit", case_peer_exit},
     {"peer_exit_sent", case_peer_exit_sent},
+    {"peer_crash", case_peer_crash},
     {NULL, NULL},
 };

@@ -1,8 +1,8 @@
 /*
  * engine_tests: the engine suite, one binary, run by a launcher:
  *   ternrun -n 2 ./engine_tests all          every case except peer_killed,
- *                                            peer_exit and peer_exit_sent (a rank
- *                                            ends in them)
+ *                                            peer_exit, peer_exit_sent and
+ *                                            peer_crash (a rank ends in them)
  *   ternrun -n 2 ./engine_tests sizes iov    named cases
  * TERN_TEST_NETMOD=shm (or another netmod) makes the harness check that
  * every VC to another rank uses that netmod.  Exit status 0 only when every
