@@ -16,6 +16,7 @@
 #define TERN_CRASH_OFF 1
 #endif
 
+#ifndef TERN_CRASH_OFF
 static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
 static const char *const fatal_names[] = {"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE"};
 #define NFATAL (sizeof(fatal) / sizeof(fatal[0]))
@@ -49,6 +50,7 @@ static void on_fatal(int sig, siginfo_t *si, void *uc)
     if (si == NULL || si->si_code <= 0)
         raise(sig);
 }
+#endif
 
 void tern_crash_install(void)
 {
