@@ -175,8 +175,8 @@ typedef struct tern_dpdk_slot {
     uint64_t offset;          /* zero-copy: payload offset in the message */
     uint64_t sent_ns;         /* last transmission */
     uint16_t len;             /* payload bytes */
+    uint16_t xmits;           /* transmissions so far (saturates) */
     uint8_t type;
-    uint8_t xmits;            /* transmissions so far */
     bool sacked;
 } tern_dpdk_slot_t;
 
@@ -209,6 +209,7 @@ typedef struct tern_dpdk_vc {
     uint32_t rcv_prev_block;  /* an earlier early frame whose block is owed one more SACK */
     bool prev_block_owed;
     uint64_t srtt_ns;         /* smoothed round trip of first transmissions */
+    uint64_t rack_xmit_ns;    /* latest transmission known delivered (RACK.xmit_ts) */
 
     /* receive side */
     uint32_t rcv_nxt;
@@ -248,6 +249,7 @@ struct tern_dpdk {
     tern_list_t active;
     tern_list_t live;
     tern_list_t reap;         /* LMT transfers done but the PMD holds their pages */
+    bool finalizing;          /* the engine has dropped the registration cache */
     uint64_t now_ns;          /* refreshed once per poll */
     int timer_fd;             /* block mode: the sleep slices (dpdk_wait.c) */
     tern_dpdk_stats_t stats;

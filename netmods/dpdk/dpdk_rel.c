@@ -73,11 +73,20 @@ void tern_dpdk_vc_lost(tern_dpdk_vc_t *dv, tern_status_t st, const char *fmt, ..
     vsnprintf(why, sizeof(why), fmt, ap);
     va_end(ap);
     dv->conn = DPDK_VC_DEAD;
-    tern_debug("dpdk: VC to rank %d lost: pool %u of %u mbufs free, link %s, snd %u..%u "
-               "(high %u), rcv_nxt %u, %u early", dv->vc->rank,
-               rte_mempool_avail_count(dv->d->pool), (unsigned)dv->d->cfg->pool,
-               dv->port->link_up ? "up" : "down", dv->snd_una, dv->snd_nxt, dv->snd_high,
-               dv->rcv_nxt, dv->ooo_count);
+    /* what the port itself saw: a PMD that stopped sending or receiving
+     * shows here (frames out / refused, in / missed / no mbuf) */
+    struct rte_eth_stats ps = {0};
+    if (dv->port->id < RTE_MAX_ETHPORTS)
+        (void)rte_eth_stats_get(dv->port->id, &ps);
+    tern_warn("dpdk: VC to rank %d lost (%s): pool %u of %u mbufs free, port %s link %s: "
+              "%llu frames out, %llu refused, %llu in, %llu missed, %llu without mbuf; "
+              "snd %u..%u (high %u), rcv_nxt %u, %u early", dv->vc->rank, tern_strerror(st),
+              rte_mempool_avail_count(dv->d->pool), (unsigned)dv->d->cfg->pool,
+              dv->port->name, dv->port->link_up ? "up" : "down",
+              (unsigned long long)ps.opackets, (unsigned long long)ps.oerrors,
+              (unsigned long long)ps.ipackets, (unsigned long long)ps.imissed,
+              (unsigned long long)ps.rx_nombuf, dv->snd_una, dv->snd_nxt, dv->snd_high,
+              dv->rcv_nxt, dv->ooo_count);
     tern_vc_fail(dv->vc, st, why);
 }
 
@@ -259,7 +268,8 @@ static uint32_t transmit(tern_dpdk_vc_t *dv, uint32_t from, uint32_t to, bool re
             tern_dpdk_slot_t *s = slot(dv, seqs[i]);
             if (s->xmits > 0)
                 d->stats.retransmits++;
-            s->xmits++;
+            if (s->xmits < UINT16_MAX)
+                s->xmits++;
             s->sent_ns = d->now_ns;
         }
         d->stats.tx_frames += k;
@@ -317,12 +327,11 @@ static void release_slot(tern_dpdk_vc_t *dv, tern_dpdk_slot_t *s)
  * Time-based loss detection (after RACK, RFC 8985).  A frame below the
  * highest SACKed one (frames sent with or after it did arrive) is lost
  * when a frame sent a reordering window REORDER after it has arrived, or,
- * from the timers, when it has been out for srtt + REORDER: the window
- * may be full and nothing newer go out.  It is sent again at once; a
- * retransmission lost again is found the same way, so only a lost tail
- * waits for the probe or the timeout.  REORDER is a quarter of
- * TERN_DPDK_PROBE_US (50 us by default): shorter reordering costs
- * nothing, longer a duplicate.
+ * from the timers, when it has been out for srtt + REORDER and a frame
+ * sent after it has arrived (the window may be full and nothing newer go
+ * out).  It is sent again at once; a retransmission lost again is found
+ * the same way once something sent after it arrives, so only a lost tail
+ * waits for the probe or the timeout, which back off.
  */
 /* RACK's reordering window: a quarter of the smoothed round trip (as RFC
  * 8985 takes a quarter of the minimum), at least 2 us, at most a quarter of
@@ -337,6 +346,8 @@ static inline uint64_t reorder_window(const tern_dpdk_vc_t *dv)
 
 static void rack_retransmit(tern_dpdk_vc_t *dv, uint64_t delivered_ns)
 {
+    if (delivered_ns > dv->rack_xmit_ns)
+        dv->rack_xmit_ns = delivered_ns;
     if (tern_dpdk_seq_diff(dv->sack_high, dv->snd_una) <= 0)
         return;
     uint64_t reo = reorder_window(dv);
@@ -344,6 +355,12 @@ static void rack_retransmit(tern_dpdk_vc_t *dv, uint64_t delivered_ns)
     for (uint32_t q = dv->snd_una; q != dv->sack_high; q++) {
         tern_dpdk_slot_t *s = slot(dv, q);
         if (s->sacked || s->xmits == 0)
+            continue;
+        /* by age only once something sent after it has arrived: a
+         * retransmission newer than every delivery waits for the probe or
+         * the timeout, which back off (without this, a peer that took
+         * nothing had the oldest frame sent again every srtt + REORDER) */
+        if (s->sent_ns >= dv->rack_xmit_ns)
             continue;
         if (s->sent_ns + reo > delivered_ns && now < s->sent_ns + dv->srtt_ns + reo)
             continue;
