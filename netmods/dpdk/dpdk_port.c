@@ -41,6 +41,7 @@
 #include <rte_dev.h>
 #include <rte_ethdev.h>
 #include <rte_log.h>
+#include <rte_mbuf_pool_ops.h>
 
 #include "netmods/dpdk/dpdk_internal.h"
 
@@ -104,8 +105,64 @@ tern_status_t tern_dpdk_expand(const char *tmpl, const tern_dpdk_t *d, int peer,
 }
 
 /* The worker's pool, made at the first port: its mbufs hold a whole frame
- * of that port's MTU (no scattered receive). */
-static tern_status_t pool_for(tern_dpdk_t *d, uint32_t max_frame)
+ * of that port's MTU (no scattered receive).
+ *
+ * packed: objects back to back, none moved to a page boundary.  af_xdp
+ * (22.11) registers as its UMEM the first chunk's start plus n x object
+ * size, assuming that.  By default the mempool keeps each object inside
+ * one page: with 4 KiB pages (no hugepages) a 2368-byte object takes a
+ * page of its own, the pool spans 33.5 MB for a 19.4 MB UMEM, and the
+ * kernel drops every frame in an mbuf beyond it as an invalid descriptor
+ * (counted in XDP_STATISTICS only, never completed).  Seen: a rank whose
+ * pool had cycled to those mbufs sent nothing more for 30 s.  Packed
+ * objects may straddle pages, which only a device that DMAs from the
+ * buffers (not af_xdp's copy) would mind. */
+/* rte_pktmbuf_pool_create's steps, with RTE_MEMPOOL_F_NO_IOVA_CONTIG */
+static struct rte_mempool *packed_pool(const char *name, unsigned n, unsigned cache,
+                                       uint16_t room, int sock)
+{
+    struct rte_pktmbuf_pool_private priv = {.mbuf_data_room_size = room};
+    struct rte_mempool *mp =
+        rte_mempool_create_empty(name, n, (unsigned)(sizeof(struct rte_mbuf) + room), cache,
+                                 sizeof(priv), sock, RTE_MEMPOOL_F_NO_IOVA_CONTIG);
+    if (mp == NULL)
+        return NULL;
+    if (rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(), NULL) != 0)
+        goto fail;
+    rte_pktmbuf_pool_init(mp, &priv);
+    if (rte_mempool_populate_default(mp) < 0)
+        goto fail;
+    rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);
+    return mp;
+fail:
+    rte_mempool_free(mp);
+    return NULL;
+}
+
+static void obj_end(struct rte_mempool *mp, void *arg, void *obj, unsigned idx)
+{
+    (void)idx;
+    uintptr_t *end = arg, e = (uintptr_t)obj + mp->elt_size + mp->trailer_size;
+    if (e > *end)
+        *end = e;
+}
+
+/* Every object inside the UMEM af_xdp registers for mp: the first chunk's
+ * page-aligned start plus populated_size x the whole object size. */
+static bool umem_covers(struct rte_mempool *mp)
+{
+    struct rte_mempool_memhdr *mh = STAILQ_FIRST(&mp->mem_list);
+    if (mp->nb_mem_chunks != 1 || mh == NULL)
+        return false;
+    uintptr_t base = (uintptr_t)mh->addr & ~(uintptr_t)(getpagesize() - 1), end = 0;
+    uint64_t umem = (uintptr_t)mh->addr - base +
+                    (uint64_t)mp->populated_size * rte_mempool_calc_obj_size(mp->elt_size,
+                                                                             mp->flags, NULL);
+    rte_mempool_obj_iter(mp, obj_end, &end);
+    return end - base <= umem;
+}
+
+static tern_status_t pool_for(tern_dpdk_t *d, uint32_t max_frame, bool packed)
 {
     if (d->pool != NULL)
         return TERN_OK;
@@ -114,12 +171,19 @@ static tern_status_t pool_for(tern_dpdk_t *d, uint32_t max_frame)
     uint32_t room = RTE_PKTMBUF_HEADROOM + max_frame;
     if (room < RTE_MBUF_DEFAULT_BUF_SIZE)
         room = RTE_MBUF_DEFAULT_BUF_SIZE;
-    d->pool = rte_pktmbuf_pool_create(name, (unsigned)d->cfg->pool, 256, 0, (uint16_t)room,
-                                      (int)rte_socket_id());
+    unsigned n = (unsigned)d->cfg->pool, cache = 256;
+    int sock = (int)rte_socket_id();
+    d->pool = packed ? packed_pool(name, n, cache, (uint16_t)room, sock)
+                     : rte_pktmbuf_pool_create(name, n, cache, 0, (uint16_t)room, sock);
     if (d->pool == NULL)
-        return tern_error(TERN_ERR_NO_RESOURCE, "dpdk: mbuf pool of %llu x %u bytes: %s (more "
-                          "TERN_DPDK_MEM_MB or hugepages, or a smaller TERN_DPDK_POOL)",
-                          (unsigned long long)d->cfg->pool, room, rte_strerror(rte_errno));
+        return tern_error(TERN_ERR_NO_RESOURCE, "dpdk: mbuf pool of %u x %u bytes: %s (more "
+                          "TERN_DPDK_MEM_MB or hugepages, or a smaller TERN_DPDK_POOL)", n, room,
+                          rte_strerror(rte_errno));
+    if (packed && !umem_covers(d->pool)) /* the kernel would drop frames in the others */
+        return tern_error(TERN_ERR_NO_RESOURCE, "dpdk: the mbuf pool of %u x %u bytes for "
+                          "af_xdp is not one packed block (%u memory chunks): the UMEM af_xdp "
+                          "makes of it would miss mbufs (more TERN_DPDK_MEM_MB, or a smaller "
+                          "TERN_DPDK_POOL)", n, room, d->pool->nb_mem_chunks);
     return TERN_OK;
 }
 
@@ -160,7 +224,8 @@ static tern_status_t configure(tern_dpdk_t *d, tern_dpdk_port_t *p)
     if (mtu < TERN_DPDK_HDR_SIZE + TERN_DPDK_LMT_EXT_SIZE + 64)
         return tern_error(TERN_ERR_UNSUPPORTED, "dpdk %s: MTU %u is too small", p->name, mtu);
     p->multiseg = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0;
-    tern_status_t st = pool_for(d, mtu + RTE_ETHER_HDR_LEN);
+    tern_status_t st = pool_for(d, mtu + RTE_ETHER_HDR_LEN,
+                                strcmp(info.driver_name, "net_af_xdp") == 0);
     if (st != TERN_OK)
         return st;
     uint32_t room = rte_pktmbuf_data_room_size(d->pool) - RTE_PKTMBUF_HEADROOM;
