@@ -213,9 +213,25 @@ struct rte_mbuf *tern_dpdk_lmt_frame(tern_dpdk_vc_t *dv, const tern_dpdk_slot_t 
 
 static void finish(tern_dpdk_lmt_tx_t *t)
 {
-    if (t->zcopy)
+    /* in finalize the engine has already destroyed the registration cache
+     * (it deregisters through the netmod, before the netmod goes) */
+    if (t->zcopy && !t->dv->d->finalizing)
         tern_mem_put(&t->mem);
     free(t);
+}
+
+/* The transfer is over and the port holds none of its pages: the send
+ * completes (the user's buffer is theirs again only now). */
+static void complete(tern_dpdk_lmt_tx_t *t)
+{
+    tern_request_t *sreq = t->sreq;
+    t->sreq = NULL;
+    finish(t);
+    if (sreq == NULL)
+        return; /* its VC failed: the engine completed it */
+    sreq->nm.ptr[0] = NULL;
+    if (!(sreq->flags & TERN_REQF_COMPLETE))
+        tern_request_complete(sreq, TERN_OK);
 }
 
 bool tern_dpdk_lmt_push(tern_dpdk_vc_t *dv)
@@ -253,16 +269,10 @@ void tern_dpdk_lmt_acked(tern_dpdk_vc_t *dv, tern_dpdk_slot_t *s)
     if (t->acked < t->total || t->next < t->total)
         return;
     tern_list_del(&t->link);
-    tern_request_t *sreq = t->sreq;
-    t->sreq = NULL;
-    sreq->nm.ptr[0] = NULL;
     if (t->zcopy && rte_mbuf_ext_refcnt_read(&t->shinfo) > 1)
         tern_list_push_tail(&dv->d->reap, &t->link); /* the port still has pages of it */
     else
-        finish(t);
-    /* the user's buffer is theirs again only now */
-    if (!(sreq->flags & TERN_REQF_COMPLETE))
-        tern_request_complete(sreq, TERN_OK);
+        complete(t);
 }
 
 void tern_dpdk_lmt_reap(tern_dpdk_t *d)
@@ -273,7 +283,7 @@ void tern_dpdk_lmt_reap(tern_dpdk_t *d)
         tern_dpdk_lmt_tx_t *t = TERN_CONTAINER_OF(pos, tern_dpdk_lmt_tx_t, link);
         if (rte_mbuf_ext_refcnt_read(&t->shinfo) == 1) {
             tern_list_del(pos);
-            finish(t);
+            complete(t);
         }
     }
 }

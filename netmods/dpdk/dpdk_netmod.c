@@ -340,6 +340,7 @@ static tern_status_t dpdk_finalize(void *state)
      * shared port closes; point-to-point ports are abandoned (see
      * dpdk_port.c: closing races DPDK memif's interrupt thread), with the
      * pool their receive rings draw on. */
+    d->finalizing = true; /* tern_mem_release ran: no tern_mem_put from here */
     bool keep_pool = false;
     if (d->vcs != NULL)
         for (int r = 0; r < d->ctx->size; r++)
@@ -362,9 +363,9 @@ static tern_status_t dpdk_finalize(void *state)
     tern_list_t *l;
     while ((l = tern_list_pop_head(&d->reap)) != NULL) {
         tern_dpdk_lmt_tx_t *t = TERN_CONTAINER_OF(l, tern_dpdk_lmt_tx_t, link);
-        if (t->zcopy)
-            tern_mem_put(&t->mem);
-        free(t);
+        if (t->sreq != NULL) /* finalize with the send pending: detached */
+            t->sreq->nm.ptr[0] = NULL;
+        free(t); /* its registration went with the engine's cache */
     }
     if (d->pool != NULL && !keep_pool)
         rte_mempool_free(d->pool);
