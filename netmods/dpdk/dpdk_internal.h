@@ -178,6 +178,7 @@ typedef struct tern_dpdk_slot {
     uint16_t xmits;           /* transmissions so far (saturates) */
     uint8_t type;
     bool sacked;
+    bool missing;             /* a SACK block since its last transmission lacked it */
 } tern_dpdk_slot_t;
 
 enum tern_dpdk_vc_conn { DPDK_VC_IDLE = 0, DPDK_VC_UP, DPDK_VC_DEAD };
@@ -209,7 +210,6 @@ typedef struct tern_dpdk_vc {
     uint32_t rcv_prev_block;  /* an earlier early frame whose block is owed one more SACK */
     bool prev_block_owed;
     uint64_t srtt_ns;         /* smoothed round trip of first transmissions */
-    uint64_t rack_xmit_ns;    /* latest transmission known delivered (RACK.xmit_ts) */
 
     /* receive side */
     uint32_t rcv_nxt;
