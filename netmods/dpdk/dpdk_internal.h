@@ -210,6 +210,8 @@ typedef struct tern_dpdk_vc {
     uint32_t rcv_prev_block;  /* an earlier early frame whose block is owed one more SACK */
     bool prev_block_owed;
     uint64_t srtt_ns;         /* smoothed round trip of first transmissions */
+    uint64_t min_rtt_ns;      /* least round trip seen (RACK's reordering window) */
+    uint64_t min_rtt_at_ns;   /* when min_rtt_ns was taken: older than 1 s is renewed */
 
     /* receive side */
     uint32_t rcv_nxt;
