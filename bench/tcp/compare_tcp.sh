@@ -9,6 +9,12 @@
 #   tern     tern's tcp netmod: tern_bench on 2 ranks, one per host, under
 #            Open MPI's mpirun (--tern), or the command given with
 #            --tern-cmd; skipped with a note when neither is given
+#   NAME     any number of further contenders, --tern-as NAME 'COMMAND'
+#            (same contract as --tern-cmd); --dpdk adds the dpdk netmod's:
+#            dpdk-afxdp (net_af_xdp, copy mode) and dpdk-afpkt
+#            (net_af_packet), both on a veth pair of their own between the
+#            hosts (tdx: af_xdp takes every frame of its queue, so not the
+#            pair mpirun talks over)
 #
 # The server side runs in host 2 pinned to core B, the client in host 1
 # pinned to core A (--cores A,B; default 0,1).  Prints every round, then
@@ -18,6 +24,7 @@
 #   bench/tcp/compare_tcp.sh [--rounds R] [--lat-iters N] [--bw-mib M]
 #                            [--cores A,B] [--builddir DIR] [--json FILE]
 #                            [--tern | --tern-cmd 'COMMAND']
+#                            [--tern-as NAME 'COMMAND']... [--dpdk]
 #
 # Units: latency one-way (round trip / 2) in us for 8-byte messages;
 # bandwidth for 4 MiB messages in MB/s with MB = 1e6 bytes (ucx_perftest's
@@ -50,6 +57,12 @@ CORES=0,1
 BUILDDIR=.
 JSON=
 TERN_CMD=
+EXTRA_NAMES=()
+EXTRA_CMDS=()
+DPDK=0
+# the dpdk contenders (--dpdk): TERN_DPDK_VDEV for the tdx link, as TERN_DEFAULT_CMD
+# shellcheck disable=SC2016
+DPDK_CMD='export TERN_NETMODS=dpdk TERN_DPDK_VDEV=$VDEV; '$TERN_DEFAULT_CMD
 while [ $# -gt 0 ]; do
     case $1 in
     --rounds) ROUNDS=$2; shift 2 ;;
@@ -60,6 +73,8 @@ while [ $# -gt 0 ]; do
     --json) JSON=$2; shift 2 ;;
     --tern-cmd) TERN_CMD=$2; shift 2 ;;
     --tern) TERN_CMD=$TERN_DEFAULT_CMD; shift ;;
+    --tern-as) EXTRA_NAMES+=("$2"); EXTRA_CMDS+=("$3"); shift 3 ;;
+    --dpdk) DPDK=1; shift ;;
     -h | --help) usage ;;
     *) echo "$0: unknown option $1" >&2; usage ;;
     esac
@@ -83,6 +98,14 @@ srcdir=$SRC
 mn_skip_unless_netns
 mn_setup
 MN_RANKFILE=$MN_DIR/rankfile
+if [ "$DPDK" = 1 ]; then
+    ip link add tdx netns "$MN_NS1" type veth peer name tdx netns "$MN_NS2" &&
+        ip -n "$MN_NS1" link set tdx up && ip -n "$MN_NS2" link set tdx up ||
+        { echo "$0: the tdx veth pair for dpdk" >&2; exit 2; }
+    EXTRA_NAMES+=(dpdk-afxdp dpdk-afpkt)
+    EXTRA_CMDS+=("VDEV=net_af_xdp0,iface=tdx,start_queue=0,queue_count=1; $DPDK_CMD"
+        "VDEV=net_af_packet0,iface=tdx; $DPDK_CMD")
+fi
 printf 'rank 0=%s slot=%s\nrank 1=%s slot=%s\n' "$MN_NS1" "$CORE_A" "$MN_NS2" "$CORE_B" >"$MN_RANKFILE"
 
 # ports: one range per run, a new port for every server start (no reuse of
@@ -107,6 +130,12 @@ declare -A VAL   # VAL[tool,test,round] = figure
 TOOLS=(kernel kernel-spin)
 [ -n "$UCX_PERFTEST" ] && TOOLS+=(ucx)
 [ -n "$TERN_CMD" ] && TOOLS+=(tern)
+declare -A CMD_OF
+[ -n "$TERN_CMD" ] && CMD_OF[tern]=$TERN_CMD
+for i in "${!EXTRA_NAMES[@]}"; do
+    TOOLS+=("${EXTRA_NAMES[$i]}")
+    CMD_OF[${EXTRA_NAMES[$i]}]=${EXTRA_CMDS[$i]}
+done
 [ -n "$TERN_CMD" ] || echo "note: no --tern-cmd given: tern's tcp netmod is not measured"
 
 # kernel TOOL TEST ROUND
@@ -165,18 +194,19 @@ ucx_one() {
     VAL[ucx,$test,$round]=$v
 }
 
+# tern_one NAME TEST ROUND: the command of contender NAME
 tern_one() {
-    local test=$1 round=$2 size=8 out v
+    local name=$1 test=$2 round=$3 size=8 out v
     [ "$test" = bw ] && size=$BW_SIZE
     out=$(TEST=$test SIZE=$size ITERS=$LAT_ITERS BW_BYTES=$BW_BYTES CORE_A=$CORE_A \
         CORE_B=$CORE_B MN_NS1=$MN_NS1 MN_NS2=$MN_NS2 MN_ADDR1=$MN_ADDR1 MN_ADDR2=$MN_ADDR2 \
         MN_IF1=$MN_IF1 MN_IF2=$MN_IF2 MN_HOSTFILE=$MN_HOSTFILE MN_AGENT=$MN_AGENT \
         MN_DIR=$MN_DIR MN_RANKFILE=$MN_RANKFILE MN_TIMEOUT=120 TERN_BUILDDIR=$BUILDDIR \
-        MPIRUN_OMPI=$MPIRUN_OMPI bash -c "$TERN_CMD" 2>&1)
-    echo "$out" >"$MN_DIR/tern-$test-$round.out"
+        MPIRUN_OMPI=$MPIRUN_OMPI bash -c "${CMD_OF[$name]}" 2>&1)
+    echo "$out" >"$MN_DIR/$name-$test-$round.out"
     v=$(awk -v s="$size" '$1 == s && NF >= 2 { v = $2 } END { print v }' <<<"$out")
-    [ -n "$v" ] || { echo "FAIL: no '$size VALUE' line from --tern-cmd:"; tail -5 <<<"$out"; return 1; }
-    VAL[tern,$test,$round]=$v
+    [ -n "$v" ] || { echo "FAIL: no '$size VALUE' line from $name's command:"; tail -5 <<<"$out"; return 1; }
+    VAL[$name,$test,$round]=$v
 }
 export -f mn_mpirun
 
@@ -189,7 +219,7 @@ for round in $(seq 1 "$ROUNDS"); do
             case $tool in
             kernel | kernel-spin) kernel_one "$tool" "$test" "$round" ;;
             ucx) ucx_one "$test" "$round" ;;
-            tern) tern_one "$test" "$round" ;;
+            *) tern_one "$tool" "$test" "$round" ;;
             esac
             echo "$round $test $tool ${VAL[$tool,$test,$round]:-n/a}"
         done
@@ -228,7 +258,7 @@ echo "# ratios of medians, tool / reference (latency: < 1 is faster; bandwidth: 
 for tool in "${TOOLS[@]}"; do
     for ref in "${TOOLS[@]}"; do
         [ "$tool" = "$ref" ] && continue
-        case $ref in tern) continue ;; esac
+        case $ref in kernel | kernel-spin | ucx) ;; *) [ "$ref" = tern ] && [ "$tool" != tern ] || continue ;; esac
         printf '%-12s / %-12s lat %-8s bw %s\n' "$tool" "$ref" "$(ratio "$tool" "$ref" lat)" \
             "$(ratio "$tool" "$ref" bw)"
     done
