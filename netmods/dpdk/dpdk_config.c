@@ -67,8 +67,8 @@ static const tern_config_entry_t dpdk_entries[] = {
                         "acknowledge received frames no later than this when nothing goes "
                         "back"),
     TERN_CFG_ENTRY_UINT("TERN_DPDK_SLEEP_US", T, sleep_us, 100, 1, 1000000,
-                        "block mode: a worker sleeps at most this long between looks at its "
-                        "ports (no receive interrupts on the virtual devices)"),
+                        "block mode: a worker sleeps at most this long between looks at a "
+                        "port without a receive interrupt (memif, af_packet, af_xdp)"),
     TERN_CFG_ENTRY_UINT("TERN_DPDK_TIMEOUT_MS", T, timeout_ms, 30000, 1000, 3600000,
                         "a peer that answers nothing for this long (data unacknowledged, or "
                         "keepalives) fails its VC; a rank must call into tern at least this "
@@ -84,6 +84,9 @@ static const tern_config_entry_t dpdk_entries[] = {
                         "EAL memory when no hugepages are free (--no-huge -m)"),
     TERN_CFG_ENTRY_UINT("TERN_DPDK_ZCOPY", T, zcopy, 1, 0, 1,
                         "LMT put sends the user's pages as external mbufs (0: copy)"),
+    TERN_CFG_ENTRY_UINT("TERN_DPDK_RX_INTR", T, rx_intr, 1, 0, 1,
+                        "block mode: sleep on the port's receive interrupt where its PMD has "
+                        "one (a NIC, net_tap); 0: always the TERN_DPDK_SLEEP_US slices"),
 };
 #undef T
 

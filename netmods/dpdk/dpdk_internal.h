@@ -71,6 +71,7 @@ typedef struct tern_dpdk_config {
     uint64_t csum;
     uint64_t mem_mb;                  /* EAL memory without hugepages */
     uint64_t zcopy;                   /* LMT put from the user's pages */
+    uint64_t rx_intr;                 /* block mode: sleep on the port's RX interrupt */
 } tern_dpdk_config_t;
 
 extern const tern_config_table_t tern_dpdk_config_table;
@@ -127,6 +128,10 @@ typedef struct tern_dpdk_port {
     bool started;
     bool link_up;
     bool multiseg;            /* RTE_ETH_TX_OFFLOAD_MULTI_SEGS */
+    bool intr_conf;           /* configured with intr_conf.rxq (block mode) */
+    bool intr_tried;          /* rte_eth_dev_rx_intr_ctl_q was asked, once */
+    bool rx_intr;             /* its queue 0 interrupt is in tern_dpdk_t.intr_ep */
+    bool intr_on;             /* rte_eth_dev_rx_intr_enable is in force (armed) */
     uint32_t memif_bsize;     /* memif: its buffer size, the largest frame (0: not memif) */
     bool client;              /* the connecting side of a point-to-point link */
     char name[RTE_ETH_NAME_MAX_LEN];
@@ -235,6 +240,10 @@ typedef struct tern_dpdk_stats {
     uint64_t dup_frames, ooo_frames, bad_frames, csum_errors, window_full;
     uint64_t zcopy_frames, copy_frames;
     uint64_t gbn_frames; /* what go-back-N would have sent again instead (the choice's figure) */
+    uint64_t sleeps;        /* block mode: arms that let the worker sleep (if its last poll
+                             * finds nothing) */
+    uint64_t intr_wakeups;  /* ... after which the RX interrupt had fired */
+    uint64_t slice_wakeups; /* ... after which the sleep-slice timer had fired */
 } tern_dpdk_stats_t;
 
 struct tern_dpdk {
@@ -254,6 +263,9 @@ struct tern_dpdk {
     bool finalizing;          /* the engine has dropped the registration cache */
     uint64_t now_ns;          /* refreshed once per poll */
     int timer_fd;             /* block mode: the sleep slices (dpdk_wait.c) */
+    int wait_ep;              /* block mode: the fd the engine sleeps on (timer_fd, intr_ep) */
+    int intr_ep;              /* the ports' RX interrupts (DPDK's rte_epoll events) */
+    bool intr_armed;          /* arm chose the interrupt: disarm consumes it */
     tern_dpdk_stats_t stats;
 };
 
@@ -308,6 +320,13 @@ void tern_dpdk_flush(tern_dpdk_vc_t *dv);
 int tern_dpdk_wait_fd(void *state);
 bool tern_dpdk_arm(void *state);
 void tern_dpdk_disarm(void *state);
+/* A started port configured for interrupts: put its RX interrupt in
+ * d->intr_ep (once; a PMD without one keeps the sleep slices). */
+void tern_dpdk_intr_attach(tern_dpdk_t *d, tern_dpdk_port_t *p);
+/* Before a port closes: take its interrupt out of d->intr_ep. */
+void tern_dpdk_intr_detach(tern_dpdk_t *d, tern_dpdk_port_t *p);
+/* Close the block-mode fds. */
+void tern_dpdk_wait_close(tern_dpdk_t *d);
 
 /* ---- dpdk_lmt.c ------------------------------------------------------------------------- */
 

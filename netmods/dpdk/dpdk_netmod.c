@@ -50,7 +50,7 @@ static tern_status_t dpdk_init(tern_worker_t *w, const void *config, void **shar
     tern_list_init(&d->active);
     tern_list_init(&d->live);
     tern_list_init(&d->reap);
-    d->timer_fd = -1;
+    d->timer_fd = d->wait_ep = d->intr_ep = -1;
     if (w->index > 255)
         return tern_error(TERN_ERR_UNSUPPORTED, "dpdk: worker %d: frames name at most 256 "
                           "workers", w->index);
@@ -349,6 +349,7 @@ static tern_status_t dpdk_finalize(void *state)
                 tern_dpdk_port_abandon(&d->vcs[r].own);
                 keep_pool = true;
             }
+    tern_dpdk_intr_detach(d, &d->port);
     tern_dpdk_port_close(&d->port);
     if (d->vcs != NULL)
         for (int r = 0; r < d->ctx->size; r++) {
@@ -369,8 +370,7 @@ static tern_status_t dpdk_finalize(void *state)
     }
     if (d->pool != NULL && !keep_pool)
         rte_mempool_free(d->pool);
-    if (d->timer_fd >= 0)
-        close(d->timer_fd);
+    tern_dpdk_wait_close(d);
     free(d->vcs);
     free(d);
     return TERN_OK;
@@ -471,6 +471,8 @@ static int dpdk_counters(void *state, tern_counter_t *out, int max)
         {"dpdk.fault_held", f.held},            {"dpdk.fault_duplicated", f.duplicated},
         {"dpdk.fault_corrupted", f.corrupted},  {"dpdk.port_missed", missed},
         {"dpdk.port_nombuf", nombuf},           {"dpdk.gbn_frames", s->gbn_frames},
+        {"dpdk.sleeps", s->sleeps},             {"dpdk.intr_wakeups", s->intr_wakeups},
+        {"dpdk.slice_wakeups", s->slice_wakeups},
     };
     int n = (int)(sizeof(all) / sizeof(all[0]));
     for (int i = 0; i < n && i < max; i++)

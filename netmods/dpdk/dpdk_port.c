@@ -236,7 +236,16 @@ static tern_status_t configure(tern_dpdk_t *d, tern_dpdk_port_t *p)
     conf.rxmode.mtu = chains && mtu > RTE_ETHER_MTU ? RTE_ETHER_MTU : mtu; /* ethdev checks */
     if (p->multiseg)
         conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+    /* block mode sleeps on queue 0's RX interrupt where the PMD has one
+     * (dpdk_wait.c); a device that refuses the setting is configured
+     * without it and keeps the sleep slices */
+    conf.intr_conf.rxq = d->ctx->cfg.wait_mode == TERN_WAIT_BLOCK && d->cfg->rx_intr;
     rc = rte_eth_dev_configure(p->id, 1, 1, &conf);
+    if (rc != 0 && conf.intr_conf.rxq) {
+        conf.intr_conf.rxq = 0;
+        rc = rte_eth_dev_configure(p->id, 1, 1, &conf);
+    }
+    p->intr_conf = conf.intr_conf.rxq != 0;
     if (rc != 0 && conf.rxmode.mtu != RTE_ETHER_MTU) {
         /* the device keeps its own MTU (af_packet): take it */
         conf.rxmode.mtu = 0;
@@ -265,7 +274,7 @@ static tern_status_t configure(tern_dpdk_t *d, tern_dpdk_port_t *p)
     return TERN_OK;
 }
 
-static bool try_start(tern_dpdk_port_t *p, uint64_t now)
+static bool try_start(tern_dpdk_t *d, tern_dpdk_port_t *p, uint64_t now)
 {
     if (p->started && !p->link_up && p->client && now - p->started_ns > RESTART_NS) {
         tern_debug("dpdk %s: no link %llu ms after the start: restarting", p->name,
@@ -276,7 +285,10 @@ static bool try_start(tern_dpdk_port_t *p, uint64_t now)
     if (!p->started) {
         p->started_ns = now;
         /* a client before its server fails to dial: retried, not logged */
-        int lt = p->client ? rte_log_register("pmd.net.memif") : -1;
+        /* (net_tap: its start asks EAL's multi-process channel, which
+         * --in-memory / --no-shconf turn off, and logs that it failed) */
+        int lt = p->client ? rte_log_register("pmd.net.memif")
+                 : strncmp(p->name, "net_tap", 7) == 0 ? rte_log_register("pmd.net.tap") : -1;
         int level = lt >= 0 ? rte_log_get_level((uint32_t)lt) : 0;
         if (lt >= 0)
             rte_log_set_level((uint32_t)lt, RTE_LOG_CRIT);
@@ -289,6 +301,7 @@ static bool try_start(tern_dpdk_port_t *p, uint64_t now)
         }
         tern_debug("dpdk %s: started", p->name);
         p->started = true;
+        tern_dpdk_intr_attach(d, p);
     }
     struct rte_eth_link link;
     if (rte_eth_link_get_nowait(p->id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP)
@@ -363,7 +376,7 @@ tern_status_t tern_dpdk_port_open(tern_dpdk_t *d, const char *devargs, bool vdev
     }
     uint64_t now = tern_now_ns();
     p->start_deadline_ns = now + d->cfg->connect_ms * 1000000ull;
-    try_start(p, now);
+    try_start(d, p, now);
     return TERN_OK;
 }
 
@@ -374,7 +387,7 @@ bool tern_dpdk_port_ready(tern_dpdk_t *d, tern_dpdk_port_t *p)
     if (d->now_ns < p->next_start_ns)
         return false;
     p->next_start_ns = d->now_ns + 1000000; /* a memif client retries every 1 ms */
-    return try_start(p, d->now_ns);
+    return try_start(d, p, d->now_ns);
 }
 
 bool tern_dpdk_port_check_link(tern_dpdk_t *d, tern_dpdk_port_t *p)
