@@ -172,6 +172,39 @@ static tern_status_t dpdk_vc_init(void *state, tern_vc_t *vc)
 
 /* The VC failed: requests only we hold fail here, rendezvous ones (on the
  * engine's list) in the engine. */
+/* Every rank has its ports (the engine's wire-up fence): bring each
+ * point-to-point link up before tern_init returns.  Not only for the first
+ * message's latency: DPDK 22.11's memif panics in EAL's interrupt thread
+ * ("Error adding fd N epoll_ctl, Bad file descriptor", rank aborted) when
+ * the peer's process dies in the middle of the control-channel handshake,
+ * seen in ~1 of 30 runs of tests/engine/peer_killed.sh while the links
+ * still came up lazily, under the first transfer.  A peer that dies once
+ * its link is up is handled (the link goes down, the VC fails). */
+static tern_status_t dpdk_wireup_done(void *state)
+{
+    tern_dpdk_t *d = state;
+    if (!d->per_peer)
+        return TERN_OK;
+    uint64_t deadline = tern_now_ns() + d->cfg->connect_ms * 1000000ull;
+    for (;;) {
+        d->now_ns = tern_now_ns();
+        int waiting = -1;
+        for (int r = 0; r < d->ctx->size; r++) {
+            tern_dpdk_vc_t *dv = &d->vcs[r];
+            if (dv->vc != NULL && dv->conn != DPDK_VC_DEAD && !tern_dpdk_port_ready(d, &dv->own))
+                waiting = r;
+        }
+        if (waiting < 0)
+            return TERN_OK;
+        if (d->now_ns > deadline)
+            return tern_error(TERN_ERR_PEER_FAILED, "dpdk: port %s to rank %d not up within "
+                              "%llu ms of the wire-up (TERN_DPDK_CONNECT_MS): is the peer "
+                              "running, with the same TERN_DPDK_VDEV?", d->vcs[waiting].own.name,
+                              waiting, (unsigned long long)d->cfg->connect_ms);
+        usleep(100); /* the handshake runs in EAL's interrupt threads */
+    }
+}
+
 static tern_status_t dpdk_vc_destroy(tern_vc_t *vc)
 {
     tern_dpdk_vc_t *dv = tern_dpdk_vc(vc);
@@ -486,6 +519,7 @@ static const tern_netmod_ops_t dpdk_ops = {
     .init = dpdk_init,
     .finalize = dpdk_finalize,
     .vc_init = dpdk_vc_init,
+    .wireup_done = dpdk_wireup_done,
     .vc_destroy = dpdk_vc_destroy,
     .vc_terminate = dpdk_vc_terminate,
     .get_ordering = dpdk_get_ordering,
