@@ -1,5 +1,6 @@
 /*
- * Private to the PMIx host-server module (server_module.c, server_pubsub.c).
+ * Private to the PMIx host-server module (server_module.c, server_pubsub.c,
+ * server_log.c).
  */
 #ifndef TERN_PMIX_SERVER_INTERNAL_H
 #define TERN_PMIX_SERVER_INTERNAL_H
@@ -30,5 +31,10 @@ pmix_status_t tern_srv_unpublish(const pmix_proc_t *proc, char **keys,
                                  pmix_op_cbfunc_t cbfunc, void *cbdata);
 int tern_srv_pubsub_expire(void);
 void tern_srv_pubsub_shutdown(void);
+
+/* server_log.c: the module's .log (PMIx_Log of a client) */
+void tern_srv_log_request(const pmix_proc_t *client, const pmix_info_t data[], size_t ndata,
+                          const pmix_info_t directives[], size_t ndirs, pmix_op_cbfunc_t cbfunc,
+                          void *cbdata);
 
 #endif /* TERN_PMIX_SERVER_INTERNAL_H */

@@ -252,6 +252,7 @@ static pmix_server_module_t module = {
     .notify_event = notify_event,
     .query = query_fn,
     .job_control = job_control,
+    .log = tern_srv_log_request,
 };
 
 pmix_server_module_t *tern_srv_module_setup(const struct tern_srv_hooks *hooks)

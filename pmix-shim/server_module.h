@@ -13,6 +13,8 @@
  *                                           servers to ask)
  *   publish / lookup / unpublish         -> in-memory table; lookup honours
  *                                           PMIX_WAIT and PMIX_TIMEOUT
+ *   log                                  -> stdout, stderr, syslog
+ *                                           (server_log.c)
  *   spawn, connect, disconnect, events,
  *   listener, query, job control         -> PMIX_ERR_NOT_SUPPORTED (logged)
  *

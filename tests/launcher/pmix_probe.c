@@ -11,6 +11,11 @@
  *                             a SIGTERM/INT/HUP/QUIT prints "signal rank R got NN"
  *   pmix_probe fail RANK      RANK kills itself with SIGKILL after a fence,
  *                             the others sleep (bounded)
+ *   pmix_probe log            PMIx_Log: "log-stdout rank R" to stdout, "log-stderr rank R"
+ *                             to stderr, one tagged ("stdout: ...") with
+ *                             PMIX_LOG_TAG_OUTPUT, one to syslog; email -> NOT_SUPPORTED;
+ *                             stdout + email -> PARTIAL_SUCCESS; email + stdout with
+ *                             PMIX_LOG_ONCE -> success; a number to stdout -> BAD_PARAM
  *   pmix_probe death RANK HOW every rank registers for the process-termination
  *                             events, fences, then RANK ends (HOW: finalize =
  *                             PMIx_Finalize and exit 0, nofinalize = exit 0
@@ -170,6 +175,68 @@ static pmix_status_t lookup(const char *key, int wait, char *out, size_t outlen)
     }
     PMIX_PDATA_DESTRUCT(&pd);
     return rc;
+}
+
+static pmix_status_t log_one(const char *key, const char *msg, const char *key2,
+                             const char *msg2, bool once, bool tag)
+{
+    pmix_info_t data[2], dirs[2];
+    size_t nd = 0, ndirs = 0;
+    PMIX_INFO_LOAD(&data[nd], key, msg, PMIX_STRING);
+    nd++;
+    if (key2 != NULL) {
+        PMIX_INFO_LOAD(&data[nd], key2, msg2, PMIX_STRING);
+        nd++;
+    }
+    if (once) {
+        PMIX_INFO_LOAD(&dirs[ndirs], PMIX_LOG_ONCE, &once, PMIX_BOOL);
+        ndirs++;
+    }
+    if (tag) {
+        PMIX_INFO_LOAD(&dirs[ndirs], PMIX_LOG_TAG_OUTPUT, &tag, PMIX_BOOL);
+        ndirs++;
+    }
+    pmix_status_t rc = PMIx_Log(data, nd, ndirs ? dirs : NULL, ndirs);
+    for (size_t k = 0; k < nd; k++)
+        PMIX_INFO_DESTRUCT(&data[k]);
+    for (size_t k = 0; k < ndirs; k++)
+        PMIX_INFO_DESTRUCT(&dirs[k]);
+    return rc;
+}
+
+static void expect_log(pmix_status_t got, pmix_status_t want, const char *what)
+{
+    if (got != want)
+        fail("PMIx_Log %s: %s, expected %s", what, PMIx_Error_string(got),
+             PMIx_Error_string(want));
+}
+
+static int cmd_log(void)
+{
+    char out[64], err[64], tagged[64], sys[64];
+    snprintf(out, sizeof(out), "log-stdout rank %u", (unsigned)me.rank);
+    snprintf(err, sizeof(err), "log-stderr rank %u", (unsigned)me.rank);
+    snprintf(tagged, sizeof(tagged), "log-tagged rank %u", (unsigned)me.rank);
+    snprintf(sys, sizeof(sys), "tern pmix_probe log-syslog rank %u", (unsigned)me.rank);
+    expect_log(log_one(PMIX_LOG_STDOUT, out, NULL, NULL, false, false), PMIX_SUCCESS, "stdout");
+    expect_log(log_one(PMIX_LOG_STDERR, err, NULL, NULL, false, false), PMIX_SUCCESS, "stderr");
+    expect_log(log_one(PMIX_LOG_STDOUT, tagged, NULL, NULL, false, true), PMIX_SUCCESS,
+               "stdout, tagged");
+    expect_log(log_one(PMIX_LOG_SYSLOG, sys, NULL, NULL, false, false), PMIX_SUCCESS, "syslog");
+    expect_log(log_one(PMIX_LOG_EMAIL, "x", NULL, NULL, false, false), PMIX_ERR_NOT_SUPPORTED,
+               "email");
+    expect_log(log_one(PMIX_LOG_STDOUT, "log-partial", PMIX_LOG_EMAIL, "x", false, false),
+               PMIX_ERR_PARTIAL_SUCCESS, "stdout + email");
+    expect_log(log_one(PMIX_LOG_EMAIL, "x", PMIX_LOG_STDOUT, "log-once", true, false),
+               PMIX_SUCCESS, "email + stdout, once");
+    pmix_info_t num;
+    int v = 7;
+    PMIX_INFO_LOAD(&num, PMIX_LOG_STDOUT, &v, PMIX_INT);
+    expect_log(PMIx_Log(&num, 1, NULL, 0), PMIX_ERR_BAD_PARAM, "a number to stdout");
+    PMIX_INFO_DESTRUCT(&num);
+    if (failures == 0)
+        printf("ok log rank %u\n", (unsigned)me.rank);
+    return failures ? 1 : 0;
 }
 
 static int cmd_pubsub(void)
@@ -448,11 +515,13 @@ int main(int argc, char **argv)
         rc = cmd_sleep(atoi(argv[2]));
     } else if (strcmp(cmd, "fail") == 0 && argc > 2) {
         rc = cmd_fail(atoi(argv[2]));
+    } else if (strcmp(cmd, "log") == 0) {
+        rc = cmd_log();
     } else if (strcmp(cmd, "death") == 0 && argc > 3) {
         rc = cmd_death(atoi(argv[2]), argv[3]);
     } else {
         fprintf(stderr, "usage: pmix_probe keys|pubsub|abort RANK STATUS|affinity|shm|"
-                        "sleep SECS|fail RANK|death RANK HOW\n");
+                        "sleep SECS|fail RANK|death RANK HOW|log\n");
         rc = 2;
     }
     PMIx_Finalize(NULL, 0);
