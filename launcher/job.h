@@ -76,6 +76,9 @@ enum ternrun_rank_state {
 
 struct ternrun_rank {
     int rank;
+    /* pid, state, wstatus and signalled_by_us: the main thread writes them
+     * under lock (after fork, when it signals, at reaping) and reads them
+     * without; PMIx queries read them under lock */
     pid_t pid;
     bool own_pgrp;    /* leads its own process group: signal -pid */
     enum ternrun_rank_state state;

@@ -151,7 +151,9 @@ static void signal_live(struct monitor *m, int sig)
             ternrun_warn("cannot send SIG%s to rank %d (pid %ld): %s", signame(sig), r->rank,
                          (long)r->pid, strerror(errno));
         }
+        pthread_mutex_lock(&m->job->lock); /* PMIx queries read it */
         r->signalled_by_us = true;
+        pthread_mutex_unlock(&m->job->lock);
     }
 }
 
@@ -244,8 +246,10 @@ static void handle_exit(struct monitor *m, struct ternrun_rank *r, int wstatus, 
     bool aborted, collateral, connected, finalized;
     int code;
 
+    pthread_mutex_lock(&m->job->lock); /* PMIx queries read state and wstatus */
     r->state = TERNRUN_RANK_DONE;
     r->wstatus = wstatus;
+    pthread_mutex_unlock(&m->job->lock);
     m->nlive--;
     ternrun_stdio_rank_exited(m->job, r);
 

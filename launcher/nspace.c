@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -150,6 +151,42 @@ static void hook_aborted(void *ctx, const pmix_proc_t *proc, int status, const c
     ternrun_monitor_wake(job);
 }
 
+/* PMIx_Query_info's proc table: the ranks as they are now (pid, state and
+ * wstatus are written under job->lock, see job.h) */
+static int hook_procs(void *ctx, const char *nspace, struct tern_srv_proc *out, int max)
+{
+    struct ternrun_job *job = ctx;
+
+    if (strncmp(nspace, job->nspace, PMIX_MAX_NSLEN) != 0) {
+        return -1;
+    }
+    pthread_mutex_lock(&job->lock);
+    int n = job->opt.nranks < max ? job->opt.nranks : max;
+    for (int i = 0; i < n; i++) {
+        const struct ternrun_rank *r = &job->ranks[i];
+        struct tern_srv_proc *p = &out[i];
+        p->rank = (pmix_rank_t)i;
+        p->pid = r->state == TERNRUN_RANK_NOT_STARTED ? 0 : r->pid;
+        p->exit_code = 0;
+        if (r->state == TERNRUN_RANK_NOT_STARTED) {
+            p->state = PMIX_PROC_STATE_PREPPED;
+        } else if (r->state == TERNRUN_RANK_RUNNING) {
+            p->state = r->connected ? PMIX_PROC_STATE_CONNECTED : PMIX_PROC_STATE_RUNNING;
+        } else if (WIFSIGNALED(r->wstatus)) {
+            p->exit_code = 128 + WTERMSIG(r->wstatus);
+            p->state = r->signalled_by_us ? PMIX_PROC_STATE_KILLED_BY_CMD
+                                          : PMIX_PROC_STATE_ABORTED_BY_SIG;
+        } else {
+            p->exit_code = WEXITSTATUS(r->wstatus);
+            p->state = r->aborted             ? PMIX_PROC_STATE_ABORTED
+                       : p->exit_code != 0    ? PMIX_PROC_STATE_TERM_NON_ZERO
+                                              : PMIX_PROC_STATE_TERMINATED;
+        }
+    }
+    pthread_mutex_unlock(&job->lock);
+    return n;
+}
+
 /* ---- server start / stop ------------------------------------------------ */
 
 int ternrun_pmix_start(struct ternrun_job *job)
@@ -161,6 +198,10 @@ int ternrun_pmix_start(struct ternrun_job *job)
         .connected = hook_connected,
         .finalized = hook_finalized,
         .aborted = hook_aborted,
+        .nspace = job->nspace,
+        .hostname = job->hostname,
+        .executable = job->exe_path,
+        .procs = hook_procs,
     };
     pmix_server_module_t *module = tern_srv_module_setup(&hooks);
     pmix_info_t info[2];

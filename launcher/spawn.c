@@ -179,7 +179,9 @@ int ternrun_spawn_rank(struct ternrun_job *job, struct ternrun_rank *r)
     }
     ternrun_stdio_after_fork(r);
 
+    pthread_mutex_lock(&job->lock); /* PMIx queries read pid and state */
     r->state = TERNRUN_RANK_RUNNING;
+    pthread_mutex_unlock(&job->lock);
     close(go[0]);
     go[0] = -1;
     close(errp[1]);

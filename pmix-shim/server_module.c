@@ -217,14 +217,6 @@ static pmix_status_t listener_fn(int listening_sd, pmix_connection_cbfunc_t cbfu
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
-static pmix_status_t query_fn(pmix_proc_t *proct, pmix_query_t *queries, size_t nqueries,
-                              pmix_info_cbfunc_t cbfunc, void *cbdata)
-{
-    (void)queries, (void)nqueries, (void)cbfunc, (void)cbdata;
-    unsupported(1, "query", proct);
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
 static pmix_status_t job_control(const pmix_proc_t *requestor, const pmix_proc_t targets[],
                                  size_t ntargets, const pmix_info_t directives[], size_t ndirs,
                                  pmix_info_cbfunc_t cbfunc, void *cbdata)
@@ -250,7 +242,7 @@ static pmix_server_module_t module = {
     .deregister_events = deregister_events,
     .listener = listener_fn,
     .notify_event = notify_event,
-    .query = query_fn,
+    .query = tern_srv_query,
     .job_control = job_control,
     .log = tern_srv_log_request,
 };

@@ -15,8 +15,12 @@
  *                                           PMIX_WAIT and PMIX_TIMEOUT
  *   log                                  -> stdout, stderr, syslog
  *                                           (server_log.c)
+ *   query                                -> namespaces, proc tables, job
+ *                                           size, psets / groups (none),
+ *                                           spawn / debug support (none)
+ *                                           (server_query.c)
  *   spawn, connect, disconnect, events,
- *   listener, query, job control         -> PMIX_ERR_NOT_SUPPORTED (logged)
+ *   listener, job control                -> PMIX_ERR_NOT_SUPPORTED (logged)
  *
  * Used by ternrun only; not part of libtern.
  */
@@ -24,6 +28,14 @@
 #define TERN_PMIX_SERVER_MODULE_H
 
 #include <pmix_server.h>
+
+/* One rank of the host's job, for PMIX_QUERY_PROC_TABLE. */
+struct tern_srv_proc {
+    pmix_rank_t rank;
+    pid_t pid;             /* 0: not started */
+    pmix_proc_state_t state;
+    int exit_code;         /* once terminated: the exit status, 128 + signal */
+};
 
 /* Host callbacks.  Any of them may be NULL.  They run on PMIx's progress
  * thread and must be quick and thread-safe; the client is released only
@@ -35,6 +47,13 @@ struct tern_srv_hooks {
     void (*connected)(void *ctx, const pmix_proc_t *proc);
     void (*finalized)(void *ctx, const pmix_proc_t *proc);
     void (*aborted)(void *ctx, const pmix_proc_t *proc, int status, const char *msg);
+    /* queries (server_query.c): the job's namespace, host and program, and
+     * its ranks now: up to max of them in out[], returns how many, -1 for
+     * a namespace the host does not have */
+    const char *nspace;
+    const char *hostname;
+    const char *executable;
+    int (*procs)(void *ctx, const char *nspace, struct tern_srv_proc *out, int max);
 };
 
 /* Install the hooks (copied) and return the module table to pass to

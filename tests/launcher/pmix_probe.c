@@ -16,6 +16,12 @@
  *                             PMIX_LOG_TAG_OUTPUT, one to syslog; email -> NOT_SUPPORTED;
  *                             stdout + email -> PARTIAL_SUCCESS; email + stdout with
  *                             PMIX_LOG_ONCE -> success; a number to stdout -> BAD_PARAM
+ *   pmix_probe query          after a fence, PMIx_Query_info: the namespaces (its
+ *                             own), the proc table (every rank with this host's
+ *                             name, a pid - its own where it is the rank - and a
+ *                             running or connected state), the job size, no psets;
+ *                             an unknown key with a known one -> PARTIAL_SUCCESS;
+ *                             prints "ok query rank R"
  *   pmix_probe death RANK HOW every rank registers for the process-termination
  *                             events, fences, then RANK ends (HOW: finalize =
  *                             PMIx_Finalize and exit 0, nofinalize = exit 0
@@ -236,6 +242,97 @@ static int cmd_log(void)
     PMIX_INFO_DESTRUCT(&num);
     if (failures == 0)
         printf("ok log rank %u\n", (unsigned)me.rank);
+    return failures ? 1 : 0;
+}
+
+/* the value of key in the PMIX_QUERY_RESULTS answers (in any of them: a
+ * server may answer some queries itself and pass the others on) */
+static const pmix_value_t *result(const pmix_info_t *info, size_t ninfo, size_t q,
+                                  const char *key)
+{
+    (void)q;
+    for (size_t i = 0; i < ninfo; i++) {
+        if (strcmp(info[i].key, PMIX_QUERY_RESULTS) != 0 ||
+            info[i].value.type != PMIX_DATA_ARRAY || info[i].value.data.darray == NULL ||
+            info[i].value.data.darray->type != PMIX_INFO)
+            continue;
+        const pmix_data_array_t *d = info[i].value.data.darray;
+        const pmix_info_t *res = d->array;
+        for (size_t k = 0; k < d->size; k++)
+            if (strcmp(res[k].key, key) == 0)
+                return &res[k].value;
+    }
+    return NULL;
+}
+
+static int cmd_query(void)
+{
+    pmix_status_t rc = PMIx_Fence(NULL, 0, NULL, 0); /* every rank has connected */
+    if (rc != PMIX_SUCCESS)
+        fail("PMIx_Fence: %s", PMIx_Error_string(rc));
+    pmix_query_t *q;
+    PMIX_QUERY_CREATE(q, 4);
+    PMIX_ARGV_APPEND(rc, q[0].keys, PMIX_QUERY_NAMESPACES);
+    PMIX_ARGV_APPEND(rc, q[1].keys, PMIX_QUERY_PROC_TABLE);
+    PMIX_QUERY_QUALIFIERS_CREATE(&q[1], 1);
+    PMIX_INFO_LOAD(&q[1].qualifiers[0], PMIX_NSPACE, me.nspace, PMIX_STRING);
+    PMIX_ARGV_APPEND(rc, q[2].keys, PMIX_JOB_SIZE);
+    PMIX_ARGV_APPEND(rc, q[3].keys, PMIX_QUERY_NUM_PSETS);
+    pmix_info_t *info = NULL;
+    size_t ninfo = 0;
+    rc = PMIx_Query_info(q, 4, &info, &ninfo);
+    if (rc != PMIX_SUCCESS)
+        fail("PMIx_Query_info: %s", PMIx_Error_string(rc));
+    const pmix_value_t *v = result(info, ninfo, 0, PMIX_QUERY_NAMESPACES);
+    if (v == NULL || v->type != PMIX_STRING || strstr(v->data.string, me.nspace) == NULL)
+        fail("PMIX_QUERY_NAMESPACES: %s", v && v->type == PMIX_STRING ? v->data.string : "none");
+    uint32_t size = (uint32_t)get_uint(PMIX_RANK_WILDCARD, PMIX_JOB_SIZE);
+    v = result(info, ninfo, 1, PMIX_QUERY_PROC_TABLE);
+    if (v == NULL || v->type != PMIX_DATA_ARRAY || v->data.darray->type != PMIX_PROC_INFO ||
+        v->data.darray->size != size) {
+        fail("PMIX_QUERY_PROC_TABLE: no table of %u ranks", size);
+    } else {
+        const pmix_proc_info_t *pi = v->data.darray->array;
+        char host[256] = "";
+        gethostname(host, sizeof(host));
+        for (uint32_t r = 0; r < size; r++) {
+            if (pi[r].proc.rank != r || strcmp(pi[r].proc.nspace, me.nspace) != 0)
+                fail("proc table entry %u names %s:%u", r, pi[r].proc.nspace, pi[r].proc.rank);
+            if (pi[r].pid <= 0 || (r == me.rank && pi[r].pid != getpid()))
+                fail("proc table: rank %u has pid %d (mine %d)", r, (int)pi[r].pid,
+                     (int)getpid());
+            if (pi[r].state != PMIX_PROC_STATE_RUNNING &&
+                pi[r].state != PMIX_PROC_STATE_CONNECTED)
+                fail("proc table: rank %u in state %s", r, PMIx_Proc_state_string(pi[r].state));
+            if (pi[r].hostname == NULL || strcmp(pi[r].hostname, host) != 0)
+                fail("proc table: rank %u on host %s", r, pi[r].hostname ? pi[r].hostname : "?");
+            if (pi[r].executable_name == NULL || strstr(pi[r].executable_name, "pmix_probe") == NULL)
+                fail("proc table: rank %u runs %s", r,
+                     pi[r].executable_name ? pi[r].executable_name : "?");
+        }
+    }
+    v = result(info, ninfo, 2, PMIX_JOB_SIZE);
+    if (v == NULL || v->type != PMIX_UINT32 || v->data.uint32 != size)
+        fail("PMIX_JOB_SIZE by query: not %u", size);
+    v = result(info, ninfo, 3, PMIX_QUERY_NUM_PSETS);
+    if (v == NULL || v->type != PMIX_SIZE || v->data.size != 0)
+        fail("PMIX_QUERY_NUM_PSETS: not 0");
+    PMIX_INFO_FREE(info, ninfo);
+    PMIX_QUERY_FREE(q, 4);
+    /* a key nobody knows, beside one ternrun answers */
+    PMIX_QUERY_CREATE(q, 1);
+    PMIX_ARGV_APPEND(rc, q[0].keys, PMIX_QUERY_NAMESPACES);
+    PMIX_ARGV_APPEND(rc, q[0].keys, "tern.no.such.query");
+    info = NULL;
+    ninfo = 0;
+    rc = PMIx_Query_info(q, 1, &info, &ninfo);
+    if (rc != PMIX_QUERY_PARTIAL_SUCCESS)
+        fail("a known and an unknown key: %s, expected PMIX_QUERY_PARTIAL_SUCCESS",
+             PMIx_Error_string(rc));
+    PMIX_INFO_FREE(info, ninfo);
+    PMIX_QUERY_FREE(q, 1);
+    if (failures == 0)
+        printf("ok query rank %u\n", (unsigned)me.rank);
     return failures ? 1 : 0;
 }
 
@@ -515,13 +612,15 @@ int main(int argc, char **argv)
         rc = cmd_sleep(atoi(argv[2]));
     } else if (strcmp(cmd, "fail") == 0 && argc > 2) {
         rc = cmd_fail(atoi(argv[2]));
+    } else if (strcmp(cmd, "query") == 0) {
+        rc = cmd_query();
     } else if (strcmp(cmd, "log") == 0) {
         rc = cmd_log();
     } else if (strcmp(cmd, "death") == 0 && argc > 3) {
         rc = cmd_death(atoi(argv[2]), argv[3]);
     } else {
         fprintf(stderr, "usage: pmix_probe keys|pubsub|abort RANK STATUS|affinity|shm|"
-                        "sleep SECS|fail RANK|death RANK HOW|log\n");
+                        "sleep SECS|fail RANK|death RANK HOW|log|query\n");
         rc = 2;
     }
     PMIx_Finalize(NULL, 0);
