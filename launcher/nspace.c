@@ -10,6 +10,7 @@
 #include <hwloc.h>
 #include <pmix.h>
 #include <pmix_server.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,6 +188,45 @@ static int hook_procs(void *ctx, const char *nspace, struct tern_srv_proc *out, 
     return n;
 }
 
+/* PMIx_Job_control: sig to each running target (its process group when it
+ * leads one).  All targets are checked first: one that is not a rank of
+ * this job sends nothing.  SIGKILL and SIGTERM mark the rank signalled by
+ * ternrun, so its end is "killed by command", not a failure of the job. */
+static int hook_signal(void *ctx, const pmix_proc_t targets[], size_t ntargets, int sig)
+{
+    struct ternrun_job *job = ctx;
+    int sent = 0;
+
+    for (size_t t = 0; t < ntargets; t++) {
+        if (strncmp(targets[t].nspace, job->nspace, PMIX_MAX_NSLEN) != 0 ||
+            (targets[t].rank != PMIX_RANK_WILDCARD &&
+             targets[t].rank >= (pmix_rank_t)job->opt.nranks)) {
+            return -1;
+        }
+    }
+    pthread_mutex_lock(&job->lock); /* pid and state stay as read until we unlock */
+    for (int i = 0; i < job->opt.nranks; i++) {
+        struct ternrun_rank *r = &job->ranks[i];
+        bool hit = false;
+
+        for (size_t t = 0; t < ntargets && !hit; t++) {
+            hit = targets[t].rank == PMIX_RANK_WILDCARD || targets[t].rank == (pmix_rank_t)i;
+        }
+        if (!hit || r->state != TERNRUN_RANK_RUNNING) {
+            continue;
+        }
+        /* not reaped (the lock), so the pid cannot have been reused */
+        if (kill(r->own_pgrp ? -r->pid : r->pid, sig) == 0) {
+            sent++;
+            if (sig == SIGKILL || sig == SIGTERM) {
+                r->signalled_by_us = true;
+            }
+        }
+    }
+    pthread_mutex_unlock(&job->lock);
+    return sent;
+}
+
 /* ---- server start / stop ------------------------------------------------ */
 
 int ternrun_pmix_start(struct ternrun_job *job)
@@ -202,6 +242,7 @@ int ternrun_pmix_start(struct ternrun_job *job)
         .hostname = job->hostname,
         .executable = job->exe_path,
         .procs = hook_procs,
+        .signal = hook_signal,
     };
     pmix_server_module_t *module = tern_srv_module_setup(&hooks);
     pmix_info_t info[2];

@@ -1,6 +1,6 @@
 /*
  * Private to the PMIx host-server module (server_module.c, server_pubsub.c,
- * server_log.c, server_query.c).
+ * server_log.c, server_query.c, server_jobctl.c).
  */
 #ifndef TERN_PMIX_SERVER_INTERNAL_H
 #define TERN_PMIX_SERVER_INTERNAL_H
@@ -35,6 +35,11 @@ void tern_srv_pubsub_shutdown(void);
 /* server_query.c: the module's .query (PMIx_Query_info) */
 pmix_status_t tern_srv_query(pmix_proc_t *requester, pmix_query_t *queries, size_t nqueries,
                              pmix_info_cbfunc_t cbfunc, void *cbdata);
+
+/* server_jobctl.c: the module's .job_control (PMIx_Job_control) */
+pmix_status_t tern_srv_job_control(const pmix_proc_t *requestor, const pmix_proc_t targets[],
+                                   size_t ntargets, const pmix_info_t directives[],
+                                   size_t ndirs, pmix_info_cbfunc_t cbfunc, void *cbdata);
 
 /* server_log.c: the module's .log (PMIx_Log of a client) */
 void tern_srv_log_request(const pmix_proc_t *client, const pmix_info_t data[], size_t ndata,

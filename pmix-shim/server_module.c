@@ -217,15 +217,6 @@ static pmix_status_t listener_fn(int listening_sd, pmix_connection_cbfunc_t cbfu
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
-static pmix_status_t job_control(const pmix_proc_t *requestor, const pmix_proc_t targets[],
-                                 size_t ntargets, const pmix_info_t directives[], size_t ndirs,
-                                 pmix_info_cbfunc_t cbfunc, void *cbdata)
-{
-    (void)targets, (void)ntargets, (void)directives, (void)ndirs, (void)cbfunc, (void)cbdata;
-    unsupported(0, "job control", requestor);
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
 static pmix_server_module_t module = {
     .client_connected = client_connected,
     .client_finalized = client_finalized,
@@ -243,7 +234,7 @@ static pmix_server_module_t module = {
     .listener = listener_fn,
     .notify_event = notify_event,
     .query = tern_srv_query,
-    .job_control = job_control,
+    .job_control = tern_srv_job_control,
     .log = tern_srv_log_request,
 };
 

@@ -19,8 +19,9 @@
  *                                           size, psets / groups (none),
  *                                           spawn / debug support (none)
  *                                           (server_query.c)
+ *   job control                          -> signals (server_jobctl.c)
  *   spawn, connect, disconnect, events,
- *   listener, job control                -> PMIX_ERR_NOT_SUPPORTED (logged)
+ *   listener                             -> PMIX_ERR_NOT_SUPPORTED (logged)
  *
  * Used by ternrun only; not part of libtern.
  */
@@ -54,6 +55,10 @@ struct tern_srv_hooks {
     const char *hostname;
     const char *executable;
     int (*procs)(void *ctx, const char *nspace, struct tern_srv_proc *out, int max);
+    /* job control (server_jobctl.c): send sig to the targets that run (a
+     * rank PMIX_RANK_WILDCARD: all of its namespace); returns how many got
+     * it, -1 (nothing sent) when a target is not a rank of the job */
+    int (*signal)(void *ctx, const pmix_proc_t targets[], size_t ntargets, int sig);
 };
 
 /* Install the hooks (copied) and return the module table to pass to

@@ -22,6 +22,11 @@
  *                             running or connected state), the job size, no psets;
  *                             an unknown key with a known one -> PARTIAL_SUCCESS;
  *                             prints "ok query rank R"
+ *   pmix_probe jobctl         3 ranks, after a fence: rank 0 sends SIGUSR1 to rank 1
+ *                             (which prints "signal rank 1 got 10", finalizes) and
+ *                             PMIX_JOB_CTRL_KILL to rank 2 (asleep); a checkpoint ->
+ *                             NOT_SUPPORTED, a foreign namespace -> NOT_FOUND;
+ *                             prints "ok jobctl rank 0"
  *   pmix_probe death RANK HOW every rank registers for the process-termination
  *                             events, fences, then RANK ends (HOW: finalize =
  *                             PMIx_Finalize and exit 0, nofinalize = exit 0
@@ -404,6 +409,72 @@ static void bounded_sleep(int secs)
     }
 }
 
+static volatile sig_atomic_t got_usr1;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    got_usr1 = 1;
+}
+
+static pmix_status_t jobctl(const char *nspace, pmix_rank_t rank, const char *key, int sig)
+{
+    pmix_proc_t target;
+    pmix_info_t dir;
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    bool yes = true;
+    PMIX_LOAD_PROCID(&target, nspace, rank);
+    if (strcmp(key, PMIX_JOB_CTRL_SIGNAL) == 0)
+        PMIX_INFO_LOAD(&dir, key, &sig, PMIX_INT);
+    else if (strcmp(key, PMIX_JOB_CTRL_CHECKPOINT) == 0)
+        PMIX_INFO_LOAD(&dir, key, "ckpt-1", PMIX_STRING);
+    else
+        PMIX_INFO_LOAD(&dir, key, &yes, PMIX_BOOL);
+    pmix_status_t rc = PMIx_Job_control(&target, 1, &dir, 1, &results, &nresults);
+    PMIX_INFO_DESTRUCT(&dir);
+    PMIX_INFO_FREE(results, nresults);
+    return rc;
+}
+
+static int cmd_jobctl(void)
+{
+    if (me.rank == 1) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = on_usr1;
+        sigaction(SIGUSR1, &sa, NULL);
+    }
+    if (fence(0) != 0)
+        return 1;
+    if (me.rank != 0) {
+        /* rank 1 finalizes once SIGUSR1 came; rank 2 waits to be killed */
+        for (int i = 0; i < 300 && !got_usr1; i++)
+            usleep(100 * 1000);
+        if (!got_usr1) {
+            fail("rank %u was not signalled within 30 s", (unsigned)me.rank);
+            return 1;
+        }
+        printf("signal rank %u got %d\n", (unsigned)me.rank, SIGUSR1);
+        return 0;
+    }
+    pmix_status_t rc = jobctl(me.nspace, 1, PMIX_JOB_CTRL_SIGNAL, SIGUSR1);
+    if (rc != PMIX_SUCCESS)
+        fail("SIGUSR1 to rank 1: %s", PMIx_Error_string(rc));
+    rc = jobctl(me.nspace, 2, PMIX_JOB_CTRL_KILL, 0);
+    if (rc != PMIX_SUCCESS)
+        fail("kill rank 2: %s", PMIx_Error_string(rc));
+    rc = jobctl(me.nspace, 1, PMIX_JOB_CTRL_CHECKPOINT, 0);
+    if (rc != PMIX_ERR_NOT_SUPPORTED)
+        fail("checkpoint: %s, expected NOT-SUPPORTED", PMIx_Error_string(rc));
+    rc = jobctl("tern-no-such-nspace", 0, PMIX_JOB_CTRL_SIGNAL, SIGUSR1);
+    if (rc != PMIX_ERR_NOT_FOUND)
+        fail("a foreign namespace: %s, expected NOT-FOUND", PMIx_Error_string(rc));
+    if (failures == 0)
+        printf("ok jobctl rank 0\n");
+    return failures ? 1 : 0;
+}
+
 static int cmd_abort(int who, int status)
 {
     if (fence(0) != 0) {
@@ -612,6 +683,8 @@ int main(int argc, char **argv)
         rc = cmd_sleep(atoi(argv[2]));
     } else if (strcmp(cmd, "fail") == 0 && argc > 2) {
         rc = cmd_fail(atoi(argv[2]));
+    } else if (strcmp(cmd, "jobctl") == 0) {
+        rc = cmd_jobctl();
     } else if (strcmp(cmd, "query") == 0) {
         rc = cmd_query();
     } else if (strcmp(cmd, "log") == 0) {
@@ -620,7 +693,7 @@ int main(int argc, char **argv)
         rc = cmd_death(atoi(argv[2]), argv[3]);
     } else {
         fprintf(stderr, "usage: pmix_probe keys|pubsub|abort RANK STATUS|affinity|shm|"
-                        "sleep SECS|fail RANK|death RANK HOW|log|query\n");
+                        "sleep SECS|fail RANK|death RANK HOW|log|query|jobctl\n");
         rc = 2;
     }
     PMIx_Finalize(NULL, 0);
