@@ -20,8 +20,9 @@
  *                                           spawn / debug support (none)
  *                                           (server_query.c)
  *   job control                          -> signals (server_jobctl.c)
- *   spawn, connect, disconnect, events,
- *   listener                             -> PMIX_ERR_NOT_SUPPORTED (logged)
+ *   register / deregister / notify       -> done at once (one node: the
+ *   events                                  PMIx library delivers locally)
+ *   spawn, connect, disconnect, listener -> PMIX_ERR_NOT_SUPPORTED (logged)
  *
  * Used by ternrun only; not part of libtern.
  */

@@ -4,7 +4,9 @@
  *   pmix_probe keys           job/rank keys, then Put/Commit/Fence/Get with peers
  *   pmix_probe pubsub         publish (rank 0) / lookup with PMIX_WAIT / unpublish /
  *                             lookup -> NOT_FOUND; PMIX_WAIT + PMIX_TIMEOUT -> TIMEOUT
- *   pmix_probe abort RANK ST  RANK calls PMIx_Abort(ST), the others sleep (bounded)
+ *   pmix_probe abort RANK ST [fence]
+ *                             RANK calls PMIx_Abort(ST), the others sleep (bounded),
+ *                             or with "fence" wait in a PMIx_Fence it never joins
  *   pmix_probe affinity       print "affinity RANK CPULIST" (sched_getaffinity)
  *   pmix_probe shm            create /dev/shm/tern-<nspace>-probe<rank> and leave it
  *   pmix_probe sleep SECS     print "ready RANK PID" after a fence, sleep (bounded);
@@ -27,6 +29,11 @@
  *                             PMIX_JOB_CTRL_KILL to rank 2 (asleep); a checkpoint ->
  *                             NOT_SUPPORTED, a foreign namespace -> NOT_FOUND;
  *                             prints "ok jobctl rank 0"
+ *   pmix_probe notify         >= 3 ranks register for a user event code, fence; rank 0
+ *                             notifies it to rank 2 only (PMIX_RANGE_CUSTOM), then to
+ *                             the namespace; every other rank waits (bounded) for the
+ *                             namespace one and prints "notify rank R: custom N
+ *                             namespace M" (its counts); rank 0 checks the statuses
  *   pmix_probe death RANK HOW every rank registers for the process-termination
  *                             events, fences, then RANK ends (HOW: finalize =
  *                             PMIx_Finalize and exit 0, nofinalize = exit 0
@@ -475,7 +482,74 @@ static int cmd_jobctl(void)
     return failures ? 1 : 0;
 }
 
-static int cmd_abort(int who, int status)
+#define TEST_EVENT (PMIX_EXTERNAL_ERR_BASE - 17)
+static _Atomic int note_custom, note_ns;
+
+static void on_note(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                    pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults,
+                    pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    (void)id, (void)status, (void)results, (void)nresults;
+    const char *which = "";
+    for (size_t i = 0; i < ninfo; i++)
+        if (PMIX_CHECK_KEY(&info[i], "tern.test.range") && info[i].value.type == PMIX_STRING)
+            which = info[i].value.data.string;
+    if (source != NULL && source->rank == 0 && PMIX_CHECK_NSPACE(source->nspace, me.nspace)) {
+        if (strcmp(which, "custom") == 0)
+            atomic_fetch_add(&note_custom, 1);
+        else if (strcmp(which, "namespace") == 0)
+            atomic_fetch_add(&note_ns, 1);
+    }
+    if (cbfunc != NULL)
+        cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+static pmix_status_t notify(pmix_data_range_t range, const char *which, pmix_rank_t only)
+{
+    pmix_info_t info[2];
+    size_t n = 0;
+    PMIX_INFO_LOAD(&info[n], "tern.test.range", which, PMIX_STRING);
+    n++;
+    pmix_proc_t target;
+    pmix_data_array_t darray = {.type = PMIX_PROC, .size = 1, .array = &target};
+    if (range == PMIX_RANGE_CUSTOM) {
+        PMIX_LOAD_PROCID(&target, me.nspace, only);
+        PMIX_INFO_LOAD(&info[n], PMIX_EVENT_CUSTOM_RANGE, &darray, PMIX_DATA_ARRAY);
+        n++;
+    }
+    pmix_status_t rc = PMIx_Notify_event(TEST_EVENT, &me, range, info, n, NULL, NULL);
+    for (size_t i = 0; i < n; i++)
+        PMIX_INFO_DESTRUCT(&info[i]);
+    return rc;
+}
+
+static int cmd_notify(void)
+{
+    pmix_status_t code = TEST_EVENT;
+    pmix_status_t rc = PMIx_Register_event_handler(&code, 1, NULL, 0, on_note, NULL, NULL);
+    if (rc < 0) {
+        fail("PMIx_Register_event_handler: %s", PMIx_Error_string(rc));
+        return 1;
+    }
+    if (fence(0) != 0)
+        return 1;
+    if (me.rank == 0) {
+        rc = notify(PMIX_RANGE_CUSTOM, "custom", 2);
+        if (rc != PMIX_SUCCESS)
+            fail("PMIx_Notify_event to rank 2: %s", PMIx_Error_string(rc));
+        rc = notify(PMIX_RANGE_NAMESPACE, "namespace", 0);
+        if (rc != PMIX_SUCCESS)
+            fail("PMIx_Notify_event to the namespace: %s", PMIx_Error_string(rc));
+    } else {
+        for (int i = 0; i < 100 && atomic_load(&note_ns) == 0; i++)
+            usleep(100 * 1000);
+    }
+    printf("notify rank %u: custom %d namespace %d\n", (unsigned)me.rank,
+           atomic_load(&note_custom), atomic_load(&note_ns));
+    return fence(0) != 0 || failures ? 1 : 0;
+}
+
+static int cmd_abort(int who, int status, bool in_fence)
 {
     if (fence(0) != 0) {
         return 1;
@@ -488,7 +562,11 @@ static int cmd_abort(int who, int status)
         bounded_sleep(60);
         return 99;
     }
-    bounded_sleep(60);
+    if (in_fence) {
+        fence(0); /* never completes: the aborting rank does not come */
+    } else {
+        bounded_sleep(60);
+    }
     printf("FAIL: rank %u outlived the abort\n", (unsigned)me.rank);
     return 98;
 }
@@ -674,7 +752,7 @@ int main(int argc, char **argv)
     } else if (strcmp(cmd, "pubsub") == 0) {
         rc = cmd_pubsub();
     } else if (strcmp(cmd, "abort") == 0 && argc > 3) {
-        rc = cmd_abort(atoi(argv[2]), atoi(argv[3]));
+        rc = cmd_abort(atoi(argv[2]), atoi(argv[3]), argc > 4 && strcmp(argv[4], "fence") == 0);
     } else if (strcmp(cmd, "affinity") == 0) {
         rc = cmd_affinity();
     } else if (strcmp(cmd, "shm") == 0) {
@@ -683,6 +761,8 @@ int main(int argc, char **argv)
         rc = cmd_sleep(atoi(argv[2]));
     } else if (strcmp(cmd, "fail") == 0 && argc > 2) {
         rc = cmd_fail(atoi(argv[2]));
+    } else if (strcmp(cmd, "notify") == 0) {
+        rc = cmd_notify();
     } else if (strcmp(cmd, "jobctl") == 0) {
         rc = cmd_jobctl();
     } else if (strcmp(cmd, "query") == 0) {
@@ -693,7 +773,7 @@ int main(int argc, char **argv)
         rc = cmd_death(atoi(argv[2]), argv[3]);
     } else {
         fprintf(stderr, "usage: pmix_probe keys|pubsub|abort RANK STATUS|affinity|shm|"
-                        "sleep SECS|fail RANK|death RANK HOW|log|query|jobctl\n");
+                        "sleep SECS|fail RANK|death RANK HOW|log|query|jobctl|notify\n");
         rc = 2;
     }
     PMIx_Finalize(NULL, 0);
