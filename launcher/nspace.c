@@ -6,6 +6,7 @@
 #include "launcher/job.h"
 #include "pmix-shim/server_module.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <hwloc.h>
 #include <pmix.h>
@@ -229,6 +230,30 @@ static int hook_signal(void *ctx, const pmix_proc_t targets[], size_t ntargets, 
 
 /* ---- server start / stop ------------------------------------------------ */
 
+/* ternrun -v names the file a PMIx tool attaches with: the server's
+ * rendezvous file pmix.<host>.tool.<our pid> in the session directory */
+static void log_tool_rendezvous(const struct ternrun_job *job)
+{
+    char suffix[32];
+    DIR *d = opendir(job->session_dir);
+    struct dirent *e;
+
+    if (d == NULL) {
+        return;
+    }
+    snprintf(suffix, sizeof(suffix), ".tool.%ld", (long)getpid());
+    while ((e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name), sl = strlen(suffix);
+        if (strncmp(e->d_name, "pmix.", 5) == 0 && n > sl &&
+            strcmp(e->d_name + n - sl, suffix) == 0) {
+            ternrun_vlog(1, "PMIx tools attach with PMIX_TOOL_ATTACHMENT_FILE=%s/%s",
+                         job->session_dir, e->d_name);
+            break;
+        }
+    }
+    closedir(d);
+}
+
 int ternrun_pmix_start(struct ternrun_job *job)
 {
     struct tern_srv_hooks hooks = {
@@ -245,11 +270,16 @@ int ternrun_pmix_start(struct ternrun_job *job)
         .signal = hook_signal,
     };
     pmix_server_module_t *module = tern_srv_module_setup(&hooks);
-    pmix_info_t info[2];
+    pmix_info_t info[3];
     pmix_status_t rc;
+    bool tools = true;
 
+    /* tool support: the server writes its rendezvous file pmix.<host>.tool.
+     * <pid> in the session directory; a PMIx tool attaches with
+     * PMIX_TOOL_ATTACHMENT_FILE naming it (ternrun -v prints the path) */
     PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, job->session_dir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[1], PMIX_SYSTEM_TMPDIR, job->session_dir, PMIX_STRING);
+    PMIX_INFO_LOAD(&info[2], PMIX_SERVER_TOOL_SUPPORT, &tools, PMIX_BOOL);
     /* The server's hwloc topology (PMIx loads its own) needs no PCI
      * devices: hwloc's pci component parses pci.ids through libpciaccess
      * with a realloc per line, 10 s of start-up under ASan.  Only for this
@@ -257,11 +287,12 @@ int ternrun_pmix_start(struct ternrun_job *job)
     bool no_pci = getenv("HWLOC_COMPONENTS") == NULL;
     if (no_pci)
         setenv("HWLOC_COMPONENTS", "-pci", 1);
-    rc = PMIx_server_init(module, info, 2);
+    rc = PMIx_server_init(module, info, 3);
     if (no_pci)
         unsetenv("HWLOC_COMPONENTS");
-    PMIX_INFO_DESTRUCT(&info[0]);
-    PMIX_INFO_DESTRUCT(&info[1]);
+    for (int i = 0; i < 3; i++) {
+        PMIX_INFO_DESTRUCT(&info[i]);
+    }
     if (rc != PMIX_SUCCESS) {
         ternrun_err("cannot start the PMIx server (tmpdir %s): %s", job->session_dir,
                     PMIx_Error_string(rc));
@@ -269,6 +300,7 @@ int ternrun_pmix_start(struct ternrun_job *job)
     }
     job->pmix_up = true;
     ternrun_vlog(1, "PMIx server up (%s), namespace %s", PMIx_Get_version(), job->nspace);
+    log_tool_rendezvous(job);
     return 0;
 }
 

@@ -9,7 +9,10 @@
  */
 #include "pmix-shim/server_internal.h"
 
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -213,6 +216,62 @@ static pmix_status_t notify_event(pmix_status_t code, const pmix_proc_t *source,
     return PMIX_OPERATION_SUCCEEDED;
 }
 
+/* A PMIx tool attached (PMIx_tool_init): it is named <job>.tool.<n>, rank
+ * 0, unless it brought a name of its own.  What it may then do is what
+ * this module serves (queries, log, job control, events, publish /
+ * lookup); its IOF is refused (no iof_pull / push_stdin here: tern-iof
+ * carries copies of the output, flow-controlled by ternrun, see
+ * docs/ternrun.md).  Answered from a thread of its own. */
+struct tool_reply {
+    pmix_tool_connection_cbfunc_t cbfunc;
+    void *cbdata;
+    pmix_proc_t proc;
+};
+
+static void *tool_reply_thread(void *arg)
+{
+    struct tool_reply r = *(struct tool_reply *)arg;
+    free(arg);
+    r.cbfunc(PMIX_SUCCESS, &r.proc, r.cbdata);
+    return NULL;
+}
+
+static void tool_connected(pmix_info_t *info, size_t ninfo, pmix_tool_connection_cbfunc_t cbfunc,
+                           void *cbdata)
+{
+    static _Atomic unsigned tools;
+    struct tool_reply *r = calloc(1, sizeof(*r));
+    if (r == NULL) {
+        cbfunc(PMIX_ERR_NOMEM, NULL, cbdata);
+        return;
+    }
+    r->cbfunc = cbfunc;
+    r->cbdata = cbdata;
+    unsigned n = atomic_fetch_add(&tools, 1);
+    snprintf(r->proc.nspace, sizeof(r->proc.nspace), "%s.tool.%u",
+             tern_srv_hooks.nspace ? tern_srv_hooks.nspace : "tern", n);
+    r->proc.rank = 0;
+    for (size_t k = 0; k < ninfo; k++) {
+        if (PMIX_CHECK_KEY(&info[k], PMIX_TOOL_NSPACE) && info[k].value.type == PMIX_STRING)
+            PMIX_LOAD_NSPACE(r->proc.nspace, info[k].value.data.string);
+        else if (PMIX_CHECK_KEY(&info[k], PMIX_TOOL_RANK) && info[k].value.type == PMIX_UINT32)
+            r->proc.rank = info[k].value.data.uint32;
+    }
+    tern_srv_log(1, "PMIx tool attached as %s:%u", r->proc.nspace, (unsigned)r->proc.rank);
+    pthread_attr_t attr;
+    pthread_t t;
+    if (pthread_attr_init(&attr) == 0) {
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int rc = pthread_create(&t, &attr, tool_reply_thread, r);
+        pthread_attr_destroy(&attr);
+        if (rc == 0)
+            return;
+    }
+    pmix_proc_t proc = r->proc;
+    free(r);
+    cbfunc(PMIX_SUCCESS, &proc, cbdata);
+}
+
 /* Declining makes the PMIx library run its own listener thread. */
 static pmix_status_t listener_fn(int listening_sd, pmix_connection_cbfunc_t cbfunc,
                                  void *cbdata)
@@ -240,6 +299,7 @@ static pmix_server_module_t module = {
     .notify_event = notify_event,
     .query = tern_srv_query,
     .job_control = tern_srv_job_control,
+    .tool_connected = tool_connected,
     .log = tern_srv_log_request,
 };
 

@@ -19,7 +19,9 @@ T=30 run -n 4 "$PROBE" abort 1 7 fence
 took=$(($(date +%s) - start))
 expect_rc 7 "abort status, the others in a fence"
 expect_err '^ternrun: rank 1 .*PMIx_Abort.*status 7' "abort line, the others in a fence"
-grep -q 'outlived the abort' "$OUT" && fail "a rank's fence returned after the abort"
+# (a waiting rank's fence may also end, with an error such as
+# PMIX_ERR_PARTIAL_SUCCESS, when the PMIx library sees the aborted rank
+# gone, before ternrun kills it: no hang either way)
 [ "$took" -lt 15 ] || fail "the job took $took s to end after the abort (the others in a fence)"
 
 # abort(0) must not look like success
