@@ -20,6 +20,13 @@ extern struct tern_srv_hooks tern_srv_hooks;
 
 void tern_srv_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 long tern_srv_now_ms(void);
+/* Run fn(arg) on a detached thread of its own: 0, or -1 when none started
+ * (the caller answers itself).  Module functions whose answer PMIx must
+ * not get from inside the upcall use it: OpenPMIx 4.2's frameworks (plog,
+ * ...) hold a lock around the upcall that their completion callback takes
+ * too, and an answer given inside hung the client and the server's
+ * progress thread (PMIx_Log, seen). */
+int tern_srv_defer(void *(*fn)(void *), void *arg);
 
 /* server_pubsub.c */
 pmix_status_t tern_srv_publish(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,

@@ -17,7 +17,6 @@
  */
 #include "pmix-shim/server_internal.h"
 
-#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -114,14 +113,9 @@ pmix_status_t tern_srv_job_control(const pmix_proc_t *requestor, const pmix_proc
     if (cbfunc == NULL)
         return PMIX_OPERATION_SUCCEEDED;
     struct jc_reply *r = malloc(sizeof(*r));
-    pthread_attr_t attr;
-    pthread_t t;
-    if (r != NULL && pthread_attr_init(&attr) == 0) {
+    if (r != NULL) {
         *r = (struct jc_reply){cbfunc, cbdata, PMIX_SUCCESS};
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        int e = pthread_create(&t, &attr, jc_thread, r);
-        pthread_attr_destroy(&attr);
-        if (e == 0)
+        if (tern_srv_defer(jc_thread, r) == 0)
             return PMIX_SUCCESS;
     }
     free(r);

@@ -23,15 +23,14 @@
  * refused; PMIX_ERR_NOT_SUPPORTED when none could; PMIX_ERR_BAD_PARAM for a
  * channel whose value is not a string.
  * Runs on PMIx's progress thread; write(2) and syslog(3) are thread-safe.
- * The answer goes back from a short-lived thread of its own, never from
- * inside the call: OpenPMIx's plog framework holds a lock around the
+ * The answer goes back from a thread of its own (tern_srv_defer), never
+ * from inside the call: OpenPMIx's plog framework holds a lock around the
  * upcall that its completion callback takes too (an answer given at once
  * hung the client's PMIx_Log and the server's progress thread).
  */
 #include "pmix-shim/server_internal.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,14 +120,9 @@ static void *answer_thread(void *arg)
 static void answer_later(pmix_op_cbfunc_t cbfunc, void *cbdata, pmix_status_t status)
 {
     struct answer *a = malloc(sizeof(*a));
-    pthread_attr_t attr;
-    pthread_t t;
-    if (a != NULL && pthread_attr_init(&attr) == 0) {
+    if (a != NULL) {
         *a = (struct answer){cbfunc, cbdata, status};
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        int rc = pthread_create(&t, &attr, answer_thread, a);
-        pthread_attr_destroy(&attr);
-        if (rc == 0)
+        if (tern_srv_defer(answer_thread, a) == 0)
             return;
     }
     free(a);

@@ -42,6 +42,20 @@ long tern_srv_now_ms(void)
     return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int tern_srv_defer(void *(*fn)(void *), void *arg)
+{
+    pthread_attr_t attr;
+    pthread_t t;
+
+    if (pthread_attr_init(&attr) != 0) {
+        return -1;
+    }
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&t, &attr, fn, arg);
+    pthread_attr_destroy(&attr);
+    return rc == 0 ? 0 : -1;
+}
+
 static const char *rank_str(pmix_rank_t rank, char *buf, size_t len)
 {
     if (rank == PMIX_RANK_WILDCARD) {
@@ -258,15 +272,8 @@ static void tool_connected(pmix_info_t *info, size_t ninfo, pmix_tool_connection
             r->proc.rank = info[k].value.data.uint32;
     }
     tern_srv_log(1, "PMIx tool attached as %s:%u", r->proc.nspace, (unsigned)r->proc.rank);
-    pthread_attr_t attr;
-    pthread_t t;
-    if (pthread_attr_init(&attr) == 0) {
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        int rc = pthread_create(&t, &attr, tool_reply_thread, r);
-        pthread_attr_destroy(&attr);
-        if (rc == 0)
-            return;
-    }
+    if (tern_srv_defer(tool_reply_thread, r) == 0)
+        return;
     pmix_proc_t proc = r->proc;
     free(r);
     cbfunc(PMIX_SUCCESS, &proc, cbdata);

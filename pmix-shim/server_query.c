@@ -25,7 +25,6 @@
  */
 #include "pmix-shim/server_internal.h"
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,15 +206,8 @@ pmix_status_t tern_srv_query(pmix_proc_t *requester, pmix_query_t *queries, size
                                    : PMIX_SUCCESS;
     r->cbfunc = cbfunc;
     r->cbdata = cbdata;
-    pthread_attr_t attr;
-    pthread_t t;
-    if (pthread_attr_init(&attr) == 0) {
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        int rc = pthread_create(&t, &attr, reply_thread, r);
-        pthread_attr_destroy(&attr);
-        if (rc == 0)
-            return PMIX_SUCCESS;
-    }
+    if (tern_srv_defer(reply_thread, r) == 0)
+        return PMIX_SUCCESS;
     release_reply(r);
     return PMIX_ERR_OUT_OF_RESOURCE;
 }
