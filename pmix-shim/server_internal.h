@@ -1,6 +1,6 @@
 /*
  * Private to the PMIx host-server module (server_module.c, server_pubsub.c,
- * server_log.c, server_query.c, server_jobctl.c).
+ * server_log.c, server_query.c, server_jobctl.c, server_connect.c).
  */
 #ifndef TERN_PMIX_SERVER_INTERNAL_H
 #define TERN_PMIX_SERVER_INTERNAL_H
@@ -47,6 +47,16 @@ pmix_status_t tern_srv_query(pmix_proc_t *requester, pmix_query_t *queries, size
 pmix_status_t tern_srv_job_control(const pmix_proc_t *requestor, const pmix_proc_t targets[],
                                    size_t ntargets, const pmix_info_t directives[],
                                    size_t ndirs, pmix_info_cbfunc_t cbfunc, void *cbdata);
+
+/* server_connect.c: .connect, .disconnect, .group */
+pmix_status_t tern_srv_connect(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
+                               size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t tern_srv_disconnect(const pmix_proc_t procs[], size_t nprocs,
+                                  const pmix_info_t info[], size_t ninfo,
+                                  pmix_op_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t tern_srv_group(pmix_group_operation_t op, char grp[], const pmix_proc_t procs[],
+                             size_t nprocs, const pmix_info_t directives[], size_t ndirs,
+                             pmix_info_cbfunc_t cbfunc, void *cbdata);
 
 /* server_log.c: the module's .log (PMIx_Log of a client) */
 void tern_srv_log_request(const pmix_proc_t *client, const pmix_info_t data[], size_t ndata,

@@ -178,24 +178,6 @@ static pmix_status_t spawn_fn(const pmix_proc_t *proc, const pmix_info_t job_inf
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
-static pmix_status_t connect_fn(const pmix_proc_t procs[], size_t nprocs,
-                                const pmix_info_t info[], size_t ninfo,
-                                pmix_op_cbfunc_t cbfunc, void *cbdata)
-{
-    (void)info, (void)ninfo, (void)cbfunc, (void)cbdata;
-    unsupported(0, "connect", nprocs > 0 ? &procs[0] : NULL);
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-static pmix_status_t disconnect_fn(const pmix_proc_t procs[], size_t nprocs,
-                                   const pmix_info_t info[], size_t ninfo,
-                                   pmix_op_cbfunc_t cbfunc, void *cbdata)
-{
-    (void)info, (void)ninfo, (void)cbfunc, (void)cbdata;
-    unsupported(0, "disconnect", nprocs > 0 ? &procs[0] : NULL);
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
 /* Events.  The PMIx server library delivers a client's PMIx_Notify_event
  * to the local clients of its range itself (custom ranges too), and the
  * process-termination events ternrun generates go out through
@@ -298,8 +280,8 @@ static pmix_server_module_t module = {
     .lookup = tern_srv_lookup,
     .unpublish = tern_srv_unpublish,
     .spawn = spawn_fn,
-    .connect = connect_fn,
-    .disconnect = disconnect_fn,
+    .connect = tern_srv_connect,
+    .disconnect = tern_srv_disconnect,
     .register_events = register_events,
     .deregister_events = deregister_events,
     .listener = listener_fn,
@@ -307,6 +289,7 @@ static pmix_server_module_t module = {
     .query = tern_srv_query,
     .job_control = tern_srv_job_control,
     .tool_connected = tool_connected,
+    .group = tern_srv_group,
     .log = tern_srv_log_request,
 };
 

@@ -22,7 +22,9 @@
  *   job control                          -> signals (server_jobctl.c)
  *   register / deregister / notify       -> done at once (one node: the
  *   events                                  PMIx library delivers locally)
- *   spawn, connect, disconnect, listener -> PMIX_ERR_NOT_SUPPORTED (logged)
+ *   connect / disconnect, group          -> among the job's ranks: done at
+ *   construct / destruct                    once (server_connect.c)
+ *   spawn, listener                      -> PMIX_ERR_NOT_SUPPORTED (logged)
  *
  * Used by ternrun only; not part of libtern.
  */

@@ -34,6 +34,11 @@
  *                             the namespace; every other rank waits (bounded) for the
  *                             namespace one and prints "notify rank R: custom N
  *                             namespace M" (its counts); rank 0 checks the statuses
+ *   pmix_probe connect        every rank: PMIx_Connect / PMIx_Disconnect of the whole
+ *                             job; ranks 0 and 1 build group "tern-probe-grp" with
+ *                             PMIX_GROUP_ASSIGN_CONTEXT_ID and print "group rank R
+ *                             context C", then destruct it; connecting to a proc of
+ *                             another namespace must fail at once; "ok connect rank R"
  *   pmix_probe death RANK HOW every rank registers for the process-termination
  *                             events, fences, then RANK ends (HOW: finalize =
  *                             PMIx_Finalize and exit 0, nofinalize = exit 0
@@ -549,6 +554,63 @@ static int cmd_notify(void)
     return fence(0) != 0 || failures ? 1 : 0;
 }
 
+static int cmd_connect(void)
+{
+    pmix_proc_t all;
+    PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
+    pmix_status_t rc = PMIx_Connect(&all, 1, NULL, 0);
+    if (rc != PMIX_SUCCESS)
+        fail("PMIx_Connect of the job: %s", PMIx_Error_string(rc));
+    rc = PMIx_Disconnect(&all, 1, NULL, 0);
+    if (rc != PMIX_SUCCESS)
+        fail("PMIx_Disconnect of the job: %s", PMIx_Error_string(rc));
+    if (me.rank <= 1) {
+        pmix_proc_t members[2];
+        PMIX_LOAD_PROCID(&members[0], me.nspace, 0);
+        PMIX_LOAD_PROCID(&members[1], me.nspace, 1);
+        pmix_info_t dir;
+        bool yes = true;
+        PMIX_INFO_LOAD(&dir, PMIX_GROUP_ASSIGN_CONTEXT_ID, &yes, PMIX_BOOL);
+        pmix_info_t *results = NULL;
+        size_t nresults = 0;
+        rc = PMIx_Group_construct("tern-probe-grp", members, 2, &dir, 1, &results, &nresults);
+        PMIX_INFO_DESTRUCT(&dir);
+        if (rc != PMIX_SUCCESS)
+            fail("PMIx_Group_construct: %s", PMIx_Error_string(rc));
+        long ctx = -1;
+        for (size_t i = 0; i < nresults; i++)
+            if (PMIX_CHECK_KEY(&results[i], PMIX_GROUP_CONTEXT_ID) &&
+                results[i].value.type == PMIX_SIZE)
+                ctx = (long)results[i].value.data.size;
+        PMIX_INFO_FREE(results, nresults);
+        printf("group rank %u context %ld\n", (unsigned)me.rank, ctx);
+        if (ctx <= 0)
+            fail("no PMIX_GROUP_CONTEXT_ID for the group");
+        rc = PMIx_Group_destruct("tern-probe-grp", NULL, 0);
+        if (rc != PMIX_SUCCESS)
+            fail("PMIx_Group_destruct: %s", PMIx_Error_string(rc));
+    }
+    if (me.rank == 0) {
+        pmix_proc_t two[2];
+        PMIX_LOAD_PROCID(&two[0], me.nspace, 0);
+        PMIX_LOAD_PROCID(&two[1], "tern-no-such-nspace", 0);
+        pmix_info_t tmo;
+        int secs = 5;
+        PMIX_INFO_LOAD(&tmo, PMIX_TIMEOUT, &secs, PMIX_INT);
+        rc = PMIx_Connect(two, 2, &tmo, 1);
+        PMIX_INFO_DESTRUCT(&tmo);
+        if (rc == PMIX_SUCCESS)
+            fail("PMIx_Connect with a proc of another namespace succeeded");
+        else
+            printf("foreign connect: %s\n", PMIx_Error_string(rc));
+    }
+    if (fence(0) != 0)
+        return 1;
+    if (failures == 0)
+        printf("ok connect rank %u\n", (unsigned)me.rank);
+    return failures ? 1 : 0;
+}
+
 static int cmd_abort(int who, int status, bool in_fence)
 {
     if (fence(0) != 0) {
@@ -761,6 +823,8 @@ int main(int argc, char **argv)
         rc = cmd_sleep(atoi(argv[2]));
     } else if (strcmp(cmd, "fail") == 0 && argc > 2) {
         rc = cmd_fail(atoi(argv[2]));
+    } else if (strcmp(cmd, "connect") == 0) {
+        rc = cmd_connect();
     } else if (strcmp(cmd, "notify") == 0) {
         rc = cmd_notify();
     } else if (strcmp(cmd, "jobctl") == 0) {
@@ -773,7 +837,7 @@ int main(int argc, char **argv)
         rc = cmd_death(atoi(argv[2]), argv[3]);
     } else {
         fprintf(stderr, "usage: pmix_probe keys|pubsub|abort RANK STATUS|affinity|shm|"
-                        "sleep SECS|fail RANK|death RANK HOW|log|query|jobctl|notify\n");
+                        "sleep SECS|fail RANK|death RANK HOW|log|query|jobctl|notify|connect\n");
         rc = 2;
     }
     PMIx_Finalize(NULL, 0);

@@ -1,0 +1,144 @@
+/*
+ * tern PMIx host server: connect / disconnect and process groups.
+ *
+ * The PMIx server library runs these as collectives among the local
+ * participants (as it runs a fence) and calls the host once all of them
+ * have entered.  With one node and one job (ternrun), every participant is
+ * a rank of the job and already knows the others' keys, so there is
+ * nothing to exchange: the host completes at once.
+ *   connect, disconnect         success when every proc is of the job's
+ *                               namespace; another namespace (a spawned job:
+ *                               spawn is not done yet) is PMIX_ERR_NOT_SUPPORTED
+ *                               with a line naming it
+ *   group construct / destruct  likewise; PMIX_GROUP_ASSIGN_CONTEXT_ID gets a
+ *                               PMIX_GROUP_CONTEXT_ID unique in this server
+ *                               (1, 2, ...), the same for every member
+ * Answers go back from a thread of their own (tern_srv_defer).
+ */
+#include "pmix-shim/server_internal.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* every proc in the job's namespace; else log what asked for whom */
+static bool job_only(const pmix_proc_t procs[], size_t nprocs, const char *what)
+{
+    const char *job = tern_srv_hooks.nspace ? tern_srv_hooks.nspace : "";
+    for (size_t i = 0; i < nprocs; i++)
+        if (strncmp(procs[i].nspace, job, PMIX_MAX_NSLEN) != 0) {
+            tern_srv_log(0, "PMIx %s with %s:%u: only the ranks of this job (%s) can take part "
+                         "(other namespaces come with spawn, not supported yet)", what,
+                         procs[i].nspace, (unsigned)procs[i].rank, job);
+            return false;
+        }
+    return true;
+}
+
+struct op_answer {
+    pmix_op_cbfunc_t cbfunc;
+    void *cbdata;
+};
+
+static void *op_answer_main(void *arg)
+{
+    struct op_answer a = *(struct op_answer *)arg;
+    free(arg);
+    a.cbfunc(PMIX_SUCCESS, a.cbdata);
+    return NULL;
+}
+
+/* success, told through cbfunc from another thread (or done at once) */
+static pmix_status_t op_done(pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    if (cbfunc == NULL)
+        return PMIX_OPERATION_SUCCEEDED;
+    struct op_answer *a = malloc(sizeof(*a));
+    if (a != NULL) {
+        *a = (struct op_answer){cbfunc, cbdata};
+        if (tern_srv_defer(op_answer_main, a) == 0)
+            return PMIX_SUCCESS;
+    }
+    free(a);
+    return PMIX_OPERATION_SUCCEEDED;
+}
+
+pmix_status_t tern_srv_connect(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
+                               size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    (void)info, (void)ninfo;
+    if (!job_only(procs, nprocs, "connect"))
+        return PMIX_ERR_NOT_SUPPORTED;
+    tern_srv_log(2, "PMIx connect of %zu proc(s): one job, nothing to exchange", nprocs);
+    return op_done(cbfunc, cbdata);
+}
+
+pmix_status_t tern_srv_disconnect(const pmix_proc_t procs[], size_t nprocs,
+                                  const pmix_info_t info[], size_t ninfo,
+                                  pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    (void)info, (void)ninfo;
+    if (!job_only(procs, nprocs, "disconnect"))
+        return PMIX_ERR_NOT_SUPPORTED;
+    return op_done(cbfunc, cbdata);
+}
+
+struct grp_answer {
+    pmix_info_cbfunc_t cbfunc;
+    void *cbdata;
+    pmix_info_t *info;
+    size_t ninfo;
+};
+
+static void grp_release(void *arg)
+{
+    struct grp_answer *g = arg;
+    PMIX_INFO_FREE(g->info, g->ninfo);
+    free(g);
+}
+
+static void *grp_answer_main(void *arg)
+{
+    struct grp_answer *g = arg;
+    g->cbfunc(PMIX_SUCCESS, g->info, g->ninfo, g->cbdata, grp_release, g);
+    return NULL;
+}
+
+pmix_status_t tern_srv_group(pmix_group_operation_t op, char grp[], const pmix_proc_t procs[],
+                             size_t nprocs, const pmix_info_t directives[], size_t ndirs,
+                             pmix_info_cbfunc_t cbfunc, void *cbdata)
+{
+    static _Atomic size_t next_context = 1;
+    const char *what = op == PMIX_GROUP_CONSTRUCT ? "group construct" : "group destruct";
+    if (op != PMIX_GROUP_CONSTRUCT && op != PMIX_GROUP_DESTRUCT)
+        return PMIX_ERR_NOT_SUPPORTED;
+    if (!job_only(procs, nprocs, what))
+        return PMIX_ERR_NOT_SUPPORTED;
+    bool want_id = false;
+    for (size_t k = 0; k < ndirs && op == PMIX_GROUP_CONSTRUCT; k++)
+        if (PMIX_CHECK_KEY(&directives[k], PMIX_GROUP_ASSIGN_CONTEXT_ID))
+            want_id = directives[k].value.type != PMIX_BOOL || directives[k].value.data.flag;
+    if (cbfunc == NULL)
+        return PMIX_ERR_BAD_PARAM;
+    struct grp_answer *g = calloc(1, sizeof(*g));
+    if (g == NULL)
+        return PMIX_ERR_NOMEM;
+    g->cbfunc = cbfunc;
+    g->cbdata = cbdata;
+    if (want_id) {
+        size_t id = atomic_fetch_add(&next_context, 1);
+        PMIX_INFO_CREATE(g->info, 1);
+        if (g->info == NULL) {
+            free(g);
+            return PMIX_ERR_NOMEM;
+        }
+        g->ninfo = 1;
+        PMIX_INFO_LOAD(&g->info[0], PMIX_GROUP_CONTEXT_ID, &id, PMIX_SIZE);
+        tern_srv_log(2, "PMIx group %s of %zu proc(s): context id %zu", grp, nprocs, id);
+    }
+    if (tern_srv_defer(grp_answer_main, g) == 0)
+        return PMIX_SUCCESS;
+    grp_release(g);
+    return PMIX_ERR_OUT_OF_RESOURCE;
+}
