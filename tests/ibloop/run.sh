@@ -151,7 +151,11 @@ else
     echo "# skip ibv_devinfo: ibverbs-utils not installed"
 fi
 
-port=$((20000 + $$ % 20000))
+# TCP ports for the pingpongs' out-of-band exchange: below the kernel's
+# ephemeral range (32768 and up), where a parallel test's connection or a
+# ternrun's PMIx listener took 36292 once ("Couldn't listen to port");
+# six per run, and a server that cannot listen moves on to the next block
+port=$((20000 + ($$ % 1000) * 12))
 for p in rc srq ud; do
     prog=ibv_${p}_pingpong
     if ! command -v $prog >/dev/null 2>&1; then
@@ -159,18 +163,24 @@ for p in rc srq ud; do
         continue
     fi
     for ev in "" -e; do
-        port=$((port + 1))
-        ext timeout 30 $prog -d ibloop0 -g 0 -n 200 $ev -p $port >ibloop-pp-s.tmp 2>&1 &
-        srv=$!
-        ok=0
-        for i in 1 2 3 4 5 6 7 8 9 10; do
-            sleep 0.2
-            if ext timeout 30 $prog -d ibloop0 -g 0 -n 200 $ev -p $port localhost \
-                >ibloop-pp-c.tmp 2>&1; then
-                ok=1
-                break
-            fi
-            grep -q "Couldn't connect" ibloop-pp-c.tmp || break
+        for attempt in 1 2 3; do
+            port=$((port + 1))
+            ext timeout 30 $prog -d ibloop0 -g 0 -n 200 $ev -p $port >ibloop-pp-s.tmp 2>&1 &
+            srv=$!
+            ok=0
+            for i in 1 2 3 4 5 6 7 8 9 10; do
+                sleep 0.2
+                if ext timeout 30 $prog -d ibloop0 -g 0 -n 200 $ev -p $port localhost \
+                    >ibloop-pp-c.tmp 2>&1; then
+                    ok=1
+                    break
+                fi
+                grep -q "Couldn't connect" ibloop-pp-c.tmp || break
+                grep -q "Couldn't listen" ibloop-pp-s.tmp && break
+            done
+            grep -q "Couldn't listen" ibloop-pp-s.tmp || break
+            wait $srv
+            port=$((port + 2)) # the port was taken: try the next ones
         done
         wait $srv && [ $ok = 1 ] && grep -q iters ibloop-pp-c.tmp &&
             echo "ok $prog $ev ($(grep iters ibloop-pp-c.tmp | sed 's/.*= //'))" ||
