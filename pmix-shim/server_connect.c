@@ -13,7 +13,7 @@
  *   group construct / destruct  likewise; PMIX_GROUP_ASSIGN_CONTEXT_ID gets a
  *                               PMIX_GROUP_CONTEXT_ID unique in this server
  *                               (1, 2, ...), the same for every member
- * Answers go back from a thread of their own (tern_srv_defer).
+ * Answers go back from a thread of their own (tern_srv_answer_*).
  */
 #include "pmix-shim/server_internal.h"
 
@@ -36,31 +36,11 @@ static bool job_only(const pmix_proc_t procs[], size_t nprocs, const char *what)
     return true;
 }
 
-struct op_answer {
-    pmix_op_cbfunc_t cbfunc;
-    void *cbdata;
-};
-
-static void *op_answer_main(void *arg)
-{
-    struct op_answer a = *(struct op_answer *)arg;
-    free(arg);
-    a.cbfunc(PMIX_SUCCESS, a.cbdata);
-    return NULL;
-}
-
 /* success, told through cbfunc from another thread (or done at once) */
 static pmix_status_t op_done(pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
-    if (cbfunc == NULL)
-        return PMIX_OPERATION_SUCCEEDED;
-    struct op_answer *a = malloc(sizeof(*a));
-    if (a != NULL) {
-        *a = (struct op_answer){cbfunc, cbdata};
-        if (tern_srv_defer(op_answer_main, a) == 0)
-            return PMIX_SUCCESS;
-    }
-    free(a);
+    if (cbfunc != NULL && tern_srv_answer_op(cbfunc, cbdata, PMIX_SUCCESS) == 0)
+        return PMIX_SUCCESS;
     return PMIX_OPERATION_SUCCEEDED;
 }
 
@@ -84,27 +64,6 @@ pmix_status_t tern_srv_disconnect(const pmix_proc_t procs[], size_t nprocs,
     return op_done(cbfunc, cbdata);
 }
 
-struct grp_answer {
-    pmix_info_cbfunc_t cbfunc;
-    void *cbdata;
-    pmix_info_t *info;
-    size_t ninfo;
-};
-
-static void grp_release(void *arg)
-{
-    struct grp_answer *g = arg;
-    PMIX_INFO_FREE(g->info, g->ninfo);
-    free(g);
-}
-
-static void *grp_answer_main(void *arg)
-{
-    struct grp_answer *g = arg;
-    g->cbfunc(PMIX_SUCCESS, g->info, g->ninfo, g->cbdata, grp_release, g);
-    return NULL;
-}
-
 pmix_status_t tern_srv_group(pmix_group_operation_t op, char grp[], const pmix_proc_t procs[],
                              size_t nprocs, const pmix_info_t directives[], size_t ndirs,
                              pmix_info_cbfunc_t cbfunc, void *cbdata)
@@ -121,24 +80,19 @@ pmix_status_t tern_srv_group(pmix_group_operation_t op, char grp[], const pmix_p
             want_id = directives[k].value.type != PMIX_BOOL || directives[k].value.data.flag;
     if (cbfunc == NULL)
         return PMIX_ERR_BAD_PARAM;
-    struct grp_answer *g = calloc(1, sizeof(*g));
-    if (g == NULL)
-        return PMIX_ERR_NOMEM;
-    g->cbfunc = cbfunc;
-    g->cbdata = cbdata;
+    pmix_info_t *info = NULL;
+    size_t ninfo = 0;
     if (want_id) {
         size_t id = atomic_fetch_add(&next_context, 1);
-        PMIX_INFO_CREATE(g->info, 1);
-        if (g->info == NULL) {
-            free(g);
+        PMIX_INFO_CREATE(info, 1);
+        if (info == NULL)
             return PMIX_ERR_NOMEM;
-        }
-        g->ninfo = 1;
-        PMIX_INFO_LOAD(&g->info[0], PMIX_GROUP_CONTEXT_ID, &id, PMIX_SIZE);
+        ninfo = 1;
+        PMIX_INFO_LOAD(&info[0], PMIX_GROUP_CONTEXT_ID, &id, PMIX_SIZE);
         tern_srv_log(2, "PMIx group %s of %zu proc(s): context id %zu", grp, nprocs, id);
     }
-    if (tern_srv_defer(grp_answer_main, g) == 0)
+    if (tern_srv_answer_info(cbfunc, cbdata, PMIX_SUCCESS, info, ninfo) == 0)
         return PMIX_SUCCESS;
-    grp_release(g);
+    PMIX_INFO_FREE(info, ninfo);
     return PMIX_ERR_OUT_OF_RESOURCE;
 }

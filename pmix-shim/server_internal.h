@@ -27,6 +27,12 @@ long tern_srv_now_ms(void);
  * too, and an answer given inside hung the client and the server's
  * progress thread (PMIx_Log, seen). */
 int tern_srv_defer(void *(*fn)(void *), void *arg);
+/* cbfunc(status, cbdata) / cbfunc(status, info, ninfo, ...) from a thread
+ * of its own (tern_srv_defer).  0: it will be called (info, if any, is
+ * then owned and freed here); -1: nothing started, nothing taken. */
+int tern_srv_answer_op(pmix_op_cbfunc_t cbfunc, void *cbdata, pmix_status_t status);
+int tern_srv_answer_info(pmix_info_cbfunc_t cbfunc, void *cbdata, pmix_status_t status,
+                         pmix_info_t *info, size_t ninfo);
 
 /* server_pubsub.c */
 pmix_status_t tern_srv_publish(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,

@@ -19,22 +19,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
-#include <stdlib.h>
 #include <string.h>
-
-struct jc_reply {
-    pmix_info_cbfunc_t cbfunc;
-    void *cbdata;
-    pmix_status_t status;
-};
-
-static void *jc_thread(void *arg)
-{
-    struct jc_reply r = *(struct jc_reply *)arg;
-    free(arg);
-    r.cbfunc(r.status, NULL, 0, r.cbdata, NULL, NULL);
-    return NULL;
-}
 
 static bool is_key(const pmix_info_t *i, const char *key)
 {
@@ -112,12 +97,7 @@ pmix_status_t tern_srv_job_control(const pmix_proc_t *requestor, const pmix_proc
                  (unsigned)requestor->rank, sig, rc);
     if (cbfunc == NULL)
         return PMIX_OPERATION_SUCCEEDED;
-    struct jc_reply *r = malloc(sizeof(*r));
-    if (r != NULL) {
-        *r = (struct jc_reply){cbfunc, cbdata, PMIX_SUCCESS};
-        if (tern_srv_defer(jc_thread, r) == 0)
-            return PMIX_SUCCESS;
-    }
-    free(r);
+    if (tern_srv_answer_info(cbfunc, cbdata, PMIX_SUCCESS, NULL, 0) == 0)
+        return PMIX_SUCCESS;
     return PMIX_OPERATION_SUCCEEDED; /* sent; no thread to answer from: answered now */
 }

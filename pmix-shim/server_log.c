@@ -23,7 +23,7 @@
  * refused; PMIX_ERR_NOT_SUPPORTED when none could; PMIX_ERR_BAD_PARAM for a
  * channel whose value is not a string.
  * Runs on PMIx's progress thread; write(2) and syslog(3) are thread-safe.
- * The answer goes back from a thread of its own (tern_srv_defer), never
+ * The answer goes back from a thread of its own (tern_srv_answer_op), never
  * from inside the call: OpenPMIx's plog framework holds a lock around the
  * upcall that its completion callback takes too (an answer given at once
  * hung the client's PMIx_Log and the server's progress thread).
@@ -101,35 +101,6 @@ static bool write_line(int fd, const char *prefix, const char *msg)
     return off == len;
 }
 
-struct answer {
-    pmix_op_cbfunc_t cbfunc;
-    void *cbdata;
-    pmix_status_t status;
-};
-
-static void *answer_thread(void *arg)
-{
-    struct answer a = *(struct answer *)arg;
-    free(arg);
-    a.cbfunc(a.status, a.cbdata);
-    return NULL;
-}
-
-/* cbfunc(status, cbdata) from another thread (inline only if none starts:
- * better a stuck request than a lost one) */
-static void answer_later(pmix_op_cbfunc_t cbfunc, void *cbdata, pmix_status_t status)
-{
-    struct answer *a = malloc(sizeof(*a));
-    if (a != NULL) {
-        *a = (struct answer){cbfunc, cbdata, status};
-        if (tern_srv_defer(answer_thread, a) == 0)
-            return;
-    }
-    free(a);
-    tern_srv_log(0, "PMIx_Log: no thread to answer from; answering inline");
-    cbfunc(status, cbdata);
-}
-
 void tern_srv_log_request(const pmix_proc_t *client, const pmix_info_t data[], size_t ndata,
                           const pmix_info_t directives[], size_t ndirs, pmix_op_cbfunc_t cbfunc,
                           void *cbdata)
@@ -185,6 +156,9 @@ void tern_srv_log_request(const pmix_proc_t *client, const pmix_info_t data[], s
                        : took > 0 && refused > 0 && !once ? PMIX_ERR_PARTIAL_SUCCESS
                        : took > 0                ? PMIX_SUCCESS
                                                  : PMIX_ERR_NOT_SUPPORTED;
-    if (cbfunc != NULL)
-        answer_later(cbfunc, cbdata, st);
+    /* inline only if no thread starts: better a stuck request than a lost one */
+    if (cbfunc != NULL && tern_srv_answer_op(cbfunc, cbdata, st) != 0) {
+        tern_srv_log(0, "PMIx_Log: no thread to answer from; answering inline");
+        cbfunc(st, cbdata);
+    }
 }

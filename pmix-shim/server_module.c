@@ -56,6 +56,60 @@ int tern_srv_defer(void *(*fn)(void *), void *arg)
     return rc == 0 ? 0 : -1;
 }
 
+/* An answer sent later from its own thread: an op status, or an info
+ * status with results (owned here, freed when PMIx releases them). */
+struct deferred_answer {
+    pmix_op_cbfunc_t op;
+    pmix_info_cbfunc_t info_cb;
+    void *cbdata;
+    pmix_status_t status;
+    pmix_info_t *info;
+    size_t ninfo;
+};
+
+static void answer_release(void *arg)
+{
+    struct deferred_answer *a = arg;
+    PMIX_INFO_FREE(a->info, a->ninfo);
+    free(a);
+}
+
+static void *answer_main(void *arg)
+{
+    struct deferred_answer *a = arg;
+    if (a->op != NULL) {
+        a->op(a->status, a->cbdata);
+        answer_release(a);
+    } else {
+        a->info_cb(a->status, a->info, a->ninfo, a->cbdata, answer_release, a);
+    }
+    return NULL;
+}
+
+static int answer(struct deferred_answer a)
+{
+    struct deferred_answer *p = malloc(sizeof(*p));
+    if (p == NULL)
+        return -1;
+    *p = a;
+    if (tern_srv_defer(answer_main, p) == 0)
+        return 0;
+    free(p);
+    return -1;
+}
+
+int tern_srv_answer_op(pmix_op_cbfunc_t cbfunc, void *cbdata, pmix_status_t status)
+{
+    return answer((struct deferred_answer){.op = cbfunc, .cbdata = cbdata, .status = status});
+}
+
+int tern_srv_answer_info(pmix_info_cbfunc_t cbfunc, void *cbdata, pmix_status_t status,
+                         pmix_info_t *info, size_t ninfo)
+{
+    return answer((struct deferred_answer){.info_cb = cbfunc, .cbdata = cbdata,
+                                           .status = status, .info = info, .ninfo = ninfo});
+}
+
 static const char *rank_str(pmix_rank_t rank, char *buf, size_t len)
 {
     if (rank == PMIX_RANK_WILDCARD) {

@@ -21,7 +21,7 @@
  * per key answered.  Status: success when every key was answered,
  * PMIX_QUERY_PARTIAL_SUCCESS when some were, PMIX_ERR_NOT_FOUND when none
  * (each key not answered is logged at verbose level 1).  The answer goes
- * back from a thread of its own, as in server_log.c.
+ * back from a thread of its own (tern_srv_answer_info).
  */
 #include "pmix-shim/server_internal.h"
 
@@ -133,42 +133,15 @@ static bool answer_key(pmix_info_t *res, const char *key, const pmix_query_t *q,
     return true;
 }
 
-struct reply {
-    pmix_info_cbfunc_t cbfunc;
-    void *cbdata;
-    pmix_status_t status;
-    pmix_info_t *info;
-    size_t ninfo;
-};
-
-static void release_reply(void *cbdata)
-{
-    struct reply *r = cbdata;
-    PMIX_INFO_FREE(r->info, r->ninfo);
-    free(r);
-}
-
-static void *reply_thread(void *arg)
-{
-    struct reply *r = arg;
-    r->cbfunc(r->status, r->info, r->ninfo, r->cbdata, release_reply, r);
-    return NULL;
-}
-
 pmix_status_t tern_srv_query(pmix_proc_t *requester, pmix_query_t *queries, size_t nqueries,
                              pmix_info_cbfunc_t cbfunc, void *cbdata)
 {
     if (cbfunc == NULL)
         return PMIX_ERR_BAD_PARAM;
-    struct reply *r = calloc(1, sizeof(*r));
-    if (r == NULL)
+    pmix_info_t *out = NULL;
+    PMIX_INFO_CREATE(out, nqueries);
+    if (out == NULL && nqueries > 0)
         return PMIX_ERR_NOMEM;
-    PMIX_INFO_CREATE(r->info, nqueries);
-    if (r->info == NULL && nqueries > 0) {
-        free(r);
-        return PMIX_ERR_NOMEM;
-    }
-    r->ninfo = nqueries;
     size_t asked = 0, answered = 0;
     for (size_t i = 0; i < nqueries; i++) {
         const pmix_query_t *q = &queries[i];
@@ -179,7 +152,7 @@ pmix_status_t tern_srv_query(pmix_proc_t *requester, pmix_query_t *queries, size
         pmix_info_t *res;
         PMIX_INFO_CREATE(res, nres + nkeys);
         if (res == NULL) {
-            release_reply(r);
+            PMIX_INFO_FREE(out, nqueries);
             return PMIX_ERR_NOMEM;
         }
         if (q->nqual > 0) {
@@ -198,16 +171,14 @@ pmix_status_t tern_srv_query(pmix_proc_t *requester, pmix_query_t *queries, size
             }
         }
         pmix_data_array_t darray = {.type = PMIX_INFO, .size = n, .array = res};
-        PMIX_INFO_LOAD(&r->info[i], PMIX_QUERY_RESULTS, &darray, PMIX_DATA_ARRAY);
+        PMIX_INFO_LOAD(&out[i], PMIX_QUERY_RESULTS, &darray, PMIX_DATA_ARRAY);
         PMIX_INFO_FREE(res, nres + nkeys);
     }
-    r->status = answered == 0 ? PMIX_ERR_NOT_FOUND
-                : answered < asked ? PMIX_QUERY_PARTIAL_SUCCESS
-                                   : PMIX_SUCCESS;
-    r->cbfunc = cbfunc;
-    r->cbdata = cbdata;
-    if (tern_srv_defer(reply_thread, r) == 0)
+    pmix_status_t st = answered == 0 ? PMIX_ERR_NOT_FOUND
+                       : answered < asked ? PMIX_QUERY_PARTIAL_SUCCESS
+                                          : PMIX_SUCCESS;
+    if (tern_srv_answer_info(cbfunc, cbdata, st, out, nqueries) == 0)
         return PMIX_SUCCESS;
-    release_reply(r);
+    PMIX_INFO_FREE(out, nqueries);
     return PMIX_ERR_OUT_OF_RESOURCE;
 }
