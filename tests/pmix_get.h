@@ -3,7 +3,7 @@
  * tests/multinode/mn_probe.c) share: the probe's identity `me` (set by its
  * PMIx_Init), the failure count and fail(), and the PMIx getters.  Include
  * after <pmix.h>, <stdarg.h>, <stdio.h>, <stdlib.h> and <string.h>.  Test
- * code only.
+ * code only.  The getters are inline: a probe uses the ones it needs.
  */
 #ifndef TERN_TEST_PMIX_GET_H
 #define TERN_TEST_PMIX_GET_H
@@ -26,7 +26,7 @@ static void fail(const char *fmt, ...)
     failures++;
 }
 
-static pmix_value_t *get(pmix_rank_t rank, const char *key)
+static inline pmix_value_t *get(pmix_rank_t rank, const char *key)
 {
     pmix_proc_t p;
     pmix_value_t *v = NULL;
@@ -42,7 +42,7 @@ static pmix_value_t *get(pmix_rank_t rank, const char *key)
     return v;
 }
 
-static long get_uint(pmix_rank_t rank, const char *key)
+static inline long get_uint(pmix_rank_t rank, const char *key)
 {
     pmix_value_t *v = get(rank, key);
     long out = -1;
@@ -67,7 +67,7 @@ static long get_uint(pmix_rank_t rank, const char *key)
     return out;
 }
 
-static char *get_str(pmix_rank_t rank, const char *key)
+static inline char *get_str(pmix_rank_t rank, const char *key)
 {
     pmix_value_t *v = get(rank, key);
     char *out = NULL;

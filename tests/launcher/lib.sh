@@ -3,6 +3,7 @@
 
 TERNRUN=${TERNRUN:-./ternrun}
 PROBE=${PMIX_PROBE:-./tests/launcher/pmix_probe}
+CALLS=${PMIX_CALLS:-./tests/launcher/pmix_calls}   # PMIx calls beyond wire-up
 T=${TERNRUN_TEST_TIMEOUT:-60}   # generous bound on every ternrun call
 
 # sanitizer builds: libpmix's own leaks are not ours (see tests/lsan.supp);

@@ -6,7 +6,7 @@
 # once (PMIX_ERR_NOT_SUPPORTED until spawn) with a line naming it.
 . "$(dirname "$0")/lib.sh"
 
-run -n 3 "$PROBE" connect
+run -n 3 "$CALLS" connect
 expect_rc 0 "connect -n 3"
 [ "$(grep -c '^ok connect' "$OUT")" -eq 3 ] || fail "connect: expected 3 ok lines"
 c0=$(sed -n 's/^group rank 0 context //p' "$OUT")

@@ -4,10 +4,10 @@
 # finalizes and exits 0) and PMIX_JOB_CTRL_KILL to rank 2, which ends "killed by
 # command": not a failure, so the job exits 0; a checkpoint request is
 # refused (NOT_SUPPORTED, named on stderr) and a foreign namespace is
-# NOT_FOUND (pmix_probe jobctl checks the statuses).
+# NOT_FOUND (pmix_calls jobctl checks the statuses).
 . "$(dirname "$0")/lib.sh"
 
-run -n 3 -v "$PROBE" jobctl
+run -n 3 -v "$CALLS" jobctl
 expect_rc 0 "jobctl -n 3 (rank 2 killed by job control is no failure)"
 grep -q '^ok jobctl rank 0' "$OUT" || fail "rank 0's checks"
 grep -q '^signal rank 1 got 10' "$OUT" || fail "rank 1 did not get SIGUSR1"

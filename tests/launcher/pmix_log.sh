@@ -4,11 +4,11 @@
 # lines, PMIX_LOG_TAG_OUTPUT labels them, syslog is accepted, email is
 # refused (PMIX_ERR_NOT_SUPPORTED and a line naming it), a mix gives
 # PMIX_ERR_PARTIAL_SUCCESS, PMIX_LOG_ONCE stops at the first channel that
-# takes it, a non-string message is PMIX_ERR_BAD_PARAM (pmix_probe log
+# takes it, a non-string message is PMIX_ERR_BAD_PARAM (pmix_calls log
 # checks the statuses).
 . "$(dirname "$0")/lib.sh"
 
-run -n 2 "$PROBE" log
+run -n 2 "$CALLS" log
 expect_rc 0 "log -n 2"
 [ "$(grep -c '^ok log' "$OUT")" -eq 2 ] || fail "log: expected 2 ok lines"
 for r in 0 1; do

@@ -7,7 +7,7 @@
 # would have had the first), and rank 0's calls succeed.
 . "$(dirname "$0")/lib.sh"
 
-run -n 4 -v "$PROBE" notify
+run -n 4 -v "$CALLS" notify
 expect_rc 0 "notify -n 4"
 for r in 0 1 3; do
     expect_out "^notify rank $r: custom 0 namespace 1\$" "rank $r: the namespace event only"

@@ -3,10 +3,10 @@
 # on 3 ranks asks for the namespaces, the proc table (host, program, pids -
 # its own among them - and states), the job size and the number of psets,
 # each in a PMIX_QUERY_RESULTS answer; a known key with an unknown one is
-# PMIX_QUERY_PARTIAL_SUCCESS (pmix_probe query checks the values).
+# PMIX_QUERY_PARTIAL_SUCCESS (pmix_calls query checks the values).
 . "$(dirname "$0")/lib.sh"
 
-run -n 3 "$PROBE" query
+run -n 3 "$CALLS" query
 expect_rc 0 "query -n 3"
 [ "$(grep -c '^ok query' "$OUT")" -eq 3 ] || fail "query: expected 3 ok lines"
 
