@@ -90,6 +90,7 @@ struct ternrun_rank {
     int child_fd[4];  /* the rank's stdin/stdout/stderr and INTERNAL (diagnostics)
                          pipe until it is forked, or -1 */
     bool abort_reported; /* main thread only */
+    bool pmix_released;  /* main thread only: deregistered from the PMIx server */
     /* lock: */
     bool aborted;
     int abort_status;
@@ -115,6 +116,7 @@ struct ternrun_job {
     char *iof_socket;     /* tools attach here (in session_dir), or NULL */
     bool pmix_up;
     bool nspace_registered;
+    bool pmix_abandoned; /* ranks released mid-session: no PMIx_server_finalize */
 };
 
 /* log.c */
@@ -156,6 +158,10 @@ int ternrun_pmix_start(struct ternrun_job *job);
 int ternrun_pmix_register_nspace(struct ternrun_job *job);
 int ternrun_pmix_prepare_rank(struct ternrun_job *job, struct ternrun_rank *r);
 void ternrun_pmix_stop(struct ternrun_job *job);
+/* Before ternrun itself signals its running ranks to end them: take them
+ * out of the PMIx server (deregister_client), so that their deaths are not
+ * seen as lost connections.  Main thread; waits for the server. */
+void ternrun_pmix_release_running(struct ternrun_job *job);
 
 /* How a rank ended, for the PMIx event that tells the other ranks. */
 enum ternrun_exit_kind {

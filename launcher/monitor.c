@@ -140,6 +140,7 @@ static const char *signame(int sig)
 
 static void signal_live(struct monitor *m, int sig)
 {
+    ternrun_pmix_release_running(m->job);
     for (int i = 0; i < m->job->opt.nranks; i++) {
         struct ternrun_rank *r = &m->job->ranks[i];
 

@@ -320,8 +320,68 @@ void ternrun_pmix_stop(struct ternrun_job *job)
         }
         job->nspace_registered = false;
     }
-    PMIx_server_finalize();
+    /* see ternrun_pmix_release_running: a collective of released ranks may
+     * still be pending, and OpenPMIx 4.2's finalize crashes on those (seen
+     * as SIGSEGV and as a hang in its progress thread).  ternrun is about
+     * to exit and removes the session directory that holds the server's
+     * files itself: finalize only after a clean end. */
+    if (!job->pmix_abandoned) {
+        PMIx_server_finalize();
+    } else {
+        ternrun_vlog(1, "PMIx server not finalized: ranks were ended by ternrun");
+    }
     job->pmix_up = false;
+}
+
+/* OpenPMIx 4.2 (unchanged up to 4.2.9) completes a purely local
+ * collective that a dead client was part of from its lost-connection
+ * handler (ptl_base_sendrecv.c) without marking it done: when another
+ * participant's connection drops before that completion (thread-shifted)
+ * has run, the tracker is completed and released twice.  That is what
+ * happens when a rank aborts while the others wait in a fence it never
+ * joins and ternrun kills them all at once: ternrun then crashed or hung
+ * in PMIx_server_finalize in 1 run of 20-40.  A deregistered client's
+ * socket is closed by the server without that handler running, so ranks
+ * ternrun is about to end are deregistered first; the collective they
+ * leave pending is never completed, so the server is then not finalized
+ * (pmix_abandoned, see ternrun_pmix_stop).  Deregistered ranks see the
+ * server gone (a pending fence returns an error) before the signal. */
+void ternrun_pmix_release_running(struct ternrun_job *job)
+{
+    struct op_waiter *w[64];
+    int nw = 0;
+
+    if (!job->nspace_registered) {
+        return;
+    }
+    for (int i = 0; i < job->opt.nranks; i++) {
+        struct ternrun_rank *r = &job->ranks[i];
+        pmix_proc_t proc;
+
+        if (r->state != TERNRUN_RANK_RUNNING || r->pmix_released) {
+            continue;
+        }
+        if (nw == (int)(sizeof(w) / sizeof(w[0]))) { /* wait for a batch */
+            for (int k = 0; k < nw; k++) {
+                waiter_wait(w[k], "deregistering a rank");
+            }
+            nw = 0;
+        }
+        if ((w[nw] = waiter_new()) == NULL) {
+            break;
+        }
+        r->pmix_released = true;
+        pthread_mutex_lock(&job->lock);
+        if (r->connected && !r->finalized) {
+            job->pmix_abandoned = true;
+        }
+        pthread_mutex_unlock(&job->lock);
+        PMIX_LOAD_PROCID(&proc, job->nspace, (pmix_rank_t)r->rank);
+        PMIx_server_deregister_client(&proc, op_done, w[nw++]);
+    }
+    for (int k = 0; k < nw; k++) {
+        waiter_wait(w[k], "deregistering a rank");
+    }
 }
 
 /* ---- namespace ---------------------------------------------------------- */
