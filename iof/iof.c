@@ -70,6 +70,7 @@ struct tern_iof *tern_iof_create(int nranks, bool raw)
             struct iof_stream *st = stream_of(iof, r, (enum tern_iof_tag)t);
 
             st->rank = r;
+            st->label = r;
             st->tag = (enum tern_iof_tag)t;
             st->fd = -1;
             st->line_start = true;
@@ -79,6 +80,55 @@ struct tern_iof *tern_iof_create(int nranks, bool raw)
     }
     iof->listen_fd = -1;
     return iof;
+}
+
+int tern_iof_add_ranks(struct tern_iof *iof, int n, int job)
+{
+    int first = iof->nranks;
+    size_t ntot = (size_t)(first + n);
+    struct iof_stream *streams;
+    struct iof_target *targets;
+
+    if (n < 1) {
+        return -EINVAL;
+    }
+    /* nothing keeps a pointer into these arrays between calls: the watch
+     * list is rebuilt by every poll_prepare */
+    streams = realloc(iof->streams, ntot * TERN_IOF_NTAGS * sizeof(*streams));
+    if (streams == NULL) {
+        return -ENOMEM;
+    }
+    iof->streams = streams;
+    targets = realloc(iof->targets, ntot * sizeof(*targets));
+    if (targets == NULL) {
+        return -ENOMEM;
+    }
+    iof->targets = targets;
+    memset(&streams[(size_t)first * TERN_IOF_NTAGS], 0,
+           (size_t)n * TERN_IOF_NTAGS * sizeof(*streams));
+    memset(&targets[first], 0, (size_t)n * sizeof(*targets));
+    iof->nranks = first + n;
+    for (int r = first; r < first + n; r++) {
+        for (int t = 0; t < TERN_IOF_NTAGS; t++) {
+            struct iof_stream *st = stream_of(iof, r, (enum tern_iof_tag)t);
+
+            st->rank = r;
+            st->job = job;
+            st->label = r - first;
+            st->tag = (enum tern_iof_tag)t;
+            st->fd = -1;
+            st->line_start = true;
+        }
+        iof->targets[r].fd = -1;
+        iof->targets[r].src = -1;
+        for (size_t k = 0; k < iof->nall_pulls; k++) {
+            struct iof_stream *st = stream_of(iof, r, iof->all_pulls[k].tag);
+
+            st->tagged[st->nsinks] = iof->all_pulls[k].tagged;
+            st->sinks[st->nsinks++] = iof->all_pulls[k].sink;
+        }
+    }
+    return first;
 }
 
 void tern_iof_destroy(struct tern_iof *iof)
@@ -180,10 +230,19 @@ int tern_iof_pull(struct tern_iof *iof, int rank, enum tern_iof_tag tag, int fd,
         stream_of(iof, last, tag) == NULL) {
         return -EINVAL;
     }
+    if (rank == TERN_IOF_ALL_RANKS &&
+        iof->nall_pulls == sizeof(iof->all_pulls) / sizeof(iof->all_pulls[0])) {
+        return -ENOSPC;
+    }
     s = sink_for_fd(iof, fd, own, fmt);
     if (s == NULL) {
         fprintf(stderr, "ternrun: iof: out of memory\n");
         return -ENOMEM;
+    }
+    if (rank == TERN_IOF_ALL_RANKS) {
+        iof->all_pulls[iof->nall_pulls].sink = s;
+        iof->all_pulls[iof->nall_pulls].tag = tag;
+        iof->all_pulls[iof->nall_pulls++].tagged = fmt->tag;
     }
     for (int r = first; r <= last; r++) {
         struct iof_stream *st = stream_of(iof, r, tag);

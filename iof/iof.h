@@ -58,6 +58,10 @@ const char *tern_iof_tag_name(enum tern_iof_tag tag);
 /* A new engine for nranks ranks; raw: forward bytes as they come instead of
  * whole lines.  NULL when out of memory. */
 struct tern_iof *tern_iof_create(int nranks, bool raw);
+/* n more ranks (of a job started later): they get the pulls made for
+ * TERN_IOF_ALL_RANKS; tags name them "job.rank".  Returns the engine rank
+ * of the first, or -errno. */
+int tern_iof_add_ranks(struct tern_iof *iof, int n, int job);
 /* Closes every descriptor the engine owns (never fds given with own=false). */
 void tern_iof_destroy(struct tern_iof *iof);
 

@@ -46,13 +46,16 @@ struct iof_sink {
     struct iof_buf buf;
 };
 
+struct iof_stream;
+
 /* sink.c */
 struct iof_sink *iof_sink_new(int fd, bool own, const struct tern_iof_format *fmt);
 void iof_sink_free(struct iof_sink *s);
 /* append p[0,n) of stream (rank, tag); line_start: p begins a line.  ts is
  * the arrival timestamp text (used when fmt.timestamp); tagged: prefix
- * "[rank,stream] " (the fmt.tag of the pull that tied the stream to s). */
-void iof_sink_put(struct iof_sink *s, bool tagged, int rank, enum tern_iof_tag tag, const char *ts,
+ * "[rank,stream] ", "[job.rank,stream] " for a spawned job (the fmt.tag of
+ * the pull that tied the stream to s). */
+void iof_sink_put(struct iof_sink *s, bool tagged, const struct iof_stream *st, const char *ts,
                   const char *p, size_t n, bool line_start);
 /* write what can be written without blocking for long; true if bytes remain */
 bool iof_sink_write(struct iof_sink *s);
@@ -60,7 +63,9 @@ bool iof_sink_full(const struct iof_sink *s);
 bool iof_sink_pending(const struct iof_sink *s);
 
 struct iof_stream {
-    int rank;
+    int rank;  /* slot: the engine's rank */
+    int job;   /* for tags: the job it belongs to (0: the first) */
+    int label; /* and its rank there */
     enum tern_iof_tag tag;
     int fd; /* source, -1 when not attached or at EOF */
     long last_data_ms;
@@ -112,6 +117,13 @@ struct tern_iof {
     struct iof_watch *watch;
     size_t nwatch_cap;
     int listen_fd; /* tools connect here (tool.c), -1 if none */
+    /* pulls of TERN_IOF_ALL_RANKS, so ranks added later get them too */
+    struct {
+        struct iof_sink *sink;
+        enum tern_iof_tag tag;
+        bool tagged;
+    } all_pulls[8];
+    size_t nall_pulls;
 };
 
 /* tool.c */

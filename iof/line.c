@@ -22,7 +22,7 @@ static void emit(struct iof_stream *st, const char *ts, const char *p, size_t n)
         return;
     }
     for (size_t i = 0; i < st->nsinks; i++) {
-        iof_sink_put(st->sinks[i], st->tagged[i], st->rank, st->tag, ts, p, n, st->line_start);
+        iof_sink_put(st->sinks[i], st->tagged[i], st, ts, p, n, st->line_start);
     }
     st->line_start = p[n - 1] == '\n';
 }

@@ -150,7 +150,7 @@ void iof_sink_free(struct iof_sink *s)
     free(s);
 }
 
-void iof_sink_put(struct iof_sink *s, bool tagged, int rank, enum tern_iof_tag tag, const char *ts,
+void iof_sink_put(struct iof_sink *s, bool tagged, const struct iof_stream *st, const char *ts,
                   const char *p, size_t n, bool line_start)
 {
     char prefix[128];
@@ -160,7 +160,7 @@ void iof_sink_put(struct iof_sink *s, bool tagged, int rank, enum tern_iof_tag t
         return;
     }
     if (s->tool) {
-        iof_tool_put(s, rank, tag, p, n);
+        iof_tool_put(s, st->rank, st->tag, p, n);
         return;
     }
     if (!tagged && !s->fmt.timestamp) {
@@ -169,8 +169,13 @@ void iof_sink_put(struct iof_sink *s, bool tagged, int rank, enum tern_iof_tag t
     }
     plen = snprintf(prefix, sizeof(prefix), "%s", s->fmt.timestamp ? ts : "");
     if (tagged) {
-        plen += snprintf(prefix + plen, sizeof(prefix) - (size_t)plen, "[%d,%s] ", rank,
-                         tern_iof_tag_name(tag));
+        if (st->job == 0) {
+            plen += snprintf(prefix + plen, sizeof(prefix) - (size_t)plen, "[%d,%s] ",
+                             st->label, tern_iof_tag_name(st->tag));
+        } else {
+            plen += snprintf(prefix + plen, sizeof(prefix) - (size_t)plen, "[%d.%d,%s] ",
+                             st->job, st->label, tern_iof_tag_name(st->tag));
+        }
     }
     while (n > 0) {
         const char *nl = memchr(p, '\n', n);

@@ -38,19 +38,30 @@ static int load_topology(struct ternrun_bind_ctx *b)
     return b->ncores > 0 ? 0 : -1;
 }
 
+static void bind_ranks(struct ternrun_bind_ctx *b, struct ternrun_ns *ns, int first_core)
+{
+    for (int r = 0; r < ns->nranks; r++) {
+        int core = (first_core + r) % b->ncores;
+        hwloc_obj_t obj = hwloc_get_obj_by_type(b->topo, b->unit, (unsigned)core);
+
+        ns->ranks[r].core = core;
+        if (obj != NULL && hwloc_bitmap_list_asprintf(&ns->ranks[r].cpuset, obj->cpuset) < 0) {
+            ns->ranks[r].cpuset = NULL;
+        }
+    }
+}
+
 int ternrun_bind_init(struct ternrun_job *job)
 {
     struct ternrun_bind_ctx *b = calloc(1, sizeof(*b));
-    int n = job->opt.nranks;
+    struct ternrun_ns *ns = job->ns[0];
+    int n = ns->nranks;
 
     if (b == NULL) {
         ternrun_err("out of memory");
         return -1;
     }
     job->bind = b;
-    for (int r = 0; r < n; r++) {
-        job->ranks[r].core = -1;
-    }
     if (job->opt.bind == TERNRUN_BIND_NONE) {
         ternrun_vlog(1, "binding: none (--bind-to none)");
         return 0;
@@ -73,14 +84,44 @@ int ternrun_bind_init(struct ternrun_job *job)
                      "several ranks share a core", n, b->ncores);
     }
     b->enabled = true;
-    for (int r = 0; r < n; r++) {
-        hwloc_obj_t obj = hwloc_get_obj_by_type(b->topo, b->unit, (unsigned)(r % b->ncores));
+    bind_ranks(b, ns, 0);
+    return 0;
+}
 
-        job->ranks[r].core = r % b->ncores;
-        if (obj != NULL && hwloc_bitmap_list_asprintf(&job->ranks[r].cpuset, obj->cpuset) < 0) {
-            job->ranks[r].cpuset = NULL;
-        }
+/* A spawned job: "core" binds its ranks to the cores after the ones the
+ * running ranks use (wrapping around), "none" does not bind, no directive
+ * follows ternrun's rule (--bind-to, else bind while the live ranks of all
+ * jobs fit the cores). */
+int ternrun_bind_assign(struct ternrun_job *job, struct ternrun_ns *ns, const char *bind)
+{
+    struct ternrun_bind_ctx *b = job->bind;
+    int live = 0;
+
+    if (bind != NULL && strcmp(bind, "none") == 0) {
+        return 0;
     }
+    if (bind != NULL && strcmp(bind, "core") != 0) {
+        ternrun_err("spawn: binding '%s' is not supported (core or none)", bind);
+        return -1;
+    }
+    if (b == NULL || b->topo == NULL || (bind == NULL && !b->enabled)) {
+        if (bind != NULL && (b == NULL || b->topo == NULL)) {
+            ternrun_err("spawn: binding to cores asked, but the topology is unknown");
+            return -1;
+        }
+        return 0;
+    }
+    for (int i = 0; i < job->nall; i++) {
+        const struct ternrun_rank *r = job->all[i];
+        live += r->ns != ns && r->state == TERNRUN_RANK_RUNNING;
+    }
+    if (bind == NULL && live + ns->nranks > b->ncores) {
+        ternrun_vlog(1, "spawned job %s: not bound (%d live ranks on %d cores)", ns->name,
+                     live + ns->nranks, b->ncores);
+        return 0;
+    }
+    b->enabled = true;
+    bind_ranks(b, ns, live);
     return 0;
 }
 
@@ -102,7 +143,7 @@ int ternrun_bind_apply(struct ternrun_job *job, struct ternrun_rank *r)
     hwloc_const_cpuset_t set = ternrun_bind_cpuset_of(job, r);
 
     if (set == NULL) {
-        ternrun_vlog(1, "rank %d (pid %ld): not bound", r->rank, (long)r->pid);
+        ternrun_vlog(1, "%s rank %d (pid %ld): not bound", r->ns->name, r->rank, (long)r->pid);
         return 0;
     }
     if (hwloc_set_proc_cpubind(b->topo, r->pid, set, HWLOC_CPUBIND_PROCESS) != 0) {

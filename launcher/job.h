@@ -26,7 +26,8 @@
 #define TERNRUN_NAME "ternrun"
 #define TERNRUN_DEFAULT_KILL_GRACE_MS 3000
 #define TERNRUN_ABORT_KILL_MS 1000 /* SIGTERM -> SIGKILL after an abort/failure */
-#define TERNRUN_MAX_RANKS 4096
+#define TERNRUN_MAX_RANKS 4096   /* of all jobs together */
+#define TERNRUN_MAX_NSPACES 64   /* the first job and the ones spawned from it */
 
 enum ternrun_bind {
     TERNRUN_BIND_DEFAULT = 0, /* core if nranks <= ncores, else none */
@@ -74,8 +75,16 @@ enum ternrun_rank_state {
     TERNRUN_RANK_DONE,
 };
 
+struct ternrun_ns;
+
 struct ternrun_rank {
-    int rank;
+    int rank;         /* within its namespace */
+    int slot;         /* index in job->all[] (and the IOF engine's rank) */
+    struct ternrun_ns *ns;
+    const char *exe;  /* resolved program path (owned by ns) */
+    char **argv;      /* its app's argv (owned by ns) */
+    const char *wdir; /* chdir before exec, or NULL (owned by ns) */
+    int appnum;
     /* pid, state, wstatus and signalled_by_us: the main thread writes them
      * under lock (after fork, when it signals, at reaping) and reads them
      * without; PMIx queries read them under lock */
@@ -102,20 +111,49 @@ struct ternrun_rank {
 struct ternrun_bind_ctx; /* bind.c */
 struct tern_iof;         /* iof/iof.h */
 
+/* One PMIx namespace: the job on ternrun's command line (index 0), or one
+ * started by a rank's PMIx_Spawn.  Never freed before ternrun exits. */
+enum ternrun_phase { TERNRUN_PHASE_RUN, TERNRUN_PHASE_GRACE, TERNRUN_PHASE_TERM,
+                     TERNRUN_PHASE_KILL };
+
+struct ternrun_ns {
+    int index;
+    char name[256];    /* sized as pmix_nspace_t (checked in nspace.c) */
+    int nranks;
+    struct ternrun_rank *ranks;
+    int parent;        /* index of the spawner's namespace, -1 for the first job */
+    uint32_t parent_rank;
+    char **owned;      /* strings the ranks point to (exe, argv, wdir), freed at exit */
+    size_t nowned;
+    char ***argvs;     /* one argv per app, freed at exit */
+    size_t nargvs;
+    bool registered;   /* with the PMIx server */
+    /* main thread only (monitor.c): how it is being ended */
+    int nlive;
+    enum ternrun_phase phase;
+    long deadline;
+    int term_sig;
+};
+
+struct tern_srv_spawn; /* pmix-shim/server_module.h */
+
 struct ternrun_job {
     struct ternrun_options opt;
-    char nspace[256]; /* sized as pmix_nspace_t (checked in nspace.c) */
     char hostname[256];
     char *session_dir; /* our own temp dir (removed at exit) */
-    char *exe_path;    /* resolved program path */
-    struct ternrun_rank *ranks;
+    /* the namespaces and, flat, every rank of them: main thread appends
+     * under lock (PMIx hooks read them under lock) */
+    struct ternrun_ns *ns[TERNRUN_MAX_NSPACES];
+    int nns;
+    struct ternrun_rank **all;
+    int nall;
     struct ternrun_bind_ctx *bind;
     pthread_mutex_t lock;
     int wake_fd[2];    /* progress thread -> main loop */
     struct tern_iof *iof; /* stdio forwarding; main thread only */
     char *iof_socket;     /* tools attach here (in session_dir), or NULL */
+    struct tern_srv_spawn *spawn_queue; /* lock: PMIx_Spawn requests to run */
     bool pmix_up;
-    bool nspace_registered;
     bool pmix_abandoned; /* ranks released mid-session: no PMIx_server_finalize */
 };
 
@@ -129,6 +167,8 @@ void ternrun_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ternrun_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ternrun_vlog(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 long ternrun_now_ms(void);
+/* "rank 3" for the first job, "rank 3 of <nspace>" for a spawned one */
+const char *ternrun_rank_name(const struct ternrun_rank *r, char *buf, size_t len);
 
 /* options.c: returns 0 to run, a positive exit code on a usage error, or -1
  * when the option was --help/--version (already printed: exit 0). */
@@ -147,21 +187,39 @@ int ternrun_session_create(struct ternrun_job *job);
 void ternrun_session_remove(struct ternrun_job *job);
 int ternrun_shm_cleanup(const char *nspace);
 
-/* bind.c */
+/* jobs.c: a new namespace of nranks ranks (slots in job->all and in the
+ * IOF engine, rank fields initialised), spawned by parent (-1: the first
+ * job); NULL with an error printed.  free_all at exit. */
+struct ternrun_ns *ternrun_ns_add(struct ternrun_job *job, int nranks, int parent);
+/* keep s until exit (ns->owned); returns s, NULL if s was NULL or on OOM */
+char *ternrun_ns_keep(struct ternrun_ns *ns, char *s);
+int ternrun_ns_keep_argv(struct ternrun_ns *ns, char **argv);
+void ternrun_ns_free_all(struct ternrun_job *job);
+/* is ns d the namespace a or spawned (transitively) from it? */
+bool ternrun_ns_descends(const struct ternrun_job *job, const struct ternrun_ns *d,
+                         const struct ternrun_ns *a);
+
+/* bind.c: init reads the topology and binds the first job as --bind-to
+ * says; assign gives the ranks of a spawned namespace cores (bind: "core",
+ * "none" or NULL for ternrun's own rule, counted over all live ranks) */
 int ternrun_bind_init(struct ternrun_job *job);
+int ternrun_bind_assign(struct ternrun_job *job, struct ternrun_ns *ns, const char *bind);
 int ternrun_bind_apply(struct ternrun_job *job, struct ternrun_rank *r);
 void ternrun_bind_fini(struct ternrun_job *job);
 void *ternrun_bind_cpuset_of(struct ternrun_job *job, const struct ternrun_rank *r);
 
 /* nspace.c */
 int ternrun_pmix_start(struct ternrun_job *job);
-int ternrun_pmix_register_nspace(struct ternrun_job *job);
+/* register ns with its job keys (spawned: PMIX_PARENT_ID too) */
+int ternrun_pmix_register_nspace(struct ternrun_job *job, struct ternrun_ns *ns);
+void ternrun_pmix_deregister_nspace(struct ternrun_job *job, struct ternrun_ns *ns);
 int ternrun_pmix_prepare_rank(struct ternrun_job *job, struct ternrun_rank *r);
 void ternrun_pmix_stop(struct ternrun_job *job);
 /* Before ternrun itself signals its running ranks to end them: take them
  * out of the PMIx server (deregister_client), so that their deaths are not
- * seen as lost connections.  Main thread; waits for the server. */
-void ternrun_pmix_release_running(struct ternrun_job *job);
+ * seen as lost connections.  ns: the ranks of that namespace, NULL: all.
+ * Main thread; waits for the server. */
+void ternrun_pmix_release_running(struct ternrun_job *job, const struct ternrun_ns *ns);
 
 /* How a rank ended, for the PMIx event that tells the other ranks. */
 enum ternrun_exit_kind {
@@ -186,9 +244,20 @@ int ternrun_stdio_init(struct ternrun_job *job);
 /* listen: the socket tools attach to (after the session dir exists) */
 int ternrun_stdio_listen(struct ternrun_job *job);
 int ternrun_stdio_prepare_rank(struct ternrun_job *job, struct ternrun_rank *r);
+/* a spawned namespace's output files (--output-filename) */
+int ternrun_stdio_add_ns(struct ternrun_job *job, struct ternrun_ns *ns);
 void ternrun_stdio_after_fork(struct ternrun_rank *r);
 void ternrun_stdio_rank_exited(struct ternrun_job *job, struct ternrun_rank *r);
 void ternrun_stdio_fini(struct ternrun_job *job);
+
+/* dynamic.c: PMIx_Spawn.  request is the server module's hook (PMIx
+ * thread: queues and wakes the main thread); run_pending starts the queued
+ * jobs (main thread) and returns how many processes it forked; refuse
+ * answers what is still queued when ternrun stops. */
+struct tern_srv_spawn;
+int ternrun_spawn_request(void *ctx, struct tern_srv_spawn *req);
+int ternrun_spawn_run_pending(struct ternrun_job *job);
+void ternrun_spawn_refuse_pending(struct ternrun_job *job);
 
 /* spawn.c: find_program returns a malloc'd path or NULL with *err set;
  * spawn_rank returns 0, 126/127 if exec failed (the child is still to be

@@ -94,3 +94,13 @@ long ternrun_now_ms(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+
+const char *ternrun_rank_name(const struct ternrun_rank *r, char *buf, size_t len)
+{
+    if (r->ns == NULL || r->ns->index == 0) {
+        snprintf(buf, len, "rank %d", r->rank);
+    } else {
+        snprintf(buf, len, "rank %d of %s", r->rank, r->ns->name);
+    }
+    return buf;
+}

@@ -9,9 +9,13 @@
  * stdin).  Once every rank is reaped, the engine reads every output pipe to
  * EOF before ternrun exits: what a rank wrote before dying is never lost.
  *
- * Phases:  RUN --(rank fails)--> GRACE --(kill-grace)--> TERM --(1 s)--> KILL
+ * Phases, per namespace (the first job, and each job a rank spawned):
+ *          RUN --(rank fails)--> GRACE --(kill-grace)--> TERM --(1 s)--> KILL
  *          RUN/GRACE --(abort, launch failure)--> TERM --(1 s)--> KILL
  *          any --(signal from the user)--> TERM --(kill-grace)--> KILL
+ * A namespace that fails or aborts is ended with the jobs spawned from it
+ * (transitively), not with the job that spawned it: the spawner's ranks
+ * are told by PMIx events and go on.  A signal from the user ends them all.
  * After SIGKILL ternrun waits at most KILL_GIVEUP_MS more, then exits anyway:
  * it never hangs once it has given up on the ranks.
  *
@@ -20,10 +24,11 @@
  * waiting for it.  Every exit is told to the other ranks with a PMIx event
  * (nspace.c: ternrun_pmix_notify_exit) as soon as the rank is reaped.
  *
- * Exit code: the worst status of the ranks that failed on their own (exit
- * code, 128+signal, abort status or 1 for abort(0), 1 for an exit without
- * finalizing); ranks that died of ternrun's own SIGTERM/SIGKILL do not
- * count.  If nothing failed but the user signalled ternrun, 128+that signal.
+ * Exit code: the worst status of the ranks, of every job, that failed on
+ * their own (exit code, 128+signal, abort status or 1 for abort(0), 1 for
+ * an exit without finalizing); ranks that died of ternrun's own SIGTERM /
+ * SIGKILL do not count.  If nothing failed but the user signalled ternrun,
+ * 128+that signal.  ternrun waits for every job, spawned ones included.
  */
 #include "launcher/job.h"
 #include "pmix-shim/server_module.h"
@@ -44,17 +49,19 @@
 #define IOF_IDLE_MS 1000 /* after the job: an output pipe silent this long is
                           * held by a leftover process, stop waiting for EOF */
 
-enum phase { PHASE_RUN, PHASE_GRACE, PHASE_TERM, PHASE_KILL };
+#define PHASE_RUN TERNRUN_PHASE_RUN
+#define PHASE_GRACE TERNRUN_PHASE_GRACE
+#define PHASE_TERM TERNRUN_PHASE_TERM
+#define PHASE_KILL TERNRUN_PHASE_KILL
 
+/* per namespace: ns->nlive, ns->phase, ns->deadline (next escalation, or
+ * the give-up in KILL) and ns->term_sig (the signal TERM sent) */
 struct monitor {
     struct ternrun_job *job;
-    int nlive;
-    enum phase phase;
-    long deadline;   /* next escalation (GRACE, TERM) or give-up (KILL) */
+    int nlive;       /* of all namespaces */
     bool failed;     /* some rank failed on its own */
     int worst;       /* worst status among those */
     int user_sig;    /* first signal received from outside, or 0 */
-    int term_sig;    /* the signal PHASE_TERM sent (SIGTERM or a forwarded one) */
     bool gave_up;
 };
 
@@ -138,19 +145,21 @@ static const char *signame(int sig)
     return s ? s : "?";
 }
 
-static void signal_live(struct monitor *m, int sig)
+static void signal_ns(struct monitor *m, struct ternrun_ns *ns, int sig)
 {
-    ternrun_pmix_release_running(m->job);
-    for (int i = 0; i < m->job->opt.nranks; i++) {
-        struct ternrun_rank *r = &m->job->ranks[i];
+    ternrun_pmix_release_running(m->job, ns);
+    for (int i = 0; i < ns->nranks; i++) {
+        struct ternrun_rank *r = &ns->ranks[i];
 
         if (r->state != TERNRUN_RANK_RUNNING) {
             continue;
         }
         /* not reaped yet, so the pid (and its group) cannot have been reused */
         if (kill(r->own_pgrp ? -r->pid : r->pid, sig) != 0 && errno != ESRCH) {
-            ternrun_warn("cannot send SIG%s to rank %d (pid %ld): %s", signame(sig), r->rank,
-                         (long)r->pid, strerror(errno));
+            char name[300];
+            ternrun_warn("cannot send SIG%s to %s (pid %ld): %s", signame(sig),
+                         ternrun_rank_name(r, name, sizeof(name)), (long)r->pid,
+                         strerror(errno));
         }
         pthread_mutex_lock(&m->job->lock); /* PMIx queries read it */
         r->signalled_by_us = true;
@@ -158,21 +167,38 @@ static void signal_live(struct monitor *m, int sig)
     }
 }
 
-static void enter_term(struct monitor *m, long kill_after_ms, long now)
+static void signal_all(struct monitor *m, int sig)
 {
-    ternrun_vlog(1, "sending SIGTERM to %d rank(s)", m->nlive);
-    signal_live(m, SIGTERM);
-    m->term_sig = SIGTERM;
-    m->phase = PHASE_TERM;
-    m->deadline = now + kill_after_ms;
+    for (int k = 0; k < m->job->nns; k++) {
+        signal_ns(m, m->job->ns[k], sig);
+    }
 }
 
-static void enter_kill(struct monitor *m, long now)
+/* ns and the jobs spawned from it that are not yet being ended: SIGTERM */
+static void enter_term(struct monitor *m, struct ternrun_ns *ns, long kill_after_ms, long now)
 {
-    ternrun_vlog(1, "sending SIGKILL to %d rank(s)", m->nlive);
-    signal_live(m, SIGKILL);
-    m->phase = PHASE_KILL;
-    m->deadline = now + KILL_GIVEUP_MS;
+    for (int k = ns->index; k < m->job->nns; k++) {
+        struct ternrun_ns *d = m->job->ns[k];
+
+        if (!ternrun_ns_descends(m->job, d, ns) || d->phase >= PHASE_TERM) {
+            continue;
+        }
+        if (d->nlive > 0) {
+            ternrun_vlog(1, "sending SIGTERM to %d rank(s) of %s", d->nlive, d->name);
+        }
+        signal_ns(m, d, SIGTERM);
+        d->term_sig = SIGTERM;
+        d->phase = PHASE_TERM;
+        d->deadline = now + kill_after_ms;
+    }
+}
+
+static void enter_kill(struct monitor *m, struct ternrun_ns *ns, long now)
+{
+    ternrun_vlog(1, "sending SIGKILL to %d rank(s) of %s", ns->nlive, ns->name);
+    signal_ns(m, ns, SIGKILL);
+    ns->phase = PHASE_KILL;
+    ns->deadline = now + KILL_GIVEUP_MS;
 }
 
 static void record_failure(struct monitor *m, int code)
@@ -183,33 +209,41 @@ static void record_failure(struct monitor *m, int code)
     m->failed = true;
 }
 
-/* A rank failed by itself: the others get --kill-grace to notice. */
-static void start_grace(struct monitor *m, long now)
+/* A rank failed by itself: the other ranks of its namespace (and of the
+ * jobs it spawned) get --kill-grace to notice. */
+static void start_grace(struct monitor *m, struct ternrun_ns *ns, long now)
 {
     long grace = m->job->opt.kill_grace_ms;
+    int live = 0;
 
-    if (m->phase != PHASE_RUN || m->nlive == 0) {
+    for (int k = ns->index; k < m->job->nns; k++) {
+        if (ternrun_ns_descends(m->job, m->job->ns[k], ns)) {
+            live += m->job->ns[k]->nlive;
+        }
+    }
+    if (ns->phase != PHASE_RUN || live == 0) {
         return;
     }
     if (grace == 0) {
-        enter_term(m, TERNRUN_ABORT_KILL_MS, now);
+        enter_term(m, ns, TERNRUN_ABORT_KILL_MS, now);
         return;
     }
-    ternrun_vlog(1, "giving the other %d rank(s) %ld.%03ld s to finish", m->nlive, grace / 1000,
+    ternrun_vlog(1, "giving the other %d rank(s) %ld.%03ld s to finish", live, grace / 1000,
                  grace % 1000);
-    m->phase = PHASE_GRACE;
-    m->deadline = now + grace;
+    ns->phase = PHASE_GRACE;
+    ns->deadline = now + grace;
 }
 
 static void handle_aborts(struct monitor *m, long now)
 {
     struct ternrun_job *job = m->job;
 
-    for (int i = 0; i < job->opt.nranks; i++) {
-        struct ternrun_rank *r = &job->ranks[i];
+    for (int i = 0; i < job->nall; i++) {
+        struct ternrun_rank *r = job->all[i];
         bool report;
         int status = 0;
         char *msg = NULL;
+        char name[300];
 
         if (r->abort_reported) {
             continue;
@@ -226,16 +260,19 @@ static void handle_aborts(struct monitor *m, long now)
             continue;
         }
         r->abort_reported = true;
-        ternrun_err("rank %d (pid %ld) called PMIx_Abort with status %d: %s", r->rank,
-                    (long)r->pid, status, msg && msg[0] ? msg : "(no message)");
+        ternrun_err("%s (pid %ld) called PMIx_Abort with status %d: %s",
+                    ternrun_rank_name(r, name, sizeof(name)), (long)r->pid, status,
+                    msg && msg[0] ? msg : "(no message)");
         free(msg);
         /* an exit code is 8 bits; an abort must never look like success */
         record_failure(m, (status & 0xff) != 0 ? status & 0xff : 1);
-        if (m->phase == PHASE_RUN || m->phase == PHASE_GRACE) {
-            if (m->nlive > 0) {
+        if (r->ns->phase == PHASE_RUN || r->ns->phase == PHASE_GRACE) {
+            if (r->ns->nlive > 0 && r->ns->index == 0) {
                 ternrun_err("aborting the job");
+            } else if (r->ns->nlive > 0) {
+                ternrun_err("aborting job %s", r->ns->name);
             }
-            enter_term(m, TERNRUN_ABORT_KILL_MS, now);
+            enter_term(m, r->ns, TERNRUN_ABORT_KILL_MS, now);
         }
     }
 }
@@ -245,13 +282,17 @@ static void handle_aborts(struct monitor *m, long now)
 static void handle_exit(struct monitor *m, struct ternrun_rank *r, int wstatus, long now)
 {
     bool aborted, collateral, connected, finalized;
+    struct ternrun_ns *ns = r->ns;
+    char name[300];
     int code;
 
+    ternrun_rank_name(r, name, sizeof(name));
     pthread_mutex_lock(&m->job->lock); /* PMIx queries read state and wstatus */
     r->state = TERNRUN_RANK_DONE;
     r->wstatus = wstatus;
     pthread_mutex_unlock(&m->job->lock);
     m->nlive--;
+    ns->nlive--;
     ternrun_stdio_rank_exited(m->job, r);
 
     pthread_mutex_lock(&m->job->lock);
@@ -265,22 +306,22 @@ static void handle_exit(struct monitor *m, struct ternrun_rank *r, int wstatus, 
     if (aborted) {
         ternrun_pmix_notify_exit(m->job, r, TERNRUN_EXIT_ABORTED, code);
         handle_aborts(m, now); /* make sure it is reported, then done */
-        ternrun_vlog(1, "rank %d (pid %ld) exited after its abort", r->rank, (long)r->pid);
+        ternrun_vlog(1, "%s (pid %ld) exited after its abort", name, (long)r->pid);
         return;
     }
 
     collateral = r->signalled_by_us;
     /* As mpirun: a PMIx client that ends without PMIx_Finalize while the
-     * others run has left them waiting for it; a rank that never called
-     * PMIx_Init (a plain program) may exit as it likes, and so may the last
-     * rank (nobody is left to wait for it). */
-    if (code == 0 && connected && !finalized && !collateral && m->nlive > 0) {
+     * others of its job run has left them waiting for it; a rank that never
+     * called PMIx_Init (a plain program) may exit as it likes, and so may
+     * the last rank of a job (nobody is left to wait for it). */
+    if (code == 0 && connected && !finalized && !collateral && ns->nlive > 0) {
         ternrun_pmix_notify_exit(m->job, r, TERNRUN_EXIT_NO_FINALIZE, code);
-        ternrun_err("rank %d exited without finalizing (pid %ld, exit status 0) while %d "
+        ternrun_err("%s exited without finalizing (pid %ld, exit status 0) while %d "
                     "other rank(s) still run: the job fails",
-                    r->rank, (long)r->pid, m->nlive);
+                    name, (long)r->pid, ns->nlive);
         record_failure(m, 1);
-        start_grace(m, now);
+        start_grace(m, ns, now);
         return;
     }
     ternrun_pmix_notify_exit(m->job, r,
@@ -290,35 +331,35 @@ static void handle_exit(struct monitor *m, struct ternrun_rank *r, int wstatus, 
                                                     : TERNRUN_EXIT_NONZERO,
                              code);
     if (code == 0) {
-        ternrun_vlog(1, "rank %d (pid %ld) exited normally", r->rank, (long)r->pid);
+        ternrun_vlog(1, "%s (pid %ld) exited normally", name, (long)r->pid);
         return;
     }
     if (collateral) {
         if (WIFSIGNALED(wstatus)) {
-            ternrun_vlog(1, "rank %d (pid %ld) terminated by SIG%s", r->rank, (long)r->pid,
+            ternrun_vlog(1, "%s (pid %ld) terminated by SIG%s", name, (long)r->pid,
                          signame(WTERMSIG(wstatus)));
         } else {
-            ternrun_vlog(1, "rank %d (pid %ld) exited with status %d after being signalled",
-                         r->rank, (long)r->pid, code);
+            ternrun_vlog(1, "%s (pid %ld) exited with status %d after being signalled", name,
+                         (long)r->pid, code);
         }
         return;
     }
     if (WIFSIGNALED(wstatus)) {
-        ternrun_err("rank %d (pid %ld) was killed by signal %d (SIG%s: %s)%s", r->rank,
-                    (long)r->pid, WTERMSIG(wstatus), signame(WTERMSIG(wstatus)),
-                    strsignal(WTERMSIG(wstatus)), WCOREDUMP(wstatus) ? ", core dumped" : "");
+        ternrun_err("%s (pid %ld) was killed by signal %d (SIG%s: %s)%s", name, (long)r->pid,
+                    WTERMSIG(wstatus), signame(WTERMSIG(wstatus)), strsignal(WTERMSIG(wstatus)),
+                    WCOREDUMP(wstatus) ? ", core dumped" : "");
     } else {
-        ternrun_err("rank %d (pid %ld) exited with status %d", r->rank, (long)r->pid, code);
+        ternrun_err("%s (pid %ld) exited with status %d", name, (long)r->pid, code);
     }
     record_failure(m, code);
-    start_grace(m, now);
+    start_grace(m, ns, now);
 }
 
 static struct ternrun_rank *rank_by_pid(struct ternrun_job *job, pid_t pid)
 {
-    for (int i = 0; i < job->opt.nranks; i++) {
-        if (job->ranks[i].state == TERNRUN_RANK_RUNNING && job->ranks[i].pid == pid) {
-            return &job->ranks[i];
+    for (int i = 0; i < job->nall; i++) {
+        if (job->all[i]->state == TERNRUN_RANK_RUNNING && job->all[i]->pid == pid) {
+            return job->all[i];
         }
     }
     return NULL;
@@ -327,7 +368,7 @@ static struct ternrun_rank *rank_by_pid(struct ternrun_job *job, pid_t pid)
 static void reap(struct monitor *m, long now)
 {
     /* each waitpid reaps one child: bounded by the number of children */
-    for (int i = 0; i <= m->job->opt.nranks; i++) {
+    for (int i = 0; i <= m->job->nall; i++) {
         int wstatus;
         pid_t pid = waitpid(-1, &wstatus, WNOHANG);
         struct ternrun_rank *r;
@@ -342,20 +383,34 @@ static void reap(struct monitor *m, long now)
     }
 }
 
+/* a signal from the user ends every job */
 static void handle_user_signal(struct monitor *m, int sig, long now)
 {
+    bool forwarded = false;
+
     if (m->user_sig == 0) {
         m->user_sig = sig;
     }
-    if (m->phase == PHASE_RUN || m->phase == PHASE_GRACE) {
-        ternrun_err("received SIG%s, forwarding it to %d rank(s)", signame(sig), m->nlive);
-        signal_live(m, sig);
-        m->term_sig = sig;
-        m->phase = PHASE_TERM;
-        m->deadline = now + m->job->opt.kill_grace_ms;
-    } else if (m->phase == PHASE_TERM) {
-        ternrun_err("received SIG%s again, killing %d rank(s)", signame(sig), m->nlive);
-        enter_kill(m, now);
+    for (int k = 0; k < m->job->nns; k++) {
+        struct ternrun_ns *ns = m->job->ns[k];
+
+        if (ns->phase == PHASE_RUN || ns->phase == PHASE_GRACE) {
+            if (!forwarded) {
+                ternrun_err("received SIG%s, forwarding it to %d rank(s)", signame(sig),
+                            m->nlive);
+                forwarded = true;
+            }
+            signal_ns(m, ns, sig);
+            ns->term_sig = sig;
+            ns->phase = PHASE_TERM;
+            ns->deadline = now + m->job->opt.kill_grace_ms;
+        } else if (ns->phase == PHASE_TERM) {
+            if (!forwarded) {
+                ternrun_err("received SIG%s again, killing %d rank(s)", signame(sig), m->nlive);
+                forwarded = true;
+            }
+            enter_kill(m, ns, now);
+        }
     }
 }
 
@@ -388,47 +443,62 @@ static void drain_wake(struct ternrun_job *job)
     }
 }
 
-static void check_deadline(struct monitor *m, long now)
+static void check_deadline(struct monitor *m, struct ternrun_ns *ns, long now)
 {
-    if (m->nlive == 0 || now < m->deadline) {
+    if (ns->phase == PHASE_RUN || now < ns->deadline) {
         return;
     }
-    switch (m->phase) {
+    switch (ns->phase) {
     case PHASE_GRACE:
-        ternrun_err("%d rank(s) still running %ld ms after the failure: terminating them",
-                    m->nlive, m->job->opt.kill_grace_ms);
-        enter_term(m, TERNRUN_ABORT_KILL_MS, now);
+        ternrun_err("rank(s) still running %ld ms after the failure: terminating them",
+                    m->job->opt.kill_grace_ms);
+        enter_term(m, ns, TERNRUN_ABORT_KILL_MS, now);
         break;
     case PHASE_TERM:
-        ternrun_err("%d rank(s) did not exit after SIG%s: sending SIGKILL", m->nlive,
-                    signame(m->term_sig));
-        enter_kill(m, now);
+        if (ns->nlive > 0) {
+            ternrun_err("%d rank(s) did not exit after SIG%s: sending SIGKILL", ns->nlive,
+                        signame(ns->term_sig));
+            enter_kill(m, ns, now);
+        }
         break;
     case PHASE_KILL:
-        ternrun_err("%d rank(s) still not reaped %d s after SIGKILL: giving up on them",
-                    m->nlive, KILL_GIVEUP_MS / 1000);
-        m->gave_up = true;
+        if (ns->nlive > 0) {
+            ternrun_err("%d rank(s) still not reaped %d s after SIGKILL: giving up on them",
+                        ns->nlive, KILL_GIVEUP_MS / 1000);
+            m->gave_up = true;
+        }
         break;
     case PHASE_RUN:
         break;
     }
 }
 
+/* ranks running, per namespace and in all (after a spawn) */
+static void count_live(struct monitor *m)
+{
+    m->nlive = 0;
+    for (int k = 0; k < m->job->nns; k++) {
+        struct ternrun_ns *ns = m->job->ns[k];
+
+        ns->nlive = 0;
+        for (int i = 0; i < ns->nranks; i++) {
+            ns->nlive += ns->ranks[i].state == TERNRUN_RANK_RUNNING;
+        }
+        m->nlive += ns->nlive;
+    }
+}
+
 int ternrun_monitor(struct ternrun_job *job, int launch_failure)
 {
-    struct monitor m = {.job = job, .phase = PHASE_RUN};
+    struct monitor m = {.job = job};
     struct pollfd *pfd = NULL;
     size_t npfd = 0;
 
-    for (int i = 0; i < job->opt.nranks; i++) {
-        if (job->ranks[i].state == TERNRUN_RANK_RUNNING) {
-            m.nlive++;
-        }
-    }
+    count_live(&m);
     if (launch_failure != 0) {
         record_failure(&m, launch_failure);
         if (m.nlive > 0) {
-            enter_term(&m, TERNRUN_ABORT_KILL_MS, ternrun_now_ms());
+            enter_term(&m, job->ns[0], TERNRUN_ABORT_KILL_MS, ternrun_now_ms());
         }
     }
 
@@ -442,7 +512,7 @@ int ternrun_monitor(struct ternrun_job *job, int launch_failure)
 
             if (tmp == NULL) {
                 ternrun_err("out of memory in the event loop: killing the job");
-                signal_live(&m, SIGKILL);
+                signal_all(&m, SIGKILL);
                 m.gave_up = true;
                 break;
             }
@@ -452,14 +522,17 @@ int ternrun_monitor(struct ternrun_job *job, int launch_failure)
         pfd[0] = (struct pollfd){.fd = sig_fd, .events = POLLIN};
         pfd[1] = (struct pollfd){.fd = job->wake_fd[0], .events = POLLIN};
         niof = tern_iof_poll_prepare(job->iof, pfd + 2, npfd - 2);
-        if (m.phase != PHASE_RUN && m.deadline - now < timeout) {
-            timeout = m.deadline > now ? m.deadline - now : 0;
+        for (int k = 0; k < job->nns; k++) {
+            const struct ternrun_ns *ns = job->ns[k];
+            if (ns->phase != PHASE_RUN && ns->deadline - now < timeout) {
+                timeout = ns->deadline > now ? ns->deadline - now : 0;
+            }
         }
         int prc = poll(pfd, 2 + niof, (int)timeout);
 
         if (prc < 0 && errno != EINTR) {
             ternrun_err("poll: %s: killing the job", strerror(errno));
-            signal_live(&m, SIGKILL);
+            signal_all(&m, SIGKILL);
             m.gave_up = true;
             break;
         }
@@ -474,11 +547,17 @@ int ternrun_monitor(struct ternrun_job *job, int launch_failure)
             handle_aborts(&m, now);
             drain_signals(&m, now);
             reap(&m, now);
+            if (ternrun_spawn_run_pending(job) > 0) {
+                count_live(&m);
+            }
         }
-        check_deadline(&m, now);
+        for (int k = 0; k < job->nns; k++) {
+            check_deadline(&m, job->ns[k], now);
+        }
         tern_srv_module_expire();
     }
     free(pfd);
+    ternrun_spawn_refuse_pending(job);
 
     /* the ranks are gone: forward everything they wrote.  Only a signal
      * from the user stops the wait: sig_fd also carries SIGCHLD, and one

@@ -20,9 +20,10 @@
 #include <unistd.h>
 
 #define PMIX_OP_TIMEOUT_S 30 /* generous bound on a local server operation */
+#define RELEASE_TIMEOUT_S 5  /* deregistering ranks about to be killed: don't hold the kill */
 
-_Static_assert(sizeof(((struct ternrun_job *)0)->nspace) == sizeof(pmix_nspace_t),
-               "job->nspace is passed where PMIx expects a pmix_nspace_t");
+_Static_assert(sizeof(((struct ternrun_ns *)0)->name) == sizeof(pmix_nspace_t),
+               "ns->name is passed where PMIx expects a pmix_nspace_t");
 
 /* ---- waiting for a PMIx operation callback ------------------------------ */
 
@@ -64,14 +65,14 @@ static void op_done(pmix_status_t status, void *cbdata)
 
 /* Wait for op_done.  On timeout the waiter is deliberately leaked: PMIx may
  * still call op_done with it later. */
-static pmix_status_t waiter_wait(struct op_waiter *w, const char *what)
+static pmix_status_t waiter_wait_for(struct op_waiter *w, const char *what, int secs)
 {
     struct timespec deadline;
     pmix_status_t st;
     int rc = 0;
 
     clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += PMIX_OP_TIMEOUT_S;
+    deadline.tv_sec += secs;
     pthread_mutex_lock(&w->mutex);
     while (!w->done && rc != ETIMEDOUT) {
         rc = pthread_cond_timedwait(&w->cond, &w->mutex, &deadline);
@@ -79,12 +80,16 @@ static pmix_status_t waiter_wait(struct op_waiter *w, const char *what)
     st = w->done ? w->status : PMIX_ERR_TIMEOUT;
     pthread_mutex_unlock(&w->mutex);
     if (st == PMIX_ERR_TIMEOUT && !w->done) {
-        ternrun_err("%s: no answer from the PMIx server library within %d s", what,
-                    PMIX_OP_TIMEOUT_S);
+        ternrun_err("%s: no answer from the PMIx server library within %d s", what, secs);
         return st;
     }
     waiter_free(w);
     return st;
+}
+
+static pmix_status_t waiter_wait(struct op_waiter *w, const char *what)
+{
+    return waiter_wait_for(w, what, PMIX_OP_TIMEOUT_S);
 }
 
 /* Complete an operation started with waiter w: PMIX_SUCCESS means the
@@ -100,50 +105,64 @@ static pmix_status_t finish_op(pmix_status_t rc, struct op_waiter *w, const char
 
 /* ---- module hooks (PMIx progress thread) -------------------------------- */
 
+/* under job->lock */
+static struct ternrun_ns *ns_of(struct ternrun_job *job, const char *nspace)
+{
+    for (int k = 0; k < job->nns; k++) {
+        if (strncmp(nspace, job->ns[k]->name, PMIX_MAX_NSLEN) == 0) {
+            return job->ns[k];
+        }
+    }
+    return NULL;
+}
+
+/* under job->lock */
 static struct ternrun_rank *rank_of(struct ternrun_job *job, const pmix_proc_t *proc)
 {
-    if (strncmp(proc->nspace, job->nspace, PMIX_MAX_NSLEN) != 0 ||
-        proc->rank >= (pmix_rank_t)job->opt.nranks) {
+    struct ternrun_ns *ns = ns_of(job, proc->nspace);
+
+    if (ns == NULL || proc->rank >= (pmix_rank_t)ns->nranks) {
         return NULL;
     }
-    return &job->ranks[proc->rank];
+    return &ns->ranks[proc->rank];
 }
 
 static void hook_connected(void *ctx, const pmix_proc_t *proc)
 {
     struct ternrun_job *job = ctx;
-    struct ternrun_rank *r = rank_of(job, proc);
 
+    pthread_mutex_lock(&job->lock);
+    struct ternrun_rank *r = rank_of(job, proc);
     if (r != NULL) {
-        pthread_mutex_lock(&job->lock);
         r->connected = true;
-        pthread_mutex_unlock(&job->lock);
     }
+    pthread_mutex_unlock(&job->lock);
 }
 
 static void hook_finalized(void *ctx, const pmix_proc_t *proc)
 {
     struct ternrun_job *job = ctx;
-    struct ternrun_rank *r = rank_of(job, proc);
 
+    pthread_mutex_lock(&job->lock);
+    struct ternrun_rank *r = rank_of(job, proc);
     if (r != NULL) {
-        pthread_mutex_lock(&job->lock);
         r->finalized = true;
-        pthread_mutex_unlock(&job->lock);
     }
+    pthread_mutex_unlock(&job->lock);
 }
 
 static void hook_aborted(void *ctx, const pmix_proc_t *proc, int status, const char *msg)
 {
     struct ternrun_job *job = ctx;
-    struct ternrun_rank *r = rank_of(job, proc);
 
+    pthread_mutex_lock(&job->lock);
+    struct ternrun_rank *r = rank_of(job, proc);
     if (r == NULL) {
+        pthread_mutex_unlock(&job->lock);
         ternrun_warn("abort request from unknown process %s:%u ignored", proc->nspace,
                      (unsigned)proc->rank);
         return;
     }
-    pthread_mutex_lock(&job->lock);
     if (!r->aborted) {
         r->aborted = true;
         r->abort_status = status;
@@ -159,16 +178,19 @@ static int hook_procs(void *ctx, const char *nspace, struct tern_srv_proc *out, 
 {
     struct ternrun_job *job = ctx;
 
-    if (strncmp(nspace, job->nspace, PMIX_MAX_NSLEN) != 0) {
+    pthread_mutex_lock(&job->lock);
+    struct ternrun_ns *ns = ns_of(job, nspace);
+    if (ns == NULL) {
+        pthread_mutex_unlock(&job->lock);
         return -1;
     }
-    pthread_mutex_lock(&job->lock);
-    int n = job->opt.nranks < max ? job->opt.nranks : max;
+    int n = ns->nranks < max ? ns->nranks : max;
     for (int i = 0; i < n; i++) {
-        const struct ternrun_rank *r = &job->ranks[i];
+        const struct ternrun_rank *r = &ns->ranks[i];
         struct tern_srv_proc *p = &out[i];
         p->rank = (pmix_rank_t)i;
         p->pid = r->state == TERNRUN_RANK_NOT_STARTED ? 0 : r->pid;
+        p->exe = r->exe;
         p->exit_code = 0;
         if (r->state == TERNRUN_RANK_NOT_STARTED) {
             p->state = PMIX_PROC_STATE_PREPPED;
@@ -189,6 +211,20 @@ static int hook_procs(void *ctx, const char *nspace, struct tern_srv_proc *out, 
     return n;
 }
 
+/* PMIX_QUERY_NAMESPACES: the namespaces, comma-separated */
+static void hook_nspaces(void *ctx, char *buf, size_t len)
+{
+    struct ternrun_job *job = ctx;
+    size_t off = 0;
+
+    buf[0] = '\0';
+    pthread_mutex_lock(&job->lock);
+    for (int k = 0; k < job->nns && off < len; k++) {
+        off += (size_t)snprintf(buf + off, len - off, k ? ",%s" : "%s", job->ns[k]->name);
+    }
+    pthread_mutex_unlock(&job->lock);
+}
+
 /* PMIx_Job_control: sig to each running target (its process group when it
  * leads one).  All targets are checked first: one that is not a rank of
  * this job sends nothing.  SIGKILL and SIGTERM mark the rank signalled by
@@ -198,20 +234,22 @@ static int hook_signal(void *ctx, const pmix_proc_t targets[], size_t ntargets, 
     struct ternrun_job *job = ctx;
     int sent = 0;
 
+    pthread_mutex_lock(&job->lock); /* pid and state stay as read until we unlock */
     for (size_t t = 0; t < ntargets; t++) {
-        if (strncmp(targets[t].nspace, job->nspace, PMIX_MAX_NSLEN) != 0 ||
-            (targets[t].rank != PMIX_RANK_WILDCARD &&
-             targets[t].rank >= (pmix_rank_t)job->opt.nranks)) {
+        struct ternrun_ns *ns = ns_of(job, targets[t].nspace);
+        if (ns == NULL ||
+            (targets[t].rank != PMIX_RANK_WILDCARD && targets[t].rank >= (pmix_rank_t)ns->nranks)) {
+            pthread_mutex_unlock(&job->lock);
             return -1;
         }
     }
-    pthread_mutex_lock(&job->lock); /* pid and state stay as read until we unlock */
-    for (int i = 0; i < job->opt.nranks; i++) {
-        struct ternrun_rank *r = &job->ranks[i];
+    for (int i = 0; i < job->nall; i++) {
+        struct ternrun_rank *r = job->all[i];
         bool hit = false;
 
         for (size_t t = 0; t < ntargets && !hit; t++) {
-            hit = targets[t].rank == PMIX_RANK_WILDCARD || targets[t].rank == (pmix_rank_t)i;
+            hit = strncmp(targets[t].nspace, r->ns->name, PMIX_MAX_NSLEN) == 0 &&
+                  (targets[t].rank == PMIX_RANK_WILDCARD || targets[t].rank == (pmix_rank_t)r->rank);
         }
         if (!hit || r->state != TERNRUN_RANK_RUNNING) {
             continue;
@@ -263,10 +301,11 @@ int ternrun_pmix_start(struct ternrun_job *job)
         .connected = hook_connected,
         .finalized = hook_finalized,
         .aborted = hook_aborted,
-        .nspace = job->nspace,
+        .nspace = job->ns[0]->name,
         .hostname = job->hostname,
-        .executable = job->exe_path,
         .procs = hook_procs,
+        .nspaces = hook_nspaces,
+        .spawn = ternrun_spawn_request,
         .signal = hook_signal,
     };
     pmix_server_module_t *module = tern_srv_module_setup(&hooks);
@@ -299,7 +338,7 @@ int ternrun_pmix_start(struct ternrun_job *job)
         return -1;
     }
     job->pmix_up = true;
-    ternrun_vlog(1, "PMIx server up (%s), namespace %s", PMIx_Get_version(), job->nspace);
+    ternrun_vlog(1, "PMIx server up (%s), namespace %s", PMIx_Get_version(), job->ns[0]->name);
     log_tool_rendezvous(job);
     return 0;
 }
@@ -311,25 +350,22 @@ void ternrun_pmix_stop(struct ternrun_job *job)
     }
     /* pending lookups of ranks that are gone get an answer, the table goes */
     tern_srv_module_shutdown();
-    if (job->nspace_registered) {
-        struct op_waiter *w = waiter_new();
-
-        if (w != NULL) {
-            PMIx_server_deregister_nspace(job->nspace, op_done, w);
-            waiter_wait(w, "deregistering the namespace");
-        }
-        job->nspace_registered = false;
-    }
-    /* see ternrun_pmix_release_running: a collective of released ranks may
-     * still be pending, and OpenPMIx 4.2's finalize crashes on those (seen
-     * as SIGSEGV and as a hang in its progress thread).  ternrun is about
-     * to exit and removes the session directory that holds the server's
-     * files itself: finalize only after a clean end. */
-    if (!job->pmix_abandoned) {
-        PMIx_server_finalize();
-    } else {
+    /* see ternrun_pmix_release_running: after ranks were taken out of the
+     * server mid-collective, OpenPMIx 4.2's progress thread may be stuck
+     * (seen: blocked on a mutex of its own, 1 run in ~30 under load) and
+     * its finalize crashes on the collective left pending.  ternrun is
+     * about to exit and removes the session directory that holds the
+     * server's files itself: deregister and finalize after a clean end
+     * only, never wait on the server otherwise. */
+    if (job->pmix_abandoned) {
         ternrun_vlog(1, "PMIx server not finalized: ranks were ended by ternrun");
+        job->pmix_up = false;
+        return;
     }
+    for (int k = 0; k < job->nns; k++) {
+        ternrun_pmix_deregister_nspace(job, job->ns[k]);
+    }
+    PMIx_server_finalize();
     job->pmix_up = false;
 }
 
@@ -346,24 +382,22 @@ void ternrun_pmix_stop(struct ternrun_job *job)
  * leave pending is never completed, so the server is then not finalized
  * (pmix_abandoned, see ternrun_pmix_stop).  Deregistered ranks see the
  * server gone (a pending fence returns an error) before the signal. */
-void ternrun_pmix_release_running(struct ternrun_job *job)
+void ternrun_pmix_release_running(struct ternrun_job *job, const struct ternrun_ns *ns)
 {
     struct op_waiter *w[64];
     int nw = 0;
 
-    if (!job->nspace_registered) {
-        return;
-    }
-    for (int i = 0; i < job->opt.nranks; i++) {
-        struct ternrun_rank *r = &job->ranks[i];
+    for (int i = 0; i < job->nall; i++) {
+        struct ternrun_rank *r = job->all[i];
         pmix_proc_t proc;
 
-        if (r->state != TERNRUN_RANK_RUNNING || r->pmix_released) {
+        if (!r->ns->registered || (ns != NULL && r->ns != ns) ||
+            r->state != TERNRUN_RANK_RUNNING || r->pmix_released) {
             continue;
         }
         if (nw == (int)(sizeof(w) / sizeof(w[0]))) { /* wait for a batch */
             for (int k = 0; k < nw; k++) {
-                waiter_wait(w[k], "deregistering a rank");
+                waiter_wait_for(w[k], "deregistering a rank", RELEASE_TIMEOUT_S);
             }
             nw = 0;
         }
@@ -376,11 +410,11 @@ void ternrun_pmix_release_running(struct ternrun_job *job)
             job->pmix_abandoned = true;
         }
         pthread_mutex_unlock(&job->lock);
-        PMIX_LOAD_PROCID(&proc, job->nspace, (pmix_rank_t)r->rank);
+        PMIX_LOAD_PROCID(&proc, r->ns->name, (pmix_rank_t)r->rank);
         PMIx_server_deregister_client(&proc, op_done, w[nw++]);
     }
     for (int k = 0; k < nw; k++) {
-        waiter_wait(w[k], "deregistering a rank");
+        waiter_wait_for(w[k], "deregistering a rank", RELEASE_TIMEOUT_S);
     }
 }
 
@@ -391,14 +425,27 @@ static pmix_status_t add_u32(void *list, const char *key, uint32_t v)
     return PMIx_Info_list_add(list, key, &v, PMIX_UINT32);
 }
 
-/* PMIX_PROC_DATA for one rank: PMIX_RANK must come first. */
-static pmix_status_t add_proc_data(struct ternrun_job *job, void *joblist, int rank)
+/* the first rank of r's app in its namespace */
+static int app_first(const struct ternrun_rank *r)
 {
-    struct ternrun_rank *r = &job->ranks[rank];
+    int i = r->rank;
+
+    while (i > 0 && r->ns->ranks[i - 1].appnum == r->appnum) {
+        i--;
+    }
+    return i;
+}
+
+/* PMIX_PROC_DATA for one rank: PMIX_RANK must come first.  Local rank:
+ * within its namespace; node and global rank: its slot among every rank
+ * ternrun started (unique on the node). */
+static pmix_status_t add_proc_data(struct ternrun_job *job, void *joblist, struct ternrun_rank *r)
+{
     void *list = PMIx_Info_list_start();
-    pmix_rank_t prank = (pmix_rank_t)rank;
-    uint16_t lrank = (uint16_t)rank;
-    uint32_t zero = 0;
+    pmix_rank_t prank = (pmix_rank_t)r->rank, grank = (pmix_rank_t)r->slot;
+    pmix_rank_t arank = (pmix_rank_t)(r->rank - app_first(r));
+    uint16_t lrank = (uint16_t)r->rank, nrank = (uint16_t)r->slot;
+    uint32_t appnum = (uint32_t)r->appnum;
     hwloc_const_cpuset_t set = ternrun_bind_cpuset_of(job, r);
     pmix_data_array_t darray;
     pmix_status_t rc;
@@ -407,13 +454,13 @@ static pmix_status_t add_proc_data(struct ternrun_job *job, void *joblist, int r
         return PMIX_ERR_NOMEM;
     }
     if ((rc = PMIx_Info_list_add(list, PMIX_RANK, &prank, PMIX_PROC_RANK)) != PMIX_SUCCESS ||
-        (rc = PMIx_Info_list_add(list, PMIX_GLOBAL_RANK, &prank, PMIX_PROC_RANK)) != PMIX_SUCCESS ||
-        (rc = PMIx_Info_list_add(list, PMIX_APP_RANK, &prank, PMIX_PROC_RANK)) != PMIX_SUCCESS ||
+        (rc = PMIx_Info_list_add(list, PMIX_GLOBAL_RANK, &grank, PMIX_PROC_RANK)) != PMIX_SUCCESS ||
+        (rc = PMIx_Info_list_add(list, PMIX_APP_RANK, &arank, PMIX_PROC_RANK)) != PMIX_SUCCESS ||
         (rc = PMIx_Info_list_add(list, PMIX_LOCAL_RANK, &lrank, PMIX_UINT16)) != PMIX_SUCCESS ||
-        (rc = PMIx_Info_list_add(list, PMIX_NODE_RANK, &lrank, PMIX_UINT16)) != PMIX_SUCCESS ||
+        (rc = PMIx_Info_list_add(list, PMIX_NODE_RANK, &nrank, PMIX_UINT16)) != PMIX_SUCCESS ||
         (rc = PMIx_Info_list_add(list, PMIX_HOSTNAME, job->hostname, PMIX_STRING)) != PMIX_SUCCESS ||
         (rc = add_u32(list, PMIX_NODEID, 0)) != PMIX_SUCCESS ||
-        (rc = PMIx_Info_list_add(list, PMIX_APPNUM, &zero, PMIX_UINT32)) != PMIX_SUCCESS) {
+        (rc = PMIx_Info_list_add(list, PMIX_APPNUM, &appnum, PMIX_UINT32)) != PMIX_SUCCESS) {
         goto out;
     }
     if (set != NULL) {
@@ -463,6 +510,37 @@ static char *local_peers(int n)
 /* PMIX_NODE_MAP / PMIX_PROC_MAP.  The ppn input is the explicit rank list
  * "0,1,...": PMIx 4.2 copies a range such as "0-3" verbatim into the local
  * peers it derives from the map, and then counts it as one peer. */
+/* PMIX_APP_INFO: per app, its number, size and leader */
+static pmix_status_t add_app_info(const struct ternrun_ns *ns, void *joblist)
+{
+    pmix_status_t rc = PMIX_SUCCESS;
+
+    for (int i = 0; i < ns->nranks && rc == PMIX_SUCCESS;) {
+        int app = ns->ranks[i].appnum, n = 0;
+        uint32_t appnum = (uint32_t)app;
+        pmix_rank_t ldr = (pmix_rank_t)i;
+        void *list = PMIx_Info_list_start();
+        pmix_data_array_t darray;
+
+        while (i + n < ns->nranks && ns->ranks[i + n].appnum == app) {
+            n++;
+        }
+        if (list == NULL) {
+            return PMIX_ERR_NOMEM;
+        }
+        if ((rc = add_u32(list, PMIX_APPNUM, appnum)) == PMIX_SUCCESS &&
+            (rc = add_u32(list, PMIX_APP_SIZE, (uint32_t)n)) == PMIX_SUCCESS &&
+            (rc = PMIx_Info_list_add(list, PMIX_APPLDR, &ldr, PMIX_PROC_RANK)) == PMIX_SUCCESS &&
+            (rc = PMIx_Info_list_convert(list, &darray)) == PMIX_SUCCESS) {
+            rc = PMIx_Info_list_add(joblist, PMIX_APP_INFO, &darray, PMIX_DATA_ARRAY);
+            PMIx_Data_array_destruct(&darray);
+        }
+        PMIx_Info_list_release(list);
+        i += n;
+    }
+    return rc;
+}
+
 static pmix_status_t add_maps(struct ternrun_job *job, void *list, const char *peers)
 {
     char *regex = NULL, *ppn = NULL;
@@ -488,38 +566,57 @@ out:
     return rc;
 }
 
-int ternrun_pmix_register_nspace(struct ternrun_job *job)
+int ternrun_pmix_register_nspace(struct ternrun_job *job, struct ternrun_ns *ns)
 {
-    uint32_t n = (uint32_t)job->opt.nranks;
+    uint32_t n = (uint32_t)ns->nranks, univ = 0;
     pmix_rank_t zero_rank = 0;
     void *list = PMIx_Info_list_start();
-    char *peers = local_peers(job->opt.nranks);
+    char *peers = local_peers(ns->nranks);
     pmix_data_array_t darray = {0};
     struct op_waiter *w = NULL;
     pmix_status_t rc = PMIX_ERR_NOMEM;
     int ret = -1;
 
+    for (int k = 0; k < job->nns; k++) {
+        univ += (uint32_t)job->ns[k]->nranks;
+    }
     if (list == NULL || peers == NULL) {
         goto err_nomem;
     }
-    if ((rc = add_u32(list, PMIX_UNIV_SIZE, n)) != PMIX_SUCCESS ||
+    if ((rc = add_u32(list, PMIX_UNIV_SIZE, univ)) != PMIX_SUCCESS ||
         (rc = add_u32(list, PMIX_JOB_SIZE, n)) != PMIX_SUCCESS ||
-        (rc = add_u32(list, PMIX_APP_SIZE, n)) != PMIX_SUCCESS ||
         (rc = add_u32(list, PMIX_MAX_PROCS, n)) != PMIX_SUCCESS ||
         (rc = add_u32(list, PMIX_LOCAL_SIZE, n)) != PMIX_SUCCESS ||
-        (rc = add_u32(list, PMIX_NODE_SIZE, n)) != PMIX_SUCCESS ||
+        (rc = add_u32(list, PMIX_NODE_SIZE, univ)) != PMIX_SUCCESS ||
         (rc = add_u32(list, PMIX_NUM_NODES, 1)) != PMIX_SUCCESS ||
         (rc = add_u32(list, PMIX_NODEID, 0)) != PMIX_SUCCESS ||
+        (rc = add_u32(list, PMIX_JOB_NUM_APPS,
+                      (uint32_t)ns->ranks[ns->nranks - 1].appnum + 1)) != PMIX_SUCCESS ||
         (rc = PMIx_Info_list_add(list, PMIX_LOCAL_PEERS, peers, PMIX_STRING)) != PMIX_SUCCESS ||
         (rc = PMIx_Info_list_add(list, PMIX_LOCALLDR, &zero_rank, PMIX_PROC_RANK)) != PMIX_SUCCESS ||
-        (rc = PMIx_Info_list_add(list, PMIX_APPLDR, &zero_rank, PMIX_PROC_RANK)) != PMIX_SUCCESS ||
-        (rc = PMIx_Info_list_add(list, PMIX_JOBID, job->nspace, PMIX_STRING)) != PMIX_SUCCESS ||
+        (rc = PMIx_Info_list_add(list, PMIX_JOBID, ns->name, PMIX_STRING)) != PMIX_SUCCESS ||
         (rc = PMIx_Info_list_add(list, PMIX_HOSTNAME, job->hostname, PMIX_STRING)) != PMIX_SUCCESS ||
-        (rc = add_maps(job, list, peers)) != PMIX_SUCCESS) {
+        (rc = add_maps(job, list, peers)) != PMIX_SUCCESS ||
+        (rc = add_app_info(ns, list)) != PMIX_SUCCESS) {
         goto err_pmix;
     }
-    for (int i = 0; i < job->opt.nranks; i++) {
-        if ((rc = add_proc_data(job, list, i)) != PMIX_SUCCESS) {
+    /* one app: its keys at job level too (what clients of a plain job read) */
+    if (ns->ranks[ns->nranks - 1].appnum == 0 &&
+        ((rc = add_u32(list, PMIX_APP_SIZE, n)) != PMIX_SUCCESS ||
+         (rc = PMIx_Info_list_add(list, PMIX_APPLDR, &zero_rank, PMIX_PROC_RANK)) !=
+             PMIX_SUCCESS)) {
+        goto err_pmix;
+    }
+    if (ns->parent >= 0) {
+        pmix_proc_t parent;
+
+        PMIX_LOAD_PROCID(&parent, job->ns[ns->parent]->name, ns->parent_rank);
+        if ((rc = PMIx_Info_list_add(list, PMIX_PARENT_ID, &parent, PMIX_PROC)) != PMIX_SUCCESS) {
+            goto err_pmix;
+        }
+    }
+    for (int i = 0; i < ns->nranks; i++) {
+        if ((rc = add_proc_data(job, list, &ns->ranks[i])) != PMIX_SUCCESS) {
             goto err_pmix;
         }
     }
@@ -529,22 +626,20 @@ int ternrun_pmix_register_nspace(struct ternrun_job *job)
     if ((w = waiter_new()) == NULL) {
         goto err_nomem;
     }
-    rc = PMIx_server_register_nspace(job->nspace, job->opt.nranks, darray.array, darray.size,
-                                     op_done, w);
+    rc = PMIx_server_register_nspace(ns->name, ns->nranks, darray.array, darray.size, op_done, w);
     rc = finish_op(rc, w, "registering the namespace");
     if (rc != PMIX_SUCCESS) {
         goto err_pmix;
     }
-    job->nspace_registered = true;
+    ns->registered = true;
     ret = 0;
     goto out;
 
 err_nomem:
-    ternrun_err("out of memory registering namespace %s", job->nspace);
+    ternrun_err("out of memory registering namespace %s", ns->name);
     goto out;
 err_pmix:
-    ternrun_err("cannot register namespace %s with PMIx: %s", job->nspace,
-                PMIx_Error_string(rc));
+    ternrun_err("cannot register namespace %s with PMIx: %s", ns->name, PMIx_Error_string(rc));
 out:
     if (darray.array != NULL) {
         PMIx_Data_array_destruct(&darray);
@@ -554,6 +649,19 @@ out:
     }
     free(peers);
     return ret;
+}
+
+void ternrun_pmix_deregister_nspace(struct ternrun_job *job, struct ternrun_ns *ns)
+{
+    struct op_waiter *w;
+
+    (void)job;
+    if (!ns->registered || (w = waiter_new()) == NULL) {
+        return;
+    }
+    PMIx_server_deregister_nspace(ns->name, op_done, w);
+    waiter_wait(w, "deregistering a namespace");
+    ns->registered = false;
 }
 
 int ternrun_pmix_prepare_rank(struct ternrun_job *job, struct ternrun_rank *r)
@@ -566,7 +674,7 @@ int ternrun_pmix_prepare_rank(struct ternrun_job *job, struct ternrun_rank *r)
         ternrun_err("out of memory registering rank %d", r->rank);
         return -1;
     }
-    PMIX_LOAD_PROCID(&proc, job->nspace, (pmix_rank_t)r->rank);
+    PMIX_LOAD_PROCID(&proc, r->ns->name, (pmix_rank_t)r->rank);
     rc = PMIx_server_register_client(&proc, getuid(), getgid(), r, op_done, w);
     rc = finish_op(rc, w, "registering a rank");
     if (rc != PMIX_SUCCESS) {
@@ -607,10 +715,11 @@ void ternrun_pmix_notify_exit(struct ternrun_job *job, const struct ternrun_rank
     size_t ninfo = 2;
     pmix_status_t rc;
 
-    if (!job->nspace_registered || (size_t)kind >= sizeof(kinds) / sizeof(kinds[0])) {
+    (void)job;
+    if (!r->ns->registered || (size_t)kind >= sizeof(kinds) / sizeof(kinds[0])) {
         return;
     }
-    PMIX_LOAD_PROCID(&dead, job->nspace, (pmix_rank_t)r->rank);
+    PMIX_LOAD_PROCID(&dead, r->ns->name, (pmix_rank_t)r->rank);
     /* the dead rank is the source: the server library then sends it to the
      * job's clients only, not back up to this host (PMIx_Notify_event from
      * a server with itself as the source also calls module.notify_event) */

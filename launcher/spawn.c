@@ -115,8 +115,7 @@ static int child_stdio(const struct ternrun_rank *r)
     return 0;
 }
 
-static void child_exec(struct ternrun_job *job, struct ternrun_rank *r, int go_rd, int err_wr,
-                       pid_t parent)
+static void child_exec(struct ternrun_rank *r, int go_rd, int err_wr, pid_t parent)
 {
     struct sigaction dfl;
     char c;
@@ -146,7 +145,11 @@ static void child_exec(struct ternrun_job *job, struct ternrun_rank *r, int go_r
     if (e != 0) {
         goto fail;
     }
-    execve(job->exe_path, job->opt.argv, r->env);
+    if (r->wdir != NULL && chdir(r->wdir) != 0) {
+        e = errno;
+        goto fail;
+    }
+    execve(r->exe, r->argv, r->env);
     e = errno;
 fail:
     n = write(err_wr, &e, sizeof(e));
@@ -175,7 +178,7 @@ int ternrun_spawn_rank(struct ternrun_job *job, struct ternrun_rank *r)
         goto out;
     }
     if (r->pid == 0) {
-        child_exec(job, r, go[0], errp[1], parent);
+        child_exec(r, go[0], errp[1], parent);
     }
     ternrun_stdio_after_fork(r);
 
@@ -201,8 +204,9 @@ int ternrun_spawn_rank(struct ternrun_job *job, struct ternrun_rank *r)
         n = read(errp[0], &child_errno, sizeof(child_errno));
     } while (n < 0 && errno == EINTR);
     if (n == (ssize_t)sizeof(child_errno)) {
-        ternrun_err("cannot execute '%s' for rank %d: %s", job->opt.argv[0], r->rank,
-                    strerror(child_errno));
+        char name[300];
+        ternrun_err("cannot execute '%s' for %s: %s", r->exe,
+                    ternrun_rank_name(r, name, sizeof(name)), strerror(child_errno));
         ret = child_errno == ENOENT ? 127 : 126;
         goto out;
     }

@@ -33,17 +33,23 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-static int open_rank_file(const char *dir, int rank, const char *name)
+/* DIR/<rank> for the first job, DIR/<job>.<rank> for a spawned one */
+static int open_rank_file(const char *dir, const struct ternrun_rank *r, const char *name)
 {
-    char path[4096];
+    char path[4096], label[32];
     int fd;
 
-    snprintf(path, sizeof(path), "%s/%d", dir, rank);
+    if (r->ns->index == 0) {
+        snprintf(label, sizeof(label), "%d", r->rank);
+    } else {
+        snprintf(label, sizeof(label), "%d.%d", r->ns->index, r->rank);
+    }
+    snprintf(path, sizeof(path), "%s/%s", dir, label);
     if (mkdir(path, 0755) != 0 && errno != EEXIST) {
         ternrun_err("--output-filename: cannot create %s: %s", path, strerror(errno));
         return -1;
     }
-    snprintf(path, sizeof(path), "%s/%d/%s", dir, rank, name);
+    snprintf(path, sizeof(path), "%s/%s/%s", dir, label, name);
     fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         ternrun_err("--output-filename: cannot create %s: %s", path, strerror(errno));
@@ -51,9 +57,9 @@ static int open_rank_file(const char *dir, int rank, const char *name)
     return fd;
 }
 
-/* DIR/<r>/<name> opened and tied to stream (r, tag); its fd in *fd */
-static int pull_file(struct ternrun_job *job, int r, enum tern_iof_tag tag, const char *name,
-                     int *fd)
+/* DIR/<label>/<name> opened and tied to rank r's stream tag; fd in *fd */
+static int pull_file(struct ternrun_job *job, const struct ternrun_rank *r, enum tern_iof_tag tag,
+                     const char *name, int *fd)
 {
     static const struct tern_iof_format raw = {0};
 
@@ -61,14 +67,15 @@ static int pull_file(struct ternrun_job *job, int r, enum tern_iof_tag tag, cons
     if (*fd < 0) {
         return -1;
     }
-    if (tern_iof_pull(job->iof, r, tag, *fd, true, &raw) != 0) {
+    if (tern_iof_pull(job->iof, r->slot, tag, *fd, true, &raw) != 0) {
         close(*fd);
         return -1;
     }
     return 0;
 }
 
-static int pull_files(struct ternrun_job *job)
+/* --output-filename: the files of ns's ranks */
+static int pull_files(struct ternrun_job *job, const struct ternrun_ns *ns)
 {
     static const struct tern_iof_format raw = {0};
     const char *dir = job->opt.output_dir;
@@ -77,7 +84,8 @@ static int pull_files(struct ternrun_job *job)
         ternrun_err("--output-filename: cannot create %s: %s", dir, strerror(errno));
         return -1;
     }
-    for (int r = 0; r < job->opt.nranks; r++) {
+    for (int i = 0; i < ns->nranks; i++) {
+        const struct ternrun_rank *r = &ns->ranks[i];
         int out, fd;
 
         if (pull_file(job, r, TERN_IOF_STDOUT, "stdout", &out) != 0 ||
@@ -86,12 +94,19 @@ static int pull_files(struct ternrun_job *job)
         }
         /* merged: stderr shares stdout's file (and sink, so lines stay whole) */
         if (job->opt.merge_stderr
-                ? tern_iof_pull(job->iof, r, TERN_IOF_STDERR, out, false, &raw) != 0
+                ? tern_iof_pull(job->iof, r->slot, TERN_IOF_STDERR, out, false, &raw) != 0
                 : pull_file(job, r, TERN_IOF_STDERR, "stderr", &fd) != 0) {
             return -1;
         }
     }
     return 0;
+}
+
+int ternrun_stdio_add_ns(struct ternrun_job *job, struct ternrun_ns *ns)
+{
+    /* the ranks' slots exist already (ternrun_ns_add); with output to the
+     * terminal they were given the all-ranks pulls there */
+    return job->opt.output_dir != NULL ? pull_files(job, ns) : 0;
 }
 
 int ternrun_stdio_init(struct ternrun_job *job)
@@ -103,13 +118,13 @@ int ternrun_stdio_init(struct ternrun_job *job)
     /* diagnostics are always told apart from the job's own stderr */
     struct tern_iof_format diag = {.tag = true, .timestamp = job->opt.timestamp_output};
 
-    job->iof = tern_iof_create(job->opt.nranks, job->opt.iof_raw);
+    job->iof = tern_iof_create(job->ns[0]->nranks, job->opt.iof_raw);
     if (job->iof == NULL) {
         ternrun_err("out of memory for stdio forwarding");
         return -1;
     }
     if (job->opt.output_dir != NULL) {
-        return pull_files(job);
+        return pull_files(job, job->ns[0]);
     }
     if (tern_iof_pull(job->iof, TERN_IOF_ALL_RANKS, TERN_IOF_STDOUT, STDOUT_FILENO, false,
                       &fmt) != 0 ||
@@ -188,13 +203,15 @@ int ternrun_stdio_prepare_rank(struct ternrun_job *job, struct ternrun_rank *r)
     for (int i = 0; i < 4; i++) {
         r->child_fd[i] = -1;
     }
-    if (gets_stdin(&job->opt, r->rank)) {
+    /* stdin goes to the first job's ranks only (as mpirun): a spawned
+     * job's ranks read /dev/null */
+    if (r->ns->index == 0 && gets_stdin(&job->opt, r->rank)) {
         if (pipe2(p, O_CLOEXEC) != 0) {
             goto err_pipe;
         }
         r->child_fd[0] = p[0];
         if (tern_iof_push(job->iof, job->opt.stdin_tool ? TERN_IOF_PUSH_TOOL : STDIN_FILENO,
-                          r->rank, p[1]) != 0) {
+                          r->slot, p[1]) != 0) {
             close(p[1]);
             goto err;
         }
@@ -213,7 +230,7 @@ int ternrun_stdio_prepare_rank(struct ternrun_job *job, struct ternrun_rank *r)
             goto err_pipe;
         }
         r->child_fd[i] = p[1];
-        if (tern_iof_source(job->iof, r->rank, tag, p[0]) != 0) {
+        if (tern_iof_source(job->iof, r->slot, tag, p[0]) != 0) {
             close(p[0]);
             goto err;
         }
@@ -222,7 +239,7 @@ int ternrun_stdio_prepare_rank(struct ternrun_job *job, struct ternrun_rank *r)
         goto err_pipe;
     }
     r->child_fd[3] = p[1];
-    if (tern_iof_source(job->iof, r->rank, TERN_IOF_INTERNAL, p[0]) != 0) {
+    if (tern_iof_source(job->iof, r->slot, TERN_IOF_INTERNAL, p[0]) != 0) {
         close(p[0]);
         goto err;
     }
@@ -255,8 +272,8 @@ void ternrun_stdio_after_fork(struct ternrun_rank *r)
 void ternrun_stdio_rank_exited(struct ternrun_job *job, struct ternrun_rank *r)
 {
     if (job->iof != NULL) {
-        tern_iof_close(job->iof, r->rank, TERN_IOF_STDIN);
-        tern_iof_drain_rank(job->iof, r->rank);
+        tern_iof_close(job->iof, r->slot, TERN_IOF_STDIN);
+        tern_iof_drain_rank(job->iof, r->slot);
     }
 }
 

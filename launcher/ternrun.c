@@ -6,7 +6,8 @@
  * Starts N copies of program as one job, like mpirun on one node: ternrun is
  * the job's PMIx server (wire-up for tern, or any PMIx client), binds each
  * rank to a core, forwards signals, kills the job when a rank aborts or
- * fails, cleans up after it and exits with the worst rank status.
+ * fails, cleans up after it and exits with the worst rank status.  Ranks
+ * may start more jobs with PMIx_Spawn (dynamic.c); ternrun runs them too.
  *
  * Sequence: parse options -> scrub inherited PMIX_* -> block signals (before
  * any thread exists) -> session dir -> topology -> PMIx server -> namespace
@@ -25,8 +26,10 @@
 
 static int launch(struct ternrun_job *job)
 {
-    for (int i = 0; i < job->opt.nranks; i++) {
-        struct ternrun_rank *r = &job->ranks[i];
+    struct ternrun_ns *ns = job->ns[0];
+
+    for (int i = 0; i < ns->nranks; i++) {
+        struct ternrun_rank *r = &ns->ranks[i];
         int rc;
 
         r->env = ternrun_env_build(&job->opt);
@@ -44,17 +47,7 @@ static int launch(struct ternrun_job *job)
 
 static void free_job(struct ternrun_job *job)
 {
-    if (job->ranks != NULL) {
-        for (int i = 0; i < job->opt.nranks; i++) {
-            ternrun_env_free(job->ranks[i].env);
-            free(job->ranks[i].abort_msg);
-            free(job->ranks[i].cpuset);
-        }
-        free(job->ranks);
-        job->ranks = NULL;
-    }
-    free(job->exe_path);
-    job->exe_path = NULL;
+    ternrun_ns_free_all(job);
     ternrun_options_free(&job->opt);
     pthread_mutex_destroy(&job->lock);
 }
@@ -95,8 +88,8 @@ int main(int argc, char **argv)
     /* before PMIx reads its environment: never talk to an outer server */
     ternrun_env_scrub_self(&job.opt);
 
-    job.exe_path = ternrun_find_program(job.opt.argv[0], &err);
-    if (job.exe_path == NULL) {
+    char *exe = ternrun_find_program(job.opt.argv[0], &err);
+    if (exe == NULL) {
         ternrun_err("cannot run '%s': %s", job.opt.argv[0],
                     err == ENOENT ? "command not found" : strerror(err));
         code = err == ENOENT ? 127 : 126;
@@ -106,24 +99,17 @@ int main(int argc, char **argv)
     if (gethostname(job.hostname, sizeof(job.hostname) - 1) != 0 || job.hostname[0] == '\0') {
         snprintf(job.hostname, sizeof(job.hostname), "localhost");
     }
-    /* [A-Za-z0-9._-] only: it names files (/dev/shm/tern-<nspace>-*) */
-    snprintf(job.nspace, sizeof(job.nspace), "ternrun-%ld", (long)getpid());
-
-    job.ranks = calloc((size_t)job.opt.nranks, sizeof(*job.ranks));
-    if (job.ranks == NULL) {
-        ternrun_err("out of memory for %d ranks", job.opt.nranks);
+    /* the first job: namespace ternrun-<pid> */
+    struct ternrun_ns *ns = ternrun_ns_add(&job, job.opt.nranks, -1);
+    if (ns == NULL || ternrun_ns_keep(ns, exe) == NULL) {
+        if (ns == NULL) {
+            free(exe);
+        }
         goto out_free;
     }
-    /* with a terminal on stdin the ranks stay in ternrun's process group, so
-     * rank 0 may read the terminal and ^C reaches everyone; otherwise each
-     * rank leads its own group and signals reach its helpers too */
-    for (int i = 0; i < job.opt.nranks; i++) {
-        job.ranks[i].rank = i;
-        job.ranks[i].core = -1;
-        job.ranks[i].own_pgrp = !isatty(STDIN_FILENO);
-        for (int k = 0; k < 4; k++) {
-            job.ranks[i].child_fd[k] = -1;
-        }
+    for (int i = 0; i < ns->nranks; i++) {
+        ns->ranks[i].exe = exe;
+        ns->ranks[i].argv = job.opt.argv;
     }
 
     if (ternrun_monitor_setup(&job) != 0) {
@@ -144,7 +130,7 @@ int main(int argc, char **argv)
     if (ternrun_pmix_start(&job) != 0) {
         goto out_bind;
     }
-    if (ternrun_pmix_register_nspace(&job) != 0) {
+    if (ternrun_pmix_register_nspace(&job, ns) != 0) {
         goto out_pmix;
     }
 
@@ -157,7 +143,9 @@ out_bind:
     ternrun_bind_fini(&job);
 out_session:
     ternrun_session_remove(&job);
-    ternrun_shm_cleanup(job.nspace);
+    for (int k = 0; k < job.nns; k++) {
+        ternrun_shm_cleanup(job.ns[k]->name);
+    }
 out_monitor:
     ternrun_stdio_fini(&job);
     ternrun_monitor_teardown(&job);

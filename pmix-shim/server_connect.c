@@ -3,13 +3,14 @@
  *
  * The PMIx server library runs these as collectives among the local
  * participants (as it runs a fence) and calls the host once all of them
- * have entered.  With one node and one job (ternrun), every participant is
- * a rank of the job and already knows the others' keys, so there is
- * nothing to exchange: the host completes at once.
- *   connect, disconnect         success when every proc is of the job's
- *                               namespace; another namespace (a spawned job:
- *                               spawn is not done yet) is PMIX_ERR_NOT_SUPPORTED
- *                               with a line naming it
+ * have entered.  With one node (ternrun), every participant is a rank of a
+ * namespace this server registered (the first job or a spawned one), and
+ * the server library holds every local proc's posted keys already, so
+ * there is nothing to exchange: the host completes at once, and the procs
+ * can PMIx_Get each other's keys.
+ *   connect, disconnect         success when every proc is of a namespace
+ *                               the host runs; another one is
+ *                               PMIX_ERR_NOT_SUPPORTED with a line naming it
  *   group construct / destruct  likewise; PMIX_GROUP_ASSIGN_CONTEXT_ID gets a
  *                               PMIX_GROUP_CONTEXT_ID unique in this server
  *                               (1, 2, ...), the same for every member
@@ -22,17 +23,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* every proc in the job's namespace; else log what asked for whom */
+/* every proc in a namespace of the host; else log what asked for whom */
 static bool job_only(const pmix_proc_t procs[], size_t nprocs, const char *what)
 {
-    const char *job = tern_srv_hooks.nspace ? tern_srv_hooks.nspace : "";
-    for (size_t i = 0; i < nprocs; i++)
-        if (strncmp(procs[i].nspace, job, PMIX_MAX_NSLEN) != 0) {
-            tern_srv_log(0, "PMIx %s with %s:%u: only the ranks of this job (%s) can take part "
-                         "(other namespaces come with spawn, not supported yet)", what,
-                         procs[i].nspace, (unsigned)procs[i].rank, job);
+    for (size_t i = 0; i < nprocs; i++) {
+        struct tern_srv_proc one;
+        bool known = tern_srv_hooks.procs != NULL
+                         ? tern_srv_hooks.procs(tern_srv_hooks.ctx, procs[i].nspace, &one, 1) >= 0
+                         : tern_srv_hooks.nspace != NULL &&
+                               strncmp(procs[i].nspace, tern_srv_hooks.nspace, PMIX_MAX_NSLEN) == 0;
+        if (!known) {
+            tern_srv_log(0, "PMIx %s with %s:%u: not a namespace of this launcher (one node: "
+                         "only its jobs can take part)", what, procs[i].nspace,
+                         (unsigned)procs[i].rank);
             return false;
         }
+    }
     return true;
 }
 

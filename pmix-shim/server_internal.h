@@ -1,6 +1,7 @@
 /*
  * Private to the PMIx host-server module (server_module.c, server_pubsub.c,
- * server_log.c, server_query.c, server_jobctl.c, server_connect.c).
+ * server_log.c, server_query.c, server_jobctl.c, server_connect.c,
+ * server_spawn.c).
  */
 #ifndef TERN_PMIX_SERVER_INTERNAL_H
 #define TERN_PMIX_SERVER_INTERNAL_H
@@ -63,6 +64,11 @@ pmix_status_t tern_srv_disconnect(const pmix_proc_t procs[], size_t nprocs,
 pmix_status_t tern_srv_group(pmix_group_operation_t op, char grp[], const pmix_proc_t procs[],
                              size_t nprocs, const pmix_info_t directives[], size_t ndirs,
                              pmix_info_cbfunc_t cbfunc, void *cbdata);
+
+/* server_spawn.c: the module's .spawn (PMIx_Spawn) */
+pmix_status_t tern_srv_spawn(const pmix_proc_t *proc, const pmix_info_t job_info[], size_t ninfo,
+                             const pmix_app_t apps[], size_t napps, pmix_spawn_cbfunc_t cbfunc,
+                             void *cbdata);
 
 /* server_log.c: the module's .log (PMIx_Log of a client) */
 void tern_srv_log_request(const pmix_proc_t *client, const pmix_info_t data[], size_t ndata,

@@ -207,30 +207,7 @@ static pmix_status_t direct_modex(const pmix_proc_t *proc, const pmix_info_t inf
     return PMIX_ERR_NOT_FOUND;
 }
 
-/* ---- not supported yet ---------------------------------------------------
- * Typed stubs, one per slot, so a client asking for these gets a clear
- * PMIX_ERR_NOT_SUPPORTED (and the user a log line) instead of a hang. */
-
-static void unsupported(int level, const char *what, const pmix_proc_t *proc)
-{
-    char rb[16];
-
-    if (proc != NULL) {
-        tern_srv_log(level, "PMIx %s requested by %s:%s is not supported yet", what,
-                     proc->nspace, rank_str(proc->rank, rb, sizeof(rb)));
-    } else {
-        tern_srv_log(level, "PMIx %s is not supported yet", what);
-    }
-}
-
-static pmix_status_t spawn_fn(const pmix_proc_t *proc, const pmix_info_t job_info[],
-                              size_t ninfo, const pmix_app_t apps[], size_t napps,
-                              pmix_spawn_cbfunc_t cbfunc, void *cbdata)
-{
-    (void)job_info, (void)ninfo, (void)apps, (void)napps, (void)cbfunc, (void)cbdata;
-    unsupported(0, "spawn", proc);
-    return PMIX_ERR_NOT_SUPPORTED;
-}
+/* ---- events, tools, listener ------------------------------------------- */
 
 /* Events.  The PMIx server library delivers a client's PMIx_Notify_event
  * to the local clients of its range itself (custom ranges too), and the
@@ -333,7 +310,7 @@ static pmix_server_module_t module = {
     .publish = tern_srv_publish,
     .lookup = tern_srv_lookup,
     .unpublish = tern_srv_unpublish,
-    .spawn = spawn_fn,
+    .spawn = tern_srv_spawn,
     .connect = tern_srv_connect,
     .disconnect = tern_srv_disconnect,
     .register_events = register_events,

@@ -22,9 +22,12 @@
  *   job control                          -> signals (server_jobctl.c)
  *   register / deregister / notify       -> done at once (one node: the
  *   events                                  PMIx library delivers locally)
- *   connect / disconnect, group          -> among the job's ranks: done at
- *   construct / destruct                    once (server_connect.c)
- *   spawn, listener                      -> PMIX_ERR_NOT_SUPPORTED (logged)
+ *   connect / disconnect, group          -> among the host's namespaces:
+ *   construct / destruct                    done at once (server_connect.c)
+ *   spawn                                -> checked, copied and handed to the
+ *                                           host (server_spawn.c)
+ *   listener                             -> PMIX_ERR_NOT_SUPPORTED (PMIx runs
+ *                                           its own)
  *
  * Used by ternrun only; not part of libtern.
  */
@@ -37,9 +40,37 @@
 struct tern_srv_proc {
     pmix_rank_t rank;
     pid_t pid;             /* 0: not started */
+    const char *exe;       /* its program (the host's string, valid as long as the rank) */
     pmix_proc_state_t state;
     int exit_code;         /* once terminated: the exit status, 128 + signal */
 };
+
+/* One app of a PMIx_Spawn request (pmix_app_t checked and copied). */
+struct tern_srv_app {
+    char *cmd;
+    char **argv;     /* NULL-terminated, argv[0] included (cmd when the client gave none) */
+    char **env;      /* "NAME=value" added to the ranks' environment, NULL-terminated */
+    char *wdir;      /* PMIX_WDIR of the app or the job, else the cwd the client gave, or NULL */
+    char *prefix;    /* PMIX_PREFIX of the app or the job, or NULL */
+    int maxprocs;    /* >= 1 */
+};
+
+/* A PMIx_Spawn request handed to the host (server_spawn.c): it owns it and
+ * answers with tern_srv_spawn_done() from a thread that is not PMIx's. */
+struct tern_srv_spawn {
+    pmix_proc_t requester;
+    struct tern_srv_app *apps;
+    size_t napps;
+    int nprocs;      /* sum of maxprocs */
+    char *bind;      /* PMIX_BINDTO "core" / "none", or NULL: the host's rule */
+    pmix_spawn_cbfunc_t cbfunc;
+    void *cbdata;
+    struct tern_srv_spawn *next; /* for the host's queue */
+};
+
+/* Tell the client how its spawn ended (nspace: the new namespace, on
+ * success) and free req. */
+void tern_srv_spawn_done(struct tern_srv_spawn *req, pmix_status_t status, const char *nspace);
 
 /* Host callbacks.  Any of them may be NULL.  They run on PMIx's progress
  * thread and must be quick and thread-safe; the client is released only
@@ -54,10 +85,14 @@ struct tern_srv_hooks {
     /* queries (server_query.c): the job's namespace, host and program, and
      * its ranks now: up to max of them in out[], returns how many, -1 for
      * a namespace the host does not have */
-    const char *nspace;
+    const char *nspace;      /* the first job's (tools are named after it) */
     const char *hostname;
-    const char *executable;
     int (*procs)(void *ctx, const char *nspace, struct tern_srv_proc *out, int max);
+    /* every namespace the host runs, comma-separated, into buf */
+    void (*nspaces)(void *ctx, char *buf, size_t len);
+    /* PMIx_Spawn (server_spawn.c): take req and start it later (0), or
+     * refuse at once (-1: req stays the caller's) */
+    int (*spawn)(void *ctx, struct tern_srv_spawn *req);
     /* job control (server_jobctl.c): send sig to the targets that run (a
      * rank PMIX_RANK_WILDCARD: all of its namespace); returns how many got
      * it, -1 (nothing sent) when a target is not a rank of the job */

@@ -2,9 +2,10 @@
  * tern PMIx host server: PMIx_Query_info.
  *
  * What the PMIx server library cannot answer from its own store reaches the
- * host's .query.  Answered here, from the host's hooks (one node, one job):
- *   PMIX_QUERY_NAMESPACES            the job's namespace
- *   PMIX_QUERY_NAMESPACE_INFO        [ {PMIX_NSPACE} ]
+ * host's .query.  Answered here, from the host's hooks (one node; the first
+ * job and the ones spawned from it):
+ *   PMIX_QUERY_NAMESPACES            the namespaces, comma-separated
+ *   PMIX_QUERY_NAMESPACE_INFO        [ {PMIX_NSPACE} ] per namespace
  *   PMIX_QUERY_PROC_TABLE,           every rank as a pmix_proc_info_t: host,
  *   PMIX_QUERY_LOCAL_PROC_TABLE      program, pid, state, exit code (the
  *                                    PMIX_NSPACE qualifier, else the
@@ -14,8 +15,9 @@
  *   PMIX_QUERY_PSET_NAMES,
  *   PMIX_QUERY_NUM_GROUPS,
  *   PMIX_QUERY_GROUP_NAMES
- *   PMIX_QUERY_SPAWN_SUPPORT,        "" (nothing yet: spawn and debugger
- *   PMIX_QUERY_DEBUG_SUPPORT         attach are refused)
+ *   PMIX_QUERY_SPAWN_SUPPORT         the spawn directives understood
+ *                                    (server_spawn.c), comma-separated
+ *   PMIX_QUERY_DEBUG_SUPPORT         "" (debugger attach is refused)
  * Each query's answer is one PMIX_QUERY_RESULTS array (PMIx 4): its
  * qualifiers first (PMIX_QUERY_QUALIFIERS) when it had any, then one info
  * per key answered.  Status: success when every key was answered,
@@ -46,9 +48,14 @@ static const char *query_nspace(const pmix_query_t *q, const pmix_proc_t *reques
         if (is_key(q->qualifiers[k].key, PMIX_NSPACE) &&
             q->qualifiers[k].value.type == PMIX_STRING)
             return q->qualifiers[k].value.data.string;
-    const char *job = tern_srv_hooks.nspace ? tern_srv_hooks.nspace : "";
-    return strncmp(requester->nspace, job, PMIX_MAX_NSLEN) == 0 ? requester->nspace : job;
+    struct tern_srv_proc one;
+    if (tern_srv_hooks.procs != NULL &&
+        tern_srv_hooks.procs(tern_srv_hooks.ctx, requester->nspace, &one, 1) >= 0)
+        return requester->nspace;
+    return tern_srv_hooks.nspace ? tern_srv_hooks.nspace : "";
 }
+
+#define NSPACES_LEN (64 * (PMIX_MAX_NSLEN + 2))
 
 /* the job's ranks now (malloc'd), or -1 for an unknown namespace */
 static int procs_of(const char *nspace, struct tern_srv_proc **out)
@@ -79,8 +86,7 @@ static bool proc_table(pmix_info_t *res, const char *key, const char *nspace)
     for (int i = 0; i < n && pi != NULL; i++) {
         PMIX_LOAD_PROCID(&pi[i].proc, nspace, p[i].rank);
         pi[i].hostname = strdup(tern_srv_hooks.hostname ? tern_srv_hooks.hostname : "");
-        pi[i].executable_name =
-            strdup(tern_srv_hooks.executable ? tern_srv_hooks.executable : "");
+        pi[i].executable_name = strdup(p[i].exe ? p[i].exe : "");
         pi[i].pid = p[i].pid;
         pi[i].state = p[i].state;
         pi[i].exit_code = p[i].exit_code;
@@ -98,19 +104,42 @@ static bool proc_table(pmix_info_t *res, const char *key, const char *nspace)
 static bool answer_key(pmix_info_t *res, const char *key, const pmix_query_t *q,
                        const pmix_proc_t *requester)
 {
-    const char *job = tern_srv_hooks.nspace ? tern_srv_hooks.nspace : "";
-    if (is_key(key, PMIX_QUERY_NAMESPACES)) {
-        PMIX_INFO_LOAD(res, key, job, PMIX_STRING);
-    } else if (is_key(key, PMIX_QUERY_NAMESPACE_INFO)) {
-        pmix_info_t *one;
-        PMIX_INFO_CREATE(one, 1);
-        if (one == NULL)
+    if (is_key(key, PMIX_QUERY_NAMESPACES) || is_key(key, PMIX_QUERY_NAMESPACE_INFO)) {
+        char *list = calloc(1, NSPACES_LEN);
+        if (list == NULL)
             return false;
-        PMIX_INFO_LOAD(&one[0], PMIX_NSPACE, job, PMIX_STRING);
-        pmix_data_array_t inner = {.type = PMIX_INFO, .size = 1, .array = one};
-        pmix_data_array_t outer = {.type = PMIX_DATA_ARRAY, .size = 1, .array = &inner};
-        PMIX_INFO_LOAD(res, key, &outer, PMIX_DATA_ARRAY);
-        PMIX_INFO_FREE(one, 1);
+        if (tern_srv_hooks.nspaces != NULL)
+            tern_srv_hooks.nspaces(tern_srv_hooks.ctx, list, NSPACES_LEN);
+        else if (tern_srv_hooks.nspace != NULL)
+            snprintf(list, NSPACES_LEN, "%s", tern_srv_hooks.nspace);
+        if (is_key(key, PMIX_QUERY_NAMESPACES)) {
+            PMIX_INFO_LOAD(res, key, list, PMIX_STRING);
+            free(list);
+            return true;
+        }
+        size_t n = 1;
+        for (const char *c = list; *c; c++)
+            n += *c == ',';
+        pmix_data_array_t *inner = calloc(n, sizeof(*inner));
+        pmix_info_t *one = NULL;
+        PMIX_INFO_CREATE(one, n);
+        if (inner == NULL || one == NULL) {
+            free(inner);
+            PMIX_INFO_FREE(one, n);
+            free(list);
+            return false;
+        }
+        size_t k = 0;
+        for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok != NULL && k < n;
+             tok = strtok_r(NULL, ",", &save), k++) {
+            PMIX_INFO_LOAD(&one[k], PMIX_NSPACE, tok, PMIX_STRING);
+            inner[k] = (pmix_data_array_t){.type = PMIX_INFO, .size = 1, .array = &one[k]};
+        }
+        pmix_data_array_t outer = {.type = PMIX_DATA_ARRAY, .size = k, .array = inner};
+        PMIX_INFO_LOAD(res, key, &outer, PMIX_DATA_ARRAY); /* copies */
+        PMIX_INFO_FREE(one, n);
+        free(inner);
+        free(list);
     } else if (is_key(key, PMIX_QUERY_PROC_TABLE) || is_key(key, PMIX_QUERY_LOCAL_PROC_TABLE)) {
         return proc_table(res, key, query_nspace(q, requester));
     } else if (is_key(key, PMIX_JOB_SIZE)) {
@@ -124,8 +153,15 @@ static bool answer_key(pmix_info_t *res, const char *key, const pmix_query_t *q,
     } else if (is_key(key, PMIX_QUERY_NUM_PSETS) || is_key(key, PMIX_QUERY_NUM_GROUPS)) {
         size_t zero = 0;
         PMIX_INFO_LOAD(res, key, &zero, PMIX_SIZE);
+    } else if (is_key(key, PMIX_QUERY_SPAWN_SUPPORT)) {
+        PMIX_INFO_LOAD(res, key,
+                       tern_srv_hooks.spawn == NULL ? ""
+                           : PMIX_WDIR "," PMIX_PREFIX "," PMIX_BINDTO "," PMIX_MAPBY ","
+                             PMIX_RANKBY "," PMIX_FWD_STDOUT "," PMIX_FWD_STDERR ","
+                             PMIX_FWD_STDDIAG,
+                       PMIX_STRING);
     } else if (is_key(key, PMIX_QUERY_PSET_NAMES) || is_key(key, PMIX_QUERY_GROUP_NAMES) ||
-               is_key(key, PMIX_QUERY_SPAWN_SUPPORT) || is_key(key, PMIX_QUERY_DEBUG_SUPPORT)) {
+               is_key(key, PMIX_QUERY_DEBUG_SUPPORT)) {
         PMIX_INFO_LOAD(res, key, "", PMIX_STRING);
     } else {
         return false;

@@ -15,7 +15,7 @@ c1=$(sed -n 's/^group rank 1 context //p' "$OUT")
     fail "group context ids: rank 0 '$c0', rank 1 '$c1' (want the same, > 0)"
 grep -q 'group rank 2' "$OUT" && fail "rank 2 joined a group it was not in"
 expect_out '^foreign connect: ' "a connect with another namespace"
-grep -q 'connect with tern-no-such-nspace:0: only the ranks of this job' "$ERR" ||
+grep -q 'connect with tern-no-such-nspace:0: not a namespace of this launcher' "$ERR" ||
     fail "the foreign connect is not named on stderr"
 
 finish

@@ -1,0 +1,338 @@
+/*
+ * pmix_spawn: a raw PMIx client for PMIx_Spawn under ternrun.
+ *
+ *   pmix_spawn parent N DIR   rank 0 spawns N copies of itself ("child") with
+ *                             PMIX_WDIR DIR and SPAWN_VAR=from-parent in their
+ *                             env; the parent's ranks then PMIx_Connect with the
+ *                             new namespace, read the children's key
+ *                             "spawn.child" (rank 0 of the children), and
+ *                             disconnect.  Children: check PMIX_PARENT_ID, cwd
+ *                             and env, put "spawn.child", fence, connect, read
+ *                             the parent's "spawn.parent", disconnect.  Prints
+ *                             "child R of N" and "ok spawn rank R" lines
+ *   pmix_spawn badexe         rank 0 spawns a command that does not exist:
+ *                             PMIX_ERR_JOB_EXE_NOT_FOUND, "ok badexe"
+ *   pmix_spawn badwdir        PMIX_WDIR that does not exist:
+ *                             PMIX_ERR_JOB_WDIR_NOT_FOUND, "ok badwdir"
+ *   pmix_spawn partial BAD    two apps: 2 sleepers ("sleeper"), then BAD (an
+ *                             executable that exec refuses): the spawn fails,
+ *                             the sleepers are killed; "ok partial"
+ *   pmix_spawn childfail      rank 0 spawns 2 "failer" children, rank 1 of
+ *                             which exits with status 3; the parent waits
+ *                             (bounded) until the proc table shows both ended
+ *                             and prints "ok childfail"
+ *
+ * Every check prints "FAIL: ..." and makes the exit status 1.
+ */
+#define _GNU_SOURCE 1
+
+#include <errno.h>
+#include <pmix.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/pmix_get.h"
+
+static char self[4096];
+
+static void sleep_ms(int ms)
+{
+    usleep((useconds_t)ms * 1000);
+}
+
+static pmix_status_t spawn(pmix_app_t *apps, size_t napps, pmix_info_t *info, size_t ninfo,
+                           char *nspace)
+{
+    pmix_nspace_t ns = {0};
+    pmix_status_t rc = PMIx_Spawn(info, ninfo, apps, napps, ns);
+    if (nspace != NULL)
+        snprintf(nspace, PMIX_MAX_NSLEN + 1, "%s", ns);
+    return rc;
+}
+
+static void app_of(pmix_app_t *app, const char *mode, int n, char **env)
+{
+    PMIX_APP_CONSTRUCT(app);
+    app->cmd = strdup(self);
+    app->argv = calloc(3, sizeof(char *));
+    app->argv[0] = strdup(self);
+    app->argv[1] = strdup(mode);
+    app->env = env;
+    app->maxprocs = n;
+}
+
+static int connect_with(const char *other)
+{
+    pmix_proc_t procs[2];
+    PMIX_LOAD_PROCID(&procs[0], me.nspace, PMIX_RANK_WILDCARD);
+    PMIX_LOAD_PROCID(&procs[1], other, PMIX_RANK_WILDCARD);
+    pmix_status_t rc = PMIx_Connect(procs, 2, NULL, 0);
+    if (rc != PMIX_SUCCESS) {
+        fail("PMIx_Connect with %s: %s", other, PMIx_Error_string(rc));
+        return -1;
+    }
+    return 0;
+}
+
+static void disconnect_from(const char *other)
+{
+    pmix_proc_t procs[2];
+    PMIX_LOAD_PROCID(&procs[0], me.nspace, PMIX_RANK_WILDCARD);
+    PMIX_LOAD_PROCID(&procs[1], other, PMIX_RANK_WILDCARD);
+    pmix_status_t rc = PMIx_Disconnect(procs, 2, NULL, 0);
+    if (rc != PMIX_SUCCESS)
+        fail("PMIx_Disconnect from %s: %s", other, PMIx_Error_string(rc));
+}
+
+static char *get_string_of(const char *nspace, pmix_rank_t rank, const char *key)
+{
+    pmix_proc_t p;
+    pmix_value_t *v = NULL;
+    PMIX_LOAD_PROCID(&p, nspace, rank);
+    pmix_status_t rc = PMIx_Get(&p, key, NULL, 0, &v);
+    if (rc != PMIX_SUCCESS || v == NULL || v->type != PMIX_STRING) {
+        fail("PMIx_Get(%s:%u, %s): %s", nspace, (unsigned)rank, key, PMIx_Error_string(rc));
+        return NULL;
+    }
+    char *s = strdup(v->data.string);
+    PMIX_VALUE_RELEASE(v);
+    return s;
+}
+
+static void put_string(const char *key, const char *val)
+{
+    pmix_value_t v;
+    PMIX_VALUE_LOAD(&v, val, PMIX_STRING);
+    if (PMIx_Put(PMIX_GLOBAL, key, &v) != PMIX_SUCCESS || PMIx_Commit() != PMIX_SUCCESS)
+        fail("put %s", key);
+    PMIX_VALUE_DESTRUCT(&v);
+}
+
+/* the namespace rank 0 spawned, shared with the job through a fence */
+static int share_nspace(char *nspace)
+{
+    if (me.rank == 0)
+        put_string("spawn.nspace", nspace);
+    pmix_info_t coll;
+    bool yes = true;
+    PMIX_INFO_LOAD(&coll, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    pmix_status_t rc = PMIx_Fence(NULL, 0, &coll, 1);
+    if (rc != PMIX_SUCCESS) {
+        fail("PMIx_Fence: %s", PMIx_Error_string(rc));
+        return -1;
+    }
+    if (me.rank != 0) {
+        char *s = get_string_of(me.nspace, 0, "spawn.nspace");
+        if (s == NULL)
+            return -1;
+        snprintf(nspace, PMIX_MAX_NSLEN + 1, "%s", s);
+        free(s);
+    }
+    return 0;
+}
+
+static void cmd_parent(int n, const char *dir)
+{
+    char child[PMIX_MAX_NSLEN + 1] = "";
+    put_string("spawn.parent", "parent-value");
+    if (me.rank == 0) {
+        char **env = calloc(2, sizeof(char *));
+        env[0] = strdup("SPAWN_VAR=from-parent");
+        pmix_app_t app;
+        app_of(&app, "child", n, env);
+        pmix_info_t info;
+        PMIX_INFO_LOAD(&info, PMIX_WDIR, dir, PMIX_STRING);
+        pmix_status_t rc = spawn(&app, 1, &info, 1, child);
+        PMIX_INFO_DESTRUCT(&info);
+        PMIX_APP_DESTRUCT(&app);
+        if (rc != PMIX_SUCCESS || child[0] == '\0') {
+            fail("PMIx_Spawn: %s", PMIx_Error_string(rc));
+            child[0] = '\0';
+        } else if (strcmp(child, me.nspace) == 0) {
+            fail("spawned namespace %s is the parent's", child);
+        }
+        printf("spawned %s\n", child);
+    }
+    if (share_nspace(child) != 0 || child[0] == '\0')
+        return;
+    if (connect_with(child) != 0)
+        return;
+    char *v = get_string_of(child, 0, "spawn.child");
+    if (v != NULL && strcmp(v, "child-0") != 0)
+        fail("child key: '%s'", v);
+    free(v);
+    disconnect_from(child);
+    printf("ok spawn rank %u\n", (unsigned)me.rank);
+}
+
+static void cmd_child(void)
+{
+    pmix_proc_t wild;
+    pmix_value_t *v = NULL;
+    char parent[PMIX_MAX_NSLEN + 1] = "";
+    PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
+    if (PMIx_Get(&wild, PMIX_PARENT_ID, NULL, 0, &v) != PMIX_SUCCESS || v == NULL ||
+        v->type != PMIX_PROC) {
+        fail("no PMIX_PARENT_ID");
+    } else {
+        snprintf(parent, sizeof(parent), "%s", v->data.proc->nspace);
+        if (v->data.proc->rank != 0)
+            fail("parent rank %u, want 0", (unsigned)v->data.proc->rank);
+        PMIX_VALUE_RELEASE(v);
+    }
+    long size = get_uint(PMIX_RANK_WILDCARD, PMIX_JOB_SIZE);
+    char cwd[4096] = "";
+    if (getcwd(cwd, sizeof(cwd)) == NULL)
+        fail("getcwd: %s", strerror(errno));
+    const char *var = getenv("SPAWN_VAR");
+    printf("child %u of %ld cwd %s var %s\n", (unsigned)me.rank, size, cwd, var ? var : "(unset)");
+    fflush(stdout);
+    char val[32];
+    snprintf(val, sizeof(val), "child-%u", (unsigned)me.rank);
+    put_string("spawn.child", val);
+    if (PMIx_Fence(NULL, 0, NULL, 0) != PMIX_SUCCESS)
+        fail("child fence");
+    if (parent[0] == '\0' || connect_with(parent) != 0)
+        return;
+    char *pv = get_string_of(parent, 0, "spawn.parent");
+    if (pv != NULL && strcmp(pv, "parent-value") != 0)
+        fail("parent key: '%s'", pv);
+    free(pv);
+    disconnect_from(parent);
+}
+
+static void expect_spawn_error(const char *what, pmix_app_t *app, pmix_info_t *info, size_t ninfo,
+                               pmix_status_t want, size_t napps)
+{
+    pmix_status_t rc = spawn(app, napps, info, ninfo, NULL);
+    if (rc != want)
+        fail("%s: PMIx_Spawn returned %s, want %s", what, PMIx_Error_string(rc),
+             PMIx_Error_string(want));
+    else
+        printf("ok %s (%s)\n", what, PMIx_Error_string(rc));
+}
+
+/* all ranks of nspace ended, within ~20 s */
+static bool wait_ended(const char *nspace, int n)
+{
+    for (int tries = 0; tries < 200; tries++) {
+        pmix_query_t q;
+        PMIX_QUERY_CONSTRUCT(&q);
+        char *keys[] = {PMIX_QUERY_PROC_TABLE, NULL};
+        q.keys = keys;
+        pmix_info_t qual;
+        PMIX_INFO_LOAD(&qual, PMIX_NSPACE, nspace, PMIX_STRING);
+        q.qualifiers = &qual;
+        q.nqual = 1;
+        pmix_info_t *res = NULL;
+        size_t nres = 0;
+        pmix_status_t rc = PMIx_Query_info(&q, 1, &res, &nres);
+        int ended = 0;
+        if (rc == PMIX_SUCCESS && nres == 1 && res[0].value.type == PMIX_DATA_ARRAY) {
+            pmix_data_array_t *outer = res[0].value.data.darray;
+            pmix_info_t *items = outer->array;
+            for (size_t i = 0; i < outer->size; i++) {
+                if (!PMIX_CHECK_KEY(&items[i], PMIX_QUERY_PROC_TABLE))
+                    continue;
+                pmix_data_array_t *pt = items[i].value.data.darray;
+                pmix_proc_info_t *pi = pt->array;
+                for (size_t k = 0; k < pt->size; k++)
+                    ended += pi[k].state >= PMIX_PROC_STATE_TERMINATED;
+            }
+        }
+        PMIX_INFO_FREE(res, nres);
+        PMIX_INFO_DESTRUCT(&qual);
+        q.keys = NULL;
+        q.qualifiers = NULL;
+        q.nqual = 0;
+        if (ended == n)
+            return true;
+        sleep_ms(100);
+    }
+    return false;
+}
+
+int main(int argc, char **argv)
+{
+    pmix_status_t rc;
+    ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (len <= 0 || argc < 2) {
+        fprintf(stderr, "usage: pmix_spawn parent|child|badexe|badwdir|partial|childfail ...\n");
+        return 2;
+    }
+    self[len] = '\0';
+    rc = PMIx_Init(&me, NULL, 0);
+    if (rc != PMIX_SUCCESS) {
+        printf("FAIL: PMIx_Init: %s\n", PMIx_Error_string(rc));
+        return 1;
+    }
+    const char *mode = argv[1];
+    if (strcmp(mode, "parent") == 0 && argc == 4) {
+        cmd_parent(atoi(argv[2]), argv[3]);
+    } else if (strcmp(mode, "child") == 0) {
+        cmd_child();
+    } else if (strcmp(mode, "badexe") == 0) {
+        pmix_app_t app;
+        PMIX_APP_CONSTRUCT(&app);
+        app.cmd = strdup("/nonexistent/tern-no-such-program");
+        app.maxprocs = 1;
+        expect_spawn_error("badexe", &app, NULL, 0, PMIX_ERR_JOB_EXE_NOT_FOUND, 1);
+        PMIX_APP_DESTRUCT(&app);
+    } else if (strcmp(mode, "badwdir") == 0) {
+        pmix_app_t app;
+        app_of(&app, "child", 1, NULL);
+        pmix_info_t info;
+        PMIX_INFO_LOAD(&info, PMIX_WDIR, "/nonexistent/tern-no-such-dir", PMIX_STRING);
+        expect_spawn_error("badwdir", &app, &info, 1, PMIX_ERR_JOB_WDIR_NOT_FOUND, 1);
+        PMIX_INFO_DESTRUCT(&info);
+        PMIX_APP_DESTRUCT(&app);
+    } else if (strcmp(mode, "partial") == 0 && argc == 3) {
+        pmix_app_t apps[2];
+        app_of(&apps[0], "sleeper", 2, NULL);
+        PMIX_APP_CONSTRUCT(&apps[1]);
+        apps[1].cmd = strdup(argv[2]);
+        apps[1].maxprocs = 1;
+        expect_spawn_error("partial", apps, NULL, 0, PMIX_ERR_JOB_FAILED_TO_LAUNCH, 2);
+        PMIX_APP_DESTRUCT(&apps[0]);
+        PMIX_APP_DESTRUCT(&apps[1]);
+    } else if (strcmp(mode, "sleeper") == 0) {
+        printf("sleeper %u up\n", (unsigned)me.rank);
+        fflush(stdout);
+        for (int i = 0; i < 300; i++)
+            sleep_ms(100);
+        printf("FAIL: sleeper %u outlived its failed spawn\n", (unsigned)me.rank);
+        return 1;
+    } else if (strcmp(mode, "childfail") == 0) {
+        pmix_app_t app;
+        char child[PMIX_MAX_NSLEN + 1] = "";
+        app_of(&app, "failer", 2, NULL);
+        rc = spawn(&app, 1, NULL, 0, child);
+        PMIX_APP_DESTRUCT(&app);
+        if (rc != PMIX_SUCCESS)
+            fail("PMIx_Spawn: %s", PMIx_Error_string(rc));
+        else if (!wait_ended(child, 2))
+            fail("the failed child job did not end");
+        else
+            printf("ok childfail\n");
+    } else if (strcmp(mode, "failer") == 0) {
+        if (me.rank == 1) {
+            printf("failer 1 exits 3\n");
+            fflush(stdout);
+            _exit(3);
+        }
+        for (int i = 0; i < 300; i++) /* killed when its job fails */
+            sleep_ms(100);
+        printf("FAIL: failer %u outlived its job's failure\n", (unsigned)me.rank);
+        return 1;
+    } else {
+        fail("unknown mode %s", mode);
+    }
+    rc = PMIx_Finalize(NULL, 0);
+    if (rc != PMIX_SUCCESS)
+        fail("PMIx_Finalize: %s", PMIx_Error_string(rc));
+    return failures ? 1 : 0;
+}
