@@ -128,6 +128,8 @@ struct ternrun_ns {
     char ***argvs;     /* one argv per app, freed at exit */
     size_t nargvs;
     bool registered;   /* with the PMIx server */
+    uint64_t connected; /* lock: bit k: connected to job->ns[k] (PMIx_Connect) */
+    bool end_told;     /* main thread: PMIX_EVENT_JOB_END sent */
     /* main thread only (monitor.c): how it is being ended */
     int nlive;
     enum ternrun_phase phase;
@@ -154,7 +156,6 @@ struct ternrun_job {
     char *iof_socket;     /* tools attach here (in session_dir), or NULL */
     struct tern_srv_spawn *spawn_queue; /* lock: PMIx_Spawn requests to run */
     bool pmix_up;
-    bool pmix_abandoned; /* ranks released mid-session: no PMIx_server_finalize */
 };
 
 /* log.c */
@@ -235,6 +236,10 @@ enum ternrun_exit_kind {
  * Main thread, after r was reaped; never blocks. */
 void ternrun_pmix_notify_exit(struct ternrun_job *job, const struct ternrun_rank *r,
                               enum ternrun_exit_kind kind, int code);
+/* Once every rank of a spawned namespace has ended: PMIX_EVENT_JOB_END to
+ * its spawner's and connected namespaces, with PMIX_JOB_TERM_STATUS (0 or
+ * the worst exit code).  Main thread. */
+void ternrun_pmix_notify_job_end(struct ternrun_job *job, struct ternrun_ns *ns, int status);
 
 /* stdio.c: init creates the IOF engine and its sinks (ternrun's stdout and
  * stderr, or the --output-filename files); prepare_rank makes the rank's

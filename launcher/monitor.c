@@ -279,7 +279,7 @@ static void handle_aborts(struct monitor *m, long now)
 
 /* Every exit is told to the other ranks at once (a PMIx event: tern fails
  * its connections to the rank, whatever the netmod, connected or not). */
-static void handle_exit(struct monitor *m, struct ternrun_rank *r, int wstatus, long now)
+static void rank_exited(struct monitor *m, struct ternrun_rank *r, int wstatus, long now)
 {
     bool aborted, collateral, connected, finalized;
     struct ternrun_ns *ns = r->ns;
@@ -353,6 +353,39 @@ static void handle_exit(struct monitor *m, struct ternrun_rank *r, int wstatus, 
     }
     record_failure(m, code);
     start_grace(m, ns, now);
+}
+
+/* A job whose last rank ended: its spawner and connected jobs are told
+ * (PMIX_EVENT_JOB_END) with its worst failure (0: none; ranks ternrun
+ * killed do not count).  A spawn that failed told its requester already. */
+static void handle_exit(struct monitor *m, struct ternrun_rank *r, int wstatus, long now)
+{
+    struct ternrun_ns *ns = r->ns;
+    int worst = 0;
+
+    rank_exited(m, r, wstatus, now);
+    if (ns->nlive > 0) {
+        return;
+    }
+    pthread_mutex_lock(&m->job->lock); /* aborted, abort_status */
+    for (int i = 0; i < ns->nranks; i++) {
+        const struct ternrun_rank *o = &ns->ranks[i];
+        int code;
+
+        if (o->state != TERNRUN_RANK_DONE) {
+            pthread_mutex_unlock(&m->job->lock);
+            return; /* never started: a failed spawn */
+        }
+        code = WIFEXITED(o->wstatus) ? WEXITSTATUS(o->wstatus) : 128 + WTERMSIG(o->wstatus);
+        if (o->aborted) {
+            code = (o->abort_status & 0xff) ? o->abort_status & 0xff : 1;
+        } else if (o->signalled_by_us) {
+            code = 0;
+        }
+        worst = code > worst ? code : worst;
+    }
+    pthread_mutex_unlock(&m->job->lock);
+    ternrun_pmix_notify_job_end(m->job, ns, worst);
 }
 
 static struct ternrun_rank *rank_by_pid(struct ternrun_job *job, pid_t pid)

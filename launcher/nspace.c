@@ -211,6 +211,35 @@ static int hook_procs(void *ctx, const char *nspace, struct tern_srv_proc *out, 
     return n;
 }
 
+/* PMIx_Connect / PMIx_Disconnect done among procs: their namespaces are
+ * (no longer) told each other's process events.  A disconnect leaves the
+ * spawner / spawned relation (see related()). */
+static void hook_connection(void *ctx, const pmix_proc_t procs[], size_t nprocs, bool connect)
+{
+    struct ternrun_job *job = ctx;
+    uint64_t set = 0;
+
+    pthread_mutex_lock(&job->lock);
+    for (size_t i = 0; i < nprocs; i++) {
+        struct ternrun_ns *ns = ns_of(job, procs[i].nspace);
+        if (ns != NULL) {
+            set |= UINT64_C(1) << ns->index;
+        }
+    }
+    for (int k = 0; k < job->nns; k++) {
+        struct ternrun_ns *ns = job->ns[k];
+        if (!(set & (UINT64_C(1) << k))) {
+            continue;
+        }
+        if (connect) {
+            ns->connected |= set & ~(UINT64_C(1) << k);
+        } else {
+            ns->connected &= ~set;
+        }
+    }
+    pthread_mutex_unlock(&job->lock);
+}
+
 /* PMIX_QUERY_NAMESPACES: the namespaces, comma-separated */
 static void hook_nspaces(void *ctx, char *buf, size_t len)
 {
@@ -305,6 +334,7 @@ int ternrun_pmix_start(struct ternrun_job *job)
         .hostname = job->hostname,
         .procs = hook_procs,
         .nspaces = hook_nspaces,
+        .connection = hook_connection,
         .spawn = ternrun_spawn_request,
         .signal = hook_signal,
     };
@@ -350,18 +380,6 @@ void ternrun_pmix_stop(struct ternrun_job *job)
     }
     /* pending lookups of ranks that are gone get an answer, the table goes */
     tern_srv_module_shutdown();
-    /* see ternrun_pmix_release_running: after ranks were taken out of the
-     * server mid-collective, OpenPMIx 4.2's progress thread may be stuck
-     * (seen: blocked on a mutex of its own, 1 run in ~30 under load) and
-     * its finalize crashes on the collective left pending.  ternrun is
-     * about to exit and removes the session directory that holds the
-     * server's files itself: deregister and finalize after a clean end
-     * only, never wait on the server otherwise. */
-    if (job->pmix_abandoned) {
-        ternrun_vlog(1, "PMIx server not finalized: ranks were ended by ternrun");
-        job->pmix_up = false;
-        return;
-    }
     for (int k = 0; k < job->nns; k++) {
         ternrun_pmix_deregister_nspace(job, job->ns[k]);
     }
@@ -372,16 +390,19 @@ void ternrun_pmix_stop(struct ternrun_job *job)
 /* OpenPMIx 4.2 (unchanged up to 4.2.9) completes a purely local
  * collective that a dead client was part of from its lost-connection
  * handler (ptl_base_sendrecv.c) without marking it done: when another
- * participant's connection drops before that completion (thread-shifted)
- * has run, the tracker is completed and released twice.  That is what
- * happens when a rank aborts while the others wait in a fence it never
- * joins and ternrun kills them all at once: ternrun then crashed or hung
- * in PMIx_server_finalize in 1 run of 20-40.  A deregistered client's
- * socket is closed by the server without that handler running, so ranks
- * ternrun is about to end are deregistered first; the collective they
- * leave pending is never completed, so the server is then not finalized
- * (pmix_abandoned, see ternrun_pmix_stop).  Deregistered ranks see the
- * server gone (a pending fence returns an error) before the signal. */
+ * participant's connection drops in the same round of its event loop,
+ * before that completion (thread-shifted) has run, the tracker is
+ * completed and released twice (seen with a debug build of 4.2.2:
+ * "_mdxcbfunc: Assertion PMIX_OBJ_MAGIC_ID"; in the packaged one a
+ * SIGSEGV or a hang, in the progress thread or in PMIx_server_finalize).
+ * That is what happens when a rank aborts while the others wait in a fence
+ * it never joins and ternrun ends them all at once.  A deregistered
+ * client's socket is closed by the server without that handler running,
+ * so the ranks ternrun is about to signal are deregistered first; only
+ * deaths ternrun did not cause go through that path.  (It took the ranks
+ * no longer inheriting ternrun's PMIx sockets, spawn.c, for the close to
+ * end the connection.)  Deregistered ranks see the server gone: a pending
+ * fence returns an error just before the signal arrives. */
 void ternrun_pmix_release_running(struct ternrun_job *job, const struct ternrun_ns *ns)
 {
     struct op_waiter *w[64];
@@ -405,11 +426,6 @@ void ternrun_pmix_release_running(struct ternrun_job *job, const struct ternrun_
             break;
         }
         r->pmix_released = true;
-        pthread_mutex_lock(&job->lock);
-        if (r->connected && !r->finalized) {
-            job->pmix_abandoned = true;
-        }
-        pthread_mutex_unlock(&job->lock);
         PMIX_LOAD_PROCID(&proc, r->ns->name, (pmix_rank_t)r->rank);
         PMIx_server_deregister_client(&proc, op_done, w[nw++]);
     }
@@ -692,6 +708,29 @@ int ternrun_pmix_prepare_rank(struct ternrun_job *job, struct ternrun_rank *r)
 
 /* ---- exit events -------------------------------------------------------- */
 
+/* The namespaces told of ns's process events, as wildcard procs: ns, its
+ * spawner, the jobs it spawned, and the ones connected to it (PMIx_Connect).
+ * Returns how many. */
+static size_t event_range(struct ternrun_job *job, const struct ternrun_ns *ns,
+                          pmix_proc_t out[TERNRUN_MAX_NSPACES])
+{
+    size_t n = 0;
+
+    pthread_mutex_lock(&job->lock);
+    uint64_t conn = ns->connected;
+    for (int k = 0; k < job->nns; k++) {
+        const struct ternrun_ns *o = job->ns[k];
+        bool related = o == ns || k == ns->parent || o->parent == ns->index ||
+                       (conn & (UINT64_C(1) << k));
+        if (related && o->registered) {
+            PMIX_LOAD_PROCID(&out[n], o->name, PMIX_RANK_WILDCARD);
+            n++;
+        }
+    }
+    pthread_mutex_unlock(&job->lock);
+    return n;
+}
+
 /* The codes of PMIx 4's process events, one per way a rank can end.  A
  * normal exit is not an error: PMIX_EVENT_NON_DEFAULT keeps it from
  * default handlers, which commonly treat every event as fatal. */
@@ -709,30 +748,36 @@ void ternrun_pmix_notify_exit(struct ternrun_job *job, const struct ternrun_rank
         [TERNRUN_EXIT_KILLED] = {PMIX_ERR_PROC_KILLED_BY_CMD, "PMIX_ERR_PROC_KILLED_BY_CMD"},
         [TERNRUN_EXIT_ABORTED] = {PMIX_ERR_PROC_REQUESTED_ABORT, "PMIX_ERR_PROC_REQUESTED_ABORT"},
     };
-    pmix_proc_t dead, source;
-    pmix_info_t info[3];
+    pmix_proc_t dead, source, range[TERNRUN_MAX_NSPACES];
+    pmix_info_t info[4];
     bool nondefault = true;
-    size_t ninfo = 2;
+    size_t ninfo = 2, nrange;
     pmix_status_t rc;
 
-    (void)job;
     if (!r->ns->registered || (size_t)kind >= sizeof(kinds) / sizeof(kinds[0])) {
         return;
     }
     PMIX_LOAD_PROCID(&dead, r->ns->name, (pmix_rank_t)r->rank);
     /* the dead rank is the source: the server library then sends it to the
-     * job's clients only, not back up to this host (PMIx_Notify_event from
-     * a server with itself as the source also calls module.notify_event) */
+     * clients of the range only, not back up to this host (PMIx_Notify_event
+     * from a server with itself as the source also calls module.notify_event) */
     source = dead;
+    nrange = event_range(job, r->ns, range);
     PMIX_INFO_LOAD(&info[0], PMIX_EVENT_AFFECTED_PROC, &dead, PMIX_PROC);
     PMIX_INFO_LOAD(&info[1], PMIX_EXIT_CODE, &code, PMIX_INT);
     if (kind == TERNRUN_EXIT_NORMAL) {
-        PMIX_INFO_LOAD(&info[2], PMIX_EVENT_NON_DEFAULT, &nondefault, PMIX_BOOL);
-        ninfo = 3;
+        PMIX_INFO_LOAD(&info[ninfo], PMIX_EVENT_NON_DEFAULT, &nondefault, PMIX_BOOL);
+        ninfo++;
+    }
+    if (nrange > 1) {
+        pmix_data_array_t darray = {.type = PMIX_PROC, .size = nrange, .array = range};
+        PMIX_INFO_LOAD(&info[ninfo], PMIX_EVENT_CUSTOM_RANGE, &darray, PMIX_DATA_ARRAY);
+        ninfo++;
     }
     /* the server library copies the info before it returns */
-    rc = PMIx_Notify_event(kinds[kind].status, &source, PMIX_RANGE_NAMESPACE, info, ninfo, NULL,
-                           NULL);
+    rc = PMIx_Notify_event(kinds[kind].status, &source,
+                           nrange > 1 ? PMIX_RANGE_CUSTOM : PMIX_RANGE_NAMESPACE, info, ninfo,
+                           NULL, NULL);
     for (size_t i = 0; i < ninfo; i++) {
         PMIX_INFO_DESTRUCT(&info[i]);
     }
@@ -740,7 +785,50 @@ void ternrun_pmix_notify_exit(struct ternrun_job *job, const struct ternrun_rank
         ternrun_warn("cannot tell the other ranks that rank %d ended (%s): %s", r->rank,
                      kinds[kind].name, PMIx_Error_string(rc));
     } else {
-        ternrun_vlog(2, "told the job's ranks: rank %d ended (%s, code %d)", r->rank,
-                     kinds[kind].name, code);
+        ternrun_vlog(2, "told %zu job(s): rank %d of %s ended (%s, code %d)", nrange, r->rank,
+                     r->ns->name, kinds[kind].name, code);
+    }
+}
+
+void ternrun_pmix_notify_job_end(struct ternrun_job *job, struct ternrun_ns *ns, int status)
+{
+    pmix_proc_t range[TERNRUN_MAX_NSPACES], source, affected;
+    pmix_info_t info[3];
+    size_t nrange = 0, ninfo = 0;
+    pmix_status_t rc;
+
+    if (ns->end_told || !ns->registered) {
+        return;
+    }
+    ns->end_told = true;
+    /* everyone related but the job itself (its ranks are gone) */
+    pmix_proc_t all[TERNRUN_MAX_NSPACES];
+    size_t nall = event_range(job, ns, all);
+    for (size_t i = 0; i < nall; i++) {
+        if (strncmp(all[i].nspace, ns->name, PMIX_MAX_NSLEN) != 0) {
+            range[nrange++] = all[i];
+        }
+    }
+    if (nrange == 0) {
+        return;
+    }
+    PMIX_LOAD_PROCID(&affected, ns->name, PMIX_RANK_WILDCARD);
+    PMIX_LOAD_PROCID(&source, ns->name, 0); /* not ternrun itself: see notify_exit */
+    pmix_data_array_t darray = {.type = PMIX_PROC, .size = nrange, .array = range};
+    PMIX_INFO_LOAD(&info[ninfo], PMIX_EVENT_AFFECTED_PROC, &affected, PMIX_PROC);
+    ninfo++;
+    PMIX_INFO_LOAD(&info[ninfo], PMIX_JOB_TERM_STATUS, &status, PMIX_STATUS);
+    ninfo++;
+    PMIX_INFO_LOAD(&info[ninfo], PMIX_EVENT_CUSTOM_RANGE, &darray, PMIX_DATA_ARRAY);
+    ninfo++;
+    rc = PMIx_Notify_event(PMIX_EVENT_JOB_END, &source, PMIX_RANGE_CUSTOM, info, ninfo, NULL,
+                           NULL);
+    for (size_t i = 0; i < ninfo; i++) {
+        PMIX_INFO_DESTRUCT(&info[i]);
+    }
+    if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED) {
+        ternrun_warn("cannot tell that job %s ended: %s", ns->name, PMIx_Error_string(rc));
+    } else {
+        ternrun_vlog(2, "told %zu job(s): %s ended (status %d)", nrange, ns->name, status);
     }
 }

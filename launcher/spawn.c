@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/close_range.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -140,6 +141,17 @@ static void child_exec(struct ternrun_rank *r, int go_rd, int err_wr, pid_t pare
     } while (n < 0 && errno == EINTR);
     if (n != 1) {
         _exit(127); /* the parent gave up on this rank */
+    }
+    /* Nothing of ternrun's but the fds set up below may reach the program:
+     * PMIx's sockets to the ranks started before this one were inherited,
+     * kept those connections open after their rank died and so delayed
+     * and batched the server's lost-connection handling (see nspace.c,
+     * ternrun_pmix_release_running).  Close-on-exec for every fd from 3
+     * up; child_stdio then dups what the rank gets and clears the flag on
+     * the INTERNAL pipe. */
+    if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+        e = errno;
+        goto fail;
     }
     e = child_stdio(r);
     if (e != 0) {

@@ -10,7 +10,10 @@
  * can PMIx_Get each other's keys.
  *   connect, disconnect         success when every proc is of a namespace
  *                               the host runs; another one is
- *                               PMIX_ERR_NOT_SUPPORTED with a line naming it
+ *                               PMIX_ERR_NOT_SUPPORTED with a line naming it.
+ *                               The host is told (hooks.connection): the
+ *                               process events of connected namespaces go
+ *                               to each other
  *   group construct / destruct  likewise; PMIX_GROUP_ASSIGN_CONTEXT_ID gets a
  *                               PMIX_GROUP_CONTEXT_ID unique in this server
  *                               (1, 2, ...), the same for every member
@@ -56,7 +59,9 @@ pmix_status_t tern_srv_connect(const pmix_proc_t procs[], size_t nprocs, const p
     (void)info, (void)ninfo;
     if (!job_only(procs, nprocs, "connect"))
         return PMIX_ERR_NOT_SUPPORTED;
-    tern_srv_log(2, "PMIx connect of %zu proc(s): one job, nothing to exchange", nprocs);
+    tern_srv_log(2, "PMIx connect of %zu proc(s): one node, nothing to exchange", nprocs);
+    if (tern_srv_hooks.connection != NULL)
+        tern_srv_hooks.connection(tern_srv_hooks.ctx, procs, nprocs, true);
     return op_done(cbfunc, cbdata);
 }
 
@@ -67,6 +72,8 @@ pmix_status_t tern_srv_disconnect(const pmix_proc_t procs[], size_t nprocs,
     (void)info, (void)ninfo;
     if (!job_only(procs, nprocs, "disconnect"))
         return PMIX_ERR_NOT_SUPPORTED;
+    if (tern_srv_hooks.connection != NULL)
+        tern_srv_hooks.connection(tern_srv_hooks.ctx, procs, nprocs, false);
     return op_done(cbfunc, cbdata);
 }
 

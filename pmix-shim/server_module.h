@@ -35,6 +35,7 @@
 #define TERN_PMIX_SERVER_MODULE_H
 
 #include <pmix_server.h>
+#include <stdbool.h>
 
 /* One rank of the host's job, for PMIX_QUERY_PROC_TABLE. */
 struct tern_srv_proc {
@@ -90,6 +91,9 @@ struct tern_srv_hooks {
     int (*procs)(void *ctx, const char *nspace, struct tern_srv_proc *out, int max);
     /* every namespace the host runs, comma-separated, into buf */
     void (*nspaces)(void *ctx, char *buf, size_t len);
+    /* connect (true) / disconnect (false) of these procs done: the host
+     * tells their namespaces' events to each other (server_connect.c) */
+    void (*connection)(void *ctx, const pmix_proc_t procs[], size_t nprocs, bool connect);
     /* PMIx_Spawn (server_spawn.c): take req and start it later (0), or
      * refuse at once (-1: req stays the caller's) */
     int (*spawn)(void *ctx, struct tern_srv_spawn *req);

@@ -48,10 +48,11 @@ expect_err 'spawn from ternrun-[0-9]+:0 failed .*2 of its 3 process\(es\) were r
 if grep -q outlived "$OUT"; then fail "a rank of the failed spawn survived"; fi
 
 # a spawned job fails: it is ended alone (the parent goes on and ends
-# normally); ternrun's status is the child's failure
+# normally, told by PMIX_ERR_EXIT_NONZERO_TERM and PMIX_EVENT_JOB_END with
+# status 3); ternrun's status is the child's failure
 T=30 run -n 1 "$SPAWN" childfail
 expect_rc 3 "a spawned job's failure"
-expect_out '^ok childfail' "parent outlives its failed child job"
+expect_out "^ok childfail" "parent outlives its failed child job, told by events"
 expect_err 'rank 1 of ternrun-[0-9]+\.1 .*exited with status 3' "child failure named"
 if grep -q outlived "$OUT"; then fail "the failed job's other rank survived"; fi
 
