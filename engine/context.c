@@ -559,3 +559,17 @@ tern_status_t tern_unpublish(tern_context_t *ctx, const char *key)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_unpublish: NULL context or key");
     return tern_pmix_unpublish(&ctx->pmix, key);
 }
+
+tern_status_t tern_spawn(tern_context_t *ctx, const char *const argv[], int n,
+                         const char *const env[], const char *wdir, char job[TERN_JOB_NAME_MAX])
+{
+    if (ctx == NULL || argv == NULL || argv[0] == NULL || argv[0][0] == '\0' || job == NULL)
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "tern_spawn: NULL context, program or job buffer");
+    if (n < 1)
+        return tern_error(TERN_ERR_INVALID_PARAM, "tern_spawn: %d ranks (at least 1)", n);
+    if (!ctx->pmix.initialized)
+        return tern_error(TERN_ERR_UNSUPPORTED, "tern_spawn: not started by a PMIx launcher");
+    job[0] = '\0';
+    return tern_pmix_spawn(&ctx->pmix, argv, n, env, wdir, job, TERN_JOB_NAME_MAX);
+}

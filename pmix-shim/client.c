@@ -537,3 +537,70 @@ void tern_pmix_abort(tern_pmix_t *p, int status, const char *msg)
 {
     PMIx_Abort(status, msg, NULL, 0);
 }
+
+/* PMIx's spawn errors, as tern statuses */
+static tern_status_t spawn_status(pmix_status_t rc)
+{
+    switch (rc) {
+    case PMIX_ERR_JOB_EXE_NOT_FOUND:
+    case PMIX_ERR_JOB_WDIR_NOT_FOUND:
+    case PMIX_ERR_NOT_FOUND:
+        return TERN_ERR_NOT_FOUND;
+    case PMIX_ERR_NOT_SUPPORTED:
+        return TERN_ERR_UNSUPPORTED;
+    case PMIX_ERR_JOB_INSUFFICIENT_RESOURCES:
+    case PMIX_ERR_OUT_OF_RESOURCE:
+        return TERN_ERR_NO_RESOURCE;
+    case PMIX_ERR_NOMEM:
+        return TERN_ERR_NO_MEMORY;
+    case PMIX_ERR_BAD_PARAM:
+        return TERN_ERR_INVALID_PARAM;
+    default:
+        return TERN_ERR_PMIX;
+    }
+}
+
+tern_status_t tern_pmix_spawn(tern_pmix_t *p, const char *const argv[], int n,
+                              const char *const env[], const char *wdir, char *job, size_t len)
+{
+    pmix_app_t app;
+    pmix_info_t info;
+    pmix_nspace_t ns = {0};
+    size_t nargs = 0, nenv = 0;
+    tern_status_t st = TERN_OK;
+
+    (void)p;
+    while (argv[nargs] != NULL)
+        nargs++;
+    while (env != NULL && env[nenv] != NULL)
+        nenv++;
+    PMIX_APP_CONSTRUCT(&app);
+    app.maxprocs = n;
+    app.cmd = strdup(argv[0]);
+    app.argv = calloc(nargs + 1, sizeof(char *));
+    app.env = calloc(nenv + 1, sizeof(char *));
+    bool oom = app.cmd == NULL || app.argv == NULL || app.env == NULL;
+    for (size_t i = 0; !oom && i < nargs; i++)
+        oom = (app.argv[i] = strdup(argv[i])) == NULL;
+    for (size_t i = 0; !oom && i < nenv; i++)
+        oom = (app.env[i] = strdup(env[i])) == NULL;
+    if (oom) {
+        PMIX_APP_DESTRUCT(&app);
+        return tern_error(TERN_ERR_NO_MEMORY, "tern_spawn: copy of the arguments");
+    }
+    if (wdir != NULL)
+        PMIX_INFO_LOAD(&info, PMIX_WDIR, wdir, PMIX_STRING);
+    pmix_status_t rc = PMIx_Spawn(wdir != NULL ? &info : NULL, wdir != NULL ? 1 : 0, &app, 1, ns);
+    if (rc != PMIX_SUCCESS) {
+        st = tern_error(spawn_status(rc), "tern_spawn of %d x %s%s%s: %s (the launcher's log names "
+                        "the cause)", n, argv[0], wdir ? " in " : "", wdir ? wdir : "",
+                        PMIx_Error_string(rc));
+    } else if ((size_t)snprintf(job, len, "%s", ns) >= len) {
+        st = tern_error(TERN_ERR_INVALID_PARAM, "tern_spawn: job name %s longer than %zu bytes",
+                        ns, len - 1);
+    }
+    if (wdir != NULL)
+        PMIX_INFO_DESTRUCT(&info);
+    PMIX_APP_DESTRUCT(&app);
+    return st;
+}

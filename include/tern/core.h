@@ -249,6 +249,28 @@ tern_status_t tern_lookup(tern_context_t *ctx, const char *key, char **value);
 
 tern_status_t tern_unpublish(tern_context_t *ctx, const char *key);
 
+/* ---- dynamic processes --------------------------------------------------- */
+
+/** Longest job name tern_spawn writes, with its terminating NUL. */
+#define TERN_JOB_NAME_MAX 256
+
+/**
+ * Start n ranks of the program argv[0] (argv NULL-terminated; looked up in
+ * PATH by the launcher) as a new job, through the launcher's PMIx_Spawn.
+ * env: "NAME=value" entries added to the new ranks' environment (NULL-
+ * terminated, or NULL); wdir: their working directory, or NULL.  Called by
+ * one rank (not collective).  On success the job's name (its PMIx
+ * namespace) is in job[TERN_JOB_NAME_MAX].  All or nothing: when a rank
+ * cannot start, none runs, and the status says why: TERN_ERR_NOT_FOUND (no
+ * such program or directory), TERN_ERR_UNSUPPORTED (the launcher cannot
+ * spawn), TERN_ERR_NO_RESOURCE, TERN_ERR_PMIX (anything else); the
+ * launcher's log names the cause.  The new job is a tern job of its own
+ * (its ranks call tern_init); its end and its ranks' failures reach this
+ * job as PMIx events, never as a failure of this job.
+ */
+tern_status_t tern_spawn(tern_context_t *ctx, const char *const argv[], int n,
+                         const char *const env[], const char *wdir, char job[TERN_JOB_NAME_MAX]);
+
 #ifdef __cplusplus
 }
 #endif
