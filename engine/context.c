@@ -45,7 +45,7 @@ typedef struct init_card {
 } init_card_t;
 
 /* TERN_NETMODS: allowed[i] for registry entry i. */
-static tern_status_t allowed_netmods(const char *list, bool *allowed)
+tern_status_t tern_allowed_netmods(const char *list, bool *allowed)
 {
     int n = tern_netmod_count();
     for (int i = 0; i < n; i++)
@@ -89,7 +89,7 @@ static tern_status_t choose_netmods(tern_context_t *ctx, tern_netmod_inst_t *pro
     bool *allowed = calloc((size_t)nreg + 1, sizeof(*allowed));
     if (allowed == NULL)
         return tern_error(TERN_ERR_NO_MEMORY, "netmod table");
-    tern_status_t st = allowed_netmods(ctx->cfg.netmods, allowed);
+    tern_status_t st = tern_allowed_netmods(ctx->cfg.netmods, allowed);
     for (int r = 0; st == TERN_OK && r < ctx->size; r++) {
         pick[r] = r == ctx->rank ? 0 : -1;
         for (int i = 0; pick[r] < 0 && i < nreg; i++)
@@ -203,6 +203,7 @@ static tern_status_t setup_netmods(tern_context_t *ctx)
 
 static void free_workers(tern_context_t *ctx)
 {
+    tern_jobs_free(ctx);
     for (int k = 0; ctx->workers != NULL && k < ctx->num_workers; k++) {
         tern_worker_t *w = &ctx->workers[k];
         tern_worker_fini(w);
@@ -404,6 +405,8 @@ tern_status_t tern_finalize(tern_context_t *ctx)
         return tern_error(TERN_ERR_INVALID_PARAM,
                           "tern_finalize: %p is not this process's context (finalized twice?)",
                           (void *)ctx);
+    /* Connected jobs first: their sends out, their VCs closed. */
+    tern_jobs_close(ctx);
     /* Drain: every send the netmods still hold must reach the peers' memory
      * before we leave the fence.  Bounded by peer health: a dead peer fails
      * its VC and the netmod drops the queue. */
@@ -456,9 +459,10 @@ tern_worker_t *tern_context_worker(tern_context_t *ctx) { return ctx ? &ctx->wor
 
 const char *tern_peer_netmod(const tern_context_t *ctx, int rank)
 {
-    if (ctx == NULL || rank < 0 || rank >= ctx->size || ctx->workers[0].vcs[rank].nm == NULL)
+    if (ctx == NULL)
         return NULL;
-    return ctx->workers[0].vcs[rank].nm->name;
+    const tern_vc_t *vc = tern_vc_of(&ctx->workers[0], rank);
+    return vc != NULL && vc->nm != NULL ? vc->nm->name : NULL;
 }
 
 const char *tern_worker_key(const tern_worker_t *w, const char *base, char *buf, size_t len)

@@ -232,6 +232,26 @@ static inline void tern_request_release(tern_request_t *r)
     tern_list_push_tail(&r->worker->free_reqs, &r->link);
 }
 
+/* ---- other jobs (tern_connect, engine/connect.c) ------------------------- */
+
+#define TERN_MAX_JOBS 16
+
+/*
+ * Another job this context is connected to: its ranks are the peers
+ * base .. base + size - 1 of every worker (peer ids after the job's own
+ * ranks, never reused).  Its VCs are carried by one netmod that reaches
+ * other jobs (vc_init_remote).  Added by tern_connect, closed by
+ * tern_disconnect, freed with the context.
+ */
+struct tern_job {
+    tern_context_t *ctx;
+    char name[256];
+    int base, size;
+    int nm;                             /* index of the carrying netmod instance */
+    tern_vc_t **vcs;                    /* per worker: size VCs */
+    bool connected;
+};
+
 /* ---- context --------------------------------------------------------------- */
 
 struct tern_context {
@@ -244,7 +264,30 @@ struct tern_context {
      * (shm: the segment mapping); given to each instance's init */
     void *nm_shared[TERN_MAX_NETMODS];
     bool finalizing;
+    /* tern_connect: jobs[0 .. njobs) published with a release store of
+     * njobs (connect.c), read with an acquire load by tern_remote_vc */
+    tern_job_t *jobs[TERN_MAX_JOBS];
+    _Atomic int njobs;
+    int next_base;                      /* peer id of the next job's rank 0 */
 };
+
+/* connect.c: at tern_finalize, close the connected jobs' VCs (drained
+ * first), then free them with the workers */
+void tern_jobs_close(tern_context_t *ctx);
+void tern_jobs_free(tern_context_t *ctx);
+
+/* TERN_NETMODS: allowed[i] for registry entry i (context.c). */
+tern_status_t tern_allowed_netmods(const char *list, bool *allowed);
+
+/* The VC to peer (a rank of this job, or of a connected job), NULL when
+ * peer is neither.  Inline: on every send's path. */
+tern_vc_t *tern_remote_vc(tern_worker_t *w, int peer);
+static inline tern_vc_t *tern_vc_of(tern_worker_t *w, int peer)
+{
+    if (TERN_LIKELY((unsigned)peer < (unsigned)w->ctx->size))
+        return &w->vcs[peer];
+    return peer < 0 ? NULL : tern_remote_vc(w, peer);
+}
 
 /* ---- engine services for netmods ---------------------------------------- */
 
@@ -252,14 +295,19 @@ struct tern_context {
 tern_status_t tern_worker_init(tern_worker_t *w, tern_context_t *ctx, int index);
 void tern_worker_fini(tern_worker_t *w);
 
-/* Block mode: add the netmods' event fds to the worker's epoll set. */
+/* Block mode: add the netmods' event fds to the worker's epoll set (all
+ * initialised ones, or one netmod initialised later). */
 tern_status_t tern_worker_bind_events(tern_worker_t *w);
+tern_status_t tern_worker_bind_netmod(tern_worker_t *w, tern_netmod_inst_t *n);
 
 /* Feed received stream bytes of vc to the engine (any fragmenting). */
 tern_status_t tern_handle_pkt(tern_vc_t *vc, const void *buf, size_t len);
 
 /* Fail vc: every request that depends on it completes with status. */
 void tern_vc_fail(tern_vc_t *vc, tern_status_t status, const char *why);
+/* The same for a VC closed on purpose (tern_disconnect): no warning, and
+ * receives from any source are left posted. */
+void tern_vc_close(tern_vc_t *vc, const char *why);
 
 void tern_request_complete(tern_request_t *req, tern_status_t status);
 

@@ -172,6 +172,7 @@ static const tern_netmod_ops_t default_ops = {
     no_rkey_pack,
     no_rkey_unpack,
     no_counters,
+    NULL,               /* vc_init_remote: other jobs are not reached */
 };
 
 /* The slots of ops, in declaration order, as generic pointers. */

@@ -124,6 +124,13 @@ struct tern_netmod_ops {
     /* Counters for tern_worker_counters: up to max into out, returns how
      * many the instance has (names static, "<netmod>.<what>"). */
     int (*counters)(void *state, tern_counter_t *out, int max);
+
+    /* tern_connect (engine/connect.c): vc is the VC to rank `rank` of the
+     * other job nspace (vc->rank its peer id); read that rank's card with
+     * tern_pmix_get_of and get ready to connect to it, or to be connected
+     * from it.  Called after the jobs' PMIx_Connect; the jobs fence before
+     * anything is sent.  NULL: this netmod cannot reach other jobs. */
+    tern_status_t (*vc_init_remote)(void *state, tern_vc_t *vc, const char *nspace, int rank);
 };
 
 /* What a netmod declares about itself (TERN_NETMOD_DEFINE). */

@@ -84,9 +84,7 @@ static tern_status_t reap(tern_request_t *r, tern_recv_info_t *info)
     tern_status_t st = r->status;
     /* A request failed with its VC: its message, not whichever failed last. */
     if (TERN_UNLIKELY(st < 0)) {
-        tern_context_t *ctx = r->worker->ctx;
-        const tern_vc_t *vc = r->vc ? r->vc
-                              : (r->peer >= 0 && r->peer < ctx->size) ? &r->worker->vcs[r->peer] : NULL;
+        const tern_vc_t *vc = r->vc ? r->vc : tern_vc_of(r->worker, r->peer);
         if (vc != NULL && vc->state == TERN_VC_FAILED && vc->fail_msg != NULL &&
             st == vc->fail_status)
             tern_error(st, "%s", vc->fail_msg);
@@ -146,7 +144,21 @@ tern_status_t tern_waitall(tern_worker_t *w, tern_request_t **reqs, size_t n)
 }
 
 /* Complete every request that depends on vc with status; see engine_internal.h. */
+static void vc_end(tern_vc_t *vc, tern_status_t status, const char *why, bool failed);
+
 void tern_vc_fail(tern_vc_t *vc, tern_status_t status, const char *why)
+{
+    vc_end(vc, status, why, true);
+}
+
+/* A VC closed on purpose (tern_disconnect: its queues drained): no
+ * warning, and receives from any source stay posted. */
+void tern_vc_close(tern_vc_t *vc, const char *why)
+{
+    vc_end(vc, TERN_ERR_PEER_FAILED, why, false);
+}
+
+static void vc_end(tern_vc_t *vc, tern_status_t status, const char *why, bool failed)
 {
     if (vc->state == TERN_VC_FAILED)
         return;
@@ -155,9 +167,11 @@ void tern_vc_fail(tern_vc_t *vc, tern_status_t status, const char *why)
     snprintf(cause, sizeof(cause), "%s", why); /* why may be tern_last_error() itself */
     vc->state = TERN_VC_FAILED;
     vc->fail_status = status;
-    tern_error(status, "connection to rank %d failed: %s", vc->rank, cause);
+    tern_error(status, "connection to rank %d %s: %s", vc->rank, failed ? "failed" : "closed",
+               cause);
     vc->fail_msg = strdup(tern_last_error()); /* NULL only costs the detail */
-    tern_warn("connection to rank %d failed: %s", vc->rank, cause);
+    if (failed)
+        tern_warn("connection to rank %d failed: %s", vc->rank, cause);
     /* The netmod drops its queues: requests it owns alone fail there. */
     if (vc->nm->vc_destroy != NULL)
         vc->nm->vc_destroy(vc);
@@ -187,7 +201,7 @@ void tern_vc_fail(tern_vc_t *vc, tern_status_t status, const char *why)
         tern_list_for_each_safe(pos, tmp, &w->posted)
         {
             tern_request_t *r = TERN_CONTAINER_OF(pos, tern_request_t, link);
-            if (r->match_src == vc->rank || r->match_src == TERN_ANY_SOURCE) {
+            if (r->match_src == vc->rank || (failed && r->match_src == TERN_ANY_SOURCE)) {
                 tern_list_del(pos);
                 r->flags &= ~(uint32_t)TERN_REQF_POSTED;
                 r->peer = vc->rank;

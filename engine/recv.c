@@ -47,14 +47,16 @@ static tern_status_t check_args(tern_worker_t *w, int src, int tag, tern_request
         return tern_error(TERN_ERR_INVALID_PARAM, "receive: worker is NULL");
     if (req == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "receive: request pointer is NULL");
-    if (src != TERN_ANY_SOURCE && (src < 0 || src >= w->ctx->size))
-        return tern_error(TERN_ERR_INVALID_RANK, "receive from rank %d: job has ranks 0..%d", src,
-                          w->ctx->size - 1);
+    tern_vc_t *vc = src != TERN_ANY_SOURCE ? tern_vc_of(w, src) : NULL;
+    if (src != TERN_ANY_SOURCE && vc == NULL)
+        return tern_error(TERN_ERR_INVALID_RANK, "receive from rank %d: job has ranks 0..%d%s",
+                          src, w->ctx->size - 1,
+                          src >= w->ctx->size ? " and it is no rank of a connected job" : "");
     if (tag != TERN_ANY_TAG && tag < 0)
         return tern_error(TERN_ERR_INVALID_TAG, "receive tag %d: tags are 0..%d or TERN_ANY_TAG",
                           tag, TERN_TAG_MAX);
-    if (src != TERN_ANY_SOURCE && w->vcs[src].state == TERN_VC_FAILED)
-        return tern_error(w->vcs[src].fail_status, "receive from rank %d: %s", src,
+    if (vc != NULL && vc->state == TERN_VC_FAILED)
+        return tern_error(vc->fail_status, "receive from rank %d: %s", src,
                           "its connection has failed");
     return TERN_OK;
 }

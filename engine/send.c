@@ -17,13 +17,14 @@ static tern_status_t check_args(tern_worker_t *w, int dest, int tag, tern_reques
         return tern_error(TERN_ERR_INVALID_PARAM, "send: worker is NULL");
     if (req == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "send: request pointer is NULL");
-    if (dest < 0 || dest >= w->ctx->size)
-        return tern_error(TERN_ERR_INVALID_RANK, "send to rank %d: job has ranks 0..%d", dest,
-                          w->ctx->size - 1);
+    tern_vc_t *vc = tern_vc_of(w, dest);
+    if (vc == NULL)
+        return tern_error(TERN_ERR_INVALID_RANK, "send to rank %d: job has ranks 0..%d%s", dest,
+                          w->ctx->size - 1,
+                          dest >= w->ctx->size ? " and it is no rank of a connected job" : "");
     if (tag < 0)
         return tern_error(TERN_ERR_INVALID_TAG, "send tag %d: tags are 0..%d (no wildcard)", tag,
                           TERN_TAG_MAX);
-    tern_vc_t *vc = &w->vcs[dest];
     if (vc->state != TERN_VC_ACTIVE)
         return tern_error(vc->state == TERN_VC_FAILED ? vc->fail_status : TERN_ERR_PEER_FAILED,
                           "send to rank %d: its connection is %s", dest,
@@ -77,7 +78,7 @@ static tern_status_t start_rndv(tern_vc_t *vc, tern_request_t *s, int tag, uint1
 static tern_status_t do_send(tern_worker_t *w, const struct iovec *iov, int iovcnt, bool contig,
                              size_t len, int dest, int tag, uint16_t space, tern_request_t **req)
 {
-    tern_vc_t *vc = &w->vcs[dest];
+    tern_vc_t *vc = tern_vc_of(w, dest);
     *req = NULL;
 
     /* (an eager contiguous send never gets here: tern_isend sends it) */
@@ -127,7 +128,7 @@ tern_status_t tern_isend(tern_worker_t *w, const void *buf, size_t len, int dest
         return st;
     if (buf == NULL && len > 0)
         return tern_error(TERN_ERR_INVALID_PARAM, "send of %zu bytes from a NULL buffer", len);
-    tern_vc_t *vc = &w->vcs[dest];
+    tern_vc_t *vc = tern_vc_of(w, dest);
     if (TERN_LIKELY(len <= vc->eager_limit)) {
         /* eager, contiguous: straight to the netmod */
         tern_pkt_hdr_t h = {.type = TERN_PKT_EAGER, .space = space, .tag = tag, .len = len};

@@ -68,19 +68,27 @@ void tern_worker_fini(tern_worker_t *w)
     w->epfd = w->wake_fd = -1;
 }
 
+tern_status_t tern_worker_bind_netmod(tern_worker_t *w, tern_netmod_inst_t *n)
+{
+    int fd = n->ops.wait_fd(n->state);
+    if (fd < 0)
+        return TERN_OK;
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = n};
+    if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
+        return tern_error(TERN_ERR_IO, "netmod %s: adding its event fd %d to the worker's "
+                          "epoll set: %s", n->name, fd, strerror(errno));
+    return TERN_OK;
+}
+
 tern_status_t tern_worker_bind_events(tern_worker_t *w)
 {
     for (int i = 0; i < w->num_netmods; i++) {
         tern_netmod_inst_t *n = &w->netmods[i];
         if (!n->initialized)
             continue;
-        int fd = n->ops.wait_fd(n->state);
-        if (fd < 0)
-            continue;
-        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = n};
-        if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
-            return tern_error(TERN_ERR_IO, "netmod %s: adding its event fd %d to the worker's "
-                              "epoll set: %s", n->name, fd, strerror(errno));
+        tern_status_t st = tern_worker_bind_netmod(w, n);
+        if (st != TERN_OK)
+            return st;
     }
     return TERN_OK;
 }

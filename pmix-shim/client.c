@@ -471,9 +471,16 @@ tern_status_t tern_pmix_fence_timed(tern_pmix_t *p, unsigned timeout_ms)
 
 tern_status_t tern_pmix_get(tern_pmix_t *p, int rank, const char *key, void **data, size_t *len)
 {
+    return tern_pmix_get_of(p, p->nspace, rank, key, data, len);
+}
+
+tern_status_t tern_pmix_get_of(tern_pmix_t *p, const char *nspace, int rank, const char *key,
+                               void **data, size_t *len)
+{
     pmix_proc_t who;
     pmix_value_t *val = NULL;
-    PMIX_LOAD_PROCID(&who, p->nspace, (pmix_rank_t)rank);
+    (void)p;
+    PMIX_LOAD_PROCID(&who, nspace, (pmix_rank_t)rank);
     pmix_status_t rc = PMIx_Get(&who, key, NULL, 0, &val);
     if (rc != PMIX_SUCCESS || val == NULL)
         return tern_error(TERN_ERR_PMIX, "PMIx_Get(%s) of rank %d: %s", key, rank,
@@ -603,4 +610,61 @@ tern_status_t tern_pmix_spawn(tern_pmix_t *p, const char *const argv[], int n,
         PMIX_INFO_DESTRUCT(&info);
     PMIX_APP_DESTRUCT(&app);
     return st;
+}
+
+/* ---- other jobs (tern_connect) ---------------------------------------- */
+
+tern_status_t tern_pmix_job_size_of(tern_pmix_t *p, const char *nspace, int *size)
+{
+    pmix_proc_t who;
+    uint32_t n = 0;
+    (void)p;
+    PMIX_LOAD_PROCID(&who, nspace, PMIX_RANK_WILDCARD);
+    tern_status_t st = get_u32(&who, PMIX_JOB_SIZE, &n);
+    if (st != TERN_OK)
+        return tern_error(TERN_ERR_NOT_FOUND, "job %s: no such job known to the launcher (%s)",
+                          nspace, tern_last_error());
+    *size = (int)n;
+    return TERN_OK;
+}
+
+tern_status_t tern_pmix_commit(tern_pmix_t *p)
+{
+    (void)p;
+    pmix_status_t rc = PMIx_Commit();
+    if (rc != PMIX_SUCCESS)
+        return tern_error(TERN_ERR_PMIX, "PMIx_Commit: %s", PMIx_Error_string(rc));
+    return TERN_OK;
+}
+
+/* every rank of this job and of nspace */
+static void both_jobs(const tern_pmix_t *p, const char *nspace, pmix_proc_t procs[2])
+{
+    PMIX_LOAD_PROCID(&procs[0], p->nspace, PMIX_RANK_WILDCARD);
+    PMIX_LOAD_PROCID(&procs[1], nspace, PMIX_RANK_WILDCARD);
+}
+
+tern_status_t tern_pmix_connect(tern_pmix_t *p, const char *nspace, tern_pmix_collective_t what)
+{
+    pmix_proc_t procs[2];
+    pmix_status_t rc;
+    const char *name = "PMIx_Connect";
+    both_jobs(p, nspace, procs);
+    switch (what) {
+    case TERN_PMIX_CONNECT:
+        rc = PMIx_Connect(procs, 2, NULL, 0);
+        break;
+    case TERN_PMIX_DISCONNECT:
+        name = "PMIx_Disconnect";
+        rc = PMIx_Disconnect(procs, 2, NULL, 0);
+        break;
+    default:
+        name = "PMIx_Fence";
+        rc = PMIx_Fence(procs, 2, NULL, 0);
+        break;
+    }
+    if (rc != PMIX_SUCCESS)
+        return tern_error(rc == PMIX_ERR_NOT_SUPPORTED ? TERN_ERR_UNSUPPORTED : TERN_ERR_PMIX,
+                          "%s of %s with %s: %s", name, p->nspace, nspace, PMIx_Error_string(rc));
+    return TERN_OK;
 }

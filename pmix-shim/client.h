@@ -61,6 +61,18 @@ tern_status_t tern_pmix_fence_timed(tern_pmix_t *p, unsigned timeout_ms);
 
 /* PMIx_Get of rank's key; *data is malloc'd (caller frees). */
 tern_status_t tern_pmix_get(tern_pmix_t *p, int rank, const char *key, void **data, size_t *len);
+/* the same from a rank of another job (known to the launcher, e.g. connected) */
+tern_status_t tern_pmix_get_of(tern_pmix_t *p, const char *nspace, int rank, const char *key,
+                               void **data, size_t *len);
+
+/* Other jobs (tern_connect): job_size_of reads nspace's PMIX_JOB_SIZE
+ * (TERN_ERR_NOT_FOUND for a job the launcher does not know); commit makes
+ * this rank's puts readable; connect runs PMIx_Connect, PMIx_Disconnect or
+ * a PMIx_Fence over every rank of both jobs (collective over both). */
+tern_status_t tern_pmix_job_size_of(tern_pmix_t *p, const char *nspace, int *size);
+tern_status_t tern_pmix_commit(tern_pmix_t *p);
+typedef enum { TERN_PMIX_CONNECT, TERN_PMIX_DISCONNECT, TERN_PMIX_FENCE_BOTH } tern_pmix_collective_t;
+tern_status_t tern_pmix_connect(tern_pmix_t *p, const char *nspace, tern_pmix_collective_t what);
 
 tern_status_t tern_pmix_publish(tern_pmix_t *p, const char *key, const char *value);
 tern_status_t tern_pmix_lookup(tern_pmix_t *p, const char *key, char **value);

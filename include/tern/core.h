@@ -53,6 +53,7 @@ extern "C" {
 
 typedef struct tern_context tern_context_t;
 typedef struct tern_worker tern_worker_t;
+typedef struct tern_job tern_job_t;
 typedef struct tern_request tern_request_t;
 
 #define TERN_ANY_SOURCE (-1)
@@ -270,6 +271,40 @@ tern_status_t tern_unpublish(tern_context_t *ctx, const char *key);
  */
 tern_status_t tern_spawn(tern_context_t *ctx, const char *const argv[], int n,
                          const char *const env[], const char *wdir, char job[TERN_JOB_NAME_MAX]);
+
+/** This job's name (its PMIx namespace), for the other side's tern_connect. */
+const char *tern_job_name(const tern_context_t *ctx);
+
+/**
+ * Wire this job to the ranks of job `name` (a job tern_spawn started, or one
+ * found with tern_lookup).  Collective over every rank of both jobs: each
+ * side calls tern_connect with the other's name.  On success *job is a
+ * handle whose ranks are reached with the usual calls: the peer id of its
+ * rank r is tern_job_peer(*job, r) (ids after this job's own ranks), to be
+ * used as dest / src of tern_isend, tern_irecv ..., and the source of a
+ * message received from it.  The other job's VCs are carried by a netmod
+ * that reaches other jobs (tcp; on every worker), so the death of one of
+ * its ranks fails only the VC to that rank (TERN_ERR_PEER_FAILED).
+ * TERN_ERR_NOT_FOUND for a job the launcher does not know,
+ * TERN_ERR_UNSUPPORTED when no built and allowed netmod reaches other jobs
+ * or the launcher cannot connect jobs.  Not thread-safe: no other thread
+ * may use the context's workers during the call.
+ */
+tern_status_t tern_connect(tern_context_t *ctx, const char *name, tern_job_t **job);
+
+/** Ranks of a connected job (0 for NULL). */
+int tern_job_size(const tern_job_t *job);
+
+/** Peer id of rank of a connected job; -1 when out of range or disconnected. */
+int tern_job_peer(const tern_job_t *job, int rank);
+
+/**
+ * Close the VCs to job's ranks once the sends queued on them are out, then
+ * disconnect the jobs (collective over both, like tern_connect).  Its peer
+ * ids are invalid afterwards (TERN_ERR_INVALID_RANK); the handle stays
+ * readable until tern_finalize.  Not thread-safe, as tern_connect.
+ */
+tern_status_t tern_disconnect(tern_job_t *job);
 
 #ifdef __cplusplus
 }

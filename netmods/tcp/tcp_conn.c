@@ -32,6 +32,29 @@ bool tern_tcp_hello_valid(const tern_tcp_hello_t *h, int size, int me)
            h->rank < size && h->rank != me;
 }
 
+uint32_t tern_tcp_job_hash(const char *name)
+{
+    uint32_t h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    return h;
+}
+
+tern_tcp_vc_t *tern_tcp_vc_of_hello(tern_tcp_t *t, const tern_tcp_hello_t *h)
+{
+    if (h->job == t->job) {
+        if (!tern_tcp_hello_valid(h, t->ctx->size, t->ctx->rank) || t->vcs[h->rank].vc == NULL)
+            return NULL;
+        return &t->vcs[h->rank];
+    }
+    if (h->magic != TERN_TCP_MAGIC || h->version != TERN_TCP_VERSION)
+        return NULL;
+    for (int i = 0; i < t->nremote; i++)
+        if (t->remote[i]->job == h->job && t->remote[i]->peer_rank == h->rank)
+            return t->remote[i];
+    return NULL;
+}
+
 /* Any accept value but 0 accepts (what version 1 peers send is 0 or 1). */
 enum tern_tcp_verdict_kind tern_tcp_verdict_decode(const tern_tcp_verdict_t *v)
 {
@@ -119,6 +142,18 @@ void tern_tcp_vc_lost(tern_tcp_vc_t *tv, tern_status_t st, const char *what)
 /* c now carries tv's stream: poll reads it directly from now on. */
 static void connected(tern_tcp_t *t, tern_tcp_vc_t *tv, tern_tcp_conn_t *c)
 {
+    if (t->nlive == t->live_cap) { /* a connected job's VC beyond the table */
+        int cap = t->live_cap ? 2 * t->live_cap : 8;
+        tern_tcp_vc_t **live = realloc(t->live, (size_t)cap * sizeof(*live));
+        if (live == NULL) {
+            tern_error(TERN_ERR_NO_MEMORY, "tcp: table of %d connected VCs", cap);
+            tern_tcp_conn_drop(t, c);
+            tern_tcp_vc_lost(tv, TERN_ERR_NO_MEMORY, "connection");
+            return;
+        }
+        t->live = live;
+        t->live_cap = cap;
+    }
     set_kind(t, c, TCP_CONN_DATA);
     c->tv = tv;
     tv->data = c;
@@ -133,15 +168,17 @@ static void connected(tern_tcp_t *t, tern_tcp_vc_t *tv, tern_tcp_conn_t *c)
 static void on_hello(tern_tcp_t *t, tern_tcp_conn_t *c, const tern_sock_event_t *ev)
 {
     const tern_tcp_hello_t *h = &c->hs.hello;
-    if (ev->status != TERN_OK || !tern_tcp_hello_valid(h, t->ctx->size, t->ctx->rank) ||
-        t->vcs[h->rank].vc == NULL) {
-        tern_error(TERN_ERR_MALFORMED, "tcp: a connection sent no valid HELLO (rank %d)", h->rank);
+    tern_tcp_vc_t *tv = ev->status == TERN_OK ? tern_tcp_vc_of_hello(t, h) : NULL;
+    if (tv == NULL) {
+        tern_error(TERN_ERR_MALFORMED, "tcp: a connection sent no valid HELLO (rank %d, job "
+                   "%08x)", h->rank, h->job);
         tern_tcp_conn_drop(t, c);
         return;
     }
-    tern_tcp_vc_t *tv = &t->vcs[h->rank];
+    /* simultaneous connects: the lower (job, rank) wins */
+    bool lower = h->job < t->job || (h->job == t->job && h->rank < t->ctx->rank);
     int accept = tv->state != TCP_VC_CONNECTED && tv->vc->state != TERN_VC_FAILED &&
-                 (tv->out == NULL || h->rank < t->ctx->rank);
+                 (tv->out == NULL || lower);
     tern_tcp_verdict_t v = {.magic = TERN_TCP_MAGIC, .accept = (uint32_t)accept};
     struct iovec iov = {&v, sizeof(v)};
     size_t nb = 0;
@@ -156,7 +193,7 @@ static void on_hello(tern_tcp_t *t, tern_tcp_conn_t *c, const tern_sock_event_t 
         tern_tcp_conn_drop(t, c);
 }
 
-static void on_connect(tern_tcp_conn_t *c, const tern_sock_event_t *ev, int myrank)
+static void on_connect(tern_tcp_conn_t *c, const tern_sock_event_t *ev, int myrank, uint32_t job)
 {
     tern_tcp_vc_t *tv = c->tv;
     if (ev->status != TERN_OK) {
@@ -165,7 +202,7 @@ static void on_connect(tern_tcp_conn_t *c, const tern_sock_event_t *ev, int myra
         return;
     }
     c->hs.hello = (tern_tcp_hello_t){.magic = TERN_TCP_MAGIC, .version = TERN_TCP_VERSION,
-                                     .rank = myrank};
+                                     .rank = myrank, .job = job};
     struct iovec iov = {&c->hs.hello, sizeof(c->hs.hello)};
     size_t nb = 0;
     tern_status_t st = tern_sock_writev(c->sock, &iov, 1, &nb);
@@ -227,7 +264,7 @@ void tern_tcp_handle_event(tern_tcp_t *t, const tern_sock_event_t *ev)
         on_accept(t, c);
         break;
     case TERN_SOCK_OP_CONNECT:
-        on_connect(c, ev, t->ctx->rank);
+        on_connect(c, ev, t->ctx->rank, t->job);
         break;
     case TERN_SOCK_OP_READ:
         if (c->kind == TCP_CONN_HELLO) {

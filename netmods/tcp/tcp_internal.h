@@ -2,12 +2,15 @@
  * tcp netmod: state, wire formats of the card and the connection handshake.
  *
  * Connections are made lazily, on the first send in either direction.  A
- * connector sends HELLO {magic, version, rank} and writes no data until the
- * acceptor's VERDICT arrives.  When both sides connect at once, the
- * connection initiated by the lower rank wins: the higher rank's acceptor
- * says yes to it, the lower rank's acceptor says no to the other one, and
- * the rejected connector closes its socket and uses the accepted one.
- * Every byte of a VC's stream therefore travels on one socket, in order.
+ * connector sends HELLO {magic, version, rank, job} and writes no data
+ * until the acceptor's VERDICT arrives.  job is a 32-bit FNV-1a hash of
+ * the connector's job name (PMIx namespace): the acceptor finds the VC by
+ * (job, rank), its own job's or a connected one's (tern_connect).  When
+ * both sides connect at once, the connection initiated by the lower
+ * (job, rank) wins: the higher one's acceptor says yes to it, the lower
+ * one's acceptor says no to the other one, and the rejected connector
+ * closes its socket and uses the accepted one.  Every byte of a VC's
+ * stream therefore travels on one socket, in order.
  */
 #ifndef TERN_TCP_INTERNAL_H
 #define TERN_TCP_INTERNAL_H
@@ -33,7 +36,7 @@ typedef struct tern_tcp_hello {
     uint32_t magic;
     uint32_t version;
     int32_t rank;
-    uint32_t reserved;
+    uint32_t job;             /* tern_tcp_job_hash of the connector's job */
 } tern_tcp_hello_t;
 
 typedef struct tern_tcp_verdict {
@@ -67,6 +70,8 @@ enum tern_tcp_vc_state { TCP_VC_IDLE = 0, TCP_VC_CONNECTING, TCP_VC_CONNECTED };
 
 struct tern_tcp_vc {
     tern_vc_t *vc;
+    uint32_t job;             /* the peer's job (hash), and its rank there */
+    int peer_rank;
     enum tern_tcp_vc_state state;
     tern_tcp_conn_t *data;    /* the socket carrying the stream, once connected */
     tern_tcp_conn_t *out;     /* our connection attempt, while pending */
@@ -89,9 +94,12 @@ typedef struct tern_tcp {
     tern_tcp_conn_t *listener;
     tern_list_t conns;
     int port;
+    uint32_t job;             /* hash of this job's name */
     tern_tcp_vc_t *vcs;       /* by rank */
+    tern_tcp_vc_t **remote;   /* VCs to connected jobs' ranks (own allocations) */
+    int nremote, remote_cap;
     tern_tcp_vc_t **live;     /* connected VCs: read directly in poll */
-    int nlive;
+    int nlive, live_cap;
     int nhandshake;           /* connections in HELLO / VERDICT: need socket events */
     int nwriting;             /* posted writevs pending: need socket events */
     unsigned polls;
@@ -112,6 +120,11 @@ tern_status_t tern_tcp_card_check(const void *data, size_t len, int rank, tern_t
 /* Is h a HELLO of this version from another rank of a job of size ranks
  * (me: the receiving rank)? */
 bool tern_tcp_hello_valid(const tern_tcp_hello_t *h, int size, int me);
+/* 32-bit FNV-1a of a job name: the job field of HELLO */
+uint32_t tern_tcp_job_hash(const char *name);
+/* The VC a HELLO names: of this job (h->job == t->job, checked as above) or
+ * of a connected job; NULL when none. */
+tern_tcp_vc_t *tern_tcp_vc_of_hello(tern_tcp_t *t, const tern_tcp_hello_t *h);
 enum tern_tcp_verdict_kind { TCP_VERDICT_INVALID = 0, TCP_VERDICT_ACCEPT, TCP_VERDICT_REJECT };
 enum tern_tcp_verdict_kind tern_tcp_verdict_decode(const tern_tcp_verdict_t *v);
 

@@ -106,6 +106,8 @@ static tern_status_t tcp_init(tern_worker_t *w, const void *config, void **share
     t->live = calloc((size_t)ctx->size, sizeof(*t->live));
     if (t->vcs == NULL || t->live == NULL)
         return tern_error(TERN_ERR_NO_MEMORY, "tcp VC table for %d ranks", ctx->size);
+    t->live_cap = ctx->size;
+    t->job = tern_tcp_job_hash(ctx->pmix.nspace);
     tern_status_t st = tern_sock_set_create(&t->set);
     if (st != TERN_OK)
         return st;
@@ -142,8 +144,54 @@ static tern_status_t tcp_vc_init(void *state, tern_vc_t *vc)
     if (st != TERN_OK)
         return st;
     tv->vc = vc;
+    tv->job = t->job;
+    tv->peer_rank = vc->rank;
     tern_list_init(&tv->sendq);
     vc->nm_vc = tv;
+    return TERN_OK;
+}
+
+/* tern_connect: rank of job nspace.  Its HELLO names that job's hash, by
+ * which on_hello finds this VC. */
+static tern_status_t tcp_vc_init_remote(void *state, tern_vc_t *vc, const char *nspace, int rank)
+{
+    tern_tcp_t *t = state;
+    uint32_t job = tern_tcp_job_hash(nspace);
+    if (job == t->job)
+        return tern_error(TERN_ERR_UNSUPPORTED, "tcp: jobs %s and %s have the same name hash "
+                          "%08x: they cannot tell each other's connections apart",
+                          t->ctx->pmix.nspace, nspace, job);
+    if (t->nremote == t->remote_cap) {
+        int cap = t->remote_cap ? 2 * t->remote_cap : 16;
+        tern_tcp_vc_t **r = realloc(t->remote, (size_t)cap * sizeof(*r));
+        if (r == NULL)
+            return tern_error(TERN_ERR_NO_MEMORY, "tcp: table of %d VCs to other jobs", cap);
+        t->remote = r;
+        t->remote_cap = cap;
+    }
+    tern_tcp_vc_t *tv = calloc(1, sizeof(*tv));
+    if (tv == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "tcp: VC to %s rank %d", nspace, rank);
+    void *data;
+    size_t len;
+    char key[64];
+    tern_status_t st = tern_pmix_get_of(&t->ctx->pmix, nspace, rank,
+                                        tern_worker_key(t->worker, TCP_CARD_KEY, key, sizeof(key)),
+                                        &data, &len);
+    if (st == TERN_OK) {
+        st = tern_tcp_card_check(data, len, rank, &tv->card);
+        free(data);
+    }
+    if (st != TERN_OK) {
+        free(tv);
+        return st;
+    }
+    tv->vc = vc;
+    tv->job = job;
+    tv->peer_rank = rank;
+    tern_list_init(&tv->sendq);
+    vc->nm_vc = tv;
+    t->remote[t->nremote++] = tv;
     return TERN_OK;
 }
 
@@ -235,6 +283,9 @@ static tern_status_t tcp_finalize(void *state)
     while (t->conns.next != NULL && (c = tern_list_pop_head(&t->conns)) != NULL)
         free(TERN_CONTAINER_OF(c, tern_tcp_conn_t, link));
     free(t->vcs);
+    for (int i = 0; i < t->nremote; i++)
+        free(t->remote[i]);
+    free(t->remote);
     free(t->live);
     free(t);
     return TERN_OK;
@@ -280,6 +331,7 @@ static const tern_netmod_ops_t tcp_ops = {
     .poll = tcp_poll,
     .wait_fd = tcp_wait_fd,
     .arm = tcp_arm,
+    .vc_init_remote = tcp_vc_init_remote,
 };
 
 static const tern_netmod_desc_t tcp_netmod = {

@@ -1,0 +1,277 @@
+/*
+ * Other jobs: tern_connect / tern_disconnect (dynamic processes).
+ *
+ * A connected job's ranks get VCs on every worker, with peer ids after
+ * this job's ranks (tern_job_peer), carried by the first netmod in
+ * priority order that is allowed (TERN_NETMODS) and reaches other jobs
+ * (vc_init_remote: tcp).  That netmod may not have been needed by this
+ * job's own ranks (one node: all shm): it is then initialised here, on
+ * every worker, and its card put.  The sequence, collective over both
+ * jobs:
+ *
+ *   init the netmod where needed, PMIx_Commit (our cards readable)
+ *   PMIx_Connect of both jobs
+ *   vc_init_remote for each of their ranks (reads its card)
+ *   publish the job (jobs[], then njobs with a release store)
+ *   PMIx_Fence of both jobs: nobody sends before the other side's VCs exist
+ *
+ * Peer ids are never reused: a disconnected job keeps its range (and its
+ * structure, until tern_finalize) so that a late lookup finds it closed.
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine_internal.h"
+#include "engine/log.h"
+#include "engine/netmod.h"
+
+tern_vc_t *tern_remote_vc(tern_worker_t *w, int peer)
+{
+    tern_context_t *ctx = w->ctx;
+    /* A: pairs with the release store in tern_connect: jobs[i] for i <
+     * njobs is fully built when read */
+    int n = atomic_load_explicit(&ctx->njobs, memory_order_acquire);
+    for (int i = 0; i < n; i++) {
+        tern_job_t *job = ctx->jobs[i];
+        if (peer >= job->base && peer < job->base + job->size)
+            return job->connected ? &job->vcs[w->index][peer - job->base] : NULL;
+    }
+    return NULL;
+}
+
+const char *tern_job_name(const tern_context_t *ctx)
+{
+    return ctx != NULL ? ctx->pmix.nspace : NULL;
+}
+
+int tern_job_size(const tern_job_t *job) { return job != NULL ? job->size : 0; }
+
+int tern_job_peer(const tern_job_t *job, int rank)
+{
+    if (job == NULL || !job->connected || rank < 0 || rank >= job->size)
+        return -1;
+    return job->base + rank;
+}
+
+/* The registry index + 1 (instance index) of the netmod for other jobs. */
+static tern_status_t pick_netmod(tern_context_t *ctx, int *out)
+{
+    int nreg = tern_netmod_count();
+    bool allowed[TERN_MAX_NETMODS + 1];
+    tern_status_t st = tern_allowed_netmods(ctx->cfg.netmods, allowed);
+    if (st != TERN_OK)
+        return st;
+    for (int i = 0; i < nreg; i++) {
+        const tern_netmod_desc_t *d = tern_netmod_get(i);
+        if (allowed[i] && d->ops->size >= offsetof(tern_netmod_ops_t, vc_init_remote) +
+                                               sizeof(d->ops->vc_init_remote) &&
+            d->ops->vc_init_remote != NULL && (d->unavailable == NULL || d->unavailable() == NULL)) {
+            *out = 1 + i;
+            return TERN_OK;
+        }
+    }
+    return tern_error(TERN_ERR_UNSUPPORTED,
+                      "tern_connect: no netmod reaches other jobs here (tcp does; netmods "
+                      "built: %s%s%s)", tern_netmod_names(),
+                      ctx->cfg.netmods[0] ? ", TERN_NETMODS=" : "", ctx->cfg.netmods);
+}
+
+/* Netmod nm of worker w, initialised if this job's ranks did not need it. */
+static tern_status_t ensure_netmod(tern_worker_t *w, int nm)
+{
+    tern_netmod_inst_t *n = &w->netmods[nm];
+    if (n->initialized)
+        return TERN_OK;
+    n->initialized = true; /* finalize is called even after a failed init */
+    tern_status_t st = n->ops.init(w, n->config, &w->ctx->nm_shared[nm - 1], &n->state);
+    if (st != TERN_OK)
+        return st;
+    if (n->ops.get_ordering(n->state) != 1)
+        return tern_error(TERN_ERR_UNSUPPORTED, "netmod %s: no ordered stream per VC", n->name);
+    if (n->ops.poll != NULL)
+        w->pollers[w->num_pollers++] = n;
+    return tern_worker_bind_netmod(w, n);
+}
+
+static void job_free(tern_job_t *job)
+{
+    for (int k = 0; job->vcs != NULL && k < job->ctx->num_workers; k++) {
+        for (int r = 0; job->vcs[k] != NULL && r < job->size; r++)
+            free(job->vcs[k][r].fail_msg);
+        free(job->vcs[k]);
+    }
+    free(job->vcs);
+    free(job);
+}
+
+void tern_jobs_free(tern_context_t *ctx)
+{
+    int n = atomic_load_explicit(&ctx->njobs, memory_order_relaxed);
+    for (int i = 0; i < n; i++)
+        job_free(ctx->jobs[i]);
+    atomic_store_explicit(&ctx->njobs, 0, memory_order_relaxed);
+}
+
+static tern_job_t *job_new(tern_context_t *ctx, const char *name, int size, int nm)
+{
+    tern_job_t *job = calloc(1, sizeof(*job));
+    if (job == NULL)
+        return NULL;
+    job->ctx = ctx;
+    snprintf(job->name, sizeof(job->name), "%s", name);
+    job->size = size;
+    job->base = ctx->next_base;
+    job->nm = nm;
+    job->vcs = calloc((size_t)ctx->num_workers, sizeof(*job->vcs));
+    for (int k = 0; job->vcs != NULL && k < ctx->num_workers; k++) {
+        tern_worker_t *w = &ctx->workers[k];
+        tern_netmod_inst_t *n = &w->netmods[nm];
+        job->vcs[k] = calloc((size_t)size, sizeof(**job->vcs));
+        if (job->vcs[k] == NULL)
+            break;
+        for (int r = 0; r < size; r++) {
+            tern_vc_t *vc = &job->vcs[k][r];
+            vc->rank = job->base + r;
+            vc->worker = w;
+            vc->eager_limit = ctx->cfg.eager_limit;
+            tern_list_init(&vc->lmt_wait);
+            vc->nm = &n->ops;
+            vc->nm_state = n->state;
+        }
+    }
+    if (job->vcs == NULL || job->vcs[ctx->num_workers - 1] == NULL) {
+        job_free(job);
+        return NULL;
+    }
+    return job;
+}
+
+tern_status_t tern_connect(tern_context_t *ctx, const char *name, tern_job_t **out)
+{
+    if (ctx == NULL || name == NULL || name[0] == '\0' || out == NULL)
+        return tern_error(TERN_ERR_INVALID_PARAM, "tern_connect: NULL context, name or handle");
+    *out = NULL;
+    if (!ctx->pmix.initialized)
+        return tern_error(TERN_ERR_UNSUPPORTED, "tern_connect: not started by a PMIx launcher");
+    if (strcmp(name, ctx->pmix.nspace) == 0)
+        return tern_error(TERN_ERR_INVALID_PARAM, "tern_connect: %s is this job", name);
+    int njobs = atomic_load_explicit(&ctx->njobs, memory_order_relaxed);
+    for (int i = 0; i < njobs; i++)
+        if (ctx->jobs[i]->connected && strcmp(ctx->jobs[i]->name, name) == 0)
+            return tern_error(TERN_ERR_INVALID_PARAM, "tern_connect: already connected to %s",
+                              name);
+    if (njobs == TERN_MAX_JOBS)
+        return tern_error(TERN_ERR_NO_RESOURCE, "tern_connect: %d jobs connected already",
+                          TERN_MAX_JOBS);
+    if (ctx->next_base == 0)
+        ctx->next_base = ctx->size;
+    int size = 0, nm = 0;
+    tern_status_t st = tern_pmix_job_size_of(&ctx->pmix, name, &size);
+    if (st == TERN_OK && (size < 1 || size > (1 << 30) - ctx->next_base))
+        st = tern_error(TERN_ERR_MALFORMED, "tern_connect: job %s has %d ranks", name, size);
+    if (st == TERN_OK)
+        st = pick_netmod(ctx, &nm);
+    for (int k = 0; st == TERN_OK && k < ctx->num_workers; k++)
+        st = ensure_netmod(&ctx->workers[k], nm);
+    if (st == TERN_OK)
+        st = tern_pmix_commit(&ctx->pmix);
+    tern_job_t *job = NULL;
+    if (st == TERN_OK && (job = job_new(ctx, name, size, nm)) == NULL)
+        st = tern_error(TERN_ERR_NO_MEMORY, "tern_connect: %d VCs to %s", size, name);
+    if (st != TERN_OK) {
+        /* the other side is entering the collective: it will see the
+         * launcher's error for this rank (connect and fence fail with
+         * ours), never a hang */
+        return st;
+    }
+    st = tern_pmix_connect(&ctx->pmix, name, TERN_PMIX_CONNECT);
+    for (int k = 0; st == TERN_OK && k < ctx->num_workers; k++)
+        for (int r = 0; st == TERN_OK && r < size; r++) {
+            tern_vc_t *vc = &job->vcs[k][r];
+            st = vc->nm->vc_init_remote(vc->nm_state, vc, name, r);
+        }
+    if (st != TERN_OK) {
+        job_free(job);
+        return st;
+    }
+    job->connected = true;
+    ctx->next_base += size;
+    ctx->jobs[njobs] = job;
+    /* R: pairs with the acquire load in tern_remote_vc */
+    atomic_store_explicit(&ctx->njobs, njobs + 1, memory_order_release);
+    st = tern_pmix_connect(&ctx->pmix, name, TERN_PMIX_FENCE_BOTH);
+    if (st != TERN_OK) {
+        job->connected = false;
+        return st;
+    }
+    *out = job;
+    return TERN_OK;
+}
+
+/* Terminate the job's VCs and progress until their queues are out
+ * (bounded: a dead peer fails its VC, a stuck one is dropped after 10 s). */
+static void drain(tern_job_t *job)
+{
+    tern_context_t *ctx = job->ctx;
+    for (int k = 0; k < ctx->num_workers; k++)
+        for (int r = 0; r < job->size; r++)
+            if (job->vcs[k][r].state == TERN_VC_ACTIVE)
+                job->vcs[k][r].nm->vc_terminate(&job->vcs[k][r]);
+    uint64_t deadline = tern_now_ns() + 10ull * 1000000000ull;
+    for (;;) {
+        int busy = -1;
+        for (int k = 0; k < ctx->num_workers && busy < 0; k++)
+            for (int r = 0; r < job->size && busy < 0; r++)
+                if (job->vcs[k][r].state == TERN_VC_TERMINATING)
+                    busy = r;
+        if (busy < 0)
+            return;
+        if (tern_now_ns() > deadline) {
+            tern_warn("disconnect from %s: sends to its rank %d did not drain in 10 s; they "
+                      "are dropped", job->name, busy);
+            return;
+        }
+        unsigned n = 0;
+        for (int k = 0; k < ctx->num_workers; k++)
+            n += tern_progress(&ctx->workers[k]);
+        if (n == 0)
+            sched_yield();
+    }
+}
+
+static void close_vcs(tern_job_t *job)
+{
+    for (int k = 0; k < job->ctx->num_workers; k++)
+        for (int r = 0; r < job->size; r++) {
+            tern_vc_t *vc = &job->vcs[k][r];
+            if (vc->state != TERN_VC_FAILED)
+                tern_vc_close(vc, "disconnected (tern_disconnect)");
+        }
+}
+
+tern_status_t tern_disconnect(tern_job_t *job)
+{
+    if (job == NULL)
+        return tern_error(TERN_ERR_INVALID_PARAM, "tern_disconnect: NULL job");
+    if (!job->connected)
+        return tern_error(TERN_ERR_INVALID_PARAM, "tern_disconnect: %s is not connected",
+                          job->name);
+    drain(job);
+    tern_status_t st = tern_pmix_connect(&job->ctx->pmix, job->name, TERN_PMIX_DISCONNECT);
+    close_vcs(job);
+    job->connected = false;
+    return st;
+}
+
+void tern_jobs_close(tern_context_t *ctx)
+{
+    int n = atomic_load_explicit(&ctx->njobs, memory_order_relaxed);
+    for (int i = 0; i < n; i++)
+        if (ctx->jobs[i]->connected) {
+            drain(ctx->jobs[i]);
+            close_vcs(ctx->jobs[i]);
+            ctx->jobs[i]->connected = false;
+        }
+}

@@ -1,0 +1,34 @@
+#!/bin/sh
+# tern_connect / tern_disconnect between two tern jobs under ternrun
+# (tests/launcher/tern_connect.c): 2 ranks spawn 2, both jobs connect,
+# every pair exchanges a word and 1 MiB (a rendezvous) both ways, a receive
+# from any source names the other job's rank, an unknown job and the own
+# job are refused; after tern_disconnect the peer ids are invalid.  Then
+# the same with a client rank dying: the server's VC to it fails with
+# TERN_ERR_PEER_FAILED and the other client still answers.
+. "$(dirname "$0")/lib.sh"
+
+PROG=./tests/launcher/tern_connect
+# the connections between the jobs stay on loopback
+X="-x TERN_TCP_ADDRS=127.0.0.1"
+
+T=90 run -n 2 $X "$PROG" server 2
+expect_rc 0 "connect, exchange, disconnect"
+for r in 0 1; do
+    expect_out "^ok server $r\$" "server rank $r"
+    expect_out "^client $r of 2: exchanged with 2 server ranks\$" "client rank $r"
+done
+expect_out '^server 0: client peers 2\.\.3 via tcp$' "peer ids and netmod"
+if grep -q FAIL "$OUT"; then fail "a check failed"; fi
+if grep -q 'warning' "$ERR"; then fail "a clean disconnect warned"; fi
+
+# a client rank dies (status 5): only the VC to it fails
+T=90 run -n 2 $X --kill-grace 20 "$PROG" server 2 die
+expect_rc 5 "a connected job's rank dies"
+expect_out '^ok dead client: connection to rank 3 failed: tcp ' "VC to the dead rank failed"
+expect_out '^ok client 0 still answers$' "the other client's VC works"
+expect_out '^ok server 0$' "server rank 0 went on"
+expect_out '^ok server 1$' "server rank 1 went on"
+if grep -q FAIL "$OUT"; then fail "a check failed"; fi
+
+finish
