@@ -18,7 +18,6 @@
  * Peer ids are never reused: a disconnected job keeps its range (and its
  * structure, until tern_finalize) so that a late lookup finds it closed.
  */
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,11 +232,7 @@ static void drain(tern_job_t *job)
                       "are dropped", job->name, busy);
             return;
         }
-        unsigned n = 0;
-        for (int k = 0; k < ctx->num_workers; k++)
-            n += tern_progress(&ctx->workers[k]);
-        if (n == 0)
-            sched_yield();
+        tern_progress_all_or_yield(ctx);
     }
 }
 

@@ -396,6 +396,12 @@ static unsigned progress_default(void *arg)
     return tern_progress(&((tern_context_t *)arg)->workers[0]);
 }
 
+void tern_progress_all_or_yield(tern_context_t *ctx)
+{
+    if (progress_all(ctx) == 0)
+        sched_yield();
+}
+
 tern_status_t tern_finalize(tern_context_t *ctx)
 {
     if (ctx == NULL)
@@ -431,11 +437,7 @@ tern_status_t tern_finalize(tern_context_t *ctx)
                       "dropped", busy, busy_w);
             break;
         }
-        unsigned n = 0;
-        for (int k = 0; k < ctx->num_workers; k++)
-            n += tern_progress(&ctx->workers[k]);
-        if (n == 0)
-            sched_yield();
+        tern_progress_all_or_yield(ctx);
     }
     ctx->finalizing = true;
     /* the fence progresses every worker: a peer still draining may need

@@ -271,6 +271,10 @@ struct tern_context {
     int next_base;                      /* peer id of the next job's rank 0 */
 };
 
+/* One progress round on every worker; sched_yield when none had work
+ * (draining at disconnect / finalize).  context.c */
+void tern_progress_all_or_yield(tern_context_t *ctx);
+
 /* connect.c: at tern_finalize, close the connected jobs' VCs (drained
  * first), then free them with the workers */
 void tern_jobs_close(tern_context_t *ctx);

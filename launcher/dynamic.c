@@ -233,15 +233,23 @@ static int run_one(struct ternrun_job *job, struct tern_srv_spawn *req)
     return forked;
 }
 
-int ternrun_spawn_run_pending(struct ternrun_job *job)
+/* the queued requests, in arrival order; the queue is left empty */
+static struct tern_srv_spawn *take_queue(struct ternrun_job *job)
 {
     struct tern_srv_spawn *q;
-    int forked = 0;
 
     pthread_mutex_lock(&job->lock);
     q = job->spawn_queue;
     job->spawn_queue = NULL;
     pthread_mutex_unlock(&job->lock);
+    return q;
+}
+
+int ternrun_spawn_run_pending(struct ternrun_job *job)
+{
+    struct tern_srv_spawn *q = take_queue(job);
+    int forked = 0;
+
     while (q != NULL) {
         struct tern_srv_spawn *next = q->next;
         forked += run_one(job, q);
@@ -252,12 +260,8 @@ int ternrun_spawn_run_pending(struct ternrun_job *job)
 
 void ternrun_spawn_refuse_pending(struct ternrun_job *job)
 {
-    struct tern_srv_spawn *q;
+    struct tern_srv_spawn *q = take_queue(job);
 
-    pthread_mutex_lock(&job->lock);
-    q = job->spawn_queue;
-    job->spawn_queue = NULL;
-    pthread_mutex_unlock(&job->lock);
     while (q != NULL) {
         struct tern_srv_spawn *next = q->next;
         tern_srv_spawn_done(q, PMIX_ERR_JOB_CANCELED, NULL);
