@@ -96,6 +96,7 @@ static tern_status_t ensure_netmod(tern_worker_t *w, int nm)
 
 static void job_free(tern_job_t *job)
 {
+    tern_pmix_unwatch(job->deaths);
     for (int k = 0; job->vcs != NULL && k < job->ctx->num_workers; k++) {
         for (int r = 0; job->vcs[k] != NULL && r < job->size; r++)
             free(job->vcs[k][r].fail_msg);
@@ -185,6 +186,8 @@ tern_status_t tern_connect(tern_context_t *ctx, const char *name, tern_job_t **o
          * ours), never a hang */
         return st;
     }
+    /* before the connect: the events about its ranks reach us from then on */
+    job->deaths = tern_pmix_watch(&ctx->pmix, name, size);
     st = tern_pmix_connect(&ctx->pmix, name, TERN_PMIX_CONNECT);
     for (int k = 0; st == TERN_OK && k < ctx->num_workers; k++)
         for (int r = 0; st == TERN_OK && r < size; r++) {
@@ -244,6 +247,36 @@ static void close_vcs(tern_job_t *job)
             if (vc->state != TERN_VC_FAILED)
                 tern_vc_close(vc, "disconnected (tern_disconnect)");
         }
+    tern_pmix_unwatch(job->deaths);
+    job->deaths = NULL;
+}
+
+void tern_jobs_take_dead(tern_worker_t *w)
+{
+    tern_context_t *ctx = w->ctx;
+    /* A: as in tern_remote_vc */
+    int n = atomic_load_explicit(&ctx->njobs, memory_order_acquire);
+    for (int i = 0; i < n; i++) {
+        tern_job_t *job = ctx->jobs[i];
+        tern_pmix_death_t dead[16];
+        int nd;
+        if (!job->connected)
+            continue;
+        while ((nd = tern_pmix_take_dead_of(job->deaths, w->index, dead, 16)) > 0) {
+            /* what it sent before dying is here: take it in first */
+            for (int k = 0; k < w->num_pollers; k++)
+                w->pollers[k]->ops.poll(w->pollers[k]->state, TERN_POLL_ALL);
+            for (int d = 0; d < nd; d++) {
+                tern_vc_t *vc = &job->vcs[w->index][dead[d].rank];
+                if (vc->state == TERN_VC_FAILED || vc->state == TERN_VC_CLOSED)
+                    continue;
+                char why[320];
+                snprintf(why, sizeof(why), "rank %d of job %s %s (reported by the launcher)",
+                         dead[d].rank, job->name, dead[d].how);
+                tern_vc_fail(vc, TERN_ERR_PEER_FAILED, why);
+            }
+        }
+    }
 }
 
 tern_status_t tern_disconnect(tern_job_t *job)

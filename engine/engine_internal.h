@@ -249,6 +249,7 @@ struct tern_job {
     int base, size;
     int nm;                             /* index of the carrying netmod instance */
     tern_vc_t **vcs;                    /* per worker: size VCs */
+    struct tern_pmix_deaths *deaths;    /* its ranks' deaths the launcher reports, or NULL */
     bool connected;
 };
 
@@ -279,6 +280,9 @@ void tern_progress_all_or_yield(tern_context_t *ctx);
  * first), then free them with the workers */
 void tern_jobs_close(tern_context_t *ctx);
 void tern_jobs_free(tern_context_t *ctx);
+/* health check: fail the VCs to connected jobs' ranks the launcher reports
+ * dead (as tern_health_check for the job's own) */
+void tern_jobs_take_dead(tern_worker_t *w);
 
 /* TERN_NETMODS: allowed[i] for registry entry i (context.c). */
 tern_status_t tern_allowed_netmods(const char *list, bool *allowed);

@@ -62,6 +62,8 @@ void tern_health_check(tern_worker_t *w)
             tern_vc_fail(vc, TERN_ERR_PEER_FAILED, why);
         }
     }
+    if (!ctx->finalizing)
+        tern_jobs_take_dead(w);
 }
 
 unsigned tern_progress(tern_worker_t *w)

@@ -144,23 +144,24 @@ static void deaths_free(struct tern_pmix_deaths *d)
     }
 }
 
-/* Without the handler a peer's death is still seen where its netmod can
- * see it (shm's pidfd, a connection's end): warn, do not fail. */
-static void register_death_handler(tern_pmix_t *p)
+/* The deaths of nspace's size ranks (self: this process's rank there, or
+ * PMIX_RANK_INVALID), or NULL.  Without the handler a peer's death is
+ * still seen where its netmod can see it (shm's pidfd, a connection's
+ * end): warn, do not fail. */
+static struct tern_pmix_deaths *watch_deaths(const char *nspace, uint32_t size, pmix_rank_t self)
 {
-    size_t words = ((size_t)p->size + 63) / 64;
+    size_t words = ((size_t)size + 63) / 64;
     struct tern_pmix_deaths *d = calloc(1, sizeof(*d));
     if (d == NULL || (d->dead = calloc(words, sizeof(*d->dead))) == NULL ||
-        (d->code = calloc(p->size, sizeof(*d->code))) == NULL) {
+        (d->code = calloc(size, sizeof(*d->code))) == NULL) {
         deaths_free(d);
-        tern_warn("no memory to track the deaths of %u ranks: only the netmods will notice a "
-                  "dead peer",
-                  p->size);
-        return;
+        tern_warn("no memory to track the deaths of %u ranks of %s: only the netmods will "
+                  "notice a dead peer", size, nspace);
+        return NULL;
     }
-    PMIX_LOAD_NSPACE(d->nspace, self_proc.nspace);
-    d->size = p->size;
-    d->self = p->rank;
+    PMIX_LOAD_NSPACE(d->nspace, nspace);
+    d->size = size;
+    d->self = self;
     pmix_info_t info[2];
     PMIX_INFO_LOAD(&info[0], PMIX_EVENT_RETURN_OBJECT, d, PMIX_POINTER);
     PMIX_INFO_LOAD(&info[1], PMIX_EVENT_HDLR_NAME, "tern-peer-death", PMIX_STRING);
@@ -173,17 +174,42 @@ static void register_death_handler(tern_pmix_t *p)
     if (rc < 0) {
         deaths_free(d);
         tern_warn("PMIx refused the process-termination event handler (%s): only the netmods "
-                  "will notice a dead peer",
-                  PMIx_Error_string(rc));
-        return;
+                  "will notice a dead peer of %s",
+                  PMIx_Error_string(rc), nspace);
+        return NULL;
     }
     d->handler = (size_t)rc;
-    p->deaths = d;
+    return d;
+}
+
+static void register_death_handler(tern_pmix_t *p)
+{
+    p->deaths = watch_deaths(self_proc.nspace, p->size, p->rank);
+}
+
+struct tern_pmix_deaths *tern_pmix_watch(tern_pmix_t *p, const char *nspace, int size)
+{
+    (void)p;
+    return watch_deaths(nspace, (uint32_t)size, PMIX_RANK_INVALID);
+}
+
+void tern_pmix_unwatch(struct tern_pmix_deaths *d)
+{
+    if (d == NULL)
+        return;
+    /* blocking: the handler is not running when it returns */
+    PMIx_Deregister_event_handler(d->handler, NULL, NULL);
+    deaths_free(d);
 }
 
 int tern_pmix_take_dead(tern_pmix_t *p, int taker, tern_pmix_death_t *out, int max)
 {
-    struct tern_pmix_deaths *d = p->deaths;
+    return tern_pmix_take_dead_of(p->deaths, taker, out, max);
+}
+
+int tern_pmix_take_dead_of(struct tern_pmix_deaths *d, int taker, tern_pmix_death_t *out,
+                           int max)
+{
     if (d == NULL || max <= 0 || taker < 0 || taker >= TERN_PMIX_MAX_TAKERS)
         return 0;
     struct tern_pmix_taker *t = &d->takers[taker];

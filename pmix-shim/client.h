@@ -96,4 +96,13 @@ tern_status_t tern_pmix_spawn(tern_pmix_t *p, const char *const argv[], int n,
  */
 int tern_pmix_take_dead(tern_pmix_t *p, int taker, tern_pmix_death_t *out, int max);
 
+/* The same for another job's ranks (tern_connect): watch registers a
+ * handler for the deaths of nspace's size ranks (NULL: refused, warned:
+ * only the netmod will see them); take_dead_of as take_dead; unwatch
+ * deregisters and frees (before tern_pmix_finalize). */
+struct tern_pmix_deaths *tern_pmix_watch(tern_pmix_t *p, const char *nspace, int size);
+int tern_pmix_take_dead_of(struct tern_pmix_deaths *d, int taker, tern_pmix_death_t *out,
+                           int max);
+void tern_pmix_unwatch(struct tern_pmix_deaths *d);
+
 #endif

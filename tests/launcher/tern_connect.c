@@ -10,11 +10,13 @@
  *       client rank c: sends a word (tag 1) and 1 MiB (tag 2, a rendezvous),
  *       receives a word (tag 3) and 1 MiB back (tag 4), checking values
  *       and sources.  Prints "ok server R".
- *       die: client rank M-1 exits with status 5 after the exchange; server
- *       rank 0 must then see a receive from it fail with
- *       TERN_ERR_PEER_FAILED ("ok dead client: ...") and still make a round
- *       trip with client 0 ("ok client 0 still answers"); nobody
- *       disconnects (a rank is dead).  Otherwise both jobs disconnect.
+ *       die: client rank M-1 exits with status 5 right after connecting,
+ *       before any VC to it carries a byte: the servers exchange with the
+ *       others only; server rank 0 must see a receive from it fail with
+ *       TERN_ERR_PEER_FAILED, told by the launcher's PMIx event ("ok dead
+ *       client: ...") and still make a round trip with client 0 ("ok
+ *       client 0 still answers"); nobody disconnects (a rank is dead).
+ *       Otherwise both jobs disconnect.
  *   tern_connect client SERVERJOB [die]
  *       The spawned job: connects to SERVERJOB and answers.
  *
@@ -126,7 +128,7 @@ static void server(tern_context_t *ctx, int m, bool die, const char *self)
     }
     printf("server %d: client peers %d..%d via %s\n", me, tern_job_peer(job, 0),
            tern_job_peer(job, m - 1), tern_peer_netmod(ctx, tern_job_peer(job, 0)));
-    for (int c = 0; c < m; c++) {
+    for (int c = 0; c < (die ? m - 1 : m); c++) {
         int peer = tern_job_peer(job, c);
         send_pair(w, peer, 1, (uint32_t)(me * 1000 + c), (unsigned)(me * 10 + c), big);
         recv_pair(w, peer, 3, (uint32_t)(c * 1000 + me), (unsigned)(c * 10 + me + 5), big);
@@ -175,6 +177,11 @@ static void client(tern_context_t *ctx, const char *server_job, bool die)
         return;
     }
     int n = tern_job_size(job);
+    if (die && me == m - 1) {
+        printf("client %d dies\n", me);
+        fflush(stdout);
+        _exit(5);
+    }
     /* the first word from any server rank: the source says which */
     uint32_t word = 0;
     tern_recv_info_t info;
@@ -199,11 +206,6 @@ static void client(tern_context_t *ctx, const char *server_job, bool die)
     printf("client %d of %d: exchanged with %d server ranks\n", me, m, n);
     fflush(stdout);
     if (die) {
-        if (me == m - 1) {
-            printf("client %d dies\n", me);
-            fflush(stdout);
-            _exit(5);
-        }
         if (me == 0) {
             uint32_t ping = 0;
             int s0 = tern_job_peer(job, 0);

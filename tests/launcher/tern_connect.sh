@@ -4,8 +4,9 @@
 # every pair exchanges a word and 1 MiB (a rendezvous) both ways, a receive
 # from any source names the other job's rank, an unknown job and the own
 # job are refused; after tern_disconnect the peer ids are invalid.  Then
-# the same with a client rank dying: the server's VC to it fails with
-# TERN_ERR_PEER_FAILED and the other client still answers.
+# the same with a client rank dying before any byte went to it: the
+# server's VC to it fails with TERN_ERR_PEER_FAILED, told by ternrun's PMIx
+# event, and the other client still answers.
 . "$(dirname "$0")/lib.sh"
 
 PROG=./tests/launcher/tern_connect
@@ -22,10 +23,12 @@ expect_out '^server 0: client peers 2\.\.3 via tcp$' "peer ids and netmod"
 if grep -q FAIL "$OUT"; then fail "a check failed"; fi
 if grep -q 'warning' "$ERR"; then fail "a clean disconnect warned"; fi
 
-# a client rank dies (status 5): only the VC to it fails
+# a client rank dies (status 5) before its VCs carried anything: the
+# launcher's event fails them (no tcp connection to see end), only them
 T=90 run -n 2 $X --kill-grace 20 "$PROG" server 2 die
 expect_rc 5 "a connected job's rank dies"
-expect_out '^ok dead client: connection to rank 3 failed: tcp ' "VC to the dead rank failed"
+expect_out '^ok dead client: connection to rank 3 failed: rank 1 of job ternrun-[0-9]+\.1 exited .*reported by the launcher' \
+    "VC to the dead rank failed by the event"
 expect_out '^ok client 0 still answers$' "the other client's VC works"
 expect_out '^ok server 0$' "server rank 0 went on"
 expect_out '^ok server 1$' "server rank 1 went on"
