@@ -122,10 +122,10 @@ static pmix_status_t prepare_apps(struct ternrun_ns *ns, struct tern_srv_spawn *
                                              : PMIX_ERR_JOB_FAILED_TO_LAUNCH;
         }
         if (app->wdir != NULL) {
-            if (stat(app->wdir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            int e = stat(app->wdir, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : 0;
+            if (e != 0) {
                 ternrun_err("spawn from %s:%u: working directory %s: %s", req->requester.nspace,
-                            (unsigned)req->requester.rank, app->wdir,
-                            errno && !S_ISDIR(st.st_mode) ? strerror(ENOTDIR) : strerror(errno));
+                            (unsigned)req->requester.rank, app->wdir, strerror(e));
                 return PMIX_ERR_JOB_WDIR_NOT_FOUND;
             }
             if ((wdir = ternrun_ns_keep(ns, strdup(app->wdir))) == NULL) {
