@@ -148,6 +148,18 @@ static tern_job_t *job_new(tern_context_t *ctx, const char *name, int size, int 
     return job;
 }
 
+static void close_vcs(tern_job_t *job)
+{
+    for (int k = 0; k < job->ctx->num_workers; k++)
+        for (int r = 0; r < job->size; r++) {
+            tern_vc_t *vc = &job->vcs[k][r];
+            if (vc->state != TERN_VC_FAILED)
+                tern_vc_close(vc, "disconnected (tern_disconnect)");
+        }
+    tern_pmix_unwatch(job->deaths);
+    job->deaths = NULL;
+}
+
 tern_status_t tern_connect(tern_context_t *ctx, const char *name, tern_job_t **out)
 {
     if (ctx == NULL || name == NULL || name[0] == '\0' || out == NULL)
@@ -195,6 +207,7 @@ tern_status_t tern_connect(tern_context_t *ctx, const char *name, tern_job_t **o
             st = vc->nm->vc_init_remote(vc->nm_state, vc, name, r);
         }
     if (st != TERN_OK) {
+        close_vcs(job); /* the netmod forgets the ones it set up */
         job_free(job);
         return st;
     }
@@ -237,18 +250,6 @@ static void drain(tern_job_t *job)
         }
         tern_progress_all_or_yield(ctx);
     }
-}
-
-static void close_vcs(tern_job_t *job)
-{
-    for (int k = 0; k < job->ctx->num_workers; k++)
-        for (int r = 0; r < job->size; r++) {
-            tern_vc_t *vc = &job->vcs[k][r];
-            if (vc->state != TERN_VC_FAILED)
-                tern_vc_close(vc, "disconnected (tern_disconnect)");
-        }
-    tern_pmix_unwatch(job->deaths);
-    job->deaths = NULL;
 }
 
 void tern_jobs_take_dead(tern_worker_t *w)

@@ -267,6 +267,17 @@ static tern_status_t tcp_vc_destroy(tern_vc_t *vc)
     tern_tcp_conn_drop(t, tv->out);
     tv->data = tv->out = NULL;
     tv->state = TCP_VC_IDLE;
+    if (tv->job != t->job) { /* a connected job's: its own allocation, forgotten */
+        for (int i = 0; i < t->nremote; i++)
+            if (t->remote[i] == tv) {
+                t->remote[i] = t->remote[--t->nremote];
+                break;
+            }
+        /* the dropped connections' CLOSE events still name tv: they only
+         * free the connection (tern_tcp_handle_event) */
+        vc->nm_vc = NULL;
+        free(tv);
+    }
     return TERN_OK;
 }
 
