@@ -104,6 +104,8 @@ struct ternrun_rank {
     bool aborted;
     int abort_status;
     char *abort_msg;
+    int kill_sig;   /* SIGKILL / SIGTERM asked by PMIx_Job_control, sent by the
+                       main thread (after taking the rank out of the server) */
     bool connected; /* called PMIx_Init (client_connected) */
     bool finalized; /* called PMIx_Finalize (client_finalized) */
 };
@@ -221,6 +223,8 @@ void ternrun_pmix_stop(struct ternrun_job *job);
  * seen as lost connections.  ns: the ranks of that namespace, NULL: all.
  * Main thread; waits for the server. */
 void ternrun_pmix_release_running(struct ternrun_job *job, const struct ternrun_ns *ns);
+/* The same for one rank (main thread). */
+void ternrun_pmix_release_rank(struct ternrun_job *job, struct ternrun_rank *r);
 
 /* How a rank ended, for the PMIx event that tells the other ranks. */
 enum ternrun_exit_kind {

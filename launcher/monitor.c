@@ -277,6 +277,33 @@ static void handle_aborts(struct monitor *m, long now)
     }
 }
 
+/* The kills PMIx_Job_control asked for (nspace.c, hook_signal): each
+ * rank out of the PMIx server first, then the signal. */
+static void send_asked_kills(struct monitor *m)
+{
+    struct ternrun_job *job = m->job;
+
+    for (int i = 0; i < job->nall; i++) {
+        struct ternrun_rank *r = job->all[i];
+        int sig;
+
+        pthread_mutex_lock(&job->lock);
+        sig = r->kill_sig;
+        r->kill_sig = 0;
+        pthread_mutex_unlock(&job->lock);
+        if (sig == 0 || r->state != TERNRUN_RANK_RUNNING) {
+            continue;
+        }
+        ternrun_pmix_release_rank(job, r);
+        /* not reaped (main thread), so the pid cannot have been reused */
+        if (kill(r->own_pgrp ? -r->pid : r->pid, sig) != 0 && errno != ESRCH) {
+            char name[300];
+            ternrun_warn("cannot send SIG%s to %s (pid %ld): %s", signame(sig),
+                         ternrun_rank_name(r, name, sizeof(name)), (long)r->pid, strerror(errno));
+        }
+    }
+}
+
 /* Every exit is told to the other ranks at once (a PMIx event: tern fails
  * its connections to the rank, whatever the netmod, connected or not). */
 static void rank_exited(struct monitor *m, struct ternrun_rank *r, int wstatus, long now)
@@ -578,6 +605,7 @@ int ternrun_monitor(struct ternrun_job *job, int launch_failure)
         if (prc <= 0 || pfd[0].revents != 0 || pfd[1].revents != 0) {
             drain_wake(job);
             handle_aborts(&m, now);
+            send_asked_kills(&m);
             drain_signals(&m, now);
             reap(&m, now);
             if (ternrun_spawn_run_pending(job) > 0) {

@@ -257,7 +257,11 @@ static void hook_nspaces(void *ctx, char *buf, size_t len)
 /* PMIx_Job_control: sig to each running target (its process group when it
  * leads one).  All targets are checked first: one that is not a rank of
  * this job sends nothing.  SIGKILL and SIGTERM mark the rank signalled by
- * ternrun, so its end is "killed by command", not a failure of the job. */
+ * ternrun, so its end is "killed by command", not a failure of the job,
+ * and are sent by the main thread (monitor.c), after the rank left the
+ * PMIx server: several ranks killed at once while others wait in a fence
+ * would otherwise hit the OpenPMIx bug ternrun_pmix_release_running
+ * describes. */
 static int hook_signal(void *ctx, const pmix_proc_t targets[], size_t ntargets, int sig)
 {
     struct ternrun_job *job = ctx;
@@ -283,15 +287,21 @@ static int hook_signal(void *ctx, const pmix_proc_t targets[], size_t ntargets, 
         if (!hit || r->state != TERNRUN_RANK_RUNNING) {
             continue;
         }
+        if (sig == SIGKILL || sig == SIGTERM) {
+            /* ended by the main thread, which first takes the rank out
+             * of the PMIx server (ternrun_pmix_release_running says why) */
+            r->kill_sig = sig;
+            r->signalled_by_us = true;
+            sent++;
+            continue;
+        }
         /* not reaped (the lock), so the pid cannot have been reused */
         if (kill(r->own_pgrp ? -r->pid : r->pid, sig) == 0) {
             sent++;
-            if (sig == SIGKILL || sig == SIGTERM) {
-                r->signalled_by_us = true;
-            }
         }
     }
     pthread_mutex_unlock(&job->lock);
+    ternrun_monitor_wake(job);
     return sent;
 }
 
@@ -403,6 +413,22 @@ void ternrun_pmix_stop(struct ternrun_job *job)
  * no longer inheriting ternrun's PMIx sockets, spawn.c, for the close to
  * end the connection.)  Deregistered ranks see the server gone: a pending
  * fence returns an error just before the signal arrives. */
+void ternrun_pmix_release_rank(struct ternrun_job *job, struct ternrun_rank *r)
+{
+    struct op_waiter *w;
+    pmix_proc_t proc;
+
+    (void)job;
+    if (!r->ns->registered || r->state != TERNRUN_RANK_RUNNING || r->pmix_released ||
+        (w = waiter_new()) == NULL) {
+        return;
+    }
+    r->pmix_released = true;
+    PMIX_LOAD_PROCID(&proc, r->ns->name, (pmix_rank_t)r->rank);
+    PMIx_server_deregister_client(&proc, op_done, w);
+    waiter_wait_for(w, "deregistering a rank", RELEASE_TIMEOUT_S);
+}
+
 void ternrun_pmix_release_running(struct ternrun_job *job, const struct ternrun_ns *ns)
 {
     struct op_waiter *w[64];

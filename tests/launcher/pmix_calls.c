@@ -18,6 +18,9 @@
  *                             PMIX_JOB_CTRL_KILL to rank 2 (asleep); a checkpoint ->
  *                             NOT_SUPPORTED, a foreign namespace -> NOT_FOUND;
  *                             prints "ok jobctl rank 0"
+ *   pmix_calls jobctl-fence   ranks >= 1 wait in a fence rank 0 never joins; rank 0
+ *                             kills them all at once (PMIX_JOB_CTRL_KILL) and prints
+ *                             "ok jobctl-fence rank 0"
  *   pmix_calls notify         >= 3 ranks register for a user event code, fence; rank 0
  *                             notifies it to rank 2 only (PMIX_RANGE_CUSTOM), then to
  *                             the namespace; every other rank waits (bounded) for the
@@ -277,6 +280,41 @@ static int cmd_jobctl(void)
     return failures ? 1 : 0;
 }
 
+/* Ranks >= 1 wait in a fence rank 0 never joins; rank 0 kills them all at
+ * once with PMIX_JOB_CTRL_KILL (their whole namespace but itself, one
+ * target each) and must outlive them: ternrun ends cleanly, status 0. */
+static int cmd_jobctl_fence(void)
+{
+    if (fence() != 0)
+        return 1;
+    if (me.rank != 0) {
+        PMIx_Fence(NULL, 0, NULL, 0); /* never completes, or fails as the server drops us */
+        for (int i = 0; i < 300; i++)
+            usleep(100 * 1000);
+        printf("FAIL: rank %u outlived its kill\n", (unsigned)me.rank);
+        return 1;
+    }
+    long n = get_uint(PMIX_RANK_WILDCARD, PMIX_JOB_SIZE);
+    usleep(200 * 1000); /* let them enter the fence */
+    pmix_proc_t targets[64];
+    pmix_info_t dir;
+    bool yes = true;
+    size_t nt = 0;
+    for (long r = 1; r < n && nt < 64; r++, nt++) /* the macro names its target twice */
+        PMIX_LOAD_PROCID(&targets[nt], me.nspace, (pmix_rank_t)r);
+    PMIX_INFO_LOAD(&dir, PMIX_JOB_CTRL_KILL, &yes, PMIX_BOOL);
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    pmix_status_t rc = PMIx_Job_control(targets, nt, &dir, 1, &results, &nresults);
+    PMIX_INFO_DESTRUCT(&dir);
+    PMIX_INFO_FREE(results, nresults);
+    if (rc != PMIX_SUCCESS)
+        fail("kill ranks 1..%ld: %s", n - 1, PMIx_Error_string(rc));
+    if (failures == 0)
+        printf("ok jobctl-fence rank 0\n");
+    return failures ? 1 : 0;
+}
+
 #define TEST_EVENT (PMIX_EXTERNAL_ERR_BASE - 17)
 static _Atomic int note_custom, note_ns;
 
@@ -418,12 +456,14 @@ int main(int argc, char **argv)
         rc = cmd_query();
     } else if (strcmp(cmd, "jobctl") == 0) {
         rc = cmd_jobctl();
+    } else if (strcmp(cmd, "jobctl-fence") == 0) {
+        rc = cmd_jobctl_fence();
     } else if (strcmp(cmd, "notify") == 0) {
         rc = cmd_notify();
     } else if (strcmp(cmd, "connect") == 0) {
         rc = cmd_connect();
     } else {
-        fprintf(stderr, "usage: pmix_calls log|query|jobctl|notify|connect\n");
+        fprintf(stderr, "usage: pmix_calls log|query|jobctl|jobctl-fence|notify|connect\n");
         rc = 2;
     }
     PMIx_Finalize(NULL, 0);
