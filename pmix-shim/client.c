@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "engine/log.h"
 
@@ -303,14 +304,52 @@ static tern_status_t read_local_peers(tern_pmix_t *p)
     return st;
 }
 
+/* Did a launcher start us (its PMIx server's variables are set)? */
+static bool launched(void)
+{
+    extern char **environ;
+    if (getenv("PMIX_NAMESPACE") != NULL)
+        return true;
+    for (char **e = environ; *e != NULL; e++)
+        if (strncmp(*e, "PMIX_SERVER_URI", 15) == 0)
+            return true;
+    return false;
+}
+
+static tern_status_t singleton_init(tern_pmix_t *p)
+{
+    char host[64] = "localhost";
+    gethostname(host, sizeof(host) - 1);
+    host[sizeof(host) - 1] = '\0';
+    p->singleton = true;
+    snprintf(p->nspace, sizeof(p->nspace), "singleton-%s-%ld", host, (long)getpid());
+    p->rank = 0;
+    p->size = p->local_size = 1;
+    p->local_rank = 0;
+    p->local_peers = calloc(1, sizeof(int));
+    if (p->local_peers == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "local peer list");
+    PMIX_LOAD_PROCID(&self_proc, p->nspace, 0);
+    return TERN_OK;
+}
+
+static tern_status_t singleton_refuses(const char *what)
+{
+    return tern_error(TERN_ERR_UNSUPPORTED, "%s: this process was started without a launcher "
+                      "(a job of one rank, no PMIx server): start it with ternrun, srun "
+                      "--mpi=pmix or mpirun", what);
+}
+
 tern_status_t tern_pmix_init(tern_pmix_t *p)
 {
     memset(p, 0, sizeof(*p));
+    if (!launched())
+        return singleton_init(p);
     pmix_status_t rc = PMIx_Init(&self_proc, NULL, 0);
     if (rc != PMIX_SUCCESS)
         return tern_error(TERN_ERR_PMIX,
-                          "PMIx_Init failed (%s): start the program with ternrun, srun --mpi=pmix "
-                          "or mpirun", PMIx_Error_string(rc));
+                          "PMIx_Init failed (%s): the launcher's PMIx server cannot be reached "
+                          "(PMIX_NAMESPACE / PMIX_SERVER_URI* are set)", PMIx_Error_string(rc));
     p->initialized = true;
     snprintf(p->nspace, sizeof(p->nspace), "%s", self_proc.nspace);
     p->rank = self_proc.rank;
@@ -378,6 +417,8 @@ int tern_pmix_local_index(const tern_pmix_t *p, int rank)
 
 tern_status_t tern_pmix_put(tern_pmix_t *p, const char *key, const void *data, size_t len)
 {
+    if (p->singleton)
+        return TERN_OK; /* nobody to read it */
     pmix_value_t val;
     PMIX_VALUE_CONSTRUCT(&val);
     val.type = PMIX_BYTE_OBJECT;
@@ -392,6 +433,8 @@ tern_status_t tern_pmix_put(tern_pmix_t *p, const char *key, const void *data, s
 
 tern_status_t tern_pmix_fence(tern_pmix_t *p, bool commit_and_collect)
 {
+    if (p->singleton)
+        return TERN_OK;
     pmix_status_t rc;
     if (commit_and_collect) {
         rc = PMIx_Commit();
@@ -487,11 +530,15 @@ static tern_status_t fence_wait(tern_pmix_t *p, unsigned (*progress)(void *), vo
 
 tern_status_t tern_pmix_fence_progress(tern_pmix_t *p, unsigned (*progress)(void *), void *arg)
 {
+    if (p->singleton)
+        return TERN_OK;
     return fence_wait(p, progress, arg, 0);
 }
 
 tern_status_t tern_pmix_fence_timed(tern_pmix_t *p, unsigned timeout_ms)
 {
+    if (p->singleton)
+        return TERN_OK;
     return fence_wait(p, NULL, NULL, timeout_ms ? timeout_ms : 1);
 }
 
@@ -505,7 +552,9 @@ tern_status_t tern_pmix_get_of(tern_pmix_t *p, const char *nspace, int rank, con
 {
     pmix_proc_t who;
     pmix_value_t *val = NULL;
-    (void)p;
+    if (p->singleton)
+        return tern_error(TERN_ERR_NOT_FOUND, "PMIx_Get(%s) of rank %d of %s: a singleton has "
+                          "no peers", key, rank, nspace);
     PMIX_LOAD_PROCID(&who, nspace, (pmix_rank_t)rank);
     pmix_status_t rc = PMIx_Get(&who, key, NULL, 0, &val);
     if (rc != PMIX_SUCCESS || val == NULL)
@@ -526,6 +575,8 @@ tern_status_t tern_pmix_get_of(tern_pmix_t *p, const char *nspace, int rank, con
 
 tern_status_t tern_pmix_publish(tern_pmix_t *p, const char *key, const char *value)
 {
+    if (p->singleton)
+        return singleton_refuses("tern_publish");
     pmix_info_t info;
     PMIX_INFO_LOAD(&info, key, value, PMIX_STRING);
     pmix_status_t rc = PMIx_Publish(&info, 1);
@@ -537,6 +588,8 @@ tern_status_t tern_pmix_publish(tern_pmix_t *p, const char *key, const char *val
 
 tern_status_t tern_pmix_lookup(tern_pmix_t *p, const char *key, char **value)
 {
+    if (p->singleton)
+        return singleton_refuses("tern_lookup");
     pmix_pdata_t pd;
     PMIX_PDATA_CONSTRUCT(&pd);
     snprintf(pd.key, sizeof(pd.key), "%s", key);
@@ -557,6 +610,8 @@ tern_status_t tern_pmix_lookup(tern_pmix_t *p, const char *key, char **value)
 
 tern_status_t tern_pmix_unpublish(tern_pmix_t *p, const char *key)
 {
+    if (p->singleton)
+        return singleton_refuses("tern_unpublish");
     char *keys[2] = {(char *)key, NULL};
     pmix_status_t rc = PMIx_Unpublish(keys, NULL, 0);
     if (rc == PMIX_ERR_NOT_FOUND)
@@ -568,6 +623,10 @@ tern_status_t tern_pmix_unpublish(tern_pmix_t *p, const char *key)
 
 void tern_pmix_abort(tern_pmix_t *p, int status, const char *msg)
 {
+    if (p->singleton) { /* the job is this process */
+        fprintf(stderr, "tern: abort (status %d): %s\n", status, msg ? msg : "");
+        _exit(status & 0xff ? status & 0xff : 1);
+    }
     PMIx_Abort(status, msg, NULL, 0);
 }
 
@@ -602,7 +661,8 @@ tern_status_t tern_pmix_spawn(tern_pmix_t *p, const char *const argv[], int n,
     size_t nargs = 0, nenv = 0;
     tern_status_t st = TERN_OK;
 
-    (void)p;
+    if (p->singleton)
+        return singleton_refuses("tern_spawn");
     while (argv[nargs] != NULL)
         nargs++;
     while (env != NULL && env[nenv] != NULL)
@@ -644,7 +704,8 @@ tern_status_t tern_pmix_job_size_of(tern_pmix_t *p, const char *nspace, int *siz
 {
     pmix_proc_t who;
     uint32_t n = 0;
-    (void)p;
+    if (p->singleton)
+        return singleton_refuses("tern_connect");
     PMIX_LOAD_PROCID(&who, nspace, PMIX_RANK_WILDCARD);
     tern_status_t st = get_u32(&who, PMIX_JOB_SIZE, &n);
     if (st != TERN_OK)
@@ -656,7 +717,8 @@ tern_status_t tern_pmix_job_size_of(tern_pmix_t *p, const char *nspace, int *siz
 
 tern_status_t tern_pmix_commit(tern_pmix_t *p)
 {
-    (void)p;
+    if (p->singleton)
+        return TERN_OK;
     pmix_status_t rc = PMIx_Commit();
     if (rc != PMIX_SUCCESS)
         return tern_error(TERN_ERR_PMIX, "PMIx_Commit: %s", PMIx_Error_string(rc));

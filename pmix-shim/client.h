@@ -29,7 +29,8 @@ typedef struct tern_pmix {
     uint32_t local_rank;
     uint32_t local_size;
     int *local_peers;      /* global ranks on this node, ascending */
-    bool initialized;
+    bool initialized;      /* PMIx_Init succeeded */
+    bool singleton;        /* no launcher: a job of one rank, PMIx not used */
     struct tern_pmix_deaths *deaths; /* NULL: no death events (the server refused) */
 } tern_pmix_t;
 
@@ -39,6 +40,12 @@ typedef struct tern_pmix_death {
     const char *how; /* static text: "exited", "exited without finalizing", ... */
 } tern_pmix_death_t;
 
+/* A process started without a launcher (no PMIX_NAMESPACE, no
+ * PMIX_SERVER_URI* in its environment) becomes a singleton: rank 0 of a job
+ * of one, named singleton-<host>-<pid>; put, commit and the fences succeed
+ * at once, get finds nothing, the name service, spawn and connect are
+ * TERN_ERR_UNSUPPORTED.  A process a launcher started whose server cannot
+ * be reached fails with TERN_ERR_PMIX, as before. */
 tern_status_t tern_pmix_init(tern_pmix_t *p);
 tern_status_t tern_pmix_finalize(tern_pmix_t *p);
 
