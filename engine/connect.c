@@ -54,8 +54,9 @@ int tern_job_peer(const tern_job_t *job, int rank)
     return job->base + rank;
 }
 
-/* The registry index + 1 (instance index) of the netmod for other jobs. */
-static tern_status_t pick_netmod(tern_context_t *ctx, int *out)
+/* The instance index (registry index + 1) of the first allowed netmod
+ * that reaches other jobs (port: that opens ports). */
+tern_status_t tern_pick_remote_netmod(tern_context_t *ctx, bool port, int *out)
 {
     int nreg = tern_netmod_count();
     bool allowed[TERN_MAX_NETMODS + 1];
@@ -64,21 +65,27 @@ static tern_status_t pick_netmod(tern_context_t *ctx, int *out)
         return st;
     for (int i = 0; i < nreg; i++) {
         const tern_netmod_desc_t *d = tern_netmod_get(i);
-        if (allowed[i] && d->ops->size >= offsetof(tern_netmod_ops_t, vc_init_remote) +
-                                               sizeof(d->ops->vc_init_remote) &&
-            d->ops->vc_init_remote != NULL && (d->unavailable == NULL || d->unavailable() == NULL)) {
+        const tern_netmod_ops_t *o = d->ops;
+        bool has = port ? o->size >= offsetof(tern_netmod_ops_t, vc_init_card) +
+                                         sizeof(o->vc_init_card) &&
+                              o->port_card != NULL && o->vc_init_card != NULL
+                        : o->size >= offsetof(tern_netmod_ops_t, vc_init_remote) +
+                                         sizeof(o->vc_init_remote) &&
+                              o->vc_init_remote != NULL;
+        if (allowed[i] && has && (d->unavailable == NULL || d->unavailable() == NULL)) {
             *out = 1 + i;
             return TERN_OK;
         }
     }
     return tern_error(TERN_ERR_UNSUPPORTED,
-                      "tern_connect: no netmod reaches other jobs here (tcp does; netmods "
-                      "built: %s%s%s)", tern_netmod_names(),
+                      "%s: no netmod %s here (tcp does; netmods built: %s%s%s)",
+                      port ? "tern_port" : "tern_connect",
+                      port ? "opens ports" : "reaches other jobs", tern_netmod_names(),
                       ctx->cfg.netmods[0] ? ", TERN_NETMODS=" : "", ctx->cfg.netmods);
 }
 
 /* Netmod nm of worker w, initialised if this job's ranks did not need it. */
-static tern_status_t ensure_netmod(tern_worker_t *w, int nm)
+tern_status_t tern_netmod_ensure(tern_worker_t *w, int nm)
 {
     tern_netmod_inst_t *n = &w->netmods[nm];
     if (n->initialized)
@@ -94,7 +101,7 @@ static tern_status_t ensure_netmod(tern_worker_t *w, int nm)
     return tern_worker_bind_netmod(w, n);
 }
 
-static void job_free(tern_job_t *job)
+void tern_job_free(tern_job_t *job)
 {
     tern_pmix_unwatch(job->deaths);
     for (int k = 0; job->vcs != NULL && k < job->ctx->num_workers; k++) {
@@ -110,11 +117,11 @@ void tern_jobs_free(tern_context_t *ctx)
 {
     int n = atomic_load_explicit(&ctx->njobs, memory_order_relaxed);
     for (int i = 0; i < n; i++)
-        job_free(ctx->jobs[i]);
+        tern_job_free(ctx->jobs[i]);
     atomic_store_explicit(&ctx->njobs, 0, memory_order_relaxed);
 }
 
-static tern_job_t *job_new(tern_context_t *ctx, const char *name, int size, int nm)
+tern_job_t *tern_job_new(tern_context_t *ctx, const char *name, int size, int nm)
 {
     tern_job_t *job = calloc(1, sizeof(*job));
     if (job == NULL)
@@ -122,6 +129,8 @@ static tern_job_t *job_new(tern_context_t *ctx, const char *name, int size, int 
     job->ctx = ctx;
     snprintf(job->name, sizeof(job->name), "%s", name);
     job->size = size;
+    if (ctx->next_base == 0)
+        ctx->next_base = ctx->size;
     job->base = ctx->next_base;
     job->nm = nm;
     job->vcs = calloc((size_t)ctx->num_workers, sizeof(*job->vcs));
@@ -142,13 +151,13 @@ static tern_job_t *job_new(tern_context_t *ctx, const char *name, int size, int 
         }
     }
     if (job->vcs == NULL || job->vcs[ctx->num_workers - 1] == NULL) {
-        job_free(job);
+        tern_job_free(job);
         return NULL;
     }
     return job;
 }
 
-static void close_vcs(tern_job_t *job)
+void tern_job_close_vcs(tern_job_t *job)
 {
     for (int k = 0; k < job->ctx->num_workers; k++)
         for (int r = 0; r < job->size; r++) {
@@ -158,6 +167,28 @@ static void close_vcs(tern_job_t *job)
         }
     tern_pmix_unwatch(job->deaths);
     job->deaths = NULL;
+}
+
+tern_status_t tern_job_publish(tern_context_t *ctx, tern_job_t *job)
+{
+    int njobs = atomic_load_explicit(&ctx->njobs, memory_order_relaxed);
+    if (njobs == TERN_MAX_JOBS)
+        return tern_error(TERN_ERR_NO_RESOURCE, "%d jobs and port peers connected already",
+                          TERN_MAX_JOBS);
+    job->connected = true;
+    ctx->next_base += job->size;
+    ctx->jobs[njobs] = job;
+    /* R: pairs with the acquire load in tern_remote_vc */
+    atomic_store_explicit(&ctx->njobs, njobs + 1, memory_order_release);
+    return TERN_OK;
+}
+
+uint32_t tern_job_hash(const char *name)
+{
+    uint32_t h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    return h;
 }
 
 tern_status_t tern_connect(tern_context_t *ctx, const char *name, tern_job_t **out)
@@ -184,13 +215,13 @@ tern_status_t tern_connect(tern_context_t *ctx, const char *name, tern_job_t **o
     if (st == TERN_OK && (size < 1 || size > (1 << 30) - ctx->next_base))
         st = tern_error(TERN_ERR_MALFORMED, "tern_connect: job %s has %d ranks", name, size);
     if (st == TERN_OK)
-        st = pick_netmod(ctx, &nm);
+        st = tern_pick_remote_netmod(ctx, false, &nm);
     for (int k = 0; st == TERN_OK && k < ctx->num_workers; k++)
-        st = ensure_netmod(&ctx->workers[k], nm);
+        st = tern_netmod_ensure(&ctx->workers[k], nm);
     if (st == TERN_OK)
         st = tern_pmix_commit(&ctx->pmix);
     tern_job_t *job = NULL;
-    if (st == TERN_OK && (job = job_new(ctx, name, size, nm)) == NULL)
+    if (st == TERN_OK && (job = tern_job_new(ctx, name, size, nm)) == NULL)
         st = tern_error(TERN_ERR_NO_MEMORY, "tern_connect: %d VCs to %s", size, name);
     if (st != TERN_OK) {
         /* the other side is entering the collective: it will see the
@@ -207,15 +238,11 @@ tern_status_t tern_connect(tern_context_t *ctx, const char *name, tern_job_t **o
             st = vc->nm->vc_init_remote(vc->nm_state, vc, name, r);
         }
     if (st != TERN_OK) {
-        close_vcs(job); /* the netmod forgets the ones it set up */
-        job_free(job);
+        tern_job_close_vcs(job); /* the netmod forgets the ones it set up */
+        tern_job_free(job);
         return st;
     }
-    job->connected = true;
-    ctx->next_base += size;
-    ctx->jobs[njobs] = job;
-    /* R: pairs with the acquire load in tern_remote_vc */
-    atomic_store_explicit(&ctx->njobs, njobs + 1, memory_order_release);
+    tern_job_publish(ctx, job);
     st = tern_pmix_connect(&ctx->pmix, name, TERN_PMIX_FENCE_BOTH);
     if (st != TERN_OK) {
         job->connected = false;
@@ -288,8 +315,10 @@ tern_status_t tern_disconnect(tern_job_t *job)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_disconnect: %s is not connected",
                           job->name);
     drain(job);
-    tern_status_t st = tern_pmix_connect(&job->ctx->pmix, job->name, TERN_PMIX_DISCONNECT);
-    close_vcs(job);
+    tern_status_t st = job->port ? TERN_OK
+                                 : tern_pmix_connect(&job->ctx->pmix, job->name,
+                                                     TERN_PMIX_DISCONNECT);
+    tern_job_close_vcs(job);
     job->connected = false;
     return st;
 }
@@ -300,7 +329,7 @@ void tern_jobs_close(tern_context_t *ctx)
     for (int i = 0; i < n; i++)
         if (ctx->jobs[i]->connected) {
             drain(ctx->jobs[i]);
-            close_vcs(ctx->jobs[i]);
+            tern_job_close_vcs(ctx->jobs[i]);
             ctx->jobs[i]->connected = false;
         }
 }

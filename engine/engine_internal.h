@@ -115,6 +115,7 @@ struct tern_vc {
     size_t eager_limit;                 /* largest payload sent eagerly */
     tern_vc_rx_t rx;
     tern_list_t lmt_wait;               /* rendezvous requests in flight (vc_link) */
+    bool port_peer;                     /* its end is how a port peer leaves: no warning */
 };
 
 /* ---- worker ---------------------------------------------------------------- */
@@ -234,7 +235,7 @@ static inline void tern_request_release(tern_request_t *r)
 
 /* ---- other jobs (tern_connect, engine/connect.c) ------------------------- */
 
-#define TERN_MAX_JOBS 16
+#define TERN_MAX_JOBS 256                /* connected jobs and port peers */
 
 /*
  * Another job this context is connected to: its ranks are the peers
@@ -251,6 +252,7 @@ struct tern_job {
     tern_vc_t **vcs;                    /* per worker: size VCs */
     struct tern_pmix_deaths *deaths;    /* its ranks' deaths the launcher reports, or NULL */
     bool connected;
+    bool port;                          /* a port peer (port.c): one rank, worker 0 only */
 };
 
 /* ---- context --------------------------------------------------------------- */
@@ -270,11 +272,27 @@ struct tern_context {
     tern_job_t *jobs[TERN_MAX_JOBS];
     _Atomic int njobs;
     int next_base;                      /* peer id of the next job's rank 0 */
+    /* ports (port.c): the netmod instance carrying them (0: none open), and
+     * the peers accepted but not yet taken by tern_port_accept */
+    int port_nm;
+    tern_job_t *accepted[TERN_MAX_JOBS];
+    int naccepted;
 };
 
 /* One progress round on every worker; sched_yield when none had work
  * (draining at disconnect / finalize).  context.c */
 void tern_progress_all_or_yield(tern_context_t *ctx);
+
+/* connect.c, for port.c: a new job of size ranks carried by netmod
+ * instance nm (VCs on every worker, not yet published), publishing it
+ * (peer ids after the last ones), the netmod initialised on worker w if it
+ * was not, and undoing a job's VCs. */
+tern_job_t *tern_job_new(tern_context_t *ctx, const char *name, int size, int nm);
+tern_status_t tern_job_publish(tern_context_t *ctx, tern_job_t *job);
+tern_status_t tern_netmod_ensure(tern_worker_t *w, int nm);
+tern_status_t tern_pick_remote_netmod(tern_context_t *ctx, bool port, int *out);
+void tern_job_close_vcs(tern_job_t *job);
+void tern_job_free(tern_job_t *job);
 
 /* connect.c: at tern_finalize, close the connected jobs' VCs (drained
  * first), then free them with the workers */

@@ -173,6 +173,8 @@ static const tern_netmod_ops_t default_ops = {
     no_rkey_unpack,
     no_counters,
     NULL,               /* vc_init_remote: other jobs are not reached */
+    NULL,               /* port_card: no ports */
+    NULL,               /* vc_init_card */
 };
 
 /* The slots of ops, in declaration order, as generic pointers. */

@@ -131,7 +131,28 @@ struct tern_netmod_ops {
      * from it.  Called after the jobs' PMIx_Connect; the jobs fence before
      * anything is sent.  NULL: this netmod cannot reach other jobs. */
     tern_status_t (*vc_init_remote)(void *state, tern_vc_t *vc, const char *nspace, int rank);
+
+    /* Ports (engine/port.c: tern_port_open / _connect / _accept), worker 0
+     * only.  port_card: this instance's card (address) into buf, *len its
+     * capacity in, bytes out.  vc_init_card: vc to the process that opened
+     * a port with this card, whose job hash and rank it also names;
+     * connected on first send.  The acceptor side: when a connection names
+     * a job it does not know, the netmod asks tern_port_incoming for a VC
+     * (NULL: refuse it).  NULL ops: no ports on this netmod. */
+    tern_status_t (*port_card)(void *state, void *buf, size_t *len);
+    tern_status_t (*vc_init_card)(void *state, tern_vc_t *vc, const void *card, size_t len,
+                                  uint32_t job, int rank);
 };
+
+/* engine/port.c: a connection from (job, rank), unknown so far, reached
+ * worker w's instance of a netmod: the VC that will carry it (a new
+ * one-rank peer, queued for tern_port_accept), or NULL when no port is
+ * open there.  vc->nm / nm_state are set; the netmod sets nm_vc. */
+tern_vc_t *tern_port_incoming(tern_worker_t *w, const tern_netmod_ops_t *nm, void *nm_state,
+                              uint32_t job, int rank);
+
+/* 32-bit FNV-1a of a job name (tcp's HELLO, port names) */
+uint32_t tern_job_hash(const char *name);
 
 /* What a netmod declares about itself (TERN_NETMOD_DEFINE). */
 typedef struct tern_netmod_desc {

@@ -172,7 +172,7 @@ static void vc_end(tern_vc_t *vc, tern_status_t status, const char *why, bool fa
     tern_error(status, "connection to rank %d %s: %s", vc->rank, failed ? "failed" : "closed",
                cause);
     vc->fail_msg = strdup(tern_last_error()); /* NULL only costs the detail */
-    if (failed)
+    if (failed && !vc->port_peer)
         tern_warn("connection to rank %d failed: %s", vc->rank, cause);
     /* The netmod drops its queues: requests it owns alone fail there. */
     if (vc->nm->vc_destroy != NULL)

@@ -306,6 +306,36 @@ int tern_job_peer(const tern_job_t *job, int rank);
  */
 tern_status_t tern_disconnect(tern_job_t *job);
 
+/* ---- ports: one process to another, no collective ------------------------ */
+
+/** Longest port name tern_port_open writes, with its terminating NUL. */
+#define TERN_PORT_NAME_MAX 1024
+
+/**
+ * Open a port other processes (of any job, or singletons) connect to; its
+ * name, to hand them (a file, argv, tern_publish), in port.  Connections
+ * are taken with tern_port_accept.  Ports use the first allowed netmod that
+ * has them (tcp) and worker 0.
+ */
+tern_status_t tern_port_open(tern_context_t *ctx, char port[TERN_PORT_NAME_MAX]);
+
+/**
+ * Connect to the process that opened port.  Not collective: *peer is a
+ * one-rank job, tern_job_peer(*peer, 0) its peer id on worker 0.  The
+ * connection is made by the first send; the other side's tern_port_accept
+ * sees this process once it arrives.  TERN_ERR_INVALID_PARAM for a name
+ * that is not a port name of this version (or this job's own).
+ */
+tern_status_t tern_port_connect(tern_context_t *ctx, const char *port, tern_job_t **peer);
+
+/**
+ * Take the next process that connected to this process's port: *peer a
+ * one-rank job as for tern_port_connect.  Makes progress on worker 0 once;
+ * TERN_ERR_AGAIN when nobody came yet (call again).  tern_disconnect(peer)
+ * closes it (no collective for port peers).
+ */
+tern_status_t tern_port_accept(tern_context_t *ctx, tern_job_t **peer);
+
 #ifdef __cplusplus
 }
 #endif

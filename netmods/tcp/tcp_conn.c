@@ -34,10 +34,7 @@ bool tern_tcp_hello_valid(const tern_tcp_hello_t *h, int size, int me)
 
 uint32_t tern_tcp_job_hash(const char *name)
 {
-    uint32_t h = 2166136261u;
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-        h = (h ^ *p) * 16777619u;
-    return h;
+    return tern_job_hash(name);
 }
 
 tern_tcp_vc_t *tern_tcp_vc_of_hello(tern_tcp_t *t, const tern_tcp_hello_t *h)
@@ -47,12 +44,16 @@ tern_tcp_vc_t *tern_tcp_vc_of_hello(tern_tcp_t *t, const tern_tcp_hello_t *h)
             return NULL;
         return &t->vcs[h->rank];
     }
-    if (h->magic != TERN_TCP_MAGIC || h->version != TERN_TCP_VERSION)
+    if (h->magic != TERN_TCP_MAGIC || h->version != TERN_TCP_VERSION || h->rank < 0)
         return NULL;
     for (int i = 0; i < t->nremote; i++)
         if (t->remote[i]->job == h->job && t->remote[i]->peer_rank == h->rank)
             return t->remote[i];
-    return NULL;
+    /* a process that connects to our port: the engine gives it a VC */
+    tern_vc_t *vc = tern_port_incoming(t->worker, NULL, t, h->job, h->rank);
+    if (vc == NULL || tern_tcp_remote_add(t, vc, h->job, h->rank, NULL) != TERN_OK)
+        return NULL;
+    return tern_tcp_vc(vc);
 }
 
 /* Any accept value but 0 accepts (what version 1 peers send is 0 or 1). */

@@ -95,6 +95,7 @@ typedef struct tern_tcp {
     tern_list_t conns;
     int port;
     uint32_t job;             /* hash of this job's name */
+    tern_tcp_card_t card;     /* ours (a port's name carries it) */
     tern_tcp_vc_t *vcs;       /* by rank */
     tern_tcp_vc_t **remote;   /* VCs to connected jobs' ranks (own allocations) */
     int nremote, remote_cap;
@@ -120,8 +121,12 @@ tern_status_t tern_tcp_card_check(const void *data, size_t len, int rank, tern_t
 /* Is h a HELLO of this version from another rank of a job of size ranks
  * (me: the receiving rank)? */
 bool tern_tcp_hello_valid(const tern_tcp_hello_t *h, int size, int me);
-/* 32-bit FNV-1a of a job name: the job field of HELLO */
+/* 32-bit FNV-1a of a job name: the job field of HELLO (tern_job_hash) */
 uint32_t tern_tcp_job_hash(const char *name);
+/* a VC to rank of job (hash) with that card (NULL: it connected to our
+ * port, we cannot connect back): registered so that its HELLO finds it */
+tern_status_t tern_tcp_remote_add(tern_tcp_t *t, tern_vc_t *vc, uint32_t job, int rank,
+                                  const tern_tcp_card_t *card);
 /* The VC a HELLO names: of this job (h->job == t->job, checked as above) or
  * of a connected job; NULL when none. */
 tern_tcp_vc_t *tern_tcp_vc_of_hello(tern_tcp_t *t, const tern_tcp_hello_t *h);

@@ -122,6 +122,7 @@ static tern_status_t tcp_init(tern_worker_t *w, const void *config, void **share
     st = card_addresses(config, card.hosts, sizeof(card.hosts));
     if (st != TERN_OK)
         return st;
+    t->card = card;
     char key[64];
     return tern_pmix_put(&ctx->pmix, tern_worker_key(w, TCP_CARD_KEY, key, sizeof(key)), &card,
                          sizeof(card));
@@ -151,16 +152,12 @@ static tern_status_t tcp_vc_init(void *state, tern_vc_t *vc)
     return TERN_OK;
 }
 
-/* tern_connect: rank of job nspace.  Its HELLO names that job's hash, by
- * which on_hello finds this VC. */
-static tern_status_t tcp_vc_init_remote(void *state, tern_vc_t *vc, const char *nspace, int rank)
+tern_status_t tern_tcp_remote_add(tern_tcp_t *t, tern_vc_t *vc, uint32_t job, int rank,
+                                  const tern_tcp_card_t *card)
 {
-    tern_tcp_t *t = state;
-    uint32_t job = tern_tcp_job_hash(nspace);
     if (job == t->job)
-        return tern_error(TERN_ERR_UNSUPPORTED, "tcp: jobs %s and %s have the same name hash "
-                          "%08x: they cannot tell each other's connections apart",
-                          t->ctx->pmix.nspace, nspace, job);
+        return tern_error(TERN_ERR_UNSUPPORTED, "tcp: job %08x has the same name hash as %s: "
+                          "their connections cannot be told apart", job, t->ctx->pmix.nspace);
     if (t->nremote == t->remote_cap) {
         int cap = t->remote_cap ? 2 * t->remote_cap : 16;
         tern_tcp_vc_t **r = realloc(t->remote, (size_t)cap * sizeof(*r));
@@ -171,21 +168,11 @@ static tern_status_t tcp_vc_init_remote(void *state, tern_vc_t *vc, const char *
     }
     tern_tcp_vc_t *tv = calloc(1, sizeof(*tv));
     if (tv == NULL)
-        return tern_error(TERN_ERR_NO_MEMORY, "tcp: VC to %s rank %d", nspace, rank);
-    void *data;
-    size_t len;
-    char key[64];
-    tern_status_t st = tern_pmix_get_of(&t->ctx->pmix, nspace, rank,
-                                        tern_worker_key(t->worker, TCP_CARD_KEY, key, sizeof(key)),
-                                        &data, &len);
-    if (st == TERN_OK) {
-        st = tern_tcp_card_check(data, len, rank, &tv->card);
-        free(data);
-    }
-    if (st != TERN_OK) {
-        free(tv);
-        return st;
-    }
+        return tern_error(TERN_ERR_NO_MEMORY, "tcp: VC to job %08x rank %d", job, rank);
+    if (card != NULL)
+        tv->card = *card;
+    else
+        snprintf(tv->card.hosts, sizeof(tv->card.hosts), "(it connected to our port)");
     tv->vc = vc;
     tv->job = job;
     tv->peer_rank = rank;
@@ -193,6 +180,47 @@ static tern_status_t tcp_vc_init_remote(void *state, tern_vc_t *vc, const char *
     vc->nm_vc = tv;
     t->remote[t->nremote++] = tv;
     return TERN_OK;
+}
+
+/* tern_connect: rank of job nspace.  Its HELLO names that job's hash, by
+ * which on_hello finds this VC. */
+static tern_status_t tcp_vc_init_remote(void *state, tern_vc_t *vc, const char *nspace, int rank)
+{
+    tern_tcp_t *t = state;
+    void *data;
+    size_t len;
+    char key[64];
+    tern_tcp_card_t card;
+    tern_status_t st = tern_pmix_get_of(&t->ctx->pmix, nspace, rank,
+                                        tern_worker_key(t->worker, TCP_CARD_KEY, key, sizeof(key)),
+                                        &data, &len);
+    if (st == TERN_OK) {
+        st = tern_tcp_card_check(data, len, rank, &card);
+        free(data);
+    }
+    return st == TERN_OK ? tern_tcp_remote_add(t, vc, tern_tcp_job_hash(nspace), rank, &card) : st;
+}
+
+/* ports (engine/port.c): our card goes in the port's name; a connector
+ * reads it from there */
+static tern_status_t tcp_port_card(void *state, void *buf, size_t *len)
+{
+    tern_tcp_t *t = state;
+    if (*len < sizeof(t->card))
+        return tern_error(TERN_ERR_INVALID_PARAM, "tcp: a port card needs %zu bytes",
+                          sizeof(t->card));
+    memcpy(buf, &t->card, sizeof(t->card));
+    *len = sizeof(t->card);
+    return TERN_OK;
+}
+
+static tern_status_t tcp_vc_init_card(void *state, tern_vc_t *vc, const void *data, size_t len,
+                                      uint32_t job, int rank)
+{
+    tern_tcp_t *t = state;
+    tern_tcp_card_t card;
+    tern_status_t st = tern_tcp_card_check(data, len, rank, &card);
+    return st == TERN_OK ? tern_tcp_remote_add(t, vc, job, rank, &card) : st;
 }
 
 /*
@@ -343,6 +371,8 @@ static const tern_netmod_ops_t tcp_ops = {
     .wait_fd = tcp_wait_fd,
     .arm = tcp_arm,
     .vc_init_remote = tcp_vc_init_remote,
+    .port_card = tcp_port_card,
+    .vc_init_card = tcp_vc_init_card,
 };
 
 static const tern_netmod_desc_t tcp_netmod = {

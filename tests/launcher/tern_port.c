@@ -1,0 +1,168 @@
+/*
+ * tern_port: processes of different jobs connected one to one, without a
+ * collective (tern_port_open / _connect / _accept).
+ *
+ *   tern_port server N FILE   open a port, write its name to FILE, take N
+ *                             clients as they come; from each: a word (tag
+ *                             1) and 1 MiB (tag 2, a rendezvous) checked,
+ *                             answered with the word + 1 (tag 3); then
+ *                             disconnect them.  Prints "server took N".
+ *                             Meant to run as a singleton (no launcher), as
+ *                             the iofwd daemon will.
+ *   tern_port client FILE     (every rank of a job) wait for FILE, connect
+ *                             to the port, send and check the answer.
+ *                             Prints "ok client R".
+ *
+ * Every failed check prints "FAIL: ..." and makes the exit status 1.
+ */
+#define _GNU_SOURCE 1
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tern/tern.h>
+
+#define BIG (1u << 20)
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            printf("FAIL: ");                                                                      \
+            printf(__VA_ARGS__);                                                                   \
+            printf(" (%s)\n", tern_last_error());                                                  \
+            fflush(stdout);                                                                        \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void fill(unsigned char *b, uint32_t seed)
+{
+    for (size_t i = 0; i < BIG; i++)
+        b[i] = (unsigned char)(seed + i * 13u);
+}
+
+static void server(tern_context_t *ctx, int n, const char *file)
+{
+    tern_worker_t *w = tern_context_worker(ctx);
+    char port[TERN_PORT_NAME_MAX], tmp[4096];
+    tern_job_t *peers[64];
+    unsigned char *big = malloc(BIG), *want = malloc(BIG);
+    tern_status_t st = tern_port_open(ctx, port);
+    CHECK(st == TERN_OK, "tern_port_open: %s", tern_strerror(st));
+    if (st != TERN_OK)
+        return;
+    snprintf(tmp, sizeof(tmp), "%s.tmp", file);
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL || fprintf(f, "%s\n", port) < 0 || fclose(f) != 0 || rename(tmp, file) != 0) {
+        printf("FAIL: cannot write %s\n", file);
+        failures++;
+        return;
+    }
+    int took = 0;
+    double end = now_s() + 60;
+    while (took < n && now_s() < end) {
+        tern_job_t *p;
+        st = tern_port_accept(ctx, &p);
+        if (st == TERN_ERR_AGAIN)
+            continue;
+        CHECK(st == TERN_OK && tern_job_size(p) == 1, "tern_port_accept: %s", tern_strerror(st));
+        if (st != TERN_OK)
+            break;
+        peers[took++] = p;
+        int peer = tern_job_peer(p, 0);
+        uint32_t word = 0;
+        tern_recv_info_t info;
+        st = tern_recv(w, &word, sizeof(word), peer, 1, 0, &info);
+        CHECK(st == TERN_OK && info.source == peer, "word from peer %d: %s", peer,
+              tern_strerror(st));
+        st = tern_recv(w, big, BIG, peer, 2, 0, &info);
+        fill(want, word);
+        CHECK(st == TERN_OK && memcmp(big, want, BIG) == 0, "1 MiB from peer %d: %s", peer,
+              tern_strerror(st));
+        word++;
+        st = tern_send(w, &word, sizeof(word), peer, 3, 0);
+        CHECK(st == TERN_OK, "answer to peer %d: %s", peer, tern_strerror(st));
+    }
+    CHECK(took == n, "took %d clients of %d within 60 s", took, n);
+    for (int i = 0; i < took; i++) {
+        st = tern_disconnect(peers[i]);
+        CHECK(st == TERN_OK, "disconnect: %s", tern_strerror(st));
+    }
+    printf("server took %d\n", took);
+    free(big);
+    free(want);
+}
+
+static void client(tern_context_t *ctx, const char *file)
+{
+    tern_worker_t *w = tern_context_worker(ctx);
+    char port[TERN_PORT_NAME_MAX] = "";
+    for (int i = 0; i < 600 && port[0] == '\0'; i++) {
+        FILE *f = fopen(file, "r");
+        if (f != NULL) {
+            if (fgets(port, sizeof(port), f) == NULL)
+                port[0] = '\0';
+            fclose(f);
+        }
+        if (port[0] == '\0')
+            usleep(100 * 1000);
+    }
+    port[strcspn(port, "\n")] = '\0';
+    CHECK(port[0] != '\0', "no port name in %s within 60 s", file);
+    tern_job_t *srv;
+    tern_status_t st = tern_port_connect(ctx, port, &srv);
+    CHECK(st == TERN_OK, "tern_port_connect: %s", tern_strerror(st));
+    if (st != TERN_OK)
+        return;
+    int peer = tern_job_peer(srv, 0), me = tern_rank(ctx);
+    uint32_t word = (uint32_t)(me * 10 + 7), answer = 0;
+    unsigned char *big = malloc(BIG);
+    fill(big, word);
+    st = tern_send(w, &word, sizeof(word), peer, 1, 0);
+    if (st == TERN_OK)
+        st = tern_send(w, big, BIG, peer, 2, 0);
+    if (st == TERN_OK)
+        st = tern_recv(w, &answer, sizeof(answer), peer, 3, 0, NULL);
+    CHECK(st == TERN_OK && answer == word + 1, "exchange with the server: %s, %u", tern_strerror(st),
+          answer);
+    st = tern_disconnect(srv);
+    CHECK(st == TERN_OK, "disconnect: %s", tern_strerror(st));
+    if (failures == 0)
+        printf("ok client %d\n", me);
+    free(big);
+}
+
+int main(int argc, char **argv)
+{
+    tern_context_t *ctx;
+    tern_status_t st = tern_init(&ctx);
+    if (st != TERN_OK) {
+        printf("FAIL: tern_init: %s (%s)\n", tern_strerror(st), tern_last_error());
+        return 1;
+    }
+    if (argc == 4 && strcmp(argv[1], "server") == 0) {
+        server(ctx, atoi(argv[2]), argv[3]);
+    } else if (argc == 3 && strcmp(argv[1], "client") == 0) {
+        client(ctx, argv[2]);
+    } else {
+        printf("FAIL: usage: tern_port server N FILE | client FILE\n");
+        failures++;
+    }
+    fflush(stdout);
+    st = tern_finalize(ctx);
+    CHECK(st == TERN_OK, "finalize: %s", tern_strerror(st));
+    return failures ? 1 : 0;
+}
