@@ -33,21 +33,12 @@
 
 #include <tern/tern.h>
 
+#include "tests/launcher/tern_check.h"
+
 #define BIG (1u << 20)
 
-static int failures;
 static int me;
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            printf("FAIL: %d: ", me);                                                              \
-            printf(__VA_ARGS__);                                                                   \
-            printf(" (%s)\n", tern_last_error());                                                  \
-            fflush(stdout);                                                                        \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
 
 static void fill(unsigned char *b, size_t n, unsigned seed)
 {

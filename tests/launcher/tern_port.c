@@ -26,20 +26,11 @@
 
 #include <tern/tern.h>
 
+#include "tests/launcher/tern_check.h"
+
 #define BIG (1u << 20)
 
-static int failures;
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            printf("FAIL: ");                                                                      \
-            printf(__VA_ARGS__);                                                                   \
-            printf(" (%s)\n", tern_last_error());                                                  \
-            fflush(stdout);                                                                        \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
 
 static double now_s(void)
 {

@@ -22,16 +22,9 @@
 
 #include <tern/tern.h>
 
-static int failures;
+#include "tests/launcher/tern_check.h"
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            printf("FAIL: " __VA_ARGS__);                                                          \
-            printf(" (%s)\n", tern_last_error());                                                  \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+
 
 static void parent(tern_context_t *ctx, int n, const char *self)
 {
