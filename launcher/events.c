@@ -1,0 +1,137 @@
+/*
+ * ternrun's PMIx events about its ranks and jobs: a rank's end (every way it
+ * can end, launcher/monitor.c says which) and a spawned job's end, told to
+ * the namespaces related to the one concerned.  Main thread.
+ */
+#include "launcher/job.h"
+
+#include <pmix.h>
+#include <pmix_server.h>
+#include <string.h>
+
+/* ---- exit events -------------------------------------------------------- */
+
+/* The namespaces told of ns's process events, as wildcard procs: ns, its
+ * spawner, the jobs it spawned, and the ones connected to it (PMIx_Connect).
+ * Returns how many. */
+static size_t event_range(struct ternrun_job *job, const struct ternrun_ns *ns,
+                          pmix_proc_t out[TERNRUN_MAX_NSPACES])
+{
+    size_t n = 0;
+
+    pthread_mutex_lock(&job->lock);
+    uint64_t conn = ns->connected;
+    for (int k = 0; k < job->nns; k++) {
+        const struct ternrun_ns *o = job->ns[k];
+        bool related = o == ns || k == ns->parent || o->parent == ns->index ||
+                       (conn & (UINT64_C(1) << k));
+        if (related && o->registered) {
+            PMIX_LOAD_PROCID(&out[n], o->name, PMIX_RANK_WILDCARD);
+            n++;
+        }
+    }
+    pthread_mutex_unlock(&job->lock);
+    return n;
+}
+
+/* The codes of PMIx 4's process events, one per way a rank can end.  A
+ * normal exit is not an error: PMIX_EVENT_NON_DEFAULT keeps it from
+ * default handlers, which commonly treat every event as fatal. */
+void ternrun_pmix_notify_exit(struct ternrun_job *job, const struct ternrun_rank *r,
+                              enum ternrun_exit_kind kind, int code)
+{
+    static const struct {
+        pmix_status_t status;
+        const char *name;
+    } kinds[] = {
+        [TERNRUN_EXIT_NORMAL] = {PMIX_EVENT_PROC_TERMINATED, "PMIX_EVENT_PROC_TERMINATED"},
+        [TERNRUN_EXIT_NO_FINALIZE] = {PMIX_ERR_PROC_TERM_WO_SYNC, "PMIX_ERR_PROC_TERM_WO_SYNC"},
+        [TERNRUN_EXIT_NONZERO] = {PMIX_ERR_EXIT_NONZERO_TERM, "PMIX_ERR_EXIT_NONZERO_TERM"},
+        [TERNRUN_EXIT_SIGNALLED] = {PMIX_ERR_PROC_ABORTED_BY_SIG, "PMIX_ERR_PROC_ABORTED_BY_SIG"},
+        [TERNRUN_EXIT_KILLED] = {PMIX_ERR_PROC_KILLED_BY_CMD, "PMIX_ERR_PROC_KILLED_BY_CMD"},
+        [TERNRUN_EXIT_ABORTED] = {PMIX_ERR_PROC_REQUESTED_ABORT, "PMIX_ERR_PROC_REQUESTED_ABORT"},
+    };
+    pmix_proc_t dead, source, range[TERNRUN_MAX_NSPACES];
+    pmix_info_t info[4];
+    bool nondefault = true;
+    size_t ninfo = 2, nrange;
+    pmix_status_t rc;
+
+    if (!r->ns->registered || (size_t)kind >= sizeof(kinds) / sizeof(kinds[0])) {
+        return;
+    }
+    PMIX_LOAD_PROCID(&dead, r->ns->name, (pmix_rank_t)r->rank);
+    /* the dead rank is the source: the server library then sends it to the
+     * clients of the range only, not back up to this host (PMIx_Notify_event
+     * from a server with itself as the source also calls module.notify_event) */
+    source = dead;
+    nrange = event_range(job, r->ns, range);
+    PMIX_INFO_LOAD(&info[0], PMIX_EVENT_AFFECTED_PROC, &dead, PMIX_PROC);
+    PMIX_INFO_LOAD(&info[1], PMIX_EXIT_CODE, &code, PMIX_INT);
+    if (kind == TERNRUN_EXIT_NORMAL) {
+        PMIX_INFO_LOAD(&info[ninfo], PMIX_EVENT_NON_DEFAULT, &nondefault, PMIX_BOOL);
+        ninfo++;
+    }
+    if (nrange > 1) {
+        pmix_data_array_t darray = {.type = PMIX_PROC, .size = nrange, .array = range};
+        PMIX_INFO_LOAD(&info[ninfo], PMIX_EVENT_CUSTOM_RANGE, &darray, PMIX_DATA_ARRAY);
+        ninfo++;
+    }
+    /* the server library copies the info before it returns */
+    rc = PMIx_Notify_event(kinds[kind].status, &source,
+                           nrange > 1 ? PMIX_RANGE_CUSTOM : PMIX_RANGE_NAMESPACE, info, ninfo,
+                           NULL, NULL);
+    for (size_t i = 0; i < ninfo; i++) {
+        PMIX_INFO_DESTRUCT(&info[i]);
+    }
+    if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED) {
+        ternrun_warn("cannot tell the other ranks that rank %d ended (%s): %s", r->rank,
+                     kinds[kind].name, PMIx_Error_string(rc));
+    } else {
+        ternrun_vlog(2, "told %zu job(s): rank %d of %s ended (%s, code %d)", nrange, r->rank,
+                     r->ns->name, kinds[kind].name, code);
+    }
+}
+
+void ternrun_pmix_notify_job_end(struct ternrun_job *job, struct ternrun_ns *ns, int status)
+{
+    pmix_proc_t range[TERNRUN_MAX_NSPACES], source, affected;
+    pmix_info_t info[3];
+    size_t nrange = 0, ninfo = 0;
+    pmix_status_t rc;
+
+    if (ns->end_told || !ns->registered) {
+        return;
+    }
+    ns->end_told = true;
+    /* everyone related but the job itself (its ranks are gone) */
+    pmix_proc_t all[TERNRUN_MAX_NSPACES];
+    size_t nall = event_range(job, ns, all);
+    for (size_t i = 0; i < nall; i++) {
+        if (strncmp(all[i].nspace, ns->name, PMIX_MAX_NSLEN) != 0) {
+            range[nrange++] = all[i];
+        }
+    }
+    if (nrange == 0) {
+        return;
+    }
+    PMIX_LOAD_PROCID(&affected, ns->name, PMIX_RANK_WILDCARD);
+    PMIX_LOAD_PROCID(&source, ns->name, 0); /* not ternrun itself: see notify_exit */
+    pmix_data_array_t darray = {.type = PMIX_PROC, .size = nrange, .array = range};
+    PMIX_INFO_LOAD(&info[ninfo], PMIX_EVENT_AFFECTED_PROC, &affected, PMIX_PROC);
+    ninfo++;
+    PMIX_INFO_LOAD(&info[ninfo], PMIX_JOB_TERM_STATUS, &status, PMIX_STATUS);
+    ninfo++;
+    PMIX_INFO_LOAD(&info[ninfo], PMIX_EVENT_CUSTOM_RANGE, &darray, PMIX_DATA_ARRAY);
+    ninfo++;
+    rc = PMIx_Notify_event(PMIX_EVENT_JOB_END, &source, PMIX_RANGE_CUSTOM, info, ninfo, NULL,
+                           NULL);
+    for (size_t i = 0; i < ninfo; i++) {
+        PMIX_INFO_DESTRUCT(&info[i]);
+    }
+    if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED) {
+        ternrun_warn("cannot tell that job %s ended: %s", ns->name, PMIx_Error_string(rc));
+    } else {
+        ternrun_vlog(2, "told %zu job(s): %s ended (status %d)", nrange, ns->name, status);
+    }
+}
