@@ -1,6 +1,7 @@
 /*
  * tcp netmod: business card, VCs, polling, teardown; the ops table.  Built
- * on engine/sock.  No LMT ops: large messages take the engine's null mode
+ * on engine/sock.  LMT: a CMA get for same-host peers outside the job
+ * (tcp_cma.c); everything else takes the engine's null mode
  * (RTS / CTS / DATA over the stream), written straight from the user's
  * buffer and read straight into it.
  */
@@ -33,6 +34,8 @@ static tern_status_t check_ports(const char *env, const char *v)
     return tern_sock_parse_port_range(v, &lo, &hi);
 }
 
+static const char *const cma_names[] = {"off", "outside", "all"};
+
 #define T tern_tcp_config_t
 static const tern_config_entry_t tcp_entries[] = {
     TERN_CFG_ENTRY_STRING("TERN_TCP_ADDRS", T, addrs, "(interfaces)", check_addrs,
@@ -40,6 +43,12 @@ static const tern_config_entry_t tcp_entries[] = {
                           "every interface address but loopback (loopback only when alone)"),
     TERN_CFG_ENTRY_STRING("TERN_PORT_RANGE", T, port_range, "(any)", check_ports,
                           "lo-hi: the ports tcp listeners may bind"),
+    TERN_CFG_ENTRY_ENUM("TERN_TCP_CMA", T, cma, TERN_TCP_CMA_OUTSIDE, cma_names, 3,
+                        "large messages from a same-host peer pulled with CMA (one copy): "
+                        "off, outside (peers outside the job: ports, connected jobs; the "
+                        "job's own are shm's), all"),
+    TERN_CFG_ENTRY_UINT("TERN_FAULT_TCP_CMA_EPERM", T, fault_cma, 0, 0, 1,
+                        "test hook: 1 makes every tcp CMA read fail with EPERM"),
 };
 #undef T
 
@@ -100,8 +109,10 @@ static tern_status_t tcp_init(tern_worker_t *w, const void *config, void **share
         return tern_error(TERN_ERR_NO_MEMORY, "tcp netmod state");
     *state = t;
     t->ctx = ctx;
+    t->cfg = config;
     t->worker = w;
     tern_list_init(&t->conns);
+    tern_list_init(&t->cmaq);
     t->vcs = calloc((size_t)ctx->size, sizeof(*t->vcs));
     t->live = calloc((size_t)ctx->size, sizeof(*t->live));
     if (t->vcs == NULL || t->live == NULL)
@@ -248,6 +259,7 @@ static unsigned tcp_poll(void *state, int direction)
                 break;
         }
     }
+    n += tern_tcp_cma_progress(t);
     if (t->nhandshake > 0 || t->nwriting > 0 || (t->polls++ & 15u) == 0) {
         tern_sock_event_t ev;
         for (unsigned k = 0; k < POLL_BUDGET && tern_sock_wait(t->set, 0, &ev) == TERN_OK; k++) {
@@ -285,6 +297,7 @@ static tern_status_t tcp_vc_destroy(tern_vc_t *vc)
             tern_request_complete(r, vc->fail_status);
     }
     tern_tcp_t *t = tern_tcp_state(vc);
+    tern_tcp_cma_drop(t, vc);
     tern_tcp_set_writing(tv, false);
     for (int i = 0; i < t->nlive; i++)
         if (t->live[i] == tv) {
@@ -348,6 +361,8 @@ static bool tcp_arm(void *state)
     tern_tcp_t *t = state;
     tern_sock_event_t ev;
     unsigned n = 0;
+    if (!tern_list_empty(&t->cmaq))
+        return false; /* a CMA get to go on with */
     while (n < POLL_BUDGET && tern_sock_wait(t->set, 0, &ev) == TERN_OK) {
         tern_tcp_handle_event(t, &ev);
         n++;
@@ -371,6 +386,14 @@ static const tern_netmod_ops_t tcp_ops = {
     .wait_fd = tcp_wait_fd,
     .arm = tcp_arm,
     .vc_init_remote = tcp_vc_init_remote,
+    .lmt_modes = tern_tcp_lmt_modes,
+    .lmt_choose = tern_tcp_lmt_choose,
+    .lmt_initiate = tern_tcp_lmt_initiate,
+    .lmt_start_recv = tern_tcp_lmt_start_recv,
+    .lmt_start_send = tern_tcp_lmt_start_send,
+    .lmt_handle_cookie = tern_tcp_lmt_handle_cookie,
+    .lmt_done_send = tern_tcp_lmt_done_send,
+    .lmt_done_recv = tern_tcp_lmt_done_recv,
     .port_card = tcp_port_card,
     .vc_init_card = tcp_vc_init_card,
 };
