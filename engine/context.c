@@ -308,7 +308,7 @@ static tern_status_t wireup(tern_context_t *ctx, tern_status_t st)
     return st;
 }
 
-tern_status_t tern_init(tern_context_t **out)
+static tern_status_t init_context(tern_context_t **out, bool standalone)
 {
     if (out == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_init: NULL context pointer");
@@ -337,7 +337,7 @@ tern_status_t tern_init(tern_context_t **out)
     char cfg_err[512] = "";
     if (cfg_st != TERN_OK)
         snprintf(cfg_err, sizeof(cfg_err), "%s", tern_last_error());
-    tern_status_t st = tern_pmix_init(&ctx->pmix);
+    tern_status_t st = tern_pmix_init(&ctx->pmix, standalone);
     if (st != TERN_OK) {
         if (cfg_st != TERN_OK) /* the setting is the cause to report */
             st = tern_error(cfg_st, "%s", cfg_err);
@@ -381,6 +381,12 @@ err_free:
     tern_crash_remove();
     return st;
 }
+
+tern_status_t tern_init(tern_context_t **out) { return init_context(out, false); }
+
+tern_status_t tern_init_standalone(tern_context_t **out) { return init_context(out, true); }
+
+tern_context_t *tern_context_live(void) { return atomic_load(&live_context); }
 
 static unsigned progress_all(void *arg)
 {

@@ -331,6 +331,8 @@ tern_status_t tern_handle_pkt(tern_vc_t *vc, const void *buf, size_t len);
 
 /* Fail vc: every request that depends on it completes with status. */
 void tern_vc_fail(tern_vc_t *vc, tern_status_t status, const char *why);
+/* The process's context (tern_init / tern_init_standalone), or NULL. */
+tern_context_t *tern_context_live(void);
 /* The same for a VC closed on purpose (tern_disconnect): no warning, and
  * receives from any source are left posted. */
 void tern_vc_close(tern_vc_t *vc, const char *why);

@@ -340,10 +340,10 @@ static tern_status_t singleton_refuses(const char *what)
                       "--mpi=pmix or mpirun", what);
 }
 
-tern_status_t tern_pmix_init(tern_pmix_t *p)
+tern_status_t tern_pmix_init(tern_pmix_t *p, bool standalone)
 {
     memset(p, 0, sizeof(*p));
-    if (!launched())
+    if (standalone || !launched())
         return singleton_init(p);
     pmix_status_t rc = PMIx_Init(&self_proc, NULL, 0);
     if (rc != PMIX_SUCCESS)

@@ -45,8 +45,9 @@ typedef struct tern_pmix_death {
  * of one, named singleton-<host>-<pid>; put, commit and the fences succeed
  * at once, get finds nothing, the name service, spawn and connect are
  * TERN_ERR_UNSUPPORTED.  A process a launcher started whose server cannot
- * be reached fails with TERN_ERR_PMIX, as before. */
-tern_status_t tern_pmix_init(tern_pmix_t *p);
+ * be reached fails with TERN_ERR_PMIX, as before.  standalone: a singleton
+ * whatever the environment says (tern_init_standalone). */
+tern_status_t tern_pmix_init(tern_pmix_t *p, bool standalone);
 tern_status_t tern_pmix_finalize(tern_pmix_t *p);
 
 /* Index of rank among the local peers, or -1 if it is on another node. */

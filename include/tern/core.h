@@ -80,6 +80,14 @@ typedef struct tern_recv_info {
  */
 tern_status_t tern_init(tern_context_t **ctx);
 
+/**
+ * A context of its own whatever launcher started the process: a job of one
+ * rank (as without a launcher), PMIx not used, reaching others through
+ * ports only.  For daemons and tools beside a job (the iofwd daemon and
+ * client).  The one-context-per-process rule holds as for tern_init.
+ */
+tern_status_t tern_init_standalone(tern_context_t **ctx);
+
 /** Collective: drain, barrier, detach, PMIx_Finalize.  Frees ctx. */
 tern_status_t tern_finalize(tern_context_t *ctx);
 
