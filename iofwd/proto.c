@@ -12,7 +12,8 @@
 #include "engine/log.h"
 
 _Static_assert(sizeof(tern_io_hdr_t) == 16, "iofwd header layout");
-_Static_assert(sizeof(tern_io_connect_t) == TERN_IO_JOB_MAX + 32, "CONNECT layout");
+_Static_assert(sizeof(tern_io_connect_t) == TERN_IO_JOB_MAX + 48 + TERN_IO_PATH_MAX,
+               "CONNECT layout");
 _Static_assert(sizeof(tern_io_connected_t) == 16, "CONNECTED layout");
 _Static_assert(sizeof(tern_io_write_req_t) == 24, "WRITE_REQ layout");
 _Static_assert(sizeof(tern_io_write_done_t) == 16, "WRITE_DONE layout");
@@ -32,6 +33,7 @@ static const struct {
     [TERN_IO_ERROR] = {"ERROR", sizeof(tern_io_error_t)},
     [TERN_IO_PING] = {"PING", 0},
     [TERN_IO_PONG] = {"PONG", 0},
+    [TERN_IO_HELD] = {"HELD", sizeof(tern_io_write_done_t)},
 };
 
 static int known(unsigned type)
@@ -89,6 +91,16 @@ static tern_status_t check_body(tern_io_msg_t *m)
             return bad(t, "buffer", "is empty, NULL or wraps around");
         if (c->reserved != 0)
             return bad(t, "reserved", "is not 0");
+        if (c->mode != TERN_IO_PER_RANK && c->mode != TERN_IO_SHARED)
+            return bad(t, "mode", "is neither per-rank files nor a shared file");
+        if (c->flags & ~TERN_IO_FLAG_SYNC)
+            return bad(t, "flags", "has unknown bits");
+        if ((c->mode == TERN_IO_SHARED) != (c->region != 0))
+            return bad(t, "region", "is 0 for a shared file, or set for per-rank files");
+        if (c->mode == TERN_IO_SHARED && c->region * c->ranks / c->ranks != c->region)
+            return bad(t, "region", "times ranks overflows");
+        if (!terminated(c->path, sizeof(c->path)) || c->path[0] != '/')
+            return bad(t, "path", "is not a terminated absolute path");
         return TERN_OK;
     }
     case TERN_IO_CONNECTED:
@@ -102,6 +114,7 @@ static tern_status_t check_body(tern_io_msg_t *m)
         return TERN_OK;
     }
     case TERN_IO_WRITE_DONE:
+    case TERN_IO_HELD:
         if (m->u.write_done.status > 0 || m->u.write_done.err < 0)
             return bad(t, "status / errno", "is out of range");
         return TERN_OK;

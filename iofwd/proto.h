@@ -6,10 +6,15 @@
  * naming the field; the daemon answers it with an ERROR and goes on).
  *
  *   header   {magic "TRIO", version, type, body length, reserved 0}
- *   CONNECT    rank -> daemon  {job, rank, ranks, pid, buffer address, length}
+ *   CONNECT    rank -> daemon  {job, rank, ranks, pid, buffer address, length,
+ *                               destination: mode, flags, region, path}
  *   CONNECTED  daemon -> rank  {credits, staging buffer size}
- *   WRITE_REQ  rank -> daemon  {seq, offset in the file, length}   (then the data)
- *   WRITE_DONE daemon -> rank  {seq, status, errno}
+ *   WRITE_REQ  rank -> daemon  {seq, offset in the file, length}
+ *                              (then the data: one message per staging buffer)
+ *   HELD       daemon -> rank  {seq, status, errno}: the daemon holds every
+ *                              byte (the rank's buffer is free), or the
+ *                              write failed as a whole (ENOSPC: no room)
+ *   WRITE_DONE daemon -> rank  {seq, status, errno}: written to the file
  *   BYE        rank -> daemon  {}
  *   FINISHED   daemon -> rank  {status, bytes written}
  *   ERROR      either way      {status, field, message}
@@ -27,7 +32,21 @@
 #define TERN_IO_VERSION 1u
 #define TERN_IO_JOB_MAX 256        /* a PMIx namespace, NUL included */
 #define TERN_IO_MSG_MAX 128        /* ERROR's text, NUL included */
+#define TERN_IO_PATH_MAX 1024      /* CONNECT's destination, NUL included */
 
+/* Where a rank's writes go (CONNECT's mode). */
+enum tern_io_dest {
+    TERN_IO_PER_RANK = 1,  /* path is a directory: <path>/rank.<rank>, appended */
+    TERN_IO_SHARED = 2,    /* path is one file: rank r's region at r * region */
+};
+#define TERN_IO_FLAG_SYNC 1u      /* fsync each write before WRITE_DONE */
+
+/* The matching space and tags of iofwd messages on the rank <-> daemon
+ * port connection (a space of their own: a program's receives from any
+ * source in its spaces never take them). */
+#define TERN_IO_SPACE 0xffe0u
+#define TERN_IO_TAG_CTRL 1
+#define TERN_IO_TAG_DATA 2
 enum tern_io_type {
     TERN_IO_CONNECT = 1,
     TERN_IO_CONNECTED,
@@ -38,6 +57,7 @@ enum tern_io_type {
     TERN_IO_ERROR,
     TERN_IO_PING,
     TERN_IO_PONG,
+    TERN_IO_HELD,
     TERN_IO_NTYPES
 };
 
@@ -55,6 +75,10 @@ typedef struct tern_io_connect {
     int32_t pid;
     uint32_t reserved;
     uint64_t buf_addr, buf_len;
+    uint32_t mode;     /* enum tern_io_dest */
+    uint32_t flags;    /* TERN_IO_FLAG_* */
+    uint64_t region;   /* TERN_IO_SHARED: bytes of each rank's region; else 0 */
+    char path[TERN_IO_PATH_MAX];
 } tern_io_connect_t;
 
 typedef struct tern_io_connected {
@@ -67,6 +91,7 @@ typedef struct tern_io_write_req {
     uint64_t seq, offset, len;
 } tern_io_write_req_t;
 
+/* WRITE_DONE and HELD */
 typedef struct tern_io_write_done {
     uint64_t seq;
     int32_t status;    /* tern_status_t */
@@ -97,6 +122,9 @@ typedef struct tern_io_msg {
         tern_io_error_t error;
     } u;
 } tern_io_msg_t;
+
+/* The longest encoded message. */
+#define TERN_IO_MSG_BYTES (sizeof(tern_io_hdr_t) + sizeof(tern_io_connect_t))
 
 /* Bytes the encoding of a message of type takes (header included); 0 for an
  * unknown type. */

@@ -22,7 +22,7 @@ static tern_status_t decode_exact(const void *buf, size_t len, tern_io_msg_t *ou
 
 static size_t enc(const tern_io_msg_t *m, unsigned char *buf)
 {
-    size_t n = tern_io_encode(m, buf, 1024);
+    size_t n = tern_io_encode(m, buf, TERN_IO_MSG_BYTES);
     EXPECT(n == tern_io_size(m->type) && n > 0, "encode %s: %zu bytes", tern_io_type_name(m->type),
            n);
     return n;
@@ -31,7 +31,7 @@ static size_t enc(const tern_io_msg_t *m, unsigned char *buf)
 /* m encoded, mutated by poke, must be refused naming `field` */
 static void expect_refused(const tern_io_msg_t *m, void (*poke)(unsigned char *), const char *field)
 {
-    unsigned char buf[1024];
+    unsigned char buf[TERN_IO_MSG_BYTES + 16];
     tern_io_msg_t out;
     size_t n = enc(m, buf);
     poke(buf);
@@ -50,6 +50,8 @@ static tern_io_msg_t good_connect(void)
     m.u.connect.pid = 4242;
     m.u.connect.buf_addr = 0x7f0000001000ull;
     m.u.connect.buf_len = 64ull << 20;
+    m.u.connect.mode = TERN_IO_PER_RANK;
+    strcpy(m.u.connect.path, "/tmp/out");
     return m;
 }
 
@@ -62,6 +64,11 @@ static void pid_neg(unsigned char *b) { int32_t v = -1; memcpy(BODY(b, tern_io_c
 static void buf_wraps(unsigned char *b) { uint64_t v = ~0ull - 10; memcpy(BODY(b, tern_io_connect_t, buf_addr), &v, 8); }
 static void buf_empty(unsigned char *b) { memset(BODY(b, tern_io_connect_t, buf_len), 0, 8); }
 static void conn_reserved(unsigned char *b) { memset(BODY(b, tern_io_connect_t, reserved), 1, 1); }
+static void mode_bad(unsigned char *b) { uint32_t v = 3; memcpy(BODY(b, tern_io_connect_t, mode), &v, 4); }
+static void flags_bad(unsigned char *b) { uint32_t v = 6; memcpy(BODY(b, tern_io_connect_t, flags), &v, 4); }
+static void region_set(unsigned char *b) { uint64_t v = 4096; memcpy(BODY(b, tern_io_connect_t, region), &v, 8); }
+static void path_relative(unsigned char *b) { memcpy(BODY(b, tern_io_connect_t, path), "out", 4); }
+static void path_unterminated(unsigned char *b) { memset(BODY(b, tern_io_connect_t, path), '/', TERN_IO_PATH_MAX); }
 static void bad_magic(unsigned char *b) { b[0] ^= 0xff; }
 static void bad_version(unsigned char *b) { uint16_t v = 2; memcpy(b + offsetof(tern_io_hdr_t, version), &v, 2); }
 static void bad_type(unsigned char *b) { uint16_t v = 99; memcpy(b + offsetof(tern_io_hdr_t, type), &v, 2); }
@@ -81,7 +88,7 @@ static void credits_zero(unsigned char *b) { memset(BODY(b, tern_io_connected_t,
 
 int main(void)
 {
-    unsigned char buf[1024];
+    unsigned char buf[TERN_IO_MSG_BYTES + 16];
     tern_io_msg_t out;
 
     /* round trips */
@@ -95,6 +102,7 @@ int main(void)
         {.type = TERN_IO_ERROR, .u.error = {.status = TERN_ERR_MALFORMED, .field = 4, .msg = "x"}},
         {.type = TERN_IO_PING},
         {.type = TERN_IO_PONG},
+        {.type = TERN_IO_HELD, .u.write_done = {.seq = 9, .status = TERN_ERR_IO, .err = 28}},
     };
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
         size_t n = enc(&all[i], buf);
@@ -127,6 +135,16 @@ int main(void)
     expect_refused(&c, buf_wraps, "buffer");
     expect_refused(&c, buf_empty, "buffer");
     expect_refused(&c, conn_reserved, "reserved");
+    expect_refused(&c, mode_bad, "mode");
+    expect_refused(&c, flags_bad, "flags");
+    expect_refused(&c, region_set, "region");
+    expect_refused(&c, path_relative, "path");
+    expect_refused(&c, path_unterminated, "path");
+    c.u.connect.mode = TERN_IO_SHARED; /* a shared file needs its region size */
+    expect_refused(&c, path_relative, "region");
+    c.u.connect.region = 1 << 20;
+    expect_refused(&c, path_relative, "path");
+    c = good_connect();
     expect_refused(&c, bad_magic, "magic");
     expect_refused(&c, bad_version, "version");
     expect_refused(&c, bad_type, "type");
@@ -136,6 +154,7 @@ int main(void)
     expect_refused(&all[2], wr_wraps, "offset");
     expect_refused(&all[3], done_status, "status");
     expect_refused(&all[3], done_errno, "errno");
+    expect_refused(&all[9], done_status, "status");
     expect_refused(&all[6], err_status, "status");
     expect_refused(&all[6], err_msg, "msg");
 
