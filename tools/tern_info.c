@@ -17,6 +17,7 @@
 #include "engine/config.h"
 #include "engine/netmod.h"
 #include "engine/rcache.h"
+#include "iofwd/iofwd_internal.h"
 
 static void usage(FILE *f)
 {
@@ -78,6 +79,9 @@ int main(int argc, char **argv)
     printf("%-26s %-12s %-12s %-16s %s\n", "# variable", "value", "default", "range", "meaning");
     tern_status_t st = print_table(&tern_engine_config_table, false);
     tern_status_t s1 = print_table(&tern_rcache_config_table, false);
+    if (st == TERN_OK)
+        st = s1;
+    s1 = print_table(&tern_iofwd_config_table, false);
     if (st == TERN_OK)
         st = s1;
     for (int i = 0; i < tern_netmod_count(); i++) {
