@@ -48,7 +48,9 @@ static struct {
     uint64_t staging;
     uint64_t next_seq, next_off;
     uint64_t written;             /* writes 0 .. written-1 are WRITE_DONE */
-    uint64_t nheld;               /* writes 0 .. nheld-1 are HELD */
+    uint64_t nheld;               /* writes 0 .. nheld-1 are HELD (or refused) */
+    uint64_t refused[8];          /* refused writes whose WRITE_DONE is due */
+    unsigned nrefused;
     unsigned inflight;
     tern_io_request_t *pending, *tail;
     tern_request_t *ctrl;
@@ -156,14 +158,21 @@ static void handle(const tern_io_msg_t *m)
                      (unsigned long long)r->len, (unsigned long long)r->off,
                      tern_strerror(wd->status), wd->err ? ": " : "",
                      wd->err ? strerror(wd->err) : "");
-        if (wd->status == TERN_OK && wd->seq == io.nheld)
+        if (wd->seq == io.nheld)
             io.nheld++;
+        if (wd->status != TERN_OK && io.nrefused < 8)
+            io.refused[io.nrefused++] = wd->seq;
         settle(r, wd->status, wd->status != TERN_OK ? why : NULL);
         return;
     }
     case TERN_IO_WRITE_DONE:
         if (wd->seq + 1 > io.written)
             io.written = wd->seq + 1;
+        for (unsigned i = 0; i < io.nrefused; i++)
+            if (io.refused[i] == wd->seq) { /* its failure was tern_io_write's */
+                io.refused[i] = io.refused[--io.nrefused];
+                return;
+            }
         if (wd->status != TERN_OK && io.late == TERN_OK) {
             io.late = wd->status;
             snprintf(io.late_msg, sizeof(io.late_msg), "iofwd: write %llu was handed over but "

@@ -19,8 +19,10 @@ static const tern_config_entry_t entries[] = {
     TERN_CFG_ENTRY_UINT("TERN_IOFWD_STAGING", T, staging, 4u << 20, 4096, 1u << 30,
                         "bytes of one staging buffer of the daemon (a write moves in pieces "
                         "of this size)"),
-    TERN_CFG_ENTRY_UINT("TERN_IOFWD_BUFFERS", T, buffers, 8, 1, 4096,
+    TERN_CFG_ENTRY_UINT("TERN_IOFWD_BUFFERS", T, buffers, 16, 1, 4096,
                         "staging buffers in the daemon's pool (pulls in flight)"),
+    TERN_CFG_ENTRY_UINT("TERN_IOFWD_WRITERS", T, writers, 2, 1, 16,
+                        "the daemon's writer threads (a rank's writes all go through one)"),
     TERN_CFG_ENTRY_UINT("TERN_IOFWD_LINGER_MS", T, linger_ms, 500, 0, 3600000,
                         "the daemon exits after this long without clients"),
     TERN_CFG_ENTRY_UINT("TERN_IOFWD_START_MS", T, start_ms, 10000, 100, 600000,

@@ -22,6 +22,8 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,6 +39,7 @@ static long now_ms(void)
 }
 
 static void client_dead(iofwd_t *d, iofwd_client_t *c, const char *why);
+static void retire(iofwd_t *d, iofwd_client_t *c);
 
 static void send_msg(iofwd_t *d, iofwd_client_t *c, const tern_io_msg_t *m)
 {
@@ -82,6 +85,9 @@ static void on_connect(iofwd_t *d, iofwd_client_t *c, const tern_io_connect_t *m
         c->lo = m->region * m->rank;
         c->hi = c->lo + m->region;
     }
+    struct stat st;
+    if (c->fd >= 0 && fstat(c->fd, &st) == 0)
+        c->dev = st.st_dev;
     if (c->fd < 0) {
         char msg[TERN_IO_MSG_MAX];
         snprintf(msg, sizeof(msg), "open %.80s: %.40s", path, strerror(errno));
@@ -95,6 +101,24 @@ static void on_connect(iofwd_t *d, iofwd_client_t *c, const tern_io_connect_t *m
                        .u.connected = {.credits = (uint32_t)d->cfg.buffers,
                                        .staging = d->cfg.staging}};
     send_msg(d, c, &r);
+}
+
+/* Would len more bytes overflow the client's filesystem, counting what
+ * the daemon holds for it and has not written yet?  (A cheap check, not a
+ * reservation: fallocate on tmpfs costs as much as the write itself.
+ * Room taken meanwhile by others fails the write later, in WRITE_DONE.) */
+static bool no_room(iofwd_t *d, iofwd_client_t *c, uint64_t len)
+{
+    struct statvfs v;
+    if (len == 0 || fstatvfs(c->fd, &v) != 0)
+        return false;
+    uint64_t pending = 0;
+    for (iofwd_client_t *o = d->clients; o != NULL; o = o->next)
+        if (o->dev == c->dev)
+            for (iofwd_write_t *w = o->writes; w != NULL; w = w->next)
+                if (w->status == TERN_OK)
+                    pending += w->len;
+    return (uint64_t)v.f_bavail * v.f_frsize < pending + len;
 }
 
 static void on_write_req(iofwd_t *d, iofwd_client_t *c, const tern_io_write_req_t *m)
@@ -112,12 +136,16 @@ static void on_write_req(iofwd_t *d, iofwd_client_t *c, const tern_io_write_req_
         return;
     }
     iofwd_write_t *w = calloc(1, sizeof(*w));
-    iofwd_job_t *j = calloc(1, sizeof(*j));
-    if (w == NULL || j == NULL) {
-        free(w);
-        free(j);
+    if (w == NULL) {
         send_error(d, c, TERN_ERR_NO_MEMORY, "no memory for a write");
         return;
+    }
+    if (no_room(d, c, m->len)) { /* fails as a whole; its pieces are taken, not pulled */
+        w->status = TERN_ERR_IO;
+        w->werr = ENOSPC;
+        tern_warn("iofwd: %s: write %llu (%llu bytes at %llu): no room: %s", c->name,
+                  (unsigned long long)m->seq, (unsigned long long)m->len,
+                  (unsigned long long)off, strerror(ENOSPC));
     }
     w->seq = m->seq;
     w->off = off;
@@ -130,10 +158,11 @@ static void on_write_req(iofwd_t *d, iofwd_client_t *c, const tern_io_write_req_
     else
         c->writes = w;
     c->wtail = w;
-    *j = (iofwd_job_t){.kind = JOB_RESERVE, .c = c, .wr = w, .fd = c->fd, .off = off,
-                       .len = m->len};
-    c->at_writer++;
-    iofwd_writer_queue(d, j);
+    if (w->npieces == 0) {
+        w->held = true;
+        send_ack(d, c, TERN_IO_HELD, w->seq, w->status, w->werr);
+        retire(d, c);
+    }
 }
 
 static void on_ctrl(iofwd_t *d, iofwd_client_t *c, size_t len)
@@ -227,16 +256,19 @@ static void client_dead(iofwd_t *d, iofwd_client_t *c, const char *why)
     if (first != NULL && !c->bye)
         tern_warn("iofwd: %s is gone (%s): its writes from %llu on, not held, are dropped",
                   c->name, why, (unsigned long long)first->seq);
-    if (first != NULL && c->fd >= 0) {
-        iofwd_job_t *j = calloc(1, sizeof(*j));
-        if (j != NULL) {
-            *j = (iofwd_job_t){.kind = JOB_DROP, .c = c, .fd = c->fd, .off = first->off,
-                               .len = c->next_off - first->off,
-                               .truncate = c->mode == TERN_IO_PER_RANK};
-            c->at_writer++;
-            iofwd_writer_queue(d, j);
-        }
+    if (first != NULL && c->fd >= 0) { /* queued once no piece of it is at a writer */
+        c->drop = true;
+        c->drop_off = first->off;
     }
+}
+
+/* A job for the writer that comes after everything of c there. */
+static void queue_job(iofwd_t *d, iofwd_client_t *c, iofwd_job_t *j)
+{
+    j->c = c;
+    j->writer = d->next_writer++ % d->nwriters;
+    c->at_writer++;
+    iofwd_writer_queue(d, j);
 }
 
 static void free_client(iofwd_t *d, iofwd_client_t *c)
@@ -268,15 +300,25 @@ static void maybe_finish(iofwd_t *d, iofwd_client_t *c)
     for (iofwd_job_t *p = d->pulls; p != NULL; p = p->next)
         if (p->c == c)
             return;
+    if (c->drop) { /* its unheld writes go: cut (per-rank file) or punched out */
+        iofwd_job_t *j = calloc(1, sizeof(*j));
+        if (j == NULL)
+            return;
+        *j = (iofwd_job_t){.kind = JOB_DROP, .fd = c->fd, .off = c->drop_off,
+                           .len = c->next_off - c->drop_off,
+                           .truncate = c->mode == TERN_IO_PER_RANK};
+        c->drop = false;
+        queue_job(d, c, j);
+        return;
+    }
     if (c->fd >= 0 && (c->dead || c->closing || (c->bye && c->writes == NULL))) {
         iofwd_job_t *j = calloc(1, sizeof(*j));
         if (j == NULL)
             return;
-        *j = (iofwd_job_t){.kind = JOB_CLOSE, .c = c, .fd = c->fd,
+        *j = (iofwd_job_t){.kind = JOB_CLOSE, .fd = c->fd,
                            .sync = (c->flags & TERN_IO_FLAG_SYNC) != 0};
         c->fd = -1;
-        c->at_writer++;
-        iofwd_writer_queue(d, j);
+        queue_job(d, c, j);
         return;
     }
     if (c->fd < 0 && (c->dead || c->closing || (c->bye && c->writes == NULL))) {
@@ -332,8 +374,11 @@ static void post_pulls(iofwd_t *d)
             uint64_t o = (uint64_t)w->posted * d->cfg.staging;
             uint64_t n = w->len - o < d->cfg.staging ? w->len - o : d->cfg.staging;
             tern_recv_info_t info;
-            tern_status_t st = tern_irecv(d->w, j->buf, n, c->peer, TERN_IO_TAG_DATA,
-                                          TERN_IO_SPACE, &info, &j->rq);
+            /* a refused write's pieces are taken into 0 bytes: nothing moves */
+            tern_status_t st = tern_irecv(d->w, j->buf, w->status == TERN_OK ? n : 0, c->peer,
+                                          TERN_IO_TAG_DATA, TERN_IO_SPACE, &info, &j->rq);
+            if (st == TERN_ERR_TRUNCATED && w->status != TERN_OK)
+                st = TERN_OK;
             if (st != TERN_INPROGRESS && st != TERN_OK) {
                 client_dead(d, c, tern_last_error());
                 continue;
@@ -361,7 +406,7 @@ static void post_pulls(iofwd_t *d)
 
 static void maybe_held(iofwd_t *d, iofwd_client_t *c, iofwd_write_t *w)
 {
-    if (w->held || !w->reserved_back || w->received < w->npieces)
+    if (w->held || w->received < w->npieces)
         return;
     w->held = true;
     send_ack(d, c, TERN_IO_HELD, w->seq, w->status, w->werr);
@@ -372,6 +417,8 @@ static void maybe_held(iofwd_t *d, iofwd_client_t *c, iofwd_write_t *w)
 static void pulled(iofwd_t *d, iofwd_job_t *j, tern_status_t st)
 {
     iofwd_client_t *c = j->c;
+    if (st == TERN_ERR_TRUNCATED && j->wr->status != TERN_OK)
+        st = TERN_OK; /* a refused write's piece, taken into 0 bytes */
     if (st != TERN_OK || c->dead) {
         if (st != TERN_OK)
             client_dead(d, c, tern_last_error());
@@ -379,11 +426,19 @@ static void pulled(iofwd_t *d, iofwd_job_t *j, tern_status_t st)
         d->free_pieces = j;
         return;
     }
+    if (j->wr->status != TERN_OK) { /* nothing to write */
+        j->wr->received++;
+        j->wr->written++;
+        maybe_held(d, c, j->wr);
+        retire(d, c);
+        j->next = d->free_pieces;
+        d->free_pieces = j;
+        return;
+    }
     d->pulled += j->len;
     j->wr->received++;
     maybe_held(d, c, j->wr);
-    c->at_writer++;
-    iofwd_writer_queue(d, j);
+    queue_job(d, c, j);
 }
 
 static void poll_pulls(iofwd_t *d)
@@ -409,10 +464,17 @@ static void retire(iofwd_t *d, iofwd_client_t *c)
     iofwd_write_t *w;
     while ((w = c->writes) != NULL && w->held && w->written == w->npieces) {
         tern_status_t st = w->status != TERN_OK ? w->status : w->wstatus;
-        if (st == TERN_OK)
+        if (st == TERN_OK) {
             c->bytes += w->len, d->stored += w->len;
-        else if (c->wstatus == TERN_OK)
-            c->wstatus = st;
+        } else if (w->status == TERN_OK) { /* failed in part: no partial record */
+            if (c->wstatus == TERN_OK)
+                c->wstatus = st;
+            iofwd_job_t *j = calloc(1, sizeof(*j));
+            if (j != NULL) {
+                *j = (iofwd_job_t){.kind = JOB_DROP, .fd = c->fd, .off = w->off, .len = w->len};
+                queue_job(d, c, j);
+            }
+        }
         send_ack(d, c, TERN_IO_WRITE_DONE, w->seq, st, w->werr);
         c->writes = w->next;
         if (c->writes == NULL)
@@ -427,17 +489,6 @@ static void on_written(iofwd_t *d, iofwd_job_t *j)
     iofwd_write_t *w = j->wr;
     c->at_writer--;
     switch (j->kind) {
-    case JOB_RESERVE:
-        w->reserved_back = true;
-        w->werr = j->err;
-        if (j->status != TERN_OK)
-            tern_warn("iofwd: %s: write %llu (%llu bytes at %llu): no room: %s", c->name,
-                      (unsigned long long)w->seq, (unsigned long long)w->len,
-                      (unsigned long long)w->off, strerror(j->err));
-        maybe_held(d, c, w);
-        retire(d, c);
-        free(j);
-        break;
     case JOB_PIECE:
         if (j->status != TERN_OK && w->wstatus == TERN_OK) {
             w->wstatus = j->status;
@@ -457,17 +508,6 @@ static void on_written(iofwd_t *d, iofwd_job_t *j)
                       "unheld writes" : "closing its file", strerror(j->err));
         free(j);
         break;
-    }
-}
-
-/* Writes with no pieces (0 bytes): held once reserved, then done. */
-static void settle_empty(iofwd_t *d)
-{
-    for (iofwd_client_t *c = d->clients; c != NULL; c = c->next) {
-        for (iofwd_write_t *w = c->writes; w != NULL; w = w->next)
-            if (w->npieces == 0)
-                maybe_held(d, c, w);
-        retire(d, c);
     }
 }
 
@@ -533,6 +573,7 @@ int main(int argc, char **argv)
         return 1;
     }
     d.w = &d.ctx->workers[0];
+    d.nwriters = (unsigned)d.cfg.writers;
     char port[TERN_PORT_NAME_MAX];
     if (tern_port_open(d.ctx, port) != TERN_OK) {
         tern_warn("iofwd daemon: %s", tern_last_error());
@@ -556,7 +597,7 @@ int main(int argc, char **argv)
         d.free_pieces = j;
     }
     if (iofwd_writer_start(&d) != 0 || publish_port(&d, port) != 0) {
-        tern_warn("iofwd daemon: writer thread or port file in %s: %s", d.dir, strerror(errno));
+        tern_warn("iofwd daemon: writer threads or port file in %s: %s", d.dir, strerror(errno));
         return 1;
     }
     long idle_since = now_ms();
@@ -566,7 +607,6 @@ int main(int argc, char **argv)
             n = j->next;
             on_written(&d, j);
         }
-        settle_empty(&d);
         poll_pulls(&d);
         post_pulls(&d);
         poll_ctrl(&d);

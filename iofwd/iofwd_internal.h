@@ -17,6 +17,7 @@ typedef struct tern_iofwd_config {
     char daemon[TERN_CFG_STR_MAX]; /* TERN_IOFWD: the daemon's program */
     uint64_t staging;              /* bytes of one staging buffer */
     uint64_t buffers;              /* staging buffers in the pool */
+    uint64_t writers;              /* writer threads */
     uint64_t linger_ms;            /* idle time without clients before exiting */
     uint64_t start_ms;             /* a starter's limit for the daemon's port */
     uint64_t fault_stall;          /* test hook: the writer stops at its first piece */

@@ -1,6 +1,7 @@
 /*
- * The iofwd daemon's writer thread: runs the jobs the main thread queues,
- * in order, so each rank's writes reach its file in order (daemon.h).
+ * The iofwd daemon's writer threads: each runs the jobs the main thread
+ * queues to it, in order; a client's jobs all go to one writer, so each
+ * rank's writes reach its file in order (daemon.h).
  *
  * Memory ordering: a job is handed over and back under d->mu; the mutex's
  * release (unlock) and acquire (lock) make everything the sending thread
@@ -35,31 +36,19 @@ static void run(iofwd_t *d, iofwd_job_t *j)
     if (j->kind == JOB_PIECE && d->cfg.fault_stall) { /* the test hook: stuck for good */
         pthread_mutex_lock(&d->mu);
         while (!d->stop)
-            pthread_cond_wait(&d->cv, &d->mu);
+            pthread_cond_wait(&d->writers[j->writer].cv, &d->mu);
         pthread_mutex_unlock(&d->mu);
     }
     int err = 0;
     switch (j->kind) {
-    case JOB_RESERVE:
-        /* room for the whole write now, so a full disk fails it before a
-         * byte is written; KEEP_SIZE: the file grows only as it is written */
-        if (j->len > 0 && fallocate(j->fd, FALLOC_FL_KEEP_SIZE, (off_t)j->off, (off_t)j->len) != 0 &&
-            errno != EOPNOTSUPP) {
-            err = errno;
-            (void)fallocate(j->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)j->off,
-                            (off_t)j->len);
-        }
-        j->wr->status = err ? TERN_ERR_IO : TERN_OK;
-        break;
     case JOB_PIECE:
-        if (j->wr->status != TERN_OK)
-            break; /* the write failed as a whole: nothing of it is written */
         err = write_all(j->fd, j->buf, j->len, j->off);
         if (err == 0 && j->sync && fdatasync(j->fd) != 0)
             err = errno;
         break;
     case JOB_DROP:
-        /* a dead rank's writes that were not held: no partial record */
+        /* a dead rank's writes that were not held, or a write that failed
+         * in part: no partial record */
         if (j->truncate) {
             if (ftruncate(j->fd, (off_t)j->off) != 0)
                 err = errno;
@@ -81,17 +70,18 @@ static void run(iofwd_t *d, iofwd_job_t *j)
 
 static void *writer_main(void *arg)
 {
-    iofwd_t *d = arg;
+    struct iofwd_writer *wr = arg;
+    iofwd_t *d = wr->d;
     pthread_mutex_lock(&d->mu);
     for (;;) {
-        while (d->todo == NULL && !d->stop)
-            pthread_cond_wait(&d->cv, &d->mu);
-        if (d->todo == NULL)
+        while (wr->todo == NULL && !d->stop)
+            pthread_cond_wait(&wr->cv, &d->mu);
+        if (wr->todo == NULL)
             break;
-        iofwd_job_t *j = d->todo;
-        d->todo = j->next;
-        if (d->todo == NULL)
-            d->todo_tail = NULL;
+        iofwd_job_t *j = wr->todo;
+        wr->todo = j->next;
+        if (wr->todo == NULL)
+            wr->todo_tail = NULL;
         pthread_mutex_unlock(&d->mu);
         run(d, j);
         pthread_mutex_lock(&d->mu);
@@ -106,29 +96,41 @@ static void *writer_main(void *arg)
 int iofwd_writer_start(iofwd_t *d)
 {
     pthread_mutex_init(&d->mu, NULL);
-    pthread_cond_init(&d->cv, NULL);
-    return pthread_create(&d->writer, NULL, writer_main, d);
+    for (unsigned i = 0; i < d->nwriters; i++) {
+        struct iofwd_writer *wr = &d->writers[i];
+        wr->d = d;
+        pthread_cond_init(&wr->cv, NULL);
+        int e = pthread_create(&wr->thread, NULL, writer_main, wr);
+        if (e != 0) {
+            d->nwriters = i; /* the started ones are stopped as usual */
+            return e;
+        }
+    }
+    return 0;
 }
 
 void iofwd_writer_stop(iofwd_t *d)
 {
     pthread_mutex_lock(&d->mu);
     d->stop = true;
-    pthread_cond_signal(&d->cv);
+    for (unsigned i = 0; i < d->nwriters; i++)
+        pthread_cond_signal(&d->writers[i].cv);
     pthread_mutex_unlock(&d->mu);
-    pthread_join(d->writer, NULL);
+    for (unsigned i = 0; i < d->nwriters; i++)
+        pthread_join(d->writers[i].thread, NULL);
 }
 
 void iofwd_writer_queue(iofwd_t *d, iofwd_job_t *j)
 {
+    struct iofwd_writer *wr = &d->writers[j->writer];
     j->next = NULL;
     pthread_mutex_lock(&d->mu);
-    if (d->todo_tail != NULL)
-        d->todo_tail->next = j;
+    if (wr->todo_tail != NULL)
+        wr->todo_tail->next = j;
     else
-        d->todo = j;
-    d->todo_tail = j;
-    pthread_cond_signal(&d->cv);
+        wr->todo = j;
+    wr->todo_tail = j;
+    pthread_cond_signal(&wr->cv);
     pthread_mutex_unlock(&d->mu);
 }
 

@@ -64,6 +64,7 @@ if unshare -m true 2>/dev/null; then
             'dir=$work/small' 3145728 4 </dev/null" || fail "full disk"
     grep -q "failed as expected after 2 records: .*write 2 .*No space left on device" "$out" \
         || fail "the full disk's write does not name ENOSPC"
+    grep -q "then a write of 786432 bytes: ok" "$out" || fail "no write after the refused one"
     grep -q '^\[0,diag\] tern\[[0-9]*\]: warning: iofwd: .*write 2 .*no room: No space left' \
         "$out" || fail "the daemon's log did not reach the job's diagnostics stream"
 else

@@ -195,7 +195,17 @@ int main(int argc, char **argv)
             }
         }
     }
+    if (expect != NULL && kill_after < 0 && fail != TERN_OK) {
+        /* a refused write fails alone: the session goes on */
+        tern_status_t more = tern_io_write(size / 4);
+        CHECK(more == TERN_OK, "rank %d: a write of %zu bytes after the refused one", rank,
+              size / 4);
+        if (more == TERN_OK)
+            printf("rank %d: then a write of %zu bytes: ok\n", rank, size / 4);
+    }
     tern_status_t fst = tern_io_finalize();
+    if (expect != NULL && kill_after < 0 && fail != TERN_OK)
+        CHECK(fst == TERN_OK, "rank %d: tern_io_finalize after a refused write", rank);
     if (fail == TERN_OK && fst != TERN_OK) {
         fail = fst;
         snprintf(why, sizeof(why), "%s", tern_last_error());
