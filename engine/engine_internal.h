@@ -158,6 +158,7 @@ struct tern_worker {
     unsigned idle_polls;                /* consecutive polls with no event */
     uint64_t last_health_ns;
     unsigned completions;               /* requests completed (wakes waits) */
+    unsigned wait_seen;                 /* completions when tern_worker_wait last returned */
 };
 
 

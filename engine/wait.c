@@ -161,17 +161,26 @@ tern_status_t tern_worker_wait(tern_worker_t *w, int timeout_ms)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_worker_wait: NULL worker");
     uint64_t deadline = timeout_ms < 0 ? UINT64_MAX
                                        : tern_now_ns() + (uint64_t)timeout_ms * 1000000ull;
-    unsigned before = w->completions;
+    /* A request that completed since the last wait returned (while the
+     * caller was testing others, say) counts as activity: the caller's
+     * test-then-wait loop sees it at once instead of after the timeout. */
+    tern_status_t st = TERN_OK;
     for (unsigned spins = 0;; spins++) {
         /* A: pairs with tern_worker_signal's release store. */
-        if (atomic_exchange_explicit(&w->signaled, 0, memory_order_acq_rel))
-            return TERN_ERR_INTERRUPTED;
-        if (tern_progress(w) != 0 || w->completions != before)
-            return TERN_OK;
+        if (atomic_exchange_explicit(&w->signaled, 0, memory_order_acq_rel)) {
+            st = TERN_ERR_INTERRUPTED;
+            break;
+        }
+        if (tern_progress(w) != 0 || w->completions != w->wait_seen)
+            break;
         /* past the spin phase each step may sleep: check the clock each time */
         if (((spins & 255u) == 0 || w->idle_polls >= w->ctx->cfg.spin_count) &&
-            tern_now_ns() >= deadline)
-            return TERN_ERR_TIMED_OUT;
+            tern_now_ns() >= deadline) {
+            st = TERN_ERR_TIMED_OUT;
+            break;
+        }
         tern_idle_step(w, deadline);
     }
+    w->wait_seen = w->completions;
+    return st;
 }
