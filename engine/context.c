@@ -30,6 +30,7 @@
 #include "engine/match.h"
 #include "engine/netmod.h"
 #include "engine/rcache.h"
+#include "iofwd/iofwd_internal.h"
 
 #define INIT_KEY "tern.init"   /* outcome of phase 1 */
 #define WIRED_KEY "tern.wired" /* outcome of phase 2 */
@@ -331,6 +332,10 @@ static tern_status_t init_context(tern_context_t **out, bool standalone)
         cfg_st = rc_cfg != NULL ? tern_config_load_table(&tern_rcache_config_table, rc_cfg, NULL)
                                 : tern_error(TERN_ERR_NO_MEMORY, "configuration");
         free(rc_cfg);
+    }
+    if (cfg_st == TERN_OK) { /* iofwd's (tern_io_init reads them): refused now too */
+        tern_iofwd_config_t io_cfg;
+        cfg_st = tern_config_load_table(&tern_iofwd_config_table, &io_cfg, NULL);
     }
     if (cfg_st == TERN_OK && ctx->cfg.backtrace)
         tern_crash_install();
