@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -398,8 +399,13 @@ static void post_pulls(iofwd_t *d)
                 pulled(d, j, TERN_OK);
                 continue;
             }
-            j->next = d->pulls;
-            d->pulls = j;
+            /* in posting order, the order the engine moves them in: the
+             * first one tested is the first one done */
+            j->next = NULL;
+            iofwd_job_t **t = &d->pulls;
+            while (*t != NULL)
+                t = &(*t)->next;
+            *t = j;
         }
     }
 }
@@ -566,6 +572,13 @@ int main(int argc, char **argv)
         return usage();
     snprintf(d.dir, sizeof(d.dir), "%s", argv[2]);
     signal(SIGPIPE, SIG_IGN);
+    /* a rank bound to a core started us: its binding is not ours (the pulls
+     * and the writers want every core the node lets us use) */
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (int i = 0; i < CPU_SETSIZE; i++)
+        CPU_SET(i, &all);
+    (void)sched_setaffinity(0, sizeof(all), &all);
     if (setenv("TERN_WAIT_MODE", "block", 0) != 0 ||
         tern_config_load_table(&tern_iofwd_config_table, &d.cfg, NULL) != TERN_OK ||
         tern_init_standalone(&d.ctx) != TERN_OK) {
@@ -608,8 +621,11 @@ int main(int argc, char **argv)
             on_written(&d, j);
         }
         poll_pulls(&d);
-        post_pulls(&d);
+        /* requests first, then pulls for them: the pieces' RTS may be here
+         * already (taken off the socket while the request was read), and
+         * nothing would wake a wait for them */
         poll_ctrl(&d);
+        post_pulls(&d);
         if (d.nclients > 0) {
             idle_since = now_ms();
         } else if (now_ms() - idle_since >= (long)d.cfg.linger_ms && may_exit(&d)) {

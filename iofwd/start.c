@@ -31,6 +31,12 @@ static long now_ms(void)
     return (long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+/* TERN_IOFWD, or the daemon's name on PATH */
+static const char *daemon_prog(const tern_iofwd_config_t *cfg)
+{
+    return cfg->daemon[0] != '\0' ? cfg->daemon : "tern-iofwd";
+}
+
 static bool alive(pid_t pid) { return kill(pid, 0) == 0 || errno == EPERM; }
 
 /* The child: the daemon, with the job's diagnostics fd (if any) kept open
@@ -50,9 +56,9 @@ static void exec_daemon(const tern_iofwd_config_t *cfg, const char *dir, char *c
         fcntl(atoi(diag), F_SETFD, 0);
     for (int i = 0; env != NULL && env[i] != NULL; i++)
         putenv(env[i]);
-    execlp(cfg->daemon, cfg->daemon, "--dir", dir, (char *)NULL);
-    fprintf(stderr, "tern: iofwd: cannot run the daemon %s: %s (set TERN_IOFWD)\n", cfg->daemon,
-            strerror(errno));
+    execlp(daemon_prog(cfg), daemon_prog(cfg), "--dir", dir, (char *)NULL);
+    fprintf(stderr, "tern: iofwd: cannot run the daemon %s: %s (set TERN_IOFWD)\n",
+            daemon_prog(cfg), strerror(errno));
     _exit(127);
 }
 
@@ -96,7 +102,7 @@ tern_status_t tern_iofwd_attach(const tern_iofwd_config_t *cfg, char *const env[
         int ws;
         if (waitpid(pid, &ws, WNOHANG) == pid) {
             st = tern_error(TERN_ERR_IO, "iofwd: the daemon %s (pid %d) %s %d before opening its "
-                            "port (its diagnostics say why)", cfg->daemon, (int)pid,
+                            "port (its diagnostics say why)", daemon_prog(cfg), (int)pid,
                             WIFEXITED(ws) ? "exited with status" : "was killed by signal",
                             WIFEXITED(ws) ? WEXITSTATUS(ws) : WTERMSIG(ws));
             break;
@@ -105,7 +111,7 @@ tern_status_t tern_iofwd_attach(const tern_iofwd_config_t *cfg, char *const env[
             kill(pid, SIGKILL);
             waitpid(pid, NULL, 0);
             st = tern_error(TERN_ERR_TIMED_OUT, "iofwd: the daemon %s (pid %d) opened no port "
-                            "within %llu ms (TERN_IOFWD_START_MS)", cfg->daemon, (int)pid,
+                            "within %llu ms (TERN_IOFWD_START_MS)", daemon_prog(cfg), (int)pid,
                             (unsigned long long)cfg->start_ms);
             break;
         }

@@ -20,6 +20,9 @@ run "$TERNRUN" -n 8 --bind-to none $CLIENT --tern --iwrite "dir=$work/out" 10000
     || fail "8 ranks of one node used more than one daemon"
 run "$TERNRUN" -n 2 $CLIENT --tern "shared=$work/out/shared,region=67108864" 5000000 4 </dev/null \
     || fail "shared file"
+# the daemon found on PATH (TERN_IOFWD unset)
+(unset TERN_IOFWD; PATH=$(pwd):$PATH; run $CLIENT "dir=$work/out" 4096 2) || fail "daemon from PATH"
+rm -f "$work/out/rank.0"
 # under Open MPI's mpirun (its PMIx server; the ranks' own tern context)
 MPIRUN_OMPI=${MPIRUN_OMPI:-mpirun.openmpi}
 if command -v "$MPIRUN_OMPI" >/dev/null 2>&1; then
