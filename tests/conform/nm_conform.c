@@ -326,8 +326,12 @@ static int case_lmt(th_t *t)
                 CHECK(t, s.n[TERN_PKT_DONE] == get, "mode %d: %d DONE to the sender", mode,
                       s.n[TERN_PKT_DONE]);
             } else {
+                /* the mode asked for, or one the netmod lowered it to for this
+                 * transfer (lmt_initiate: shm without CMA -> coop, tcp to a
+                 * peer its CMA get does not serve -> null) */
                 CHECK(t, s.n[TERN_PKT_RTS] == 1 && s.rts_mode >= TERN_LMT_NULL &&
-                             (s.rts_mode == mode || s.rts_mode == TERN_LMT_COOP),
+                             (s.rts_mode == mode ||
+                              (s.rts_mode < mode && (modes & (1u << s.rts_mode)))),
                       "mode %d: RTS %d with mode %d", mode, s.n[TERN_PKT_RTS], s.rts_mode);
                 CHECK(t, s.n[TERN_PKT_DATA] == (s.rts_mode == TERN_LMT_NULL),
                       "mode %d: %d DATA packets", mode, s.n[TERN_PKT_DATA]);
