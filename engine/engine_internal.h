@@ -44,6 +44,8 @@ enum tern_req_flags {
     TERN_REQF_POSTED = 1u << 5,    /* sits in the posted queue */
     TERN_REQF_HAS_ID = 1u << 6,    /* registered in the id table */
     TERN_REQF_VCLIST = 1u << 7,    /* on its VC's rendezvous list (vc_link) */
+    TERN_REQF_MPROBED = 1u << 8,   /* an unexpected message a matched probe took: held
+                                    * (as if unexpected) until tern_imrecv binds a buffer */
 };
 
 /*
@@ -381,6 +383,14 @@ tern_status_t tern_lmt_send_cts(tern_vc_t *vc, tern_request_t *rreq, const void 
 
 /* Complete a receive: status from truncation, then on_data_avail chain. */
 void tern_recv_data_complete(tern_request_t *rreq);
+/* recv.c, shared with probe.c: argument checks of a receive from src with
+ * tag; the info of a receive r that ended with st; a receive for message u
+ * (NULL: post one) into iov (owned: the copy it keeps, or NULL). */
+tern_status_t tern_recv_check_args(tern_worker_t *w, int src, int tag, tern_request_t **req);
+void tern_recv_fill_info(tern_recv_info_t *info, const tern_request_t *r, tern_status_t st);
+tern_status_t tern_recv_bind(tern_worker_t *w, tern_request_t *u, const struct iovec *iov,
+                             int iovcnt, struct iovec *owned, int src, int tag, uint16_t space,
+                             tern_recv_info_t *info, tern_request_t **req);
 
 uint64_t tern_now_ns(void);
 

@@ -64,7 +64,7 @@ static tern_status_t handle_eager(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, cons
     bind_message(r, vc, hdr);
     if (hdr->len == 0) {
         r->flags |= TERN_REQF_DATA_DONE;
-        if (!(r->flags & TERN_REQF_UNEXP))
+        if (!(r->flags & (TERN_REQF_UNEXP | TERN_REQF_MPROBED)))
             tern_recv_data_complete(r);
         return TERN_OK;
     }
@@ -162,7 +162,7 @@ static size_t feed_payload(tern_vc_t *vc, const uint8_t *p, size_t len)
         rx->state = TERN_RX_HDR;
         rx->sink = NULL;
         r->flags |= TERN_REQF_DATA_DONE;
-        if (!(r->flags & TERN_REQF_UNEXP))
+        if (!(r->flags & (TERN_REQF_UNEXP | TERN_REQF_MPROBED)))
             tern_recv_data_complete(r);
     }
     return n;

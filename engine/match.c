@@ -22,6 +22,17 @@ tern_request_t *tern_match_posted(tern_worker_t *w, int src, int tag, uint16_t s
     return NULL;
 }
 
+tern_request_t *tern_peek_unexpected(tern_worker_t *w, int src, int tag, uint16_t space)
+{
+    tern_list_t *pos;
+    for (pos = w->unexpected.next; pos != &w->unexpected; pos = pos->next) {
+        tern_request_t *r = TERN_CONTAINER_OF(pos, tern_request_t, link);
+        if (accepts(src, tag, space, r->peer, r->tag, r->space))
+            return r;
+    }
+    return NULL;
+}
+
 tern_request_t *tern_match_unexpected(tern_worker_t *w, int src, int tag, uint16_t space)
 {
     tern_list_t *pos, *tmp;

@@ -10,6 +10,10 @@
 /* Remove and return the first posted receive that accepts (src, tag, space). */
 tern_request_t *tern_match_posted(tern_worker_t *w, int src, int tag, uint16_t space);
 
+/* The first unexpected message a receive (src, tag, space) accepts, left
+ * in the queue (a probe). */
+tern_request_t *tern_peek_unexpected(tern_worker_t *w, int src, int tag, uint16_t space);
+
 /* Remove and return the first unexpected message a receive (src, tag, space) accepts. */
 tern_request_t *tern_match_unexpected(tern_worker_t *w, int src, int tag, uint16_t space);
 

@@ -6,7 +6,7 @@
 #include "engine/engine_internal.h"
 #include "engine/match.h"
 
-static void fill_info(tern_recv_info_t *info, const tern_request_t *r, tern_status_t st)
+void tern_recv_fill_info(tern_recv_info_t *info, const tern_request_t *r, tern_status_t st)
 {
     if (info != NULL) {
         info->source = r->peer;
@@ -41,7 +41,7 @@ void tern_recv_data_complete(tern_request_t *r)
     tern_request_complete(r, truncation_status(r));
 }
 
-static tern_status_t check_args(tern_worker_t *w, int src, int tag, tern_request_t **req)
+tern_status_t tern_recv_check_args(tern_worker_t *w, int src, int tag, tern_request_t **req)
 {
     if (TERN_UNLIKELY(w == NULL))
         return tern_error(TERN_ERR_INVALID_PARAM, "receive: worker is NULL");
@@ -61,16 +61,24 @@ static tern_status_t check_args(tern_worker_t *w, int src, int tag, tern_request
     return TERN_OK;
 }
 
-static tern_status_t post_recv(tern_worker_t *w, const struct iovec *iov, int iovcnt, bool contig,
-                               int src, int tag, uint16_t space, tern_recv_info_t *info,
-                               tern_request_t **req)
+/* A receive for the message u (matched off the unexpected queue, or by a
+ * probe; NULL: none yet, post one) into iov: complete at once (TERN_OK or
+ * TERN_ERR_TRUNCATED, info filled, *req NULL) or a request (TERN_INPROGRESS).
+ * owned: iov's copy the request keeps (non-contiguous), or NULL. */
+tern_status_t tern_recv_bind(tern_worker_t *w, tern_request_t *u, const struct iovec *iov,
+                             int iovcnt, struct iovec *owned, int src, int tag, uint16_t space,
+                             tern_recv_info_t *info, tern_request_t **req)
 {
-    *req = NULL;
-    struct iovec *owned = NULL; /* copied before matching: nothing to undo after */
-    if (!contig && (owned = tern_iov_dup(iov, iovcnt)) == NULL)
-        return TERN_ERR_NO_MEMORY;
-    tern_request_t *u = tern_match_unexpected(w, src, tag, space);
-
+    if (u != NULL && (u->flags & TERN_REQF_COMPLETE)) {
+        /* a probed message whose connection failed before it was all here */
+        tern_status_t st = u->status;
+        tern_recv_fill_info(info, u, st);
+        free(u->tmpbuf);
+        u->tmpbuf = NULL;
+        tern_request_release(u);
+        free(owned);
+        return st;
+    }
     if (u != NULL && (u->flags & TERN_REQF_DATA_DONE)) {
         /* Whole eager message already here: complete at once, no request. */
         tern_cursor_t c;
@@ -78,7 +86,7 @@ static tern_status_t post_recv(tern_worker_t *w, const struct iovec *iov, int io
         tern_cursor_unpack(&c, u->tmpbuf, u->msg_len);
         u->cur = c;
         tern_status_t st = truncation_status(u);
-        fill_info(info, u, st);
+        tern_recv_fill_info(info, u, st);
         tern_request_release(u);
         free(owned);
         return st;
@@ -119,10 +127,22 @@ static tern_status_t post_recv(tern_worker_t *w, const struct iovec *iov, int io
     return TERN_INPROGRESS;
 }
 
+static tern_status_t post_recv(tern_worker_t *w, const struct iovec *iov, int iovcnt, bool contig,
+                               int src, int tag, uint16_t space, tern_recv_info_t *info,
+                               tern_request_t **req)
+{
+    *req = NULL;
+    struct iovec *owned = NULL; /* copied before matching: nothing to undo after */
+    if (!contig && (owned = tern_iov_dup(iov, iovcnt)) == NULL)
+        return TERN_ERR_NO_MEMORY;
+    tern_request_t *u = tern_match_unexpected(w, src, tag, space);
+    return tern_recv_bind(w, u, iov, iovcnt, owned, src, tag, space, info, req);
+}
+
 tern_status_t tern_irecv(tern_worker_t *w, void *buf, size_t len, int src, int tag,
                          uint16_t space, tern_recv_info_t *info, tern_request_t **req)
 {
-    tern_status_t st = check_args(w, src, tag, req);
+    tern_status_t st = tern_recv_check_args(w, src, tag, req);
     if (st != TERN_OK)
         return st;
     if (buf == NULL && len > 0)
@@ -152,7 +172,7 @@ tern_status_t tern_irecv(tern_worker_t *w, void *buf, size_t len, int src, int t
 tern_status_t tern_irecvv(tern_worker_t *w, const struct iovec *iov, int iovcnt, int src, int tag,
                           uint16_t space, tern_recv_info_t *info, tern_request_t **req)
 {
-    tern_status_t st = check_args(w, src, tag, req);
+    tern_status_t st = tern_recv_check_args(w, src, tag, req);
     if (st != TERN_OK)
         return st;
     size_t total;

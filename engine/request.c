@@ -67,7 +67,7 @@ void tern_request_complete(tern_request_t *r, tern_status_t status)
         r->flags &= ~(uint32_t)TERN_REQF_VCLIST;
     }
     /* Internal requests (control packets) have nobody to reap them. */
-    if (!(r->flags & (TERN_REQF_USER | TERN_REQF_UNEXP)))
+    if (!(r->flags & (TERN_REQF_USER | TERN_REQF_UNEXP | TERN_REQF_MPROBED)))
         tern_request_release(r);
 }
 

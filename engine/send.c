@@ -75,8 +75,11 @@ static tern_status_t start_rndv(tern_vc_t *vc, tern_request_t *s, int tag, uint1
     return tern_send_ctrl(vc, &h, cookie, clen);
 }
 
+/* sync: by rendezvous whatever the size, so the send completes only once
+ * the receiver has matched it (tern_issend) */
 static tern_status_t do_send(tern_worker_t *w, const struct iovec *iov, int iovcnt, bool contig,
-                             size_t len, int dest, int tag, uint16_t space, tern_request_t **req)
+                             size_t len, int dest, int tag, uint16_t space, bool sync,
+                             tern_request_t **req)
 {
     tern_vc_t *vc = tern_vc_of(w, dest);
     *req = NULL;
@@ -100,7 +103,7 @@ static tern_status_t do_send(tern_worker_t *w, const struct iovec *iov, int iovc
     s->flags |= TERN_REQF_USER;
 
     tern_status_t st;
-    if (len <= vc->eager_limit) {
+    if (len <= vc->eager_limit && !sync) {
         tern_pkt_hdr_t h = {.type = TERN_PKT_EAGER, .space = space, .tag = tag, .len = len};
         st = vc->nm->send_noncontig(vc, s, &h, sizeof(h));
     } else {
@@ -145,7 +148,7 @@ tern_status_t tern_isend(tern_worker_t *w, const void *buf, size_t len, int dest
         return TERN_INPROGRESS;
     }
     struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-    return do_send(w, &iov, 1, true, len, dest, tag, space, req);
+    return do_send(w, &iov, 1, true, len, dest, tag, space, false, req);
 }
 
 tern_status_t tern_isendv(tern_worker_t *w, const struct iovec *iov, int iovcnt, int dest,
@@ -157,7 +160,41 @@ tern_status_t tern_isendv(tern_worker_t *w, const struct iovec *iov, int iovcnt,
     size_t len;
     if ((st = tern_iov_check(iov, iovcnt, "send", &len)) != TERN_OK)
         return st;
-    return do_send(w, iov, iovcnt, false, len, dest, tag, space, req);
+    return do_send(w, iov, iovcnt, false, len, dest, tag, space, false, req);
+}
+
+tern_status_t tern_issend(tern_worker_t *w, const void *buf, size_t len, int dest, int tag,
+                          uint16_t space, tern_request_t **req)
+{
+    tern_status_t st = check_args(w, dest, tag, req);
+    if (st != TERN_OK)
+        return st;
+    if (buf == NULL && len > 0)
+        return tern_error(TERN_ERR_INVALID_PARAM, "send of %zu bytes from a NULL buffer", len);
+    struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+    return do_send(w, &iov, 1, true, len, dest, tag, space, true, req);
+}
+
+tern_status_t tern_issendv(tern_worker_t *w, const struct iovec *iov, int iovcnt, int dest,
+                           int tag, uint16_t space, tern_request_t **req)
+{
+    tern_status_t st = check_args(w, dest, tag, req);
+    if (st != TERN_OK)
+        return st;
+    size_t len;
+    if ((st = tern_iov_check(iov, iovcnt, "send", &len)) != TERN_OK)
+        return st;
+    return do_send(w, iov, iovcnt, false, len, dest, tag, space, true, req);
+}
+
+tern_status_t tern_ssend(tern_worker_t *w, const void *buf, size_t len, int dest, int tag,
+                         uint16_t space)
+{
+    tern_request_t *r;
+    tern_status_t st = tern_issend(w, buf, len, dest, tag, space, &r);
+    if (st != TERN_INPROGRESS)
+        return st;
+    return tern_wait(w, r, NULL);
 }
 
 tern_status_t tern_send(tern_worker_t *w, const void *buf, size_t len, int dest, int tag,

@@ -41,6 +41,7 @@ static const char *const status_text[-TERN_ERR_LAST] = {
     [-TERN_ERR_TIMED_OUT] = "timed out",
     [-TERN_ERR_INTERRUPTED] = "interrupted by tern_worker_signal",
     [-TERN_ERR_NOT_FOUND] = "not found",
+    [-TERN_ERR_CANCELED] = "canceled",
 };
 
 const char *tern_strerror(tern_status_t status)

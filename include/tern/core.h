@@ -192,6 +192,55 @@ tern_status_t tern_recv(tern_worker_t *w, void *buf, size_t len, int src, int ta
 unsigned tern_progress(tern_worker_t *w);
 
 /**
+ * Synchronous send (MPI_Ssend / MPI_Issend): as tern_isend / tern_isendv, but
+ * by rendezvous whatever the size, so the send completes only once dest has
+ * matched it with a receive.
+ */
+tern_status_t tern_issend(tern_worker_t *w, const void *buf, size_t len, int dest,
+                          int tag, uint16_t space, tern_request_t **req);
+tern_status_t tern_issendv(tern_worker_t *w, const struct iovec *iov, int iovcnt,
+                           int dest, int tag, uint16_t space, tern_request_t **req);
+tern_status_t tern_ssend(tern_worker_t *w, const void *buf, size_t len, int dest,
+                         int tag, uint16_t space);
+
+/* ---- probes and cancel ---------------------------------------------------- */
+
+/** A message a matched probe took (MPI_Message): received with tern_imrecv only. */
+typedef struct tern_message tern_message_t;
+
+/**
+ * Is a message from src (or TERN_ANY_SOURCE) with tag (or TERN_ANY_TAG) in
+ * space here?  Makes progress once; *flag 1 with info's source, tag and
+ * length filled when one is (it stays for a receive), else 0.  tern_probe
+ * waits for one (TERN_ERR_PEER_FAILED when src's connection fails first).
+ */
+tern_status_t tern_iprobe(tern_worker_t *w, int src, int tag, uint16_t space, int *flag,
+                          tern_recv_info_t *info);
+tern_status_t tern_probe(tern_worker_t *w, int src, int tag, uint16_t space,
+                         tern_recv_info_t *info);
+
+/**
+ * Matched probe (MPI_Improbe / MPI_Mprobe): as tern_iprobe, but the message
+ * is taken: no other receive can match it, and tern_imrecv / tern_imrecvv
+ * (exactly once) receive it, with the returns of tern_irecv.
+ */
+tern_status_t tern_improbe(tern_worker_t *w, int src, int tag, uint16_t space, int *flag,
+                           tern_message_t **msg, tern_recv_info_t *info);
+tern_status_t tern_mprobe(tern_worker_t *w, int src, int tag, uint16_t space,
+                          tern_message_t **msg, tern_recv_info_t *info);
+tern_status_t tern_imrecv(tern_worker_t *w, void *buf, size_t len, tern_message_t *msg,
+                          tern_recv_info_t *info, tern_request_t **req);
+tern_status_t tern_imrecvv(tern_worker_t *w, const struct iovec *iov, int iovcnt,
+                           tern_message_t *msg, tern_recv_info_t *info, tern_request_t **req);
+
+/**
+ * Cancel a receive: one that has not matched completes with
+ * TERN_ERR_CANCELED (reap it with tern_wait / tern_test); one that has goes
+ * on and completes as it would have.  TERN_ERR_UNSUPPORTED for a send.
+ */
+tern_status_t tern_cancel(tern_worker_t *w, tern_request_t *req);
+
+/**
  * Test req, making progress once if it is still pending: TERN_INPROGRESS
  * while pending (info not touched), else its final status, with info filled
  * when non-NULL.  A completed request is freed by this call.

@@ -78,6 +78,7 @@ typedef enum tern_status {
     TERN_ERR_TIMED_OUT = -80,
     TERN_ERR_INTERRUPTED = -81, /* wait woken by tern_worker_signal() */
     TERN_ERR_NOT_FOUND = -82,   /* lookup of a key/name that does not exist */
+    TERN_ERR_CANCELED = -83,    /* a receive cancelled (tern_cancel) before it matched */
 
     TERN_ERR_LAST = -100 /* below every public code */
 } tern_status_t;

@@ -14,6 +14,7 @@ extern const th_case_t th_data_cases[];
 extern const th_case_t th_error_cases[];
 extern const th_case_t th_wait_cases[];
 extern const th_case_t th_worker_cases[];
+extern const th_case_t th_probe_cases[];   /* probes, matched probes, cancel, ssend */
 extern const th_case_t th_netmod_cases[]; /* run alone, never in "all" */
 
 #endif

@@ -24,8 +24,9 @@ void th_barrier(th_t *t)
 static const th_case_t *find(const char *name)
 {
     const th_case_t *tables[] = {th_data_cases, th_error_cases, th_wait_cases, th_worker_cases,
+                                 th_probe_cases,
                                  th_netmod_cases};
-    for (int k = 0; k < 5; k++)
+    for (size_t k = 0; k < sizeof(tables) / sizeof(tables[0]); k++)
         for (const th_case_t *c = tables[k]; c->name; c++)
             if (strcmp(c->name, name) == 0)
                 return c;
@@ -107,6 +108,8 @@ int main(int argc, char **argv)
             for (const th_case_t *c = th_wait_cases; c->name; c++)
                 run(&t, c);
             for (const th_case_t *c = th_worker_cases; c->name; c++)
+                run(&t, c);
+            for (const th_case_t *c = th_probe_cases; c->name; c++)
                 run(&t, c);
             continue;
         }

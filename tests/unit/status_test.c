@@ -51,6 +51,7 @@ static const struct {
     C(TERN_ERR_TIMED_OUT, NO_RESULT),
     C(TERN_ERR_INTERRUPTED, NO_RESULT),
     C(TERN_ERR_NOT_FOUND, NO_RESULT),
+    C(TERN_ERR_CANCELED, NO_RESULT),
 #undef C
 };
 #define NCODES (sizeof(codes) / sizeof(codes[0]))
