@@ -2,7 +2,8 @@
 # make installcheck (and so make distcheck): the installed tern is usable.
 #  - tern.pc gives the flags to build a program that includes only
 #    <tern/tern.h>, the program links against the installed libtern and runs;
-#  - the installed tern_info lists every netmod tern.pc says is built.
+#  - the installed tern_info lists every netmod tern.pc says is built;
+#  - tern-mpi.pc and the installed ternmpicc build an MPI program.
 # Works on an install under DESTDIR too (make install installcheck
 # DESTDIR=...): pkg-config then runs with PKG_CONFIG_SYSROOT_DIR=$DESTDIR.
 # From the Makefile: DESTDIR, libdir, bindir, CC, CFLAGS, LDFLAGS,
@@ -51,3 +52,33 @@ for nm in $netmods; do
     echo "$list" | grep -q "^  $nm " || fail "installed tern_info lists no netmod $nm: $list"
 done
 echo "installed tern_info lists: $netmods"
+
+# the MPI layer: tern-mpi.pc builds an MPI program (linked, not run: no
+# launcher here), and so does the installed ternmpicc (given the DESTDIR
+# paths, as a relocated install would)
+cat >"$tmp/mpi_hello.c" <<'EOF2'
+#include <mpi.h>
+#include <stdio.h>
+
+int main(int argc, char **argv)
+{
+    int (*volatile init)(int *, char ***) = MPI_Init;
+    char s[MPI_MAX_ERROR_STRING];
+    int n = 0;
+    MPI_Error_string(MPI_ERR_TRUNCATE, s, &n);
+    printf("%s (%d)\n", s, init != NULL && argc > 0 && argv != NULL);
+    return n > 0 ? 0 : 1;
+}
+EOF2
+mflags=$($PKG_CONFIG --cflags --libs tern-mpi) || fail "$PKG_CONFIG --cflags --libs tern-mpi"
+# shellcheck disable=SC2086
+${CC:-cc} ${CFLAGS:-} -o "$tmp/mpi_hello" "$tmp/mpi_hello.c" $mflags ${LDFLAGS:-} ||
+    fail "an MPI program does not build with tern-mpi.pc's flags"
+LD_LIBRARY_PATH=$DESTDIR$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$tmp/mpi_hello" ||
+    fail "the MPI program linked against the installed libtern-mpi did not run"
+TERN_MPI_INCLUDEDIR=$PKG_CONFIG_SYSROOT_DIR$($PKG_CONFIG --variable=includedir tern-mpi) \
+    TERN_MPI_LIBDIR=$DESTDIR$libdir TERN_MPICC_CC="${CC:-cc} ${CFLAGS:-}" \
+    "$DESTDIR$bindir/ternmpicc" -o "$tmp/mpi_hello2" "$tmp/mpi_hello.c" ${LDFLAGS:-} ||
+    fail "the installed ternmpicc does not build an MPI program"
+"$tmp/mpi_hello2" || fail "the program ternmpicc built did not run"
+echo "tern-mpi.pc and ternmpicc build MPI programs"

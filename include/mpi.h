@@ -1,0 +1,203 @@
+/*
+ * tern's MPI layer (libtern-mpi; docs/mpi.md lists what is there).  A
+ * subset of MPI-3.1 on tern's engine: what is declared here is implemented;
+ * anything else fails at link time.  Handles are ints, as in MPICH; a
+ * communicator's context id is a tern matching space.
+ */
+#ifndef TERN_MPI_H
+#define TERN_MPI_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MPI_VERSION 3
+#define MPI_SUBVERSION 1
+
+typedef int MPI_Comm;
+typedef int MPI_Datatype;
+typedef int MPI_Request;
+typedef int MPI_Errhandler;
+typedef int MPI_Op;
+typedef long MPI_Aint;
+typedef long long MPI_Count;
+
+typedef struct MPI_Status {
+    int count_lo;                 /* bytes received, low 31 bits */
+    int count_hi_and_cancelled;   /* high bits << 1 | cancelled */
+    int MPI_SOURCE;
+    int MPI_TAG;
+    int MPI_ERROR;
+} MPI_Status;
+
+#define MPI_STATUS_IGNORE ((MPI_Status *)0)
+#define MPI_STATUSES_IGNORE ((MPI_Status *)0)
+
+/* communicators */
+#define MPI_COMM_NULL 0
+#define MPI_COMM_WORLD 1
+#define MPI_COMM_SELF 2
+
+/* point to point */
+#define MPI_ANY_SOURCE (-1)
+#define MPI_ANY_TAG (-1)
+#define MPI_PROC_NULL (-2)
+#define MPI_UNDEFINED (-32766)
+#define MPI_REQUEST_NULL 0
+#define MPI_TAG_UB_VALUE 0x7fffffff
+
+/* predefined datatypes: the low byte is the size in bytes */
+#define MPI_DATATYPE_NULL 0
+#define MPI_CHAR ((MPI_Datatype)0x101)
+#define MPI_SIGNED_CHAR ((MPI_Datatype)0x201)
+#define MPI_UNSIGNED_CHAR ((MPI_Datatype)0x301)
+#define MPI_BYTE ((MPI_Datatype)0x401)
+#define MPI_SHORT ((MPI_Datatype)0x502)
+#define MPI_UNSIGNED_SHORT ((MPI_Datatype)0x602)
+#define MPI_INT ((MPI_Datatype)0x704)
+#define MPI_UNSIGNED ((MPI_Datatype)0x804)
+#define MPI_LONG ((MPI_Datatype)0x908)
+#define MPI_UNSIGNED_LONG ((MPI_Datatype)0xa08)
+#define MPI_LONG_LONG_INT ((MPI_Datatype)0xb08)
+#define MPI_LONG_LONG MPI_LONG_LONG_INT
+#define MPI_UNSIGNED_LONG_LONG ((MPI_Datatype)0xc08)
+#define MPI_FLOAT ((MPI_Datatype)0xd04)
+#define MPI_DOUBLE ((MPI_Datatype)0xe08)
+#define MPI_LONG_DOUBLE ((MPI_Datatype)0xf10)
+#define MPI_INT8_T ((MPI_Datatype)0x1001)
+#define MPI_INT16_T ((MPI_Datatype)0x1102)
+#define MPI_INT32_T ((MPI_Datatype)0x1204)
+#define MPI_INT64_T ((MPI_Datatype)0x1308)
+#define MPI_UINT8_T ((MPI_Datatype)0x1401)
+#define MPI_UINT16_T ((MPI_Datatype)0x1502)
+#define MPI_UINT32_T ((MPI_Datatype)0x1604)
+#define MPI_UINT64_T ((MPI_Datatype)0x1708)
+#define MPI_C_BOOL ((MPI_Datatype)0x1801)
+#define MPI_WCHAR ((MPI_Datatype)0x1904)
+#define MPI_AINT ((MPI_Datatype)0x1a08)
+#define MPI_OFFSET ((MPI_Datatype)0x1b08)
+#define MPI_COUNT ((MPI_Datatype)0x1c08)
+/* Fortran-sized */
+#define MPI_INTEGER ((MPI_Datatype)0x1d04)
+#define MPI_REAL ((MPI_Datatype)0x1e04)
+#define MPI_DOUBLE_PRECISION ((MPI_Datatype)0x1f08)
+#define MPI_INTEGER4 ((MPI_Datatype)0x2004)
+#define MPI_INTEGER8 ((MPI_Datatype)0x2108)
+#define MPI_REAL4 ((MPI_Datatype)0x2204)
+#define MPI_REAL8 ((MPI_Datatype)0x2308)
+#define MPI_LOGICAL ((MPI_Datatype)0x2404)
+#define MPI_CHARACTER ((MPI_Datatype)0x2501)
+
+/* threads */
+#define MPI_THREAD_SINGLE 0
+#define MPI_THREAD_FUNNELED 1
+#define MPI_THREAD_SERIALIZED 2
+#define MPI_THREAD_MULTIPLE 3
+
+/* error handlers */
+#define MPI_ERRHANDLER_NULL 0
+#define MPI_ERRORS_ARE_FATAL 1
+#define MPI_ERRORS_RETURN 2
+
+/* comparisons */
+#define MPI_IDENT 0
+#define MPI_CONGRUENT 1
+#define MPI_SIMILAR 2
+#define MPI_UNEQUAL 3
+
+#define MPI_MAX_PROCESSOR_NAME 256
+#define MPI_MAX_ERROR_STRING 512
+#define MPI_MAX_LIBRARY_VERSION_STRING 256
+
+/* error classes */
+#define MPI_SUCCESS 0
+#define MPI_ERR_BUFFER 1
+#define MPI_ERR_COUNT 2
+#define MPI_ERR_TYPE 3
+#define MPI_ERR_TAG 4
+#define MPI_ERR_COMM 5
+#define MPI_ERR_RANK 6
+#define MPI_ERR_REQUEST 7
+#define MPI_ERR_ROOT 8
+#define MPI_ERR_GROUP 9
+#define MPI_ERR_OP 10
+#define MPI_ERR_TOPOLOGY 11
+#define MPI_ERR_DIMS 12
+#define MPI_ERR_ARG 13
+#define MPI_ERR_UNKNOWN 14
+#define MPI_ERR_TRUNCATE 15
+#define MPI_ERR_OTHER 16
+#define MPI_ERR_INTERN 17
+#define MPI_ERR_IN_STATUS 18
+#define MPI_ERR_PENDING 19
+#define MPI_ERR_NO_MEM 34
+#define MPI_ERR_UNSUPPORTED_OPERATION 52
+#define MPI_ERR_PROC_FAILED 54 /* MPI 4 / ULFM's class, for a dead peer */
+#define MPI_ERR_LASTCODE 64
+
+/* environment */
+int MPI_Init(int *argc, char ***argv);
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided);
+int MPI_Finalize(void);
+int MPI_Initialized(int *flag);
+int MPI_Finalized(int *flag);
+int MPI_Abort(MPI_Comm comm, int errorcode);
+double MPI_Wtime(void);
+double MPI_Wtick(void);
+int MPI_Get_processor_name(char *name, int *resultlen);
+int MPI_Get_version(int *version, int *subversion);
+int MPI_Get_library_version(char *version, int *resultlen);
+int MPI_Query_thread(int *provided);
+int MPI_Is_thread_main(int *flag);
+
+/* errors */
+int MPI_Error_string(int errorcode, char *string, int *resultlen);
+int MPI_Error_class(int errorcode, int *errorclass);
+int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
+int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
+
+/* communicators */
+int MPI_Comm_rank(MPI_Comm comm, int *rank);
+int MPI_Comm_size(MPI_Comm comm, int *size);
+int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
+
+/* datatypes */
+int MPI_Type_size(MPI_Datatype datatype, int *size);
+int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
+int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);
+
+/* point to point */
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+             MPI_Status *status);
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+              MPI_Request *request);
+int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm, MPI_Request *request);
+int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Request *request);
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                 MPI_Comm comm, MPI_Status *status);
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
+int MPI_Cancel(MPI_Request *request);
+int MPI_Test_cancelled(const MPI_Status *status, int *flag);
+int MPI_Request_free(MPI_Request *request);
+int MPI_Wait(MPI_Request *request, MPI_Status *status);
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
+int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]);
+int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status);
+int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status);
+
+/* collectives */
+int MPI_Barrier(MPI_Comm comm);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,88 @@
+/*
+ * tern's MPI layer: state shared by its files (docs/mpi.md).
+ *
+ * One tern context per process (tern_init in MPI_Init); the MPI calls use
+ * its default worker (MPI_THREAD_SERIALIZED at most so far).  Handles are
+ * small ints: a communicator indexes mpi_comms, a request mpi_reqs (+1, so
+ * that 0 is MPI_REQUEST_NULL).  A communicator's point-to-point traffic
+ * goes in its tern matching space, its collectives' in the next one.
+ */
+#ifndef TERN_MPI_INTERNAL_H
+#define TERN_MPI_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include <mpi.h>
+#include <tern/tern.h>
+
+#define MPI_SPACE_BASE 16 /* spaces below are tern's users' own */
+
+typedef struct mpi_comm {
+    bool used;
+    int size, rank;           /* in the communicator */
+    int *ranks;               /* communicator rank -> tern peer id */
+    uint16_t space;           /* point to point; space + 1: collectives */
+    MPI_Errhandler errh;
+} mpi_comm_t;
+
+enum mpi_req_kind { REQ_FREE = 0, REQ_TERN, REQ_DONE };
+
+typedef struct mpi_req {
+    enum mpi_req_kind kind;
+    bool recv, freed;         /* freed: MPI_Request_free, reaped when it completes */
+    tern_request_t *r;        /* REQ_TERN */
+    MPI_Comm comm;
+    MPI_Status status;        /* REQ_DONE: the final status */
+    int err;                  /* REQ_DONE: its error class */
+} mpi_req_t;
+
+typedef struct mpi_state {
+    int init, finalized;      /* 0 / 1 */
+    int thread_level;
+    pthread_t main_thread;    /* MPI_Init's */
+    tern_context_t *ctx;
+    tern_worker_t *w;
+    mpi_comm_t comms[3];      /* NULL, WORLD, SELF */
+    mpi_req_t *reqs;
+    int nreqs, free_hint;
+    int nfreed;               /* entries MPI_Request_free let go, not yet finished */
+    char last_error[MPI_MAX_ERROR_STRING];
+} mpi_state_t;
+
+extern mpi_state_t mpi;
+
+/* errors.c: the error class of a tern status; raise: record the message,
+ * call the communicator's handler (fatal: abort the job), return the class */
+int mpi_class_of(tern_status_t st);
+int mpi_raise(MPI_Comm comm, int errclass, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* raise for a failed tern call: its class, tern_last_error()'s message */
+int mpi_raise_tern(MPI_Comm comm, tern_status_t st, const char *call);
+
+/* checks: an initialised library, a valid communicator, datatype, count,
+ * rank (peer or MPI_PROC_NULL; any source allowed when any) and tag */
+int mpi_check_init(const char *call);
+mpi_comm_t *mpi_comm_get(MPI_Comm comm);
+int mpi_check_comm(MPI_Comm comm, const char *call);
+int mpi_type_size(MPI_Datatype dt); /* bytes of a predefined type; 0: not one */
+int mpi_check_buf(MPI_Comm comm, const void *buf, int count, MPI_Datatype dt, const char *call);
+int mpi_check_rank(MPI_Comm comm, int rank, bool any, const char *call);
+int mpi_check_tag(MPI_Comm comm, int tag, bool any, const char *call);
+
+/* a tern receive's result as an MPI status (source in the communicator) */
+void mpi_status_from(MPI_Status *s, mpi_comm_t *c, const tern_recv_info_t *info, int err);
+void mpi_status_empty(MPI_Status *s, int source);
+
+/* p2p.c: requests; those MPI_Request_free let go, reaped when finished
+ * (wait: all, at MPI_Finalize) */
+int mpi_req_new(MPI_Request *out);
+void mpi_reap_freed(bool wait);
+
+/* init / finalize of the communicator and request tables (comm.c) */
+int mpi_comms_init(void);
+void mpi_comms_finalize(void);
+
+#endif

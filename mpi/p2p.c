@@ -1,0 +1,492 @@
+/*
+ * MPI point to point on tern's tagged messages: a communicator rank is a
+ * tern peer id, its space is the communicator's.  MPI_Request is an index
+ * (+1) into mpi.reqs; a tern operation that completed at once leaves a
+ * REQ_DONE entry with its status.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi/mpi_internal.h"
+
+int mpi_req_new(MPI_Request *out)
+{
+    if (mpi.nfreed > 0)
+        mpi_reap_freed(false);
+    for (int n = 0; n < mpi.nreqs; n++) {
+        int i = (mpi.free_hint + n) % mpi.nreqs;
+        if (mpi.reqs[i].kind == REQ_FREE) {
+            mpi.free_hint = i + 1;
+            memset(&mpi.reqs[i], 0, sizeof(mpi.reqs[i]));
+            *out = i + 1;
+            return MPI_SUCCESS;
+        }
+    }
+    int cap = mpi.nreqs ? 2 * mpi.nreqs : 64;
+    mpi_req_t *r = realloc(mpi.reqs, sizeof(*r) * (size_t)cap);
+    if (r == NULL)
+        return MPI_ERR_NO_MEM;
+    memset(r + mpi.nreqs, 0, sizeof(*r) * (size_t)(cap - mpi.nreqs));
+    mpi.reqs = r;
+    *out = mpi.nreqs + 1;
+    mpi.free_hint = mpi.nreqs + 1;
+    mpi.nreqs = cap;
+    return MPI_SUCCESS;
+}
+
+static mpi_req_t *req_get(MPI_Request h)
+{
+    if (h < 1 || h > mpi.nreqs || mpi.reqs[h - 1].kind == REQ_FREE)
+        return NULL;
+    return &mpi.reqs[h - 1];
+}
+
+/* ---- starting operations ------------------------------------------------- */
+
+static int check_p2p(MPI_Comm comm, const void *buf, int count, MPI_Datatype dt, int peer,
+                     int tag, bool recv, const char *call)
+{
+    int e = mpi_check_comm(comm, call);
+    if (e == MPI_SUCCESS)
+        e = mpi_check_buf(comm, buf, count, dt, call);
+    if (e == MPI_SUCCESS)
+        e = mpi_check_rank(comm, peer, recv, call);
+    if (e == MPI_SUCCESS)
+        e = mpi_check_tag(comm, tag, recv, call);
+    return e;
+}
+
+/* A request entry for what tern returned (st: TERN_OK at once, or
+ * TERN_INPROGRESS with r). */
+static int req_from(MPI_Comm comm, tern_status_t st, tern_request_t *r, bool recv,
+                    const tern_recv_info_t *info, MPI_Request *out, const char *call)
+{
+    if (st != TERN_OK && st != TERN_INPROGRESS && !(recv && st == TERN_ERR_TRUNCATED))
+        return mpi_raise_tern(comm, st, call);
+    MPI_Request h;
+    int e = mpi_req_new(&h);
+    if (e != MPI_SUCCESS)
+        return mpi_raise(comm, e, "%s: request table", call);
+    mpi_req_t *q = &mpi.reqs[h - 1];
+    q->comm = comm;
+    q->recv = recv;
+    if (st == TERN_INPROGRESS) {
+        q->kind = REQ_TERN;
+        q->r = r;
+    } else {
+        q->kind = REQ_DONE;
+        q->err = mpi_class_of(st);
+        if (recv)
+            mpi_status_from(&q->status, mpi_comm_get(comm), info, q->err);
+        else
+            mpi_status_empty(&q->status, MPI_ANY_SOURCE);
+        if (st != TERN_OK) /* raised when the request is waited for */
+            snprintf(mpi.last_error, sizeof(mpi.last_error), "%s", tern_last_error());
+    }
+    *out = h;
+    return MPI_SUCCESS;
+}
+
+static int proc_null_req(MPI_Comm comm, MPI_Request *out)
+{
+    MPI_Request h;
+    int e = mpi_req_new(&h);
+    if (e != MPI_SUCCESS)
+        return mpi_raise(comm, e, "request table");
+    mpi.reqs[h - 1].kind = REQ_DONE;
+    mpi.reqs[h - 1].comm = comm;
+    mpi_status_empty(&mpi.reqs[h - 1].status, MPI_PROC_NULL);
+    *out = h;
+    return MPI_SUCCESS;
+}
+
+static int isend_common(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                        MPI_Comm comm, MPI_Request *request, bool sync, const char *call)
+{
+    int e = check_p2p(comm, buf, count, dt, dest, tag, false, call);
+    if (e != MPI_SUCCESS)
+        return e;
+    if (request == NULL)
+        return mpi_raise(comm, MPI_ERR_REQUEST, "%s: NULL request pointer", call);
+    if (dest == MPI_PROC_NULL)
+        return proc_null_req(comm, request);
+    mpi_comm_t *c = mpi_comm_get(comm);
+    size_t len = (size_t)count * (size_t)mpi_type_size(dt);
+    tern_request_t *r = NULL;
+    tern_status_t st = sync ? tern_issend(mpi.w, buf, len, c->ranks[dest], tag, c->space, &r)
+                            : tern_isend(mpi.w, buf, len, c->ranks[dest], tag, c->space, &r);
+    return req_from(comm, st, r, false, NULL, request, call);
+}
+
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+              MPI_Request *request)
+{
+    return isend_common(buf, count, datatype, dest, tag, comm, request, false, "MPI_Isend");
+}
+
+int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm, MPI_Request *request)
+{
+    return isend_common(buf, count, datatype, dest, tag, comm, request, true, "MPI_Issend");
+}
+
+int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Request *request)
+{
+    int e = check_p2p(comm, buf, count, datatype, source, tag, true, "MPI_Irecv");
+    if (e != MPI_SUCCESS)
+        return e;
+    if (request == NULL)
+        return mpi_raise(comm, MPI_ERR_REQUEST, "MPI_Irecv: NULL request pointer");
+    if (source == MPI_PROC_NULL)
+        return proc_null_req(comm, request);
+    mpi_comm_t *c = mpi_comm_get(comm);
+    size_t len = (size_t)count * (size_t)mpi_type_size(datatype);
+    int src = source == MPI_ANY_SOURCE ? TERN_ANY_SOURCE : c->ranks[source];
+    tern_request_t *r = NULL;
+    tern_recv_info_t info;
+    tern_status_t st = tern_irecv(mpi.w, buf, len, src, tag == MPI_ANY_TAG ? TERN_ANY_TAG : tag,
+                                  c->space, &info, &r);
+    return req_from(comm, st, r, true, &info, request, "MPI_Irecv");
+}
+
+/* ---- completion ------------------------------------------------------------ */
+
+/* Turn a finished tern operation into a REQ_DONE entry (progress once). */
+static bool req_poll(mpi_req_t *q)
+{
+    if (q->kind != REQ_TERN)
+        return true;
+    tern_recv_info_t info;
+    tern_status_t st = tern_test(mpi.w, q->r, &info);
+    if (st == TERN_INPROGRESS)
+        return false;
+    q->kind = REQ_DONE;
+    q->r = NULL;
+    q->err = st == TERN_ERR_CANCELED ? MPI_SUCCESS : mpi_class_of(st);
+    if (q->recv) {
+        mpi_status_from(&q->status, mpi_comm_get(q->comm), &info, q->err);
+        if (st == TERN_ERR_CANCELED)
+            q->status.count_hi_and_cancelled |= 1;
+    } else {
+        mpi_status_empty(&q->status, MPI_ANY_SOURCE);
+    }
+    if (q->err != MPI_SUCCESS)
+        snprintf(mpi.last_error, sizeof(mpi.last_error), "%s", tern_last_error());
+    return true;
+}
+
+/* A REQ_DONE entry's status out, and the entry freed. */
+static void req_take(MPI_Request *h, MPI_Status *status, int *err)
+{
+    mpi_req_t *q = req_get(*h);
+    if (status != MPI_STATUS_IGNORE)
+        *status = q->status;
+    *err = q->err;
+    q->kind = REQ_FREE;
+    *h = MPI_REQUEST_NULL;
+}
+
+static bool req_done(MPI_Request *h, MPI_Status *status, int *err)
+{
+    if (!req_poll(req_get(*h)))
+        return false;
+    req_take(h, status, err);
+    return true;
+}
+
+/* Requests MPI_Request_free let go: reaped once finished. */
+void mpi_reap_freed(bool wait)
+{
+    for (int i = 0; i < mpi.nreqs; i++) {
+        mpi_req_t *q = &mpi.reqs[i];
+        if (q->kind == REQ_FREE || !q->freed)
+            continue;
+        while (!req_poll(q) && wait)
+            tern_worker_wait(mpi.w, -1);
+        if (q->kind == REQ_DONE) {
+            q->kind = REQ_FREE;
+            mpi.nfreed--;
+        }
+    }
+}
+
+static int check_req(MPI_Request *h, const char *call)
+{
+    int e = mpi_check_init(call);
+    if (e == MPI_SUCCESS && h == NULL)
+        e = mpi_raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "%s: NULL request pointer", call);
+    if (e == MPI_SUCCESS && *h != MPI_REQUEST_NULL && req_get(*h) == NULL)
+        e = mpi_raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "%s: request %d is not valid", call, *h);
+    return e;
+}
+
+static int finish_err(MPI_Request h_was, int err, const char *call)
+{
+    if (err == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    mpi_req_t *q = &mpi.reqs[h_was - 1];
+    return mpi_raise(q->comm, err, "%s: %s", call, mpi.last_error);
+}
+
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    int e = check_req(request, "MPI_Test");
+    if (e != MPI_SUCCESS)
+        return e;
+    if (*request == MPI_REQUEST_NULL) {
+        *flag = 1;
+        mpi_status_empty(status, MPI_ANY_SOURCE);
+        return MPI_SUCCESS;
+    }
+    MPI_Request h = *request;
+    int err;
+    *flag = req_done(request, status, &err);
+    return *flag ? finish_err(h, err, "MPI_Test") : MPI_SUCCESS;
+}
+
+int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    int e = check_req(request, "MPI_Wait");
+    if (e != MPI_SUCCESS)
+        return e;
+    if (*request == MPI_REQUEST_NULL) {
+        mpi_status_empty(status, MPI_ANY_SOURCE);
+        return MPI_SUCCESS;
+    }
+    MPI_Request h = *request;
+    int err;
+    while (!req_done(request, status, &err))
+        tern_worker_wait(mpi.w, -1);
+    return finish_err(h, err, "MPI_Wait");
+}
+
+int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+    int e = mpi_check_init("MPI_Testall");
+    if (e != MPI_SUCCESS)
+        return e;
+    if (count < 0 || (count > 0 && requests == NULL) || flag == NULL)
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testall: %d requests", count);
+    bool all = true; /* all or nothing: nothing is taken unless all are done */
+    for (int i = 0; i < count; i++) {
+        if (requests[i] == MPI_REQUEST_NULL)
+            continue;
+        if (req_get(requests[i]) == NULL)
+            return mpi_raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Testall: request %d is not "
+                             "valid", requests[i]);
+        all = req_poll(req_get(requests[i])) && all;
+    }
+    *flag = all;
+    return all ? MPI_Waitall(count, requests, statuses) : MPI_SUCCESS;
+}
+
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+    int e = mpi_check_init("MPI_Waitall");
+    if (e != MPI_SUCCESS)
+        return e;
+    if (count < 0 || (count > 0 && requests == NULL))
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Waitall: %d requests", count);
+    int result = MPI_SUCCESS;
+    for (int i = 0; i < count; i++) {
+        MPI_Status *s = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+        if (requests[i] == MPI_REQUEST_NULL) {
+            mpi_status_empty(s, MPI_ANY_SOURCE);
+            continue;
+        }
+        if (req_get(requests[i]) == NULL)
+            return mpi_raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Waitall: request %d is not "
+                             "valid", requests[i]);
+        MPI_Comm comm = req_get(requests[i])->comm;
+        int err;
+        while (!req_done(&requests[i], s, &err))
+            tern_worker_wait(mpi.w, -1);
+        if (err != MPI_SUCCESS && result == MPI_SUCCESS)
+            result = mpi_raise(comm, MPI_ERR_IN_STATUS, "MPI_Waitall: request %d: %s", i,
+                               mpi.last_error);
+    }
+    return result;
+}
+
+int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
+{
+    int e = mpi_check_init("MPI_Testany");
+    if (e != MPI_SUCCESS)
+        return e;
+    if (count < 0 || (count > 0 && requests == NULL) || index == NULL || flag == NULL)
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testany: %d requests", count);
+    bool any_active = false;
+    for (int i = 0; i < count; i++) {
+        if (requests[i] == MPI_REQUEST_NULL)
+            continue;
+        if (req_get(requests[i]) == NULL)
+            return mpi_raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Testany: request %d",
+                             requests[i]);
+        any_active = true;
+        MPI_Request h = requests[i];
+        int err;
+        if (req_done(&requests[i], status, &err)) {
+            *index = i;
+            *flag = 1;
+            return finish_err(h, err, "MPI_Testany");
+        }
+    }
+    *index = MPI_UNDEFINED;
+    *flag = !any_active; /* no active request: flag true, index undefined */
+    if (!any_active)
+        mpi_status_empty(status, MPI_ANY_SOURCE);
+    return MPI_SUCCESS;
+}
+
+int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
+{
+    int flag = 0;
+    for (;;) {
+        int e = MPI_Testany(count, requests, index, &flag, status);
+        if (e != MPI_SUCCESS || flag)
+            return e;
+        tern_worker_wait(mpi.w, -1);
+    }
+}
+
+int MPI_Request_free(MPI_Request *request)
+{
+    int e = check_req(request, "MPI_Request_free");
+    if (e != MPI_SUCCESS || *request == MPI_REQUEST_NULL)
+        return e;
+    /* it completes in the background (a freed receive's data still lands
+     * in its buffer); mpi_reap_freed frees the entry then */
+    mpi_req_t *q = req_get(*request);
+    if (q->kind == REQ_DONE) {
+        q->kind = REQ_FREE;
+    } else {
+        q->freed = true;
+        mpi.nfreed++;
+    }
+    *request = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+
+int MPI_Cancel(MPI_Request *request)
+{
+    int e = check_req(request, "MPI_Cancel");
+    if (e != MPI_SUCCESS || *request == MPI_REQUEST_NULL)
+        return e;
+    mpi_req_t *q = req_get(*request);
+    if (!q->recv)
+        return mpi_raise(q->comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Cancel: sends cannot be "
+                         "cancelled (receives only)");
+    if (q->kind == REQ_TERN) {
+        tern_status_t st = tern_cancel(mpi.w, q->r);
+        if (st != TERN_OK)
+            return mpi_raise_tern(q->comm, st, "MPI_Cancel");
+    }
+    return MPI_SUCCESS;
+}
+
+int MPI_Test_cancelled(const MPI_Status *status, int *flag)
+{
+    if (status == NULL || flag == NULL)
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Test_cancelled: NULL argument");
+    *flag = status->count_hi_and_cancelled & 1;
+    return MPI_SUCCESS;
+}
+
+/* ---- blocking forms ------------------------------------------------------- */
+
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    MPI_Request r;
+    int e = isend_common(buf, count, datatype, dest, tag, comm, &r, false, "MPI_Send");
+    return e != MPI_SUCCESS ? e : MPI_Wait(&r, MPI_STATUS_IGNORE);
+}
+
+int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    MPI_Request r;
+    int e = isend_common(buf, count, datatype, dest, tag, comm, &r, true, "MPI_Ssend");
+    return e != MPI_SUCCESS ? e : MPI_Wait(&r, MPI_STATUS_IGNORE);
+}
+
+int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+             MPI_Status *status)
+{
+    MPI_Request r;
+    int e = MPI_Irecv(buf, count, datatype, source, tag, comm, &r);
+    return e != MPI_SUCCESS ? e : MPI_Wait(&r, status);
+}
+
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                 MPI_Comm comm, MPI_Status *status)
+{
+    MPI_Request r[2];
+    int e = MPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &r[0]);
+    if (e != MPI_SUCCESS)
+        return e;
+    e = MPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &r[1]);
+    if (e != MPI_SUCCESS)
+        return e;
+    MPI_Status st[2];
+    e = MPI_Waitall(2, r, st);
+    if (status != MPI_STATUS_IGNORE)
+        *status = st[0];
+    return e == MPI_ERR_IN_STATUS ? (st[0].MPI_ERROR ? st[0].MPI_ERROR : st[1].MPI_ERROR) : e;
+}
+
+/* ---- probes ---------------------------------------------------------------- */
+
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    int e = check_p2p(comm, NULL, 0, MPI_BYTE, source, tag, true, "MPI_Iprobe");
+    if (e != MPI_SUCCESS)
+        return e;
+    if (flag == NULL)
+        return mpi_raise(comm, MPI_ERR_ARG, "MPI_Iprobe: NULL flag pointer");
+    if (source == MPI_PROC_NULL) {
+        *flag = 1;
+        mpi_status_empty(status, MPI_PROC_NULL);
+        return MPI_SUCCESS;
+    }
+    mpi_comm_t *c = mpi_comm_get(comm);
+    tern_recv_info_t info;
+    tern_status_t st = tern_iprobe(mpi.w, source == MPI_ANY_SOURCE ? TERN_ANY_SOURCE
+                                                                   : c->ranks[source],
+                                   tag == MPI_ANY_TAG ? TERN_ANY_TAG : tag, c->space, flag, &info);
+    if (st != TERN_OK)
+        return mpi_raise_tern(comm, st, "MPI_Iprobe");
+    if (*flag)
+        mpi_status_from(status, c, &info, MPI_SUCCESS);
+    return MPI_SUCCESS;
+}
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    int flag = 0;
+    for (;;) {
+        int e = MPI_Iprobe(source, tag, comm, &flag, status);
+        if (e != MPI_SUCCESS || flag)
+            return e;
+        tern_worker_wait(mpi.w, -1);
+    }
+}
+
+int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    if (status == NULL || count == NULL)
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Get_count: NULL argument");
+    int size = mpi_type_size(datatype);
+    if (size == 0)
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Get_count: datatype %#x", datatype);
+    long long bytes = (long long)(unsigned)status->count_lo |
+                      ((long long)(status->count_hi_and_cancelled >> 1) << 31);
+    *count = bytes % size ? MPI_UNDEFINED : (int)(bytes / size);
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    return MPI_Get_count(status, datatype, count); /* predefined types only */
+}
