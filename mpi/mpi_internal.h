@@ -81,6 +81,11 @@ void mpi_status_empty(MPI_Status *s, int source);
 int mpi_req_new(MPI_Request *out);
 void mpi_reap_freed(bool wait);
 
+/* op.c: is op valid for dt (raises otherwise); does it commute; in op inout */
+int mpi_op_check(MPI_Op op, MPI_Datatype dt, MPI_Comm comm, const char *call);
+bool mpi_op_commutes(MPI_Op op);
+void mpi_op_apply(MPI_Op op, const void *in, void *inout, int count, MPI_Datatype dt);
+
 /* init / finalize of the communicator and request tables (comm.c) */
 int mpi_comms_init(void);
 void mpi_comms_finalize(void);

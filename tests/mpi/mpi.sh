@@ -2,7 +2,7 @@
 # tern's MPI layer (issue 13, first part): MPI programs written for any MPI
 # (mpi_p2p.c passes under MPICH too) built with the build tree's ternmpicc
 # (the project's warnings, -Werror) and run through ternrun at 1, 2 and 4
-# ranks, over shm and over tcp.  Runs from the top build directory.
+# ranks (mpi_coll: 3 too, not a power of two), over shm and over tcp.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 srcdir=${srcdir:-.}
@@ -14,26 +14,28 @@ export TERN_MPI_INCLUDEDIR TERN_MPI_LIBDIR
 [ -x ./ternmpicc ] || fail "./ternmpicc not built"
 # the project's warning flags (and its sanitizers in that build: the
 # program must load their runtime first)
-for prog in mpi_p2p; do
+for prog in mpi_p2p mpi_coll; do
     # shellcheck disable=SC2086
     ./ternmpicc ${TERN_TEST_CFLAGS:--Wall -Werror} -O2 "$srcdir/tests/mpi/$prog.c" \
         -o "$work/$prog" || fail "ternmpicc $prog.c"
 done
 for nm in shm tcp; do
-    for np in 1 2 4; do
+    for np in 1 2 3 4; do
         [ "$nm" = shm ] && [ "$np" = 1 ] && continue # one rank: no peer, no netmod
-        (if [ -f "$srcdir/netmods/$nm/test.env" ]; then
-             set -a; . "$srcdir/netmods/$nm/test.env"; set +a
-         fi
-         TERN_NETMODS=$nm; export TERN_NETMODS
-         echo "+ TERN_NETMODS=$nm ternrun -n $np --bind-to none mpi_p2p"
-         timeout -k 5 120 ./ternrun -n "$np" --bind-to none "$work/mpi_p2p" </dev/null \
-             >"$work/out" 2>&1
-         rc=$?
-         cat "$work/out"
-         [ "$rc" -eq 0 ] || exit 1
-         [ "$(grep -c '^ok rank' "$work/out")" -eq "$np" ] || exit 1
-        ) || fail "mpi_p2p, $np ranks over $nm"
+        for prog in mpi_p2p mpi_coll; do
+            (if [ -f "$srcdir/netmods/$nm/test.env" ]; then
+                 set -a; . "$srcdir/netmods/$nm/test.env"; set +a
+             fi
+             TERN_NETMODS=$nm; export TERN_NETMODS
+             echo "+ TERN_NETMODS=$nm ternrun -n $np --bind-to none $prog"
+             timeout -k 5 120 ./ternrun -n "$np" --bind-to none "$work/$prog" </dev/null \
+                 >"$work/out" 2>&1
+             rc=$?
+             cat "$work/out"
+             [ "$rc" -eq 0 ] || exit 1
+             [ "$(grep -c '^ok rank' "$work/out")" -eq "$np" ] || exit 1
+            ) || fail "$prog, $np ranks over $nm"
+        done
     done
 done
 echo "ok mpi"

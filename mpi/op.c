@@ -1,0 +1,135 @@
+/*
+ * Reduction operations: the predefined ones on the predefined types they
+ * apply to, and user operations (MPI_Op_create).  MPI_Op handles: the
+ * predefined are 1..12, user ones 32 onwards (index into user_ops).
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "mpi/mpi_internal.h"
+
+#define USER_BASE 32
+#define USER_MAX 256
+
+static struct {
+    MPI_User_function *fn;
+    bool commute, used;
+} user_ops[USER_MAX];
+
+#define ARITH(T)                                                                             \
+    case MPI_SUM: for (int i = 0; i < n; i++) ((T *)io)[i] += ((const T *)in)[i]; return 0;  \
+    case MPI_PROD: for (int i = 0; i < n; i++) ((T *)io)[i] *= ((const T *)in)[i]; return 0; \
+    case MPI_MAX:                                                                            \
+        for (int i = 0; i < n; i++)                                                          \
+            if (((const T *)in)[i] > ((T *)io)[i]) ((T *)io)[i] = ((const T *)in)[i];        \
+        return 0;                                                                            \
+    case MPI_MIN:                                                                            \
+        for (int i = 0; i < n; i++)                                                          \
+            if (((const T *)in)[i] < ((T *)io)[i]) ((T *)io)[i] = ((const T *)in)[i];        \
+        return 0;
+#define LOGIC(T)                                                                             \
+    case MPI_LAND: for (int i = 0; i < n; i++) ((T *)io)[i] = ((const T *)in)[i] && ((T *)io)[i]; return 0; \
+    case MPI_LOR: for (int i = 0; i < n; i++) ((T *)io)[i] = ((const T *)in)[i] || ((T *)io)[i]; return 0;  \
+    case MPI_LXOR: for (int i = 0; i < n; i++) ((T *)io)[i] = !((const T *)in)[i] != !((T *)io)[i]; return 0;
+#define BITS(T)                                                                              \
+    case MPI_BAND: for (int i = 0; i < n; i++) ((T *)io)[i] &= ((const T *)in)[i]; return 0; \
+    case MPI_BOR: for (int i = 0; i < n; i++) ((T *)io)[i] |= ((const T *)in)[i]; return 0;  \
+    case MPI_BXOR: for (int i = 0; i < n; i++) ((T *)io)[i] ^= ((const T *)in)[i]; return 0;
+#define INTEGER(T)                                                                           \
+    switch (op) {                                                                            \
+    ARITH(T) LOGIC(T) BITS(T)                                                                \
+    default: return -1;                                                                      \
+    }
+#define FLOATING(T)                                                                          \
+    switch (op) {                                                                            \
+    ARITH(T)                                                                                 \
+    default: return -1;                                                                      \
+    }
+
+/* in op io, elementwise: 0, or -1 when op does not apply to dt */
+static int apply_predefined(MPI_Op op, const void *in, void *io, int n, MPI_Datatype dt)
+{
+    switch (dt) {
+    case MPI_CHAR: case MPI_SIGNED_CHAR: case MPI_INT8_T: INTEGER(int8_t)
+    case MPI_UNSIGNED_CHAR: case MPI_BYTE: case MPI_UINT8_T: case MPI_C_BOOL: INTEGER(uint8_t)
+    case MPI_SHORT: case MPI_INT16_T: INTEGER(int16_t)
+    case MPI_UNSIGNED_SHORT: case MPI_UINT16_T: INTEGER(uint16_t)
+    case MPI_INT: case MPI_INT32_T: case MPI_INTEGER: case MPI_INTEGER4: case MPI_LOGICAL:
+        INTEGER(int32_t)
+    case MPI_UNSIGNED: case MPI_UINT32_T: case MPI_WCHAR: INTEGER(uint32_t)
+    case MPI_LONG: case MPI_LONG_LONG_INT: case MPI_INT64_T: case MPI_INTEGER8: case MPI_AINT:
+    case MPI_OFFSET: case MPI_COUNT:
+        INTEGER(int64_t)
+    case MPI_UNSIGNED_LONG: case MPI_UNSIGNED_LONG_LONG: case MPI_UINT64_T: INTEGER(uint64_t)
+    case MPI_FLOAT: case MPI_REAL: case MPI_REAL4: FLOATING(float)
+    case MPI_DOUBLE: case MPI_DOUBLE_PRECISION: case MPI_REAL8: FLOATING(double)
+    case MPI_LONG_DOUBLE: FLOATING(long double)
+    default:
+        return -1;
+    }
+}
+
+int mpi_op_check(MPI_Op op, MPI_Datatype dt, MPI_Comm comm, const char *call)
+{
+    if (op >= USER_BASE && op < USER_BASE + USER_MAX && user_ops[op - USER_BASE].used)
+        return MPI_SUCCESS;
+    if (op < MPI_MAX || op > MPI_BXOR)
+        return mpi_raise(comm, MPI_ERR_OP, "%s: operation %d is not valid", call, op);
+    char a = 0, b = 0;
+    long double x = 0, y = 0;
+    const void *in = mpi_type_size(dt) <= 1 ? (const void *)&a : (const void *)&x;
+    void *io = mpi_type_size(dt) <= 1 ? (void *)&b : (void *)&y;
+    if (apply_predefined(op, in, io, mpi_type_size(dt) ? 1 : 0, dt) != 0)
+        return mpi_raise(comm, MPI_ERR_OP, "%s: operation %d does not apply to datatype %#x",
+                         call, op, dt);
+    return MPI_SUCCESS;
+}
+
+bool mpi_op_commutes(MPI_Op op)
+{
+    return op < USER_BASE || user_ops[op - USER_BASE].commute;
+}
+
+void mpi_op_apply(MPI_Op op, const void *in, void *inout, int count, MPI_Datatype dt)
+{
+    if (op >= USER_BASE) {
+        int n = count;
+        MPI_Datatype t = dt;
+        user_ops[op - USER_BASE].fn((void *)in, inout, &n, &t);
+        return;
+    }
+    (void)apply_predefined(op, in, inout, count, dt); /* checked by mpi_op_check */
+}
+
+int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
+{
+    int e = mpi_check_init("MPI_Op_create");
+    if (e != MPI_SUCCESS)
+        return e;
+    if (user_fn == NULL || op == NULL)
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Op_create: NULL function or handle");
+    for (int i = 0; i < USER_MAX; i++)
+        if (!user_ops[i].used) {
+            user_ops[i].used = true;
+            user_ops[i].fn = user_fn;
+            user_ops[i].commute = commute != 0;
+            *op = USER_BASE + i;
+            return MPI_SUCCESS;
+        }
+    return mpi_raise(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Op_create: %d operations exist",
+                     USER_MAX);
+}
+
+int MPI_Op_free(MPI_Op *op)
+{
+    int e = mpi_check_init("MPI_Op_free");
+    if (e != MPI_SUCCESS)
+        return e;
+    if (op == NULL || *op < USER_BASE || *op >= USER_BASE + USER_MAX ||
+        !user_ops[*op - USER_BASE].used)
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_OP, "MPI_Op_free: not a user operation");
+    user_ops[*op - USER_BASE].used = false;
+    *op = MPI_OP_NULL;
+    return MPI_SUCCESS;
+}
