@@ -21,6 +21,7 @@ typedef int MPI_Datatype;
 typedef int MPI_Request;
 typedef int MPI_Errhandler;
 typedef int MPI_Op;
+typedef int MPI_Group;
 typedef long MPI_Aint;
 typedef long long MPI_Count;
 
@@ -39,6 +40,10 @@ typedef struct MPI_Status {
 #define MPI_COMM_NULL 0
 #define MPI_COMM_WORLD 1
 #define MPI_COMM_SELF 2
+
+/* groups */
+#define MPI_GROUP_NULL 0
+#define MPI_GROUP_EMPTY 1
 
 /* point to point */
 #define MPI_ANY_SOURCE (-1)
@@ -179,6 +184,18 @@ int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
 int MPI_Comm_rank(MPI_Comm comm, int *rank);
 int MPI_Comm_size(MPI_Comm comm, int *size);
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
+int MPI_Comm_free(MPI_Comm *comm);
+int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
+
+/* groups */
+int MPI_Group_size(MPI_Group group, int *size);
+int MPI_Group_rank(MPI_Group group, int *rank);
+int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup);
+int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
+                              int ranks2[]);
+int MPI_Group_free(MPI_Group *group);
 
 /* datatypes */
 int MPI_Type_size(MPI_Datatype datatype, int *size);

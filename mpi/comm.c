@@ -3,40 +3,182 @@
  * checks every call shares (communicator, datatype, count, rank, tag).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "mpi/mpi_internal.h"
+
+static void ctx_take(int id) { mpi.ctx_free[id / 8] &= (unsigned char)~(1u << (id % 8)); }
+static void ctx_release(int id) { mpi.ctx_free[id / 8] |= (unsigned char)(1u << (id % 8)); }
 
 int mpi_comms_init(void)
 {
     int size = tern_size(mpi.ctx), me = tern_rank(mpi.ctx);
-    mpi_comm_t *w = &mpi.comms[MPI_COMM_WORLD], *s = &mpi.comms[MPI_COMM_SELF];
-    w->ranks = malloc(sizeof(int) * (size_t)size);
-    s->ranks = malloc(sizeof(int));
-    if (w->ranks == NULL || s->ranks == NULL)
+    mpi.comms = calloc(MPI_MAX_COMMS, sizeof(*mpi.comms));
+    int *wr = malloc(sizeof(int) * (size_t)size), *sr = malloc(sizeof(int));
+    if (mpi.comms == NULL || wr == NULL || sr == NULL) {
+        free(wr);
+        free(sr);
         return MPI_ERR_NO_MEM;
+    }
+    mpi.ncomms = 3;
+    memset(mpi.ctx_free, 0xff, sizeof(mpi.ctx_free));
     for (int i = 0; i < size; i++)
-        w->ranks[i] = i;
-    *w = (mpi_comm_t){.used = true, .size = size, .rank = me, .ranks = w->ranks,
-                      .space = MPI_SPACE_BASE, .errh = MPI_ERRORS_ARE_FATAL};
-    s->ranks[0] = me;
-    *s = (mpi_comm_t){.used = true, .size = 1, .rank = 0, .ranks = s->ranks,
-                      .space = MPI_SPACE_BASE + 2, .errh = MPI_ERRORS_ARE_FATAL};
+        wr[i] = i;
+    sr[0] = me;
+    mpi.comms[MPI_COMM_WORLD] =
+        (mpi_comm_t){.used = true, .size = size, .rank = me, .ranks = wr, .identity = true,
+                     .context = 0, .space = MPI_SPACE_BASE, .errh = MPI_ERRORS_ARE_FATAL};
+    mpi.comms[MPI_COMM_SELF] =
+        (mpi_comm_t){.used = true, .size = 1, .rank = 0, .ranks = sr, .identity = me == 0,
+                     .context = 1, .space = MPI_SPACE_BASE + 2, .errh = MPI_ERRORS_ARE_FATAL};
+    ctx_take(0);
+    ctx_take(1);
     return MPI_SUCCESS;
 }
 
 void mpi_comms_finalize(void)
 {
-    for (int i = 1; i < 3; i++) {
+    for (int i = 0; i < mpi.ncomms; i++)
         free(mpi.comms[i].ranks);
-        mpi.comms[i] = (mpi_comm_t){0};
-    }
+    free(mpi.comms);
+    mpi.comms = NULL;
+    mpi.ncomms = 0;
 }
 
 mpi_comm_t *mpi_comm_get(MPI_Comm comm)
 {
-    if (comm <= MPI_COMM_NULL || comm > MPI_COMM_SELF || !mpi.comms[comm].used)
+    if (mpi.comms == NULL || comm <= MPI_COMM_NULL || comm >= mpi.ncomms || !mpi.comms[comm].used)
         return NULL;
     return &mpi.comms[comm];
+}
+
+/* A new communicator of parent's ranks list (size entries, this rank at
+ * me; NULL list: not a member): a context id free on every rank of parent
+ * (collective over parent), then the handle. */
+static int comm_create(MPI_Comm parent, int *ranks, int size, int me, MPI_Comm *out,
+                       const char *call)
+{
+    unsigned char mask[sizeof(mpi.ctx_free)];
+    memcpy(mask, mpi.ctx_free, sizeof(mask));
+    int e = MPI_Allreduce(MPI_IN_PLACE, mask, (int)sizeof(mask), MPI_UNSIGNED_CHAR, MPI_BAND,
+                          parent);
+    if (e != MPI_SUCCESS) {
+        free(ranks);
+        return e;
+    }
+    int id = -1;
+    for (int i = 0; i < MPI_CONTEXT_IDS && id < 0; i++)
+        if (mask[i / 8] & (1u << (i % 8)))
+            id = i;
+    if (ranks == NULL) { /* not a member (MPI_UNDEFINED color) */
+        *out = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    if (id < 0) {
+        free(ranks);
+        return mpi_raise(parent, MPI_ERR_OTHER, "%s: all %d context ids are taken", call,
+                         MPI_CONTEXT_IDS);
+    }
+    int h = 3;
+    while (h < mpi.ncomms && mpi.comms[h].used)
+        h++;
+    if (h == MPI_MAX_COMMS) {
+        free(ranks);
+        return mpi_raise(parent, MPI_ERR_OTHER, "%s: %d communicators exist", call,
+                         MPI_MAX_COMMS);
+    }
+    if (h == mpi.ncomms)
+        mpi.ncomms++;
+    bool identity = true;
+    for (int i = 0; i < size; i++)
+        identity = identity && ranks[i] == i;
+    mpi.comms[h] = (mpi_comm_t){.used = true, .size = size, .rank = me, .ranks = ranks,
+                                .identity = identity, .context = id,
+                                .space = (uint16_t)(MPI_SPACE_BASE + 2 * id),
+                                .errh = mpi_comm_get(parent)->errh};
+    ctx_take(id);
+    *out = h;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    int e = mpi_check_comm(comm, "MPI_Comm_dup");
+    if (e == MPI_SUCCESS && newcomm == NULL)
+        e = mpi_raise(comm, MPI_ERR_ARG, "MPI_Comm_dup: NULL new communicator pointer");
+    if (e != MPI_SUCCESS)
+        return e;
+    mpi_comm_t *c = mpi_comm_get(comm);
+    int *ranks = malloc(sizeof(int) * (size_t)c->size);
+    if (ranks == NULL)
+        return mpi_raise(comm, MPI_ERR_NO_MEM, "MPI_Comm_dup");
+    memcpy(ranks, c->ranks, sizeof(int) * (size_t)c->size);
+    return comm_create(comm, ranks, c->size, c->rank, newcomm, "MPI_Comm_dup");
+}
+
+/* (color, key, rank) of every rank of the parent, gathered; the members
+ * of one's color ordered by key, then by parent rank. */
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    int e = mpi_check_comm(comm, "MPI_Comm_split");
+    if (e == MPI_SUCCESS && newcomm == NULL)
+        e = mpi_raise(comm, MPI_ERR_ARG, "MPI_Comm_split: NULL new communicator pointer");
+    if (e == MPI_SUCCESS && color < 0 && color != MPI_UNDEFINED)
+        e = mpi_raise(comm, MPI_ERR_ARG, "MPI_Comm_split: color %d", color);
+    if (e != MPI_SUCCESS)
+        return e;
+    mpi_comm_t *c = mpi_comm_get(comm);
+    int n = c->size, mine[3] = {color, key, c->rank};
+    int *all = malloc(sizeof(int) * 3 * (size_t)n), *ranks = malloc(sizeof(int) * (size_t)n);
+    if (all == NULL || ranks == NULL) {
+        free(all);
+        free(ranks);
+        return mpi_raise(comm, MPI_ERR_NO_MEM, "MPI_Comm_split");
+    }
+    e = MPI_Allgather(mine, 3, MPI_INT, all, 3, MPI_INT, comm);
+    if (e != MPI_SUCCESS) {
+        free(all);
+        free(ranks);
+        return e;
+    }
+    int m = 0, me = -1;
+    if (color != MPI_UNDEFINED) {
+        for (int i = 0; i < n; i++) /* insertion by (key, parent rank) */
+            if (all[3 * i] == color) {
+                int j = m++;
+                while (j > 0 && (all[3 * ranks[j - 1] + 1] > all[3 * i + 1]))
+                    ranks[j] = ranks[j - 1], j--;
+                ranks[j] = i;
+            }
+        for (int j = 0; j < m; j++) {
+            if (ranks[j] == c->rank)
+                me = j;
+            ranks[j] = c->ranks[ranks[j]]; /* parent rank -> tern peer id */
+        }
+    } else {
+        free(ranks);
+        ranks = NULL;
+    }
+    free(all);
+    return comm_create(comm, ranks, m, me, newcomm, "MPI_Comm_split");
+}
+
+int MPI_Comm_free(MPI_Comm *comm)
+{
+    int e = mpi_check_init("MPI_Comm_free");
+    if (e == MPI_SUCCESS && (comm == NULL || mpi_comm_get(*comm) == NULL))
+        e = mpi_raise(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_free: not a communicator");
+    if (e == MPI_SUCCESS && (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF))
+        e = mpi_raise(*comm, MPI_ERR_COMM, "MPI_Comm_free: MPI_COMM_WORLD and MPI_COMM_SELF "
+                      "are not freed");
+    if (e != MPI_SUCCESS)
+        return e;
+    mpi_comm_t *c = mpi_comm_get(*comm);
+    ctx_release(c->context);
+    free(c->ranks);
+    *c = (mpi_comm_t){0};
+    *comm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
 }
 
 int mpi_check_init(const char *call)
@@ -115,11 +257,12 @@ void mpi_status_from(MPI_Status *s, mpi_comm_t *c, const tern_recv_info_t *info,
     if (s == MPI_STATUS_IGNORE)
         return;
     int src = info->source;
-    for (int i = 0; i < c->size; i++) /* tern peer id -> communicator rank */
-        if (c->ranks[i] == info->source) {
-            src = i;
-            break;
-        }
+    if (!c->identity)
+        for (int i = 0; i < c->size; i++) /* tern peer id -> communicator rank */
+            if (c->ranks[i] == info->source) {
+                src = i;
+                break;
+            }
     s->MPI_SOURCE = src;
     s->MPI_TAG = info->tag;
     s->MPI_ERROR = err;
@@ -164,11 +307,21 @@ int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
     if (e != MPI_SUCCESS)
         return e;
     mpi_comm_t *a = mpi_comm_get(comm1), *b = mpi_comm_get(comm2);
-    if (comm1 == comm2)
+    if (comm1 == comm2) {
         *result = MPI_IDENT;
-    else if (a->size == b->size && a->ranks[0] == b->ranks[0]) /* WORLD / SELF of 1 rank */
-        *result = MPI_CONGRUENT;
-    else
-        *result = MPI_UNEQUAL;
+        return MPI_SUCCESS;
+    }
+    *result = MPI_UNEQUAL;
+    if (a->size != b->size)
+        return MPI_SUCCESS;
+    bool same_order = true, same_set = true;
+    for (int i = 0; i < a->size; i++) {
+        same_order = same_order && a->ranks[i] == b->ranks[i];
+        bool found = false;
+        for (int j = 0; j < b->size && !found; j++)
+            found = a->ranks[i] == b->ranks[j];
+        same_set = same_set && found;
+    }
+    *result = same_order ? MPI_CONGRUENT : same_set ? MPI_SIMILAR : MPI_UNEQUAL;
     return MPI_SUCCESS;
 }

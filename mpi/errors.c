@@ -64,7 +64,9 @@ int mpi_raise(MPI_Comm comm, int errclass, const char *fmt, ...)
     vsnprintf(mpi.last_error, sizeof(mpi.last_error), fmt, ap);
     va_end(ap);
     mpi_comm_t *c = mpi_comm_get(comm);
-    MPI_Errhandler h = c != NULL ? c->errh : mpi.comms[MPI_COMM_WORLD].errh;
+    MPI_Errhandler h = c != NULL ? c->errh
+                      : mpi.comms != NULL ? mpi.comms[MPI_COMM_WORLD].errh
+                                          : MPI_ERRORS_ARE_FATAL;
     if (h == MPI_ERRORS_RETURN && mpi.init)
         return errclass;
     fprintf(stderr, "tern MPI: fatal error (%s): %s\n", class_text[errclass] ? class_text[errclass]

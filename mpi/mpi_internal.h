@@ -20,13 +20,23 @@
 
 #define MPI_SPACE_BASE 16 /* spaces below are tern's users' own */
 
+/* Context ids: id i is the pair of spaces MPI_SPACE_BASE + 2i (point to
+ * point) and + 1 (collectives); WORLD has 0, SELF 1.  A new communicator
+ * takes the lowest id free on every rank of its parent (an allreduce of
+ * the free masks, comm.c). */
+#define MPI_CONTEXT_IDS 2048
+
 typedef struct mpi_comm {
     bool used;
     int size, rank;           /* in the communicator */
     int *ranks;               /* communicator rank -> tern peer id */
+    bool identity;            /* ranks[i] == i (MPI_COMM_WORLD and its dups) */
+    int context;              /* context id */
     uint16_t space;           /* point to point; space + 1: collectives */
     MPI_Errhandler errh;
 } mpi_comm_t;
+
+#define MPI_MAX_COMMS 4096
 
 enum mpi_req_kind { REQ_FREE = 0, REQ_TERN, REQ_DONE };
 
@@ -45,7 +55,9 @@ typedef struct mpi_state {
     pthread_t main_thread;    /* MPI_Init's */
     tern_context_t *ctx;
     tern_worker_t *w;
-    mpi_comm_t comms[3];      /* NULL, WORLD, SELF */
+    mpi_comm_t *comms;        /* by handle: 0 NULL, 1 WORLD, 2 SELF, then created ones */
+    int ncomms;
+    unsigned char ctx_free[MPI_CONTEXT_IDS / 8]; /* bit set: context id free here */
     mpi_req_t *reqs;
     int nreqs, free_hint;
     int nfreed;               /* entries MPI_Request_free let go, not yet finished */
