@@ -105,9 +105,12 @@ static void on_connect(iofwd_t *d, iofwd_client_t *c, const tern_io_connect_t *m
 }
 
 /* Would len more bytes overflow the client's filesystem, counting what
- * the daemon holds for it and has not written yet?  (A cheap check, not a
- * reservation: fallocate on tmpfs costs as much as the write itself.
- * Room taken meanwhile by others fails the write later, in WRITE_DONE.) */
+ * the daemon holds for it and has not written yet?  (A check, not a
+ * reservation: fallocate on tmpfs costs as much as the write itself.  Room
+ * taken meanwhile by others fails the write later, in WRITE_DONE.)  Pieces
+ * a writer has just written but the main thread has not yet heard of are
+ * counted twice (on disk and pending): a "no" while any piece for that
+ * filesystem is at a writer is only provisional (room_wait, recheck_room). */
 static bool no_room(iofwd_t *d, iofwd_client_t *c, uint64_t len)
 {
     struct statvfs v;
@@ -117,9 +120,43 @@ static bool no_room(iofwd_t *d, iofwd_client_t *c, uint64_t len)
     for (iofwd_client_t *o = d->clients; o != NULL; o = o->next)
         if (o->dev == c->dev)
             for (iofwd_write_t *w = o->writes; w != NULL; w = w->next)
-                if (w->status == TERN_OK)
-                    pending += w->len;
+                if (w->status == TERN_OK && !w->room_wait)
+                    pending += w->len - w->done_bytes;
     return (uint64_t)v.f_bavail * v.f_frsize < pending + len;
+}
+
+static bool writers_busy_on(iofwd_t *d, dev_t dev)
+{
+    for (iofwd_client_t *o = d->clients; o != NULL; o = o->next)
+        if (o->dev == dev && o->at_writer > 0)
+            return true;
+    return false;
+}
+
+static void refuse(iofwd_client_t *c, iofwd_write_t *w)
+{
+    w->status = TERN_ERR_IO;
+    w->werr = ENOSPC;
+    tern_warn("iofwd: %s: write %llu (%llu bytes at %llu): no room: %s", c->name,
+              (unsigned long long)w->seq, (unsigned long long)w->len,
+              (unsigned long long)w->off, strerror(ENOSPC));
+}
+
+/* Writes waiting for an exact room check: decided once there is room or
+ * nothing for their filesystem is at a writer (the figures are exact). */
+static void recheck_room(iofwd_t *d)
+{
+    for (iofwd_client_t *c = d->clients; c != NULL; c = c->next)
+        for (iofwd_write_t *w = c->writes; w != NULL; w = w->next) {
+            if (!w->room_wait)
+                continue;
+            if (!no_room(d, c, w->len)) {
+                w->room_wait = false;
+            } else if (!writers_busy_on(d, c->dev)) {
+                w->room_wait = false;
+                refuse(c, w);
+            }
+        }
 }
 
 static void on_write_req(iofwd_t *d, iofwd_client_t *c, const tern_io_write_req_t *m)
@@ -141,16 +178,16 @@ static void on_write_req(iofwd_t *d, iofwd_client_t *c, const tern_io_write_req_
         send_error(d, c, TERN_ERR_NO_MEMORY, "no memory for a write");
         return;
     }
-    if (no_room(d, c, m->len)) { /* fails as a whole; its pieces are taken, not pulled */
-        w->status = TERN_ERR_IO;
-        w->werr = ENOSPC;
-        tern_warn("iofwd: %s: write %llu (%llu bytes at %llu): no room: %s", c->name,
-                  (unsigned long long)m->seq, (unsigned long long)m->len,
-                  (unsigned long long)off, strerror(ENOSPC));
-    }
     w->seq = m->seq;
     w->off = off;
     w->len = m->len;
+    /* no room: the write fails as a whole, its pieces taken into 0 bytes */
+    if (no_room(d, c, m->len)) {
+        if (writers_busy_on(d, c->dev))
+            w->room_wait = true; /* provisional: decided by recheck_room */
+        else
+            refuse(c, w);
+    }
     w->npieces = (unsigned)((m->len + d->cfg.staging - 1) / d->cfg.staging);
     c->next_seq++;
     c->next_off += m->len;
@@ -369,7 +406,7 @@ static void post_pulls(iofwd_t *d)
             iofwd_write_t *w = c->writes;
             while (w != NULL && w->posted == w->npieces)
                 w = w->next;
-            if (w == NULL)
+            if (w == NULL || w->room_wait) /* (its pieces must come in order) */
                 continue;
             iofwd_job_t *j = d->free_pieces;
             uint64_t o = (uint64_t)w->posted * d->cfg.staging;
@@ -503,6 +540,7 @@ static void on_written(iofwd_t *d, iofwd_job_t *j)
                       strerror(j->err));
         }
         w->written++;
+        w->done_bytes += j->len;
         retire(d, c);
         j->next = d->free_pieces;
         d->free_pieces = j;
@@ -620,6 +658,7 @@ int main(int argc, char **argv)
             n = j->next;
             on_written(&d, j);
         }
+        recheck_room(&d);
         poll_pulls(&d);
         /* requests first, then pulls for them: the pieces' RTS may be here
          * already (taken off the socket while the request was read), and

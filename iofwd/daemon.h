@@ -35,6 +35,8 @@ typedef struct iofwd_write {
     uint64_t seq, off, len;
     unsigned npieces, posted, received, written;
     bool held;                     /* HELD sent */
+    bool room_wait;                /* no room seen while writers were busy: decided later */
+    uint64_t done_bytes;           /* of its pieces, written (main thread's count) */
     tern_status_t status;          /* refused at WRITE_REQ (no room): set before any job */
     tern_status_t wstatus;         /* a piece's failure: the main thread's */
     int werr;
