@@ -209,6 +209,11 @@ static int cmd_query(void)
              PMIx_Error_string(rc));
     PMIX_INFO_FREE(info, ninfo);
     PMIX_QUERY_FREE(q, 1);
+    /* nobody leaves before every rank has read the proc table: a rank that
+     * ended first would be in it as terminated (seen in a distcheck run) */
+    rc = PMIx_Fence(NULL, 0, NULL, 0);
+    if (rc != PMIX_SUCCESS)
+        fail("PMIx_Fence after the queries: %s", PMIx_Error_string(rc));
     if (failures == 0)
         printf("ok query rank %u\n", (unsigned)me.rank);
     return failures ? 1 : 0;
