@@ -151,8 +151,8 @@ tern_status_t tern_isend(tern_worker_t *w, const void *buf, size_t len, int dest
     return do_send(w, &iov, 1, true, len, dest, tag, space, false, req);
 }
 
-tern_status_t tern_isendv(tern_worker_t *w, const struct iovec *iov, int iovcnt, int dest,
-                          int tag, uint16_t space, tern_request_t **req)
+static tern_status_t sendv(tern_worker_t *w, const struct iovec *iov, int iovcnt, int dest,
+                           int tag, uint16_t space, bool sync, tern_request_t **req)
 {
     tern_status_t st = check_args(w, dest, tag, req);
     if (st != TERN_OK)
@@ -160,7 +160,13 @@ tern_status_t tern_isendv(tern_worker_t *w, const struct iovec *iov, int iovcnt,
     size_t len;
     if ((st = tern_iov_check(iov, iovcnt, "send", &len)) != TERN_OK)
         return st;
-    return do_send(w, iov, iovcnt, false, len, dest, tag, space, false, req);
+    return do_send(w, iov, iovcnt, false, len, dest, tag, space, sync, req);
+}
+
+tern_status_t tern_isendv(tern_worker_t *w, const struct iovec *iov, int iovcnt, int dest,
+                          int tag, uint16_t space, tern_request_t **req)
+{
+    return sendv(w, iov, iovcnt, dest, tag, space, false, req);
 }
 
 tern_status_t tern_issend(tern_worker_t *w, const void *buf, size_t len, int dest, int tag,
@@ -178,13 +184,7 @@ tern_status_t tern_issend(tern_worker_t *w, const void *buf, size_t len, int des
 tern_status_t tern_issendv(tern_worker_t *w, const struct iovec *iov, int iovcnt, int dest,
                            int tag, uint16_t space, tern_request_t **req)
 {
-    tern_status_t st = check_args(w, dest, tag, req);
-    if (st != TERN_OK)
-        return st;
-    size_t len;
-    if ((st = tern_iov_check(iov, iovcnt, "send", &len)) != TERN_OK)
-        return st;
-    return do_send(w, iov, iovcnt, false, len, dest, tag, space, true, req);
+    return sendv(w, iov, iovcnt, dest, tag, space, true, req);
 }
 
 tern_status_t tern_ssend(tern_worker_t *w, const void *buf, size_t len, int dest, int tag,

@@ -16,7 +16,8 @@ export TERN_MPI_INCLUDEDIR TERN_MPI_LIBDIR
 # program must load their runtime first)
 for prog in mpi_p2p mpi_coll mpi_comm; do
     # shellcheck disable=SC2086
-    ./ternmpicc ${TERN_TEST_CFLAGS:--Wall -Werror} -O2 "$srcdir/tests/mpi/$prog.c" \
+    ./ternmpicc ${TERN_TEST_CFLAGS:--Wall -Werror} -O2 -I"$srcdir" \
+        "$srcdir/tests/mpi/$prog.c" \
         -o "$work/$prog" || fail "ternmpicc $prog.c"
 done
 for nm in shm tcp; do

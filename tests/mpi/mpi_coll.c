@@ -11,18 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank, size, failures;
-
-#define CHECK(cond, ...)                                                                  \
-    do {                                                                                  \
-        if (!(cond)) {                                                                    \
-            printf("FAIL rank %d line %d: ", rank, __LINE__);                             \
-            printf(__VA_ARGS__);                                                          \
-            printf("\n");                                                                 \
-            fflush(stdout);                                                               \
-            failures++;                                                                   \
-        }                                                                                 \
-    } while (0)
+#include "tests/mpi/mpi_check.h"
 
 static const int counts[] = {1, 3, 1000, 70000};
 #define NCOUNTS (int)(sizeof(counts) / sizeof(counts[0]))

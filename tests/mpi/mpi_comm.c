@@ -9,18 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int rank, size, failures;
-
-#define CHECK(cond, ...)                                                                  \
-    do {                                                                                  \
-        if (!(cond)) {                                                                    \
-            printf("FAIL rank %d line %d: ", rank, __LINE__);                             \
-            printf(__VA_ARGS__);                                                          \
-            printf("\n");                                                                 \
-            fflush(stdout);                                                               \
-            failures++;                                                                   \
-        }                                                                                 \
-    } while (0)
+#include "tests/mpi/mpi_check.h"
 
 int main(int argc, char **argv)
 {

@@ -10,18 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank, size, failures;
-
-#define CHECK(cond, ...)                                                                  \
-    do {                                                                                  \
-        if (!(cond)) {                                                                    \
-            printf("FAIL rank %d line %d: ", rank, __LINE__);                             \
-            printf(__VA_ARGS__);                                                          \
-            printf("\n");                                                                 \
-            fflush(stdout);                                                               \
-            failures++;                                                                   \
-        }                                                                                 \
-    } while (0)
+#include "tests/mpi/mpi_check.h"
 
 static unsigned char pat(int seed, size_t i) { return (unsigned char)(seed * 31 + i * 7 + (i >> 8)); }
 
