@@ -31,6 +31,18 @@ static void probe_info(tern_recv_info_t *info, const tern_request_t *u)
     tern_recv_fill_info(info, u, TERN_OK);
 }
 
+/* Between two probes that found nothing: src's connection failed (its
+ * status), else idle as a wait does. */
+static tern_status_t probe_wait(tern_worker_t *w, int src)
+{
+    tern_vc_t *vc = src != TERN_ANY_SOURCE ? tern_vc_of(w, src) : NULL;
+    if (vc != NULL && vc->state == TERN_VC_FAILED)
+        return tern_error(vc->fail_status, "probe of rank %d: its connection has failed", src);
+    if (w->idle_polls >= w->ctx->cfg.spin_count)
+        tern_idle_step(w, UINT64_MAX);
+    return TERN_OK;
+}
+
 tern_status_t tern_iprobe(tern_worker_t *w, int src, int tag, uint16_t space, int *flag,
                           tern_recv_info_t *info)
 {
@@ -51,12 +63,8 @@ tern_status_t tern_probe(tern_worker_t *w, int src, int tag, uint16_t space,
     int flag = 0;
     tern_status_t st;
     while ((st = tern_iprobe(w, src, tag, space, &flag, info)) == TERN_OK && !flag) {
-        tern_vc_t *vc = src != TERN_ANY_SOURCE ? tern_vc_of(w, src) : NULL;
-        if (vc != NULL && vc->state == TERN_VC_FAILED)
-            return tern_error(vc->fail_status, "probe of rank %d: its connection has failed",
-                              src);
-        if (w->idle_polls >= w->ctx->cfg.spin_count)
-            tern_idle_step(w, UINT64_MAX);
+        if ((st = probe_wait(w, src)) != TERN_OK)
+            return st;
     }
     return st;
 }
@@ -87,12 +95,8 @@ tern_status_t tern_mprobe(tern_worker_t *w, int src, int tag, uint16_t space,
     int flag = 0;
     tern_status_t st;
     while ((st = tern_improbe(w, src, tag, space, &flag, msg, info)) == TERN_OK && !flag) {
-        tern_vc_t *vc = src != TERN_ANY_SOURCE ? tern_vc_of(w, src) : NULL;
-        if (vc != NULL && vc->state == TERN_VC_FAILED)
-            return tern_error(vc->fail_status, "probe of rank %d: its connection has failed",
-                              src);
-        if (w->idle_polls >= w->ctx->cfg.spin_count)
-            tern_idle_step(w, UINT64_MAX);
+        if ((st = probe_wait(w, src)) != TERN_OK)
+            return st;
     }
     return st;
 }
