@@ -198,42 +198,6 @@ int mpi_check_comm(MPI_Comm comm, const char *call)
     return e;
 }
 
-/* the predefined types: index (high bits) -> size (low byte) */
-int mpi_type_size(MPI_Datatype dt)
-{
-    int idx = dt >> 8, size = dt & 0xff;
-    if (idx < 1 || idx > 0x25 || (dt & ~0xffff) != 0)
-        return 0;
-    return size;
-}
-
-int MPI_Type_size(MPI_Datatype datatype, int *size)
-{
-    int e = mpi_check_init("MPI_Type_size");
-    if (e != MPI_SUCCESS)
-        return e;
-    int s = mpi_type_size(datatype);
-    if (s == 0)
-        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_size: datatype %#x is not a "
-                         "predefined type (derived types are not supported yet)", datatype);
-    if (size == NULL)
-        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Type_size: NULL size pointer");
-    *size = s;
-    return MPI_SUCCESS;
-}
-
-int mpi_check_buf(MPI_Comm comm, const void *buf, int count, MPI_Datatype dt, const char *call)
-{
-    if (count < 0)
-        return mpi_raise(comm, MPI_ERR_COUNT, "%s: count %d", call, count);
-    if (mpi_type_size(dt) == 0)
-        return mpi_raise(comm, MPI_ERR_TYPE, "%s: datatype %#x is not a predefined type "
-                         "(derived types are not supported yet)", call, dt);
-    if (buf == NULL && count > 0)
-        return mpi_raise(comm, MPI_ERR_BUFFER, "%s: NULL buffer for %d elements", call, count);
-    return MPI_SUCCESS;
-}
-
 int mpi_check_rank(MPI_Comm comm, int rank, bool any, const char *call)
 {
     mpi_comm_t *c = mpi_comm_get(comm);

@@ -38,16 +38,28 @@ typedef struct mpi_comm {
 
 #define MPI_MAX_COMMS 4096
 
-enum mpi_req_kind { REQ_FREE = 0, REQ_TERN, REQ_DONE };
+/* REQ_TERN: a tern operation under way; REQ_SCHED: an operation driven by
+ * its own progress function (non-blocking collectives); REQ_DONE: the
+ * final status is in the entry. */
+enum mpi_req_kind { REQ_FREE = 0, REQ_TERN, REQ_DONE, REQ_SCHED };
 
-typedef struct mpi_req {
+typedef struct mpi_req mpi_req_t;
+struct mpi_req {
     enum mpi_req_kind kind;
     bool recv, freed;         /* freed: MPI_Request_free, reaped when it completes */
     tern_request_t *r;        /* REQ_TERN */
     MPI_Comm comm;
     MPI_Status status;        /* REQ_DONE: the final status */
     int err;                  /* REQ_DONE: its error class */
-} mpi_req_t;
+    /* REQ_TERN: called once the tern operation finished, the entry's status
+     * and err set, before it turns REQ_DONE (unpack a staging buffer, free
+     * aux); may change status and err */
+    void (*finish)(mpi_req_t *q);
+    /* REQ_SCHED: one progress step, never blocking; true once finished,
+     * with status and err set (aux released) */
+    bool (*progress)(mpi_req_t *q);
+    void *aux;                /* the owner's state: staging buffer, schedule */
+};
 
 typedef struct mpi_state {
     int init, finalized;      /* 0 / 1 */
@@ -80,6 +92,12 @@ int mpi_check_init(const char *call);
 mpi_comm_t *mpi_comm_get(MPI_Comm comm);
 int mpi_check_comm(MPI_Comm comm, const char *call);
 int mpi_type_size(MPI_Datatype dt); /* bytes of a predefined type; 0: not one */
+/* datatype.c: count elements of dt packed contiguously (buffered sends,
+ * staging): their size, pack into out, unpack len bytes of in into buf
+ * (what fits; returns bytes taken) */
+size_t mpi_dt_pack_size(int count, MPI_Datatype dt);
+size_t mpi_dt_pack(const void *buf, int count, MPI_Datatype dt, void *out);
+size_t mpi_dt_unpack(const void *in, size_t len, void *buf, int count, MPI_Datatype dt);
 int mpi_check_buf(MPI_Comm comm, const void *buf, int count, MPI_Datatype dt, const char *call);
 int mpi_check_rank(MPI_Comm comm, int rank, bool any, const char *call);
 int mpi_check_tag(MPI_Comm comm, int tag, bool any, const char *call);
@@ -91,6 +109,14 @@ void mpi_status_empty(MPI_Status *s, int source);
 /* p2p.c: requests; those MPI_Request_free let go, reaped when finished
  * (wait: all, at MPI_Finalize) */
 int mpi_req_new(MPI_Request *out);
+mpi_req_t *mpi_req_get(MPI_Request h); /* NULL: not an active handle */
+/* start a send (mode: MPI_SEND_STANDARD / _SYNC) or a receive; checks the
+ * arguments (raising as call), *out a request (MPI_PROC_NULL: done) */
+enum { MPI_SEND_STANDARD, MPI_SEND_SYNC };
+int mpi_isend_start(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                    MPI_Comm comm, int mode, MPI_Request *out, const char *call);
+int mpi_irecv_start(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+                    MPI_Request *out, const char *call);
 void mpi_reap_freed(bool wait);
 
 /* op.c: is op valid for dt (raises otherwise); does it commute; in op inout */

@@ -35,7 +35,7 @@ int mpi_req_new(MPI_Request *out)
     return MPI_SUCCESS;
 }
 
-static mpi_req_t *req_get(MPI_Request h)
+mpi_req_t *mpi_req_get(MPI_Request h)
 {
     if (h < 1 || h > mpi.nreqs || mpi.reqs[h - 1].kind == REQ_FREE)
         return NULL;
@@ -101,9 +101,10 @@ static int proc_null_req(MPI_Comm comm, MPI_Request *out)
     return MPI_SUCCESS;
 }
 
-static int isend_common(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-                        MPI_Comm comm, MPI_Request *request, bool sync, const char *call)
+int mpi_isend_start(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                    MPI_Comm comm, int mode, MPI_Request *request, const char *call)
 {
+    bool sync = mode == MPI_SEND_SYNC;
     int e = check_p2p(comm, buf, count, dt, dest, tag, false, call);
     if (e != MPI_SUCCESS)
         return e;
@@ -122,23 +123,31 @@ static int isend_common(const void *buf, int count, MPI_Datatype dt, int dest, i
 int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
-    return isend_common(buf, count, datatype, dest, tag, comm, request, false, "MPI_Isend");
+    return mpi_isend_start(buf, count, datatype, dest, tag, comm, MPI_SEND_STANDARD, request,
+                           "MPI_Isend");
 }
 
 int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                MPI_Comm comm, MPI_Request *request)
 {
-    return isend_common(buf, count, datatype, dest, tag, comm, request, true, "MPI_Issend");
+    return mpi_isend_start(buf, count, datatype, dest, tag, comm, MPI_SEND_SYNC, request,
+                           "MPI_Issend");
 }
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
-    int e = check_p2p(comm, buf, count, datatype, source, tag, true, "MPI_Irecv");
+    return mpi_irecv_start(buf, count, datatype, source, tag, comm, request, "MPI_Irecv");
+}
+
+int mpi_irecv_start(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                    MPI_Comm comm, MPI_Request *request, const char *call)
+{
+    int e = check_p2p(comm, buf, count, datatype, source, tag, true, call);
     if (e != MPI_SUCCESS)
         return e;
     if (request == NULL)
-        return mpi_raise(comm, MPI_ERR_REQUEST, "MPI_Irecv: NULL request pointer");
+        return mpi_raise(comm, MPI_ERR_REQUEST, "%s: NULL request pointer", call);
     if (source == MPI_PROC_NULL)
         return proc_null_req(comm, request);
     mpi_comm_t *c = mpi_comm_get(comm);
@@ -148,7 +157,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
     tern_recv_info_t info;
     tern_status_t st = tern_irecv(mpi.w, buf, len, src, tag == MPI_ANY_TAG ? TERN_ANY_TAG : tag,
                                   c->space, &info, &r);
-    return req_from(comm, st, r, true, &info, request, "MPI_Irecv");
+    return req_from(comm, st, r, true, &info, request, call);
 }
 
 /* ---- completion ------------------------------------------------------------ */
@@ -156,6 +165,12 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
 /* Turn a finished tern operation into a REQ_DONE entry (progress once). */
 static bool req_poll(mpi_req_t *q)
 {
+    if (q->kind == REQ_SCHED) {
+        if (!q->progress(q))
+            return false;
+        q->kind = REQ_DONE;
+        return true;
+    }
     if (q->kind != REQ_TERN)
         return true;
     tern_recv_info_t info;
@@ -174,13 +189,15 @@ static bool req_poll(mpi_req_t *q)
     }
     if (q->err != MPI_SUCCESS)
         snprintf(mpi.last_error, sizeof(mpi.last_error), "%s", tern_last_error());
+    if (q->finish != NULL)
+        q->finish(q);
     return true;
 }
 
 /* A REQ_DONE entry's status out, and the entry freed. */
 static void req_take(MPI_Request *h, MPI_Status *status, int *err)
 {
-    mpi_req_t *q = req_get(*h);
+    mpi_req_t *q = mpi_req_get(*h);
     if (status != MPI_STATUS_IGNORE)
         *status = q->status;
     *err = q->err;
@@ -190,7 +207,7 @@ static void req_take(MPI_Request *h, MPI_Status *status, int *err)
 
 static bool req_done(MPI_Request *h, MPI_Status *status, int *err)
 {
-    if (!req_poll(req_get(*h)))
+    if (!req_poll(mpi_req_get(*h)))
         return false;
     req_take(h, status, err);
     return true;
@@ -217,7 +234,7 @@ static int check_req(MPI_Request *h, const char *call)
     int e = mpi_check_init(call);
     if (e == MPI_SUCCESS && h == NULL)
         e = mpi_raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "%s: NULL request pointer", call);
-    if (e == MPI_SUCCESS && *h != MPI_REQUEST_NULL && req_get(*h) == NULL)
+    if (e == MPI_SUCCESS && *h != MPI_REQUEST_NULL && mpi_req_get(*h) == NULL)
         e = mpi_raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "%s: request %d is not valid", call, *h);
     return e;
 }
@@ -273,10 +290,10 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
     for (int i = 0; i < count; i++) {
         if (requests[i] == MPI_REQUEST_NULL)
             continue;
-        if (req_get(requests[i]) == NULL)
+        if (mpi_req_get(requests[i]) == NULL)
             return mpi_raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Testall: request %d is not "
                              "valid", requests[i]);
-        all = req_poll(req_get(requests[i])) && all;
+        all = req_poll(mpi_req_get(requests[i])) && all;
     }
     *flag = all;
     return all ? MPI_Waitall(count, requests, statuses) : MPI_SUCCESS;
@@ -296,10 +313,10 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
             mpi_status_empty(s, MPI_ANY_SOURCE);
             continue;
         }
-        if (req_get(requests[i]) == NULL)
+        if (mpi_req_get(requests[i]) == NULL)
             return mpi_raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Waitall: request %d is not "
                              "valid", requests[i]);
-        MPI_Comm comm = req_get(requests[i])->comm;
+        MPI_Comm comm = mpi_req_get(requests[i])->comm;
         int err;
         while (!req_done(&requests[i], s, &err))
             tern_worker_wait(mpi.w, -1);
@@ -321,7 +338,7 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
     for (int i = 0; i < count; i++) {
         if (requests[i] == MPI_REQUEST_NULL)
             continue;
-        if (req_get(requests[i]) == NULL)
+        if (mpi_req_get(requests[i]) == NULL)
             return mpi_raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Testany: request %d",
                              requests[i]);
         any_active = true;
@@ -358,7 +375,7 @@ int MPI_Request_free(MPI_Request *request)
         return e;
     /* it completes in the background (a freed receive's data still lands
      * in its buffer); mpi_reap_freed frees the entry then */
-    mpi_req_t *q = req_get(*request);
+    mpi_req_t *q = mpi_req_get(*request);
     if (q->kind == REQ_DONE) {
         q->kind = REQ_FREE;
     } else {
@@ -374,7 +391,7 @@ int MPI_Cancel(MPI_Request *request)
     int e = check_req(request, "MPI_Cancel");
     if (e != MPI_SUCCESS || *request == MPI_REQUEST_NULL)
         return e;
-    mpi_req_t *q = req_get(*request);
+    mpi_req_t *q = mpi_req_get(*request);
     if (!q->recv)
         return mpi_raise(q->comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Cancel: sends cannot be "
                          "cancelled (receives only)");
@@ -412,7 +429,8 @@ int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int ta
 int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     MPI_Request r;
-    int e = isend_common(buf, count, datatype, dest, tag, comm, &r, true, "MPI_Ssend");
+    int e = mpi_isend_start(buf, count, datatype, dest, tag, comm, MPI_SEND_SYNC, &r,
+                            "MPI_Ssend");
     return e != MPI_SUCCESS ? e : MPI_Wait(&r, MPI_STATUS_IGNORE);
 }
 
