@@ -65,3 +65,22 @@ size_t mpi_dt_unpack(const void *in, size_t len, void *buf, int count, MPI_Datat
         memcpy(buf, in, n);
     return n;
 }
+
+bool mpi_dt_is_contig(MPI_Datatype dt)
+{
+    return mpi_type_size(dt) > 0;
+}
+
+MPI_Aint mpi_dt_extent(MPI_Datatype dt)
+{
+    return mpi_type_size(dt);
+}
+
+int mpi_dt_basic(MPI_Datatype dt, MPI_Datatype *basic, int *n)
+{
+    if (mpi_type_size(dt) == 0)
+        return -1;
+    *basic = dt;
+    *n = 1;
+    return 0;
+}

@@ -98,6 +98,13 @@ int mpi_type_size(MPI_Datatype dt); /* bytes of a predefined type; 0: not one */
 size_t mpi_dt_pack_size(int count, MPI_Datatype dt);
 size_t mpi_dt_pack(const void *buf, int count, MPI_Datatype dt, void *out);
 size_t mpi_dt_unpack(const void *in, size_t len, void *buf, int count, MPI_Datatype dt);
+/* is dt's typemap one block of mpi_type_size(dt) bytes at offset 0 with
+ * extent == size (count of them are count * size contiguous bytes); its
+ * extent; dt as n consecutive elements of one predefined type (reductions;
+ * -1 when it is not) */
+bool mpi_dt_is_contig(MPI_Datatype dt);
+MPI_Aint mpi_dt_extent(MPI_Datatype dt);
+int mpi_dt_basic(MPI_Datatype dt, MPI_Datatype *basic, int *n);
 int mpi_check_buf(MPI_Comm comm, const void *buf, int count, MPI_Datatype dt, const char *call);
 int mpi_check_rank(MPI_Comm comm, int rank, bool any, const char *call);
 int mpi_check_tag(MPI_Comm comm, int tag, bool any, const char *call);
