@@ -27,10 +27,10 @@ int mpi_comms_init(void)
     sr[0] = me;
     mpi.comms[MPI_COMM_WORLD] =
         (mpi_comm_t){.used = true, .size = size, .rank = me, .ranks = wr, .identity = true,
-                     .context = 0, .space = MPI_SPACE_BASE, .errh = MPI_ERRORS_ARE_FATAL};
+                     .context = 0, .space = MPI_SPACE_BASE, .w = mpi_worker_for(0), .errh = MPI_ERRORS_ARE_FATAL};
     mpi.comms[MPI_COMM_SELF] =
         (mpi_comm_t){.used = true, .size = 1, .rank = 0, .ranks = sr, .identity = me == 0,
-                     .context = 1, .space = MPI_SPACE_BASE + 2, .errh = MPI_ERRORS_ARE_FATAL};
+                     .context = 1, .space = MPI_SPACE_BASE + 2, .w = mpi_worker_for(1), .errh = MPI_ERRORS_ARE_FATAL};
     ctx_take(0);
     ctx_take(1);
     return MPI_SUCCESS;
@@ -95,6 +95,7 @@ static int comm_create(MPI_Comm parent, int *ranks, int size, int me, MPI_Comm *
     mpi.comms[h] = (mpi_comm_t){.used = true, .size = size, .rank = me, .ranks = ranks,
                                 .identity = identity, .context = id,
                                 .space = (uint16_t)(MPI_SPACE_BASE + 2 * id),
+                                .w = mpi_worker_for(id),
                                 .errh = mpi_comm_get(parent)->errh};
     ctx_take(id);
     *out = h;

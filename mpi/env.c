@@ -25,7 +25,10 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
         return mpi_raise(MPI_COMM_WORLD, mpi_class_of(st), "MPI_Init: %s", tern_last_error());
     }
     mpi.w = tern_context_worker(mpi.ctx);
-    int e = mpi_comms_init();
+    int e = mpi_workers_init();
+    if (e != MPI_SUCCESS)
+        return mpi_raise(MPI_COMM_WORLD, e, "MPI_Init: worker locks");
+    e = mpi_comms_init();
     if (e != MPI_SUCCESS)
         return mpi_raise(MPI_COMM_WORLD, e, "MPI_Init: communicator tables");
     /* one thread at a time on the default worker: per-thread workers for
@@ -51,6 +54,7 @@ int MPI_Finalize(void)
     if (e != MPI_SUCCESS)
         return e;
     mpi_reap_freed(true);
+    mpi_workers_finalize();
     tern_status_t st = tern_finalize(mpi.ctx); /* drains, then a barrier */
     mpi.ctx = NULL;
     mpi.w = NULL;

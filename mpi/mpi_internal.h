@@ -33,6 +33,7 @@ typedef struct mpi_comm {
     bool identity;            /* ranks[i] == i (MPI_COMM_WORLD and its dups) */
     int context;              /* context id */
     uint16_t space;           /* point to point; space + 1: collectives */
+    tern_worker_t *w;         /* its worker: mpi_worker_for(context) */
     MPI_Errhandler errh;
 } mpi_comm_t;
 
@@ -61,12 +62,19 @@ struct mpi_req {
     void *aux;                /* the owner's state: staging buffer, schedule */
 };
 
+#define MPI_MAX_WORKERS 64 /* TERN_NUM_WORKERS' bound */
+
 typedef struct mpi_state {
     int init, finalized;      /* 0 / 1 */
     int thread_level;
     pthread_t main_thread;    /* MPI_Init's */
     tern_context_t *ctx;
-    tern_worker_t *w;
+    tern_worker_t *w;         /* worker 0 (MPI_COMM_WORLD's) */
+    tern_worker_t *workers[MPI_MAX_WORKERS]; /* all the context's (mt.c) */
+    pthread_mutex_t wlock[MPI_MAX_WORKERS];  /* MPI_THREAD_MULTIPLE: per worker */
+    pthread_mutex_t table_lock; /* MPI_THREAD_MULTIPLE: request table, comm creation */
+    int nworkers;
+    bool mt;                  /* MPI_THREAD_MULTIPLE provided */
     mpi_comm_t *comms;        /* by handle: 0 NULL, 1 WORLD, 2 SELF, then created ones */
     int ncomms;
     unsigned char ctx_free[MPI_CONTEXT_IDS / 8]; /* bit set: context id free here */
@@ -130,6 +138,43 @@ void mpi_reap_freed(bool wait);
 int mpi_op_check(MPI_Op op, MPI_Datatype dt, MPI_Comm comm, const char *call);
 bool mpi_op_commutes(MPI_Op op);
 void mpi_op_apply(MPI_Op op, const void *in, void *inout, int count, MPI_Datatype dt);
+
+/* mt.c: workers and threads.  A communicator's worker; take every worker
+ * of the context (init) and give them back; wait a little for progress. */
+int mpi_workers_init(void);
+void mpi_workers_finalize(void);
+tern_worker_t *mpi_worker_for(int context);
+void mpi_block(tern_worker_t *w);
+/* Must a wait poll (several workers, or several threads) rather than sleep
+ * in tern? */
+static inline bool mpi_polling(void) { return mpi.mt || mpi.nworkers > 1; }
+/* MPI_THREAD_MULTIPLE: w's lock around each tern call on w */
+static inline void mpi_lock(tern_worker_t *w)
+{
+    if (mpi.mt)
+        pthread_mutex_lock(&mpi.wlock[tern_worker_index(w)]);
+}
+static inline void mpi_unlock(tern_worker_t *w)
+{
+    if (mpi.mt)
+        pthread_mutex_unlock(&mpi.wlock[tern_worker_index(w)]);
+}
+static inline void mpi_table_lock(void)
+{
+    if (mpi.mt)
+        pthread_mutex_lock(&mpi.table_lock);
+}
+static inline void mpi_table_unlock(void)
+{
+    if (mpi.mt)
+        pthread_mutex_unlock(&mpi.table_lock);
+}
+/* tern_wait / tern_send / tern_recv, polling when mpi_polling() */
+tern_status_t mpi_wait_tern(tern_worker_t *w, tern_request_t *r, tern_recv_info_t *info);
+tern_status_t mpi_send_tern(tern_worker_t *w, const void *buf, size_t len, int dest, int tag,
+                            uint16_t space);
+tern_status_t mpi_recv_tern(tern_worker_t *w, void *buf, size_t len, int src, int tag,
+                            uint16_t space, tern_recv_info_t *info);
 
 /* init / finalize of the communicator and request tables (comm.c) */
 int mpi_comms_init(void);
