@@ -30,16 +30,28 @@ static const bp_test_info_t bp_tests[BP_TEST_COUNT] = {
     [BP_TEST_BIBW] = {"bibw", "bi-directional bandwidth", "Bandwidth (MB/s)", "MB/s", 100, 10, 20,
                       2},
     [BP_TEST_MR] = {"mr", "message rate", "Messages/s", "msg/s", 1000, 100, 20, 2},
+    /* as osu_allreduce: 1000 / 100 calls, more warm-up for the small sizes */
+    [BP_TEST_ALLREDUCE] = {"allreduce", "allreduce latency", "Latency (us)", "us", 1000, 200, 100,
+                           10},
 };
 
-static void bp_usage(FILE *f, const char *prog, const char *launcher)
+static void bp_usage(FILE *f, const char *prog, const char *launcher, unsigned tests)
 {
+    char names[128] = "";
+
+    for (int t = 0; t < BP_TEST_COUNT; t++) {
+        if (tests & BP_TEST_BIT(t)) {
+            size_t len = strlen(names);
+
+            snprintf(names + len, sizeof(names) - len, "%s%s", len ? "," : "", bp_tests[t].name);
+        }
+    }
     fprintf(f,
             "usage: %s %s [options]\n"
-            "  -t TESTS            comma list of lat, bw, bibw, mr, or all (the default:\n"
-            "                      lat,bw,bibw,mr)\n"
+            "  -t TESTS            comma list of tests, or all (the default: %s)\n"
             "  -m MIN:MAX          message sizes in bytes, powers of two (default 0:4194304;\n"
             "                      k/m suffixes accepted; one size N means N:N)\n"
+            "  -f FACTOR           sizes after MIN: the powers of FACTOR up to MAX (default 2)\n"
             "  -i ITERS            timed iterations (rounds) for every size\n"
             "  -w WARMUP           untimed warm-up iterations for every size\n"
             "  -b BYTES            bw, bibw, mr: more windows where needed to move at least\n"
@@ -49,7 +61,7 @@ static void bp_usage(FILE *f, const char *prog, const char *launcher)
             "  -v                  verbose: each rank prints where it runs (CPU affinity)\n"
             "  --counters          tern_bench: after each table, the netmod's calls per message\n"
             "                      handled by rank 0 (verbs: ibv_post_send, ibv_poll_cq ...)\n",
-            launcher, prog);
+            launcher, prog, names);
 }
 
 static int bp_parse_count(const char *arg, long min, long *out)
@@ -66,8 +78,8 @@ static int bp_parse_count(const char *arg, long min, long *out)
     return 0;
 }
 
-/* "lat,mr" or "all"; 0 or -1 on an unknown name. */
-static int bp_parse_tests(const char *prog, const char *arg, bp_opts_t *o)
+/* "lat,mr" or "all" (the tests the tool has); 0 or -1 on an unknown name. */
+static int bp_parse_tests(const char *prog, const char *arg, unsigned tests, bp_opts_t *o)
 {
     char buf[128];
     char *save = NULL;
@@ -82,12 +94,12 @@ static int bp_parse_tests(const char *prog, const char *arg, bp_opts_t *o)
 
         if (strcmp(name, "all") == 0) {
             for (t = 0; t < BP_TEST_COUNT; t++) {
-                o->run[t] = true;
+                o->run[t] = (tests & BP_TEST_BIT(t)) != 0;
             }
             continue;
         }
         for (t = 0; t < BP_TEST_COUNT; t++) {
-            if (strcmp(name, bp_tests[t].name) == 0) {
+            if ((tests & BP_TEST_BIT(t)) && strcmp(name, bp_tests[t].name) == 0) {
                 o->run[t] = true;
                 break;
             }
@@ -100,7 +112,8 @@ static int bp_parse_tests(const char *prog, const char *arg, bp_opts_t *o)
     return 0;
 }
 
-int bp_parse(int argc, char **argv, const char *prog, const char *launcher, bp_opts_t *o)
+int bp_parse(int argc, char **argv, const char *prog, const char *launcher, unsigned tests,
+             bp_opts_t *o)
 {
     static const struct option longopts[] = {
         {"json", required_argument, NULL, 'j'},
@@ -111,18 +124,24 @@ int bp_parse(int argc, char **argv, const char *prog, const char *launcher, bp_o
     bool any = false;
     int c;
 
-    *o = (bp_opts_t){.min = 0, .max = 4194304, .iters = -1, .warmup = -1};
-    while ((c = getopt_long(argc, argv, "t:m:i:w:b:qvh", longopts, NULL)) != -1) {
+    *o = (bp_opts_t){.min = 0, .max = 4194304, .factor = 2, .iters = -1, .warmup = -1};
+    while ((c = getopt_long(argc, argv, "t:m:f:i:w:b:qvh", longopts, NULL)) != -1) {
         switch (c) {
         case 't':
             any = true;
-            if (bp_parse_tests(prog, optarg, o) != 0) {
+            if (bp_parse_tests(prog, optarg, tests, o) != 0) {
                 return -1;
             }
             break;
         case 'm':
             if (bench_parse_range(optarg, &o->min, &o->max) != 0) {
                 fprintf(stderr, "%s: bad size range '%s' (want MIN:MAX)\n", prog, optarg);
+                return -1;
+            }
+            break;
+        case 'f':
+            if (bp_parse_count(optarg, 2, &o->factor) != 0 || o->factor > 1024) {
+                fprintf(stderr, "%s: bad size factor '%s' (want 2 .. 1024)\n", prog, optarg);
                 return -1;
             }
             break;
@@ -157,20 +176,20 @@ int bp_parse(int argc, char **argv, const char *prog, const char *launcher, bp_o
             o->verbose = true;
             break;
         case 'h':
-            bp_usage(stdout, argv[0], launcher);
+            bp_usage(stdout, argv[0], launcher, tests);
             return 1;
         default:
-            bp_usage(stderr, argv[0], launcher);
+            bp_usage(stderr, argv[0], launcher, tests);
             return -1;
         }
     }
     if (optind != argc) {
-        bp_usage(stderr, argv[0], launcher);
+        bp_usage(stderr, argv[0], launcher, tests);
         return -1;
     }
     if (!any) {
         for (int t = 0; t < BP_TEST_COUNT; t++) {
-            o->run[t] = true;
+            o->run[t] = (tests & BP_TEST_BIT(t)) != 0;
         }
     }
     return 0;
@@ -181,11 +200,11 @@ size_t bp_sizes(const bp_opts_t *o, size_t sizes[BP_MAX_SIZES])
     size_t n = 0;
 
     sizes[n++] = o->min;
-    for (size_t s = 1; s <= o->max && n < BP_MAX_SIZES; s <<= 1) {
+    for (size_t s = 1; s <= o->max && n < BP_MAX_SIZES; s *= (size_t)o->factor) {
         if (s > o->min) {
             sizes[n++] = s;
         }
-        if (s > (SIZE_MAX >> 1)) {
+        if (s > SIZE_MAX / (size_t)o->factor) {
             break;
         }
     }
@@ -199,7 +218,7 @@ void bp_counts(const bp_opts_t *o, bp_test_t t, size_t size, long *iters, long *
 
     *iters = o->iters >= 0 ? o->iters : (large ? ti->iters_large : ti->iters_small);
     *warmup = o->warmup >= 0 ? o->warmup : (large ? ti->warmup_large : ti->warmup_small);
-    if (t != BP_TEST_LAT && o->min_bytes > 0 && size > 0) {
+    if (t != BP_TEST_LAT && t != BP_TEST_ALLREDUCE && o->min_bytes > 0 && size > 0) {
         size_t per_window = (size_t)BP_WINDOW * size;
         size_t need = (o->min_bytes + per_window - 1) / per_window;
 
@@ -229,6 +248,8 @@ double bp_value(bp_test_t t, size_t size, long iters, uint64_t ns)
         return 2.0 * (double)size * msgs / 1e6 / sec;
     case BP_TEST_MR:
         return msgs / sec;
+    case BP_TEST_ALLREDUCE:
+        return (double)ns / 1e3 / (double)iters;
     case BP_TEST_COUNT:
         break;
     }
@@ -239,14 +260,16 @@ void bp_print_table(const bp_opts_t *o, bp_test_t t, const char *tool, const cha
                     const bp_result_t *res, size_t n)
 {
     const bp_test_info_t *ti = &bp_tests[t];
-    bool lat = (t == BP_TEST_LAT);
+    bool lat = (t == BP_TEST_LAT || t == BP_TEST_ALLREDUCE);
     bool mr = (t == BP_TEST_MR);
 
     if (o->quiet) {
         printf("# %s %s\n", tool, ti->title); /* only the title: tells -t all's tables apart */
     } else {
         printf("# %s %s (%s, ranks 0 <-> 1%s)\n", tool, ti->title, transport,
-               lat ? "" : ", window 64");
+               t == BP_TEST_ALLREDUCE ? ", MPI_SUM, mean of the ranks"
+               : lat                  ? ""
+                                      : ", window 64");
         if (mr) {
             printf("# %-10s%18s%18s\n", "Size", ti->column, "MB/s");
         } else {
@@ -270,7 +293,7 @@ static void bp_json_test(FILE *f, bp_test_t t, const bp_result_t *res, size_t n,
 
     fprintf(f, "%s\n    {\n      \"benchmark\": \"%s\",\n      \"unit\": \"%s\",\n",
             first ? "" : ",", ti->name, ti->unit);
-    if (t != BP_TEST_LAT) {
+    if (t != BP_TEST_LAT && t != BP_TEST_ALLREDUCE) {
         fprintf(f, "      \"window\": %d,\n      \"megabyte\": 1000000,\n", BP_WINDOW);
     }
     fprintf(f, "      \"results\": [");

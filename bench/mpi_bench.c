@@ -1,23 +1,30 @@
 /*
- * mpi_bench — the tern_bench tests (lat, bw, bibw, mr) written in plain
- * MPI-3, for comparing tern with an MPI library on the same two cores:
+ * mpi_bench — the tern_bench tests (lat, bw, bibw, mr) and an allreduce
+ * latency written in plain MPI-3, for comparing tern with an MPI library on
+ * the same two cores:
  *
- *   mpiexec -n 2 -bind-to core ./mpi_bench [-t lat,bw,bibw,mr|all] [-m MIN:MAX]
- *                                  [-i ITERS] [-w WARMUP] [--json FILE] [-q] [-v]
+ *   mpiexec -n 2 -bind-to core ./mpi_bench [-t lat,bw,bibw,mr,allreduce|all]
+ *                     [-m MIN:MAX] [-i ITERS] [-w WARMUP] [--json FILE] [-q] [-v]
  *
- * Built with MPICH's mpicc (configure finds mpicc.mpich; see
- * bench/Makefile.inc), never linked with libtern.  The options, counts,
- * tables and JSON are tern_bench's (bench_p2p.c), and the loops are the
- * same OSU method as tern_bench_p2p.c:
+ * Built three times (bench/Makefile.inc): mpi_bench with MPICH's mpicc
+ * (configure finds mpicc.mpich), mpi_bench_ompi with Open MPI's
+ * (mpicc.openmpi) and mpi_bench_tern with the build tree's ternmpicc (tern's
+ * MPI layer).  The options, counts, tables and JSON are tern_bench's
+ * (bench_p2p.c), and the loops are the same OSU method as tern_bench_p2p.c:
  *
  *  lat   ping-pong with MPI_Send / MPI_Recv; one-way = round trip / 2.
  *  bw    0 posts a window of BP_WINDOW MPI_Isend, 1 a window of MPI_Irecv;
  *        after MPI_Waitall, 1 sends a 1-byte ack.  MB/s = bytes / time.
  *  bibw  both post BP_WINDOW receives and BP_WINDOW sends, then MPI_Waitall.
  *  mr    the bw loop counted in messages per second (osu_mbw_mr, one pair).
+ *  allreduce  MPI_Allreduce with MPI_SUM of SIZE bytes: SIZE / 4 MPI_INTs,
+ *        or SIZE MPI_UNSIGNED_CHARs below 4 bytes (MPI_BYTE has no SUM);
+ *        us per call, each rank's time averaged over the ranks (as
+ *        osu_allreduce's average).  No barrier between calls.
  *
- * Time is taken on rank 0 with CLOCK_MONOTONIC (the clock tern_bench uses)
- * from the end of the warm-up to the end of the last round.  Errors are
+ * Time is taken on rank 0 (allreduce: on each rank) with CLOCK_MONOTONIC
+ * (the clock tern_bench uses) from the end of the warm-up to the end of the
+ * last round.  Errors are
  * fatal (MPI_ERRORS_ARE_FATAL, the default on MPI_COMM_WORLD).  -v prints
  * each rank's CPU affinity, to check that `-bind-to core` really pinned it.
  * A benchmark prints figures; it asserts nothing about speed.
@@ -103,6 +110,16 @@ static void mb_bibw_round(const mb_env_t *env, size_t size)
     MPI_Waitall(2 * BP_WINDOW, reqs, stats);
 }
 
+static void mb_allreduce_round(const mb_env_t *env, size_t size)
+{
+    if (size >= sizeof(int)) {
+        MPI_Allreduce(env->sbuf, env->rbuf, (int)(size / sizeof(int)), MPI_INT, MPI_SUM,
+                      MPI_COMM_WORLD);
+    } else {
+        MPI_Allreduce(env->sbuf, env->rbuf, (int)size, MPI_UNSIGNED_CHAR, MPI_SUM, MPI_COMM_WORLD);
+    }
+}
+
 static void mb_round(const mb_env_t *env, bp_test_t test, size_t size)
 {
     switch (test) {
@@ -117,6 +134,9 @@ static void mb_round(const mb_env_t *env, bp_test_t test, size_t size)
         break;
     case BP_TEST_MR:
         mb_bw_round(env, size, MB_TAG_MR);
+        break;
+    case BP_TEST_ALLREDUCE:
+        mb_allreduce_round(env, size);
         break;
     case BP_TEST_COUNT:
         break;
@@ -134,6 +154,14 @@ static double mb_run(const mb_env_t *env, bp_test_t test, size_t size, long iter
         mb_round(env, test, size);
     }
     ns = bench_now_ns() - t0;
+    if (test == BP_TEST_ALLREDUCE) {
+        double mine = bp_value(test, size, iters, ns), sum = 0.0;
+        int nranks = 1;
+
+        MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+        MPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+        return env->rank == 0 ? sum / nranks : 0.0;
+    }
     return env->rank == 0 ? bp_value(test, size, iters, ns) : 0.0;
 }
 
@@ -190,7 +218,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     env.peer = 1 - env.rank;
 
-    rc = bp_parse(argc, argv, "mpi_bench", "mpiexec -n 2 -bind-to core", &o);
+    rc = bp_parse(argc, argv, "mpi_bench", "mpiexec -n 2 -bind-to core",
+                  BP_TESTS_P2P | BP_TEST_BIT(BP_TEST_ALLREDUCE), &o);
     if (rc != 0) {
         MPI_Finalize();
         return rc > 0 ? 0 : 2;

@@ -49,7 +49,7 @@ int main(int argc, char **argv)
     tern_status_t st;
     int rc;
 
-    rc = bp_parse(argc, argv, "tern_bench", "ternrun -n 2 --bind-to core", &o);
+    rc = bp_parse(argc, argv, "tern_bench", "ternrun -n 2 --bind-to core", BP_TESTS_P2P, &o);
     if (rc != 0) {
         return rc > 0 ? 0 : 2;
     }

@@ -139,6 +139,7 @@ static void tb_round(const tb_env_t *env, bp_test_t test, size_t size)
     case BP_TEST_MR:
         tb_bw_round(env, size, TB_TAG_MR);
         break;
+    case BP_TEST_ALLREDUCE: /* mpi_bench only: bp_parse never selects it here */
     case BP_TEST_COUNT:
         break;
     }

@@ -1,0 +1,497 @@
+#!/usr/bin/env bash
+# mpi_compare.sh — tern's MPI layer (issue 13) against tern's own core, MPICH
+# and Open MPI, interleaved in ONE run on the same two pinned cores.
+#
+# Every round runs, for each test in turn (lat, bw, bibw, mr, allreduce),
+#     tern_bench      tern's core API     ternrun -n 2 --bind-to core
+#     mpi_bench_tern  tern's MPI layer    ternrun -n 2 --bind-to core
+#     mpi_bench       MPICH               mpiexec.mpich -n 2 -bind-to core
+#     mpi_bench_ompi  Open MPI            mpirun.openmpi -n 2 --bind-to core
+#                                         (shared memory: pml ob1, btl self,vader)
+# each sweeping the sizes 1 B .. 4 MiB (powers of 2; powers of 4 with
+# --quick) in one launch.  mpi_bench_* are one program (bench/mpi_bench.c)
+# built three ways; tern_bench has the same loops on tern's API and no
+# allreduce.  This VM's absolute figures swing up to 3x between runs, so the
+# script takes each ratio inside a round (ternmpi / tern, ternmpi / mpich,
+# ternmpi / ompi) and reports the median of the rounds' ratios per test and
+# size, beside the medians of the figures.
+#
+# It prints every command it runs and writes bench-results/mpi_compare-<date>.json
+# (every figure of every round) and, with gnuplot, a .png (one panel per
+# test).  It asserts nothing about speed: the issue-13 targets are printed as
+# read from the ratios.  The exit status is non-zero only when a tool failed
+# to run or printed nothing usable.  A peer that is not installed or not
+# built (MPICH, Open MPI) is skipped with a message.
+#
+# Units as tern_bench's: latency one-way (round trip / 2) in us, allreduce us
+# per call (mean of the two ranks), bandwidth MB/s with MB = 1e6 bytes
+# (bibw: both directions), message rate messages/s.
+
+set -u -o pipefail
+
+usage() {
+    cat <<EOF
+usage: $0 [options]
+  --builddir DIR    where ternrun, tern_bench, mpi_bench_tern, mpi_bench and
+                    mpi_bench_ompi were built (default \$TERN_BUILDDIR, else
+                    the current directory)
+  --rounds R        interleaved rounds (default $ROUNDS)
+  --quick           sizes 1 B .. 4 MiB in powers of 4 instead of 2 (and lat
+                    at 8 B, the target's size, in a launch of its own)
+  --tests LIST      comma list of lat,bw,bibw,mr,allreduce (default all)
+  --tools LIST      comma list of tern,ternmpi,mpich,ompi (default all four;
+                    ternmpi, the layer under test, is always run)
+  --max SIZE        largest size in bytes (default $MAX_SIZE)
+  --env "V=x ..."   environment settings for the tern runs only (TERN_* knobs)
+  --timeout S       seconds any one launch may take (default $CMD_TIMEOUT)
+  --outdir DIR      where results go (default ./bench-results; --out is the same)
+  --keep            keep the raw logs of every command (path is printed)
+  -h, --help        this text
+Environment: MPIEXEC (MPICH's hydra), MPIRUN_OMPI (Open MPI's mpirun),
+OMPI_MCA ("--mca K V" pairs replacing "$OMPI_MCA_DEFAULT").
+EOF
+}
+
+# ---- defaults -----------------------------------------------------------
+CMDLINE="$0 $*"
+BUILDDIR=${TERN_BUILDDIR:-$PWD}
+ROUNDS=5
+QUICK=0
+TESTS=lat,bw,bibw,mr,allreduce
+TOOLS=tern,ternmpi,mpich,ompi
+MAX_SIZE=4194304
+TERN_ENV=()
+CMD_TIMEOUT=300
+OUTDIR=bench-results
+KEEP=0
+CORE_A=0            # rank 0 (every launcher binds rank r to core r)
+CORE_B=1
+LAT_SIZE=8          # the issue-13 latency target's size
+# Open MPI 4.1 on one node: ob1 with the shared-memory btl (vader) and self,
+# so no UCX pml or tcp btl is picked behind our back.
+OMPI_MCA_DEFAULT="--mca pml ob1 --mca btl self,vader"
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+is_count() { [[ $1 =~ ^[1-9][0-9]*$ ]]; }
+
+while [ $# -gt 0 ]; do
+    case $1 in
+    --builddir) BUILDDIR=${2:?--builddir needs a directory}; shift ;;
+    --rounds) ROUNDS=${2:-}; is_count "$ROUNDS" || { echo "bad --rounds" >&2; exit 2; }; shift ;;
+    --quick) QUICK=1 ;;
+    --tests) TESTS=${2:?--tests needs a list}; shift ;;
+    --tools) TOOLS=${2:?--tools needs a list}; shift ;;
+    --max) MAX_SIZE=${2:-}; is_count "$MAX_SIZE" || { echo "bad --max" >&2; exit 2; }; shift ;;
+    --env)
+        read -ra kv <<<"${2:?--env needs \"VAR=value ...\"}"
+        for x in "${kv[@]}"; do
+            [[ $x =~ ^[A-Za-z_][A-Za-z0-9_]*=.*$ ]] || { echo "$0: --env: '$x' is not VAR=value" >&2; exit 2; }
+            [[ $x == TERN_* ]] || echo "$0: note: --env $x is not a TERN_* setting" >&2
+            TERN_ENV+=("$x")
+        done
+        shift ;;
+    --timeout) CMD_TIMEOUT=${2:-}; is_count "$CMD_TIMEOUT" || { echo "bad --timeout" >&2; exit 2; }; shift ;;
+    --outdir|--out) OUTDIR=${2:?$1 needs a directory}; shift ;;
+    --keep) KEEP=1 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "$0: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+    esac
+    shift
+done
+
+ALL_TESTS=(lat bw bibw mr allreduce)
+ALL_TOOLS=(tern ternmpi mpich ompi)
+in_list() { [[ ",$2," == *",$1,"* ]]; }
+for t in ${TESTS//,/ }; do
+    in_list "$t" "$(IFS=,; echo "${ALL_TESTS[*]}")" || { echo "$0: unknown test '$t' in --tests" >&2; exit 2; }
+done
+for t in ${TOOLS//,/ }; do
+    in_list "$t" "$(IFS=,; echo "${ALL_TOOLS[*]}")" || { echo "$0: unknown tool '$t' in --tools" >&2; exit 2; }
+done
+in_list ternmpi "$TOOLS" || TOOLS="ternmpi,$TOOLS"
+RUN_TESTS=()
+for t in "${ALL_TESTS[@]}"; do in_list "$t" "$TESTS" && RUN_TESTS+=("$t"); done
+FACTOR=2
+[ "$QUICK" = 1 ] && FACTOR=4
+SIZES=()
+for ((s = 1; s <= MAX_SIZE; s *= FACTOR)); do SIZES+=("$s"); done
+# The latency target's size is not a power of 4: with --quick, lat runs it
+# in a launch of its own (lat only; the other tests have no row there).
+EXTRA_LAT=0
+if ! in_list "$LAT_SIZE" "$(IFS=,; echo "${SIZES[*]}")" && [ "$LAT_SIZE" -le "$MAX_SIZE" ]; then
+    EXTRA_LAT=1
+    mapfile -t SIZES < <(printf '%s\n' "${SIZES[@]}" "$LAT_SIZE" | sort -n)
+fi
+
+# ---- locate the programs ------------------------------------------------
+# First hit among the build-dir candidates, then PATH.
+find_prog() {
+    local name=$1 d
+    for d in "$BUILDDIR" "$BUILDDIR/bench" "$BUILDDIR/launcher"; do
+        if [ -x "$d/$name" ] && [ ! -d "$d/$name" ]; then
+            echo "$d/$name"
+            return 0
+        fi
+    done
+    command -v "$name" 2>/dev/null
+}
+
+# skip TOOL WHY: leave a peer out of this run, saying why.
+SKIPPED=()
+skip() {
+    echo "# skipping $1: $2" >&2
+    SKIPPED+=("$1: $2")
+    TOOLS=$(tr ',' '\n' <<<"$TOOLS" | grep -vx "$1" | paste -sd, -)
+}
+
+missing=0
+TERNRUN=$(find_prog ternrun) || { echo "$0: ternrun not found under $BUILDDIR or in PATH" >&2; missing=1; }
+MPI_BENCH_TERN=$(find_prog mpi_bench_tern) ||
+    { echo "$0: mpi_bench_tern not found under $BUILDDIR (make builds it with ternmpicc)" >&2; missing=1; }
+for p in timeout awk sort paste; do
+    command -v $p >/dev/null || { echo "$0: $p not found" >&2; missing=1; }
+done
+[ "$missing" = 0 ] || exit 2
+if in_list tern "$TOOLS"; then
+    TERN_BENCH=$(find_prog tern_bench) || skip tern "tern_bench not found under $BUILDDIR"
+fi
+if in_list mpich "$TOOLS"; then
+    # MPICH's launcher is hydra; Debian's plain "mpiexec" may be Open MPI's.
+    MPIEXEC=${MPIEXEC:-$(command -v mpiexec.mpich || command -v mpiexec.hydra || true)}
+    if ! MPI_BENCH=$(find_prog mpi_bench); then
+        skip mpich "mpi_bench not built (configure builds it when it finds mpicc.mpich; Debian: libmpich-dev)"
+    elif [ -z "$MPIEXEC" ]; then
+        skip mpich "mpiexec.mpich not installed (Debian: mpich)"
+    elif [[ $(timeout 20 "$MPIEXEC" --version 2>/dev/null) != *HYDRA* ]]; then
+        skip mpich "$MPIEXEC is not MPICH's hydra (set MPIEXEC=/usr/bin/mpiexec.mpich)"
+    fi
+fi
+if in_list ompi "$TOOLS"; then
+    MPIRUN_OMPI=${MPIRUN_OMPI:-$(command -v mpirun.openmpi || true)}
+    if ! MPI_BENCH_OMPI=$(find_prog mpi_bench_ompi); then
+        skip ompi "mpi_bench_ompi not built (configure builds it when mpicc.openmpi works; Debian: libopenmpi-dev)"
+    elif [ -z "$MPIRUN_OMPI" ]; then
+        skip ompi "mpirun.openmpi not installed (Debian: openmpi-bin)"
+    elif [[ $(timeout 20 "$MPIRUN_OMPI" --version 2>/dev/null) != *OpenRTE* ]]; then   # 4.1: "mpirun (OpenRTE) 4.1.4"
+        skip ompi "$MPIRUN_OMPI is not Open MPI's mpirun (set MPIRUN_OMPI=/usr/bin/mpirun.openmpi)"
+    fi
+fi
+want() { in_list "$1" "$TOOLS"; }
+
+# Open MPI refuses to run as root without both of these (a container's
+# usual user); the option says the same on the command line.
+read -ra OMPI_MCA_ARGS <<<"${OMPI_MCA:-$OMPI_MCA_DEFAULT}"
+OMPI_CMD=()
+if want ompi; then
+    OMPI_CMD=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+              "$MPIRUN_OMPI" -n 2 --bind-to core --map-by core "${OMPI_MCA_ARGS[@]}")
+    [ "$(id -u)" -ne 0 ] || OMPI_CMD+=(--allow-run-as-root)
+fi
+
+# ---- scratch space, cleanup ---------------------------------------------
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/tern-mpi-compare.XXXXXX") || exit 1
+cleanup() {
+    if [ "$KEEP" = 1 ]; then
+        echo "# logs kept in $WORK"
+    else
+        rm -rf "$WORK"
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+SAMPLES=$WORK/samples.tsv      # tool <TAB> test <TAB> size <TAB> round <TAB> value
+COMMANDS=$WORK/commands.txt    # every command, in the order it ran
+: >"$SAMPLES"
+: >"$COMMANDS"
+FAILURES=0
+NRUN=0
+declare -A LIBRARY=([tern]=unknown [ternmpi]=unknown [mpich]=unknown [ompi]=unknown)
+
+fail() {
+    echo "!! $*" >&2
+    FAILURES=$((FAILURES + 1))
+}
+
+# run LOG CMD...: print and record the command, run it bounded, stdout+stderr to LOG.
+run() {
+    local log=$1 rc
+    shift
+    NRUN=$((NRUN + 1))
+    echo "+ $*"
+    echo "$*" >>"$COMMANDS"
+    timeout "$CMD_TIMEOUT" "$@" </dev/null >"$log" 2>&1
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        fail "exit status $rc from: $*$([ $rc = 124 ] && echo " (timed out after $CMD_TIMEOUT s)") (last lines of output follow)"
+        tail -n 5 "$log" >&2
+    fi
+    return $rc
+}
+
+record() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >>"$SAMPLES"; }
+
+# one TOOL TEST ROUND [RANGE]: one launch sweeping every size (or RANGE,
+# MIN:MAX); its JSON (bench_p2p.c: one {"size": N, "value": V, ...} object
+# per line) into the samples.
+one() {
+    local tool=$1 test=$2 round=$3 range=${4:-1:$MAX_SIZE} json log pairs
+    local -a cmd
+    json=$WORK/$tool-$test-$range-$round.json
+    log=$WORK/$tool-$test-$range-$round.log
+    case $tool in
+    tern) cmd=("$TERNRUN" -n 2 --bind-to core "$TERN_BENCH") ;;
+    ternmpi) cmd=("$TERNRUN" -n 2 --bind-to core "$MPI_BENCH_TERN") ;;
+    mpich) cmd=("$MPIEXEC" -n 2 -bind-to core "$MPI_BENCH") ;;
+    ompi) cmd=("${OMPI_CMD[@]}" "$MPI_BENCH_OMPI") ;;
+    esac
+    if [[ $tool == tern* ]] && [ ${#TERN_ENV[@]} -gt 0 ]; then cmd=(env "${TERN_ENV[@]}" "${cmd[@]}"); fi
+    run "$log" "${cmd[@]}" -t "$test" -m "$range" -f "$FACTOR" -q --json "$json" || return 1
+    pairs=$(grep -o '"size": [0-9]*, "value": [0-9.eE+-]*' "$json" 2>/dev/null |
+            awk '{ gsub(/[",]/, ""); print $2, $4 }')
+    if [ -z "$pairs" ]; then
+        fail "no figures in $json from $tool"
+        return 1
+    fi
+    while read -r size value; do
+        record "$tool" "$test" "$size" "$round" "$value"
+    done <<<"$pairs"
+    LIBRARY[$tool]=$(grep -o '"netmod": "[^"]*"' "$json" | head -n 1 | cut -d'"' -f4)
+}
+
+# ---- the interleaved rounds ---------------------------------------------
+DATE=$(date +%Y-%m-%dT%H:%M:%S%z)
+STAMP=$(date +%Y%m%d-%H%M%S)
+T_START=$(date +%s)
+echo "# tern mpi_compare: $ROUNDS interleaved rounds on cores $CORE_A and $CORE_B, $(hostname), $DATE"
+echo "# tools: $TOOLS; tests: ${RUN_TESTS[*]}; sizes: 1 .. $MAX_SIZE (x$FACTOR); tern env: ${TERN_ENV[*]:-<none>}"
+[ ${#OMPI_CMD[@]} -eq 0 ] || echo "# Open MPI launch: ${OMPI_CMD[*]}"
+# Spin-wait ping-pongs on busy cores measure the scheduler: say how busy
+# the machine is (all CPUs, over 1 s, before and after), keep it with the results.
+cpu_busy() {
+    local a b
+    a=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 }' /proc/stat)
+    sleep 1
+    b=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 }' /proc/stat)
+    awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " ");
+        t = y[2] - x[2]; printf "%.0f\n", (t > 0 ? 100 * (y[1] - x[1]) / t : 0) }'
+}
+BUSY_START=$(cpu_busy)
+echo "# CPU busy before the runs: ${BUSY_START}% of all CPUs (over 1 s)"
+if [ "$BUSY_START" -gt 10 ]; then
+    echo "# WARNING: other processes are using the CPUs; latency figures will partly measure the scheduler" >&2
+fi
+
+for r in $(seq 1 "$ROUNDS"); do
+    echo "# ---- round $r of $ROUNDS"
+    for test in "${RUN_TESTS[@]}"; do
+        for tool in "${ALL_TOOLS[@]}"; do
+            want "$tool" || continue
+            [ "$tool.$test" != tern.allreduce ] || continue   # tern_bench has no allreduce
+            one "$tool" "$test" "$r"
+            if [ "$test" = lat ] && [ "$EXTRA_LAT" = 1 ]; then one "$tool" lat "$r" "$LAT_SIZE:$LAT_SIZE"; fi
+        done
+    done
+done
+T_END=$(date +%s)
+BUSY_END=$(cpu_busy)
+echo "# CPU busy after the runs: ${BUSY_END}%"
+
+# ---- medians and ratios -------------------------------------------------
+# One awk pass: per tool, test and size the median of the rounds; per pair
+# (ternmpi against tern, mpich, ompi; tern against mpich, ompi) the median
+# of the ratios taken inside each round.  Rows: "med TOOL TEST SIZE V" and
+# "rr A B TEST SIZE V" (V "nan" when there is no figure).
+STATS=$WORK/stats.txt
+awk -F'\t' -v tools="${ALL_TOOLS[*]}" -v tests="${RUN_TESTS[*]}" -v sizes="${SIZES[*]}" '
+    function median(arr, n,    i, j, t) {
+        for (i = 2; i <= n; i++)   # insertion sort: a handful of rounds
+            for (j = i; j > 1 && arr[j - 1] > arr[j]; j--) { t = arr[j]; arr[j] = arr[j - 1]; arr[j - 1] = t }
+        if (n == 0) return "nan"
+        return n % 2 ? sprintf("%.6g", arr[(n + 1) / 2]) : sprintf("%.6g", (arr[n / 2] + arr[n / 2 + 1]) / 2)
+    }
+    { v[$1, $2, $3, $4] = $5; rounds[$4] = 1 }
+    END {
+        nt = split(tools, T, " "); nx = split(tests, X, " "); ns = split(sizes, S, " ")
+        np = split("ternmpi:tern ternmpi:mpich ternmpi:ompi tern:mpich tern:ompi", P, " ")
+        for (x = 1; x <= nx; x++) for (s = 1; s <= ns; s++) {
+            for (t = 1; t <= nt; t++) {
+                n = 0; delete a
+                for (r in rounds) if ((T[t], X[x], S[s], r) in v) a[++n] = v[T[t], X[x], S[s], r]
+                print "med", T[t], X[x], S[s], median(a, n)
+            }
+            for (p = 1; p <= np; p++) {
+                split(P[p], ab, ":"); n = 0; delete a
+                for (r in rounds)
+                    if (((ab[1], X[x], S[s], r) in v) && ((ab[2], X[x], S[s], r) in v) && v[ab[2], X[x], S[s], r] + 0 > 0)
+                        a[++n] = v[ab[1], X[x], S[s], r] / v[ab[2], X[x], S[s], r]
+                print "rr", ab[1], ab[2], X[x], S[s], median(a, n)
+            }
+        }
+    }' "$SAMPLES" >"$STATS"
+declare -A MED RR
+while read -r kind a b c d e; do
+    if [ "$kind" = med ]; then MED[$a.$b.$c]=$d; else RR[$a.$b.$c.$d]=$e; fi
+done <"$STATS"
+
+fmt() {  # fmt TEST VALUE
+    awk -v m="$1" -v v="$2" 'BEGIN { if (v == "nan" || v == "") print "-";
+        else if (m == "lat" || m == "allreduce") printf "%.3f\n", v;
+        else if (m == "mr") printf "%.4g\n", v; else printf "%.1f\n", v }'
+}
+rfmt() { if [ "$1" = nan ] || [ -z "$1" ]; then echo -; else awk -v v="$1" 'BEGIN { printf "%.3f\n", v }'; fi; }
+# better TEST RATIO: is ratio (A / B of the figures) in A's favour?  Latency
+# is better lower, everything else higher.
+better() {
+    awk -v m="$1" -v q="$2" 'BEGIN { if (q == "nan") exit 1;
+        exit !((m == "lat" || m == "allreduce") ? q < 1 : q > 1) }'
+}
+
+echo
+echo "# Medians of $ROUNDS interleaved rounds; ratios are the medians of the per-round ratios of the"
+echo "# figures, the MPI layer (ternmpi) over each: latency < 1 and bandwidth / rate > 1 favour the layer."
+echo "# tern: ${LIBRARY[tern]}; ternmpi: ${LIBRARY[ternmpi]}; mpich: ${LIBRARY[mpich]}; ompi: ${LIBRARY[ompi]}"
+declare -A TITLE=([lat]="latency, one-way (us)" [bw]="bandwidth (MB/s)" [bibw]="bi-directional bandwidth (MB/s)"
+                  [mr]="message rate (msg/s)" [allreduce]="MPI_Allreduce latency (us per call)")
+BEHIND=()    # test:size where the core leads both MPI libraries and the layer does not
+for test in "${RUN_TESTS[@]}"; do
+    echo
+    echo "# $test: ${TITLE[$test]}"
+    printf '# %-9s %10s %10s %10s %10s   %9s %9s %9s\n' size tern ternmpi mpich ompi mpi/tern mpi/mpich mpi/ompi
+    for s in "${SIZES[@]}"; do
+        [ "${MED[tern.$test.$s]}${MED[ternmpi.$test.$s]}${MED[mpich.$test.$s]}${MED[ompi.$test.$s]}" != nannannannan ] || continue
+        printf '  %-9s %10s %10s %10s %10s   %9s %9s %9s' "$s" \
+            "$(fmt "$test" "${MED[tern.$test.$s]}")" "$(fmt "$test" "${MED[ternmpi.$test.$s]}")" \
+            "$(fmt "$test" "${MED[mpich.$test.$s]}")" "$(fmt "$test" "${MED[ompi.$test.$s]}")" \
+            "$(rfmt "${RR[ternmpi.tern.$test.$s]}")" "$(rfmt "${RR[ternmpi.mpich.$test.$s]}")" \
+            "$(rfmt "${RR[ternmpi.ompi.$test.$s]}")"
+        # "where tern's core is ahead of both": the layer should be too.
+        if better "$test" "${RR[tern.mpich.$test.$s]}" && better "$test" "${RR[tern.ompi.$test.$s]}"; then
+            if better "$test" "${RR[ternmpi.mpich.$test.$s]}" && better "$test" "${RR[ternmpi.ompi.$test.$s]}"; then
+                printf '  core+layer ahead'
+            else
+                printf '  <- core ahead, layer not'
+                BEHIND+=("$test:$s")
+            fi
+        fi
+        echo
+    done
+done
+
+# Issue-13 targets, read from this run's ratios (printed, never asserted).
+echo
+echo "# Issue-13 targets (medians of per-round ratios; read, not asserted)"
+LAT_TARGET=${RR[ternmpi.tern.lat.$LAT_SIZE]:-nan}
+if [ "$LAT_TARGET" = nan ]; then LAT_VERDICT="not measured"
+elif awk -v q="$LAT_TARGET" 'BEGIN { exit !(q <= 1.10) }'; then LAT_VERDICT=met
+else LAT_VERDICT=$(awk -v q="$LAT_TARGET" 'BEGIN { printf "MISSED: the layer adds %.0f%%\n", (q - 1) * 100 }')
+fi
+printf '  %-58s %8s  %s\n' "$LAT_SIZE B latency   ternmpi/tern <= 1.10" "$(rfmt "$LAT_TARGET")" "$LAT_VERDICT"
+if ! want tern || ! want mpich || ! want ompi; then AHEAD_VERDICT="not measured (a tool was skipped)"
+elif [ ${#BEHIND[@]} -eq 0 ]; then AHEAD_VERDICT=met
+else AHEAD_VERDICT="MISSED at ${BEHIND[*]}"
+fi
+printf '  %-58s %8s  %s\n' "layer ahead of MPICH and Open MPI wherever the core is" "" "$AHEAD_VERDICT"
+for s in "${SKIPPED[@]}"; do echo "# skipped $s"; done
+
+# ---- JSON ---------------------------------------------------------------
+json_str() {
+    local s=$1
+    s=${s//\\/\\\\}
+    s=${s//\"/\\\"}
+    s=${s//$'\t'/\\t}
+    printf '"%s"' "$s"
+}
+json_num() { if [ "$1" = nan ] || [ -z "$1" ]; then printf null; else printf '%s' "$1"; fi; }
+json_list() {  # json_list ITEM...: a JSON list of strings
+    local first=1 x
+    printf '['
+    for x in "$@"; do [ $first = 1 ] || printf ', '; first=0; json_str "$x"; done
+    printf ']'
+}
+
+mkdir -p "$OUTDIR" || { echo "$0: cannot create $OUTDIR" >&2; exit 1; }
+OUT=$OUTDIR/mpi_compare-$STAMP
+{
+    echo "{"
+    echo "  \"tool\": \"mpi_compare.sh\","
+    echo "  \"date\": $(json_str "$DATE"),"
+    echo "  \"hostname\": $(json_str "$(hostname)"),"
+    echo "  \"command_line\": $(json_str "$CMDLINE"),"
+    echo "  \"cores\": [$CORE_A, $CORE_B],"
+    echo "  \"rounds\": $ROUNDS,"
+    echo "  \"quick\": $([ "$QUICK" = 1 ] && echo true || echo false),"
+    echo "  \"sizes\": [$(IFS=,; echo "${SIZES[*]}")],"
+    echo "  \"tests\": $(json_list "${RUN_TESTS[@]}"),"
+    IFS=, read -ra tl <<<"$TOOLS"
+    echo "  \"tools\": $(json_list "${tl[@]}"),"
+    echo "  \"skipped\": $(json_list "${SKIPPED[@]}"),"
+    echo "  \"seconds\": $((T_END - T_START)),"
+    echo "  \"cpu_busy_percent\": {\"before\": $BUSY_START, \"after\": $BUSY_END},"
+    echo "  \"tern_env\": $(json_str "${TERN_ENV[*]:-}"),"
+    echo "  \"ompi_launch\": $(json_str "${OMPI_CMD[*]:-}"),"
+    echo "  \"libraries\": {\"tern\": $(json_str "${LIBRARY[tern]}"), \"ternmpi\": $(json_str "${LIBRARY[ternmpi]}"), \"mpich\": $(json_str "${LIBRARY[mpich]}"), \"ompi\": $(json_str "${LIBRARY[ompi]}")},"
+    echo "  \"units\": {\"lat\": \"us one-way\", \"bw\": \"MB/s, MB = 1e6 bytes\", \"bibw\": \"MB/s both directions\", \"mr\": \"messages/s\", \"allreduce\": \"us per call, mean of the ranks\"},"
+    echo "  \"results\": ["
+    rows=()
+    for test in "${RUN_TESTS[@]}"; do
+        for s in "${SIZES[@]}"; do
+            [ "${MED[tern.$test.$s]}${MED[ternmpi.$test.$s]}${MED[mpich.$test.$s]}${MED[ompi.$test.$s]}" != nannannannan ] || continue
+            rows+=("$(printf '    {"test": "%s", "size": %s, "median": {"tern": %s, "ternmpi": %s, "mpich": %s, "ompi": %s},\n' \
+                "$test" "$s" "$(json_num "${MED[tern.$test.$s]}")" "$(json_num "${MED[ternmpi.$test.$s]}")" \
+                "$(json_num "${MED[mpich.$test.$s]}")" "$(json_num "${MED[ompi.$test.$s]}")"
+            printf '     "round_ratio_median": {"ternmpi/tern": %s, "ternmpi/mpich": %s, "ternmpi/ompi": %s, "tern/mpich": %s, "tern/ompi": %s}}' \
+                "$(json_num "${RR[ternmpi.tern.$test.$s]}")" "$(json_num "${RR[ternmpi.mpich.$test.$s]}")" \
+                "$(json_num "${RR[ternmpi.ompi.$test.$s]}")" "$(json_num "${RR[tern.mpich.$test.$s]}")" \
+                "$(json_num "${RR[tern.ompi.$test.$s]}")")")
+        done
+    done
+    for ((i = 0; i < ${#rows[@]}; i++)); do
+        printf '%s%s\n' "${rows[i]}" "$([ $((i + 1)) -lt ${#rows[@]} ] && echo ,)"
+    done
+    echo "  ],"
+    echo "  \"issue13_targets\": ["
+    echo "    {\"rule\": \"$LAT_SIZE B latency ternmpi/tern <= 1.10\", \"ratio\": $(json_num "$LAT_TARGET"), \"result\": $(json_str "$LAT_VERDICT")},"
+    echo "    {\"rule\": \"layer ahead of MPICH and Open MPI wherever the core is\", \"result\": $(json_str "$AHEAD_VERDICT")}"
+    echo "  ],"
+    echo "  \"samples\": ["
+    awk -F'\t' '{ printf "%s    {\"tool\": \"%s\", \"test\": \"%s\", \"size\": %s, \"round\": %s, \"value\": %s}",
+                  (NR > 1 ? ",\n" : ""), $1, $2, $3, $4, $5 } END { if (NR) print "" }' "$SAMPLES"
+    echo "  ],"
+    echo "  \"commands\": ["
+    n=$(wc -l <"$COMMANDS"); i=0
+    while IFS= read -r c; do
+        i=$((i + 1))
+        printf '    %s%s\n' "$(json_str "$c")" "$([ $i -lt "$n" ] && echo ,)"
+    done <"$COMMANDS"
+    echo "  ]"
+    echo "}"
+} >"$OUT.json"
+echo "# wrote $OUT.json"
+
+# ---- plot ---------------------------------------------------------------
+for test in "${ALL_TESTS[@]}"; do
+    {
+        echo "# size tern ternmpi mpich ompi   (medians of $ROUNDS rounds; $test)"
+        for s in "${SIZES[@]}"; do
+            row="$s"
+            for tool in "${ALL_TOOLS[@]}"; do v=${MED[$tool.$test.$s]:-nan}; row="$row ${v/nan/NaN}"; done
+            [ "$row" = "$s NaN NaN NaN NaN" ] || echo "$row"   # (--quick: 8 B is lat's only)
+        done
+    } >"$WORK/plot-$test.dat"
+done
+if command -v gnuplot >/dev/null; then
+    echo "+ gnuplot -e ... $SCRIPT_DIR/mpi_compare_plot.gp"
+    if gnuplot -e "prefix='$WORK/plot'; tests=' ${RUN_TESTS[*]} '; outfile='$OUT.png'; title='tern MPI layer vs core, MPICH, Open MPI: $(hostname) $DATE, cores $CORE_A-$CORE_B, $ROUNDS rounds'" \
+        "$SCRIPT_DIR/mpi_compare_plot.gp" 2>"$WORK/gnuplot.log"; then
+        echo "# wrote $OUT.png"
+    else
+        cat "$WORK/gnuplot.log" >&2
+        fail "gnuplot failed"
+    fi
+else
+    echo "# gnuplot not found: no plot (the figures are in $OUT.json)"
+fi
+
+echo "# $NRUN launches in $((T_END - T_START)) s, $FAILURES failure(s)"
+[ "$FAILURES" = 0 ]
