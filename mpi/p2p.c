@@ -509,21 +509,3 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
         tern_worker_wait(mpi.w, -1);
     }
 }
-
-int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
-{
-    if (status == NULL || count == NULL)
-        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Get_count: NULL argument");
-    int size = mpi_type_size(datatype);
-    if (size == 0)
-        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Get_count: datatype %#x", datatype);
-    long long bytes = (long long)(unsigned)status->count_lo |
-                      ((long long)(status->count_hi_and_cancelled >> 1) << 31);
-    *count = bytes % size ? MPI_UNDEFINED : (int)(bytes / size);
-    return MPI_SUCCESS;
-}
-
-int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
-{
-    return MPI_Get_count(status, datatype, count); /* predefined types only */
-}
