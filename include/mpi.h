@@ -94,6 +94,15 @@ typedef struct MPI_Status {
 #define MPI_REAL8 ((MPI_Datatype)0x2308)
 #define MPI_LOGICAL ((MPI_Datatype)0x2404)
 #define MPI_CHARACTER ((MPI_Datatype)0x2501)
+/* pair types for MPI_MAXLOC / MPI_MINLOC: C structs { T value; int index; }
+ * (padding included: extent = sizeof the struct); handles beyond the low
+ * 16 bits, with the derived types */
+#define MPI_2INT ((MPI_Datatype)0x10000)
+#define MPI_FLOAT_INT ((MPI_Datatype)0x10001)
+#define MPI_DOUBLE_INT ((MPI_Datatype)0x10002)
+#define MPI_LONG_INT ((MPI_Datatype)0x10003)
+#define MPI_SHORT_INT ((MPI_Datatype)0x10004)
+#define MPI_LONG_DOUBLE_INT ((MPI_Datatype)0x10005)
 
 /* reduction operations */
 #define MPI_OP_NULL 0
@@ -107,6 +116,8 @@ typedef struct MPI_Status {
 #define MPI_BAND 8
 #define MPI_BOR 9
 #define MPI_BXOR 10
+#define MPI_MAXLOC 11
+#define MPI_MINLOC 12
 typedef void(MPI_User_function)(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
 
 /* the send buffer argument of a collective that works in place */
