@@ -565,7 +565,9 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     MPI_Comm_rank(comm, &rank);
     if (recvcount < 0)
         return mpi_raise(comm, MPI_ERR_COUNT, "MPI_Reduce_scatter_block: count %d", recvcount);
-    int sz = mpi_type_size(datatype);
+    /* extents, and the blocks scattered as bytes: a pair type's size is
+     * less than its extent (MAXLOC / MINLOC) */
+    int sz = (int)mpi_dt_extent(datatype);
     size_t total = (size_t)recvcount * (size_t)size * (size_t)sz;
     void *all = tmp_alloc(total);
     if (all == NULL)
@@ -573,7 +575,8 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     e = MPI_Reduce(src, all, recvcount * size, datatype, op, 0, comm);
     if (e == MPI_SUCCESS)
-        e = MPI_Scatter(all, recvcount, datatype, recvbuf, recvcount, datatype, 0, comm);
+        e = MPI_Scatter(all, recvcount * sz, MPI_BYTE, recvbuf, recvcount * sz, MPI_BYTE, 0,
+                        comm);
     free(all);
     return e;
 }
