@@ -108,6 +108,11 @@ static int add_group(build_t *b, const mpi_dtype_t *old, MPI_Aint disp, MPI_Aint
     if (b->too_big)
         return MPI_SUCCESS;
     int e = MPI_SUCCESS;
+    if (old->nblocks == 1 && old->nruns == 1 && old->blocks[0].len == old->extent) {
+        /* dense copies (a predefined type, say): one block, one run */
+        e = add_block(b, disp + old->blocks[0].off, n * old->extent);
+        return e == MPI_SUCCESS ? add_run(b, old->runs[0].type, n * old->runs[0].n) : e;
+    }
     for (MPI_Aint i = 0; i < n && e == MPI_SUCCESS; i++) {
         MPI_Aint at = disp + i * old->extent;
         for (int k = 0; k < old->nblocks && e == MPI_SUCCESS; k++)

@@ -287,10 +287,25 @@ static void queries(void)
         MPI_Type_free(&t);
     }
 
-    /* empty types */
+    /* empty types, also in a message */
     MPI_Type_contiguous(0, MPI_INT, &t);
+    MPI_Type_commit(&t);
     MPI_Type_size(t, &sz);
     CHECK(sz == 0, "empty: size %d", sz);
+    {
+        int x = 7, y = 9, e;
+        MPI_Request r;
+        MPI_Irecv(&y, 3, t, 0, 90, MPI_COMM_SELF, &r);
+        e = MPI_Send(&x, 2, t, 0, 90, MPI_COMM_SELF);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        CHECK(e == MPI_SUCCESS && y == 9, "empty type message: %d, %d", e, y);
+    }
+    MPI_Type_free(&t);
+
+    /* a large contiguous type is one block (quick to build) */
+    MPI_Type_contiguous(1 << 28, MPI_CHAR, &t);
+    MPI_Type_size(t, &sz);
+    CHECK(sz == 1 << 28, "large contiguous: %d", sz);
     MPI_Type_free(&t);
 
     /* pair types: the C structs */
@@ -519,11 +534,11 @@ static void errors(void)
     MPI_Type_contiguous(2, MPI_INT, &t); /* not committed */
     int buf[2] = {1, 2}, in[2], cls = -1;
     MPI_Request r;
-    int e = MPI_Isend(buf, 1, t, rank, 80, MPI_COMM_SELF, &r);
+    int e = MPI_Isend(buf, 1, t, 0, 80, MPI_COMM_SELF, &r);
     MPI_Error_class(e, &cls);
     CHECK(cls == MPI_ERR_TYPE, "send of an uncommitted type: class %d", cls);
     if (e == MPI_SUCCESS) { /* it went: take it */
-        MPI_Recv(in, 2, MPI_INT, rank, 80, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+        MPI_Recv(in, 2, MPI_INT, 0, 80, MPI_COMM_SELF, MPI_STATUS_IGNORE);
         MPI_Wait(&r, MPI_STATUS_IGNORE);
     }
     MPI_Type_free(&t);
