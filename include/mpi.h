@@ -94,6 +94,7 @@ typedef struct MPI_Status {
 #define MPI_REAL8 ((MPI_Datatype)0x2308)
 #define MPI_LOGICAL ((MPI_Datatype)0x2404)
 #define MPI_CHARACTER ((MPI_Datatype)0x2501)
+#define MPI_PACKED ((MPI_Datatype)0x2601) /* MPI_Pack's bytes */
 /* pair types for MPI_MAXLOC / MPI_MINLOC: C structs { T value; int index; }
  * (padding included: extent = sizeof the struct); handles beyond the low
  * 16 bits, with the derived types */

@@ -21,7 +21,7 @@
 static int predefined_size(MPI_Datatype dt)
 {
     int idx = dt >> 8, size = dt & 0xff;
-    if (idx < 1 || idx > 0x25 || (dt & ~0xffff) != 0)
+    if (idx < 1 || idx > 0x26 || (dt & ~0xffff) != 0)
         return 0;
     return size;
 }

@@ -459,6 +459,34 @@ static void pack_unpack(void)
     ref_unpack(tmp, b->count, b->d, wb.buf);
     CHECK(memcmp(ya.mem, wa.mem, ya.len) == 0 && memcmp(yb.mem, wb.mem, yb.len) == 0,
           "pack / unpack round trip differs");
+    /* packed, sent as MPI_PACKED to the partner, unpacked there */
+    int p = partner(), got = -1;
+    char *in = malloc((size_t)end);
+    area_t pa = area_new(a->d, a->count, p + 50), za = area_new(a->d, a->count, -1);
+    area_t va = area_new(a->d, a->count, -1);
+    pos = 0;
+    MPI_Pack(pa.buf, a->count, a->t, packed, sa + sb, &pos, MPI_COMM_WORLD); /* the partner's */
+    ref_pack(pa.buf, a->count, a->d, tmp);
+    ref_unpack(tmp, a->count, a->d, va.buf);
+    pos = 0;
+    area_t xs = area_new(a->d, a->count, rank + 50);
+    MPI_Pack(xs.buf, a->count, a->t, packed, sa + sb, &pos, MPI_COMM_WORLD);
+    MPI_Status st;
+    MPI_Request r;
+    MPI_Irecv(in, end, MPI_PACKED, p, 95, MPI_COMM_WORLD, &r);
+    MPI_Send(packed, pos, MPI_PACKED, p, 95, MPI_COMM_WORLD);
+    MPI_Wait(&r, &st);
+    MPI_Get_count(&st, MPI_PACKED, &got);
+    int upos = 0;
+    MPI_Unpack(in, got, &upos, za.buf, a->count, a->t, MPI_COMM_WORLD);
+    CHECK(got == pos && upos == got && memcmp(za.mem, va.mem, za.len) == 0,
+          "MPI_PACKED message: %d bytes (packed %d), unpacked %d, data %s", got, pos, upos,
+          memcmp(za.mem, va.mem, za.len) ? "differs" : "right");
+    free(in);
+    free(pa.mem);
+    free(za.mem);
+    free(va.mem);
+    free(xs.mem);
     free(tmp);
     free(packed);
     free(xa.mem);
