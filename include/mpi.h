@@ -94,6 +94,16 @@ typedef struct MPI_Status {
 #define MPI_REAL8 ((MPI_Datatype)0x2308)
 #define MPI_LOGICAL ((MPI_Datatype)0x2404)
 #define MPI_CHARACTER ((MPI_Datatype)0x2501)
+#define MPI_PACKED ((MPI_Datatype)0x2601) /* MPI_Pack's bytes */
+/* pair types for MPI_MAXLOC / MPI_MINLOC: C structs { T value; int index; }
+ * (padding included: extent = sizeof the struct); handles beyond the low
+ * 16 bits, with the derived types */
+#define MPI_2INT ((MPI_Datatype)0x10000)
+#define MPI_FLOAT_INT ((MPI_Datatype)0x10001)
+#define MPI_DOUBLE_INT ((MPI_Datatype)0x10002)
+#define MPI_LONG_INT ((MPI_Datatype)0x10003)
+#define MPI_SHORT_INT ((MPI_Datatype)0x10004)
+#define MPI_LONG_DOUBLE_INT ((MPI_Datatype)0x10005)
 
 /* reduction operations */
 #define MPI_OP_NULL 0
@@ -107,6 +117,8 @@ typedef struct MPI_Status {
 #define MPI_BAND 8
 #define MPI_BOR 9
 #define MPI_BXOR 10
+#define MPI_MAXLOC 11
+#define MPI_MINLOC 12
 typedef void(MPI_User_function)(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
 
 /* the send buffer argument of a collective that works in place */
@@ -201,6 +213,39 @@ int MPI_Group_free(MPI_Group *group);
 int MPI_Type_size(MPI_Datatype datatype, int *size);
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
 int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);
+
+/* derived datatypes */
+int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
+                    MPI_Datatype *newtype);
+int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                            MPI_Datatype *newtype);
+int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                     MPI_Datatype *newtype); /* MPI-1's name */
+int MPI_Type_indexed(int count, const int array_of_blocklengths[],
+                     const int array_of_displacements[], MPI_Datatype oldtype,
+                     MPI_Datatype *newtype);
+int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
+                             const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                             MPI_Datatype *newtype);
+int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
+                                  MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_struct(int count, const int array_of_blocklengths[],
+                           const MPI_Aint array_of_displacements[],
+                           const MPI_Datatype array_of_types[], MPI_Datatype *newtype);
+int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                            MPI_Datatype *newtype);
+int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_commit(MPI_Datatype *datatype);
+int MPI_Type_free(MPI_Datatype *datatype);
+int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
+int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent);
+int MPI_Get_address(const void *location, MPI_Aint *address);
+int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
+             int *position, MPI_Comm comm);
+int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+               MPI_Datatype datatype, MPI_Comm comm);
+int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
 
 /* point to point */
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);

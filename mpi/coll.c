@@ -132,12 +132,14 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
 
 /* Binomial reduce to root 0 of the relative numbering; acc holds this
  * rank's partial result (the ranks [rel, rel + mask)), combined lower op
- * higher.  Non-commutative ops reduce to rank 0, which hands the result on. */
+ * higher.  Non-commutative ops reduce to rank 0, which hands the result on.
+ * The reductions move count extents of bytes (size != extent for the pair
+ * types of MAXLOC / MINLOC: their padding goes along). */
 static int reduce_tree(const coll_t *k, void *acc, int count, MPI_Datatype dt, MPI_Op op,
                        int root, void *tmp)
 {
     int size = k->c->size, rank = k->c->rank, rel = (rank - root + size) % size;
-    size_t len = (size_t)count * (size_t)mpi_type_size(dt);
+    size_t len = (size_t)count * (size_t)mpi_dt_extent(dt);
     for (int mask = 1; mask < size; mask <<= 1) {
         if ((rel & mask) == 0) {
             int src_rel = rel | mask;
@@ -173,7 +175,7 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
         e = mpi_op_check(op, datatype, comm, k.call);
     if (e != MPI_SUCCESS)
         return e;
-    size_t len = (size_t)count * (size_t)mpi_type_size(datatype);
+    size_t len = (size_t)count * (size_t)mpi_dt_extent(datatype);
     void *acc = tmp_alloc(len), *tmp = tmp_alloc(len);
     if (acc == NULL || tmp == NULL) {
         free(acc);
@@ -204,7 +206,7 @@ static int allreduce_rd(const coll_t *k, void *buf, int count, MPI_Datatype dt, 
                         void *tmp)
 {
     int size = k->c->size, rank = k->c->rank, e;
-    size_t len = (size_t)count * (size_t)mpi_type_size(dt);
+    size_t len = (size_t)count * (size_t)mpi_dt_extent(dt);
     bool commute = mpi_op_commutes(op);
     int pof2 = 1;
     while (pof2 * 2 <= size)
@@ -259,7 +261,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
         e = mpi_op_check(op, datatype, comm, k.call);
     if (e != MPI_SUCCESS)
         return e;
-    size_t len = (size_t)count * (size_t)mpi_type_size(datatype);
+    size_t len = (size_t)count * (size_t)mpi_dt_extent(datatype);
     void *tmp = tmp_alloc(len);
     if (tmp == NULL)
         return mpi_raise(comm, MPI_ERR_NO_MEM, "MPI_Allreduce: %zu bytes", len);
@@ -283,7 +285,7 @@ int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatyp
         e = mpi_op_check(op, datatype, comm, k.call);
     if (e != MPI_SUCCESS)
         return e;
-    size_t len = (size_t)count * (size_t)mpi_type_size(datatype);
+    size_t len = (size_t)count * (size_t)mpi_dt_extent(datatype);
     void *partial = tmp_alloc(len), *tmp = tmp_alloc(len);
     if (partial == NULL || tmp == NULL) {
         free(partial);
@@ -563,7 +565,9 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     MPI_Comm_rank(comm, &rank);
     if (recvcount < 0)
         return mpi_raise(comm, MPI_ERR_COUNT, "MPI_Reduce_scatter_block: count %d", recvcount);
-    int sz = mpi_type_size(datatype);
+    /* extents, and the blocks scattered as bytes: a pair type's size is
+     * less than its extent (MAXLOC / MINLOC) */
+    int sz = (int)mpi_dt_extent(datatype);
     size_t total = (size_t)recvcount * (size_t)size * (size_t)sz;
     void *all = tmp_alloc(total);
     if (all == NULL)
@@ -571,7 +575,8 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     e = MPI_Reduce(src, all, recvcount * size, datatype, op, 0, comm);
     if (e == MPI_SUCCESS)
-        e = MPI_Scatter(all, recvcount, datatype, recvbuf, recvcount, datatype, 0, comm);
+        e = MPI_Scatter(all, recvcount * sz, MPI_BYTE, recvbuf, recvcount * sz, MPI_BYTE, 0,
+                        comm);
     free(all);
     return e;
 }

@@ -99,7 +99,8 @@ int mpi_raise_tern(MPI_Comm comm, tern_status_t st, const char *call);
 int mpi_check_init(const char *call);
 mpi_comm_t *mpi_comm_get(MPI_Comm comm);
 int mpi_check_comm(MPI_Comm comm, const char *call);
-int mpi_type_size(MPI_Datatype dt); /* bytes of a predefined type; 0: not one */
+/* bytes of a valid type, derived too (0: not a valid type, or an empty one) */
+int mpi_type_size(MPI_Datatype dt);
 /* datatype.c: count elements of dt packed contiguously (buffered sends,
  * staging): their size, pack into out, unpack len bytes of in into buf
  * (what fits; returns bytes taken) */
@@ -113,9 +114,74 @@ size_t mpi_dt_unpack(const void *in, size_t len, void *buf, int count, MPI_Datat
 bool mpi_dt_is_contig(MPI_Datatype dt);
 MPI_Aint mpi_dt_extent(MPI_Datatype dt);
 int mpi_dt_basic(MPI_Datatype dt, MPI_Datatype *basic, int *n);
+/* a valid datatype, committed when derived; count >= 0; buf when needed */
 int mpi_check_buf(MPI_Comm comm, const void *buf, int count, MPI_Datatype dt, const char *call);
 int mpi_check_rank(MPI_Comm comm, int rank, bool any, const char *call);
 int mpi_check_tag(MPI_Comm comm, int tag, bool any, const char *call);
+
+/* ---- derived datatypes (datatype.c, dtype_build.c) ------------------------
+ * A handle with bits above the low 16 set is a derived type: index
+ * dt - MPI_DT_DERIVED_BASE into a table; the pair types (MPI_2INT, ...) are
+ * its first entries, built at first use and never freed.  A type is kept
+ * flattened: the (offset, length) blocks of one element in typemap order,
+ * adjacent ones merged, and the runs of basic elements (Get_elements). */
+#define MPI_DT_DERIVED_BASE 0x10000
+#define MPI_DT_NPAIRS 6          /* the pair types' table entries */
+/* more iovec entries than this for one operation: pack into a staging
+ * buffer instead (docs/mpi.md) */
+#define MPI_DT_IOV_LIMIT 512
+
+typedef struct mpi_dt_block {
+    MPI_Aint off, len;
+} mpi_dt_block_t;
+
+typedef struct mpi_dt_run {
+    MPI_Datatype type;        /* predefined */
+    MPI_Aint n;
+} mpi_dt_run_t;
+
+typedef struct mpi_dtype {
+    int refs;                 /* the handle's, and pending operations' */
+    bool committed, pair;     /* pair: a predefined pair type (not freed) */
+    bool lb_mark, ub_mark;    /* bounds set explicitly (MPI_Type_create_resized) */
+    bool has_pair;            /* pair types inside: no single basic type */
+    int align;                /* strictest basic alignment (struct padding) */
+    MPI_Aint size, lb, extent, true_lb, true_extent;
+    MPI_Aint nelems;          /* basic elements in one element */
+    int nblocks, nruns;
+    mpi_dt_block_t *blocks;
+    mpi_dt_run_t *runs;
+} mpi_dtype_t;
+
+static inline bool mpi_dt_predefined(MPI_Datatype dt)
+{
+    return (dt & ~0xffff) == 0;
+}
+/* the derived (or pair) type of a handle; NULL: not one, or freed */
+mpi_dtype_t *mpi_dt_get(MPI_Datatype dt);
+/* any valid type: a derived one, or a predefined one described in *v (one
+ * block, one run); NULL: not a valid type */
+typedef struct mpi_dt_view {
+    mpi_dtype_t t;
+    mpi_dt_block_t b;
+    mpi_dt_run_t r;
+} mpi_dt_view_t;
+const mpi_dtype_t *mpi_dt_lookup(MPI_Datatype dt, mpi_dt_view_t *v);
+/* a table entry for t (refs 1, taken over): its handle, or 0 (no memory) */
+MPI_Datatype mpi_dt_register(mpi_dtype_t *t);
+void mpi_dt_retain(mpi_dtype_t *t);
+void mpi_dt_release(mpi_dtype_t *t); /* freed at 0 */
+void mpi_dt_destroy(mpi_dtype_t *t);
+/* dtype_build.c: the pair types, built into the table's first entries */
+int mpi_dt_build_pairs(void);
+/* count elements of t at buf as an iovec list for tern (cross-element
+ * merged): *iov (malloc'ed, or one), *n; false when it would take more than
+ * MPI_DT_IOV_LIMIT entries (stage instead) or memory ran out (*n -1) */
+struct iovec;
+bool mpi_dt_iov(const void *buf, int count, const mpi_dtype_t *t, struct iovec **iov,
+                struct iovec *one, int *n);
+size_t mpi_dt_pack_t(const void *buf, int count, const mpi_dtype_t *t, void *out);
+size_t mpi_dt_unpack_t(const void *in, size_t len, void *buf, int count, const mpi_dtype_t *t);
 
 /* a tern receive's result as an MPI status (source in the communicator) */
 void mpi_status_from(MPI_Status *s, mpi_comm_t *c, const tern_recv_info_t *info, int err);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "mpi/mpi_internal.h"
 
@@ -58,9 +59,11 @@ static int check_p2p(MPI_Comm comm, const void *buf, int count, MPI_Datatype dt,
 }
 
 /* A request entry for what tern returned (st: TERN_OK at once, or
- * TERN_INPROGRESS with r). */
+ * TERN_INPROGRESS with r); finish (with aux) runs when the operation
+ * finished, at once if it did already. */
 static int req_from(MPI_Comm comm, tern_status_t st, tern_request_t *r, bool recv,
-                    const tern_recv_info_t *info, MPI_Request *out, const char *call)
+                    const tern_recv_info_t *info, MPI_Request *out, const char *call,
+                    void (*finish)(mpi_req_t *q), void *aux)
 {
     if (st != TERN_OK && st != TERN_INPROGRESS && !(recv && st == TERN_ERR_TRUNCATED))
         return mpi_raise_tern(comm, st, call);
@@ -71,6 +74,8 @@ static int req_from(MPI_Comm comm, tern_status_t st, tern_request_t *r, bool rec
     mpi_req_t *q = &mpi.reqs[h - 1];
     q->comm = comm;
     q->recv = recv;
+    q->finish = finish;
+    q->aux = aux;
     if (st == TERN_INPROGRESS) {
         q->kind = REQ_TERN;
         q->r = r;
@@ -83,6 +88,8 @@ static int req_from(MPI_Comm comm, tern_status_t st, tern_request_t *r, bool rec
             mpi_status_empty(&q->status, MPI_ANY_SOURCE);
         if (st != TERN_OK) /* raised when the request is waited for */
             snprintf(mpi.last_error, sizeof(mpi.last_error), "%s", tern_last_error());
+        if (finish != NULL)
+            finish(q);
     }
     *out = h;
     return MPI_SUCCESS;
@@ -101,6 +108,125 @@ static int proc_null_req(MPI_Comm comm, MPI_Request *out)
     return MPI_SUCCESS;
 }
 
+/* ---- derived datatypes ------------------------------------------------------ */
+
+/* A derived type's elements go as an iovec list (tern copies the list, so
+ * the type is not needed afterwards) when it takes at most
+ * MPI_DT_IOV_LIMIT entries; otherwise through a staging buffer, packed
+ * before a send, unpacked when a receive finished.  A staged receive holds
+ * a reference on its type: MPI_Type_free may come before it completes. */
+typedef struct dt_stage {
+    void *buf;                /* receive: the user's buffer */
+    int count;
+    mpi_dtype_t *t;           /* receive: referenced */
+    size_t len;
+    char data[];
+} dt_stage_t;
+
+static void dt_stage_free(dt_stage_t *s)
+{
+    if (s->t != NULL)
+        mpi_dt_release(s->t);
+    free(s);
+}
+
+/* what arrived (bytes, as the status says; never more than the stage) */
+static void dt_unstage(dt_stage_t *s, size_t bytes)
+{
+    mpi_dt_unpack_t(s->data, bytes < s->len ? bytes : s->len, s->buf, s->count, s->t);
+}
+
+static void dt_finish(mpi_req_t *q)
+{
+    dt_stage_t *s = q->aux;
+    if (q->recv && !(q->status.count_hi_and_cancelled & 1))
+        dt_unstage(s, (size_t)(unsigned)q->status.count_lo |
+                          (size_t)(q->status.count_hi_and_cancelled >> 1) << 31);
+    dt_stage_free(s);
+    q->aux = NULL;
+}
+
+enum { DT_RECV = -1 }; /* a dt_post mode beside MPI_SEND_STANDARD / _SYNC */
+
+/* Post a send or receive (peer, tag: tern's) of count elements of a
+ * derived dt; *s the staging buffer when one is used.  MPI_SUCCESS with
+ * tern's status in *st, or MPI_ERR_NO_MEM. */
+static int dt_post(void *buf, int count, MPI_Datatype dt, int peer, int tag, uint16_t space,
+                   int mode, tern_recv_info_t *info, tern_request_t **r, dt_stage_t **s,
+                   tern_status_t *st)
+{
+    mpi_dtype_t *t = mpi_dt_get(dt);
+    struct iovec one, *iov;
+    int n;
+    *s = NULL;
+    if (!mpi_dt_iov(buf, count, t, &iov, &one, &n)) {
+        if (n < 0)
+            return MPI_ERR_NO_MEM;
+        size_t len = (size_t)count * (size_t)t->size;
+        if ((*s = malloc(sizeof(**s) + len)) == NULL)
+            return MPI_ERR_NO_MEM;
+        **s = (dt_stage_t){.buf = buf, .count = count, .len = len};
+        if (mode == DT_RECV) {
+            (*s)->t = t;
+            mpi_dt_retain(t);
+        } else {
+            mpi_dt_pack_t(buf, count, t, (*s)->data);
+        }
+        one = (struct iovec){(*s)->data, len};
+        iov = &one;
+        n = 1;
+    }
+    *st = mode == DT_RECV ? tern_irecvv(mpi.w, iov, n, peer, tag, space, info, r)
+          : mode == MPI_SEND_SYNC ? tern_issendv(mpi.w, iov, n, peer, tag, space, r)
+                                  : tern_isendv(mpi.w, iov, n, peer, tag, space, r);
+    if (iov != &one)
+        free(iov);
+    if (*s != NULL && *st != TERN_OK && *st != TERN_INPROGRESS && *st != TERN_ERR_TRUNCATED) {
+        dt_stage_free(*s); /* nothing was posted */
+        *s = NULL;
+    }
+    return MPI_SUCCESS;
+}
+
+/* the non-blocking start of a derived send or receive (arguments checked) */
+static int dt_start(void *buf, int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm,
+                    int mode, MPI_Request *out, const char *call)
+{
+    mpi_comm_t *c = mpi_comm_get(comm);
+    tern_request_t *r = NULL;
+    tern_recv_info_t info;
+    dt_stage_t *s;
+    tern_status_t st;
+    if (dt_post(buf, count, dt, peer, tag, c->space, mode, &info, &r, &s, &st) != MPI_SUCCESS)
+        return mpi_raise(comm, MPI_ERR_NO_MEM, "%s: no memory for %d elements of datatype %#x",
+                         call, count, dt);
+    return req_from(comm, st, r, mode == DT_RECV, &info, out, call, s ? dt_finish : NULL, s);
+}
+
+/* MPI_Send / MPI_Recv of a derived type: post, wait, unstage */
+static int dt_blocking(void *buf, int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm,
+                       int mode, MPI_Status *status, const char *call)
+{
+    mpi_comm_t *c = mpi_comm_get(comm);
+    tern_request_t *r = NULL;
+    tern_recv_info_t info;
+    dt_stage_t *s;
+    tern_status_t st;
+    if (dt_post(buf, count, dt, peer, tag, c->space, mode, &info, &r, &s, &st) != MPI_SUCCESS)
+        return mpi_raise(comm, MPI_ERR_NO_MEM, "%s: no memory for %d elements of datatype %#x",
+                         call, count, dt);
+    if (st == TERN_INPROGRESS)
+        st = tern_wait(mpi.w, r, &info);
+    if (mode == DT_RECV && (st == TERN_OK || st == TERN_ERR_TRUNCATED)) {
+        mpi_status_from(status, c, &info, mpi_class_of(st));
+        if (s != NULL)
+            dt_unstage(s, info.length);
+    }
+    if (s != NULL)
+        dt_stage_free(s);
+    return st == TERN_OK ? MPI_SUCCESS : mpi_raise_tern(comm, st, call);
+}
+
 int mpi_isend_start(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
                     MPI_Comm comm, int mode, MPI_Request *request, const char *call)
 {
@@ -113,11 +239,14 @@ int mpi_isend_start(const void *buf, int count, MPI_Datatype dt, int dest, int t
     if (dest == MPI_PROC_NULL)
         return proc_null_req(comm, request);
     mpi_comm_t *c = mpi_comm_get(comm);
+    if (!mpi_dt_predefined(dt))
+        return dt_start((void *)(uintptr_t)buf, count, dt, c->ranks[dest], tag, comm, mode,
+                        request, call);
     size_t len = (size_t)count * (size_t)mpi_type_size(dt);
     tern_request_t *r = NULL;
     tern_status_t st = sync ? tern_issend(mpi.w, buf, len, c->ranks[dest], tag, c->space, &r)
                             : tern_isend(mpi.w, buf, len, c->ranks[dest], tag, c->space, &r);
-    return req_from(comm, st, r, false, NULL, request, call);
+    return req_from(comm, st, r, false, NULL, request, call, NULL, NULL);
 }
 
 int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
@@ -151,13 +280,16 @@ int mpi_irecv_start(void *buf, int count, MPI_Datatype datatype, int source, int
     if (source == MPI_PROC_NULL)
         return proc_null_req(comm, request);
     mpi_comm_t *c = mpi_comm_get(comm);
-    size_t len = (size_t)count * (size_t)mpi_type_size(datatype);
     int src = source == MPI_ANY_SOURCE ? TERN_ANY_SOURCE : c->ranks[source];
+    if (!mpi_dt_predefined(datatype))
+        return dt_start(buf, count, datatype, src, tag == MPI_ANY_TAG ? TERN_ANY_TAG : tag, comm,
+                        DT_RECV, request, call);
+    size_t len = (size_t)count * (size_t)mpi_type_size(datatype);
     tern_request_t *r = NULL;
     tern_recv_info_t info;
     tern_status_t st = tern_irecv(mpi.w, buf, len, src, tag == MPI_ANY_TAG ? TERN_ANY_TAG : tag,
                                   c->space, &info, &r);
-    return req_from(comm, st, r, true, &info, request, call);
+    return req_from(comm, st, r, true, &info, request, call, NULL, NULL);
 }
 
 /* ---- completion ------------------------------------------------------------ */
@@ -421,6 +553,9 @@ int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int ta
     if (e != MPI_SUCCESS || dest == MPI_PROC_NULL)
         return e;
     mpi_comm_t *c = mpi_comm_get(comm);
+    if (!mpi_dt_predefined(datatype))
+        return dt_blocking((void *)(uintptr_t)buf, count, datatype, c->ranks[dest], tag, comm,
+                           MPI_SEND_STANDARD, MPI_STATUS_IGNORE, "MPI_Send");
     tern_status_t st = tern_send(mpi.w, buf, (size_t)count * (size_t)mpi_type_size(datatype),
                                  c->ranks[dest], tag, c->space);
     return st == TERN_OK ? MPI_SUCCESS : mpi_raise_tern(comm, st, "MPI_Send");
@@ -445,6 +580,11 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
         return MPI_SUCCESS;
     }
     mpi_comm_t *c = mpi_comm_get(comm);
+    if (!mpi_dt_predefined(datatype))
+        return dt_blocking(buf, count, datatype,
+                           source == MPI_ANY_SOURCE ? TERN_ANY_SOURCE : c->ranks[source],
+                           tag == MPI_ANY_TAG ? TERN_ANY_TAG : tag, comm, DT_RECV, status,
+                           "MPI_Recv");
     tern_recv_info_t info;
     tern_status_t st = tern_recv(mpi.w, buf, (size_t)count * (size_t)mpi_type_size(datatype),
                                  source == MPI_ANY_SOURCE ? TERN_ANY_SOURCE : c->ranks[source],
@@ -508,22 +648,4 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
             return e;
         tern_worker_wait(mpi.w, -1);
     }
-}
-
-int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
-{
-    if (status == NULL || count == NULL)
-        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Get_count: NULL argument");
-    int size = mpi_type_size(datatype);
-    if (size == 0)
-        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Get_count: datatype %#x", datatype);
-    long long bytes = (long long)(unsigned)status->count_lo |
-                      ((long long)(status->count_hi_and_cancelled >> 1) << 31);
-    *count = bytes % size ? MPI_UNDEFINED : (int)(bytes / size);
-    return MPI_SUCCESS;
-}
-
-int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
-{
-    return MPI_Get_count(status, datatype, count); /* predefined types only */
 }

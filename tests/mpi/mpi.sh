@@ -14,7 +14,7 @@ export TERN_MPI_INCLUDEDIR TERN_MPI_LIBDIR
 [ -x ./ternmpicc ] || fail "./ternmpicc not built"
 # the project's warning flags (and its sanitizers in that build: the
 # program must load their runtime first)
-for prog in mpi_p2p mpi_coll mpi_comm; do
+for prog in mpi_p2p mpi_coll mpi_comm mpi_dtype; do
     # shellcheck disable=SC2086
     ./ternmpicc ${TERN_TEST_CFLAGS:--Wall -Werror} -O2 -I"$srcdir" \
         "$srcdir/tests/mpi/$prog.c" \
@@ -23,7 +23,7 @@ done
 for nm in shm tcp; do
     for np in 1 2 3 4; do
         [ "$nm" = shm ] && [ "$np" = 1 ] && continue # one rank: no peer, no netmod
-        for prog in mpi_p2p mpi_coll mpi_comm; do
+        for prog in mpi_p2p mpi_coll mpi_comm mpi_dtype; do
             (if [ -f "$srcdir/netmods/$nm/test.env" ]; then
                  set -a; . "$srcdir/netmods/$nm/test.env"; set +a
              fi
