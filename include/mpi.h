@@ -228,6 +228,10 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
 int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status);
 int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status);
 
+int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                 MPI_Status statuses[]);
+int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                 MPI_Status statuses[]);
 /* reduction operations */
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
 int MPI_Op_free(MPI_Op *op);
