@@ -142,6 +142,9 @@ int mpi_irecv_start(void *buf, int count, MPI_Datatype dt, int source, int tag, 
                     MPI_Request *out, const char *call);
 void mpi_reap_freed(bool wait);
 
+/* p2p_modes.c: wait for the buffered sends in flight (MPI_Finalize) */
+void mpi_bsend_drain(void);
+
 /* op.c: is op valid for dt (raises otherwise); does it commute; in op inout */
 int mpi_op_check(MPI_Op op, MPI_Datatype dt, MPI_Comm comm, const char *call);
 bool mpi_op_commutes(MPI_Op op);
