@@ -24,6 +24,7 @@ typedef int MPI_Op;
 typedef int MPI_Group;
 typedef long MPI_Aint;
 typedef long long MPI_Count;
+typedef int MPI_Message;
 
 typedef struct MPI_Status {
     int count_lo;                 /* bytes received, low 31 bits */
@@ -56,6 +57,10 @@ typedef struct MPI_Status {
 /* buffered sends: the room MPI_Bsend takes in the attached buffer beyond
  * the packed message */
 #define MPI_BSEND_OVERHEAD 64
+
+/* matched probes */
+#define MPI_MESSAGE_NULL 0
+#define MPI_MESSAGE_NO_PROC 1
 
 /* predefined datatypes: the low byte is the size in bytes */
 #define MPI_DATATYPE_NULL 0
@@ -262,6 +267,15 @@ int MPI_Buffer_detach(void *buffer_addr, int *size);
 int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                MPI_Comm comm, MPI_Request *request);
+
+/* point to point: matched probes */
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status);
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                MPI_Status *status);
+int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+              MPI_Status *status);
+int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+               MPI_Request *request);
 
 /* reduction operations */
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
