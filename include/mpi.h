@@ -25,6 +25,7 @@ typedef int MPI_Group;
 typedef long MPI_Aint;
 typedef long long MPI_Count;
 typedef int MPI_Message;
+typedef int MPI_Info;
 
 typedef struct MPI_Status {
     int count_lo;                 /* bytes received, low 31 bits */
@@ -61,6 +62,12 @@ typedef struct MPI_Status {
 /* matched probes */
 #define MPI_MESSAGE_NULL 0
 #define MPI_MESSAGE_NO_PROC 1
+
+/* info objects */
+#define MPI_INFO_NULL 0
+#define MPI_INFO_ENV 1
+#define MPI_MAX_INFO_KEY 255
+#define MPI_MAX_INFO_VAL 1024
 
 /* predefined datatypes: the low byte is the size in bytes */
 #define MPI_DATATYPE_NULL 0
@@ -163,6 +170,10 @@ typedef void(MPI_User_function)(void *invec, void *inoutvec, int *len, MPI_Datat
 #define MPI_ERR_INTERN 17
 #define MPI_ERR_IN_STATUS 18
 #define MPI_ERR_PENDING 19
+#define MPI_ERR_INFO 28
+#define MPI_ERR_INFO_KEY 29
+#define MPI_ERR_INFO_VALUE 30
+#define MPI_ERR_INFO_NOKEY 31
 #define MPI_ERR_NO_MEM 34
 #define MPI_ERR_UNSUPPORTED_OPERATION 52
 #define MPI_ERR_PROC_FAILED 54 /* MPI 4 / ULFM's class, for a dead peer */
@@ -276,6 +287,17 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
               MPI_Status *status);
 int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
                MPI_Request *request);
+
+/* info objects */
+int MPI_Info_create(MPI_Info *info);
+int MPI_Info_set(MPI_Info info, const char *key, const char *value);
+int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag);
+int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag);
+int MPI_Info_get_nkeys(MPI_Info info, int *nkeys);
+int MPI_Info_get_nthkey(MPI_Info info, int n, char *key);
+int MPI_Info_delete(MPI_Info info, const char *key);
+int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo);
+int MPI_Info_free(MPI_Info *info);
 
 /* reduction operations */
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
