@@ -41,8 +41,10 @@ typedef struct mpi_comm {
 
 /* REQ_TERN: a tern operation under way; REQ_SCHED: an operation driven by
  * its own progress function (non-blocking collectives); REQ_DONE: the
- * final status is in the entry. */
-enum mpi_req_kind { REQ_FREE = 0, REQ_TERN, REQ_DONE, REQ_SCHED };
+ * final status is in the entry; REQ_PERSIST: a persistent request
+ * (MPI_*_init, p2p_modes.c), kept until MPI_Request_free: MPI_Start runs
+ * its operation as an ordinary request, inner, whose status it takes. */
+enum mpi_req_kind { REQ_FREE = 0, REQ_TERN, REQ_DONE, REQ_SCHED, REQ_PERSIST };
 
 typedef struct mpi_req mpi_req_t;
 struct mpi_req {
@@ -59,7 +61,14 @@ struct mpi_req {
     /* REQ_SCHED: one progress step, never blocking; true once finished,
      * with status and err set (aux released) */
     bool (*progress)(mpi_req_t *q);
-    void *aux;                /* the owner's state: staging buffer, schedule */
+    void *aux;                /* the owner's state: staging buffer, schedule;
+                               * REQ_PERSIST: its arguments, freed with it */
+    /* REQ_PERSIST: active from MPI_Start until its completion is taken;
+     * inner the started operation (MPI_REQUEST_NULL once it finished, its
+     * status and err then in this entry) */
+    bool active;
+    MPI_Request inner;
+    int next;                 /* free entries, and freed ones: the next (+1) */
 };
 
 #define MPI_MAX_WORKERS 64 /* TERN_NUM_WORKERS' bound */
@@ -79,8 +88,10 @@ typedef struct mpi_state {
     int ncomms;
     unsigned char ctx_free[MPI_CONTEXT_IDS / 8]; /* bit set: context id free here */
     mpi_req_t *reqs;
-    int nreqs, free_hint;
-    int nfreed;               /* entries MPI_Request_free let go, not yet finished */
+    int nreqs;
+    int free_head;            /* the free entries' list (+1; 0: empty) */
+    int freed_head;           /* entries MPI_Request_free let go, not yet finished */
+    int nfreed;
     char last_error[MPI_MAX_ERROR_STRING];
 } mpi_state_t;
 
@@ -191,6 +202,11 @@ void mpi_status_empty(MPI_Status *s, int source);
  * (wait: all, at MPI_Finalize) */
 int mpi_req_new(MPI_Request *out);
 mpi_req_t *mpi_req_get(MPI_Request h); /* NULL: not an active handle */
+/* progress *h once (wait: until it finishes); true once it has: its status
+ * and error class out, the entry freed, *h MPI_REQUEST_NULL (a persistent
+ * one stays, inactive).  Raises nothing: for the layer's own requests
+ * (buffered sends). */
+bool mpi_req_complete(MPI_Request *h, bool wait, MPI_Status *status, int *err);
 /* start a send (mode: MPI_SEND_STANDARD / _SYNC) or a receive; checks the
  * arguments (raising as call), *out a request (MPI_PROC_NULL: done) */
 enum { MPI_SEND_STANDARD, MPI_SEND_SYNC };
@@ -199,6 +215,9 @@ int mpi_isend_start(const void *buf, int count, MPI_Datatype dt, int dest, int t
 int mpi_irecv_start(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
                     MPI_Request *out, const char *call);
 void mpi_reap_freed(bool wait);
+
+/* p2p_modes.c: wait for the buffered sends in flight (MPI_Finalize) */
+void mpi_bsend_drain(void);
 
 /* op.c: is op valid for dt (raises otherwise); does it commute; in op inout */
 int mpi_op_check(MPI_Op op, MPI_Datatype dt, MPI_Comm comm, const char *call);

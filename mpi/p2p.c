@@ -11,28 +11,38 @@
 
 #include "mpi/mpi_internal.h"
 
+/* The table's free entries are a list threaded through their next field:
+ * taking one and giving it back are O(1), and a handle (index + 1) stays
+ * the same while its operation lives.  The table doubles when the list is
+ * empty, after reaping the requests MPI_Request_free let go (their own
+ * list): a program that frees its sends still reuses their entries. */
+static void push_free(int i, int end)
+{
+    for (int k = end - 1; k >= i; k--) { /* the lowest index first out */
+        mpi.reqs[k].kind = REQ_FREE;
+        mpi.reqs[k].next = mpi.free_head;
+        mpi.free_head = k + 1;
+    }
+}
+
 int mpi_req_new(MPI_Request *out)
 {
-    if (mpi.nfreed > 0)
+    if (mpi.free_head == 0 && mpi.nfreed > 0)
         mpi_reap_freed(false);
-    for (int n = 0; n < mpi.nreqs; n++) {
-        int i = (mpi.free_hint + n) % mpi.nreqs;
-        if (mpi.reqs[i].kind == REQ_FREE) {
-            mpi.free_hint = i + 1;
-            memset(&mpi.reqs[i], 0, sizeof(mpi.reqs[i]));
-            *out = i + 1;
-            return MPI_SUCCESS;
-        }
+    if (mpi.free_head == 0) {
+        int cap = mpi.nreqs ? 2 * mpi.nreqs : 64;
+        mpi_req_t *r = realloc(mpi.reqs, sizeof(*r) * (size_t)cap);
+        if (r == NULL)
+            return MPI_ERR_NO_MEM;
+        memset(r + mpi.nreqs, 0, sizeof(*r) * (size_t)(cap - mpi.nreqs));
+        mpi.reqs = r;
+        push_free(mpi.nreqs, cap);
+        mpi.nreqs = cap;
     }
-    int cap = mpi.nreqs ? 2 * mpi.nreqs : 64;
-    mpi_req_t *r = realloc(mpi.reqs, sizeof(*r) * (size_t)cap);
-    if (r == NULL)
-        return MPI_ERR_NO_MEM;
-    memset(r + mpi.nreqs, 0, sizeof(*r) * (size_t)(cap - mpi.nreqs));
-    mpi.reqs = r;
-    *out = mpi.nreqs + 1;
-    mpi.free_hint = mpi.nreqs + 1;
-    mpi.nreqs = cap;
+    int i = mpi.free_head - 1;
+    mpi.free_head = mpi.reqs[i].next;
+    memset(&mpi.reqs[i], 0, sizeof(mpi.reqs[i]));
+    *out = i + 1;
     return MPI_SUCCESS;
 }
 
@@ -41,6 +51,18 @@ mpi_req_t *mpi_req_get(MPI_Request h)
     if (h < 1 || h > mpi.nreqs || mpi.reqs[h - 1].kind == REQ_FREE)
         return NULL;
     return &mpi.reqs[h - 1];
+}
+
+/* Back on the free list (the entry's comm stays readable until reused:
+ * finish_err names it); a persistent request's arguments go with it. */
+static void req_release(mpi_req_t *q)
+{
+    if (q->kind == REQ_PERSIST)
+        free(q->aux);
+    q->aux = NULL;
+    q->kind = REQ_FREE;
+    q->next = mpi.free_head;
+    mpi.free_head = (int)(q - mpi.reqs) + 1;
 }
 
 /* ---- starting operations ------------------------------------------------- */
@@ -294,9 +316,30 @@ int mpi_irecv_start(void *buf, int count, MPI_Datatype datatype, int source, int
 
 /* ---- completion ------------------------------------------------------------ */
 
+static bool req_poll(mpi_req_t *q);
+
+/* A persistent request: finished when inactive, or once the operation
+ * MPI_Start began has (its status and error class then move into this
+ * entry, which stays active until they are taken). */
+static bool persist_poll(mpi_req_t *q)
+{
+    if (!q->active || q->inner == MPI_REQUEST_NULL)
+        return true;
+    mpi_req_t *in = mpi_req_get(q->inner);
+    if (!req_poll(in))
+        return false;
+    q->status = in->status;
+    q->err = in->err;
+    req_release(in);
+    q->inner = MPI_REQUEST_NULL;
+    return true;
+}
+
 /* Turn a finished tern operation into a REQ_DONE entry (progress once). */
 static bool req_poll(mpi_req_t *q)
 {
+    if (q->kind == REQ_PERSIST)
+        return persist_poll(q);
     if (q->kind == REQ_SCHED) {
         if (!q->progress(q))
             return false;
@@ -326,14 +369,31 @@ static bool req_poll(mpi_req_t *q)
     return true;
 }
 
-/* A REQ_DONE entry's status out, and the entry freed. */
+/* Is h something to wait for: neither MPI_REQUEST_NULL nor an inactive
+ * persistent request (Waitany, Testany and the some forms skip both;
+ * Wait, Test and the all forms return an empty status for them). */
+static bool req_active(MPI_Request h)
+{
+    mpi_req_t *q = mpi_req_get(h);
+    return q != NULL && (q->kind != REQ_PERSIST || q->active);
+}
+
+/* A finished entry's status out, and the entry freed; a persistent one
+ * keeps its handle and turns inactive (a wait on it now returns at once
+ * with an empty status). */
 static void req_take(MPI_Request *h, MPI_Status *status, int *err)
 {
     mpi_req_t *q = mpi_req_get(*h);
     if (status != MPI_STATUS_IGNORE)
         *status = q->status;
     *err = q->err;
-    q->kind = REQ_FREE;
+    if (q->kind == REQ_PERSIST) {
+        q->active = false;
+        q->err = MPI_SUCCESS;
+        mpi_status_empty(&q->status, MPI_ANY_SOURCE);
+        return;
+    }
+    req_release(q);
     *h = MPI_REQUEST_NULL;
 }
 
@@ -345,18 +405,31 @@ static bool req_done(MPI_Request *h, MPI_Status *status, int *err)
     return true;
 }
 
-/* Requests MPI_Request_free let go: reaped once finished. */
+bool mpi_req_complete(MPI_Request *h, bool wait, MPI_Status *status, int *err)
+{
+    while (!req_done(h, status, err)) {
+        if (!wait)
+            return false;
+        tern_worker_wait(mpi.w, -1);
+    }
+    return true;
+}
+
+/* Requests MPI_Request_free let go (their list): reaped once finished. */
 void mpi_reap_freed(bool wait)
 {
-    for (int i = 0; i < mpi.nreqs; i++) {
-        mpi_req_t *q = &mpi.reqs[i];
-        if (q->kind == REQ_FREE || !q->freed)
-            continue;
-        while (!req_poll(q) && wait)
+    int *link = &mpi.freed_head;
+    while (*link != 0) {
+        mpi_req_t *q = &mpi.reqs[*link - 1];
+        bool done;
+        while (!(done = req_poll(q)) && wait)
             tern_worker_wait(mpi.w, -1);
-        if (q->kind == REQ_DONE) {
-            q->kind = REQ_FREE;
+        if (done) {
+            *link = q->next;
             mpi.nfreed--;
+            req_release(q);
+        } else {
+            link = &q->next;
         }
     }
 }
@@ -452,6 +525,8 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
         int err;
         while (!req_done(&requests[i], s, &err))
             tern_worker_wait(mpi.w, -1);
+        if (s != MPI_STATUS_IGNORE) /* a send's too */
+            s->MPI_ERROR = err;
         if (err != MPI_SUCCESS && result == MPI_SUCCESS)
             result = mpi_raise(comm, MPI_ERR_IN_STATUS, "MPI_Waitall: request %d: %s", i,
                                mpi.last_error);
@@ -459,20 +534,33 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
     return result;
 }
 
-int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
+/* The array checks of the any and some forms: every handle valid (a null
+ * or inactive one is skipped, not an error). */
+static int check_reqs(int count, const MPI_Request requests[], const char *call)
 {
-    int e = mpi_check_init("MPI_Testany");
+    int e = mpi_check_init(call);
     if (e != MPI_SUCCESS)
         return e;
-    if (count < 0 || (count > 0 && requests == NULL) || index == NULL || flag == NULL)
-        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testany: %d requests", count);
+    if (count < 0 || (count > 0 && requests == NULL))
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: %d requests", call, count);
+    for (int i = 0; i < count; i++)
+        if (requests[i] != MPI_REQUEST_NULL && mpi_req_get(requests[i]) == NULL)
+            return mpi_raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "%s: request %d (index %d) is "
+                             "not valid", call, requests[i], i);
+    return MPI_SUCCESS;
+}
+
+int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
+{
+    int e = check_reqs(count, requests, "MPI_Testany");
+    if (e != MPI_SUCCESS)
+        return e;
+    if (index == NULL || flag == NULL)
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testany: NULL index or flag");
     bool any_active = false;
     for (int i = 0; i < count; i++) {
-        if (requests[i] == MPI_REQUEST_NULL)
+        if (!req_active(requests[i]))
             continue;
-        if (mpi_req_get(requests[i]) == NULL)
-            return mpi_raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Testany: request %d",
-                             requests[i]);
         any_active = true;
         MPI_Request h = requests[i];
         int err;
@@ -500,18 +588,70 @@ int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *statu
     }
 }
 
+/* Testsome: take every active request that finished (progress once each);
+ * *outcount MPI_UNDEFINED when none is active.  A failed one gives
+ * MPI_ERR_IN_STATUS, its class in its status (the others' MPI_SUCCESS). */
+static int test_some(int incount, MPI_Request requests[], int *outcount, int indices[],
+                     MPI_Status statuses[], const char *call)
+{
+    int e = check_reqs(incount, requests, call);
+    if (e != MPI_SUCCESS)
+        return e;
+    if (outcount == NULL || (incount > 0 && indices == NULL))
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: NULL outcount or indices", call);
+    bool any_active = false;
+    int n = 0, result = MPI_SUCCESS;
+    for (int i = 0; i < incount; i++) {
+        if (!req_active(requests[i]))
+            continue;
+        any_active = true;
+        MPI_Request h = requests[i];
+        MPI_Status *s = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
+        int err;
+        if (!req_done(&requests[i], s, &err))
+            continue;
+        indices[n++] = i;
+        if (s != MPI_STATUS_IGNORE)
+            s->MPI_ERROR = err;
+        if (err != MPI_SUCCESS && result == MPI_SUCCESS)
+            result = mpi_raise(mpi.reqs[h - 1].comm, MPI_ERR_IN_STATUS, "%s: request %d: %s",
+                               call, i, mpi.last_error);
+    }
+    *outcount = any_active ? n : MPI_UNDEFINED;
+    return result;
+}
+
+int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                 MPI_Status statuses[])
+{
+    return test_some(incount, requests, outcount, indices, statuses, "MPI_Testsome");
+}
+
+int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                 MPI_Status statuses[])
+{
+    for (;;) {
+        int e = test_some(incount, requests, outcount, indices, statuses, "MPI_Waitsome");
+        if (e != MPI_SUCCESS || *outcount != 0)
+            return e;
+        tern_worker_wait(mpi.w, -1);
+    }
+}
+
 int MPI_Request_free(MPI_Request *request)
 {
     int e = check_req(request, "MPI_Request_free");
     if (e != MPI_SUCCESS || *request == MPI_REQUEST_NULL)
         return e;
-    /* it completes in the background (a freed receive's data still lands
-     * in its buffer); mpi_reap_freed frees the entry then */
+    /* one under way completes in the background (a freed receive's data
+     * still lands in its buffer); mpi_reap_freed frees the entry then */
     mpi_req_t *q = mpi_req_get(*request);
-    if (q->kind == REQ_DONE) {
-        q->kind = REQ_FREE;
+    if (q->kind == REQ_DONE || (q->kind == REQ_PERSIST && !q->active)) {
+        req_release(q);
     } else {
         q->freed = true;
+        q->next = mpi.freed_head;
+        mpi.freed_head = *request;
         mpi.nfreed++;
     }
     *request = MPI_REQUEST_NULL;
@@ -527,6 +667,11 @@ int MPI_Cancel(MPI_Request *request)
     if (!q->recv)
         return mpi_raise(q->comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Cancel: sends cannot be "
                          "cancelled (receives only)");
+    if (q->kind == REQ_PERSIST) { /* the receive it started, if still under way */
+        if (!q->active || q->inner == MPI_REQUEST_NULL)
+            return MPI_SUCCESS;
+        q = mpi_req_get(q->inner);
+    }
     if (q->kind == REQ_TERN) {
         tern_status_t st = tern_cancel(mpi.w, q->r);
         if (st != TERN_OK)

@@ -1,8 +1,9 @@
 #!/bin/sh
 # tern's MPI layer (issue 13, first part): MPI programs written for any MPI
-# (mpi_p2p.c passes under MPICH too) built with the build tree's ternmpicc
-# (the project's warnings, -Werror) and run through ternrun at 1, 2 and 4
-# ranks (mpi_coll: 3 too, not a power of two), over shm and over tcp.
+# (mpi_p2p.c and mpi_p2p2.c pass under MPICH too) built with the build
+# tree's ternmpicc (the project's warnings, -Werror) and run through ternrun
+# at 1, 2 and 4 ranks (mpi_coll: 3 too, not a power of two), over shm and
+# over tcp.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 srcdir=${srcdir:-.}
@@ -14,7 +15,7 @@ export TERN_MPI_INCLUDEDIR TERN_MPI_LIBDIR
 [ -x ./ternmpicc ] || fail "./ternmpicc not built"
 # the project's warning flags (and its sanitizers in that build: the
 # program must load their runtime first)
-for prog in mpi_p2p mpi_coll mpi_comm mpi_dtype; do
+for prog in mpi_p2p mpi_p2p2 mpi_coll mpi_comm mpi_dtype; do
     # shellcheck disable=SC2086
     ./ternmpicc ${TERN_TEST_CFLAGS:--Wall -Werror} -O2 -I"$srcdir" \
         "$srcdir/tests/mpi/$prog.c" \
@@ -23,7 +24,7 @@ done
 for nm in shm tcp; do
     for np in 1 2 3 4; do
         [ "$nm" = shm ] && [ "$np" = 1 ] && continue # one rank: no peer, no netmod
-        for prog in mpi_p2p mpi_coll mpi_comm mpi_dtype; do
+        for prog in mpi_p2p mpi_p2p2 mpi_coll mpi_comm mpi_dtype; do
             (if [ -f "$srcdir/netmods/$nm/test.env" ]; then
                  set -a; . "$srcdir/netmods/$nm/test.env"; set +a
              fi

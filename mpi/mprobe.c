@@ -1,0 +1,177 @@
+/*
+ * Matched probes on tern's (tern_improbe / tern_mprobe / tern_imrecv): the
+ * probe takes the message out of matching, so no other receive can get
+ * it, and MPI_Mrecv / MPI_Imrecv receive exactly that one.  MPI_Message is
+ * an index (+2) into a table of the taken messages; 0 is MPI_MESSAGE_NULL,
+ * 1 MPI_MESSAGE_NO_PROC (a probe of MPI_PROC_NULL).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "mpi/mpi_internal.h"
+
+typedef struct mpi_msg {
+    tern_message_t *m; /* NULL: a free slot */
+    MPI_Comm comm;     /* the probe's: its ranks for the receive's status */
+} mpi_msg_t;
+
+static mpi_msg_t *msgs;
+static int nmsgs;
+
+/* A free slot (the table grows when there is none), reserved before the
+ * probe takes a message: a message taken is never dropped for want of
+ * room.  -1: out of memory. */
+static int msg_slot(void)
+{
+    for (int i = 0; i < nmsgs; i++)
+        if (msgs[i].m == NULL)
+            return i;
+    int cap = nmsgs ? 2 * nmsgs : 16;
+    mpi_msg_t *t = realloc(msgs, sizeof(*t) * (size_t)cap);
+    if (t == NULL)
+        return -1;
+    for (int i = nmsgs; i < cap; i++)
+        t[i] = (mpi_msg_t){0};
+    msgs = t;
+    int i = nmsgs;
+    nmsgs = cap;
+    return i;
+}
+
+/* The receive buffer as tern takes it: count elements of a predefined
+ * type are count * size contiguous bytes.  (Derived types: this is where
+ * an iovec and tern_imrecvv come in.) */
+static size_t mrecv_len(int count, MPI_Datatype dt)
+{
+    return (size_t)count * (size_t)mpi_type_size(dt);
+}
+
+static int improbe(int source, int tag, MPI_Comm comm, bool block, int *flag,
+                   MPI_Message *message, MPI_Status *status, const char *call)
+{
+    int e = mpi_check_comm(comm, call);
+    if (e == MPI_SUCCESS)
+        e = mpi_check_rank(comm, source, true, call);
+    if (e == MPI_SUCCESS)
+        e = mpi_check_tag(comm, tag, true, call);
+    if (e != MPI_SUCCESS)
+        return e;
+    if (flag == NULL || message == NULL)
+        return mpi_raise(comm, MPI_ERR_ARG, "%s: NULL flag or message pointer", call);
+    if (source == MPI_PROC_NULL) {
+        *flag = 1;
+        *message = MPI_MESSAGE_NO_PROC;
+        mpi_status_empty(status, MPI_PROC_NULL);
+        return MPI_SUCCESS;
+    }
+    int slot = msg_slot();
+    if (slot < 0)
+        return mpi_raise(comm, MPI_ERR_NO_MEM, "%s: message table", call);
+    mpi_comm_t *c = mpi_comm_get(comm);
+    int src = source == MPI_ANY_SOURCE ? TERN_ANY_SOURCE : c->ranks[source];
+    tag = tag == MPI_ANY_TAG ? TERN_ANY_TAG : tag;
+    tern_message_t *m = NULL;
+    tern_recv_info_t info;
+    tern_status_t st = block ? tern_mprobe(mpi.w, src, tag, c->space, &m, &info)
+                             : tern_improbe(mpi.w, src, tag, c->space, flag, &m, &info);
+    if (st != TERN_OK)
+        return mpi_raise_tern(comm, st, call);
+    if (block)
+        *flag = 1;
+    if (!*flag)
+        return MPI_SUCCESS;
+    msgs[slot] = (mpi_msg_t){.m = m, .comm = comm};
+    *message = slot + 2;
+    mpi_status_from(status, c, &info, MPI_SUCCESS);
+    return MPI_SUCCESS;
+}
+
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                MPI_Status *status)
+{
+    return improbe(source, tag, comm, false, flag, message, status, "MPI_Improbe");
+}
+
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+{
+    int flag;
+    return improbe(source, tag, comm, true, &flag, message, status, "MPI_Mprobe");
+}
+
+/* Start receiving *message into buf: a request in *out (done at once for
+ * MPI_MESSAGE_NO_PROC, or when tern had it all), *message
+ * MPI_MESSAGE_NULL. */
+static int mrecv_start(void *buf, int count, MPI_Datatype dt, MPI_Message *message,
+                       MPI_Request *out, const char *call)
+{
+    int e = mpi_check_init(call);
+    if (e != MPI_SUCCESS)
+        return e;
+    if (message == NULL || out == NULL)
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: NULL message or request pointer",
+                         call);
+    int slot = *message - 2;
+    MPI_Comm comm = *message == MPI_MESSAGE_NO_PROC ? MPI_COMM_WORLD
+                    : slot >= 0 && slot < nmsgs && msgs[slot].m != NULL ? msgs[slot].comm
+                                                                        : MPI_COMM_NULL;
+    if (comm == MPI_COMM_NULL)
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: message %d is not one a matched "
+                         "probe returned (or it was received already)", call, *message);
+    e = mpi_check_buf(comm, buf, count, dt, call);
+    if (e != MPI_SUCCESS)
+        return e;
+    MPI_Request h;
+    if (mpi_req_new(&h) != MPI_SUCCESS)
+        return mpi_raise(comm, MPI_ERR_NO_MEM, "%s: request table", call);
+    mpi_req_t *q = &mpi.reqs[h - 1]; /* free until its kind is set */
+    q->comm = comm;
+    q->recv = true;
+    q->kind = REQ_DONE;
+    *out = h;
+    if (*message == MPI_MESSAGE_NO_PROC) {
+        mpi_status_empty(&q->status, MPI_PROC_NULL);
+        *message = MPI_MESSAGE_NULL;
+        return MPI_SUCCESS;
+    }
+    tern_message_t *m = msgs[slot].m;
+    msgs[slot].m = NULL; /* tern_imrecv takes it, whatever it returns */
+    *message = MPI_MESSAGE_NULL;
+    tern_request_t *r = NULL;
+    tern_recv_info_t info;
+    tern_status_t st = tern_imrecv(mpi.w, buf, mrecv_len(count, dt), m, &info, &r);
+    if (st == TERN_INPROGRESS) {
+        q->kind = REQ_TERN;
+        q->r = r;
+        return MPI_SUCCESS;
+    }
+    q->err = mpi_class_of(st);
+    if (st == TERN_OK || st == TERN_ERR_TRUNCATED) {
+        /* a truncation is raised when the request completes, as MPI_Irecv's */
+        mpi_status_from(&q->status, mpi_comm_get(comm), &info, q->err);
+        if (st != TERN_OK)
+            snprintf(mpi.last_error, sizeof(mpi.last_error), "%s", tern_last_error());
+        return MPI_SUCCESS;
+    }
+    MPI_Request_free(out);
+    return mpi_raise_tern(comm, st, call);
+}
+
+int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+               MPI_Request *request)
+{
+    return mrecv_start(buf, count, datatype, message, request, "MPI_Imrecv");
+}
+
+int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+              MPI_Status *status)
+{
+    MPI_Request h;
+    int e = mrecv_start(buf, count, datatype, message, &h, "MPI_Mrecv");
+    if (e != MPI_SUCCESS)
+        return e;
+    MPI_Comm comm = mpi_req_get(h)->comm;
+    int err;
+    mpi_req_complete(&h, true, status, &err);
+    return err == MPI_SUCCESS ? MPI_SUCCESS
+                              : mpi_raise(comm, err, "MPI_Mrecv: %s", mpi.last_error);
+}
