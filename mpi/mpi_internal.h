@@ -214,6 +214,9 @@ int mpi_isend_start(const void *buf, int count, MPI_Datatype dt, int dest, int t
                     MPI_Comm comm, int mode, MPI_Request *out, const char *call);
 int mpi_irecv_start(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
                     MPI_Request *out, const char *call);
+/* receive a matched probe's message into a derived type (mprobe.c) */
+int mpi_dt_mrecv_start(void *buf, int count, MPI_Datatype dt, tern_message_t *m, MPI_Comm comm,
+                       MPI_Request *out, const char *call);
 void mpi_reap_freed(bool wait);
 
 /* p2p_modes.c: wait for the buffered sends in flight (MPI_Finalize) */

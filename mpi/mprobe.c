@@ -39,8 +39,8 @@ static int msg_slot(void)
 }
 
 /* The receive buffer as tern takes it: count elements of a predefined
- * type are count * size contiguous bytes.  (Derived types: this is where
- * an iovec and tern_imrecvv come in.) */
+ * type are count * size contiguous bytes (a derived type goes through
+ * mpi_dt_mrecv_start: iovecs or a staging buffer, as MPI_Irecv's). */
 static size_t mrecv_len(int count, MPI_Datatype dt)
 {
     return (size_t)count * (size_t)mpi_type_size(dt);
@@ -120,6 +120,12 @@ static int mrecv_start(void *buf, int count, MPI_Datatype dt, MPI_Message *messa
     e = mpi_check_buf(comm, buf, count, dt, call);
     if (e != MPI_SUCCESS)
         return e;
+    if (!mpi_dt_predefined(dt) && *message != MPI_MESSAGE_NO_PROC) {
+        tern_message_t *m = msgs[slot].m;
+        msgs[slot].m = NULL; /* tern_imrecvv takes it, whatever it returns */
+        *message = MPI_MESSAGE_NULL;
+        return mpi_dt_mrecv_start(buf, count, dt, m, comm, out, call);
+    }
     MPI_Request h;
     if (mpi_req_new(&h) != MPI_SUCCESS)
         return mpi_raise(comm, MPI_ERR_NO_MEM, "%s: request table", call);

@@ -174,8 +174,8 @@ enum { DT_RECV = -1 }; /* a dt_post mode beside MPI_SEND_STANDARD / _SYNC */
  * derived dt; *s the staging buffer when one is used.  MPI_SUCCESS with
  * tern's status in *st, or MPI_ERR_NO_MEM. */
 static int dt_post(void *buf, int count, MPI_Datatype dt, int peer, int tag, uint16_t space,
-                   int mode, tern_recv_info_t *info, tern_request_t **r, dt_stage_t **s,
-                   tern_status_t *st)
+                   int mode, tern_message_t *m, tern_recv_info_t *info, tern_request_t **r,
+                   dt_stage_t **s, tern_status_t *st)
 {
     mpi_dtype_t *t = mpi_dt_get(dt);
     struct iovec one, *iov;
@@ -198,7 +198,8 @@ static int dt_post(void *buf, int count, MPI_Datatype dt, int peer, int tag, uin
         iov = &one;
         n = 1;
     }
-    *st = mode == DT_RECV ? tern_irecvv(mpi.w, iov, n, peer, tag, space, info, r)
+    *st = mode == DT_RECV && m != NULL ? tern_imrecvv(mpi.w, iov, n, m, info, r)
+          : mode == DT_RECV ? tern_irecvv(mpi.w, iov, n, peer, tag, space, info, r)
           : mode == MPI_SEND_SYNC ? tern_issendv(mpi.w, iov, n, peer, tag, space, r)
                                   : tern_isendv(mpi.w, iov, n, peer, tag, space, r);
     if (iov != &one)
@@ -210,16 +211,18 @@ static int dt_post(void *buf, int count, MPI_Datatype dt, int peer, int tag, uin
     return MPI_SUCCESS;
 }
 
-/* the non-blocking start of a derived send or receive (arguments checked) */
+/* the non-blocking start of a derived send or receive (arguments checked;
+ * m: a matched probe's message to receive) */
 static int dt_start(void *buf, int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm,
-                    int mode, MPI_Request *out, const char *call)
+                    int mode, tern_message_t *m, MPI_Request *out, const char *call)
 {
     mpi_comm_t *c = mpi_comm_get(comm);
     tern_request_t *r = NULL;
     tern_recv_info_t info;
     dt_stage_t *s;
     tern_status_t st;
-    if (dt_post(buf, count, dt, peer, tag, c->space, mode, &info, &r, &s, &st) != MPI_SUCCESS)
+    if (dt_post(buf, count, dt, peer, tag, c->space, mode, m, &info, &r, &s, &st) !=
+        MPI_SUCCESS)
         return mpi_raise(comm, MPI_ERR_NO_MEM, "%s: no memory for %d elements of datatype %#x",
                          call, count, dt);
     return req_from(comm, st, r, mode == DT_RECV, &info, out, call, s ? dt_finish : NULL, s);
@@ -234,7 +237,8 @@ static int dt_blocking(void *buf, int count, MPI_Datatype dt, int peer, int tag,
     tern_recv_info_t info;
     dt_stage_t *s;
     tern_status_t st;
-    if (dt_post(buf, count, dt, peer, tag, c->space, mode, &info, &r, &s, &st) != MPI_SUCCESS)
+    if (dt_post(buf, count, dt, peer, tag, c->space, mode, NULL, &info, &r, &s, &st) !=
+        MPI_SUCCESS)
         return mpi_raise(comm, MPI_ERR_NO_MEM, "%s: no memory for %d elements of datatype %#x",
                          call, count, dt);
     if (st == TERN_INPROGRESS)
@@ -263,7 +267,7 @@ int mpi_isend_start(const void *buf, int count, MPI_Datatype dt, int dest, int t
     mpi_comm_t *c = mpi_comm_get(comm);
     if (!mpi_dt_predefined(dt))
         return dt_start((void *)(uintptr_t)buf, count, dt, c->ranks[dest], tag, comm, mode,
-                        request, call);
+                        NULL, request, call);
     size_t len = (size_t)count * (size_t)mpi_type_size(dt);
     tern_request_t *r = NULL;
     tern_status_t st = sync ? tern_issend(mpi.w, buf, len, c->ranks[dest], tag, c->space, &r)
@@ -305,13 +309,21 @@ int mpi_irecv_start(void *buf, int count, MPI_Datatype datatype, int source, int
     int src = source == MPI_ANY_SOURCE ? TERN_ANY_SOURCE : c->ranks[source];
     if (!mpi_dt_predefined(datatype))
         return dt_start(buf, count, datatype, src, tag == MPI_ANY_TAG ? TERN_ANY_TAG : tag, comm,
-                        DT_RECV, request, call);
+                        DT_RECV, NULL, request, call);
     size_t len = (size_t)count * (size_t)mpi_type_size(datatype);
     tern_request_t *r = NULL;
     tern_recv_info_t info;
     tern_status_t st = tern_irecv(mpi.w, buf, len, src, tag == MPI_ANY_TAG ? TERN_ANY_TAG : tag,
                                   c->space, &info, &r);
     return req_from(comm, st, r, true, &info, request, call, NULL, NULL);
+}
+
+/* A matched probe's message m received into count elements of the derived
+ * type dt (mprobe.c; arguments checked): as a receive of that type. */
+int mpi_dt_mrecv_start(void *buf, int count, MPI_Datatype dt, tern_message_t *m, MPI_Comm comm,
+                       MPI_Request *out, const char *call)
+{
+    return dt_start(buf, count, dt, 0, 0, comm, DT_RECV, m, out, call);
 }
 
 /* ---- completion ------------------------------------------------------------ */

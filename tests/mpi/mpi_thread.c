@@ -1,0 +1,206 @@
+/*
+ * MPI_THREAD_MULTIPLE test for tern's MPI layer (tests/mpi/mpi.sh): NT
+ * threads of every rank call MPI at once.
+ *
+ *  1. each thread on a communicator of its own (dups made before the
+ *     threads start): a ping-pong with the partner rank's same thread,
+ *     small and rendezvous-sized messages, then allreduces and broadcasts;
+ *  2. all threads on MPI_COMM_WORLD at once, told apart by tag: every
+ *     thread exchanges with every rank (itself included) by Irecv / Isend /
+ *     Waitall, and blocking Send / Recv;
+ *  3. receives from any source on MPI_COMM_WORLD, one tag per thread.
+ *
+ * Every payload is a function of (sender, thread, round), checked on
+ * arrival.  mpi.sh runs it with TERN_NUM_WORKERS=1 (every thread on one
+ * worker, under its lock) and 2 (communicators spread over the workers).
+ * Plain MPI: passes under MPICH too.  Prints "ok rank R" or "FAIL ...".
+ */
+#include <mpi.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/mpi/mpi_check.h"
+
+#define NT 4
+#define ROUNDS 50
+#define BIG (96 * 1024) /* above tern's eager limit: a rendezvous */
+
+/* failures from threads: atomically (CHECK's counter is not) */
+#define TCHECK(cond, ...)                                                                  \
+    do {                                                                                   \
+        if (!(cond)) {                                                                     \
+            printf("FAIL rank %d thread %d line %d: ", rank, t, __LINE__);                 \
+            printf(__VA_ARGS__);                                                           \
+            printf("\n");                                                                  \
+            fflush(stdout);                                                                \
+            __atomic_fetch_add(&failures, 1, __ATOMIC_RELAXED);                            \
+        }                                                                                  \
+    } while (0)
+
+static MPI_Comm own[NT];
+
+static unsigned char byte_of(int from, int t, int round, size_t i)
+{
+    return (unsigned char)(from * 31 + t * 7 + round * 3 + (int)i);
+}
+
+static void fill(unsigned char *b, size_t n, int from, int t, int round)
+{
+    for (size_t i = 0; i < n; i++)
+        b[i] = byte_of(from, t, round, i);
+}
+
+static size_t bad_byte(const unsigned char *b, size_t n, int from, int t, int round)
+{
+    for (size_t i = 0; i < n; i++)
+        if (b[i] != byte_of(from, t, round, i))
+            return i;
+    return n;
+}
+
+/* 1: the thread's own communicator */
+static void own_comm(int t, unsigned char *sb, unsigned char *rb)
+{
+    MPI_Comm c = own[t];
+    int partner = rank ^ 1;
+    for (int round = 0; partner < size && round < ROUNDS; round++) {
+        size_t n = round % 5 == 4 ? BIG : (size_t)(8 + round);
+        fill(sb, n, rank, t, round);
+        memset(rb, 0, n);
+        MPI_Status st;
+        if (rank % 2 == 0) {
+            MPI_Send(sb, (int)n, MPI_BYTE, partner, round, c);
+            MPI_Recv(rb, (int)n, MPI_BYTE, partner, round, c, &st);
+        } else {
+            MPI_Recv(rb, (int)n, MPI_BYTE, partner, round, c, &st);
+            MPI_Send(sb, (int)n, MPI_BYTE, partner, round, c);
+        }
+        int count = -1;
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        TCHECK(count == (int)n && st.MPI_SOURCE == partner && st.MPI_TAG == round,
+               "own: count %d source %d tag %d", count, st.MPI_SOURCE, st.MPI_TAG);
+        size_t at = bad_byte(rb, n, partner, t, round);
+        TCHECK(at == n, "own: round %d byte %zu of %zu", round, at, n);
+    }
+    for (int round = 0; round < ROUNDS / 5; round++) {
+        long v[3] = {rank + t, round, 1}, sum[3];
+        MPI_Allreduce(v, sum, 3, MPI_LONG, MPI_SUM, c);
+        long want = (long)size * (size - 1) / 2 + (long)size * t;
+        TCHECK(sum[0] == want && sum[1] == (long)round * size && sum[2] == size,
+               "own: allreduce %ld %ld %ld", sum[0], sum[1], sum[2]);
+        int root = round % size, x = rank == root ? 1000 * t + round : -1;
+        MPI_Bcast(&x, 1, MPI_INT, root, c);
+        TCHECK(x == 1000 * t + round, "own: bcast %d", x);
+    }
+}
+
+/* 2: all threads on MPI_COMM_WORLD, tag = thread */
+static void world(int t, unsigned char *sb, unsigned char *rb)
+{
+    size_t n = 1000 + (size_t)t;
+    for (int round = 0; round < ROUNDS / 5; round++) {
+        MPI_Request q[2 * 4 * 2];
+        int nq = 0;
+        for (int p = 0; p < size; p++)
+            MPI_Irecv(rb + (size_t)p * n, (int)n, MPI_BYTE, p, t, MPI_COMM_WORLD, &q[nq++]);
+        fill(sb, n, rank, t, round);
+        for (int p = 0; p < size; p++)
+            MPI_Isend(sb, (int)n, MPI_BYTE, p, t, MPI_COMM_WORLD, &q[nq++]);
+        MPI_Waitall(nq, q, MPI_STATUSES_IGNORE);
+        for (int p = 0; p < size; p++) {
+            size_t at = bad_byte(rb + (size_t)p * n, n, p, t, round);
+            TCHECK(at == n, "world: from %d round %d byte %zu", p, round, at);
+        }
+        /* blocking: to the right, from the left */
+        int right = (rank + 1) % size, left = (rank + size - 1) % size;
+        int v = rank * 100 + t, got = -1;
+        if (size == 1) {
+            MPI_Sendrecv(&v, 1, MPI_INT, right, NT + t, &got, 1, MPI_INT, left, NT + t,
+                         MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (rank % 2 == 0) {
+            MPI_Send(&v, 1, MPI_INT, right, NT + t, MPI_COMM_WORLD);
+            MPI_Recv(&got, 1, MPI_INT, left, NT + t, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(&got, 1, MPI_INT, left, NT + t, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(&v, 1, MPI_INT, right, NT + t, MPI_COMM_WORLD);
+        }
+        TCHECK(got == left * 100 + t, "world: ring got %d", got);
+    }
+}
+
+/* 3: any source, one tag per thread */
+static void any_source(int t)
+{
+    int seen[4] = {0, 0, 0, 0};
+    MPI_Request q[4];
+    int vals[4];
+    for (int p = 0; p < size; p++)
+        MPI_Irecv(&vals[p], 1, MPI_INT, MPI_ANY_SOURCE, 2 * NT + t, MPI_COMM_WORLD, &q[p]);
+    int v = rank * 10 + t;
+    for (int p = 0; p < size; p++)
+        MPI_Send(&v, 1, MPI_INT, p, 2 * NT + t, MPI_COMM_WORLD);
+    MPI_Status st[4];
+    MPI_Waitall(size, q, st);
+    for (int p = 0; p < size; p++) {
+        int s = st[p].MPI_SOURCE;
+        TCHECK(s >= 0 && s < size && vals[p] == s * 10 + t, "any: %d from %d", vals[p], s);
+        if (s >= 0 && s < size)
+            seen[s]++;
+    }
+    for (int p = 0; p < size; p++)
+        TCHECK(seen[p] == 1, "any: %d messages from %d", seen[p], p);
+}
+
+static void *thread_main(void *arg)
+{
+    int t = (int)(long)arg;
+    unsigned char *sb = malloc(BIG), *rb = malloc((size_t)BIG * 4);
+    if (sb == NULL || rb == NULL) {
+        TCHECK(0, "malloc");
+        return NULL;
+    }
+    own_comm(t, sb, rb);
+    world(t, sb, rb);
+    any_source(t);
+    free(sb);
+    free(rb);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int provided = -1;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
+    if (size > 4) {
+        if (rank == 0)
+            printf("mpi_thread: at most 4 ranks\n");
+        MPI_Finalize();
+        return 0;
+    }
+    int q = -1, main_flag = 0;
+    MPI_Query_thread(&q);
+    CHECK(q == MPI_THREAD_MULTIPLE, "MPI_Query_thread %d", q);
+    for (int t = 0; t < NT; t++)
+        MPI_Comm_dup(MPI_COMM_WORLD, &own[t]);
+    pthread_t th[NT];
+    for (int t = 0; t < NT; t++)
+        if (pthread_create(&th[t], NULL, thread_main, (void *)(long)t) != 0)
+            CHECK(0, "pthread_create %d", t);
+    MPI_Is_thread_main(&main_flag);
+    CHECK(main_flag, "MPI_Is_thread_main in the main thread");
+    for (int t = 0; t < NT; t++)
+        pthread_join(th[t], NULL);
+    for (int t = 0; t < NT; t++)
+        MPI_Comm_free(&own[t]);
+    int total = 0;
+    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (total == 0)
+        printf("ok rank %d\n", rank);
+    MPI_Finalize();
+    return total != 0;
+}
