@@ -50,6 +50,7 @@ int MPI_Finalize(void)
     int e = mpi_check_init("MPI_Finalize");
     if (e != MPI_SUCCESS)
         return e;
+    mpi_coll_finalize();
     mpi_reap_freed(true);
     tern_status_t st = tern_finalize(mpi.ctx); /* drains, then a barrier */
     mpi.ctx = NULL;

@@ -34,6 +34,7 @@ typedef struct mpi_comm {
     int context;              /* context id */
     uint16_t space;           /* point to point; space + 1: collectives */
     MPI_Errhandler errh;
+    uint32_t nbc_seq;         /* non-blocking collectives started: their tags (coll_nb.c) */
 } mpi_comm_t;
 
 #define MPI_MAX_COMMS 4096
@@ -130,6 +131,13 @@ void mpi_reap_freed(bool wait);
 int mpi_op_check(MPI_Op op, MPI_Datatype dt, MPI_Comm comm, const char *call);
 bool mpi_op_commutes(MPI_Op op);
 void mpi_op_apply(MPI_Op op, const void *in, void *inout, int count, MPI_Datatype dt);
+
+/* coll_nb.c: move the non-blocking collectives under way on, once (cheap
+ * when there are none: a loop that blocks waiting for something else
+ * should call it, its peers may wait for a schedule's next round); run
+ * them to their end (MPI_Finalize) */
+void mpi_coll_progress(void);
+void mpi_coll_finalize(void);
 
 /* init / finalize of the communicator and request tables (comm.c) */
 int mpi_comms_init(void);
