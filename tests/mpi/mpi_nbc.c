@@ -2,11 +2,13 @@
  * Non-blocking collectives test for tern's MPI layer (tests/mpi/mpi.sh):
  * several MPI_Iallreduce / Ibcast / Ireduce / Ibarrier outstanding at once
  * on one communicator (and on a dup), completed in reverse order, by Test
- * loops and by Waitall, interleaved with blocking collectives and with
+ * loops and by Waitall; Ibcasts from every root whose messages would mix
+ * without their own tags; interleaved with blocking collectives and with
  * point-to-point traffic (a receive from any source must not take a
- * collective's message), short and long (rendezvous) sizes, a
- * non-commutative user operation, MPI_IN_PLACE, and (tern only: erroneous
- * MPI) a freed request left to MPI_Finalize.  Results against a serial reference.  Plain MPI: passes
+ * collective's message); a barrier that must move a schedule on; short
+ * and long (rendezvous) sizes, a non-commutative user operation,
+ * MPI_IN_PLACE, and (tern only: erroneous MPI) freed requests left to
+ * MPI_Finalize.  Results against a serial reference.  Plain MPI: passes
  * under MPICH too.  Prints "ok rank R" or "FAIL ..." lines.
  */
 #include <mpi.h>
@@ -115,6 +117,50 @@ static void overlapping(MPI_Comm comm)
         check_sum(red, 4, "ireduce");
 }
 
+/* one Ibcast from every root, the last root first: a rank may then send
+ * for a later schedule before it forwards for an earlier one (at 4 ranks,
+ * rank 0 sends root 0's data to rank 1 before it passes root 2's on to
+ * it), which only the schedules' own tags keep apart */
+static void ladder(MPI_Comm comm)
+{
+    int *b[64];
+    MPI_Request rq[64];
+    MPI_Status sts[64];
+    int nr = size < 64 ? size : 64;
+    for (int j = 0; j < nr; j++) {
+        int root = nr - 1 - j, n = 10 + 7 * root;
+        b[j] = malloc(sizeof(int) * (size_t)n);
+        for (int i = 0; i < n; i++)
+            b[j][i] = rank == root ? (int)val(root, i) : -1;
+        MPI_Ibcast(b[j], n, MPI_INT, root, comm, &rq[j]);
+    }
+    MPI_Waitall(nr, rq, sts);
+    for (int j = 0; j < nr; j++) {
+        check_bcast(b[j], 10 + 7 * (nr - 1 - j), nr - 1 - j, "ibcast ladder");
+        free(b[j]);
+    }
+}
+
+/* half the ranks enter a blocking barrier before they wait for an
+ * Iallreduce whose later rounds the other half waits for: the barrier
+ * must move the schedule on (MPI's progress rule), else both wait forever */
+static void progress_in_blocking(MPI_Comm comm)
+{
+    int64_t in[3], out[3];
+    for (int i = 0; i < 3; i++)
+        in[i] = val(rank, i);
+    MPI_Request rq;
+    MPI_Iallreduce(in, out, 3, MPI_INT64_T, MPI_SUM, comm, &rq);
+    if (rank % 4 < 2) {
+        MPI_Barrier(comm);
+        MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        MPI_Barrier(comm);
+    }
+    check_sum(out, 3, "iallreduce completed around a barrier");
+}
+
 /* started, then blocking collectives and point-to-point, then completed */
 static void interleaved(MPI_Comm comm)
 {
@@ -211,9 +257,12 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    for (int rep = 0; rep < 3; rep++)
+    for (int rep = 0; rep < 3; rep++) {
+        ladder(MPI_COMM_WORLD);
         overlapping(MPI_COMM_WORLD);
+    }
     interleaved(MPI_COMM_WORLD);
+    progress_in_blocking(MPI_COMM_WORLD);
     variants();
     if (is_tern()) { /* left to MPI_Finalize */
         MPI_Request last;
