@@ -171,11 +171,10 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
     if (e != MPI_SUCCESS ||
         (e = coll_stage_in(&k, buffer, count, datatype, k.c->rank == root, &s)) != MPI_SUCCESS)
         return e;
-    if (s.len < coll_threshold(THR_BCAST_LONG) ||
-        (size_t)k.c->size < coll_threshold(THR_BCAST_MIN_PROCS))
-        e = bcast_binomial(&k, s.bytes, s.len, root);
-    else
+    if (coll_bcast_is_long(&k, s.len))
         e = coll_bcast_long(&k, s.bytes, s.len, root);
+    else
+        e = bcast_binomial(&k, s.bytes, s.len, root);
     coll_stage_out(&s, buffer, count, datatype, e == MPI_SUCCESS && k.c->rank != root);
     return e;
 }
@@ -288,11 +287,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
         (e = coll_red_bufs(&k, &r, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, &work, &tmp)) !=
             MPI_SUCCESS)
         return e;
-    int pof2 = 1;
-    while (pof2 * 2 <= k.c->size)
-        pof2 *= 2;
-    if (r.len > coll_threshold(THR_ALLREDUCE_LONG) && mpi_op_commutes(op) && r.n >= pof2 &&
-        k.c->size > 1)
+    if (coll_allreduce_is_long(&k, &r))
         e = coll_allreduce_long(&k, &r, work, tmp);
     else
         e = allreduce_rd(&k, &r, work, tmp);

@@ -88,6 +88,15 @@ void coll_red_apply_part(const coll_red_t *r, const char *in, char *inout, int f
  * power of two <= size) with tmp of r->len bytes */
 int coll_bcast_long(const coll_t *k, void *buf, size_t len, int root);
 int coll_allreduce_long(const coll_t *k, const coll_red_t *r, char *work, char *tmp);
+/* is the long algorithm the one for len bytes / for r (the blocking and
+ * the non-blocking collectives choose alike); the byte where the bcast's
+ * piece i of len bytes starts (size pieces, the last ones short or empty);
+ * the first element of block blk when n elements are cut into pof2 blocks
+ * (the first n % pof2 one longer) */
+bool coll_bcast_is_long(const coll_t *k, size_t len);
+size_t coll_bcast_piece(size_t len, int size, int i);
+bool coll_allreduce_is_long(const coll_t *k, const coll_red_t *r);
+int coll_block_first(int n, int pof2, int blk);
 
 /* coll_nb.c: schedules under way (on any communicator); progress them all
  * once (the blocking calls do while they wait) */

@@ -22,11 +22,15 @@
 
 /* ---- broadcast ---------------------------------------------------------------- */
 
-/* the byte where piece i starts (pieces of chunk bytes, the last ones short
- * or empty) */
-static size_t piece(size_t len, size_t chunk, int i)
+bool coll_bcast_is_long(const coll_t *k, size_t len)
 {
-    size_t at = (size_t)i * chunk;
+    return len >= coll_threshold(THR_BCAST_LONG) &&
+           (size_t)k->c->size >= coll_threshold(THR_BCAST_MIN_PROCS);
+}
+
+size_t coll_bcast_piece(size_t len, int size, int i)
+{
+    size_t chunk = (len + (size_t)size - 1) / (size_t)size, at = (size_t)i * chunk;
     return at < len ? at : len;
 }
 
@@ -34,13 +38,12 @@ int coll_bcast_long(const coll_t *k, void *buffer, size_t len, int root)
 {
     int size = k->c->size, rank = k->c->rank, rel = (rank - root + size) % size, e;
     char *buf = buffer;
-    size_t chunk = (len + (size_t)size - 1) / (size_t)size;
     /* scatter: my subtree is [rel, rel + mask), mask the lowest bit of rel */
     int mask = 1;
     for (; mask < size; mask <<= 1)
         if (rel & mask) {
             int hi = rel + mask < size ? rel + mask : size;
-            size_t from = piece(len, chunk, rel), to = piece(len, chunk, hi);
+            size_t from = coll_bcast_piece(len, size, rel), to = coll_bcast_piece(len, size, hi);
             if ((e = coll_recv(k, buf + from, to - from, (rank - mask + size) % size,
                                TAG_BCAST)) != MPI_SUCCESS)
                 return e;
@@ -50,7 +53,7 @@ int coll_bcast_long(const coll_t *k, void *buffer, size_t len, int root)
         if (rel + mask >= size)
             continue;
         int lo = rel + mask, hi = lo + mask < size ? lo + mask : size;
-        size_t from = piece(len, chunk, lo), to = piece(len, chunk, hi);
+        size_t from = coll_bcast_piece(len, size, lo), to = coll_bcast_piece(len, size, hi);
         if ((e = coll_send(k, buf + from, to - from, (rank + mask) % size, TAG_BCAST)) !=
             MPI_SUCCESS)
             return e;
@@ -59,8 +62,8 @@ int coll_bcast_long(const coll_t *k, void *buffer, size_t len, int root)
     int right = (rank + 1) % size, left = (rank - 1 + size) % size;
     for (int i = 0; i < size - 1; i++) {
         int sp = (rel - i + size) % size, rp = (rel - i - 1 + size) % size;
-        size_t s0 = piece(len, chunk, sp), s1 = piece(len, chunk, sp + 1);
-        size_t r0 = piece(len, chunk, rp), r1 = piece(len, chunk, rp + 1);
+        size_t s0 = coll_bcast_piece(len, size, sp), s1 = coll_bcast_piece(len, size, sp + 1);
+        size_t r0 = coll_bcast_piece(len, size, rp), r1 = coll_bcast_piece(len, size, rp + 1);
         if ((e = coll_sendrecv(k, buf + s0, s1 - s0, right, buf + r0, r1 - r0, left,
                                TAG_BCAST)) != MPI_SUCCESS)
             return e;
@@ -70,16 +73,26 @@ int coll_bcast_long(const coll_t *k, void *buffer, size_t len, int root)
 
 /* ---- allreduce ----------------------------------------------------------------- */
 
-/* blocks of the n elements over pof2 ranks: the first n % pof2 one longer */
+bool coll_allreduce_is_long(const coll_t *k, const coll_red_t *r)
+{
+    int pof2 = 1;
+    while (pof2 * 2 <= k->c->size)
+        pof2 *= 2;
+    return r->len > coll_threshold(THR_ALLREDUCE_LONG) && mpi_op_commutes(r->op) &&
+           r->n >= pof2 && k->c->size > 1;
+}
+
+int coll_block_first(int n, int pof2, int blk)
+{
+    int q = n / pof2, rm = n % pof2;
+    return blk * q + (blk < rm ? blk : rm);
+}
+
 typedef struct blocks {
     int n, pof2;
 } blocks_t;
 
-static int first(const blocks_t *b, int blk)
-{
-    int q = b->n / b->pof2, rm = b->n % b->pof2;
-    return blk * q + (blk < rm ? blk : rm);
-}
+static int first(const blocks_t *b, int blk) { return coll_block_first(b->n, b->pof2, blk); }
 
 /* elements of blocks [lo, hi) */
 static int elems(const blocks_t *b, int lo, int hi) { return first(b, hi) - first(b, lo); }

@@ -13,9 +13,9 @@
  * and the blocking collectives (their tags are below NB_TAG_BASE), never
  * take each other's messages.
  *
- * Algorithms: the blocking ones for short messages (dissemination barrier,
- * binomial broadcast and reduce, recursive-doubling allreduce) whatever the
- * size.  A failed tern operation ends the schedule after the round's other
+ * Algorithms: the blocking ones', chosen the same way: dissemination
+ * barrier, binomial or scatter + ring broadcast, binomial reduce,
+ * recursive-doubling or Rabenseifner allreduce.  A failed tern operation ends the schedule after the round's other
  * operations completed; its class is the request's error.
  */
 #include <stdio.h>
@@ -35,6 +35,7 @@ typedef struct nb_op {
     const char *src;    /* send, reduce (dst = src op dst), copy */
     char *dst;          /* recv, reduce, copy */
     size_t len;         /* send, recv, copy */
+    int from, n;        /* reduce: elements [from, from + n) (n < 0: all) */
     tern_request_t *r;  /* a send or receive under way */
 } nb_op_t;
 
@@ -93,7 +94,17 @@ static void add(sched_t *s, enum nb_kind kind, int peer, const void *src, void *
     if (kind == NB_SEND || kind == NB_RECV)
         peer = s->k.c->ranks[peer];
     s->ops[s->nops++] = (nb_op_t){.kind = kind, .round = s->round, .peer = peer, .src = src,
-                                  .dst = dst, .len = len};
+                                  .dst = dst, .len = len, .n = -1};
+}
+
+/* a reduction of elements [from, from + n) only */
+static void add_part(sched_t *s, const char *src, char *dst, int from, int n)
+{
+    add(s, NB_REDUCE, 0, src, dst, 0);
+    if (!s->nomem) {
+        s->ops[s->nops - 1].from = from;
+        s->ops[s->nops - 1].n = n;
+    }
 }
 
 static void next_round(sched_t *s) { s->round++; }
@@ -150,8 +161,10 @@ static void local_steps(sched_t *s)
 {
     for (int i = s->cur; i < s->end; i++) {
         nb_op_t *o = &s->ops[i];
-        if (o->kind == NB_REDUCE)
+        if (o->kind == NB_REDUCE && o->n < 0)
             coll_red_apply(&s->red, o->src, o->dst);
+        else if (o->kind == NB_REDUCE)
+            coll_red_apply_part(&s->red, o->src, o->dst, o->from, o->n);
         else if (o->kind == NB_COPY && o->len > 0)
             memcpy(o->dst, o->src, o->len);
     }
@@ -304,16 +317,35 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
     }
     char *buf = s->stage.bytes;
     size_t len = s->stage.len;
-    int mask = 1; /* binomial: from the parent, then to the children together */
+    /* binomial: from the parent, then to the children together; long: a
+     * subtree's pieces only (coll_long.c), then the ring */
+    bool lng = coll_bcast_is_long(&k, len);
+    int mask = 1;
     for (; mask < size; mask <<= 1)
         if (rel & mask) {
-            add(s, NB_RECV, (rank - mask + size) % size, NULL, buf, len);
+            size_t a = lng ? coll_bcast_piece(len, size, rel) : 0;
+            size_t b = lng ? coll_bcast_piece(len, size, rel + mask < size ? rel + mask : size)
+                           : len;
+            add(s, NB_RECV, (rank - mask + size) % size, NULL, buf + a, b - a);
             next_round(s);
             break;
         }
-    for (mask >>= 1; mask > 0; mask >>= 1)
-        if (rel + mask < size)
-            add(s, NB_SEND, (rank + mask) % size, buf, NULL, len);
+    for (mask >>= 1; mask > 0; mask >>= 1) {
+        int lo = rel + mask, hi = lo + mask < size ? lo + mask : size;
+        if (lo >= size)
+            continue;
+        size_t a = lng ? coll_bcast_piece(len, size, lo) : 0;
+        size_t b = lng ? coll_bcast_piece(len, size, hi) : len;
+        add(s, NB_SEND, (rank + mask) % size, buf + a, NULL, b - a);
+    }
+    next_round(s);
+    int right = (rank + 1) % size, left = (rank - 1 + size) % size;
+    for (int i = 0; lng && i < size - 1; i++, next_round(s)) {
+        int sp = (rel - i + size) % size, rp = (rel - i - 1 + size) % size;
+        size_t s0 = coll_bcast_piece(len, size, sp), r0 = coll_bcast_piece(len, size, rp);
+        add(s, NB_RECV, left, NULL, buf + r0, coll_bcast_piece(len, size, rp + 1) - r0);
+        add(s, NB_SEND, right, buf + s0, NULL, coll_bcast_piece(len, size, sp + 1) - s0);
+    }
     return sched_start(s, request);
 }
 
@@ -334,7 +366,71 @@ static sched_t *red_sched(const coll_t *k, const coll_red_t *r, const void *user
     return s;
 }
 
-/* the recursive doubling of coll.c's allreduce_rd, as rounds */
+/* the exchanges of coll.c's allreduce_rd between the pof2 ranks, as rounds */
+static void iallreduce_rd(sched_t *s, int newrank, int pof2, int rem)
+{
+    int rank = s->k.c->rank;
+    bool commute = mpi_op_commutes(s->red.op);
+    for (int mask = 1; mask < pof2; mask <<= 1, next_round(s)) {
+        int newdst = newrank ^ mask, dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
+        add(s, NB_RECV, dst, NULL, s->tmp, s->red.len);
+        add(s, NB_SEND, dst, s->work, NULL, s->red.len);
+        if (commute || dst < rank) {
+            add(s, NB_REDUCE, 0, s->tmp, s->work, 0);
+        } else {
+            add(s, NB_REDUCE, 0, s->work, s->tmp, 0); /* tmp = work op tmp */
+            add(s, NB_COPY, 0, s->tmp, s->work, s->red.len);
+        }
+    }
+}
+
+/* the byte where block blk of a working buffer cut in pof2 starts */
+static size_t blk_off(const sched_t *s, int pof2, int blk)
+{
+    return (size_t)coll_block_first(s->red.n, pof2, blk) * s->red.ext;
+}
+
+/* one swap with dst: blocks [slo, shi) of s->work go, [rlo, rhi) arrive
+ * in into, then (reduce) are reduced into s->work */
+static void swap(sched_t *s, int pof2, int dst, int slo, int shi, char *into, int rlo, int rhi,
+                 bool reduce)
+{
+    size_t r0 = blk_off(s, pof2, rlo), s0 = blk_off(s, pof2, slo);
+    add(s, NB_RECV, dst, NULL, into + r0, blk_off(s, pof2, rhi) - r0);
+    add(s, NB_SEND, dst, s->work + s0, NULL, blk_off(s, pof2, shi) - s0);
+    if (reduce) {
+        int from = coll_block_first(s->red.n, pof2, rlo);
+        add_part(s, s->tmp, s->work, from, coll_block_first(s->red.n, pof2, rhi) - from);
+    }
+    next_round(s);
+}
+
+/* those of coll_long.c's Rabenseifner allreduce: blocks [lo, hi) of the
+ * pof2 are still reduced here, halved each round, then grown back */
+static void iallreduce_long(sched_t *s, int newrank, int pof2, int rem)
+{
+    int lo = 0, hi = pof2;
+    for (int mask = pof2 / 2; mask > 0; mask >>= 1) {
+        int newdst = newrank ^ mask, dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
+        int mid = (lo + hi) / 2;
+        bool upper = newrank & mask; /* keeps [mid, hi), gives [lo, mid) */
+        int klo = upper ? mid : lo, khi = upper ? hi : mid;
+        swap(s, pof2, dst, upper ? lo : mid, upper ? mid : hi, s->tmp, klo, khi, true);
+        lo = klo;
+        hi = khi;
+    }
+    for (int mask = 1; mask < pof2; mask <<= 1) {
+        int newdst = newrank ^ mask, dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
+        bool upper = newrank & mask; /* the partner holds the mask blocks below */
+        int olo = upper ? lo - mask : hi, ohi = upper ? lo : hi + mask;
+        swap(s, pof2, dst, lo, hi, s->work, olo, ohi, false);
+        lo = upper ? olo : lo;
+        hi = upper ? hi : ohi;
+    }
+}
+
+/* coll.c's allreduce as rounds: recursive doubling or, for long vectors,
+ * Rabenseifner's (the same choice), the ranks beyond pof2 folded in */
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                    MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
@@ -354,7 +450,6 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     while (pof2 * 2 <= size)
         pof2 *= 2;
     int rem = size - pof2, newrank = rank - rem;
-    bool commute = mpi_op_commutes(op);
     if (rank < 2 * rem) { /* fold in the ranks beyond pof2 */
         if (rank % 2 == 0) {
             add(s, NB_SEND, rank + 1, s->work, NULL, r.len);
@@ -366,17 +461,10 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
         }
         next_round(s);
     }
-    for (int mask = 1; newrank >= 0 && mask < pof2; mask <<= 1, next_round(s)) {
-        int newdst = newrank ^ mask, dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
-        add(s, NB_RECV, dst, NULL, s->tmp, r.len);
-        add(s, NB_SEND, dst, s->work, NULL, r.len);
-        if (commute || dst < rank) {
-            add(s, NB_REDUCE, 0, s->tmp, s->work, 0);
-        } else {
-            add(s, NB_REDUCE, 0, s->work, s->tmp, 0); /* tmp = work op tmp */
-            add(s, NB_COPY, 0, s->tmp, s->work, r.len);
-        }
-    }
+    if (newrank >= 0 && coll_allreduce_is_long(&k, &r))
+        iallreduce_long(s, newrank, pof2, rem);
+    else if (newrank >= 0)
+        iallreduce_rd(s, newrank, pof2, rem);
     if (rank < 2 * rem) {
         if (rank % 2)
             add(s, NB_SEND, rank - 1, s->work, NULL, r.len);
