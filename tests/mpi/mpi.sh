@@ -2,8 +2,8 @@
 # tern's MPI layer (issue 13): MPI programs written for any MPI (they pass
 # under MPICH too) built with the build tree's ternmpicc (the project's
 # warnings, -Werror) and run through ternrun at 1 to 4 ranks, over shm and
-# over tcp; mpi_coll twice, the second time with the collectives' size
-# thresholds low (every algorithm at every size).
+# over tcp; mpi_coll and mpi_nbc twice, the second time with the
+# collectives' size thresholds low (every algorithm at every size).
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 srcdir=${srcdir:-.}
@@ -24,15 +24,15 @@ done
 for nm in shm tcp; do
     for np in 1 2 3 4; do
         [ "$nm" = shm ] && [ "$np" = 1 ] && continue # one rank: no peer, no netmod
-        # mpi_coll+long: again with the size thresholds low, so that the
+        # prog+long: again with the size thresholds low, so that the
         # long-message algorithms run at every size
-        for prog in mpi_p2p mpi_coll mpi_coll+long mpi_comm mpi_nbc; do
+        for prog in mpi_p2p mpi_coll mpi_coll+long mpi_comm mpi_nbc mpi_nbc+long; do
             (if [ -f "$srcdir/netmods/$nm/test.env" ]; then
                  set -a; . "$srcdir/netmods/$nm/test.env"; set +a
              fi
              TERN_NETMODS=$nm; export TERN_NETMODS
-             if [ "$prog" = mpi_coll+long ]; then
-                 prog=mpi_coll
+             if [ "${prog%+long}" != "$prog" ]; then
+                 prog=${prog%+long}
                  TERN_MPI_BCAST_LONG=1 TERN_MPI_BCAST_MIN_PROCS=1 TERN_MPI_ALLREDUCE_LONG=1
                  export TERN_MPI_BCAST_LONG TERN_MPI_BCAST_MIN_PROCS TERN_MPI_ALLREDUCE_LONG
                  echo "+ TERN_MPI_*_LONG=1 TERN_MPI_BCAST_MIN_PROCS=1"
