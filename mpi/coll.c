@@ -3,63 +3,98 @@
  * (its space + 1, so no user receive ever takes their messages), one tag
  * per kind of collective.  Every rank calls a communicator's collectives in
  * the same order and the messages of one source are matched in order, so
- * the messages of successive collectives never mix.
+ * the messages of successive collectives never mix.  Non-blocking ones
+ * (coll_nb.c) take a tag of their own each, so they may overlap these.
  *
- * Algorithms (MPICH's): dissemination barrier, binomial broadcast and
- * reduce, recursive-doubling allreduce and scan (the non-power-of-two ranks
- * folded in first), ring allgather(v), pairwise alltoall(v), linear
- * gather(v) / scatter(v), reduce-scatter as reduce + scatter.  Predefined
- * contiguous datatypes; operand order is kept for non-commutative user ops.
+ * Algorithms (MPICH's, chosen by size as MPICH does; docs/mpi.md):
+ *  - barrier: dissemination;
+ *  - bcast: binomial tree below TERN_MPI_BCAST_LONG bytes (12288) or below
+ *    TERN_MPI_BCAST_MIN_PROCS ranks (8); above both, scatter + ring
+ *    allgather (van de Geijn, coll_long.c);
+ *  - reduce: binomial (non-commutative ops reduce to rank 0, which hands
+ *    the result to the root);
+ *  - allreduce: recursive doubling up to TERN_MPI_ALLREDUCE_LONG bytes
+ *    (2048), or for non-commutative ops, or fewer elements than the power
+ *    of two of the ranks; above, Rabenseifner (reduce-scatter by recursive
+ *    halving + allgather by recursive doubling, coll_long.c); both fold the
+ *    ranks beyond the largest power of two in first;
+ *  - scan, exscan: recursive doubling; reduce-scatter(_block): reduce to
+ *    rank 0 + scatter(v);
+ *  - allgather(v): ring; alltoall(v): pairwise exchange; gather(v) /
+ *    scatter(v): linear at the root.
+ * Datatypes: a contiguous type is sent in place, another is packed into a
+ * staging buffer (mpi_dt_pack) and unpacked at the end; displacements are
+ * in extents.  Reductions work on a buffer of elements the op applies to
+ * (coll_red_t).  Operand order is kept for non-commutative ops.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi/mpi_internal.h"
+#include "mpi/coll.h"
 
-enum { TAG_BCAST = 40, TAG_REDUCE, TAG_ALLREDUCE, TAG_GATHER, TAG_SCATTER, TAG_ALLGATHER,
-       TAG_ALLTOALL, TAG_SCAN };
-
-typedef struct coll {
-    MPI_Comm comm;
-    mpi_comm_t *c;
-    uint16_t space;
-    const char *call;
-} coll_t;
-
-static int fail(const coll_t *k, tern_status_t st)
+int coll_fail(const coll_t *k, tern_status_t st)
 {
     return mpi_raise_tern(k->comm, st, k->call);
 }
 
-static int csend(const coll_t *k, const void *buf, size_t len, int to, int tag)
+/* Complete a started tern operation: tern_wait, or, while non-blocking
+ * collectives are under way, a loop that moves them on too (they may wait
+ * for this rank's messages while its peers wait in this call). */
+static tern_status_t finish(tern_status_t st, tern_request_t *r)
 {
-    tern_status_t st = tern_send(mpi.w, buf, len, k->c->ranks[to], tag, k->space);
-    return st == TERN_OK ? MPI_SUCCESS : fail(k, st);
+    if (st != TERN_INPROGRESS)
+        return st;
+    if (coll_nb_active == 0)
+        return tern_wait(mpi.w, r, NULL);
+    while ((st = tern_test(mpi.w, r, NULL)) == TERN_INPROGRESS) {
+        coll_nb_progress_all();
+        tern_worker_wait(mpi.w, -1);
+    }
+    return st;
 }
 
-static int crecv(const coll_t *k, void *buf, size_t len, int from, int tag)
+int coll_send(const coll_t *k, const void *buf, size_t len, int to, int tag)
 {
-    tern_status_t st = tern_recv(mpi.w, buf, len, k->c->ranks[from], tag, k->space, NULL);
-    return st == TERN_OK ? MPI_SUCCESS : fail(k, st);
+    tern_status_t st;
+    if (coll_nb_active == 0) {
+        st = tern_send(mpi.w, buf, len, k->c->ranks[to], tag, k->space);
+    } else {
+        tern_request_t *r = NULL;
+        st = tern_isend(mpi.w, buf, len, k->c->ranks[to], tag, k->space, &r);
+        st = finish(st, r);
+    }
+    return st == TERN_OK ? MPI_SUCCESS : coll_fail(k, st);
+}
+
+int coll_recv(const coll_t *k, void *buf, size_t len, int from, int tag)
+{
+    tern_status_t st;
+    if (coll_nb_active == 0) {
+        st = tern_recv(mpi.w, buf, len, k->c->ranks[from], tag, k->space, NULL);
+    } else {
+        tern_request_t *r = NULL;
+        st = tern_irecv(mpi.w, buf, len, k->c->ranks[from], tag, k->space, NULL, &r);
+        st = finish(st, r);
+    }
+    return st == TERN_OK ? MPI_SUCCESS : coll_fail(k, st);
 }
 
 /* receive posted first, so two ranks exchanging never wait for each other */
-static int csendrecv(const coll_t *k, const void *sbuf, size_t slen, int to, void *rbuf,
-                     size_t rlen, int from, int tag)
+int coll_sendrecv(const coll_t *k, const void *sbuf, size_t slen, int to, void *rbuf,
+                  size_t rlen, int from, int tag)
 {
     tern_request_t *r = NULL;
     tern_status_t st = tern_irecv(mpi.w, rbuf, rlen, k->c->ranks[from], tag, k->space, NULL, &r);
     if (st != TERN_OK && st != TERN_INPROGRESS)
-        return fail(k, st);
-    tern_status_t ss = tern_send(mpi.w, sbuf, slen, k->c->ranks[to], tag, k->space);
-    if (st == TERN_INPROGRESS)
-        st = tern_wait(mpi.w, r, NULL);
-    if (ss != TERN_OK)
-        return fail(k, ss);
-    return st == TERN_OK ? MPI_SUCCESS : fail(k, st);
+        return coll_fail(k, st);
+    int ss = coll_send(k, sbuf, slen, to, tag);
+    st = finish(st, r); /* completed even when the send failed: tern's rule */
+    if (ss != MPI_SUCCESS)
+        return ss;
+    return st == TERN_OK ? MPI_SUCCESS : coll_fail(k, st);
 }
 
-static int start(coll_t *k, MPI_Comm comm, const char *call)
+int coll_start(coll_t *k, MPI_Comm comm, const char *call)
 {
     int e = mpi_check_comm(comm, call);
     if (e != MPI_SUCCESS)
@@ -68,10 +103,12 @@ static int start(coll_t *k, MPI_Comm comm, const char *call)
     k->c = mpi_comm_get(comm);
     k->space = (uint16_t)(k->c->space + 1);
     k->call = call;
+    if (coll_nb_active > 0) /* a collective call is a chance to move them on */
+        coll_nb_progress_all();
     return MPI_SUCCESS;
 }
 
-static int check_root(const coll_t *k, int root)
+int coll_check_root(const coll_t *k, int root)
 {
     if (root < 0 || root >= k->c->size)
         return mpi_raise(k->comm, MPI_ERR_ROOT, "%s: root %d (the communicator has %d)", k->call,
@@ -84,7 +121,7 @@ static int check_buf(const coll_t *k, const void *buf, int count, MPI_Datatype d
     return buf == MPI_IN_PLACE ? MPI_SUCCESS : mpi_check_buf(k->comm, buf, count, dt, k->call);
 }
 
-static void *tmp_alloc(size_t len) { return malloc(len ? len : 1); }
+void *coll_tmp(size_t len) { return malloc(len ? len : 1); }
 
 /* ---- barrier ------------------------------------------------------------- */
 
@@ -93,65 +130,73 @@ static void *tmp_alloc(size_t len) { return malloc(len ? len : 1); }
 int MPI_Barrier(MPI_Comm comm)
 {
     coll_t k;
-    int e = start(&k, comm, "MPI_Barrier");
+    int e = coll_start(&k, comm, "MPI_Barrier");
     for (int r = 0, step = 1; e == MPI_SUCCESS && step < k.c->size; r++, step <<= 1) {
         char out = 0, in = 0;
-        e = csendrecv(&k, &out, 1, (k.c->rank + step) % k.c->size, &in, 1,
-                      (k.c->rank - step + k.c->size) % k.c->size, r);
+        e = coll_sendrecv(&k, &out, 1, (k.c->rank + step) % k.c->size, &in, 1,
+                          (k.c->rank - step + k.c->size) % k.c->size, r);
     }
     return e;
 }
 
 /* ---- broadcast, reduce ------------------------------------------------------ */
 
-int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+static int bcast_binomial(const coll_t *k, void *buf, size_t len, int root)
 {
-    coll_t k;
-    int e = start(&k, comm, "MPI_Bcast");
-    if (e == MPI_SUCCESS)
-        e = check_root(&k, root);
-    if (e == MPI_SUCCESS)
-        e = mpi_check_buf(comm, buffer, count, datatype, k.call);
-    if (e != MPI_SUCCESS)
-        return e;
-    int size = k.c->size, rank = k.c->rank, rel = (rank - root + size) % size;
-    size_t len = (size_t)count * (size_t)mpi_type_size(datatype);
+    int size = k->c->size, rank = k->c->rank, rel = (rank - root + size) % size, e;
     int mask = 1;
     for (; mask < size; mask <<= 1)
         if (rel & mask) { /* from the parent */
-            if ((e = crecv(&k, buffer, len, (rank - mask + size) % size, TAG_BCAST)) != MPI_SUCCESS)
+            if ((e = coll_recv(k, buf, len, (rank - mask + size) % size, TAG_BCAST)) !=
+                MPI_SUCCESS)
                 return e;
             break;
         }
     for (mask >>= 1; mask > 0; mask >>= 1)
         if (rel + mask < size &&
-            (e = csend(&k, buffer, len, (rank + mask) % size, TAG_BCAST)) != MPI_SUCCESS)
+            (e = coll_send(k, buf, len, (rank + mask) % size, TAG_BCAST)) != MPI_SUCCESS)
             return e;
     return MPI_SUCCESS;
 }
 
+int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    coll_t k;
+    int e = coll_start(&k, comm, "MPI_Bcast");
+    if (e == MPI_SUCCESS)
+        e = coll_check_root(&k, root);
+    if (e == MPI_SUCCESS)
+        e = mpi_check_buf(comm, buffer, count, datatype, k.call);
+    coll_stage_t s;
+    if (e != MPI_SUCCESS ||
+        (e = coll_stage_in(&k, buffer, count, datatype, k.c->rank == root, &s)) != MPI_SUCCESS)
+        return e;
+    if (coll_bcast_is_long(&k, s.len))
+        e = coll_bcast_long(&k, s.bytes, s.len, root);
+    else
+        e = bcast_binomial(&k, s.bytes, s.len, root);
+    coll_stage_out(&s, buffer, count, datatype, e == MPI_SUCCESS && k.c->rank != root);
+    return e;
+}
+
 /* Binomial reduce to root 0 of the relative numbering; acc holds this
  * rank's partial result (the ranks [rel, rel + mask)), combined lower op
- * higher.  Non-commutative ops reduce to rank 0, which hands the result on.
- * The reductions move count extents of bytes (size != extent for the pair
- * types of MAXLOC / MINLOC: their padding goes along). */
-static int reduce_tree(const coll_t *k, void *acc, int count, MPI_Datatype dt, MPI_Op op,
-                       int root, void *tmp)
+ * higher.  Non-commutative ops reduce to rank 0, which hands the result on. */
+static int reduce_tree(const coll_t *k, const coll_red_t *r, char *acc, int root, char *tmp)
 {
     int size = k->c->size, rank = k->c->rank, rel = (rank - root + size) % size;
-    size_t len = (size_t)count * (size_t)mpi_dt_extent(dt);
     for (int mask = 1; mask < size; mask <<= 1) {
         if ((rel & mask) == 0) {
             int src_rel = rel | mask;
             if (src_rel >= size)
                 continue;
-            int e = crecv(k, tmp, len, (src_rel + root) % size, TAG_REDUCE);
+            int e = coll_recv(k, tmp, r->len, (src_rel + root) % size, TAG_REDUCE);
             if (e != MPI_SUCCESS)
                 return e;
-            mpi_op_apply(op, acc, tmp, count, dt); /* tmp = acc op tmp (lower op higher) */
-            memcpy(acc, tmp, len);
+            coll_red_apply(r, acc, tmp); /* tmp = acc op tmp (lower op higher) */
+            memcpy(acc, tmp, r->len);
         } else {
-            return csend(k, acc, len, ((rel & ~mask) + root) % size, TAG_REDUCE);
+            return coll_send(k, acc, r->len, ((rel & ~mask) + root) % size, TAG_REDUCE);
         }
     }
     return MPI_SUCCESS;
@@ -161,66 +206,50 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
                int root, MPI_Comm comm)
 {
     coll_t k;
-    int e = start(&k, comm, "MPI_Reduce");
-    if (e == MPI_SUCCESS)
-        e = check_root(&k, root);
-    if (e == MPI_SUCCESS && sendbuf == MPI_IN_PLACE && k.c->rank != root)
-        e = mpi_raise(comm, MPI_ERR_BUFFER, "MPI_Reduce: MPI_IN_PLACE at rank %d, not the root",
-                      k.c->rank);
-    if (e == MPI_SUCCESS)
-        e = check_buf(&k, sendbuf, count, datatype);
-    if (e == MPI_SUCCESS && k.c->rank == root)
-        e = mpi_check_buf(comm, recvbuf, count, datatype, k.call);
-    if (e == MPI_SUCCESS)
-        e = mpi_op_check(op, datatype, comm, k.call);
-    if (e != MPI_SUCCESS)
+    coll_red_t r;
+    char *acc, *tmp;
+    int e = coll_red_args(&k, comm, "MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, &r);
+    if (e != MPI_SUCCESS ||
+        (e = coll_red_bufs(&k, &r, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, &acc, &tmp)) !=
+            MPI_SUCCESS)
         return e;
-    size_t len = (size_t)count * (size_t)mpi_dt_extent(datatype);
-    void *acc = tmp_alloc(len), *tmp = tmp_alloc(len);
-    if (acc == NULL || tmp == NULL) {
-        free(acc);
-        free(tmp);
-        return mpi_raise(comm, MPI_ERR_NO_MEM, "MPI_Reduce: %zu bytes", len);
-    }
-    memcpy(acc, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, len);
     int tree_root = mpi_op_commutes(op) ? root : 0;
-    e = reduce_tree(&k, acc, count, datatype, op, tree_root, tmp);
+    e = reduce_tree(&k, &r, acc, tree_root, tmp);
     if (e == MPI_SUCCESS && tree_root != root) { /* non-commutative: 0 hands it on */
         if (k.c->rank == 0)
-            e = csend(&k, acc, len, root, TAG_REDUCE);
+            e = coll_send(&k, acc, r.len, root, TAG_REDUCE);
         else if (k.c->rank == root)
-            e = crecv(&k, acc, len, 0, TAG_REDUCE);
+            e = coll_recv(&k, acc, r.len, 0, TAG_REDUCE);
     }
     if (e == MPI_SUCCESS && k.c->rank == root)
-        memcpy(recvbuf, acc, len);
+        e = coll_red_store(&k, &r, acc, recvbuf);
     free(acc);
     free(tmp);
     return e;
 }
 
-/* Recursive doubling on buf (count elements), MPICH's: with rem = size -
- * pof2, the first 2 * rem ranks pair up (odd ones take their even
- * neighbour's data and the part), the pof2 that remain exchange with
- * newrank ^ mask, then the odd ones hand the result back. */
-static int allreduce_rd(const coll_t *k, void *buf, int count, MPI_Datatype dt, MPI_Op op,
-                        void *tmp)
+/* Recursive doubling on buf, MPICH's: with rem = size - pof2, the first
+ * 2 * rem ranks pair up (odd ones take their even neighbour's data and
+ * part), the pof2 that remain exchange with newrank ^ mask, then the odd
+ * ones hand the result back. */
+static int allreduce_rd(const coll_t *k, const coll_red_t *r, char *buf, char *tmp)
 {
     int size = k->c->size, rank = k->c->rank, e;
-    size_t len = (size_t)count * (size_t)mpi_dt_extent(dt);
-    bool commute = mpi_op_commutes(op);
+    size_t len = r->len;
+    bool commute = mpi_op_commutes(r->op);
     int pof2 = 1;
     while (pof2 * 2 <= size)
         pof2 *= 2;
     int rem = size - pof2, newrank;
     if (rank < 2 * rem) {
         if (rank % 2 == 0) {
-            if ((e = csend(k, buf, len, rank + 1, TAG_ALLREDUCE)) != MPI_SUCCESS)
+            if ((e = coll_send(k, buf, len, rank + 1, TAG_ALLREDUCE)) != MPI_SUCCESS)
                 return e;
             newrank = -1;
         } else {
-            if ((e = crecv(k, tmp, len, rank - 1, TAG_ALLREDUCE)) != MPI_SUCCESS)
+            if ((e = coll_recv(k, tmp, len, rank - 1, TAG_ALLREDUCE)) != MPI_SUCCESS)
                 return e;
-            mpi_op_apply(op, tmp, buf, count, dt); /* buf = lower op buf */
+            coll_red_apply(r, tmp, buf); /* buf = lower op buf */
             newrank = rank / 2;
         }
     } else {
@@ -230,129 +259,212 @@ static int allreduce_rd(const coll_t *k, void *buf, int count, MPI_Datatype dt, 
         for (int mask = 1; mask < pof2; mask <<= 1) {
             int newdst = newrank ^ mask;
             int dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
-            if ((e = csendrecv(k, buf, len, dst, tmp, len, dst, TAG_ALLREDUCE)) != MPI_SUCCESS)
+            if ((e = coll_sendrecv(k, buf, len, dst, tmp, len, dst, TAG_ALLREDUCE)) !=
+                MPI_SUCCESS)
                 return e;
             if (commute || dst < rank) {
-                mpi_op_apply(op, tmp, buf, count, dt); /* buf = tmp op buf */
+                coll_red_apply(r, tmp, buf); /* buf = tmp op buf */
             } else {
-                mpi_op_apply(op, buf, tmp, count, dt); /* tmp = buf op tmp */
+                coll_red_apply(r, buf, tmp); /* tmp = buf op tmp */
                 memcpy(buf, tmp, len);
             }
         }
     }
     if (rank < 2 * rem)
-        e = rank % 2 ? csend(k, buf, len, rank - 1, TAG_ALLREDUCE)
-                     : crecv(k, buf, len, rank + 1, TAG_ALLREDUCE);
-    else
-        e = MPI_SUCCESS;
-    return e;
+        return rank % 2 ? coll_send(k, buf, len, rank - 1, TAG_ALLREDUCE)
+                        : coll_recv(k, buf, len, rank + 1, TAG_ALLREDUCE);
+    return MPI_SUCCESS;
 }
 
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                   MPI_Op op, MPI_Comm comm)
 {
     coll_t k;
-    int e = start(&k, comm, "MPI_Allreduce");
-    if (e == MPI_SUCCESS)
-        e = check_buf(&k, sendbuf, count, datatype);
-    if (e == MPI_SUCCESS)
-        e = mpi_check_buf(comm, recvbuf, count, datatype, k.call);
-    if (e == MPI_SUCCESS)
-        e = mpi_op_check(op, datatype, comm, k.call);
-    if (e != MPI_SUCCESS)
+    coll_red_t r;
+    char *work, *tmp;
+    int e = coll_red_args(&k, comm, "MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, -1, &r);
+    if (e != MPI_SUCCESS ||
+        (e = coll_red_bufs(&k, &r, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, &work, &tmp)) !=
+            MPI_SUCCESS)
         return e;
-    size_t len = (size_t)count * (size_t)mpi_dt_extent(datatype);
-    void *tmp = tmp_alloc(len);
-    if (tmp == NULL)
-        return mpi_raise(comm, MPI_ERR_NO_MEM, "MPI_Allreduce: %zu bytes", len);
-    if (sendbuf != MPI_IN_PLACE)
-        memcpy(recvbuf, sendbuf, len);
-    e = allreduce_rd(&k, recvbuf, count, datatype, op, tmp);
+    if (coll_allreduce_is_long(&k, &r))
+        e = coll_allreduce_long(&k, &r, work, tmp);
+    else
+        e = allreduce_rd(&k, &r, work, tmp);
+    if (e == MPI_SUCCESS)
+        e = coll_red_store(&k, &r, work, recvbuf);
+    free(work);
     free(tmp);
+    return e;
+}
+
+/* Recursive doubling: partial covers the ranks exchanged with so far
+ * (this one included), result those below this rank (exclusive) or up to
+ * it (inclusive, starting as this rank's own). */
+static int scan(const char *call, const void *sendbuf, void *recvbuf, int count,
+                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, bool exclusive)
+{
+    coll_t k;
+    coll_red_t r;
+    char *partial, *tmp, *result = NULL;
+    int e = coll_red_args(&k, comm, call, sendbuf, recvbuf, count, datatype, op, -1, &r);
+    if (e != MPI_SUCCESS ||
+        (e = coll_red_bufs(&k, &r, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, &partial, &tmp)) !=
+            MPI_SUCCESS)
+        return e;
+    if ((result = coll_tmp(r.len)) == NULL) {
+        free(partial);
+        free(tmp);
+        return mpi_raise(comm, MPI_ERR_NO_MEM, "%s: %zu bytes", call, r.len);
+    }
+    memcpy(result, partial, r.len);
+    bool have = !exclusive; /* result holds something */
+    int rank = k.c->rank, size = k.c->size;
+    for (int mask = 1; e == MPI_SUCCESS && mask < size; mask <<= 1) {
+        int dst = rank ^ mask;
+        if (dst >= size)
+            continue;
+        if ((e = coll_sendrecv(&k, partial, r.len, dst, tmp, r.len, dst, TAG_SCAN)) !=
+            MPI_SUCCESS)
+            break;
+        if (rank > dst) { /* tmp covers lower ranks */
+            coll_red_apply(&r, tmp, partial);
+            if (have)
+                coll_red_apply(&r, tmp, result);
+            else
+                memcpy(result, tmp, r.len);
+            have = true;
+        } else if (mpi_op_commutes(op)) {
+            coll_red_apply(&r, tmp, partial);
+        } else {
+            coll_red_apply(&r, partial, tmp); /* tmp = partial op tmp */
+            memcpy(partial, tmp, r.len);
+        }
+    }
+    if (e == MPI_SUCCESS && have) /* exscan: rank 0's recvbuf is left alone */
+        e = coll_red_store(&k, &r, result, recvbuf);
+    free(partial);
+    free(tmp);
+    free(result);
     return e;
 }
 
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
              MPI_Comm comm)
 {
-    coll_t k;
-    int e = start(&k, comm, "MPI_Scan");
-    if (e == MPI_SUCCESS)
-        e = check_buf(&k, sendbuf, count, datatype);
-    if (e == MPI_SUCCESS)
-        e = mpi_check_buf(comm, recvbuf, count, datatype, k.call);
-    if (e == MPI_SUCCESS)
-        e = mpi_op_check(op, datatype, comm, k.call);
-    if (e != MPI_SUCCESS)
-        return e;
-    size_t len = (size_t)count * (size_t)mpi_dt_extent(datatype);
-    void *partial = tmp_alloc(len), *tmp = tmp_alloc(len);
-    if (partial == NULL || tmp == NULL) {
-        free(partial);
-        free(tmp);
-        return mpi_raise(comm, MPI_ERR_NO_MEM, "MPI_Scan: %zu bytes", len);
-    }
-    if (sendbuf != MPI_IN_PLACE)
-        memcpy(recvbuf, sendbuf, len);
-    memcpy(partial, recvbuf, len);
-    int rank = k.c->rank, size = k.c->size;
-    for (int mask = 1; e == MPI_SUCCESS && mask < size; mask <<= 1) {
-        int dst = rank ^ mask;
-        if (dst >= size)
-            continue;
-        if ((e = csendrecv(&k, partial, len, dst, tmp, len, dst, TAG_SCAN)) != MPI_SUCCESS)
-            break;
-        if (rank > dst) { /* tmp covers lower ranks */
-            mpi_op_apply(op, tmp, partial, count, datatype);
-            mpi_op_apply(op, tmp, recvbuf, count, datatype);
-        } else if (mpi_op_commutes(op)) {
-            mpi_op_apply(op, tmp, partial, count, datatype);
-        } else {
-            mpi_op_apply(op, partial, tmp, count, datatype); /* tmp = partial op tmp */
-            memcpy(partial, tmp, len);
-        }
-    }
-    free(partial);
-    free(tmp);
-    return e;
+    return scan("MPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, false);
+}
+
+int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm)
+{
+    return scan("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, true);
 }
 
 /* ---- gather, scatter ------------------------------------------------------ */
 
-static int gatherv(coll_t *k, const void *sendbuf, size_t slen, void *recvbuf,
-                   const int counts[], const int displs[], int blk, int root)
+/* count elements of dt at buf to / from a peer: contiguous ones in place,
+ * others through a staging buffer */
+static int block_send(const coll_t *k, const void *buf, int count, MPI_Datatype dt, int to,
+                      int tag)
 {
-    int e = MPI_SUCCESS;
-    if (k->c->rank != root)
-        return csend(k, sendbuf, slen, root, TAG_GATHER);
-    for (int i = 0; i < k->c->size && e == MPI_SUCCESS; i++) {
-        char *at = (char *)recvbuf + (size_t)displs[i] * (size_t)blk;
-        size_t n = (size_t)counts[i] * (size_t)blk;
-        if (i == root) {
-            if (sendbuf != MPI_IN_PLACE)
-                memmove(at, sendbuf, slen < n ? slen : n);
-        } else {
-            e = crecv(k, at, n, i, TAG_GATHER);
-        }
+    coll_stage_t s;
+    int e = coll_stage_in(k, buf, count, dt, true, &s);
+    if (e == MPI_SUCCESS)
+        e = coll_send(k, s.bytes, s.len, to, tag);
+    coll_stage_out(&s, NULL, 0, dt, false);
+    return e;
+}
+
+static int block_recv(const coll_t *k, void *buf, int count, MPI_Datatype dt, int from, int tag)
+{
+    coll_stage_t s;
+    int e = coll_stage_in(k, buf, count, dt, false, &s);
+    if (e == MPI_SUCCESS)
+        e = coll_recv(k, s.bytes, s.len, from, tag);
+    coll_stage_out(&s, buf, count, dt, e == MPI_SUCCESS);
+    return e;
+}
+
+/* a rank's own block, from (scount, stype) to (rcount, rtype): what fits */
+static int local_copy(const coll_t *k, const void *src, int scount, MPI_Datatype stype, void *dst,
+                      int rcount, MPI_Datatype rtype)
+{
+    coll_stage_t s;
+    int e = coll_stage_in(k, src, scount, stype, true, &s);
+    if (e != MPI_SUCCESS)
+        return e;
+    if (mpi_dt_is_contig(rtype)) {
+        size_t n = mpi_dt_pack_size(rcount, rtype);
+        memmove(dst, s.bytes, s.len < n ? s.len : n);
+    } else {
+        mpi_dt_unpack(s.bytes, s.len, dst, rcount, rtype);
+    }
+    coll_stage_out(&s, NULL, 0, stype, false);
+    return MPI_SUCCESS;
+}
+
+/* displacements count extents */
+static size_t disp(int displ, MPI_Datatype dt) { return (size_t)displ * (size_t)mpi_dt_extent(dt); }
+static char *at(const void *buf, int displ, MPI_Datatype dt) { return (char *)buf + disp(displ, dt); }
+
+/* The checks Gatherv and Scatterv share: mine (count, dt) is every rank's
+ * own buffer (MPI_IN_PLACE at the root), the root's v arguments. */
+static int v_args(coll_t *k, MPI_Comm comm, const char *call, int root, const void *mine,
+                  int count, MPI_Datatype dt, const int counts[], const int displs[],
+                  MPI_Datatype rootdt)
+{
+    int e = coll_start(k, comm, call);
+    if (e == MPI_SUCCESS)
+        e = coll_check_root(k, root);
+    bool at_root = e == MPI_SUCCESS && k->c->rank == root;
+    if (e == MPI_SUCCESS && !(mine == MPI_IN_PLACE && at_root))
+        e = mpi_check_buf(comm, mine, count, dt, call);
+    if (e == MPI_SUCCESS && at_root && (counts == NULL || displs == NULL))
+        e = mpi_raise(comm, MPI_ERR_ARG, "%s: NULL counts or displacements at root", call);
+    if (e == MPI_SUCCESS && at_root)
+        e = mpi_check_buf(comm, NULL, 0, rootdt, call);
+    return e;
+}
+
+int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                MPI_Comm comm)
+{
+    coll_t k;
+    int e = v_args(&k, comm, "MPI_Gatherv", root, sendbuf, sendcount, sendtype, recvcounts,
+                   displs, recvtype);
+    if (e != MPI_SUCCESS)
+        return e;
+    if (k.c->rank != root)
+        return block_send(&k, sendbuf, sendcount, sendtype, root, TAG_GATHER);
+    for (int i = 0; i < k.c->size && e == MPI_SUCCESS; i++) {
+        char *dst = at(recvbuf, displs[i], recvtype);
+        if (i != root)
+            e = block_recv(&k, dst, recvcounts[i], recvtype, i, TAG_GATHER);
+        else if (sendbuf != MPI_IN_PLACE)
+            e = local_copy(&k, sendbuf, sendcount, sendtype, dst, recvcounts[i], recvtype);
     }
     return e;
 }
 
-static int scatterv(coll_t *k, const void *sendbuf, const int counts[], const int displs[],
-                    int blk, void *recvbuf, size_t rlen, int root)
+int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                 MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                 int root, MPI_Comm comm)
 {
-    int e = MPI_SUCCESS;
-    if (k->c->rank != root)
-        return crecv(k, recvbuf, rlen, root, TAG_SCATTER);
-    for (int i = 0; i < k->c->size && e == MPI_SUCCESS; i++) {
-        const char *at = (const char *)sendbuf + (size_t)displs[i] * (size_t)blk;
-        size_t n = (size_t)counts[i] * (size_t)blk;
-        if (i == root) {
-            if (recvbuf != MPI_IN_PLACE)
-                memmove(recvbuf, at, n < rlen ? n : rlen);
-        } else {
-            e = csend(k, at, n, i, TAG_SCATTER);
-        }
+    coll_t k;
+    int e = v_args(&k, comm, "MPI_Scatterv", root, recvbuf, recvcount, recvtype, sendcounts,
+                   displs, sendtype);
+    if (e != MPI_SUCCESS)
+        return e;
+    if (k.c->rank != root)
+        return block_recv(&k, recvbuf, recvcount, recvtype, root, TAG_SCATTER);
+    for (int i = 0; i < k.c->size && e == MPI_SUCCESS; i++) {
+        const char *src = at(sendbuf, displs[i], sendtype);
+        if (i != root)
+            e = block_send(&k, src, sendcounts[i], sendtype, i, TAG_SCATTER);
+        else if (recvbuf != MPI_IN_PLACE)
+            e = local_copy(&k, src, sendcounts[i], sendtype, recvbuf, recvcount, recvtype);
     }
     return e;
 }
@@ -371,28 +483,6 @@ static int *equal_blocks(int size, int n, int **displs)
     return c;
 }
 
-int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                MPI_Comm comm)
-{
-    coll_t k;
-    int e = start(&k, comm, "MPI_Gatherv");
-    if (e == MPI_SUCCESS)
-        e = check_root(&k, root);
-    if (e == MPI_SUCCESS && !(sendbuf == MPI_IN_PLACE && k.c->rank == root))
-        e = mpi_check_buf(comm, sendbuf, sendcount, sendtype, k.call);
-    if (e == MPI_SUCCESS && k.c->rank == root && (recvcounts == NULL || displs == NULL))
-        e = mpi_raise(comm, MPI_ERR_ARG, "MPI_Gatherv: NULL counts or displacements at root");
-    if (e == MPI_SUCCESS && k.c->rank == root && mpi_type_size(recvtype) == 0)
-        e = mpi_raise(comm, MPI_ERR_TYPE, "MPI_Gatherv: receive datatype %#x", recvtype);
-    if (e != MPI_SUCCESS)
-        return e;
-    size_t slen = sendbuf == MPI_IN_PLACE ? 0
-                                          : (size_t)sendcount * (size_t)mpi_type_size(sendtype);
-    return gatherv(&k, sendbuf, slen, recvbuf, recvcounts, displs,
-                   k.c->rank == root ? mpi_type_size(recvtype) : 0, root);
-}
-
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
@@ -405,28 +495,6 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
     e = MPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, counts, displs, recvtype, root, comm);
     free(counts);
     return e;
-}
-
-int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
-                 MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                 int root, MPI_Comm comm)
-{
-    coll_t k;
-    int e = start(&k, comm, "MPI_Scatterv");
-    if (e == MPI_SUCCESS)
-        e = check_root(&k, root);
-    if (e == MPI_SUCCESS && !(recvbuf == MPI_IN_PLACE && k.c->rank == root))
-        e = mpi_check_buf(comm, recvbuf, recvcount, recvtype, k.call);
-    if (e == MPI_SUCCESS && k.c->rank == root && (sendcounts == NULL || displs == NULL))
-        e = mpi_raise(comm, MPI_ERR_ARG, "MPI_Scatterv: NULL counts or displacements at root");
-    if (e == MPI_SUCCESS && k.c->rank == root && mpi_type_size(sendtype) == 0)
-        e = mpi_raise(comm, MPI_ERR_TYPE, "MPI_Scatterv: send datatype %#x", sendtype);
-    if (e != MPI_SUCCESS)
-        return e;
-    size_t rlen = recvbuf == MPI_IN_PLACE ? 0
-                                          : (size_t)recvcount * (size_t)mpi_type_size(recvtype);
-    return scatterv(&k, sendbuf, sendcounts, displs,
-                    k.c->rank == root ? mpi_type_size(sendtype) : 0, recvbuf, rlen, root);
 }
 
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -445,34 +513,64 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 
 /* ---- allgather, alltoall ------------------------------------------------- */
 
-/* Ring: in step i each rank passes on the block it got in step i - 1. */
+/* Ring: in step i each rank passes on the block it got in step i - 1.  The
+ * blocks travel as bytes: in recvbuf for a contiguous type, else packed one
+ * after the other in a staging buffer, unpacked at the end. */
+static int ring(const coll_t *k, char *base, const size_t off[], const size_t len[])
+{
+    int size = k->c->size, rank = k->c->rank, e = MPI_SUCCESS;
+    int right = (rank + 1) % size, left = (rank - 1 + size) % size;
+    for (int i = 0; e == MPI_SUCCESS && i < size - 1; i++) {
+        int sb = (rank - i + size) % size, rb = (rank - i - 1 + size) % size;
+        e = coll_sendrecv(k, base + off[sb], len[sb], right, base + off[rb], len[rb], left,
+                          TAG_ALLGATHER);
+    }
+    return e;
+}
+
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                    MPI_Comm comm)
 {
     coll_t k;
-    int e = start(&k, comm, "MPI_Allgatherv");
+    int e = coll_start(&k, comm, "MPI_Allgatherv");
     if (e == MPI_SUCCESS)
         e = check_buf(&k, sendbuf, sendcount, sendtype);
     if (e == MPI_SUCCESS && (recvcounts == NULL || displs == NULL || recvbuf == NULL))
         e = mpi_raise(comm, MPI_ERR_ARG, "MPI_Allgatherv: NULL buffer, counts or displacements");
-    if (e == MPI_SUCCESS && mpi_type_size(recvtype) == 0)
-        e = mpi_raise(comm, MPI_ERR_TYPE, "MPI_Allgatherv: receive datatype %#x", recvtype);
+    if (e == MPI_SUCCESS)
+        e = mpi_check_buf(comm, NULL, 0, recvtype, k.call);
     if (e != MPI_SUCCESS)
         return e;
     int size = k.c->size, rank = k.c->rank;
-    size_t blk = (size_t)mpi_type_size(recvtype);
-    char *rb = recvbuf;
-    if (sendbuf != MPI_IN_PLACE)
-        memmove(rb + (size_t)displs[rank] * blk, sendbuf,
-                (size_t)sendcount * (size_t)mpi_type_size(sendtype));
-    int right = (rank + 1) % size, left = (rank - 1 + size) % size;
-    for (int i = 0; e == MPI_SUCCESS && i < size - 1; i++) {
-        int sb = (rank - i + size) % size, rbk = (rank - i - 1 + size) % size;
-        e = csendrecv(&k, rb + (size_t)displs[sb] * blk, (size_t)recvcounts[sb] * blk, right,
-                      rb + (size_t)displs[rbk] * blk, (size_t)recvcounts[rbk] * blk, left,
-                      TAG_ALLGATHER);
+    bool contig = mpi_dt_is_contig(recvtype);
+    size_t *off = malloc(sizeof(size_t) * 2 * (size_t)size), *len = off + size, total = 0;
+    if (off == NULL)
+        return mpi_raise(comm, MPI_ERR_NO_MEM, "MPI_Allgatherv");
+    for (int i = 0; i < size; i++) {
+        len[i] = mpi_dt_pack_size(recvcounts[i], recvtype);
+        off[i] = contig ? disp(displs[i], recvtype) : total;
+        total += len[i];
     }
+    char *base = contig ? recvbuf : coll_tmp(total);
+    if (base == NULL) {
+        free(off);
+        return mpi_raise(comm, MPI_ERR_NO_MEM, "MPI_Allgatherv: %zu bytes", total);
+    }
+    char *own = at(recvbuf, displs[rank], recvtype);
+    if (sendbuf != MPI_IN_PLACE)
+        e = local_copy(&k, sendbuf, sendcount, sendtype, own, recvcounts[rank], recvtype);
+    if (e == MPI_SUCCESS && !contig)
+        mpi_dt_pack(own, recvcounts[rank], recvtype, base + off[rank]);
+    if (e == MPI_SUCCESS)
+        e = ring(&k, base, off, len);
+    for (int i = 0; e == MPI_SUCCESS && !contig && i < size; i++)
+        if (i != rank)
+            mpi_dt_unpack(base + off[i], len[i], at(recvbuf, displs[i], recvtype),
+                          recvcounts[i], recvtype);
+    if (!contig)
+        free(base);
+    free(off);
     return e;
 }
 
@@ -490,31 +588,47 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     return e;
 }
 
+/* one step of the pairwise exchange, either side staged when not contiguous */
+static int exchange(const coll_t *k, const void *sb, int sc, MPI_Datatype st, int to, void *rb,
+                    int rc, MPI_Datatype rt, int from)
+{
+    coll_stage_t s, r;
+    int e = coll_stage_in(k, sb, sc, st, true, &s);
+    if (e != MPI_SUCCESS)
+        return e;
+    if ((e = coll_stage_in(k, rb, rc, rt, false, &r)) == MPI_SUCCESS) {
+        e = coll_sendrecv(k, s.bytes, s.len, to, r.bytes, r.len, from, TAG_ALLTOALL);
+        coll_stage_out(&r, rb, rc, rt, e == MPI_SUCCESS);
+    }
+    coll_stage_out(&s, NULL, 0, st, false);
+    return e;
+}
+
 /* Pairwise: in step i a rank sends to rank + i and receives from rank - i. */
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     coll_t k;
-    int e = start(&k, comm, "MPI_Alltoallv");
+    int e = coll_start(&k, comm, "MPI_Alltoallv");
     if (e == MPI_SUCCESS && (recvcounts == NULL || rdispls == NULL || recvbuf == NULL ||
                              (sendbuf != MPI_IN_PLACE && (sendcounts == NULL || sdispls == NULL))))
         e = mpi_raise(comm, MPI_ERR_ARG, "MPI_Alltoallv: NULL buffer, counts or displacements");
-    if (e == MPI_SUCCESS && (mpi_type_size(recvtype) == 0 ||
-                             (sendbuf != MPI_IN_PLACE && mpi_type_size(sendtype) == 0)))
-        e = mpi_raise(comm, MPI_ERR_TYPE, "MPI_Alltoallv: datatype %#x / %#x", sendtype, recvtype);
+    if (e == MPI_SUCCESS)
+        e = mpi_check_buf(comm, NULL, 0, recvtype, k.call);
+    if (e == MPI_SUCCESS && sendbuf != MPI_IN_PLACE)
+        e = mpi_check_buf(comm, NULL, 0, sendtype, k.call);
     if (e != MPI_SUCCESS)
         return e;
     int size = k.c->size, rank = k.c->rank;
-    size_t rblk = (size_t)mpi_type_size(recvtype);
     char *copy = NULL;
     if (sendbuf == MPI_IN_PLACE) { /* send what recvbuf holds now */
         size_t total = 0;
         for (int i = 0; i < size; i++) {
-            size_t end = ((size_t)rdispls[i] + (size_t)recvcounts[i]) * rblk;
+            size_t end = disp(rdispls[i] + recvcounts[i], recvtype);
             total = end > total ? end : total;
         }
-        if ((copy = tmp_alloc(total)) == NULL)
+        if ((copy = coll_tmp(total)) == NULL)
             return mpi_raise(comm, MPI_ERR_NO_MEM, "MPI_Alltoallv: %zu bytes", total);
         memcpy(copy, recvbuf, total);
         sendbuf = copy;
@@ -522,16 +636,12 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
         sdispls = rdispls;
         sendtype = recvtype;
     }
-    size_t sblk = (size_t)mpi_type_size(sendtype);
-    const char *sb = sendbuf;
-    char *rb = recvbuf;
-    memmove(rb + (size_t)rdispls[rank] * rblk, sb + (size_t)sdispls[rank] * sblk,
-            (size_t)sendcounts[rank] * sblk);
+    e = local_copy(&k, at(sendbuf, sdispls[rank], sendtype), sendcounts[rank], sendtype,
+                   at(recvbuf, rdispls[rank], recvtype), recvcounts[rank], recvtype);
     for (int i = 1; e == MPI_SUCCESS && i < size; i++) {
         int dst = (rank + i) % size, src = (rank - i + size) % size;
-        e = csendrecv(&k, sb + (size_t)sdispls[dst] * sblk, (size_t)sendcounts[dst] * sblk, dst,
-                      rb + (size_t)rdispls[src] * rblk, (size_t)recvcounts[src] * rblk, src,
-                      TAG_ALLTOALL);
+        e = exchange(&k, at(sendbuf, sdispls[dst], sendtype), sendcounts[dst], sendtype, dst,
+                     at(recvbuf, rdispls[src], recvtype), recvcounts[src], recvtype, src);
     }
     free(copy);
     return e;
@@ -555,28 +665,62 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     return e;
 }
 
+/* ---- reduce-scatter ---------------------------------------------------------- */
+
 /* Reduce the whole vector to rank 0, then scatter its blocks. */
+int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    coll_t k;
+    int e = coll_start(&k, comm, "MPI_Reduce_scatter");
+    if (e == MPI_SUCCESS && recvcounts == NULL)
+        e = mpi_raise(comm, MPI_ERR_ARG, "MPI_Reduce_scatter: NULL counts");
+    if (e == MPI_SUCCESS)
+        e = mpi_check_buf(comm, NULL, 0, datatype, k.call);
+    if (e != MPI_SUCCESS)
+        return e;
+    int size = k.c->size, rank = k.c->rank, total = 0;
+    int *displs = malloc(sizeof(int) * (size_t)size);
+    if (displs == NULL)
+        return mpi_raise(comm, MPI_ERR_NO_MEM, "MPI_Reduce_scatter");
+    for (int i = 0; i < size; i++) {
+        if (recvcounts[i] < 0) {
+            free(displs);
+            return mpi_raise(comm, MPI_ERR_COUNT, "MPI_Reduce_scatter: count %d of rank %d",
+                             recvcounts[i], i);
+        }
+        displs[i] = total;
+        total += recvcounts[i];
+    }
+    size_t bytes = (size_t)total * (size_t)mpi_dt_extent(datatype);
+    void *all = coll_tmp(bytes);
+    if (all == NULL) {
+        free(displs);
+        return mpi_raise(comm, MPI_ERR_NO_MEM, "MPI_Reduce_scatter: %zu bytes", bytes);
+    }
+    /* in place: the input is recvbuf, whole; rank 0's result lands in all */
+    const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    e = MPI_Reduce(src, all, total, datatype, op, 0, comm);
+    if (e == MPI_SUCCESS)
+        e = MPI_Scatterv(all, recvcounts, displs, datatype, recvbuf, recvcounts[rank], datatype,
+                         0, comm);
+    free(all);
+    free(displs);
+    return e;
+}
+
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    int size, rank, e = MPI_Comm_size(comm, &size);
+    int size, *displs, e = MPI_Comm_size(comm, &size);
     if (e != MPI_SUCCESS)
         return e;
-    MPI_Comm_rank(comm, &rank);
     if (recvcount < 0)
         return mpi_raise(comm, MPI_ERR_COUNT, "MPI_Reduce_scatter_block: count %d", recvcount);
-    /* extents, and the blocks scattered as bytes: a pair type's size is
-     * less than its extent (MAXLOC / MINLOC) */
-    int sz = (int)mpi_dt_extent(datatype);
-    size_t total = (size_t)recvcount * (size_t)size * (size_t)sz;
-    void *all = tmp_alloc(total);
-    if (all == NULL)
-        return mpi_raise(comm, MPI_ERR_NO_MEM, "MPI_Reduce_scatter_block: %zu bytes", total);
-    const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    e = MPI_Reduce(src, all, recvcount * size, datatype, op, 0, comm);
-    if (e == MPI_SUCCESS)
-        e = MPI_Scatter(all, recvcount * sz, MPI_BYTE, recvbuf, recvcount * sz, MPI_BYTE, 0,
-                        comm);
-    free(all);
+    int *counts = equal_blocks(size, recvcount, &displs);
+    if (counts == NULL)
+        return mpi_raise(comm, MPI_ERR_NO_MEM, "MPI_Reduce_scatter_block");
+    e = MPI_Reduce_scatter(sendbuf, recvbuf, counts, datatype, op, comm);
+    free(counts);
     return e;
 }

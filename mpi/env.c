@@ -54,6 +54,7 @@ int MPI_Finalize(void)
     if (e != MPI_SUCCESS)
         return e;
     mpi_bsend_drain(); /* MPI: buffered messages are delivered */
+    mpi_coll_finalize();
     mpi_reap_freed(true);
     mpi_workers_finalize();
     tern_status_t st = tern_finalize(mpi.ctx); /* drains, then a barrier */

@@ -35,6 +35,7 @@ typedef struct mpi_comm {
     uint16_t space;           /* point to point; space + 1: collectives */
     tern_worker_t *w;         /* its worker: mpi_worker_for(context) */
     MPI_Errhandler errh;
+    uint32_t nbc_seq;         /* non-blocking collectives started: their tags (coll_nb.c) */
 } mpi_comm_t;
 
 #define MPI_MAX_COMMS 4096
@@ -263,6 +264,12 @@ tern_status_t mpi_send_tern(tern_worker_t *w, const void *buf, size_t len, int d
                             uint16_t space);
 tern_status_t mpi_recv_tern(tern_worker_t *w, void *buf, size_t len, int src, int tag,
                             uint16_t space, tern_recv_info_t *info);
+/* coll_nb.c: move the non-blocking collectives under way on, once (cheap
+ * when there are none: a loop that blocks waiting for something else
+ * should call it, its peers may wait for a schedule's next round); run
+ * them to their end (MPI_Finalize) */
+void mpi_coll_progress(void);
+void mpi_coll_finalize(void);
 
 /* init / finalize of the communicator and request tables (comm.c) */
 int mpi_comms_init(void);

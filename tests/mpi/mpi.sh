@@ -1,9 +1,9 @@
 #!/bin/sh
-# tern's MPI layer (issue 13, first part): MPI programs written for any MPI
-# (mpi_p2p.c and mpi_p2p2.c pass under MPICH too) built with the build
-# tree's ternmpicc (the project's warnings, -Werror) and run through ternrun
-# at 1, 2 and 4 ranks (mpi_coll: 3 too, not a power of two), over shm and
-# over tcp.
+# tern's MPI layer (issue 13): MPI programs written for any MPI (they pass
+# under MPICH too) built with the build tree's ternmpicc (the project's
+# warnings, -Werror) and run through ternrun at 1 to 4 ranks, over shm and
+# over tcp; mpi_coll and mpi_nbc twice, the second time with the
+# collectives' size thresholds low (every algorithm at every size).
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 srcdir=${srcdir:-.}
@@ -15,7 +15,7 @@ export TERN_MPI_INCLUDEDIR TERN_MPI_LIBDIR
 [ -x ./ternmpicc ] || fail "./ternmpicc not built"
 # the project's warning flags (and its sanitizers in that build: the
 # program must load their runtime first)
-for prog in mpi_p2p mpi_p2p2 mpi_coll mpi_comm mpi_dtype; do
+for prog in mpi_p2p mpi_p2p2 mpi_coll mpi_comm mpi_dtype mpi_nbc; do
     # shellcheck disable=SC2086
     ./ternmpicc ${TERN_TEST_CFLAGS:--Wall -Werror} -O2 -I"$srcdir" \
         "$srcdir/tests/mpi/$prog.c" \
@@ -24,11 +24,20 @@ done
 for nm in shm tcp; do
     for np in 1 2 3 4; do
         [ "$nm" = shm ] && [ "$np" = 1 ] && continue # one rank: no peer, no netmod
-        for prog in mpi_p2p mpi_p2p2 mpi_coll mpi_comm mpi_dtype; do
+        # prog+long: again with the size thresholds low, so that the
+        # long-message algorithms run at every size
+        for prog in mpi_p2p mpi_p2p2 mpi_coll mpi_coll+long mpi_comm mpi_dtype mpi_nbc \
+                    mpi_nbc+long; do
             (if [ -f "$srcdir/netmods/$nm/test.env" ]; then
                  set -a; . "$srcdir/netmods/$nm/test.env"; set +a
              fi
              TERN_NETMODS=$nm; export TERN_NETMODS
+             if [ "${prog%+long}" != "$prog" ]; then
+                 prog=${prog%+long}
+                 TERN_MPI_BCAST_LONG=1 TERN_MPI_BCAST_MIN_PROCS=1 TERN_MPI_ALLREDUCE_LONG=1
+                 export TERN_MPI_BCAST_LONG TERN_MPI_BCAST_MIN_PROCS TERN_MPI_ALLREDUCE_LONG
+                 echo "+ TERN_MPI_*_LONG=1 TERN_MPI_BCAST_MIN_PROCS=1"
+             fi
              echo "+ TERN_NETMODS=$nm ternrun -n $np --bind-to none $prog"
              timeout -k 5 120 ./ternrun -n "$np" --bind-to none "$work/$prog" </dev/null \
                  >"$work/out" 2>&1

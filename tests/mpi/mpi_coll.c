@@ -13,7 +13,9 @@
 
 #include "tests/mpi/mpi_check.h"
 
-static const int counts[] = {1, 3, 1000, 70000};
+/* odd counts too, that the ranks do not divide (mpi.sh runs this a second
+ * time with the size thresholds low, so that every algorithm sees each) */
+static const int counts[] = {1, 3, 7, 1003, 70000};
 #define NCOUNTS (int)(sizeof(counts) / sizeof(counts[0]))
 
 static int64_t val(int r, int i) { return (int64_t)((r + 1) * 7 + i * 13 % 101) - 50; }
@@ -22,12 +24,20 @@ static int64_t val(int r, int i) { return (int64_t)((r + 1) * 7 + i * 13 % 101) 
 #define P 1000003
 static void matmul(void *in, void *io, int *len, MPI_Datatype *dt)
 {
+    (void)dt;
     int64_t *a = in, *b = io;
     for (int m = 0; m < *len / 4; m++, a += 4, b += 4) {
         int64_t r[4] = {(a[0] * b[0] + a[1] * b[2]) % P, (a[0] * b[1] + a[1] * b[3]) % P,
                         (a[2] * b[0] + a[3] * b[2]) % P, (a[2] * b[1] + a[3] * b[3]) % P};
         memcpy(b, r, sizeof(r));
     }
+}
+/* a commutative user operation: the predefined ones' paths are not taken */
+static void usersum(void *in, void *io, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < *len; i++)
+        ((int64_t *)io)[i] += ((const int64_t *)in)[i];
 }
 static void mat_of(int r, int64_t m[4]) { m[0] = r + 1; m[1] = 2; m[2] = r % 3; m[3] = 1; }
 
@@ -99,6 +109,34 @@ static void reductions(void)
                 break;
             }
         }
+        /* exscan: rank 0's buffer is undefined (left alone here) */
+        for (int i = 0; i < n; i++)
+            out[i] = -7;
+        MPI_Exscan(in, out, n, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+        for (int i = 0; i < n && rank > 0; i++) {
+            int64_t want = 0;
+            for (int r = 0; r < rank; r++)
+                want += val(r, i);
+            if (out[i] != want) {
+                CHECK(0, "exscan n=%d i=%d", n, i);
+                break;
+            }
+        }
+        /* a commutative user op, in place */
+        MPI_Op us;
+        MPI_Op_create(usersum, 1, &us);
+        memcpy(out, in, sizeof(int64_t) * (size_t)n);
+        MPI_Allreduce(MPI_IN_PLACE, out, n, MPI_INT64_T, us, MPI_COMM_WORLD);
+        MPI_Op_free(&us);
+        for (int i = 0; i < n; i++) {
+            int64_t want = 0;
+            for (int r = 0; r < size; r++)
+                want += val(r, i);
+            if (out[i] != want) {
+                CHECK(0, "allreduce user sum n=%d i=%d", n, i);
+                break;
+            }
+        }
         free(in);
         free(out);
         free(din);
@@ -128,6 +166,28 @@ static void reductions(void)
         CHECK(memcmp(r, want, sizeof(want)) == 0, "non-commutative reduce to the last rank");
     MPI_Scan(m, r, 4, MPI_INT64_T, op, MPI_COMM_WORLD);
     CHECK(memcmp(r, upto, sizeof(upto)) == 0, "non-commutative scan");
+    int64_t below[4] = {1, 0, 0, 1}; /* the product of the ranks before this one */
+    for (int q = 0; q < rank; q++) {
+        int64_t x[4];
+        mat_of(q, x);
+        matmul(below, x, (int[]){4}, NULL);
+        memcpy(below, x, sizeof(x));
+    }
+    MPI_Exscan(m, r, 4, MPI_INT64_T, op, MPI_COMM_WORLD);
+    if (rank > 0)
+        CHECK(memcmp(r, below, sizeof(below)) == 0, "non-commutative exscan");
+    /* long enough for the long algorithms: keeps the order still */
+    int64_t *lm = malloc(sizeof(int64_t) * 4 * 1001), *lr = malloc(sizeof(int64_t) * 4 * 1001);
+    for (int i = 0; i < 1001; i++)
+        mat_of(rank, lm + 4 * i);
+    MPI_Allreduce(lm, lr, 4 * 1001, MPI_INT64_T, op, MPI_COMM_WORLD);
+    for (int i = 0; i < 1001; i++)
+        if (memcmp(lr + 4 * i, want, sizeof(want)) != 0) {
+            CHECK(0, "long non-commutative allreduce, matrix %d", i);
+            break;
+        }
+    free(lm);
+    free(lr);
     MPI_Op_free(&op);
     CHECK(op == MPI_OP_NULL, "op_free");
 }
@@ -245,6 +305,31 @@ static void movement(void)
     MPI_Reduce_scatter_block(vec, blk, 3, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     for (int i = 0; i < 3; i++)
         CHECK(blk[i] == size * (size - 1) / 2 + size * (rank * 3 + i), "reduce_scatter_block %d", i);
+    /* reduce_scatter: rank r gets r + 2 elements of the sum (and in place) */
+    int tot = 0, *cnt = malloc(sizeof(int) * (size_t)size);
+    for (int r = 0; r < size; r++) {
+        cnt[r] = r + 2;
+        tot += r + 2;
+    }
+    int *rsv = malloc(sizeof(int) * (size_t)tot), *rso = malloc(sizeof(int) * (size_t)tot);
+    int first = 0;
+    for (int r = 0; r < rank; r++)
+        first += r + 2;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < tot; i++)
+            rsv[i] = rank * 3 + i;
+        if (pass == 0)
+            MPI_Reduce_scatter(rsv, rso, cnt, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        else
+            MPI_Reduce_scatter(MPI_IN_PLACE, rsv, cnt, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        const int *got = pass == 0 ? rso : rsv;
+        for (int i = 0; i < rank + 2; i++)
+            CHECK(got[i] == 3 * size * (size - 1) / 2 + size * (first + i),
+                  "reduce_scatter%s %d: %d", pass ? " in place" : "", i, got[i]);
+    }
+    free(cnt);
+    free(rsv);
+    free(rso);
     free(vec);
     free(rc);
     free(dis);

@@ -1,0 +1,515 @@
+/*
+ * Non-blocking collectives: each is a schedule, a list of operations in
+ * rounds (the sends and receives of a round are posted together; once they
+ * all completed, the round's local steps run: reductions, copies), carried
+ * by a REQ_SCHED request whose progress hook moves it on without ever
+ * blocking.  MPI_Test / Wait* drive it (req_poll), and so do the blocking
+ * collectives while they wait (coll_nb_progress_all): a rank blocked in
+ * one may owe its peers the next round of a schedule.
+ *
+ * Every schedule takes a tag of its own, NB_TAG_BASE + the communicator's
+ * sequence number (every rank starts a communicator's collectives in the
+ * same order, so the numbers agree), so that schedules under way together,
+ * and the blocking collectives (their tags are below NB_TAG_BASE), never
+ * take each other's messages.
+ *
+ * Algorithms: the blocking ones', chosen the same way: dissemination
+ * barrier, binomial or scatter + ring broadcast, binomial reduce,
+ * recursive-doubling or Rabenseifner allreduce.  A failed tern operation ends the schedule after the round's other
+ * operations completed; its class is the request's error.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi/coll.h"
+
+int coll_nb_active;
+
+enum nb_kind { NB_SEND, NB_RECV, NB_REDUCE, NB_COPY };
+
+typedef struct nb_op {
+    enum nb_kind kind;
+    int round;
+    int peer;           /* send, recv: tern peer id (the communicator may be freed first) */
+    const char *src;    /* send, reduce (dst = src op dst), copy */
+    char *dst;          /* recv, reduce, copy */
+    size_t len;         /* send, recv, copy */
+    int from, n;        /* reduce: elements [from, from + n) (n < 0: all) */
+    tern_request_t *r;  /* a send or receive under way */
+} nb_op_t;
+
+/* what is left to do once the last round ran */
+enum nb_end { END_NONE, END_STORE, END_UNPACK };
+
+typedef struct sched {
+    coll_t k;
+    int tag, round;
+    nb_op_t *ops;
+    int nops, cap, cur, end; /* ops [cur, end): the round under way */
+    bool posted, nomem;
+    int err;
+    coll_red_t red;
+    char *work, *tmp;        /* reductions: working buffers; bcast: the staging buffer */
+    coll_stage_t stage;
+    enum nb_end fin;
+    void *user;              /* END_STORE / END_UNPACK into */
+    int count;
+    MPI_Datatype dt;
+    char byte;               /* the barrier's messages */
+} sched_t;
+
+static sched_t *sched_new(const coll_t *k)
+{
+    sched_t *s = calloc(1, sizeof(*s));
+    if (s == NULL)
+        return NULL;
+    s->k = *k;
+    s->tag = NB_TAG_BASE + (int)(k->c->nbc_seq++ % NB_TAG_SPAN);
+    return s;
+}
+
+static void sched_free(sched_t *s)
+{
+    coll_stage_out(&s->stage, NULL, 0, s->dt, false);
+    free(s->work);
+    free(s->tmp);
+    free(s->ops);
+    free(s);
+}
+
+/* one operation in the current round; peer: communicator rank */
+static void add(sched_t *s, enum nb_kind kind, int peer, const void *src, void *dst, size_t len)
+{
+    if (s->nops == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 16;
+        nb_op_t *o = realloc(s->ops, sizeof(*o) * (size_t)cap);
+        if (o == NULL) {
+            s->nomem = true;
+            return;
+        }
+        s->ops = o;
+        s->cap = cap;
+    }
+    if (kind == NB_SEND || kind == NB_RECV)
+        peer = s->k.c->ranks[peer];
+    s->ops[s->nops++] = (nb_op_t){.kind = kind, .round = s->round, .peer = peer, .src = src,
+                                  .dst = dst, .len = len, .n = -1};
+}
+
+/* a reduction of elements [from, from + n) only */
+static void add_part(sched_t *s, const char *src, char *dst, int from, int n)
+{
+    add(s, NB_REDUCE, 0, src, dst, 0);
+    if (!s->nomem) {
+        s->ops[s->nops - 1].from = from;
+        s->ops[s->nops - 1].n = n;
+    }
+}
+
+static void next_round(sched_t *s) { s->round++; }
+
+/* ---- running a schedule ------------------------------------------------- */
+
+static void nb_fail(sched_t *s, tern_status_t st)
+{
+    if (s->err != MPI_SUCCESS)
+        return;
+    s->err = mpi_class_of(st);
+    snprintf(mpi.last_error, sizeof(mpi.last_error), "%s: %s", s->k.call, tern_last_error());
+}
+
+static void post(sched_t *s)
+{
+    for (int i = s->cur; i < s->end && s->err == MPI_SUCCESS; i++) {
+        nb_op_t *o = &s->ops[i];
+        tern_status_t st = TERN_OK;
+        o->r = NULL;
+        if (o->kind == NB_SEND)
+            st = tern_isend(mpi.w, o->src, o->len, o->peer, s->tag, s->k.space, &o->r);
+        else if (o->kind == NB_RECV)
+            st = tern_irecv(mpi.w, o->dst, o->len, o->peer, s->tag, s->k.space, NULL, &o->r);
+        if (st != TERN_INPROGRESS)
+            o->r = NULL; /* done at once (or failed) */
+        if (st != TERN_OK && st != TERN_INPROGRESS)
+            nb_fail(s, st);
+    }
+    s->posted = true;
+}
+
+/* the round's sends and receives: all completed? */
+static bool round_done(sched_t *s)
+{
+    bool done = true;
+    for (int i = s->cur; i < s->end; i++) {
+        nb_op_t *o = &s->ops[i];
+        if (o->r == NULL)
+            continue;
+        tern_status_t st = tern_test(mpi.w, o->r, NULL);
+        if (st == TERN_INPROGRESS) {
+            done = false;
+            continue;
+        }
+        o->r = NULL;
+        if (st != TERN_OK)
+            nb_fail(s, st);
+    }
+    return done;
+}
+
+static void local_steps(sched_t *s)
+{
+    for (int i = s->cur; i < s->end; i++) {
+        nb_op_t *o = &s->ops[i];
+        if (o->kind == NB_REDUCE && o->n < 0)
+            coll_red_apply(&s->red, o->src, o->dst);
+        else if (o->kind == NB_REDUCE)
+            coll_red_apply_part(&s->red, o->src, o->dst, o->from, o->n);
+        else if (o->kind == NB_COPY && o->len > 0)
+            memcpy(o->dst, o->src, o->len);
+    }
+}
+
+static void finish(sched_t *s)
+{
+    if (s->err == MPI_SUCCESS && s->fin == END_STORE)
+        s->err = coll_red_store(&s->k, &s->red, s->work, s->user);
+    if (s->err == MPI_SUCCESS && s->fin == END_UNPACK)
+        coll_stage_out(&s->stage, s->user, s->count, s->dt, true);
+}
+
+static bool nb_progress(mpi_req_t *q)
+{
+    sched_t *s = q->aux;
+    for (;;) {
+        if (!s->posted) {
+            if (s->cur == s->nops || s->err != MPI_SUCCESS)
+                break;
+            s->end = s->cur;
+            while (s->end < s->nops && s->ops[s->end].round == s->ops[s->cur].round)
+                s->end++;
+            post(s);
+        }
+        if (!round_done(s))
+            return false;
+        if (s->err == MPI_SUCCESS)
+            local_steps(s);
+        s->cur = s->end;
+        s->posted = false;
+    }
+    finish(s);
+    q->err = s->err;
+    mpi_status_empty(&q->status, MPI_ANY_SOURCE);
+    sched_free(s);
+    q->aux = NULL;
+    coll_nb_active--;
+    return true;
+}
+
+void coll_nb_progress_all(void)
+{
+    for (int i = 0; i < mpi.nreqs && coll_nb_active > 0; i++) {
+        mpi_req_t *q = &mpi.reqs[i];
+        if (q->kind == REQ_SCHED && q->progress(q))
+            q->kind = REQ_DONE; /* as req_poll does; a freed one is reaped later */
+    }
+}
+
+void mpi_coll_progress(void)
+{
+    if (coll_nb_active > 0)
+        coll_nb_progress_all();
+}
+
+void mpi_coll_finalize(void)
+{
+    while (coll_nb_active > 0) { /* the peers may wait for these rounds */
+        coll_nb_progress_all();
+        if (coll_nb_active > 0)
+            tern_worker_wait(mpi.w, -1);
+    }
+}
+
+/* The request that carries s (s freed on failure), moved on once. */
+static int sched_start(sched_t *s, MPI_Request *request)
+{
+    const coll_t k = s->k;
+    MPI_Request h;
+    if (s->nomem) {
+        sched_free(s);
+        return mpi_raise(k.comm, MPI_ERR_NO_MEM, "%s: schedule", k.call);
+    }
+    int e = mpi_req_new(&h);
+    if (e != MPI_SUCCESS) {
+        sched_free(s);
+        return mpi_raise(k.comm, e, "%s: request table", k.call);
+    }
+    mpi_req_t *q = &mpi.reqs[h - 1];
+    q->kind = REQ_SCHED;
+    q->comm = k.comm;
+    q->progress = nb_progress;
+    q->aux = s;
+    coll_nb_active++;
+    if (nb_progress(q))
+        q->kind = REQ_DONE;
+    *request = h;
+    return MPI_SUCCESS;
+}
+
+static int nb_begin(coll_t *k, MPI_Comm comm, const char *call, MPI_Request *request)
+{
+    int e = coll_start(k, comm, call);
+    if (e == MPI_SUCCESS && request == NULL)
+        e = mpi_raise(comm, MPI_ERR_REQUEST, "%s: NULL request pointer", call);
+    return e;
+}
+
+static int nomem(const coll_t *k)
+{
+    return mpi_raise(k->comm, MPI_ERR_NO_MEM, "%s: schedule", k->call);
+}
+
+/* ---- the collectives ------------------------------------------------------ */
+
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+    coll_t k;
+    int e = nb_begin(&k, comm, "MPI_Ibarrier", request);
+    if (e != MPI_SUCCESS)
+        return e;
+    sched_t *s = sched_new(&k);
+    if (s == NULL)
+        return nomem(&k);
+    static const char zero;
+    int size = k.c->size, rank = k.c->rank;
+    for (int step = 1; step < size; step <<= 1, next_round(s)) { /* dissemination */
+        add(s, NB_RECV, (rank - step + size) % size, NULL, &s->byte, 1);
+        add(s, NB_SEND, (rank + step) % size, &zero, NULL, 1);
+    }
+    return sched_start(s, request);
+}
+
+int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+               MPI_Request *request)
+{
+    coll_t k;
+    int e = nb_begin(&k, comm, "MPI_Ibcast", request);
+    if (e == MPI_SUCCESS)
+        e = coll_check_root(&k, root);
+    if (e == MPI_SUCCESS)
+        e = mpi_check_buf(comm, buffer, count, datatype, k.call);
+    if (e != MPI_SUCCESS)
+        return e;
+    sched_t *s = sched_new(&k);
+    if (s == NULL)
+        return nomem(&k);
+    int size = k.c->size, rank = k.c->rank, rel = (rank - root + size) % size;
+    if ((e = coll_stage_in(&k, buffer, count, datatype, rank == root, &s->stage)) !=
+        MPI_SUCCESS) {
+        sched_free(s);
+        return e;
+    }
+    if (rank != root) {
+        s->fin = END_UNPACK;
+        s->user = buffer;
+        s->count = count;
+        s->dt = datatype;
+    }
+    char *buf = s->stage.bytes;
+    size_t len = s->stage.len;
+    /* binomial: from the parent, then to the children together; long: a
+     * subtree's pieces only (coll_long.c), then the ring */
+    bool lng = coll_bcast_is_long(&k, len);
+    int mask = 1;
+    for (; mask < size; mask <<= 1)
+        if (rel & mask) {
+            size_t a = lng ? coll_bcast_piece(len, size, rel) : 0;
+            size_t b = lng ? coll_bcast_piece(len, size, rel + mask < size ? rel + mask : size)
+                           : len;
+            add(s, NB_RECV, (rank - mask + size) % size, NULL, buf + a, b - a);
+            next_round(s);
+            break;
+        }
+    for (mask >>= 1; mask > 0; mask >>= 1) {
+        int lo = rel + mask, hi = lo + mask < size ? lo + mask : size;
+        if (lo >= size)
+            continue;
+        size_t a = lng ? coll_bcast_piece(len, size, lo) : 0;
+        size_t b = lng ? coll_bcast_piece(len, size, hi) : len;
+        add(s, NB_SEND, (rank + mask) % size, buf + a, NULL, b - a);
+    }
+    next_round(s);
+    int right = (rank + 1) % size, left = (rank - 1 + size) % size;
+    for (int i = 0; lng && i < size - 1; i++, next_round(s)) {
+        int sp = (rel - i + size) % size, rp = (rel - i - 1 + size) % size;
+        size_t s0 = coll_bcast_piece(len, size, sp), r0 = coll_bcast_piece(len, size, rp);
+        add(s, NB_RECV, left, NULL, buf + r0, coll_bcast_piece(len, size, rp + 1) - r0);
+        add(s, NB_SEND, right, buf + s0, NULL, coll_bcast_piece(len, size, sp + 1) - s0);
+    }
+    return sched_start(s, request);
+}
+
+/* a reduction's schedule with its working buffers (work loaded from user) */
+static sched_t *red_sched(const coll_t *k, const coll_red_t *r, const void *user, int *e)
+{
+    sched_t *s = sched_new(k);
+    if (s == NULL) {
+        *e = nomem(k);
+        return NULL;
+    }
+    s->red = *r;
+    if ((*e = coll_red_bufs(k, r, user, &s->work, &s->tmp)) != MPI_SUCCESS) {
+        s->work = s->tmp = NULL;
+        sched_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* the exchanges of coll.c's allreduce_rd between the pof2 ranks, as rounds */
+static void iallreduce_rd(sched_t *s, int newrank, int pof2, int rem)
+{
+    int rank = s->k.c->rank;
+    bool commute = mpi_op_commutes(s->red.op);
+    for (int mask = 1; mask < pof2; mask <<= 1, next_round(s)) {
+        int newdst = newrank ^ mask, dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
+        add(s, NB_RECV, dst, NULL, s->tmp, s->red.len);
+        add(s, NB_SEND, dst, s->work, NULL, s->red.len);
+        if (commute || dst < rank) {
+            add(s, NB_REDUCE, 0, s->tmp, s->work, 0);
+        } else {
+            add(s, NB_REDUCE, 0, s->work, s->tmp, 0); /* tmp = work op tmp */
+            add(s, NB_COPY, 0, s->tmp, s->work, s->red.len);
+        }
+    }
+}
+
+/* the byte where block blk of a working buffer cut in pof2 starts */
+static size_t blk_off(const sched_t *s, int pof2, int blk)
+{
+    return (size_t)coll_block_first(s->red.n, pof2, blk) * s->red.ext;
+}
+
+/* one swap with dst: blocks [slo, shi) of s->work go, [rlo, rhi) arrive
+ * in into, then (reduce) are reduced into s->work */
+static void swap(sched_t *s, int pof2, int dst, int slo, int shi, char *into, int rlo, int rhi,
+                 bool reduce)
+{
+    size_t r0 = blk_off(s, pof2, rlo), s0 = blk_off(s, pof2, slo);
+    add(s, NB_RECV, dst, NULL, into + r0, blk_off(s, pof2, rhi) - r0);
+    add(s, NB_SEND, dst, s->work + s0, NULL, blk_off(s, pof2, shi) - s0);
+    if (reduce) {
+        int from = coll_block_first(s->red.n, pof2, rlo);
+        add_part(s, s->tmp, s->work, from, coll_block_first(s->red.n, pof2, rhi) - from);
+    }
+    next_round(s);
+}
+
+/* those of coll_long.c's Rabenseifner allreduce: blocks [lo, hi) of the
+ * pof2 are still reduced here, halved each round, then grown back */
+static void iallreduce_long(sched_t *s, int newrank, int pof2, int rem)
+{
+    int lo = 0, hi = pof2;
+    for (int mask = pof2 / 2; mask > 0; mask >>= 1) {
+        int newdst = newrank ^ mask, dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
+        int mid = (lo + hi) / 2;
+        bool upper = newrank & mask; /* keeps [mid, hi), gives [lo, mid) */
+        int klo = upper ? mid : lo, khi = upper ? hi : mid;
+        swap(s, pof2, dst, upper ? lo : mid, upper ? mid : hi, s->tmp, klo, khi, true);
+        lo = klo;
+        hi = khi;
+    }
+    for (int mask = 1; mask < pof2; mask <<= 1) {
+        int newdst = newrank ^ mask, dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
+        bool upper = newrank & mask; /* the partner holds the mask blocks below */
+        int olo = upper ? lo - mask : hi, ohi = upper ? lo : hi + mask;
+        swap(s, pof2, dst, lo, hi, s->work, olo, ohi, false);
+        lo = upper ? olo : lo;
+        hi = upper ? hi : ohi;
+    }
+}
+
+/* coll.c's allreduce as rounds: recursive doubling or, for long vectors,
+ * Rabenseifner's (the same choice), the ranks beyond pof2 folded in */
+int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    coll_t k;
+    coll_red_t r;
+    int e = nb_begin(&k, comm, "MPI_Iallreduce", request);
+    if (e == MPI_SUCCESS)
+        e = coll_red_args(&k, comm, k.call, sendbuf, recvbuf, count, datatype, op, -1, &r);
+    if (e != MPI_SUCCESS)
+        return e;
+    sched_t *s = red_sched(&k, &r, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, &e);
+    if (s == NULL)
+        return e;
+    s->fin = END_STORE;
+    s->user = recvbuf;
+    int size = k.c->size, rank = k.c->rank, pof2 = 1;
+    while (pof2 * 2 <= size)
+        pof2 *= 2;
+    int rem = size - pof2, newrank = rank - rem;
+    if (rank < 2 * rem) { /* fold in the ranks beyond pof2 */
+        if (rank % 2 == 0) {
+            add(s, NB_SEND, rank + 1, s->work, NULL, r.len);
+            newrank = -1;
+        } else {
+            add(s, NB_RECV, rank - 1, NULL, s->tmp, r.len);
+            add(s, NB_REDUCE, 0, s->tmp, s->work, 0); /* work = lower op work */
+            newrank = rank / 2;
+        }
+        next_round(s);
+    }
+    if (newrank >= 0 && coll_allreduce_is_long(&k, &r))
+        iallreduce_long(s, newrank, pof2, rem);
+    else if (newrank >= 0)
+        iallreduce_rd(s, newrank, pof2, rem);
+    if (rank < 2 * rem) {
+        if (rank % 2)
+            add(s, NB_SEND, rank - 1, s->work, NULL, r.len);
+        else
+            add(s, NB_RECV, rank + 1, NULL, s->work, r.len);
+    }
+    return sched_start(s, request);
+}
+
+/* the binomial reduce of coll.c's reduce_tree, as rounds */
+int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                int root, MPI_Comm comm, MPI_Request *request)
+{
+    coll_t k;
+    coll_red_t r;
+    int e = nb_begin(&k, comm, "MPI_Ireduce", request);
+    if (e == MPI_SUCCESS)
+        e = coll_red_args(&k, comm, k.call, sendbuf, recvbuf, count, datatype, op, root, &r);
+    if (e != MPI_SUCCESS)
+        return e;
+    sched_t *s = red_sched(&k, &r, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, &e);
+    if (s == NULL)
+        return e;
+    int size = k.c->size, rank = k.c->rank;
+    if (rank == root) {
+        s->fin = END_STORE;
+        s->user = recvbuf;
+    }
+    int tree_root = mpi_op_commutes(op) ? root : 0; /* non-commutative: 0 hands it on */
+    int rel = (rank - tree_root + size) % size;
+    for (int mask = 1; mask < size; mask <<= 1, next_round(s)) {
+        if (rel & mask) {
+            add(s, NB_SEND, ((rel & ~mask) + tree_root) % size, s->work, NULL, r.len);
+            next_round(s);
+            break;
+        }
+        if ((rel | mask) >= size)
+            continue;
+        add(s, NB_RECV, ((rel | mask) + tree_root) % size, NULL, s->tmp, r.len);
+        add(s, NB_REDUCE, 0, s->work, s->tmp, 0); /* tmp = work op tmp (lower op higher) */
+        add(s, NB_COPY, 0, s->tmp, s->work, r.len);
+    }
+    if (tree_root != root && rank == 0)
+        add(s, NB_SEND, root, s->work, NULL, r.len);
+    else if (tree_root != root && rank == root)
+        add(s, NB_RECV, 0, NULL, s->work, r.len);
+    return sched_start(s, request);
+}
