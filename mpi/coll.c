@@ -37,45 +37,19 @@ int coll_fail(const coll_t *k, tern_status_t st)
     return mpi_raise_tern(k->comm, st, k->call);
 }
 
-/* Complete a started tern operation: tern_wait, or, while non-blocking
- * collectives are under way, a loop that moves them on too (they may wait
- * for this rank's messages while its peers wait in this call). */
-static tern_status_t finish(tern_status_t st, tern_request_t *r)
-{
-    if (st != TERN_INPROGRESS)
-        return st;
-    if (coll_nb_active == 0)
-        return tern_wait(mpi.w, r, NULL);
-    while ((st = tern_test(mpi.w, r, NULL)) == TERN_INPROGRESS) {
-        coll_nb_progress_all();
-        tern_worker_wait(mpi.w, -1);
-    }
-    return st;
-}
-
+/* Blocking point to point through mt.c's forms: they poll (and move the
+ * schedules of non-blocking collectives on: they may wait for this rank's
+ * messages while its peers wait in this call) whenever mpi_polling says a
+ * wait must, and otherwise go straight to tern's blocking calls. */
 int coll_send(const coll_t *k, const void *buf, size_t len, int to, int tag)
 {
-    tern_status_t st;
-    if (coll_nb_active == 0) {
-        st = tern_send(mpi.w, buf, len, k->c->ranks[to], tag, k->space);
-    } else {
-        tern_request_t *r = NULL;
-        st = tern_isend(mpi.w, buf, len, k->c->ranks[to], tag, k->space, &r);
-        st = finish(st, r);
-    }
+    tern_status_t st = mpi_send_tern(k->w, buf, len, k->c->ranks[to], tag, k->space);
     return st == TERN_OK ? MPI_SUCCESS : coll_fail(k, st);
 }
 
 int coll_recv(const coll_t *k, void *buf, size_t len, int from, int tag)
 {
-    tern_status_t st;
-    if (coll_nb_active == 0) {
-        st = tern_recv(mpi.w, buf, len, k->c->ranks[from], tag, k->space, NULL);
-    } else {
-        tern_request_t *r = NULL;
-        st = tern_irecv(mpi.w, buf, len, k->c->ranks[from], tag, k->space, NULL, &r);
-        st = finish(st, r);
-    }
+    tern_status_t st = mpi_recv_tern(k->w, buf, len, k->c->ranks[from], tag, k->space, NULL);
     return st == TERN_OK ? MPI_SUCCESS : coll_fail(k, st);
 }
 
@@ -84,11 +58,14 @@ int coll_sendrecv(const coll_t *k, const void *sbuf, size_t slen, int to, void *
                   size_t rlen, int from, int tag)
 {
     tern_request_t *r = NULL;
-    tern_status_t st = tern_irecv(mpi.w, rbuf, rlen, k->c->ranks[from], tag, k->space, NULL, &r);
+    mpi_lock(k->w);
+    tern_status_t st = tern_irecv(k->w, rbuf, rlen, k->c->ranks[from], tag, k->space, NULL, &r);
+    mpi_unlock(k->w);
     if (st != TERN_OK && st != TERN_INPROGRESS)
         return coll_fail(k, st);
     int ss = coll_send(k, sbuf, slen, to, tag);
-    st = finish(st, r); /* completed even when the send failed: tern's rule */
+    if (st == TERN_INPROGRESS) /* completed even when the send failed: tern's rule */
+        st = mpi_wait_tern(k->w, r, NULL);
     if (ss != MPI_SUCCESS)
         return ss;
     return st == TERN_OK ? MPI_SUCCESS : coll_fail(k, st);
@@ -102,9 +79,10 @@ int coll_start(coll_t *k, MPI_Comm comm, const char *call)
     k->comm = comm;
     k->c = mpi_comm_get(comm);
     k->space = (uint16_t)(k->c->space + 1);
+    k->w = k->c->w;
     k->call = call;
-    if (coll_nb_active > 0) /* a collective call is a chance to move them on */
-        coll_nb_progress_all();
+    if (mpi.mt || coll_nb_active > 0) /* a collective call is a chance to move them on */
+        mpi_coll_progress();
     return MPI_SUCCESS;
 }
 

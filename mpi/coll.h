@@ -20,6 +20,7 @@ typedef struct coll {
     MPI_Comm comm;
     mpi_comm_t *c;
     uint16_t space;
+    tern_worker_t *w;         /* the communicator's */
     const char *call;
 } coll_t;
 
@@ -97,10 +98,5 @@ bool coll_bcast_is_long(const coll_t *k, size_t len);
 size_t coll_bcast_piece(size_t len, int size, int i);
 bool coll_allreduce_is_long(const coll_t *k, const coll_red_t *r);
 int coll_block_first(int n, int pof2, int blk);
-
-/* coll_nb.c: schedules under way (on any communicator); progress them all
- * once (the blocking calls do while they wait) */
-extern int coll_nb_active;
-void coll_nb_progress_all(void);
 
 #endif

@@ -3,9 +3,13 @@
  * rounds (the sends and receives of a round are posted together; once they
  * all completed, the round's local steps run: reductions, copies), carried
  * by a REQ_SCHED request whose progress hook moves it on without ever
- * blocking.  MPI_Test / Wait* drive it (req_poll), and so do the blocking
- * collectives while they wait (coll_nb_progress_all): a rank blocked in
- * one may owe its peers the next round of a schedule.
+ * blocking.  MPI_Test / Wait* drive it (req_poll), and so does every wait
+ * of the layer that polls (mpi_block, mt.c: blocking collectives, blocking
+ * point to point while schedules are under way): a rank blocked in one
+ * may owe its peers the next round of a schedule.  The schedules under way
+ * are a list; under MPI_THREAD_MULTIPLE the list and every step of a
+ * schedule are nb_lock's (a thread that finds it taken leaves the work to
+ * the one holding it).
  *
  * Every schedule takes a tag of its own, NB_TAG_BASE + the communicator's
  * sequence number (every rank starts a communicator's collectives in the
@@ -24,7 +28,43 @@
 
 #include "mpi/coll.h"
 
-int coll_nb_active;
+int coll_nb_active; /* entries of active[] (nb_lock's under MPI_THREAD_MULTIPLE) */
+static mpi_req_t **active;
+static int active_cap;
+static pthread_mutex_t nb_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void nb_locked(bool take)
+{
+    if (mpi.mt) {
+        if (take)
+            pthread_mutex_lock(&nb_lock);
+        else
+            pthread_mutex_unlock(&nb_lock);
+    }
+}
+
+static bool active_add(mpi_req_t *q)
+{
+    if (coll_nb_active == active_cap) {
+        int cap = active_cap ? 2 * active_cap : 16;
+        mpi_req_t **v = realloc(active, sizeof(*v) * (size_t)cap);
+        if (v == NULL)
+            return false;
+        active = v;
+        active_cap = cap;
+    }
+    active[coll_nb_active++] = q;
+    return true;
+}
+
+static void active_remove(mpi_req_t *q)
+{
+    for (int i = 0; i < coll_nb_active; i++)
+        if (active[i] == q) {
+            active[i] = active[--coll_nb_active];
+            return;
+        }
+}
 
 enum nb_kind { NB_SEND, NB_RECV, NB_REDUCE, NB_COPY };
 
@@ -116,7 +156,7 @@ static void nb_fail(sched_t *s, tern_status_t st)
     if (s->err != MPI_SUCCESS)
         return;
     s->err = mpi_class_of(st);
-    snprintf(mpi.last_error, sizeof(mpi.last_error), "%s: %s", s->k.call, tern_last_error());
+    snprintf(mpi_last_error, sizeof(mpi_last_error), "%s: %s", s->k.call, tern_last_error());
 }
 
 static void post(sched_t *s)
@@ -125,10 +165,12 @@ static void post(sched_t *s)
         nb_op_t *o = &s->ops[i];
         tern_status_t st = TERN_OK;
         o->r = NULL;
+        mpi_lock(s->k.w);
         if (o->kind == NB_SEND)
-            st = tern_isend(mpi.w, o->src, o->len, o->peer, s->tag, s->k.space, &o->r);
+            st = tern_isend(s->k.w, o->src, o->len, o->peer, s->tag, s->k.space, &o->r);
         else if (o->kind == NB_RECV)
-            st = tern_irecv(mpi.w, o->dst, o->len, o->peer, s->tag, s->k.space, NULL, &o->r);
+            st = tern_irecv(s->k.w, o->dst, o->len, o->peer, s->tag, s->k.space, NULL, &o->r);
+        mpi_unlock(s->k.w);
         if (st != TERN_INPROGRESS)
             o->r = NULL; /* done at once (or failed) */
         if (st != TERN_OK && st != TERN_INPROGRESS)
@@ -145,7 +187,9 @@ static bool round_done(sched_t *s)
         nb_op_t *o = &s->ops[i];
         if (o->r == NULL)
             continue;
-        tern_status_t st = tern_test(mpi.w, o->r, NULL);
+        mpi_lock(s->k.w);
+        tern_status_t st = tern_test(s->k.w, o->r, NULL);
+        mpi_unlock(s->k.w);
         if (st == TERN_INPROGRESS) {
             done = false;
             continue;
@@ -178,9 +222,12 @@ static void finish(sched_t *s)
         coll_stage_out(&s->stage, s->user, s->count, s->dt, true);
 }
 
+/* (nb_lock held) */
 static bool nb_progress(mpi_req_t *q)
 {
     sched_t *s = q->aux;
+    if (s == NULL)
+        return true; /* finished by another thread's mpi_coll_progress */
     for (;;) {
         if (!s->posted) {
             if (s->cur == s->nops || s->err != MPI_SUCCESS)
@@ -202,32 +249,46 @@ static bool nb_progress(mpi_req_t *q)
     mpi_status_empty(&q->status, MPI_ANY_SOURCE);
     sched_free(s);
     q->aux = NULL;
-    coll_nb_active--;
+    active_remove(q);
     return true;
 }
 
-void coll_nb_progress_all(void)
+bool mpi_sched_poll(mpi_req_t *q)
 {
-    for (int i = 0; i < mpi.nreqs && coll_nb_active > 0; i++) {
-        mpi_req_t *q = &mpi.reqs[i];
-        if (q->kind == REQ_SCHED && q->progress(q))
-            q->kind = REQ_DONE; /* as req_poll does; a freed one is reaped later */
-    }
+    nb_locked(true);
+    bool done = q->progress(q);
+    nb_locked(false);
+    return done;
 }
 
-void mpi_coll_progress(void)
+/* Every schedule under way, one step each (from the last: a finished one
+ * leaves the list).  Their requests stay REQ_SCHED: only the owner's
+ * req_poll turns them REQ_DONE, and a finished schedule answers true
+ * again there. */
+bool mpi_coll_progress(void)
 {
-    if (coll_nb_active > 0)
-        coll_nb_progress_all();
+    if (mpi.mt && pthread_mutex_trylock(&nb_lock) != 0)
+        return false; /* another thread moves them on */
+    bool moved = false;
+    for (int i = coll_nb_active - 1; i >= 0; i--) {
+        if (i >= coll_nb_active)
+            continue;
+        sched_t *s = active[i]->aux;
+        int cur = s->cur;
+        moved = nb_progress(active[i]) || s->cur != cur || moved;
+    }
+    if (mpi.mt)
+        pthread_mutex_unlock(&nb_lock);
+    return moved;
 }
 
 void mpi_coll_finalize(void)
 {
-    while (coll_nb_active > 0) { /* the peers may wait for these rounds */
-        coll_nb_progress_all();
-        if (coll_nb_active > 0)
-            tern_worker_wait(mpi.w, -1);
-    }
+    while (coll_nb_active > 0) /* the peers may wait for these rounds */
+        mpi_block(); /* moves them on */
+    free(active);
+    active = NULL;
+    active_cap = 0;
 }
 
 /* The request that carries s (s freed on failure), moved on once. */
@@ -245,12 +306,21 @@ static int sched_start(sched_t *s, MPI_Request *request)
         return mpi_raise(k.comm, e, "%s: request table", k.call);
     }
     mpi_req_t *q = &mpi.reqs[h - 1];
-    q->kind = REQ_SCHED;
     q->comm = k.comm;
     q->progress = nb_progress;
     q->aux = s;
-    coll_nb_active++;
-    if (nb_progress(q))
+    nb_locked(true);
+    bool listed = active_add(q);
+    nb_locked(false);
+    if (!listed) {
+        sched_free(s);
+        q->aux = NULL;
+        q->kind = REQ_DONE;
+        MPI_Request_free(&h);
+        return mpi_raise(k.comm, MPI_ERR_NO_MEM, "%s: schedule list", k.call);
+    }
+    q->kind = REQ_SCHED;
+    if (mpi_sched_poll(q))
         q->kind = REQ_DONE;
     *request = h;
     return MPI_SUCCESS;

@@ -54,12 +54,41 @@ mpi_comm_t *mpi_comm_get(MPI_Comm comm)
 
 /* A new communicator of parent's ranks list (size entries, this rank at
  * me; NULL list: not a member): a context id free on every rank of parent
- * (collective over parent), then the handle. */
+ * (collective over parent), then the handle.
+ *
+ * MPI_THREAD_MULTIPLE: two threads creating communicators at once could
+ * each see an id free that the other takes, on different ranks in a
+ * different order; MPICH resolves that with a retry protocol, tern does
+ * not (yet): a second concurrent creation is refused with
+ * MPI_ERR_UNSUPPORTED_OPERATION (docs/mpi.md).  The handle table and the
+ * free ids are the table lock's. */
+static int creating; /* a creation is under way (MPI_THREAD_MULTIPLE) */
+
+static int comm_create_one(MPI_Comm parent, int *ranks, int size, int me, MPI_Comm *out,
+                           const char *call);
+
 static int comm_create(MPI_Comm parent, int *ranks, int size, int me, MPI_Comm *out,
                        const char *call)
 {
+    if (mpi.mt && __atomic_exchange_n(&creating, 1, __ATOMIC_ACQUIRE)) {
+        free(ranks);
+        return mpi_raise(parent, MPI_ERR_UNSUPPORTED_OPERATION, "%s: another thread is creating "
+                         "a communicator: concurrent creation is not supported (create "
+                         "communicators from one thread at a time)", call);
+    }
+    int e = comm_create_one(parent, ranks, size, me, out, call);
+    if (mpi.mt)
+        __atomic_store_n(&creating, 0, __ATOMIC_RELEASE);
+    return e;
+}
+
+static int comm_create_one(MPI_Comm parent, int *ranks, int size, int me, MPI_Comm *out,
+                           const char *call)
+{
     unsigned char mask[sizeof(mpi.ctx_free)];
+    mpi_table_lock();
     memcpy(mask, mpi.ctx_free, sizeof(mask));
+    mpi_table_unlock();
     int e = MPI_Allreduce(MPI_IN_PLACE, mask, (int)sizeof(mask), MPI_UNSIGNED_CHAR, MPI_BAND,
                           parent);
     if (e != MPI_SUCCESS) {
@@ -79,10 +108,12 @@ static int comm_create(MPI_Comm parent, int *ranks, int size, int me, MPI_Comm *
         return mpi_raise(parent, MPI_ERR_OTHER, "%s: all %d context ids are taken", call,
                          MPI_CONTEXT_IDS);
     }
+    mpi_table_lock();
     int h = 3;
     while (h < mpi.ncomms && mpi.comms[h].used)
         h++;
     if (h == MPI_MAX_COMMS) {
+        mpi_table_unlock();
         free(ranks);
         return mpi_raise(parent, MPI_ERR_OTHER, "%s: %d communicators exist", call,
                          MPI_MAX_COMMS);
@@ -98,6 +129,7 @@ static int comm_create(MPI_Comm parent, int *ranks, int size, int me, MPI_Comm *
                                 .w = mpi_worker_for(id),
                                 .errh = mpi_comm_get(parent)->errh};
     ctx_take(id);
+    mpi_table_unlock();
     *out = h;
     return MPI_SUCCESS;
 }
@@ -175,9 +207,11 @@ int MPI_Comm_free(MPI_Comm *comm)
     if (e != MPI_SUCCESS)
         return e;
     mpi_comm_t *c = mpi_comm_get(*comm);
+    mpi_table_lock();
     ctx_release(c->context);
     free(c->ranks);
     *c = (mpi_comm_t){0};
+    mpi_table_unlock();
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
 }

@@ -28,52 +28,57 @@ static int predefined_size(MPI_Datatype dt)
 
 /* ---- the derived types' table ---------------------------------------------- */
 
+/* Reserved once at MPI_DT_MAX entries (calloc: pages touched as used) and
+ * never moved, so a lookup takes no lock; registering is the table lock's
+ * (MPI_THREAD_MULTIPLE), and ntypes is published with release / read with
+ * acquire so an entry is written before its handle can be looked up. */
+#define MPI_DT_MAX (1 << 16)
 static mpi_dtype_t **types; /* by handle - MPI_DT_DERIVED_BASE; NULL: free */
 static int ntypes;
 
-/* the pair types take the first entries, whatever is built first */
-static bool table_ready(void)
+/* the pair types take the first entries (MPI_Init builds them) */
+int mpi_dt_init(void)
 {
-    static bool building;
-    if (ntypes > 0 || building)
-        return true;
-    building = true;
-    int e = mpi_dt_build_pairs();
-    building = false;
-    return e == MPI_SUCCESS;
+    if (types == NULL && (types = calloc(MPI_DT_MAX, sizeof(*types))) == NULL)
+        return MPI_ERR_NO_MEM;
+    return ntypes > 0 ? MPI_SUCCESS : mpi_dt_build_pairs();
 }
 
 mpi_dtype_t *mpi_dt_get(MPI_Datatype dt)
 {
-    if (dt < MPI_DT_DERIVED_BASE || !table_ready())
+    if (dt < MPI_DT_DERIVED_BASE)
         return NULL;
     int i = dt - MPI_DT_DERIVED_BASE;
-    return i < ntypes ? types[i] : NULL;
+    return i < __atomic_load_n(&ntypes, __ATOMIC_ACQUIRE) ? types[i] : NULL;
 }
 
 MPI_Datatype mpi_dt_register(mpi_dtype_t *t)
 {
-    if (!table_ready())
+    if (types == NULL)
         return MPI_DATATYPE_NULL;
+    mpi_table_lock();
     /* the pair types are registered first, in order, into entries 0.. */
     for (int i = ntypes < MPI_DT_NPAIRS ? ntypes : MPI_DT_NPAIRS; i < ntypes; i++)
         if (types[i] == NULL) {
             types[i] = t;
+            mpi_table_unlock();
             return MPI_DT_DERIVED_BASE + i;
         }
-    if (ntypes >= INT_MAX - MPI_DT_DERIVED_BASE - 1)
+    if (ntypes >= MPI_DT_MAX) {
+        mpi_table_unlock();
         return MPI_DATATYPE_NULL;
-    mpi_dtype_t **v = realloc(types, sizeof(*v) * (size_t)(ntypes + 1));
-    if (v == NULL)
-        return MPI_DATATYPE_NULL;
-    types = v;
+    }
     types[ntypes] = t;
-    return MPI_DT_DERIVED_BASE + ntypes++;
+    __atomic_store_n(&ntypes, ntypes + 1, __ATOMIC_RELEASE);
+    mpi_table_unlock();
+    return MPI_DT_DERIVED_BASE + ntypes - 1;
 }
 
+/* references: atomic (a staged receive on one thread, MPI_Type_free on
+ * another) */
 void mpi_dt_retain(mpi_dtype_t *t)
 {
-    t->refs++;
+    __atomic_fetch_add(&t->refs, 1, __ATOMIC_RELAXED);
 }
 
 void mpi_dt_destroy(mpi_dtype_t *t)
@@ -87,7 +92,8 @@ void mpi_dt_destroy(mpi_dtype_t *t)
 
 void mpi_dt_release(mpi_dtype_t *t)
 {
-    if (--t->refs == 0)
+    /* acq_rel: the last owner sees every other owner's use finished */
+    if (__atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) == 0)
         mpi_dt_destroy(t);
 }
 
@@ -349,7 +355,9 @@ int MPI_Type_free(MPI_Datatype *datatype)
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_free: datatype %#x is %s",
                          *datatype, t != NULL || predefined_size(*datatype) != 0
                                         ? "predefined" : "not a valid derived datatype");
+    mpi_table_lock();
     types[*datatype - MPI_DT_DERIVED_BASE] = NULL;
+    mpi_table_unlock();
     mpi_dt_release(t);
     *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;

@@ -10,6 +10,7 @@
 #include "mpi/mpi_internal.h"
 
 mpi_state_t mpi;
+__thread char mpi_last_error[MPI_MAX_ERROR_STRING];
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
@@ -28,14 +29,18 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     int e = mpi_workers_init();
     if (e != MPI_SUCCESS)
         return mpi_raise(MPI_COMM_WORLD, e, "MPI_Init: worker locks");
+    e = mpi_dt_init();
+    if (e != MPI_SUCCESS)
+        return mpi_raise(MPI_COMM_WORLD, e, "MPI_Init: datatype table");
     e = mpi_comms_init();
     if (e != MPI_SUCCESS)
         return mpi_raise(MPI_COMM_WORLD, e, "MPI_Init: communicator tables");
-    /* one thread at a time on the default worker: per-thread workers for
-     * MPI_THREAD_MULTIPLE are not there yet */
-    mpi.thread_level = required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;
+    /* every level is provided; MPI_THREAD_MULTIPLE turns the worker and
+     * table locks on (mt.c) */
+    mpi.thread_level = required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE : required;
     if (mpi.thread_level < MPI_THREAD_SINGLE)
         mpi.thread_level = MPI_THREAD_SINGLE;
+    mpi.mt = mpi.thread_level == MPI_THREAD_MULTIPLE;
     if (provided != NULL)
         *provided = mpi.thread_level;
     mpi.main_thread = pthread_self();

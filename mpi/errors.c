@@ -65,7 +65,7 @@ int mpi_raise(MPI_Comm comm, int errclass, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(mpi.last_error, sizeof(mpi.last_error), fmt, ap);
+    vsnprintf(mpi_last_error, sizeof(mpi_last_error), fmt, ap);
     va_end(ap);
     mpi_comm_t *c = mpi_comm_get(comm);
     MPI_Errhandler h = c != NULL ? c->errh
@@ -74,10 +74,10 @@ int mpi_raise(MPI_Comm comm, int errclass, const char *fmt, ...)
     if (h == MPI_ERRORS_RETURN && mpi.init)
         return errclass;
     fprintf(stderr, "tern MPI: fatal error (%s): %s\n", class_text[errclass] ? class_text[errclass]
-                                                                           : "?", mpi.last_error);
+                                                                           : "?", mpi_last_error);
     fflush(stderr);
     if (mpi.ctx != NULL)
-        tern_abort(mpi.ctx, errclass ? errclass : 1, mpi.last_error);
+        tern_abort(mpi.ctx, errclass ? errclass : 1, mpi_last_error);
     _Exit(errclass ? errclass : 1);
 }
 
@@ -100,8 +100,8 @@ int MPI_Error_string(int errorcode, char *string, int *resultlen)
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_string: code %d", errorcode);
     const char *t = class_text[errorcode] ? class_text[errorcode] : "unknown error code";
     /* the last error's own message, when it is this class's */
-    int n = errorcode != MPI_SUCCESS && mpi.last_error[0]
-                ? snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", t, mpi.last_error)
+    int n = errorcode != MPI_SUCCESS && mpi_last_error[0]
+                ? snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", t, mpi_last_error)
                 : snprintf(string, MPI_MAX_ERROR_STRING, "%s", t);
     *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
     return MPI_SUCCESS;

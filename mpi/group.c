@@ -24,12 +24,15 @@ static group_t *group_get(MPI_Group g)
 
 static int group_new(int *procs, int size, MPI_Group *out, const char *call)
 {
+    mpi_table_lock(); /* MPI_THREAD_MULTIPLE: the group table */
     for (int g = 2; g < MAX_GROUPS; g++)
         if (!groups[g].used) {
             groups[g] = (group_t){.used = true, .size = size, .procs = procs};
+            mpi_table_unlock();
             *out = g;
             return MPI_SUCCESS;
         }
+    mpi_table_unlock();
     free(procs);
     return mpi_raise(MPI_COMM_WORLD, MPI_ERR_OTHER, "%s: %d groups exist", call, MAX_GROUPS);
 }
@@ -145,7 +148,9 @@ int MPI_Group_free(MPI_Group *group)
         return e;
     if (*group != MPI_GROUP_EMPTY) {
         free(groups[*group].procs);
+        mpi_table_lock();
         groups[*group] = (group_t){0};
+        mpi_table_unlock();
     }
     *group = MPI_GROUP_NULL;
     return MPI_SUCCESS;

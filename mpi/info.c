@@ -19,17 +19,20 @@ typedef struct info {
 static info_t *infos;
 static int ninfos;
 
-/* The table, MPI_INFO_ENV in it, on first use. */
+/* The table, MPI_INFO_ENV in it, on first use: MPI_MAX_INFOS entries at
+ * once, never moved (another thread may use an object meanwhile); taking
+ * an entry is the table lock's (MPI_THREAD_MULTIPLE). */
+#define MPI_MAX_INFOS 4096
+
 static int info_table(void)
 {
-    if (infos != NULL)
-        return MPI_SUCCESS;
-    infos = calloc(8, sizeof(*infos));
-    if (infos == NULL)
-        return MPI_ERR_NO_MEM;
-    ninfos = 8;
-    infos[MPI_INFO_ENV - 1].used = true;
-    return MPI_SUCCESS;
+    mpi_table_lock();
+    if (infos == NULL && (infos = calloc(MPI_MAX_INFOS, sizeof(*infos))) != NULL) {
+        ninfos = MPI_MAX_INFOS;
+        infos[MPI_INFO_ENV - 1].used = true;
+    }
+    mpi_table_unlock();
+    return infos != NULL ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
 
 /* The object of a handle into *o (the error raised otherwise). */
@@ -80,20 +83,18 @@ static int find(const info_t *o, const char *key)
 /* A new, empty object: its handle, or MPI_INFO_NULL with the error raised. */
 static MPI_Info info_new(const char *call)
 {
+    mpi_table_lock();
     int i = 0;
     while (i < ninfos && infos[i].used)
         i++;
+    if (i < ninfos)
+        infos[i] = (info_t){.used = true};
+    mpi_table_unlock();
     if (i == ninfos) {
-        info_t *t = realloc(infos, sizeof(*t) * (size_t)ninfos * 2);
-        if (t == NULL) {
-            mpi_raise(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "%s: info table", call);
-            return MPI_INFO_NULL;
-        }
-        memset(t + ninfos, 0, sizeof(*t) * (size_t)ninfos);
-        infos = t;
-        ninfos *= 2;
+        mpi_raise(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "%s: all %d info objects are in use", call,
+                  MPI_MAX_INFOS);
+        return MPI_INFO_NULL;
     }
-    infos[i] = (info_t){.used = true};
     return i + 1;
 }
 

@@ -39,6 +39,7 @@ typedef struct mpi_comm {
 } mpi_comm_t;
 
 #define MPI_MAX_COMMS 4096
+#define MPI_MAX_REQUESTS (1 << 18) /* requests under way at once (p2p.c) */
 
 /* REQ_TERN: a tern operation under way; REQ_SCHED: an operation driven by
  * its own progress function (non-blocking collectives); REQ_DONE: the
@@ -52,6 +53,7 @@ struct mpi_req {
     enum mpi_req_kind kind;
     bool recv, freed;         /* freed: MPI_Request_free, reaped when it completes */
     tern_request_t *r;        /* REQ_TERN */
+    tern_worker_t *w;         /* REQ_TERN: the worker r is on */
     MPI_Comm comm;
     MPI_Status status;        /* REQ_DONE: the final status */
     int err;                  /* REQ_DONE: its error class */
@@ -93,10 +95,11 @@ typedef struct mpi_state {
     int free_head;            /* the free entries' list (+1; 0: empty) */
     int freed_head;           /* entries MPI_Request_free let go, not yet finished */
     int nfreed;
-    char last_error[MPI_MAX_ERROR_STRING];
 } mpi_state_t;
 
 extern mpi_state_t mpi;
+/* the calling thread's last error message (MPI_Error_string) */
+extern __thread char mpi_last_error[MPI_MAX_ERROR_STRING];
 
 /* errors.c: the error class of a tern status; raise: record the message,
  * call the communicator's handler (fatal: abort the job), return the class */
@@ -170,6 +173,7 @@ static inline bool mpi_dt_predefined(MPI_Datatype dt)
     return (dt & ~0xffff) == 0;
 }
 /* the derived (or pair) type of a handle; NULL: not one, or freed */
+int mpi_dt_init(void); /* MPI_Init: the table, the pair types */
 mpi_dtype_t *mpi_dt_get(MPI_Datatype dt);
 /* any valid type: a derived one, or a predefined one described in *v (one
  * block, one run); NULL: not a valid type */
@@ -228,15 +232,22 @@ int mpi_op_check(MPI_Op op, MPI_Datatype dt, MPI_Comm comm, const char *call);
 bool mpi_op_commutes(MPI_Op op);
 void mpi_op_apply(MPI_Op op, const void *in, void *inout, int count, MPI_Datatype dt);
 
+/* non-blocking collectives under way (coll_nb.c; read unlocked only below
+ * MPI_THREAD_MULTIPLE: mpi_polling is true there whatever it says) */
+extern int coll_nb_active;
+
 /* mt.c: workers and threads.  A communicator's worker; take every worker
  * of the context (init) and give them back; wait a little for progress. */
 int mpi_workers_init(void);
 void mpi_workers_finalize(void);
 tern_worker_t *mpi_worker_for(int context);
-void mpi_block(tern_worker_t *w);
+void mpi_block(void);
 /* Must a wait poll (several workers, or several threads) rather than sleep
  * in tern? */
-static inline bool mpi_polling(void) { return mpi.mt || mpi.nworkers > 1; }
+static inline bool mpi_polling(void)
+{
+    return mpi.mt || mpi.nworkers > 1 || coll_nb_active > 0;
+}
 /* MPI_THREAD_MULTIPLE: w's lock around each tern call on w */
 static inline void mpi_lock(tern_worker_t *w)
 {
@@ -268,7 +279,9 @@ tern_status_t mpi_recv_tern(tern_worker_t *w, void *buf, size_t len, int src, in
  * when there are none: a loop that blocks waiting for something else
  * should call it, its peers may wait for a schedule's next round); run
  * them to their end (MPI_Finalize) */
-void mpi_coll_progress(void);
+bool mpi_coll_progress(void); /* true: a schedule moved a round on or ended */
+/* one step of a REQ_SCHED request's schedule (req_poll); true: finished */
+bool mpi_sched_poll(mpi_req_t *q);
 void mpi_coll_finalize(void);
 
 /* init / finalize of the communicator and request tables (comm.c) */

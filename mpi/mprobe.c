@@ -13,6 +13,7 @@
 typedef struct mpi_msg {
     tern_message_t *m; /* NULL: a free slot */
     MPI_Comm comm;     /* the probe's: its ranks for the receive's status */
+    bool held;         /* reserved by a probe under way, or holding m */
 } mpi_msg_t;
 
 static mpi_msg_t *msgs;
@@ -20,12 +21,14 @@ static int nmsgs;
 
 /* A free slot (the table grows when there is none), reserved before the
  * probe takes a message: a message taken is never dropped for want of
- * room.  -1: out of memory. */
-static int msg_slot(void)
+ * room.  -1: out of memory.  The table is the table lock's. */
+static int msg_slot_locked(void)
 {
     for (int i = 0; i < nmsgs; i++)
-        if (msgs[i].m == NULL)
+        if (!msgs[i].held) {
+            msgs[i].held = true;
             return i;
+        }
     int cap = nmsgs ? 2 * nmsgs : 16;
     mpi_msg_t *t = realloc(msgs, sizeof(*t) * (size_t)cap);
     if (t == NULL)
@@ -35,7 +38,24 @@ static int msg_slot(void)
     msgs = t;
     int i = nmsgs;
     nmsgs = cap;
+    msgs[i].held = true;
     return i;
+}
+
+static int msg_slot(void)
+{
+    mpi_table_lock();
+    int i = msg_slot_locked();
+    mpi_table_unlock();
+    return i;
+}
+
+/* fill a reserved slot (m: the message) or give it back (m NULL) */
+static void msg_set(int slot, tern_message_t *m, MPI_Comm comm)
+{
+    mpi_table_lock();
+    msgs[slot] = (mpi_msg_t){.m = m, .comm = comm, .held = m != NULL};
+    mpi_table_unlock();
 }
 
 /* The receive buffer as tern takes it: count elements of a predefined
@@ -72,15 +92,25 @@ static int improbe(int source, int tag, MPI_Comm comm, bool block, int *flag,
     tag = tag == MPI_ANY_TAG ? TERN_ANY_TAG : tag;
     tern_message_t *m = NULL;
     tern_recv_info_t info;
-    tern_status_t st = block ? tern_mprobe(mpi.w, src, tag, c->space, &m, &info)
-                             : tern_improbe(mpi.w, src, tag, c->space, flag, &m, &info);
-    if (st != TERN_OK)
-        return mpi_raise_tern(comm, st, call);
-    if (block)
+    tern_status_t st;
+    if (block && !mpi_polling()) {
+        st = tern_mprobe(c->w, src, tag, c->space, &m, &info);
         *flag = 1;
-    if (!*flag)
-        return MPI_SUCCESS;
-    msgs[slot] = (mpi_msg_t){.m = m, .comm = comm};
+    } else {
+        for (;;) { /* a blocking probe that polls: mpi_block between tries */
+            mpi_lock(c->w);
+            st = tern_improbe(c->w, src, tag, c->space, flag, &m, &info);
+            mpi_unlock(c->w);
+            if (st != TERN_OK || *flag || !block)
+                break;
+            mpi_block();
+        }
+    }
+    if (st != TERN_OK || !*flag) {
+        msg_set(slot, NULL, MPI_COMM_NULL);
+        return st == TERN_OK ? MPI_SUCCESS : mpi_raise_tern(comm, st, call);
+    }
+    msg_set(slot, m, comm);
     *message = slot + 2;
     mpi_status_from(status, c, &info, MPI_SUCCESS);
     return MPI_SUCCESS;
@@ -98,6 +128,16 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
     return improbe(source, tag, comm, true, &flag, message, status, "MPI_Mprobe");
 }
 
+/* the message of a slot, the slot freed */
+static tern_message_t *msg_take(int slot)
+{
+    mpi_table_lock();
+    tern_message_t *m = msgs[slot].m;
+    msgs[slot] = (mpi_msg_t){0};
+    mpi_table_unlock();
+    return m;
+}
+
 /* Start receiving *message into buf: a request in *out (done at once for
  * MPI_MESSAGE_NO_PROC, or when tern had it all), *message
  * MPI_MESSAGE_NULL. */
@@ -111,9 +151,11 @@ static int mrecv_start(void *buf, int count, MPI_Datatype dt, MPI_Message *messa
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: NULL message or request pointer",
                          call);
     int slot = *message - 2;
+    mpi_table_lock();
     MPI_Comm comm = *message == MPI_MESSAGE_NO_PROC ? MPI_COMM_WORLD
                     : slot >= 0 && slot < nmsgs && msgs[slot].m != NULL ? msgs[slot].comm
                                                                         : MPI_COMM_NULL;
+    mpi_table_unlock();
     if (comm == MPI_COMM_NULL)
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: message %d is not one a matched "
                          "probe returned (or it was received already)", call, *message);
@@ -121,8 +163,7 @@ static int mrecv_start(void *buf, int count, MPI_Datatype dt, MPI_Message *messa
     if (e != MPI_SUCCESS)
         return e;
     if (!mpi_dt_predefined(dt) && *message != MPI_MESSAGE_NO_PROC) {
-        tern_message_t *m = msgs[slot].m;
-        msgs[slot].m = NULL; /* tern_imrecvv takes it, whatever it returns */
+        tern_message_t *m = msg_take(slot); /* tern_imrecvv takes it, whatever it returns */
         *message = MPI_MESSAGE_NULL;
         return mpi_dt_mrecv_start(buf, count, dt, m, comm, out, call);
     }
@@ -139,15 +180,18 @@ static int mrecv_start(void *buf, int count, MPI_Datatype dt, MPI_Message *messa
         *message = MPI_MESSAGE_NULL;
         return MPI_SUCCESS;
     }
-    tern_message_t *m = msgs[slot].m;
-    msgs[slot].m = NULL; /* tern_imrecv takes it, whatever it returns */
+    tern_message_t *m = msg_take(slot); /* tern_imrecv takes it, whatever it returns */
     *message = MPI_MESSAGE_NULL;
     tern_request_t *r = NULL;
     tern_recv_info_t info;
-    tern_status_t st = tern_imrecv(mpi.w, buf, mrecv_len(count, dt), m, &info, &r);
+    tern_worker_t *w = mpi_comm_get(comm)->w;
+    mpi_lock(w);
+    tern_status_t st = tern_imrecv(w, buf, mrecv_len(count, dt), m, &info, &r);
+    mpi_unlock(w);
     if (st == TERN_INPROGRESS) {
         q->kind = REQ_TERN;
         q->r = r;
+        q->w = w;
         return MPI_SUCCESS;
     }
     q->err = mpi_class_of(st);
@@ -155,7 +199,7 @@ static int mrecv_start(void *buf, int count, MPI_Datatype dt, MPI_Message *messa
         /* a truncation is raised when the request completes, as MPI_Irecv's */
         mpi_status_from(&q->status, mpi_comm_get(comm), &info, q->err);
         if (st != TERN_OK)
-            snprintf(mpi.last_error, sizeof(mpi.last_error), "%s", tern_last_error());
+            snprintf(mpi_last_error, sizeof(mpi_last_error), "%s", tern_last_error());
         return MPI_SUCCESS;
     }
     MPI_Request_free(out);
@@ -179,5 +223,5 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
     int err;
     mpi_req_complete(&h, true, status, &err);
     return err == MPI_SUCCESS ? MPI_SUCCESS
-                              : mpi_raise(comm, err, "MPI_Mrecv: %s", mpi.last_error);
+                              : mpi_raise(comm, err, "MPI_Mrecv: %s", mpi_last_error);
 }

@@ -37,7 +37,13 @@ int mpi_workers_init(void)
     for (int i = 0; i < mpi.nworkers; i++)
         if (pthread_mutex_init(&mpi.wlock[i], NULL) != 0)
             return MPI_ERR_INTERN;
-    if (pthread_mutex_init(&mpi.table_lock, NULL) != 0)
+    /* recursive: reaping freed requests (under it) releases entries */
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+    int rc = pthread_mutex_init(&mpi.table_lock, &a);
+    pthread_mutexattr_destroy(&a);
+    if (rc != 0)
         return MPI_ERR_INTERN;
     return MPI_SUCCESS;
 }
@@ -57,13 +63,18 @@ tern_worker_t *mpi_worker_for(int context)
     return mpi.workers[context % mpi.nworkers];
 }
 
-/* Wait a little for progress on w.  One worker, one thread: sleep in
- * tern_worker_wait until something happens.  Otherwise: progress every
- * worker whose lock is free, then yield. */
-void mpi_block(tern_worker_t *w)
+/* Wait a little for progress.  The schedules of non-blocking collectives
+ * under way move on first (a peer may wait for their next round).  One
+ * worker, one thread: then sleep in tern_worker_wait until something
+ * happens.  Otherwise: progress every worker whose lock is free, and yield. */
+void mpi_block(void)
 {
-    if (!mpi_polling()) {
-        tern_worker_wait(w, -1);
+    /* a schedule that moved on may be what the caller waits for (or may
+     * have consumed the wake-up it would sleep for): no sleep then */
+    if ((mpi.mt || coll_nb_active > 0) && mpi_coll_progress())
+        return;
+    if (!mpi.mt && mpi.nworkers == 1) {
+        tern_worker_wait(mpi.w, -1);
         return;
     }
     for (int i = 0; i < mpi.nworkers; i++) {
@@ -88,7 +99,7 @@ tern_status_t mpi_wait_tern(tern_worker_t *w, tern_request_t *r, tern_recv_info_
         mpi_unlock(w);
         if (st != TERN_INPROGRESS)
             return st;
-        mpi_block(w);
+        mpi_block();
     }
 }
 

@@ -158,14 +158,17 @@ int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
         return e;
     if (user_fn == NULL || op == NULL)
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Op_create: NULL function or handle");
+    mpi_table_lock(); /* MPI_THREAD_MULTIPLE: the table of user operations */
     for (int i = 0; i < USER_MAX; i++)
         if (!user_ops[i].used) {
             user_ops[i].used = true;
             user_ops[i].fn = user_fn;
             user_ops[i].commute = commute != 0;
+            mpi_table_unlock();
             *op = USER_BASE + i;
             return MPI_SUCCESS;
         }
+    mpi_table_unlock();
     return mpi_raise(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Op_create: %d operations exist",
                      USER_MAX);
 }
@@ -178,7 +181,9 @@ int MPI_Op_free(MPI_Op *op)
     if (op == NULL || *op < USER_BASE || *op >= USER_BASE + USER_MAX ||
         !user_ops[*op - USER_BASE].used)
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_OP, "MPI_Op_free: not a user operation");
+    mpi_table_lock();
     user_ops[*op - USER_BASE].used = false;
+    mpi_table_unlock();
     *op = MPI_OP_NULL;
     return MPI_SUCCESS;
 }

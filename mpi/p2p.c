@@ -13,42 +13,46 @@
 
 /* The table's free entries are a list threaded through their next field:
  * taking one and giving it back are O(1), and a handle (index + 1) stays
- * the same while its operation lives.  The table doubles when the list is
- * empty, after reaping the requests MPI_Request_free let go (their own
- * list): a program that frees its sends still reuses their entries. */
-static void push_free(int i, int end)
-{
-    for (int k = end - 1; k >= i; k--) { /* the lowest index first out */
-        mpi.reqs[k].kind = REQ_FREE;
-        mpi.reqs[k].next = mpi.free_head;
-        mpi.free_head = k + 1;
-    }
-}
-
+ * the same while its operation lives.  The table is reserved once at its
+ * largest (MPI_MAX_REQUESTS entries; calloc's pages are only touched as
+ * entries are used) and never moves, so a thread may keep a pointer to an
+ * entry while another takes a new one (MPI_THREAD_MULTIPLE).  When the
+ * list is empty the requests MPI_Request_free let go (their own list) are
+ * reaped first, then the next never-used entry is taken.  Under
+ * MPI_THREAD_MULTIPLE the lists are the table lock's (a recursive mutex:
+ * reaping releases entries). */
 int mpi_req_new(MPI_Request *out)
 {
+    mpi_table_lock();
+    if (mpi.reqs == NULL && (mpi.reqs = calloc(MPI_MAX_REQUESTS, sizeof(*mpi.reqs))) == NULL) {
+        mpi_table_unlock();
+        return MPI_ERR_NO_MEM;
+    }
     if (mpi.free_head == 0 && mpi.nfreed > 0)
         mpi_reap_freed(false);
-    if (mpi.free_head == 0) {
-        int cap = mpi.nreqs ? 2 * mpi.nreqs : 64;
-        mpi_req_t *r = realloc(mpi.reqs, sizeof(*r) * (size_t)cap);
-        if (r == NULL)
-            return MPI_ERR_NO_MEM;
-        memset(r + mpi.nreqs, 0, sizeof(*r) * (size_t)(cap - mpi.nreqs));
-        mpi.reqs = r;
-        push_free(mpi.nreqs, cap);
-        mpi.nreqs = cap;
+    int i;
+    if (mpi.free_head != 0) {
+        i = mpi.free_head - 1;
+        mpi.free_head = mpi.reqs[i].next;
+    } else if (mpi.nreqs < MPI_MAX_REQUESTS) {
+        i = mpi.nreqs;
+        /* release: the entry is zeroed before a reader's bound check
+         * (acquire, in mpi_req_get) can admit its handle */
+        __atomic_store_n(&mpi.nreqs, mpi.nreqs + 1, __ATOMIC_RELEASE);
+    } else {
+        mpi_table_unlock();
+        return MPI_ERR_NO_MEM; /* MPI_MAX_REQUESTS requests under way */
     }
-    int i = mpi.free_head - 1;
-    mpi.free_head = mpi.reqs[i].next;
     memset(&mpi.reqs[i], 0, sizeof(mpi.reqs[i]));
+    mpi_table_unlock();
     *out = i + 1;
     return MPI_SUCCESS;
 }
 
 mpi_req_t *mpi_req_get(MPI_Request h)
 {
-    if (h < 1 || h > mpi.nreqs || mpi.reqs[h - 1].kind == REQ_FREE)
+    if (h < 1 || h > __atomic_load_n(&mpi.nreqs, __ATOMIC_ACQUIRE) ||
+        mpi.reqs[h - 1].kind == REQ_FREE)
         return NULL;
     return &mpi.reqs[h - 1];
 }
@@ -60,9 +64,11 @@ static void req_release(mpi_req_t *q)
     if (q->kind == REQ_PERSIST)
         free(q->aux);
     q->aux = NULL;
+    mpi_table_lock();
     q->kind = REQ_FREE;
     q->next = mpi.free_head;
     mpi.free_head = (int)(q - mpi.reqs) + 1;
+    mpi_table_unlock();
 }
 
 /* ---- starting operations ------------------------------------------------- */
@@ -101,6 +107,7 @@ static int req_from(MPI_Comm comm, tern_status_t st, tern_request_t *r, bool rec
     if (st == TERN_INPROGRESS) {
         q->kind = REQ_TERN;
         q->r = r;
+        q->w = mpi_comm_get(comm)->w;
     } else {
         q->kind = REQ_DONE;
         q->err = mpi_class_of(st);
@@ -109,7 +116,7 @@ static int req_from(MPI_Comm comm, tern_status_t st, tern_request_t *r, bool rec
         else
             mpi_status_empty(&q->status, MPI_ANY_SOURCE);
         if (st != TERN_OK) /* raised when the request is waited for */
-            snprintf(mpi.last_error, sizeof(mpi.last_error), "%s", tern_last_error());
+            snprintf(mpi_last_error, sizeof(mpi_last_error), "%s", tern_last_error());
         if (finish != NULL)
             finish(q);
     }
@@ -173,9 +180,9 @@ enum { DT_RECV = -1 }; /* a dt_post mode beside MPI_SEND_STANDARD / _SYNC */
 /* Post a send or receive (peer, tag: tern's) of count elements of a
  * derived dt; *s the staging buffer when one is used.  MPI_SUCCESS with
  * tern's status in *st, or MPI_ERR_NO_MEM. */
-static int dt_post(void *buf, int count, MPI_Datatype dt, int peer, int tag, uint16_t space,
-                   int mode, tern_message_t *m, tern_recv_info_t *info, tern_request_t **r,
-                   dt_stage_t **s, tern_status_t *st)
+static int dt_post(tern_worker_t *w, void *buf, int count, MPI_Datatype dt, int peer, int tag,
+                   uint16_t space, int mode, tern_message_t *m, tern_recv_info_t *info,
+                   tern_request_t **r, dt_stage_t **s, tern_status_t *st)
 {
     mpi_dtype_t *t = mpi_dt_get(dt);
     struct iovec one, *iov;
@@ -198,10 +205,12 @@ static int dt_post(void *buf, int count, MPI_Datatype dt, int peer, int tag, uin
         iov = &one;
         n = 1;
     }
-    *st = mode == DT_RECV && m != NULL ? tern_imrecvv(mpi.w, iov, n, m, info, r)
-          : mode == DT_RECV ? tern_irecvv(mpi.w, iov, n, peer, tag, space, info, r)
-          : mode == MPI_SEND_SYNC ? tern_issendv(mpi.w, iov, n, peer, tag, space, r)
-                                  : tern_isendv(mpi.w, iov, n, peer, tag, space, r);
+    mpi_lock(w);
+    *st = mode == DT_RECV && m != NULL ? tern_imrecvv(w, iov, n, m, info, r)
+          : mode == DT_RECV ? tern_irecvv(w, iov, n, peer, tag, space, info, r)
+          : mode == MPI_SEND_SYNC ? tern_issendv(w, iov, n, peer, tag, space, r)
+                                  : tern_isendv(w, iov, n, peer, tag, space, r);
+    mpi_unlock(w);
     if (iov != &one)
         free(iov);
     if (*s != NULL && *st != TERN_OK && *st != TERN_INPROGRESS && *st != TERN_ERR_TRUNCATED) {
@@ -221,7 +230,7 @@ static int dt_start(void *buf, int count, MPI_Datatype dt, int peer, int tag, MP
     tern_recv_info_t info;
     dt_stage_t *s;
     tern_status_t st;
-    if (dt_post(buf, count, dt, peer, tag, c->space, mode, m, &info, &r, &s, &st) !=
+    if (dt_post(c->w, buf, count, dt, peer, tag, c->space, mode, m, &info, &r, &s, &st) !=
         MPI_SUCCESS)
         return mpi_raise(comm, MPI_ERR_NO_MEM, "%s: no memory for %d elements of datatype %#x",
                          call, count, dt);
@@ -237,12 +246,12 @@ static int dt_blocking(void *buf, int count, MPI_Datatype dt, int peer, int tag,
     tern_recv_info_t info;
     dt_stage_t *s;
     tern_status_t st;
-    if (dt_post(buf, count, dt, peer, tag, c->space, mode, NULL, &info, &r, &s, &st) !=
+    if (dt_post(c->w, buf, count, dt, peer, tag, c->space, mode, NULL, &info, &r, &s, &st) !=
         MPI_SUCCESS)
         return mpi_raise(comm, MPI_ERR_NO_MEM, "%s: no memory for %d elements of datatype %#x",
                          call, count, dt);
     if (st == TERN_INPROGRESS)
-        st = tern_wait(mpi.w, r, &info);
+        st = mpi_wait_tern(c->w, r, &info);
     if (mode == DT_RECV && (st == TERN_OK || st == TERN_ERR_TRUNCATED)) {
         mpi_status_from(status, c, &info, mpi_class_of(st));
         if (s != NULL)
@@ -270,8 +279,10 @@ int mpi_isend_start(const void *buf, int count, MPI_Datatype dt, int dest, int t
                         NULL, request, call);
     size_t len = (size_t)count * (size_t)mpi_type_size(dt);
     tern_request_t *r = NULL;
-    tern_status_t st = sync ? tern_issend(mpi.w, buf, len, c->ranks[dest], tag, c->space, &r)
-                            : tern_isend(mpi.w, buf, len, c->ranks[dest], tag, c->space, &r);
+    mpi_lock(c->w);
+    tern_status_t st = sync ? tern_issend(c->w, buf, len, c->ranks[dest], tag, c->space, &r)
+                            : tern_isend(c->w, buf, len, c->ranks[dest], tag, c->space, &r);
+    mpi_unlock(c->w);
     return req_from(comm, st, r, false, NULL, request, call, NULL, NULL);
 }
 
@@ -313,8 +324,10 @@ int mpi_irecv_start(void *buf, int count, MPI_Datatype datatype, int source, int
     size_t len = (size_t)count * (size_t)mpi_type_size(datatype);
     tern_request_t *r = NULL;
     tern_recv_info_t info;
-    tern_status_t st = tern_irecv(mpi.w, buf, len, src, tag == MPI_ANY_TAG ? TERN_ANY_TAG : tag,
+    mpi_lock(c->w);
+    tern_status_t st = tern_irecv(c->w, buf, len, src, tag == MPI_ANY_TAG ? TERN_ANY_TAG : tag,
                                   c->space, &info, &r);
+    mpi_unlock(c->w);
     return req_from(comm, st, r, true, &info, request, call, NULL, NULL);
 }
 
@@ -353,7 +366,7 @@ static bool req_poll(mpi_req_t *q)
     if (q->kind == REQ_PERSIST)
         return persist_poll(q);
     if (q->kind == REQ_SCHED) {
-        if (!q->progress(q))
+        if (!mpi_sched_poll(q))
             return false;
         q->kind = REQ_DONE;
         return true;
@@ -361,7 +374,9 @@ static bool req_poll(mpi_req_t *q)
     if (q->kind != REQ_TERN)
         return true;
     tern_recv_info_t info;
-    tern_status_t st = tern_test(mpi.w, q->r, &info);
+    mpi_lock(q->w);
+    tern_status_t st = tern_test(q->w, q->r, &info);
+    mpi_unlock(q->w);
     if (st == TERN_INPROGRESS)
         return false;
     q->kind = REQ_DONE;
@@ -375,7 +390,7 @@ static bool req_poll(mpi_req_t *q)
         mpi_status_empty(&q->status, MPI_ANY_SOURCE);
     }
     if (q->err != MPI_SUCCESS)
-        snprintf(mpi.last_error, sizeof(mpi.last_error), "%s", tern_last_error());
+        snprintf(mpi_last_error, sizeof(mpi_last_error), "%s", tern_last_error());
     if (q->finish != NULL)
         q->finish(q);
     return true;
@@ -422,7 +437,7 @@ bool mpi_req_complete(MPI_Request *h, bool wait, MPI_Status *status, int *err)
     while (!req_done(h, status, err)) {
         if (!wait)
             return false;
-        tern_worker_wait(mpi.w, -1);
+        mpi_block();
     }
     return true;
 }
@@ -435,7 +450,7 @@ void mpi_reap_freed(bool wait)
         mpi_req_t *q = &mpi.reqs[*link - 1];
         bool done;
         while (!(done = req_poll(q)) && wait)
-            tern_worker_wait(mpi.w, -1);
+            mpi_block();
         if (done) {
             *link = q->next;
             mpi.nfreed--;
@@ -461,7 +476,7 @@ static int finish_err(MPI_Request h_was, int err, const char *call)
     if (err == MPI_SUCCESS)
         return MPI_SUCCESS;
     mpi_req_t *q = &mpi.reqs[h_was - 1];
-    return mpi_raise(q->comm, err, "%s: %s", call, mpi.last_error);
+    return mpi_raise(q->comm, err, "%s: %s", call, mpi_last_error);
 }
 
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
@@ -492,7 +507,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
     MPI_Request h = *request;
     int err;
     while (!req_done(request, status, &err))
-        tern_worker_wait(mpi.w, -1);
+        mpi_block();
     return finish_err(h, err, "MPI_Wait");
 }
 
@@ -536,12 +551,12 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
         MPI_Comm comm = mpi_req_get(requests[i])->comm;
         int err;
         while (!req_done(&requests[i], s, &err))
-            tern_worker_wait(mpi.w, -1);
+            mpi_block();
         if (s != MPI_STATUS_IGNORE) /* a send's too */
             s->MPI_ERROR = err;
         if (err != MPI_SUCCESS && result == MPI_SUCCESS)
             result = mpi_raise(comm, MPI_ERR_IN_STATUS, "MPI_Waitall: request %d: %s", i,
-                               mpi.last_error);
+                               mpi_last_error);
     }
     return result;
 }
@@ -596,7 +611,7 @@ int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *statu
         int e = MPI_Testany(count, requests, index, &flag, status);
         if (e != MPI_SUCCESS || flag)
             return e;
-        tern_worker_wait(mpi.w, -1);
+        mpi_block();
     }
 }
 
@@ -627,7 +642,7 @@ static int test_some(int incount, MPI_Request requests[], int *outcount, int ind
             s->MPI_ERROR = err;
         if (err != MPI_SUCCESS && result == MPI_SUCCESS)
             result = mpi_raise(mpi.reqs[h - 1].comm, MPI_ERR_IN_STATUS, "%s: request %d: %s",
-                               call, i, mpi.last_error);
+                               call, i, mpi_last_error);
     }
     *outcount = any_active ? n : MPI_UNDEFINED;
     return result;
@@ -646,7 +661,7 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices
         int e = test_some(incount, requests, outcount, indices, statuses, "MPI_Waitsome");
         if (e != MPI_SUCCESS || *outcount != 0)
             return e;
-        tern_worker_wait(mpi.w, -1);
+        mpi_block();
     }
 }
 
@@ -685,7 +700,9 @@ int MPI_Cancel(MPI_Request *request)
         q = mpi_req_get(q->inner);
     }
     if (q->kind == REQ_TERN) {
-        tern_status_t st = tern_cancel(mpi.w, q->r);
+        mpi_lock(q->w);
+        tern_status_t st = tern_cancel(q->w, q->r);
+        mpi_unlock(q->w);
         if (st != TERN_OK)
             return mpi_raise_tern(q->comm, st, "MPI_Cancel");
     }
@@ -703,7 +720,9 @@ int MPI_Test_cancelled(const MPI_Status *status, int *flag)
 /* ---- blocking forms ------------------------------------------------------- */
 
 /* The blocking forms go straight to tern's blocking calls: no request
- * table entry (it cost a quarter of an 8-byte message's latency). */
+ * table entry (it cost a quarter of an 8-byte message's latency).  When a
+ * wait must poll instead (several workers or threads, non-blocking
+ * collectives under way: mpi_polling), mt.c's forms of them. */
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     int e = check_p2p(comm, buf, count, datatype, dest, tag, false, "MPI_Send");
@@ -713,8 +732,10 @@ int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int ta
     if (!mpi_dt_predefined(datatype))
         return dt_blocking((void *)(uintptr_t)buf, count, datatype, c->ranks[dest], tag, comm,
                            MPI_SEND_STANDARD, MPI_STATUS_IGNORE, "MPI_Send");
-    tern_status_t st = tern_send(mpi.w, buf, (size_t)count * (size_t)mpi_type_size(datatype),
-                                 c->ranks[dest], tag, c->space);
+    size_t len = (size_t)count * (size_t)mpi_type_size(datatype);
+    int to = c->ranks[dest];
+    tern_status_t st = mpi_polling() ? mpi_send_tern(c->w, buf, len, to, tag, c->space)
+                                     : tern_send(c->w, buf, len, to, tag, c->space);
     return st == TERN_OK ? MPI_SUCCESS : mpi_raise_tern(comm, st, "MPI_Send");
 }
 
@@ -743,9 +764,11 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
                            tag == MPI_ANY_TAG ? TERN_ANY_TAG : tag, comm, DT_RECV, status,
                            "MPI_Recv");
     tern_recv_info_t info;
-    tern_status_t st = tern_recv(mpi.w, buf, (size_t)count * (size_t)mpi_type_size(datatype),
-                                 source == MPI_ANY_SOURCE ? TERN_ANY_SOURCE : c->ranks[source],
-                                 tag == MPI_ANY_TAG ? TERN_ANY_TAG : tag, c->space, &info);
+    size_t len = (size_t)count * (size_t)mpi_type_size(datatype);
+    int src = source == MPI_ANY_SOURCE ? TERN_ANY_SOURCE : c->ranks[source];
+    int ttag = tag == MPI_ANY_TAG ? TERN_ANY_TAG : tag;
+    tern_status_t st = mpi_polling() ? mpi_recv_tern(c->w, buf, len, src, ttag, c->space, &info)
+                                     : tern_recv(c->w, buf, len, src, ttag, c->space, &info);
     int err = mpi_class_of(st);
     if (st == TERN_OK || st == TERN_ERR_TRUNCATED)
         mpi_status_from(status, c, &info, err);
@@ -786,9 +809,11 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
     }
     mpi_comm_t *c = mpi_comm_get(comm);
     tern_recv_info_t info;
-    tern_status_t st = tern_iprobe(mpi.w, source == MPI_ANY_SOURCE ? TERN_ANY_SOURCE
-                                                                   : c->ranks[source],
+    mpi_lock(c->w);
+    tern_status_t st = tern_iprobe(c->w, source == MPI_ANY_SOURCE ? TERN_ANY_SOURCE
+                                                                  : c->ranks[source],
                                    tag == MPI_ANY_TAG ? TERN_ANY_TAG : tag, c->space, flag, &info);
+    mpi_unlock(c->w);
     if (st != TERN_OK)
         return mpi_raise_tern(comm, st, "MPI_Iprobe");
     if (*flag)
@@ -803,6 +828,6 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
         int e = MPI_Iprobe(source, tag, comm, &flag, status);
         if (e != MPI_SUCCESS || flag)
             return e;
-        tern_worker_wait(mpi.w, -1);
+        mpi_block();
     }
 }

@@ -77,6 +77,20 @@ typedef struct bsend_blk {
     MPI_Request req;
 } bsend_blk_t;
 
+/* The attached buffer's state; under MPI_THREAD_MULTIPLE bsend_lock's
+ * (taken before the request table's and the workers' locks). */
+static pthread_mutex_t bsend_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void bsend_locked(bool take)
+{
+    if (mpi.mt) {
+        if (take)
+            pthread_mutex_lock(&bsend_lock);
+        else
+            pthread_mutex_unlock(&bsend_lock);
+    }
+}
+
 static struct {
     bool attached;
     char *buf;
@@ -99,7 +113,7 @@ static void bsend_reclaim(bool wait)
     bsend.n = k;
 }
 
-void mpi_bsend_drain(void)
+void mpi_bsend_drain(void) /* MPI_Finalize: one thread left */
 {
     bsend_reclaim(true);
     free(bsend.blk);
@@ -147,9 +161,9 @@ static void bsend_drop(int i)
 }
 
 /* Pack the message into the attached buffer and start its send from
- * there; the caller's buffer is free on return. */
-static int bsend_start(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-                       MPI_Comm comm, const char *call)
+ * there; the caller's buffer is free on return.  (bsend_lock held) */
+static int bsend_start_locked(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                              MPI_Comm comm, const char *call)
 {
     int e = check_args(comm, buf, count, dt, dest, tag, false, call);
     if (e != MPI_SUCCESS || dest == MPI_PROC_NULL)
@@ -182,6 +196,15 @@ static int bsend_start(const void *buf, int count, MPI_Datatype dt, int dest, in
     return MPI_SUCCESS;
 }
 
+static int bsend_start(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                       MPI_Comm comm, const char *call)
+{
+    bsend_locked(true);
+    int e = bsend_start_locked(buf, count, dt, dest, tag, comm, call);
+    bsend_locked(false);
+    return e;
+}
+
 int MPI_Buffer_attach(void *buffer, int size)
 {
     int e = mpi_check_init("MPI_Buffer_attach");
@@ -190,12 +213,18 @@ int MPI_Buffer_attach(void *buffer, int size)
     if (size < 0 || (buffer == NULL && size > 0))
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_BUFFER, "MPI_Buffer_attach: buffer %p of %d "
                          "bytes", buffer, size);
-    if (bsend.attached)
+    bsend_locked(true);
+    bool had = bsend.attached;
+    size_t had_size = bsend.size;
+    if (!had) {
+        bsend.attached = true;
+        bsend.buf = buffer;
+        bsend.size = (size_t)size;
+    }
+    bsend_locked(false);
+    if (had)
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_BUFFER, "MPI_Buffer_attach: a buffer of %zu "
-                         "bytes is attached already (MPI_Buffer_detach it first)", bsend.size);
-    bsend.attached = true;
-    bsend.buf = buffer;
-    bsend.size = (size_t)size;
+                         "bytes is attached already (MPI_Buffer_detach it first)", had_size);
     return MPI_SUCCESS;
 }
 
@@ -207,6 +236,7 @@ int MPI_Buffer_detach(void *buffer_addr, int *size)
     if (buffer_addr == NULL || size == NULL)
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Buffer_detach: NULL argument");
     /* MPI: it returns once the messages in the buffer are sent */
+    bsend_locked(true);
     bsend_reclaim(true);
     void *buf = bsend.attached ? bsend.buf : NULL;
     memcpy(buffer_addr, &buf, sizeof(buf)); /* buffer_addr is a void ** passed as void * */
@@ -214,6 +244,7 @@ int MPI_Buffer_detach(void *buffer_addr, int *size)
     bsend.attached = false;
     bsend.buf = NULL;
     bsend.size = 0;
+    bsend_locked(false);
     return MPI_SUCCESS;
 }
 

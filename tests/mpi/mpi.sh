@@ -3,7 +3,10 @@
 # under MPICH too) built with the build tree's ternmpicc (the project's
 # warnings, -Werror) and run through ternrun at 1 to 4 ranks, over shm and
 # over tcp; mpi_coll and mpi_nbc twice, the second time with the
-# collectives' size thresholds low (every algorithm at every size).
+# collectives' size thresholds low (every algorithm at every size);
+# mpi_thread (MPI_THREAD_MULTIPLE) and some programs again with two workers
+# per rank (prog+w2: communicators spread over the workers, waits polling
+# both).
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 srcdir=${srcdir:-.}
@@ -15,7 +18,7 @@ export TERN_MPI_INCLUDEDIR TERN_MPI_LIBDIR
 [ -x ./ternmpicc ] || fail "./ternmpicc not built"
 # the project's warning flags (and its sanitizers in that build: the
 # program must load their runtime first)
-for prog in mpi_p2p mpi_p2p2 mpi_coll mpi_comm mpi_dtype mpi_nbc; do
+for prog in mpi_p2p mpi_p2p2 mpi_coll mpi_comm mpi_dtype mpi_nbc mpi_thread; do
     # shellcheck disable=SC2086
     ./ternmpicc ${TERN_TEST_CFLAGS:--Wall -Werror} -O2 -I"$srcdir" \
         "$srcdir/tests/mpi/$prog.c" \
@@ -27,7 +30,7 @@ for nm in shm tcp; do
         # prog+long: again with the size thresholds low, so that the
         # long-message algorithms run at every size
         for prog in mpi_p2p mpi_p2p2 mpi_coll mpi_coll+long mpi_comm mpi_dtype mpi_nbc \
-                    mpi_nbc+long; do
+                    mpi_nbc+long mpi_thread mpi_thread+w2 mpi_p2p+w2 mpi_comm+w2 mpi_nbc+w2; do
             (if [ -f "$srcdir/netmods/$nm/test.env" ]; then
                  set -a; . "$srcdir/netmods/$nm/test.env"; set +a
              fi
@@ -37,6 +40,11 @@ for nm in shm tcp; do
                  TERN_MPI_BCAST_LONG=1 TERN_MPI_BCAST_MIN_PROCS=1 TERN_MPI_ALLREDUCE_LONG=1
                  export TERN_MPI_BCAST_LONG TERN_MPI_BCAST_MIN_PROCS TERN_MPI_ALLREDUCE_LONG
                  echo "+ TERN_MPI_*_LONG=1 TERN_MPI_BCAST_MIN_PROCS=1"
+             fi
+             if [ "${prog%+w2}" != "$prog" ]; then
+                 prog=${prog%+w2}
+                 TERN_NUM_WORKERS=2; export TERN_NUM_WORKERS
+                 echo "+ TERN_NUM_WORKERS=2"
              fi
              echo "+ TERN_NETMODS=$nm ternrun -n $np --bind-to none $prog"
              timeout -k 5 120 ./ternrun -n "$np" --bind-to none "$work/$prog" </dev/null \
