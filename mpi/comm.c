@@ -45,13 +45,6 @@ void mpi_comms_finalize(void)
     mpi.ncomms = 0;
 }
 
-mpi_comm_t *mpi_comm_get(MPI_Comm comm)
-{
-    if (mpi.comms == NULL || comm <= MPI_COMM_NULL || comm >= mpi.ncomms || !mpi.comms[comm].used)
-        return NULL;
-    return &mpi.comms[comm];
-}
-
 /* A new communicator of parent's ranks list (size entries, this rank at
  * me; NULL list: not a member): a context id free on every rank of parent
  * (collective over parent), then the handle.

@@ -20,10 +20,7 @@
 /* the predefined types: index (high bits) -> size (low byte) */
 static int predefined_size(MPI_Datatype dt)
 {
-    int idx = dt >> 8, size = dt & 0xff;
-    if (idx < 1 || idx > 0x26 || (dt & ~0xffff) != 0)
-        return 0;
-    return size;
+    return mpi_predef_size(dt);
 }
 
 /* ---- the derived types' table ---------------------------------------------- */

@@ -18,6 +18,11 @@
 #include <mpi.h>
 #include <tern/tern.h>
 
+/* Everything declared below is the library's own: hidden, so that calls
+ * between its files are direct, not through the PLT (the MPI_* entry
+ * points, declared by mpi.h above, stay exported). */
+#pragma GCC visibility push(hidden)
+
 #define MPI_SPACE_BASE 16 /* spaces below are tern's users' own */
 
 /* Context ids: id i is the pair of spaces MPI_SPACE_BASE + 2i (point to
@@ -112,7 +117,14 @@ int mpi_raise_tern(MPI_Comm comm, tern_status_t st, const char *call);
 /* checks: an initialised library, a valid communicator, datatype, count,
  * rank (peer or MPI_PROC_NULL; any source allowed when any) and tag */
 int mpi_check_init(const char *call);
-mpi_comm_t *mpi_comm_get(MPI_Comm comm);
+/* a communicator's entry; NULL: not a valid handle */
+static inline mpi_comm_t *mpi_comm_get(MPI_Comm comm)
+{
+    if (mpi.comms == NULL || comm <= MPI_COMM_NULL || comm >= mpi.ncomms ||
+        !mpi.comms[comm].used)
+        return NULL;
+    return &mpi.comms[comm];
+}
 int mpi_check_comm(MPI_Comm comm, const char *call);
 /* bytes of a valid type, derived too (0: not a valid type, or an empty one) */
 int mpi_type_size(MPI_Datatype dt);
@@ -171,6 +183,14 @@ typedef struct mpi_dtype {
 static inline bool mpi_dt_predefined(MPI_Datatype dt)
 {
     return (dt & ~0xffff) == 0;
+}
+/* bytes of a predefined type: index (bits 8-15) -> size (low byte); 0:
+ * not a predefined type */
+#define MPI_PREDEF_LAST 0x26
+static inline int mpi_predef_size(MPI_Datatype dt)
+{
+    int idx = dt >> 8;
+    return idx >= 1 && idx <= MPI_PREDEF_LAST && (dt & ~0xffff) == 0 ? dt & 0xff : 0;
 }
 /* the derived (or pair) type of a handle; NULL: not one, or freed */
 int mpi_dt_init(void); /* MPI_Init: the table, the pair types */
@@ -287,5 +307,7 @@ void mpi_coll_finalize(void);
 /* init / finalize of the communicator and request tables (comm.c) */
 int mpi_comms_init(void);
 void mpi_comms_finalize(void);
+
+#pragma GCC visibility pop
 
 #endif

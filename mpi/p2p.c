@@ -73,8 +73,8 @@ static void req_release(mpi_req_t *q)
 
 /* ---- starting operations ------------------------------------------------- */
 
-static int check_p2p(MPI_Comm comm, const void *buf, int count, MPI_Datatype dt, int peer,
-                     int tag, bool recv, const char *call)
+static int check_p2p_raise(MPI_Comm comm, const void *buf, int count, MPI_Datatype dt,
+                           int peer, int tag, bool recv, const char *call)
 {
     int e = mpi_check_comm(comm, call);
     if (e == MPI_SUCCESS)
@@ -84,6 +84,22 @@ static int check_p2p(MPI_Comm comm, const void *buf, int count, MPI_Datatype dt,
     if (e == MPI_SUCCESS)
         e = mpi_check_tag(comm, tag, recv, call);
     return e;
+}
+
+/* The arguments of a point-to-point call: the common case (an initialised
+ * library, a valid communicator, count elements of a predefined type, a
+ * rank and a tag in range) inline, anything else through the checks that
+ * say what is wrong (derived types: whether committed). */
+static inline int check_p2p(MPI_Comm comm, const void *buf, int count, MPI_Datatype dt, int peer,
+                            int tag, bool recv, const char *call)
+{
+    const mpi_comm_t *c = mpi_comm_get(comm); /* NULL before MPI_Init and after Finalize */
+    if (c != NULL && count >= 0 && (buf != NULL || count == 0) && mpi_predef_size(dt) != 0 &&
+        ((peer >= 0 && peer < c->size) || peer == MPI_PROC_NULL ||
+         (recv && peer == MPI_ANY_SOURCE)) &&
+        ((tag >= 0 && tag <= MPI_TAG_UB_VALUE) || (recv && tag == MPI_ANY_TAG)))
+        return MPI_SUCCESS;
+    return check_p2p_raise(comm, buf, count, dt, peer, tag, recv, call);
 }
 
 /* A request entry for what tern returned (st: TERN_OK at once, or
@@ -277,7 +293,7 @@ int mpi_isend_start(const void *buf, int count, MPI_Datatype dt, int dest, int t
     if (!mpi_dt_predefined(dt))
         return dt_start((void *)(uintptr_t)buf, count, dt, c->ranks[dest], tag, comm, mode,
                         NULL, request, call);
-    size_t len = (size_t)count * (size_t)mpi_type_size(dt);
+    size_t len = (size_t)count * (size_t)mpi_predef_size(dt);
     tern_request_t *r = NULL;
     mpi_lock(c->w);
     tern_status_t st = sync ? tern_issend(c->w, buf, len, c->ranks[dest], tag, c->space, &r)
@@ -321,7 +337,7 @@ int mpi_irecv_start(void *buf, int count, MPI_Datatype datatype, int source, int
     if (!mpi_dt_predefined(datatype))
         return dt_start(buf, count, datatype, src, tag == MPI_ANY_TAG ? TERN_ANY_TAG : tag, comm,
                         DT_RECV, NULL, request, call);
-    size_t len = (size_t)count * (size_t)mpi_type_size(datatype);
+    size_t len = (size_t)count * (size_t)mpi_predef_size(datatype);
     tern_request_t *r = NULL;
     tern_recv_info_t info;
     mpi_lock(c->w);
@@ -732,7 +748,7 @@ int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int ta
     if (!mpi_dt_predefined(datatype))
         return dt_blocking((void *)(uintptr_t)buf, count, datatype, c->ranks[dest], tag, comm,
                            MPI_SEND_STANDARD, MPI_STATUS_IGNORE, "MPI_Send");
-    size_t len = (size_t)count * (size_t)mpi_type_size(datatype);
+    size_t len = (size_t)count * (size_t)mpi_predef_size(datatype);
     int to = c->ranks[dest];
     tern_status_t st = mpi_polling() ? mpi_send_tern(c->w, buf, len, to, tag, c->space)
                                      : tern_send(c->w, buf, len, to, tag, c->space);
@@ -764,7 +780,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
                            tag == MPI_ANY_TAG ? TERN_ANY_TAG : tag, comm, DT_RECV, status,
                            "MPI_Recv");
     tern_recv_info_t info;
-    size_t len = (size_t)count * (size_t)mpi_type_size(datatype);
+    size_t len = (size_t)count * (size_t)mpi_predef_size(datatype);
     int src = source == MPI_ANY_SOURCE ? TERN_ANY_SOURCE : c->ranks[source];
     int ttag = tag == MPI_ANY_TAG ? TERN_ANY_TAG : tag;
     tern_status_t st = mpi_polling() ? mpi_recv_tern(c->w, buf, len, src, ttag, c->space, &info)
