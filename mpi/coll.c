@@ -27,6 +27,7 @@
  * in extents.  Reductions work on a buffer of elements the op applies to
  * (coll_red_t).  Operand order is kept for non-commutative ops.
  */
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,7 +100,78 @@ static int check_buf(const coll_t *k, const void *buf, int count, MPI_Datatype d
     return buf == MPI_IN_PLACE ? MPI_SUCCESS : mpi_check_buf(k->comm, buf, count, dt, k->call);
 }
 
-void *coll_tmp(size_t len) { return malloc(len ? len : 1); }
+/* Scratch buffers: the large ones (COLL_TMP_KEEP bytes and more) a
+ * collective gives back are kept, up to COLL_TMP_CACHED of them, for the
+ * next one: a fresh 4 MiB malloc is an mmap whose page faults cost more
+ * than the reduction (allreduce of 4 MiB: 75 % of its time in faults and
+ * munmap).  Any malloc'd pointer may be given back; the cache is freed at
+ * MPI_Finalize.  Under MPI_THREAD_MULTIPLE the cache is tmp_lock's. */
+#define COLL_TMP_KEEP (64 * 1024)
+#define COLL_TMP_CACHED 4
+static void *tmp_cache[COLL_TMP_CACHED];
+static pthread_mutex_t tmp_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void tmp_locked(bool take)
+{
+    if (mpi.mt) {
+        if (take)
+            pthread_mutex_lock(&tmp_lock);
+        else
+            pthread_mutex_unlock(&tmp_lock);
+    }
+}
+
+void *coll_tmp(size_t len)
+{
+    if (len >= COLL_TMP_KEEP) {
+        void *p = NULL;
+        tmp_locked(true);
+        for (int i = 0; i < COLL_TMP_CACHED && p == NULL; i++)
+            if (tmp_cache[i] != NULL && malloc_usable_size(tmp_cache[i]) >= len) {
+                p = tmp_cache[i];
+                tmp_cache[i] = NULL;
+            }
+        tmp_locked(false);
+        if (p != NULL)
+            return p;
+    }
+    return malloc(len ? len : 1);
+}
+
+void coll_tmp_free(void *p)
+{
+    if (p == NULL)
+        return;
+    if (malloc_usable_size(p) >= COLL_TMP_KEEP) {
+        tmp_locked(true);
+        int small = -1; /* a full cache keeps the larger buffers */
+        for (int i = 0; i < COLL_TMP_CACHED; i++) {
+            if (tmp_cache[i] == NULL) {
+                tmp_cache[i] = p;
+                p = NULL;
+                break;
+            }
+            if (small < 0 ||
+                malloc_usable_size(tmp_cache[i]) < malloc_usable_size(tmp_cache[small]))
+                small = i;
+        }
+        if (p != NULL && malloc_usable_size(tmp_cache[small]) < malloc_usable_size(p)) {
+            void *q = tmp_cache[small];
+            tmp_cache[small] = p;
+            p = q;
+        }
+        tmp_locked(false);
+    }
+    free(p);
+}
+
+void coll_tmp_drain(void)
+{
+    for (int i = 0; i < COLL_TMP_CACHED; i++) {
+        free(tmp_cache[i]);
+        tmp_cache[i] = NULL;
+    }
+}
 
 /* ---- barrier ------------------------------------------------------------- */
 
@@ -201,8 +273,8 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
     }
     if (e == MPI_SUCCESS && k.c->rank == root)
         e = coll_red_store(&k, &r, acc, recvbuf);
-    free(acc);
-    free(tmp);
+    coll_tmp_free(acc);
+    coll_tmp_free(tmp);
     return e;
 }
 
@@ -261,18 +333,30 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     coll_red_t r;
     char *work, *tmp;
     int e = coll_red_args(&k, comm, "MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, -1, &r);
-    if (e != MPI_SUCCESS ||
-        (e = coll_red_bufs(&k, &r, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, &work, &tmp)) !=
-            MPI_SUCCESS)
+    if (e != MPI_SUCCESS)
         return e;
+    /* the user's own layout: work in recvbuf (one copy in, none out) */
+    bool direct = r.how == RED_DIRECT;
+    if (direct) {
+        work = recvbuf;
+        if (sendbuf != MPI_IN_PLACE && r.len > 0)
+            memcpy(recvbuf, sendbuf, r.len);
+        if ((tmp = coll_tmp(r.len)) == NULL)
+            return mpi_raise(comm, MPI_ERR_NO_MEM, "MPI_Allreduce: %zu bytes", r.len);
+    } else if ((e = coll_red_bufs(&k, &r, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, &work,
+                                  &tmp)) != MPI_SUCCESS) {
+        return e;
+    }
     if (coll_allreduce_is_long(&k, &r))
         e = coll_allreduce_long(&k, &r, work, tmp);
     else
         e = allreduce_rd(&k, &r, work, tmp);
-    if (e == MPI_SUCCESS)
-        e = coll_red_store(&k, &r, work, recvbuf);
-    free(work);
-    free(tmp);
+    if (!direct) {
+        if (e == MPI_SUCCESS)
+            e = coll_red_store(&k, &r, work, recvbuf);
+        coll_tmp_free(work);
+    }
+    coll_tmp_free(tmp);
     return e;
 }
 
@@ -291,8 +375,8 @@ static int scan(const char *call, const void *sendbuf, void *recvbuf, int count,
             MPI_SUCCESS)
         return e;
     if ((result = coll_tmp(r.len)) == NULL) {
-        free(partial);
-        free(tmp);
+        coll_tmp_free(partial);
+        coll_tmp_free(tmp);
         return mpi_raise(comm, MPI_ERR_NO_MEM, "%s: %zu bytes", call, r.len);
     }
     memcpy(result, partial, r.len);
@@ -321,9 +405,9 @@ static int scan(const char *call, const void *sendbuf, void *recvbuf, int count,
     }
     if (e == MPI_SUCCESS && have) /* exscan: rank 0's recvbuf is left alone */
         e = coll_red_store(&k, &r, result, recvbuf);
-    free(partial);
-    free(tmp);
-    free(result);
+    coll_tmp_free(partial);
+    coll_tmp_free(tmp);
+    coll_tmp_free(result);
     return e;
 }
 
@@ -547,7 +631,7 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
             mpi_dt_unpack(base + off[i], len[i], at(recvbuf, displs[i], recvtype),
                           recvcounts[i], recvtype);
     if (!contig)
-        free(base);
+        coll_tmp_free(base);
     free(off);
     return e;
 }
@@ -621,7 +705,7 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
         e = exchange(&k, at(sendbuf, sdispls[dst], sendtype), sendcounts[dst], sendtype, dst,
                      at(recvbuf, rdispls[src], recvtype), recvcounts[src], recvtype, src);
     }
-    free(copy);
+    coll_tmp_free(copy);
     return e;
 }
 
@@ -682,7 +766,7 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
     if (e == MPI_SUCCESS)
         e = MPI_Scatterv(all, recvcounts, displs, datatype, recvbuf, recvcounts[rank], datatype,
                          0, comm);
-    free(all);
+    coll_tmp_free(all);
     free(displs);
     return e;
 }

@@ -33,7 +33,8 @@ int coll_send(const coll_t *k, const void *buf, size_t len, int to, int tag);
 int coll_recv(const coll_t *k, void *buf, size_t len, int from, int tag);
 int coll_sendrecv(const coll_t *k, const void *sbuf, size_t slen, int to, void *rbuf,
                   size_t rlen, int from, int tag);
-void *coll_tmp(size_t len); /* malloc, never of 0 bytes */
+void *coll_tmp(size_t len); /* malloc, never of 0 bytes; large ones from a cache */
+void coll_tmp_free(void *p); /* free, or back to the cache */
 
 /* coll_buf.c: size thresholds (bytes; docs/mpi.md), from the environment
  * on first use:

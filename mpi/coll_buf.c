@@ -49,7 +49,7 @@ void coll_stage_out(coll_stage_t *s, void *buf, int count, MPI_Datatype dt, bool
         return;
     if (unpack)
         mpi_dt_unpack(s->bytes, s->len, buf, count, dt);
-    free(s->bytes);
+    coll_tmp_free(s->bytes);
     s->staged = false;
 }
 
@@ -132,14 +132,14 @@ int coll_red_bufs(const coll_t *k, const coll_red_t *r, const void *user, char *
     *a = coll_tmp(r->len);
     *b = coll_tmp(r->len);
     if (*a == NULL || *b == NULL) {
-        free(*a);
-        free(*b);
+        coll_tmp_free(*a);
+        coll_tmp_free(*b);
         return mpi_raise(k->comm, MPI_ERR_NO_MEM, "%s: %zu bytes", k->call, r->len);
     }
     int e = user != NULL ? coll_red_load(k, r, user, *a) : MPI_SUCCESS;
     if (e != MPI_SUCCESS) {
-        free(*a);
-        free(*b);
+        coll_tmp_free(*a);
+        coll_tmp_free(*b);
     }
     return e;
 }

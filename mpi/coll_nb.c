@@ -112,8 +112,8 @@ static sched_t *sched_new(const coll_t *k)
 static void sched_free(sched_t *s)
 {
     coll_stage_out(&s->stage, NULL, 0, s->dt, false);
-    free(s->work);
-    free(s->tmp);
+    coll_tmp_free(s->work);
+    coll_tmp_free(s->tmp);
     free(s->ops);
     free(s);
 }
@@ -289,6 +289,7 @@ void mpi_coll_finalize(void)
     free(active);
     active = NULL;
     active_cap = 0;
+    coll_tmp_drain();
 }
 
 /* The request that carries s (s freed on failure), moved on once. */
