@@ -24,13 +24,19 @@ for prog in mpi_p2p mpi_p2p2 mpi_coll mpi_comm mpi_dtype mpi_nbc mpi_thread; do
         "$srcdir/tests/mpi/$prog.c" \
         -o "$work/$prog" || fail "ternmpicc $prog.c"
 done
+# C++ through ternmpicxx (mpi.h from C++)
+[ -x ./ternmpicxx ] || fail "./ternmpicxx not built"
+# shellcheck disable=SC2086
+./ternmpicxx ${TERN_TEST_CXXFLAGS:--Wall -Werror} -O2 "$srcdir/tests/mpi/mpi_cxx.cc" \
+    -o "$work/mpi_cxx" || fail "ternmpicxx mpi_cxx.cc"
 for nm in shm tcp; do
     for np in 1 2 3 4; do
         [ "$nm" = shm ] && [ "$np" = 1 ] && continue # one rank: no peer, no netmod
         # prog+long: again with the size thresholds low, so that the
         # long-message algorithms run at every size
         for prog in mpi_p2p mpi_p2p2 mpi_coll mpi_coll+long mpi_comm mpi_dtype mpi_nbc \
-                    mpi_nbc+long mpi_thread mpi_thread+w2 mpi_p2p+w2 mpi_comm+w2 mpi_nbc+w2; do
+                    mpi_nbc+long mpi_thread mpi_thread+w2 mpi_p2p+w2 mpi_comm+w2 mpi_nbc+w2 \
+                    mpi_cxx; do
             (if [ -f "$srcdir/netmods/$nm/test.env" ]; then
                  set -a; . "$srcdir/netmods/$nm/test.env"; set +a
              fi
