@@ -29,6 +29,9 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     int e = mpi_workers_init();
     if (e != MPI_SUCCESS)
         return mpi_raise(MPI_COMM_WORLD, e, "MPI_Init: worker locks");
+    e = mpi_reqs_init();
+    if (e != MPI_SUCCESS)
+        return mpi_raise(MPI_COMM_WORLD, e, "MPI_Init: request table");
     e = mpi_dt_init();
     if (e != MPI_SUCCESS)
         return mpi_raise(MPI_COMM_WORLD, e, "MPI_Init: datatype table");

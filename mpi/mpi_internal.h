@@ -225,6 +225,7 @@ void mpi_status_empty(MPI_Status *s, int source);
 
 /* p2p.c: requests; those MPI_Request_free let go, reaped when finished
  * (wait: all, at MPI_Finalize) */
+int mpi_reqs_init(void); /* MPI_Init: the table, reserved */
 int mpi_req_new(MPI_Request *out);
 mpi_req_t *mpi_req_get(MPI_Request h); /* NULL: not an active handle */
 /* progress *h once (wait: until it finishes); true once it has: its status
@@ -303,6 +304,7 @@ bool mpi_coll_progress(void); /* true: a schedule moved a round on or ended */
 /* one step of a REQ_SCHED request's schedule (req_poll); true: finished */
 bool mpi_sched_poll(mpi_req_t *q);
 void mpi_coll_finalize(void);
+void coll_tmp_drain(void); /* coll.c: the scratch buffers kept (mpi_coll_finalize) */
 
 /* init / finalize of the communicator and request tables (comm.c) */
 int mpi_comms_init(void);

@@ -21,13 +21,16 @@
  * reaped first, then the next never-used entry is taken.  Under
  * MPI_THREAD_MULTIPLE the lists are the table lock's (a recursive mutex:
  * reaping releases entries). */
+int mpi_reqs_init(void)
+{
+    if (mpi.reqs == NULL)
+        mpi.reqs = calloc(MPI_MAX_REQUESTS, sizeof(*mpi.reqs));
+    return mpi.reqs != NULL ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
 int mpi_req_new(MPI_Request *out)
 {
     mpi_table_lock();
-    if (mpi.reqs == NULL && (mpi.reqs = calloc(MPI_MAX_REQUESTS, sizeof(*mpi.reqs))) == NULL) {
-        mpi_table_unlock();
-        return MPI_ERR_NO_MEM;
-    }
     if (mpi.free_head == 0 && mpi.nfreed > 0)
         mpi_reap_freed(false);
     int i;
