@@ -3,7 +3,7 @@
 #  - tern.pc gives the flags to build a program that includes only
 #    <tern/tern.h>, the program links against the installed libtern and runs;
 #  - the installed tern_info lists every netmod tern.pc says is built;
-#  - tern-mpi.pc and the installed ternmpicc build an MPI program.
+#  - tern-mpi.pc and the installed ternmpicc / ternmpicxx build an MPI program.
 # Works on an install under DESTDIR too (make install installcheck
 # DESTDIR=...): pkg-config then runs with PKG_CONFIG_SYSROOT_DIR=$DESTDIR.
 # From the Makefile: DESTDIR, libdir, bindir, CC, CFLAGS, LDFLAGS,
@@ -81,4 +81,11 @@ TERN_MPI_INCLUDEDIR=$PKG_CONFIG_SYSROOT_DIR$($PKG_CONFIG --variable=includedir t
     "$DESTDIR$bindir/ternmpicc" -o "$tmp/mpi_hello2" "$tmp/mpi_hello.c" ${LDFLAGS:-} ||
     fail "the installed ternmpicc does not build an MPI program"
 "$tmp/mpi_hello2" || fail "the program ternmpicc built did not run"
-echo "tern-mpi.pc and ternmpicc build MPI programs"
+# the same program as C++ through the installed ternmpicxx
+cp "$tmp/mpi_hello.c" "$tmp/mpi_hello.cc"
+TERN_MPI_INCLUDEDIR=$PKG_CONFIG_SYSROOT_DIR$($PKG_CONFIG --variable=includedir tern-mpi) \
+    TERN_MPI_LIBDIR=$DESTDIR$libdir TERN_MPICXX_CXX="${CXX:-c++} ${CXXFLAGS:-}" \
+    "$DESTDIR$bindir/ternmpicxx" -o "$tmp/mpi_hello3" "$tmp/mpi_hello.cc" ${LDFLAGS:-} ||
+    fail "the installed ternmpicxx does not build a C++ MPI program"
+"$tmp/mpi_hello3" || fail "the program ternmpicxx built did not run"
+echo "tern-mpi.pc, ternmpicc and ternmpicxx build MPI programs"
