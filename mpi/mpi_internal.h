@@ -226,6 +226,7 @@ void mpi_status_empty(MPI_Status *s, int source);
 /* p2p.c: requests; those MPI_Request_free let go, reaped when finished
  * (wait: all, at MPI_Finalize) */
 int mpi_reqs_init(void); /* MPI_Init: the table, reserved */
+#define MPI_REQ_SENT 1 /* the handle of every send that completed at once */
 int mpi_req_new(MPI_Request *out);
 mpi_req_t *mpi_req_get(MPI_Request h); /* NULL: not an active handle */
 /* progress *h once (wait: until it finishes); true once it has: its status
