@@ -116,6 +116,7 @@ static int comm_create_one(MPI_Comm parent, int *ranks, int size, int me, MPI_Co
     bool identity = true;
     for (int i = 0; i < size; i++)
         identity = identity && ranks[i] == i;
+    free(mpi.comms[h].ranks); /* a freed communicator's, kept until now */
     mpi.comms[h] = (mpi_comm_t){.used = true, .size = size, .rank = me, .ranks = ranks,
                                 .identity = identity, .context = id,
                                 .space = (uint16_t)(MPI_SPACE_BASE + 2 * id),
@@ -202,8 +203,10 @@ int MPI_Comm_free(MPI_Comm *comm)
     mpi_comm_t *c = mpi_comm_get(*comm);
     mpi_table_lock();
     ctx_release(c->context);
-    free(c->ranks);
-    *c = (mpi_comm_t){0};
+    /* MPI lets operations under way on it finish: the entry keeps its
+     * ranks (their statuses translate sources with them) until a new
+     * communicator takes the slot */
+    c->used = false;
     mpi_table_unlock();
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;

@@ -380,6 +380,7 @@ int mpi_dt_mrecv_start(void *buf, int count, MPI_Datatype dt, tern_message_t *m,
 /* ---- completion ------------------------------------------------------------ */
 
 static bool req_poll(mpi_req_t *q);
+static void req_finished(mpi_req_t *q, tern_status_t st, const tern_recv_info_t *info);
 
 /* A persistent request: finished when inactive, or once the operation
  * MPI_Start began has (its status and error class then move into this
@@ -417,11 +418,34 @@ static bool req_poll(mpi_req_t *q)
     mpi_unlock(q->w);
     if (st == TERN_INPROGRESS)
         return false;
+    req_finished(q, st, &info);
+    return true;
+}
+
+/* A REQ_TERN entry whose tern operation ended with st (info: tern's) turns
+ * REQ_DONE: its error class and status, then its finish hook. */
+static void req_finished(mpi_req_t *q, tern_status_t st, const tern_recv_info_t *info)
+{
+    if (__builtin_expect(st == TERN_OK && q->finish == NULL, 1)) { /* the common case */
+        q->kind = REQ_DONE;
+        q->r = NULL;
+        q->err = MPI_SUCCESS;
+        mpi_comm_t *c = &mpi.comms[q->comm]; /* freed since: its ranks stay (comm.c) */
+        if (q->recv && c->identity)
+            q->status = (MPI_Status){.count_lo = (int)(info->length & 0x7fffffff),
+                                     .count_hi_and_cancelled = (int)((info->length >> 31) << 1),
+                                     .MPI_SOURCE = info->source, .MPI_TAG = info->tag};
+        else if (q->recv)
+            mpi_status_from(&q->status, c, info, MPI_SUCCESS);
+        else
+            q->status = (MPI_Status){.MPI_SOURCE = MPI_ANY_SOURCE, .MPI_TAG = MPI_ANY_TAG};
+        return;
+    }
     q->kind = REQ_DONE;
     q->r = NULL;
     q->err = st == TERN_ERR_CANCELED ? MPI_SUCCESS : mpi_class_of(st);
     if (q->recv) {
-        mpi_status_from(&q->status, mpi_comm_get(q->comm), &info, q->err);
+        mpi_status_from(&q->status, &mpi.comms[q->comm], info, q->err);
         if (st == TERN_ERR_CANCELED)
             q->status.count_hi_and_cancelled |= 1;
     } else {
@@ -431,7 +455,22 @@ static bool req_poll(mpi_req_t *q)
         snprintf(mpi_last_error, sizeof(mpi_last_error), "%s", tern_last_error());
     if (q->finish != NULL)
         q->finish(q);
-    return true;
+}
+
+/* Wait until an entry finished.  A tern operation, with one worker, one
+ * thread and no schedule to move on (!mpi_polling), is tern_wait's: its
+ * tight progress loop, as tern's own programs wait (polling it and
+ * sleeping in tern_worker_wait by turns cost a quarter of the message rate
+ * of small messages).  Anything else: poll it, mpi_block in between. */
+static void req_wait(mpi_req_t *q)
+{
+    if (q->kind == REQ_TERN && !mpi_polling()) {
+        tern_recv_info_t info;
+        req_finished(q, tern_wait(q->w, q->r, &info), &info);
+        return;
+    }
+    while (!req_poll(q))
+        mpi_block();
 }
 
 /* Is h something to wait for: neither MPI_REQUEST_NULL nor an inactive
@@ -544,8 +583,8 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
     }
     MPI_Request h = *request;
     int err;
-    while (!req_done(request, status, &err))
-        mpi_block();
+    req_wait(mpi_req_get(h));
+    req_take(request, status, &err);
     return finish_err(h, err, "MPI_Wait");
 }
 
@@ -588,8 +627,8 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
                              "valid", requests[i]);
         MPI_Comm comm = mpi_req_get(requests[i])->comm;
         int err;
-        while (!req_done(&requests[i], s, &err))
-            mpi_block();
+        req_wait(mpi_req_get(requests[i]));
+        req_take(&requests[i], s, &err);
         if (s != MPI_STATUS_IGNORE) /* a send's too */
             s->MPI_ERROR = err;
         if (err != MPI_SUCCESS && result == MPI_SUCCESS)
