@@ -366,6 +366,14 @@ int mpi_irecv_start(void *buf, int count, MPI_Datatype datatype, int source, int
     tern_status_t st = tern_irecv(c->w, buf, len, src, tag == MPI_ANY_TAG ? TERN_ANY_TAG : tag,
                                   c->space, &info, &r);
     mpi_unlock(c->w);
+    if (st == TERN_INPROGRESS && !mpi.mt && mpi.free_head != 0) { /* req_from's common case */
+        int i = mpi.free_head - 1;
+        mpi_req_t *q = &mpi.reqs[i];
+        mpi.free_head = q->next;
+        *q = (mpi_req_t){.kind = REQ_TERN, .recv = true, .r = r, .w = c->w, .comm = comm};
+        *request = i + 1;
+        return MPI_SUCCESS;
+    }
     return req_from(comm, st, r, true, &info, request, call, NULL, NULL);
 }
 
@@ -556,6 +564,45 @@ static int finish_err(MPI_Request h_was, int err, const char *call)
     return mpi_raise(q->comm, err, "%s: %s", call, mpi_last_error);
 }
 
+/* The common cases of a wait, inline: a send that completed at once, and
+ * (one worker, one thread, nothing to poll for) a tern operation without
+ * a finish hook that ends well.  True: *h was completed (status filled,
+ * *h MPI_REQUEST_NULL); false: take the general path (an entry that failed
+ * here is REQ_DONE by then, with its status and error). */
+static inline bool wait_fast(MPI_Request *h, MPI_Status *status)
+{
+    if (*h == MPI_REQ_SENT) {
+        mpi_status_empty(status, MPI_ANY_SOURCE);
+        *h = MPI_REQUEST_NULL;
+        return true;
+    }
+    mpi_req_t *q = &mpi.reqs[*h - 1]; /* valid: checked by the caller */
+    if (q->kind != REQ_TERN || q->finish != NULL || mpi_polling())
+        return false;
+    tern_recv_info_t info;
+    tern_status_t st = tern_wait(q->w, q->r, &info);
+    if (st != TERN_OK) {
+        req_finished(q, st, &info);
+        return false;
+    }
+    mpi_comm_t *c = &mpi.comms[q->comm]; /* freed since: its ranks stay (comm.c) */
+    if (status == MPI_STATUS_IGNORE)
+        ;
+    else if (q->recv && c->identity)
+        *status = (MPI_Status){.count_lo = (int)(info.length & 0x7fffffff),
+                               .count_hi_and_cancelled = (int)((info.length >> 31) << 1),
+                               .MPI_SOURCE = info.source, .MPI_TAG = info.tag};
+    else if (q->recv)
+        mpi_status_from(status, c, &info, MPI_SUCCESS);
+    else
+        mpi_status_empty(status, MPI_ANY_SOURCE);
+    q->kind = REQ_FREE; /* req_release's, without the table lock (not MULTIPLE) */
+    q->next = mpi.free_head;
+    mpi.free_head = *h;
+    *h = MPI_REQUEST_NULL;
+    return true;
+}
+
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
     int e = check_req(request, "MPI_Test");
@@ -581,6 +628,8 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
         mpi_status_empty(status, MPI_ANY_SOURCE);
         return MPI_SUCCESS;
     }
+    if (wait_fast(request, status))
+        return MPI_SUCCESS;
     MPI_Request h = *request;
     int err;
     req_wait(mpi_req_get(h));
@@ -625,6 +674,8 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
         if (mpi_req_get(requests[i]) == NULL)
             return mpi_raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Waitall: request %d is not "
                              "valid", requests[i]);
+        if (wait_fast(&requests[i], s))
+            continue; /* MPI_ERROR: MPI_SUCCESS, set by wait_fast */
         MPI_Comm comm = mpi_req_get(requests[i])->comm;
         int err;
         req_wait(mpi_req_get(requests[i]));
