@@ -685,6 +685,72 @@ static void derived_reduce(void)
     MPI_Type_free(&t);
 }
 
+/* Collectives with a non-contiguous type (every other int of a row): a
+ * broadcast, a gather, an allgather and an alltoall of it, received as
+ * the type and as plain ints, against what the layout says; the gaps
+ * keep their sentinel. */
+static void coll_derived(void)
+{
+    enum { N = 6 };
+    MPI_Datatype every_other;
+    MPI_Type_vector(N, 1, 2, MPI_INT, &every_other);
+    MPI_Type_commit(&every_other);
+    int row[2 * N], want;
+    for (int root = 0; root < size; root++) { /* bcast: the type on both sides */
+        for (int i = 0; i < 2 * N; i++)
+            row[i] = rank == root ? 1000 * root + i : -1;
+        MPI_Bcast(row, 1, every_other, root, MPI_COMM_WORLD);
+        for (int i = 0; i < 2 * N; i++) {
+            want = i % 2 == 0 || rank == root ? 1000 * root + i : -1;
+            CHECK(row[i] == want, "bcast root %d: element %d is %d, not %d", root, i, row[i],
+                  want);
+        }
+    }
+    int *mine = malloc(sizeof(int) * 2 * N), *all = malloc(sizeof(int) * (size_t)size * N);
+    int *all2 = malloc(sizeof(int) * (size_t)size * 2 * N);
+    for (int i = 0; i < 2 * N; i++)
+        mine[i] = 100 * rank + i;
+    /* gather and allgather: sent as the type, received as ints */
+    MPI_Gather(mine, 1, every_other, all, N, MPI_INT, 0, MPI_COMM_WORLD);
+    for (int r = 0; rank == 0 && r < size; r++)
+        for (int i = 0; i < N; i++)
+            CHECK(all[r * N + i] == 100 * r + 2 * i, "gather: rank %d element %d is %d", r, i,
+                  all[r * N + i]);
+    for (int i = 0; i < size * 2 * N; i++)
+        all2[i] = -7;
+    /* allgather: sent as ints, received as the type (every other int) */
+    int packed[N];
+    for (int i = 0; i < N; i++)
+        packed[i] = 100 * rank + i;
+    MPI_Allgather(packed, N, MPI_INT, all2, 1, every_other, MPI_COMM_WORLD);
+    MPI_Aint lb, ext;
+    MPI_Type_get_extent(every_other, &lb, &ext);
+    int stride = (int)(ext / (MPI_Aint)sizeof(int)); /* 2N - 1: the vector's extent */
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < N; i++)
+            CHECK(all2[r * stride + 2 * i] == 100 * r + i, "allgather: rank %d element %d is %d",
+                  r, i, all2[r * stride + 2 * i]);
+    for (int r = 0; r < size; r++) /* the gaps between a rank's elements */
+        for (int i = 0; i + 1 < N; i++)
+            CHECK(all2[r * stride + 2 * i + 1] == -7, "allgather: gap %d of rank %d written (%d)",
+                  i, r,
+                  all2[r * stride + 2 * i + 1]);
+    /* alltoall: one element of the type to every rank */
+    int *sbuf = malloc(sizeof(int) * (size_t)size * 2 * N);
+    for (int i = 0; i < size * 2 * N; i++)
+        sbuf[i] = 10000 * rank + i;
+    MPI_Alltoall(sbuf, 1, every_other, all, N, MPI_INT, MPI_COMM_WORLD);
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < N; i++)
+            CHECK(all[r * N + i] == 10000 * r + rank * stride + 2 * i,
+                  "alltoall: from rank %d element %d is %d", r, i, all[r * N + i]);
+    free(sbuf);
+    free(mine);
+    free(all);
+    free(all2);
+    MPI_Type_free(&every_other);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -705,6 +771,7 @@ int main(int argc, char **argv)
     loc();
     loc_scatter();
     derived_reduce();
+    coll_derived();
     for (int k = 0; k < nitems; k++) {
         MPI_Type_free(&items[k].t);
         free(items[k].d);
