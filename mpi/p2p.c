@@ -366,11 +366,21 @@ int mpi_irecv_start(void *buf, int count, MPI_Datatype datatype, int source, int
     tern_status_t st = tern_irecv(c->w, buf, len, src, tag == MPI_ANY_TAG ? TERN_ANY_TAG : tag,
                                   c->space, &info, &r);
     mpi_unlock(c->w);
-    if (st == TERN_INPROGRESS && !mpi.mt && mpi.free_head != 0) { /* req_from's common case */
+    /* req_from's common cases: posted, or taken whole from the unexpected
+     * messages (status here: identity communicators) */
+    if (!mpi.mt && mpi.free_head != 0 &&
+        (st == TERN_INPROGRESS || (st == TERN_OK && c->identity))) {
         int i = mpi.free_head - 1;
         mpi_req_t *q = &mpi.reqs[i];
         mpi.free_head = q->next;
-        *q = (mpi_req_t){.kind = REQ_TERN, .recv = true, .r = r, .w = c->w, .comm = comm};
+        if (st == TERN_INPROGRESS)
+            *q = (mpi_req_t){.kind = REQ_TERN, .recv = true, .r = r, .w = c->w, .comm = comm};
+        else
+            *q = (mpi_req_t){
+                .kind = REQ_DONE, .recv = true, .comm = comm,
+                .status = {.count_lo = (int)(info.length & 0x7fffffff),
+                           .count_hi_and_cancelled = (int)((info.length >> 31) << 1),
+                           .MPI_SOURCE = info.source, .MPI_TAG = info.tag}};
         *request = i + 1;
         return MPI_SUCCESS;
     }
@@ -577,6 +587,15 @@ static inline bool wait_fast(MPI_Request *h, MPI_Status *status)
         return true;
     }
     mpi_req_t *q = &mpi.reqs[*h - 1]; /* valid: checked by the caller */
+    if (q->kind == REQ_DONE && q->err == MPI_SUCCESS && !mpi.mt) { /* done when started */
+        if (status != MPI_STATUS_IGNORE)
+            *status = q->status;
+        q->kind = REQ_FREE;
+        q->next = mpi.free_head;
+        mpi.free_head = *h;
+        *h = MPI_REQUEST_NULL;
+        return true;
+    }
     if (q->kind != REQ_TERN || q->finish != NULL || mpi_polling())
         return false;
     tern_recv_info_t info;
