@@ -25,6 +25,8 @@
 # MB = 2^20 bytes: the script converts (x 1.048576) before comparing.
 
 set -u -o pipefail
+# shellcheck source=bench/compare_lib.sh
+. "$(dirname "$0")/compare_lib.sh"
 
 usage() {
     cat <<EOF
@@ -118,16 +120,6 @@ done
 
 # ---- locate the programs ------------------------------------------------
 # First hit among the build-dir candidates, then PATH.
-find_prog() {
-    local name=$1 d
-    for d in "$BUILDDIR" "$BUILDDIR/bench" "$BUILDDIR/launcher"; do
-        if [ -x "$d/$name" ] && [ ! -d "$d/$name" ]; then
-            echo "$d/$name"
-            return 0
-        fi
-    done
-    command -v "$name" 2>/dev/null
-}
 
 missing=0
 if want tern; then
@@ -184,26 +176,8 @@ COMMANDS=$WORK/commands.txt    # every command, in the order it ran
 FAILURES=0
 NRUN=0
 
-fail() {
-    echo "!! $*" >&2
-    FAILURES=$((FAILURES + 1))
-}
 
 # run LOG CMD...: print and record the command, run it bounded, stdout+stderr to LOG.
-run() {
-    local log=$1 rc
-    shift
-    NRUN=$((NRUN + 1))
-    echo "+ $*"
-    echo "$*" >>"$COMMANDS"
-    timeout "$CMD_TIMEOUT" "$@" >"$log" 2>&1
-    rc=$?
-    if [ $rc -ne 0 ]; then
-        fail "exit status $rc from: $* (last lines of output follow)"
-        tail -n 5 "$log" >&2
-    fi
-    return $rc
-}
 
 record() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >>"$SAMPLES"; }
 
@@ -334,19 +308,7 @@ echo "# tools: $TOOLS; UCX_TLS=${UCX_TLS-<unset: UCX default>}; tern env: ${TERN
 # Other busy processes on the cores turn spin-wait ping-pongs into scheduler
 # benchmarks: measure how busy the machine is (all CPUs, over 1 s, before and
 # after the runs), say so, and keep it with the results.
-cpu_busy() {
-    local a b
-    a=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 }' /proc/stat)
-    sleep 1
-    b=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 }' /proc/stat)
-    awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " ");
-        t = y[2] - x[2]; printf "%.0f\n", (t > 0 ? 100 * (y[1] - x[1]) / t : 0) }'
-}
-BUSY_START=$(cpu_busy)
-echo "# CPU busy before the runs: ${BUSY_START}% of all CPUs (over 1 s)"
-if [ "$BUSY_START" -gt 10 ]; then
-    echo "# WARNING: other processes are using the CPUs; latency figures will partly measure the scheduler" >&2
-fi
+busy_before
 
 for r in $(seq 1 "$ROUNDS"); do
     echo "# ---- round $r of $ROUNDS"
@@ -593,13 +555,6 @@ done
 [ ${#DIPS[@]} -eq 0 ] || echo "# tern bandwidth dips (size->size:ratio): ${DIPS[*]}"
 
 # ---- JSON ---------------------------------------------------------------
-json_str() {
-    local s=$1
-    s=${s//\\/\\\\}
-    s=${s//\"/\\\"}
-    s=${s//$'\t'/\\t}
-    printf '"%s"' "$s"
-}
 json_num() { if [ "$1" = nan ] || [ -z "$1" ]; then printf null; else printf '%s' "$1"; fi; }
 
 mkdir -p "$OUTDIR" || { echo "$0: cannot create $OUTDIR" >&2; exit 1; }

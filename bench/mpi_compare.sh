@@ -28,6 +28,8 @@
 # (bibw: both directions), message rate messages/s.
 
 set -u -o pipefail
+# shellcheck source=bench/compare_lib.sh
+. "$(dirname "$0")/compare_lib.sh"
 
 usage() {
     cat <<EOF
@@ -125,16 +127,6 @@ fi
 
 # ---- locate the programs ------------------------------------------------
 # First hit among the build-dir candidates, then PATH.
-find_prog() {
-    local name=$1 d
-    for d in "$BUILDDIR" "$BUILDDIR/bench" "$BUILDDIR/launcher"; do
-        if [ -x "$d/$name" ] && [ ! -d "$d/$name" ]; then
-            echo "$d/$name"
-            return 0
-        fi
-    done
-    command -v "$name" 2>/dev/null
-}
 
 # skip TOOL WHY: leave a peer out of this run, saying why.
 SKIPPED=()
@@ -208,26 +200,8 @@ FAILURES=0
 NRUN=0
 declare -A LIBRARY=([tern]=unknown [ternmpi]=unknown [mpich]=unknown [ompi]=unknown)
 
-fail() {
-    echo "!! $*" >&2
-    FAILURES=$((FAILURES + 1))
-}
 
 # run LOG CMD...: print and record the command, run it bounded, stdout+stderr to LOG.
-run() {
-    local log=$1 rc
-    shift
-    NRUN=$((NRUN + 1))
-    echo "+ $*"
-    echo "$*" >>"$COMMANDS"
-    timeout "$CMD_TIMEOUT" "$@" </dev/null >"$log" 2>&1
-    rc=$?
-    if [ $rc -ne 0 ]; then
-        fail "exit status $rc from: $*$([ $rc = 124 ] && echo " (timed out after $CMD_TIMEOUT s)") (last lines of output follow)"
-        tail -n 5 "$log" >&2
-    fi
-    return $rc
-}
 
 record() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >>"$SAMPLES"; }
 
@@ -268,19 +242,7 @@ echo "# tools: $TOOLS; tests: ${RUN_TESTS[*]}; sizes: 1 .. $MAX_SIZE (x$FACTOR);
 [ ${#OMPI_CMD[@]} -eq 0 ] || echo "# Open MPI launch: ${OMPI_CMD[*]}"
 # Spin-wait ping-pongs on busy cores measure the scheduler: say how busy
 # the machine is (all CPUs, over 1 s, before and after), keep it with the results.
-cpu_busy() {
-    local a b
-    a=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 }' /proc/stat)
-    sleep 1
-    b=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 }' /proc/stat)
-    awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " ");
-        t = y[2] - x[2]; printf "%.0f\n", (t > 0 ? 100 * (y[1] - x[1]) / t : 0) }'
-}
-BUSY_START=$(cpu_busy)
-echo "# CPU busy before the runs: ${BUSY_START}% of all CPUs (over 1 s)"
-if [ "$BUSY_START" -gt 10 ]; then
-    echo "# WARNING: other processes are using the CPUs; latency figures will partly measure the scheduler" >&2
-fi
+busy_before
 
 for r in $(seq 1 "$ROUNDS"); do
     echo "# ---- round $r of $ROUNDS"
@@ -395,13 +357,6 @@ printf '  %-58s %8s  %s\n' "layer ahead of MPICH and Open MPI wherever the core 
 for s in "${SKIPPED[@]}"; do echo "# skipped $s"; done
 
 # ---- JSON ---------------------------------------------------------------
-json_str() {
-    local s=$1
-    s=${s//\\/\\\\}
-    s=${s//\"/\\\"}
-    s=${s//$'\t'/\\t}
-    printf '"%s"' "$s"
-}
 json_num() { if [ "$1" = nan ] || [ -z "$1" ]; then printf null; else printf '%s' "$1"; fi; }
 json_list() {  # json_list ITEM...: a JSON list of strings
     local first=1 x

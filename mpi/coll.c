@@ -111,27 +111,18 @@ static int check_buf(const coll_t *k, const void *buf, int count, MPI_Datatype d
 static void *tmp_cache[COLL_TMP_CACHED];
 static pthread_mutex_t tmp_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void tmp_locked(bool take)
-{
-    if (mpi.mt) {
-        if (take)
-            pthread_mutex_lock(&tmp_lock);
-        else
-            pthread_mutex_unlock(&tmp_lock);
-    }
-}
 
 void *coll_tmp(size_t len)
 {
     if (len >= COLL_TMP_KEEP) {
         void *p = NULL;
-        tmp_locked(true);
+        mpi_mt_lock(&tmp_lock);
         for (int i = 0; i < COLL_TMP_CACHED && p == NULL; i++)
             if (tmp_cache[i] != NULL && malloc_usable_size(tmp_cache[i]) >= len) {
                 p = tmp_cache[i];
                 tmp_cache[i] = NULL;
             }
-        tmp_locked(false);
+        mpi_mt_unlock(&tmp_lock);
         if (p != NULL)
             return p;
     }
@@ -143,7 +134,7 @@ void coll_tmp_free(void *p)
     if (p == NULL)
         return;
     if (malloc_usable_size(p) >= COLL_TMP_KEEP) {
-        tmp_locked(true);
+        mpi_mt_lock(&tmp_lock);
         int small = -1; /* a full cache keeps the larger buffers */
         for (int i = 0; i < COLL_TMP_CACHED; i++) {
             if (tmp_cache[i] == NULL) {
@@ -160,7 +151,7 @@ void coll_tmp_free(void *p)
             tmp_cache[small] = p;
             p = q;
         }
-        tmp_locked(false);
+        mpi_mt_unlock(&tmp_lock);
     }
     free(p);
 }

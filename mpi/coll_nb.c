@@ -33,15 +33,6 @@ static mpi_req_t **active;
 static int active_cap;
 static pthread_mutex_t nb_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void nb_locked(bool take)
-{
-    if (mpi.mt) {
-        if (take)
-            pthread_mutex_lock(&nb_lock);
-        else
-            pthread_mutex_unlock(&nb_lock);
-    }
-}
 
 static bool active_add(mpi_req_t *q)
 {
@@ -255,9 +246,9 @@ static bool nb_progress(mpi_req_t *q)
 
 bool mpi_sched_poll(mpi_req_t *q)
 {
-    nb_locked(true);
+    mpi_mt_lock(&nb_lock);
     bool done = q->progress(q);
-    nb_locked(false);
+    mpi_mt_unlock(&nb_lock);
     return done;
 }
 
@@ -310,9 +301,9 @@ static int sched_start(sched_t *s, MPI_Request *request)
     q->comm = k.comm;
     q->progress = nb_progress;
     q->aux = s;
-    nb_locked(true);
+    mpi_mt_lock(&nb_lock);
     bool listed = active_add(q);
-    nb_locked(false);
+    mpi_mt_unlock(&nb_lock);
     if (!listed) {
         sched_free(s);
         q->aux = NULL;

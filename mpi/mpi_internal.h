@@ -145,6 +145,11 @@ int mpi_dt_basic(MPI_Datatype dt, MPI_Datatype *basic, int *n);
 int mpi_check_buf(MPI_Comm comm, const void *buf, int count, MPI_Datatype dt, const char *call);
 int mpi_check_rank(MPI_Comm comm, int rank, bool any, const char *call);
 int mpi_check_tag(MPI_Comm comm, int tag, bool any, const char *call);
+/* all of a send's (recv false) or receive's arguments, as the start calls
+ * check them (p2p.c; persistent and buffered modes check before they pack
+ * or keep anything) */
+int mpi_check_p2p(MPI_Comm comm, const void *buf, int count, MPI_Datatype dt, int peer, int tag,
+                  bool recv, const char *call);
 
 /* ---- derived datatypes (datatype.c, dtype_build.c) ------------------------
  * A handle with bits above the low 16 set is a derived type: index
@@ -280,6 +285,18 @@ static inline void mpi_unlock(tern_worker_t *w)
 {
     if (mpi.mt)
         pthread_mutex_unlock(&mpi.wlock[tern_worker_index(w)]);
+}
+/* MPI_THREAD_MULTIPLE: a mutex of the layer's own state (below it none
+ * is taken) */
+static inline void mpi_mt_lock(pthread_mutex_t *m)
+{
+    if (mpi.mt)
+        pthread_mutex_lock(m);
+}
+static inline void mpi_mt_unlock(pthread_mutex_t *m)
+{
+    if (mpi.mt)
+        pthread_mutex_unlock(m);
 }
 static inline void mpi_table_lock(void)
 {

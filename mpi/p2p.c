@@ -91,8 +91,8 @@ static void req_release(mpi_req_t *q)
 
 /* ---- starting operations ------------------------------------------------- */
 
-static int check_p2p_raise(MPI_Comm comm, const void *buf, int count, MPI_Datatype dt,
-                           int peer, int tag, bool recv, const char *call)
+int mpi_check_p2p(MPI_Comm comm, const void *buf, int count, MPI_Datatype dt, int peer, int tag,
+                  bool recv, const char *call)
 {
     int e = mpi_check_comm(comm, call);
     if (e == MPI_SUCCESS)
@@ -117,7 +117,7 @@ static inline int check_p2p(MPI_Comm comm, const void *buf, int count, MPI_Datat
          (recv && peer == MPI_ANY_SOURCE)) &&
         ((tag >= 0 && tag <= MPI_TAG_UB_VALUE) || (recv && tag == MPI_ANY_TAG)))
         return MPI_SUCCESS;
-    return check_p2p_raise(comm, buf, count, dt, peer, tag, recv, call);
+    return mpi_check_p2p(comm, buf, count, dt, peer, tag, recv, call);
 }
 
 /* A request entry for what tern returned (st: TERN_OK at once, or

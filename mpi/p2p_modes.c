@@ -20,20 +20,6 @@
 
 #include "mpi/mpi_internal.h"
 
-/* checks a send's or a receive's arguments as the start calls will,
- * before anything is packed or kept */
-static int check_args(MPI_Comm comm, const void *buf, int count, MPI_Datatype dt, int peer,
-                      int tag, bool recv, const char *call)
-{
-    int e = mpi_check_comm(comm, call);
-    if (e == MPI_SUCCESS)
-        e = mpi_check_buf(comm, buf, count, dt, call);
-    if (e == MPI_SUCCESS)
-        e = mpi_check_rank(comm, peer, recv, call);
-    if (e == MPI_SUCCESS)
-        e = mpi_check_tag(comm, tag, recv, call);
-    return e;
-}
 
 /* A request that completed at once (Ibsend's: its data is copied). */
 static int done_req(MPI_Comm comm, int source, MPI_Request *out, const char *call)
@@ -81,15 +67,6 @@ typedef struct bsend_blk {
  * (taken before the request table's and the workers' locks). */
 static pthread_mutex_t bsend_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void bsend_locked(bool take)
-{
-    if (mpi.mt) {
-        if (take)
-            pthread_mutex_lock(&bsend_lock);
-        else
-            pthread_mutex_unlock(&bsend_lock);
-    }
-}
 
 static struct {
     bool attached;
@@ -165,7 +142,7 @@ static void bsend_drop(int i)
 static int bsend_start_locked(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
                               MPI_Comm comm, const char *call)
 {
-    int e = check_args(comm, buf, count, dt, dest, tag, false, call);
+    int e = mpi_check_p2p(comm, buf, count, dt, dest, tag, false, call);
     if (e != MPI_SUCCESS || dest == MPI_PROC_NULL)
         return e;
     if (!bsend.attached)
@@ -199,9 +176,9 @@ static int bsend_start_locked(const void *buf, int count, MPI_Datatype dt, int d
 static int bsend_start(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
                        MPI_Comm comm, const char *call)
 {
-    bsend_locked(true);
+    mpi_mt_lock(&bsend_lock);
     int e = bsend_start_locked(buf, count, dt, dest, tag, comm, call);
-    bsend_locked(false);
+    mpi_mt_unlock(&bsend_lock);
     return e;
 }
 
@@ -213,7 +190,7 @@ int MPI_Buffer_attach(void *buffer, int size)
     if (size < 0 || (buffer == NULL && size > 0))
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_BUFFER, "MPI_Buffer_attach: buffer %p of %d "
                          "bytes", buffer, size);
-    bsend_locked(true);
+    mpi_mt_lock(&bsend_lock);
     bool had = bsend.attached;
     size_t had_size = bsend.size;
     if (!had) {
@@ -221,7 +198,7 @@ int MPI_Buffer_attach(void *buffer, int size)
         bsend.buf = buffer;
         bsend.size = (size_t)size;
     }
-    bsend_locked(false);
+    mpi_mt_unlock(&bsend_lock);
     if (had)
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_BUFFER, "MPI_Buffer_attach: a buffer of %zu "
                          "bytes is attached already (MPI_Buffer_detach it first)", had_size);
@@ -236,7 +213,7 @@ int MPI_Buffer_detach(void *buffer_addr, int *size)
     if (buffer_addr == NULL || size == NULL)
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Buffer_detach: NULL argument");
     /* MPI: it returns once the messages in the buffer are sent */
-    bsend_locked(true);
+    mpi_mt_lock(&bsend_lock);
     bsend_reclaim(true);
     void *buf = bsend.attached ? bsend.buf : NULL;
     memcpy(buffer_addr, &buf, sizeof(buf)); /* buffer_addr is a void ** passed as void * */
@@ -244,7 +221,7 @@ int MPI_Buffer_detach(void *buffer_addr, int *size)
     bsend.attached = false;
     bsend.buf = NULL;
     bsend.size = 0;
-    bsend_locked(false);
+    mpi_mt_unlock(&bsend_lock);
     return MPI_SUCCESS;
 }
 
@@ -287,7 +264,7 @@ typedef struct persist {
 
 static int persist_new(const persist_t *args, MPI_Request *request, const char *call)
 {
-    int e = check_args(args->comm, args->buf, args->count, args->dt, args->peer, args->tag,
+    int e = mpi_check_p2p(args->comm, args->buf, args->count, args->dt, args->peer, args->tag,
                        args->op == PERSIST_RECV, call);
     if (e != MPI_SUCCESS)
         return e;
@@ -422,9 +399,9 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     const char *call = "MPI_Sendrecv_replace";
-    int e = check_args(comm, buf, count, datatype, dest, sendtag, false, call);
+    int e = mpi_check_p2p(comm, buf, count, datatype, dest, sendtag, false, call);
     if (e == MPI_SUCCESS)
-        e = check_args(comm, buf, count, datatype, source, recvtag, true, call);
+        e = mpi_check_p2p(comm, buf, count, datatype, source, recvtag, true, call);
     if (e != MPI_SUCCESS)
         return e;
     size_t n = mpi_dt_pack_size(count, datatype);
