@@ -19,8 +19,9 @@
  *
  * Algorithms: the blocking ones', chosen the same way: dissemination
  * barrier, binomial or scatter + ring broadcast, binomial reduce,
- * recursive-doubling or Rabenseifner allreduce.  A failed tern operation ends the schedule after the round's other
- * operations completed; its class is the request's error.
+ * recursive-doubling or Rabenseifner allreduce.  A failed tern operation
+ * ends the schedule after the round's other operations completed; its
+ * class is the request's error.
  */
 #include <stdio.h>
 #include <stdlib.h>
