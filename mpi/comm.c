@@ -249,22 +249,12 @@ int mpi_check_tag(MPI_Comm comm, int tag, bool any, const char *call)
                      any ? " or MPI_ANY_TAG" : "");
 }
 
-void mpi_status_from(MPI_Status *s, mpi_comm_t *c, const tern_recv_info_t *info, int err)
+int mpi_comm_rank_of(const mpi_comm_t *c, int peer)
 {
-    if (s == MPI_STATUS_IGNORE)
-        return;
-    int src = info->source;
-    if (!c->identity)
-        for (int i = 0; i < c->size; i++) /* tern peer id -> communicator rank */
-            if (c->ranks[i] == info->source) {
-                src = i;
-                break;
-            }
-    s->MPI_SOURCE = src;
-    s->MPI_TAG = info->tag;
-    s->MPI_ERROR = err;
-    s->count_lo = (int)(info->length & 0x7fffffff);
-    s->count_hi_and_cancelled = (int)((info->length >> 31) << 1);
+    for (int i = 0; i < c->size; i++) /* tern peer id -> communicator rank */
+        if (c->ranks[i] == peer)
+            return i;
+    return peer;
 }
 
 void mpi_status_empty(MPI_Status *s, int source)

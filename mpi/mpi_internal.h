@@ -225,7 +225,19 @@ size_t mpi_dt_pack_t(const void *buf, int count, const mpi_dtype_t *t, void *out
 size_t mpi_dt_unpack_t(const void *in, size_t len, void *buf, int count, const mpi_dtype_t *t);
 
 /* a tern receive's result as an MPI status (source in the communicator) */
-void mpi_status_from(MPI_Status *s, mpi_comm_t *c, const tern_recv_info_t *info, int err);
+int mpi_comm_rank_of(const mpi_comm_t *c, int peer); /* comm.c: the rank of a tern peer id */
+static inline void mpi_status_from(MPI_Status *s, const mpi_comm_t *c,
+                                   const tern_recv_info_t *info, int err)
+{
+    if (s == MPI_STATUS_IGNORE)
+        return;
+    /* every member named: stores, not a zeroing rep stos */
+    *s = (MPI_Status){.count_lo = (int)(info->length & 0x7fffffff),
+                      .count_hi_and_cancelled = (int)((info->length >> 31) << 1),
+                      .MPI_SOURCE = c->identity ? info->source
+                                                : mpi_comm_rank_of(c, info->source),
+                      .MPI_TAG = info->tag, .MPI_ERROR = err};
+}
 void mpi_status_empty(MPI_Status *s, int source);
 
 /* p2p.c: requests; those MPI_Request_free let go, reaped when finished
@@ -323,6 +335,21 @@ bool mpi_coll_progress(void); /* true: a schedule moved a round on or ended */
 bool mpi_sched_poll(mpi_req_t *q);
 void mpi_coll_finalize(void);
 void coll_tmp_drain(void); /* coll.c: the scratch buffers kept (mpi_coll_finalize) */
+
+/* request.c: the zero entry a new one is copied from (zeroing it any
+ * other way comes out as rep stos: 10 % of a 4-byte message's receive);
+ * below MPI_THREAD_MULTIPLE, the first free entry as mpi_req_new gives it,
+ * without its reaping or growth (MPI_REQUEST_NULL: none: mpi_req_new) */
+extern const mpi_req_t mpi_req_zero;
+static inline MPI_Request mpi_req_pop(void)
+{
+    MPI_Request h = mpi.mt ? MPI_REQUEST_NULL : mpi.free_head;
+    if (h != MPI_REQUEST_NULL) {
+        mpi.free_head = mpi.reqs[h - 1].next;
+        mpi.reqs[h - 1] = mpi_req_zero;
+    }
+    return h;
+}
 
 /* init / finalize of the communicator and request tables (comm.c) */
 int mpi_comms_init(void);
