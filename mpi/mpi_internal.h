@@ -44,7 +44,7 @@ typedef struct mpi_comm {
 } mpi_comm_t;
 
 #define MPI_MAX_COMMS 4096
-#define MPI_MAX_REQUESTS (1 << 18) /* requests under way at once (p2p.c) */
+#define MPI_MAX_REQUESTS (1 << 18) /* requests under way at once (request.c) */
 
 /* REQ_TERN: a tern operation under way; REQ_SCHED: an operation driven by
  * its own progress function (non-blocking collectives); REQ_DONE: the
@@ -240,7 +240,7 @@ static inline void mpi_status_from(MPI_Status *s, const mpi_comm_t *c,
 }
 void mpi_status_empty(MPI_Status *s, int source);
 
-/* p2p.c: requests; those MPI_Request_free let go, reaped when finished
+/* request.c: requests; those MPI_Request_free let go, reaped when finished
  * (wait: all, at MPI_Finalize) */
 int mpi_reqs_init(void); /* MPI_Init: the table, reserved */
 #define MPI_REQ_SENT 1 /* the handle of every send that completed at once */

@@ -11,7 +11,7 @@
  *   completes (checked at each buffered send and at detach).
  * - Persistent requests: a REQ_PERSIST entry holding the arguments;
  *   MPI_Start runs the operation as an ordinary request (the entry's
- *   inner), whose completion p2p.c moves into the persistent entry.
+ *   inner), whose completion request.c moves into the persistent entry.
  */
 #include <limits.h>
 #include <stdint.h>
