@@ -251,8 +251,9 @@ mpi_req_t *mpi_req_get(MPI_Request h); /* NULL: not an active handle */
  * one stays, inactive).  Raises nothing: for the layer's own requests
  * (buffered sends). */
 bool mpi_req_complete(MPI_Request *h, bool wait, MPI_Status *status, int *err);
-/* start a send (mode: MPI_SEND_STANDARD / _SYNC) or a receive; checks the
- * arguments (raising as call), *out a request (MPI_PROC_NULL: done) */
+/* p2p.c: start a send (mode: MPI_SEND_STANDARD / _SYNC) or a receive;
+ * checks the arguments (raising as call), *out a request (MPI_PROC_NULL:
+ * done) */
 enum { MPI_SEND_STANDARD, MPI_SEND_SYNC };
 int mpi_isend_start(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
                     MPI_Comm comm, int mode, MPI_Request *out, const char *call);
