@@ -2,14 +2,19 @@
 # make installcheck (and so make distcheck): the installed tern is usable.
 #  - tern.pc gives the flags to build a program that includes only
 #    <tern/tern.h>, the program links against the installed libtern and runs;
+#  - tern.pc's and tern-mpi.pc's cflags are tern's include dir alone; the
+#    install relocated with --define-variable=prefix builds a program too;
+#  - a static libtern, if installed, links with pkg-config --static;
 #  - the installed tern_info lists every netmod tern.pc says is built;
 #  - tern-mpi.pc and the installed ternmpicc / ternmpicxx build an MPI program.
 # Works on an install under DESTDIR too (make install installcheck
 # DESTDIR=...): pkg-config then runs with PKG_CONFIG_SYSROOT_DIR=$DESTDIR.
-# From the Makefile: DESTDIR, libdir, bindir, CC, CFLAGS, LDFLAGS,
-# PKG_CONFIG.
+# From the Makefile: DESTDIR, prefix, includedir, libdir, bindir, CC,
+# CFLAGS, LDFLAGS, PKG_CONFIG.
 set -u
 DESTDIR=${DESTDIR:-}
+prefix=${prefix:-/usr/local}
+includedir=${includedir:-$prefix/include}
 PKG_CONFIG=${PKG_CONFIG:-pkg-config}
 fail() { echo "FAIL: $*" >&2; exit 1; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tern-installcheck.XXXXXX") || fail "mktemp"
@@ -45,6 +50,54 @@ ${CC:-cc} ${CFLAGS:-} -o "$tmp/hello" "$tmp/hello.c" $flags ${LDFLAGS:-} ||
     fail "a program using <tern/tern.h> does not build with tern.pc's flags"
 LD_LIBRARY_PATH=$DESTDIR$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$tmp/hello" ||
     fail "the program linked against the installed libtern did not run"
+
+# tern.pc's and tern-mpi.pc's cflags are tern's include dir and nothing of
+# its dependencies (issue 21: DPDK's -include rte_config.h -march=...)
+# only_includes WHAT FLAGS: every word of FLAGS is -I of the include dir
+only_includes() {
+    for w in $2; do
+        case $w in
+        "-I$DESTDIR$includedir" | "-I$includedir") ;;
+        *) fail "$1 carries '$w', not tern's include dir ($DESTDIR$includedir): $2" ;;
+        esac
+    done
+}
+for m in tern tern-mpi; do
+    f=$($PKG_CONFIG --cflags $m) || fail "$PKG_CONFIG --cflags $m"
+    only_includes "pkg-config --cflags $m" "$f"
+done
+# The install relocated, as a staged (DESTDIR) install is used: no sysroot,
+# --define-variable=prefix=$DESTDIR$prefix moves tern's paths and nothing
+# else (pkg-config applies it to every .pc file it reads).
+reloc() { env -u PKG_CONFIG_SYSROOT_DIR $PKG_CONFIG --define-variable=prefix="$DESTDIR$prefix" "$@"; }
+if [ "$(reloc --variable=includedir tern)" = "$DESTDIR$includedir" ] &&
+    [ "$(reloc --variable=libdir tern)" = "$DESTDIR$libdir" ]; then
+    f=$(reloc --cflags tern) || fail "$PKG_CONFIG --define-variable=prefix=... --cflags tern"
+    only_includes "pkg-config --define-variable=prefix=$DESTDIR$prefix --cflags tern" "$f"
+    rflags=$(reloc --cflags --libs tern) || fail "$PKG_CONFIG --define-variable=prefix=... tern"
+    echo "tern.pc relocated to $DESTDIR$prefix: $rflags"
+    # shellcheck disable=SC2086
+    ${CC:-cc} ${CFLAGS:-} -o "$tmp/hello-reloc" "$tmp/hello.c" $rflags ${LDFLAGS:-} ||
+        fail "a program does not build with tern.pc relocated by --define-variable=prefix"
+    LD_LIBRARY_PATH=$DESTDIR$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$tmp/hello-reloc" ||
+        fail "the program built with the relocated tern.pc did not run"
+else
+    echo "includedir or libdir not under the prefix: tern.pc relocation not tried"
+fi
+# a static libtern (configure --enable-static): -ltern finds only libtern.a
+# in a directory searched first, pkg-config --static adds what it links
+if [ -f "$DESTDIR$libdir/libtern.a" ]; then
+    mkdir "$tmp/static" && ln -s "$DESTDIR$libdir/libtern.a" "$tmp/static/" || fail "ln -s libtern.a"
+    sflags=$($PKG_CONFIG --static --libs tern) || fail "$PKG_CONFIG --static --libs tern"
+    echo "static: -L$tmp/static $sflags"
+    # shellcheck disable=SC2086
+    ${CC:-cc} ${CFLAGS:-} -o "$tmp/hello-static" "$tmp/hello.c" $($PKG_CONFIG --cflags tern) \
+        -L"$tmp/static" $sflags ${LDFLAGS:-} ||
+        fail "a program does not link against libtern.a with pkg-config --static --libs tern"
+    "$tmp/hello-static" || fail "the program linked against libtern.a did not run"
+else
+    echo "no libtern.a installed: static link not tried"
+fi
 
 info=$DESTDIR$bindir/tern_info
 list=$("$info" --netmods) || fail "$info --netmods"

@@ -23,6 +23,6 @@ AS_IF([test "x$with_dpdk" = xyes && test "x$tern_dpdk_ok" != xyes],
     [AC_MSG_ERROR([--with-dpdk: libdpdk >= 22.11 not found by pkg-config or its headers do not compile (Debian: apt-get install libdpdk-dev)])])
 AS_IF([test "x$tern_dpdk_ok" = xyes], [
     TERN_NETMODS="$TERN_NETMODS dpdk"
-    TERN_PC_REQUIRES="$TERN_PC_REQUIRES libdpdk"
+    TERN_PC_LIBS="$TERN_PC_LIBS $DPDK_LIBS"
     AC_DEFINE([TERN_HAVE_NETMOD_DPDK], [1], [dpdk netmod built])])
 AM_CONDITIONAL([TERN_NETMOD_DPDK], [test "x$tern_dpdk_ok" = xyes])

@@ -18,6 +18,6 @@ AS_IF([test "x$with_verbs" = xyes && test "x$tern_verbs_ok" != xyes],
     [AC_MSG_ERROR([--with-verbs: libibverbs not found by pkg-config (Debian: apt-get install libibverbs-dev)])])
 AS_IF([test "x$tern_verbs_ok" = xyes], [
     TERN_NETMODS="$TERN_NETMODS verbs"
-    TERN_PC_REQUIRES="$TERN_PC_REQUIRES libibverbs"
+    TERN_PC_LIBS="$TERN_PC_LIBS $VERBS_LIBS"
     AC_DEFINE([TERN_HAVE_NETMOD_VERBS], [1], [verbs netmod built])])
 AM_CONDITIONAL([TERN_NETMOD_VERBS], [test "x$tern_verbs_ok" = xyes])
