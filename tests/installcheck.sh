@@ -133,12 +133,18 @@ TERN_MPI_INCLUDEDIR=$PKG_CONFIG_SYSROOT_DIR$($PKG_CONFIG --variable=includedir t
     TERN_MPI_LIBDIR=$DESTDIR$libdir TERN_MPICC_CC="${CC:-cc} ${CFLAGS:-}" \
     "$DESTDIR$bindir/ternmpicc" -o "$tmp/mpi_hello2" "$tmp/mpi_hello.c" ${LDFLAGS:-} ||
     fail "the installed ternmpicc does not build an MPI program"
-"$tmp/mpi_hello2" || fail "the program ternmpicc built did not run"
+# LD_LIBRARY_PATH as for the others: the program's rpath finds
+# libtern-mpi under DESTDIR, but libtern-mpi finds libtern through its own
+# runpath, the final libdir (the linker's default --as-needed leaves
+# libtern out of a program that calls only MPI)
+LD_LIBRARY_PATH=$DESTDIR$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$tmp/mpi_hello2" ||
+    fail "the program ternmpicc built did not run"
 # the same program as C++ through the installed ternmpicxx
 cp "$tmp/mpi_hello.c" "$tmp/mpi_hello.cc"
 TERN_MPI_INCLUDEDIR=$PKG_CONFIG_SYSROOT_DIR$($PKG_CONFIG --variable=includedir tern-mpi) \
     TERN_MPI_LIBDIR=$DESTDIR$libdir TERN_MPICXX_CXX="${CXX:-c++} ${CXXFLAGS:-}" \
     "$DESTDIR$bindir/ternmpicxx" -o "$tmp/mpi_hello3" "$tmp/mpi_hello.cc" ${LDFLAGS:-} ||
     fail "the installed ternmpicxx does not build a C++ MPI program"
-"$tmp/mpi_hello3" || fail "the program ternmpicxx built did not run"
+LD_LIBRARY_PATH=$DESTDIR$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$tmp/mpi_hello3" ||
+    fail "the program ternmpicxx built did not run"
 echo "tern-mpi.pc, ternmpicc and ternmpicxx build MPI programs"
