@@ -148,3 +148,16 @@ TERN_MPI_INCLUDEDIR=$PKG_CONFIG_SYSROOT_DIR$($PKG_CONFIG --variable=includedir t
 LD_LIBRARY_PATH=$DESTDIR$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$tmp/mpi_hello3" ||
     fail "the program ternmpicxx built did not run"
 echo "tern-mpi.pc, ternmpicc and ternmpicxx build MPI programs"
+# what is installed is the wrappers' installed copy: -show names the
+# installed paths, not the build tree (tests/mpi/wrappers.sh checks the
+# build tree's copy)
+for w in ternmpicc ternmpicxx; do
+    line=$(env -u TERN_MPI_INCLUDEDIR -u TERN_MPI_LIBDIR "$DESTDIR$bindir/$w" -show x.c) ||
+        fail "the installed $w -show"
+    echo "installed $w -show: $line"
+    case " $line " in
+    */.libs*) fail "the installed $w names a build tree: $line" ;;
+    *" -I$includedir x.c -L$libdir -Wl,-rpath,$libdir -ltern-mpi -ltern "*) ;;
+    *) fail "the installed $w -show does not name $includedir and $libdir: $line" ;;
+    esac
+done
