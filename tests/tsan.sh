@@ -62,8 +62,6 @@ fi
 # the MPI layer at MPI_THREAD_MULTIPLE (tests/mpi/mpi_thread.c: four
 # threads per rank at once, on their own communicators and on
 # MPI_COMM_WORLD), two workers per rank, over shm and tcp
-TERN_MPI_INCLUDEDIR=$(cd "${srcdir:-.}/include" && pwd) TERN_MPI_LIBDIR=$(pwd)/.libs
-export TERN_MPI_INCLUDEDIR TERN_MPI_LIBDIR
 mpi_thread=$(mktemp)
 # shellcheck disable=SC2086
 if ./ternmpicc ${TERN_TEST_CFLAGS:-} -O1 -I"${srcdir:-.}" "${srcdir:-.}/tests/mpi/mpi_thread.c" \

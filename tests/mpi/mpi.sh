@@ -12,9 +12,6 @@ fail() { echo "FAIL: $*"; exit 1; }
 srcdir=${srcdir:-.}
 work=$(mktemp -d "${TMPDIR:-/tmp}/tern-mpi-test.XXXXXX") || fail "mktemp"
 trap 'rm -rf "$work"' EXIT
-TERN_MPI_INCLUDEDIR=$(cd "$srcdir/include" && pwd)
-TERN_MPI_LIBDIR=$(pwd)/.libs
-export TERN_MPI_INCLUDEDIR TERN_MPI_LIBDIR
 [ -x ./ternmpicc ] || fail "./ternmpicc not built"
 # the project's warning flags (and its sanitizers in that build: the
 # program must load their runtime first)
