@@ -434,8 +434,8 @@ static tern_status_t connect_daemon(const tern_io_connect_t *c)
     tern_recv_info_t info;
     if ((st = tern_recv(io.w, b, sizeof(b), io.peer, TERN_IO_TAG_CTRL, TERN_IO_SPACE, &info)) !=
         TERN_OK)
-        return tern_error(st, "iofwd: no answer to CONNECT from the daemon (pid %d): %s",
-                          (int)io.d.pid, tern_last_error());
+        return tern_error_wrap(st, "iofwd: no answer to CONNECT from the daemon (pid %d)",
+                               (int)io.d.pid);
     if ((st = tern_io_decode(b, info.length, &m)) != TERN_OK)
         return st;
     if (m.type == TERN_IO_ERROR)

@@ -709,8 +709,8 @@ tern_status_t tern_pmix_job_size_of(tern_pmix_t *p, const char *nspace, int *siz
     PMIX_LOAD_PROCID(&who, nspace, PMIX_RANK_WILDCARD);
     tern_status_t st = get_u32(&who, PMIX_JOB_SIZE, &n);
     if (st != TERN_OK)
-        return tern_error(TERN_ERR_NOT_FOUND, "job %s: no such job known to the launcher (%s)",
-                          nspace, tern_last_error());
+        return tern_error_wrap(TERN_ERR_NOT_FOUND, "job %s: no such job known to the launcher",
+                               nspace);
     *size = (int)n;
     return TERN_OK;
 }
