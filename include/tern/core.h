@@ -139,7 +139,9 @@ void tern_abort(tern_context_t *ctx, int status, const char *msg);
  * complete: at once on TERN_OK, else when tern_wait/tern_test returns its
  * status.  A message longer than the eager limit (TERN_EAGER_LIMIT, 16 KiB
  * by default) goes by rendezvous: it completes only after dest has posted a
- * matching receive and the data has moved.
+ * matching receive and the data has moved.  TERN_ERR_INVALID_PARAM for a
+ * len past SSIZE_MAX (as for an iovec's total: nothing is sent), for every
+ * call of this header that takes a contiguous buffer.
  */
 tern_status_t tern_isend(tern_worker_t *w, const void *buf, size_t len, int dest,
                          int tag, uint16_t space, tern_request_t **req);
