@@ -238,9 +238,12 @@ tern_status_t tern_connect(tern_context_t *ctx, const char *name, tern_job_t **o
             st = vc->nm->vc_init_remote(vc->nm_state, vc, name, r);
         }
     if (st != TERN_OK) {
+        /* closing the VCs records messages of its own: keep the cause */
+        char why[512];
+        snprintf(why, sizeof(why), "%s", tern_last_error());
         tern_job_close_vcs(job); /* the netmod forgets the ones it set up */
         tern_job_free(job);
-        return st;
+        return tern_error(st, "%s", why);
     }
     tern_job_publish(ctx, job);
     st = tern_pmix_connect(&ctx->pmix, name, TERN_PMIX_FENCE_BOTH);

@@ -347,6 +347,12 @@ void tern_request_complete(tern_request_t *req, tern_status_t status);
  * TERN_ERR_INVALID_PARAM naming the call (what) and the entry otherwise. */
 tern_status_t tern_iov_check(const struct iovec *iov, int iovcnt, const char *what, size_t *total);
 
+/* The same for one contiguous buffer of len bytes: at most SSIZE_MAX, as an
+ * iovec's total (readv / writev refuse more with EINVAL: a tcp connection
+ * died of it, and shm carried the length to the receiver); what names the
+ * call.  TERN_ERR_INVALID_PARAM naming the length otherwise. */
+tern_status_t tern_len_check(size_t len, const char *what);
+
 /* A malloc'd copy of a user iovec (the caller's array need not outlive the
  * call); NULL with the error recorded. */
 struct iovec *tern_iov_dup(const struct iovec *iov, int iovcnt);

@@ -123,6 +123,9 @@ tern_status_t tern_imrecv(tern_worker_t *w, void *buf, size_t len, tern_message_
 {
     if (buf == NULL && len > 0)
         return tern_error(TERN_ERR_INVALID_PARAM, "receive of %zu bytes into a NULL buffer", len);
+    tern_status_t st = tern_len_check(len, "receive");
+    if (st != TERN_OK)
+        return st;
     struct iovec iov = {.iov_base = buf, .iov_len = len};
     return mrecv(w, &iov, 1, true, msg, info, req);
 }

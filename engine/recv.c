@@ -147,6 +147,8 @@ tern_status_t tern_irecv(tern_worker_t *w, void *buf, size_t len, int src, int t
         return st;
     if (buf == NULL && len > 0)
         return tern_error(TERN_ERR_INVALID_PARAM, "receive of %zu bytes into a NULL buffer", len);
+    if ((st = tern_len_check(len, "receive")) != TERN_OK)
+        return st;
     if (TERN_LIKELY(tern_list_empty(&w->unexpected))) {
         /* Nothing can match yet: post at once (the common, expected case). */
         tern_request_t *r = tern_request_alloc(w, TERN_REQ_RECV);

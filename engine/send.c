@@ -147,6 +147,9 @@ tern_status_t tern_isend(tern_worker_t *w, const void *buf, size_t len, int dest
         *req = s;
         return TERN_INPROGRESS;
     }
+    /* past the eager limit (at most 1 MiB): the check costs eager sends nothing */
+    if ((st = tern_len_check(len, "send")) != TERN_OK)
+        return st;
     struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
     return do_send(w, &iov, 1, true, len, dest, tag, space, false, req);
 }
@@ -177,6 +180,8 @@ tern_status_t tern_issend(tern_worker_t *w, const void *buf, size_t len, int des
         return st;
     if (buf == NULL && len > 0)
         return tern_error(TERN_ERR_INVALID_PARAM, "send of %zu bytes from a NULL buffer", len);
+    if ((st = tern_len_check(len, "synchronous send")) != TERN_OK)
+        return st;
     struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
     return do_send(w, &iov, 1, true, len, dest, tag, space, true, req);
 }

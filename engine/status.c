@@ -117,12 +117,11 @@ static void emit_line(const char *line, size_t len)
     fflush(stderr);
 }
 
-tern_status_t tern_error(tern_status_t status, const char *fmt, ...)
+/* Replace the thread's message by msg and log it.  msg is never last_error
+ * itself: callers format into a buffer of their own first. */
+static tern_status_t record(tern_status_t status, const char *msg)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(last_error, sizeof(last_error), fmt, ap);
-    va_end(ap);
+    snprintf(last_error, sizeof(last_error), "%s", msg);
     if (log_level() >= 1) {
         char line[768];
         int n = snprintf(line, sizeof(line), "tern[%d]: error: %s (%s)\n", (int)getpid(),
@@ -135,6 +134,38 @@ tern_status_t tern_error(tern_status_t status, const char *fmt, ...)
         emit_line(line, (size_t)n);
     }
     return status;
+}
+
+/* Formatted apart, then copied: an argument pointing into last_error (the
+ * previous message, however it was obtained) is read whole before anything
+ * is written there.  vsnprintf into its own source is undefined and came
+ * out garbled. */
+tern_status_t tern_error_impl(tern_status_t status, const char *fmt, ...)
+{
+    char msg[sizeof(last_error)];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    return record(status, msg);
+}
+
+tern_status_t tern_error_wrap(tern_status_t status, const char *fmt, ...)
+{
+    char msg[sizeof(last_error)];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (n >= 0 && (size_t)n < sizeof(msg) - 3 && last_error[0] != '\0') {
+        /* as much of the cause as fits: a long chain loses its tail */
+        size_t at = (size_t)n, room = sizeof(msg) - at - 3;
+        size_t len = strnlen(last_error, room);
+        memcpy(msg + at, ": ", 2);
+        memcpy(msg + at + 2, last_error, len);
+        msg[at + 2 + len] = '\0';
+    }
+    return record(status, msg);
 }
 
 void tern_warn(const char *fmt, ...)

@@ -434,8 +434,8 @@ static tern_status_t connect_daemon(const tern_io_connect_t *c)
     tern_recv_info_t info;
     if ((st = tern_recv(io.w, b, sizeof(b), io.peer, TERN_IO_TAG_CTRL, TERN_IO_SPACE, &info)) !=
         TERN_OK)
-        return tern_error(st, "iofwd: no answer to CONNECT from the daemon (pid %d): %s",
-                          (int)io.d.pid, tern_last_error());
+        return tern_error_wrap(st, "iofwd: no answer to CONNECT from the daemon (pid %d)",
+                               (int)io.d.pid);
     if ((st = tern_io_decode(b, info.length, &m)) != TERN_OK)
         return st;
     if (m.type == TERN_IO_ERROR)
@@ -469,11 +469,16 @@ tern_status_t tern_io_init(void *buffer, size_t len, int rank, int ranks, const 
     if (buffer == NULL || len == 0 || ranks <= 0 || rank < 0 || rank >= ranks)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_io_init: buffer %p of %zu bytes, rank %d "
                           "of %d: need a buffer and 0 <= rank < ranks", buffer, len, rank, ranks);
+    /* the daemon reads it with process_vm_readv, whose lengths are ssize_t,
+     * and tern_io_iwrite's piece count must not wrap */
+    tern_status_t st = tern_len_check(len, "tern_io_init: buffer");
+    if (st != TERN_OK)
+        return st;
     tern_io_connect_t c = {.rank = (uint32_t)rank, .ranks = (uint32_t)ranks,
                            .pid = (int32_t)getpid(), .buf_addr = (uint64_t)(uintptr_t)buffer,
                            .buf_len = len};
     char *env[8] = {NULL};
-    tern_status_t st = parse_args(args, &c, env, 8);
+    st = parse_args(args, &c, env, 8);
     if (st == TERN_OK)
         st = tern_config_load_table(&tern_iofwd_config_table, &io.cfg, NULL);
     if (st == TERN_OK) {

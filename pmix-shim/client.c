@@ -709,8 +709,8 @@ tern_status_t tern_pmix_job_size_of(tern_pmix_t *p, const char *nspace, int *siz
     PMIX_LOAD_PROCID(&who, nspace, PMIX_RANK_WILDCARD);
     tern_status_t st = get_u32(&who, PMIX_JOB_SIZE, &n);
     if (st != TERN_OK)
-        return tern_error(TERN_ERR_NOT_FOUND, "job %s: no such job known to the launcher (%s)",
-                          nspace, tern_last_error());
+        return tern_error_wrap(TERN_ERR_NOT_FOUND, "job %s: no such job known to the launcher",
+                               nspace);
     *size = (int)n;
     return TERN_OK;
 }
@@ -722,37 +722,5 @@ tern_status_t tern_pmix_commit(tern_pmix_t *p)
     pmix_status_t rc = PMIx_Commit();
     if (rc != PMIX_SUCCESS)
         return tern_error(TERN_ERR_PMIX, "PMIx_Commit: %s", PMIx_Error_string(rc));
-    return TERN_OK;
-}
-
-/* every rank of this job and of nspace */
-static void both_jobs(const tern_pmix_t *p, const char *nspace, pmix_proc_t procs[2])
-{
-    PMIX_LOAD_PROCID(&procs[0], p->nspace, PMIX_RANK_WILDCARD);
-    PMIX_LOAD_PROCID(&procs[1], nspace, PMIX_RANK_WILDCARD);
-}
-
-tern_status_t tern_pmix_connect(tern_pmix_t *p, const char *nspace, tern_pmix_collective_t what)
-{
-    pmix_proc_t procs[2];
-    pmix_status_t rc;
-    const char *name = "PMIx_Connect";
-    both_jobs(p, nspace, procs);
-    switch (what) {
-    case TERN_PMIX_CONNECT:
-        rc = PMIx_Connect(procs, 2, NULL, 0);
-        break;
-    case TERN_PMIX_DISCONNECT:
-        name = "PMIx_Disconnect";
-        rc = PMIx_Disconnect(procs, 2, NULL, 0);
-        break;
-    default:
-        name = "PMIx_Fence";
-        rc = PMIx_Fence(procs, 2, NULL, 0);
-        break;
-    }
-    if (rc != PMIX_SUCCESS)
-        return tern_error(rc == PMIX_ERR_NOT_SUPPORTED ? TERN_ERR_UNSUPPORTED : TERN_ERR_PMIX,
-                          "%s of %s with %s: %s", name, p->nspace, nspace, PMIx_Error_string(rc));
     return TERN_OK;
 }

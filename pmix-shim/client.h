@@ -76,7 +76,10 @@ tern_status_t tern_pmix_get_of(tern_pmix_t *p, const char *nspace, int rank, con
 /* Other jobs (tern_connect): job_size_of reads nspace's PMIX_JOB_SIZE
  * (TERN_ERR_NOT_FOUND for a job the launcher does not know); commit makes
  * this rank's puts readable; connect runs PMIx_Connect, PMIx_Disconnect or
- * a PMIx_Fence over every rank of both jobs (collective over both). */
+ * a PMIx_Fence over every rank of both jobs (collective over both,
+ * client_connect.c).  A connect fails with TERN_ERR_PEER_FAILED naming the
+ * job, at once, when a rank of it has ended before or while it waits (the
+ * launcher's process table says so; without one it waits as PMIx does). */
 tern_status_t tern_pmix_job_size_of(tern_pmix_t *p, const char *nspace, int *size);
 tern_status_t tern_pmix_commit(tern_pmix_t *p);
 typedef enum { TERN_PMIX_CONNECT, TERN_PMIX_DISCONNECT, TERN_PMIX_FENCE_BOTH } tern_pmix_collective_t;

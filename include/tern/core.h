@@ -139,7 +139,9 @@ void tern_abort(tern_context_t *ctx, int status, const char *msg);
  * complete: at once on TERN_OK, else when tern_wait/tern_test returns its
  * status.  A message longer than the eager limit (TERN_EAGER_LIMIT, 16 KiB
  * by default) goes by rendezvous: it completes only after dest has posted a
- * matching receive and the data has moved.
+ * matching receive and the data has moved.  TERN_ERR_INVALID_PARAM for a
+ * len past SSIZE_MAX (as for an iovec's total: nothing is sent), for every
+ * call of this header that takes a contiguous buffer.
  */
 tern_status_t tern_isend(tern_worker_t *w, const void *buf, size_t len, int dest,
                          int tag, uint16_t space, tern_request_t **req);
@@ -346,9 +348,13 @@ const char *tern_job_name(const tern_context_t *ctx);
  * that reaches other jobs (tcp; on every worker), so the death of one of
  * its ranks fails only the VC to that rank (TERN_ERR_PEER_FAILED).
  * TERN_ERR_NOT_FOUND for a job the launcher does not know,
- * TERN_ERR_UNSUPPORTED when no built and allowed netmod reaches other jobs
- * or the launcher cannot connect jobs.  Not thread-safe: no other thread
- * may use the context's workers during the call.
+ * TERN_ERR_PEER_FAILED naming the job when a rank of it has ended (it can
+ * no longer take part): at once when it ended before the call, as soon as
+ * it ends while the call waits for the other side (the launcher's process
+ * table says so; with a launcher that has none the call waits as PMIx
+ * does), TERN_ERR_UNSUPPORTED when no built and allowed netmod reaches
+ * other jobs or the launcher cannot connect jobs.  Not thread-safe: no
+ * other thread may use the context's workers during the call.
  */
 tern_status_t tern_connect(tern_context_t *ctx, const char *name, tern_job_t **job);
 

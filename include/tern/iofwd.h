@@ -34,6 +34,7 @@ typedef struct tern_io_request tern_io_request_t;
  *   sync=1               the daemon fsyncs each write before WRITE_DONE
  *   staging=N,buffers=N,linger_ms=N   the daemon's TERN_IOFWD_* settings
  * blocking: waits sleep (the context's block mode) rather than spin.
+ * TERN_ERR_INVALID_PARAM for a len of 0 or past SSIZE_MAX.
  * Uses the process's tern context when it has one (call it after
  * tern_init), else makes a standalone one, freed by tern_io_finalize.
  */

@@ -125,8 +125,10 @@ static tern_status_t dpdk_vc_init(void *state, tern_vc_t *vc)
                                                      sizeof(key)),
                                      &data, &len);
     if (st != TERN_OK)
-        return tern_error(st, "dpdk: rank %d has no dpdk card (%s): does it have a port?  "
-                          "TERN_NETMODS can leave dpdk out", vc->rank, tern_last_error());
+        return tern_error_wrap(st,
+                               "dpdk: rank %d has no dpdk card (does it have a port?  "
+                               "TERN_NETMODS can leave dpdk out)",
+                               vc->rank);
     st = card_check(data, len, vc->rank, d, &dv->card);
     free(data);
     if (st != TERN_OK)

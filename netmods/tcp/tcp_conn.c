@@ -122,8 +122,8 @@ tern_status_t tern_tcp_start_connect(tern_tcp_t *t, tern_tcp_vc_t *tv)
     tern_status_t st = tern_sock_post_connect(t->set, c, tv->card.hosts, (int)tv->card.port, &c->sock);
     if (st != TERN_OK) {
         conn_free(t, c);
-        return tern_error(st, "tcp connect to rank %d at %s port %u: %s", tv->vc->rank,
-                          tv->card.hosts, tv->card.port, tern_last_error());
+        return tern_error_wrap(st, "tcp connect to rank %d at %s port %u", tv->vc->rank,
+                               tv->card.hosts, tv->card.port);
     }
     tv->out = c;
     tv->state = TCP_VC_CONNECTING;

@@ -91,9 +91,10 @@ static tern_status_t verbs_vc_init(void *state, tern_vc_t *vc)
                                                      sizeof(key)),
                                      &data, &len);
     if (st != TERN_OK)
-        return tern_error(st, "verbs: rank %d has no verbs card (%s): is it without a verbs "
-                          "device?  TERN_NETMODS can leave verbs out", vc->rank,
-                          tern_last_error());
+        return tern_error_wrap(st,
+                               "verbs: rank %d has no verbs card (is it without a verbs "
+                               "device?  TERN_NETMODS can leave verbs out)",
+                               vc->rank);
     st = tern_verbs_card_check(data, len, vc->rank, v->dev, &tv->card);
     free(data);
     if (st != TERN_OK)

@@ -1,6 +1,6 @@
-/* Engine cases: invalid arguments, overflowing and empty iovecs, NULL
- * handles, truncation, wakeup, PMIx name service, a peer killed
- * mid-transfer and a peer that exits without a word. */
+/* Engine cases: invalid arguments, overflowing and empty iovecs, lengths
+ * past SSIZE_MAX, NULL handles, truncation, wakeup, PMIx name service, a
+ * peer killed mid-transfer and a peer that exits without a word. */
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -158,6 +158,95 @@ static int case_iov_overflow(th_t *t)
         got = v + 1;
         CHECK_ST(t, tern_send(t->w, &got, sizeof(got), peer, 37, 0), TERN_OK);
     }
+    return 0;
+}
+
+/*
+ * A contiguous length past SSIZE_MAX (SIZE_MAX, SSIZE_MAX + 1, on a 64-byte
+ * buffer) is refused by every call that takes one, as tern_isendv refuses
+ * such an iovec: TERN_ERR_INVALID_PARAM with a message naming the length,
+ * *req untouched, nothing sent or posted.  To self and to the paired rank;
+ * the pair then receives only the message sent after the refused ones, and
+ * the channel works both ways.  (tern_isend of SIZE_MAX bytes killed the tcp
+ * connection with writev's EINVAL, and over shm the receiver got
+ * TERN_ERR_TRUNCATED with a length of 18446744073709551615.)  The blocking
+ * calls are tried only once their non-blocking core refused: without the
+ * check they would wait forever for a receiver.
+ */
+static int case_len_overflow(th_t *t)
+{
+    uint8_t buf[64] = {0};
+    char mark, name[32];
+    tern_request_t *const untouched = (tern_request_t *)(void *)&mark;
+    const size_t bad[2] = {SIZE_MAX, (size_t)SSIZE_MAX + 1};
+    const int me = t->rank, pair = (t->rank ^ 1) < t->size ? t->rank ^ 1 : t->rank;
+    const int dests[2] = {me, pair};
+    tern_request_t *r;
+    tern_status_t st;
+
+#define REFUSED(call, what)                                                                        \
+    do {                                                                                           \
+        r = untouched;                                                                             \
+        st = (call);                                                                               \
+        CHECK_ST(t, st, TERN_ERR_INVALID_PARAM);                                                   \
+        CHECK(t, strstr(tern_last_error(), name) != NULL, "%s: message does not name %s: %s",      \
+              what, name, tern_last_error());                                                      \
+        CHECK(t, r == untouched, "%s: *req written by a refused call", what);                      \
+    } while (0)
+
+    for (int k = 0; k < 2; k++) {
+        snprintf(name, sizeof(name), "%zu", bad[k]);
+        for (int d = 0; d < 2; d++) {
+            REFUSED(tern_isend(t->w, buf, bad[k], dests[d], 60, 0, &r), "tern_isend");
+            bool isend_refused = st == TERN_ERR_INVALID_PARAM;
+            REFUSED(tern_issend(t->w, buf, bad[k], dests[d], 60, 0, &r), "tern_issend");
+            bool issend_refused = st == TERN_ERR_INVALID_PARAM;
+            if (isend_refused)
+                REFUSED(tern_send(t->w, buf, bad[k], dests[d], 60, 0), "tern_send");
+            if (issend_refused)
+                REFUSED(tern_ssend(t->w, buf, bad[k], dests[d], 60, 0), "tern_ssend");
+        }
+        /* receives: posting one is refused; with a message waiting too */
+        REFUSED(tern_irecv(t->w, buf, bad[k], pair, 61, 0, NULL, &r), "tern_irecv");
+        if (st == TERN_INPROGRESS) { /* posted after all: take it back */
+            tern_cancel(t->w, r);
+            tern_wait(t->w, r, NULL);
+        }
+        int v = 4321 + k, got = 0;
+        tern_recv_info_t info = {0};
+        CHECK_ST(t, tern_send(t->w, &v, sizeof(v), me, 62, 0), TERN_OK);
+        REFUSED(tern_recv(t->w, buf, bad[k], me, 62, 0, &info), "tern_recv");
+        int flag = 0;
+        tern_message_t *msg = NULL;
+        CHECK_ST(t, tern_improbe(t->w, me, 62, 0, &flag, &msg, &info), TERN_OK);
+        CHECK(t, flag == 1, "the self message was taken by the refused tern_recv");
+        if (flag == 1) {
+            REFUSED(tern_imrecv(t->w, buf, bad[k], msg, &info, &r), "tern_imrecv");
+            if (st == TERN_ERR_INVALID_PARAM) { /* the message is still there to receive */
+                st = tern_imrecv(t->w, &got, sizeof(got), msg, &info, &r);
+                if (st == TERN_INPROGRESS)
+                    st = tern_wait(t->w, r, &info);
+                CHECK(t, st == TERN_OK && got == v && info.length == sizeof(v),
+                      "self message after the refusals: %s, %d (%zu bytes)", tern_strerror(st), got,
+                      info.length);
+            }
+        }
+    }
+#undef REFUSED
+    if (pair == me)
+        return 0;
+    /* nothing of the refused sends reached the pair: its first tag-60
+     * message is this one, and the channel works both ways */
+    int v = 0x5eed + me, got = 0;
+    tern_recv_info_t info = {0};
+    CHECK_ST(t, tern_send(t->w, &v, sizeof(v), pair, 60, 0), TERN_OK);
+    memset(buf, 0, sizeof(buf));
+    st = tern_recv(t->w, buf, sizeof(buf), pair, 60, 0, &info);
+    memcpy(&got, buf, sizeof(got));
+    CHECK(t, st == TERN_OK && info.length == sizeof(got) && got == 0x5eed + pair,
+          "from rank %d: %s, %zu bytes (%#x), expected the %zu-byte one sent after the refused "
+          "ones",
+          pair, tern_strerror(st), info.length, (unsigned)got, sizeof(got));
     return 0;
 }
 
@@ -526,6 +615,7 @@ static int case_peer_crash(th_t *t)
 const th_case_t th_error_cases[] = {
     {"invalid_args", case_invalid_args},
     {"iov_overflow", case_iov_overflow},
+    {"len_overflow", case_len_overflow},
     {"iov_empty", case_iov_empty},
     {"null_handles", case_null_handles},
     {"truncate", case_truncate},

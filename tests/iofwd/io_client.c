@@ -12,9 +12,13 @@
  *                     daemon (pid from $XDG_RUNTIME_DIR/tern-iofwd/port):
  *                     the write must fail, naming the daemon
  *     --expect-fail S the first failing write must fail with S in its message
+ * First, tern_io_init with a length past SSIZE_MAX (SIZE_MAX, SSIZE_MAX + 1)
+ * must be refused (TERN_ERR_INVALID_PARAM naming the length) and open no
+ * session.
  * Prints "ok rank R ..." or "FAIL: ...".
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -148,7 +152,19 @@ int main(int argc, char **argv)
     }
     size_t blen = iwrite ? size * count : size;
     unsigned char *buf = aligned_alloc(4096, ((blen ? blen : 1) + 4095) / 4096 * 4096);
-    tern_status_t st = tern_io_init(buf, blen ? blen : 1, rank, ranks, args, blocking);
+    const size_t huge[2] = {SIZE_MAX, (size_t)SSIZE_MAX + 1};
+    tern_status_t st;
+    for (int k = 0; k < 2; k++) {
+        char name[32];
+        snprintf(name, sizeof(name), "%zu", huge[k]);
+        st = tern_io_init(buf, huge[k], rank, ranks, args, blocking);
+        CHECK(st == TERN_ERR_INVALID_PARAM && strstr(tern_last_error(), name) != NULL,
+              "rank %d: tern_io_init of %s bytes: %s: %s", rank, name, tern_strerror(st),
+              tern_last_error());
+        if (st == TERN_OK) /* accepted after all: the real session cannot open */
+            return 1;
+    }
+    st = tern_io_init(buf, blen ? blen : 1, rank, ranks, args, blocking);
     CHECK(st == TERN_OK, "rank %d: tern_io_init(%s)", rank, args);
     if (st != TERN_OK)
         return 1;

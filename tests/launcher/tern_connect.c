@@ -19,6 +19,14 @@
  *       Otherwise both jobs disconnect.
  *   tern_connect client SERVERJOB [die]
  *       The spawned job: connects to SERVERJOB and answers.
+ *   tern_connect ended PROGRAM [ARG]
+ *       Rank 0 spawns 2 ranks of PROGRAM [ARG] (not a tern program: it
+ *       never connects, and ends by itself) and sends the job's name to the
+ *       other ranks; every rank then connects to it twice.  Both must fail
+ *       with TERN_ERR_PEER_FAILED and a message naming the job and saying
+ *       it ended, the first at once if the job has ended already, else as
+ *       soon as it ends (PROGRAM "/bin/sleep 2": it ends while the connect
+ *       waits), the second at once.  Prints "ok ended R: MESSAGE" for each.
  *
  * Every failed check prints "FAIL: ..." and makes the exit status 1.
  */
@@ -155,6 +163,39 @@ static void server(tern_context_t *ctx, int m, bool die, const char *self)
     free(big);
 }
 
+/* connect to a job that ends without ever connecting: refused, never a hang */
+static void ended(tern_context_t *ctx, const char *prog, const char *arg)
+{
+    tern_worker_t *w = tern_context_worker(ctx);
+    char child[TERN_JOB_NAME_MAX] = "";
+    tern_status_t st;
+
+    if (me == 0) {
+        const char *argv[] = {prog, arg, NULL};
+        st = tern_spawn(ctx, argv, 2, NULL, NULL, child);
+        CHECK(st == TERN_OK, "tern_spawn of %s: %s", prog, tern_strerror(st));
+        for (int r = 1; r < tern_size(ctx); r++)
+            tern_send(w, child, sizeof(child), r, 98, 0);
+    } else {
+        st = tern_recv(w, child, sizeof(child), 0, 98, 0, NULL);
+        CHECK(st == TERN_OK, "job name from rank 0: %s", tern_strerror(st));
+    }
+    if (st != TERN_OK)
+        return;
+    for (int k = 0; k < 2; k++) {
+        tern_job_t *job = NULL;
+        st = tern_connect(ctx, child, &job);
+        const char *msg = tern_last_error();
+        CHECK(st == TERN_ERR_PEER_FAILED && job == NULL,
+              "connect %d to %s, whose ranks end without connecting: %s: %s", k + 1, child,
+              tern_strerror(st), msg);
+        CHECK(strstr(msg, child) != NULL && strstr(msg, "ended") != NULL,
+              "connect %d: the message does not name job %s and its end: %s", k + 1, child, msg);
+        if (st == TERN_ERR_PEER_FAILED)
+            printf("ok ended %d: %s\n", me, msg);
+    }
+}
+
 static void client(tern_context_t *ctx, const char *server_job, bool die)
 {
     tern_worker_t *w = tern_context_worker(ctx);
@@ -222,7 +263,8 @@ int main(int argc, char **argv)
     ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
     if (len <= 0 || argc < 3) {
-        fprintf(stderr, "usage: tern_connect server M [die] | client SERVERJOB [die]\n");
+        fprintf(stderr, "usage: tern_connect server M [die] | client SERVERJOB [die] | "
+                        "ended PROGRAM [ARG]\n");
         return 2;
     }
     self[len] = '\0';
@@ -235,6 +277,8 @@ int main(int argc, char **argv)
     me = tern_rank(ctx);
     if (strcmp(argv[1], "server") == 0)
         server(ctx, atoi(argv[2]), die, self);
+    else if (strcmp(argv[1], "ended") == 0)
+        ended(ctx, argv[2], argc > 3 ? argv[3] : NULL);
     else
         client(ctx, argv[2], die);
     fflush(stdout);

@@ -6,7 +6,10 @@
 # job are refused; after tern_disconnect the peer ids are invalid.  Then
 # the same with a client rank dying before any byte went to it: the
 # server's VC to it fails with TERN_ERR_PEER_FAILED, told by ternrun's PMIx
-# event, and the other client still answers.
+# event, and the other client still answers.  Last, a connect to a job whose
+# ranks end without connecting (/bin/true, /bin/false, and /bin/sleep 2,
+# which ends while the connect waits) fails with TERN_ERR_PEER_FAILED naming
+# the job, on both ranks and twice, where it used to wait forever.
 . "$(dirname "$0")/lib.sh"
 
 PROG=./tests/launcher/tern_connect
@@ -33,5 +36,20 @@ expect_out '^ok client 0 still answers$' "the other client's VC works"
 expect_out '^ok server 0$' "server rank 0 went on"
 expect_out '^ok server 1$' "server rank 1 went on"
 if grep -q FAIL "$OUT"; then fail "a check failed"; fi
+
+# a job that ended (or ends meanwhile) is refused, not waited for; ternrun
+# exits with the worst status of all its jobs' ranks (/bin/false: 1)
+for spec in "/bin/true:0" "/bin/false:1" "/bin/sleep 2:0"; do
+    prog=${spec%:*}
+    # shellcheck disable=SC2086
+    T=60 run -n 2 $X "$PROG" ended $prog
+    expect_rc "${spec##*:}" "connect to a job of $prog"
+    for r in 0 1; do
+        n=$(grep -Ec "^ok ended $r: tern_connect with job ternrun-[0-9]+\.1: .*ended" "$OUT")
+        [ "$n" -eq 2 ] || fail "$prog: rank $r: $n of its 2 connects refused naming the job"
+    done
+    if grep -q FAIL "$OUT"; then fail "$prog: a check failed"; fi
+    grep '^ok ended 0' "$OUT"
+done
 
 finish

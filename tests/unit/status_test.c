@@ -4,12 +4,21 @@
  * values that are no code (the gaps, the removed codes, past the last range)
  * read "unknown status" and belong to no group; engine/sock's private
  * statuses lie below the public range, in no group, with texts for the logs.
+ *
+ * Then the thread's message (engine/log.h): a message formatted from the
+ * previous one comes out whole (tern_error used to vsnprintf the thread's
+ * buffer into itself: "no such job known to the launcher (job no-such-job:
+ * no such job ... (ailed: NOT-FOUND)"), tern_error_wrap nests it as the
+ * cause, chains stay inside the buffer, and a thread that recorded nothing
+ * gets no ": " tail.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <tern/status.h>
 
+#include "engine/log.h"
 #include "engine/sock/sock.h"
 
 #include "tests/unit/expect.h"
@@ -78,9 +87,79 @@ static int listed(int v)
     return 0;
 }
 
+#define INNER "PMIx_Get(pmix.job.size) for no-such-job.4294967294 failed: NOT-FOUND"
+
+/* The previous message as an argument (taken before the call: the guard
+ * refuses tern_last_error() written inside tern_error's arguments). */
+static void check_previous_as_argument(void)
+{
+    tern_error(TERN_ERR_PMIX, "%s", INNER);
+    const char *prev = tern_last_error();
+    tern_status_t st = tern_error(
+        TERN_ERR_NOT_FOUND, "job %s: no such job known to the launcher (%s)", "no-such-job", prev);
+    EXPECT(st == TERN_ERR_NOT_FOUND, "tern_error returned %d", (int)st);
+    EXPECT(strcmp(tern_last_error(),
+                  "job no-such-job: no such job known to the launcher (" INNER ")") == 0,
+           "message built from the previous one is garbled: \"%s\"", tern_last_error());
+}
+
+static void check_wrap(void)
+{
+    tern_error(TERN_ERR_PMIX, "%s", INNER);
+    tern_status_t st = tern_error_wrap(TERN_ERR_NOT_FOUND,
+                                       "job %s: no such job known to the "
+                                       "launcher",
+                                       "no-such-job");
+    EXPECT(st == TERN_ERR_NOT_FOUND, "tern_error_wrap returned %d", (int)st);
+    EXPECT(strcmp(tern_last_error(),
+                  "job no-such-job: no such job known to the launcher: " INNER) == 0,
+           "wrapped: \"%s\"", tern_last_error());
+    /* three levels, outermost first */
+    tern_error(TERN_ERR_IO, "writev: Broken pipe");
+    tern_error_wrap(TERN_ERR_CONN_RESET, "tcp send to rank %d", 3);
+    tern_error_wrap(TERN_ERR_PEER_FAILED, "connection to rank %d failed", 3);
+    EXPECT(strcmp(tern_last_error(),
+                  "connection to rank 3 failed: tcp send to rank 3: writev: Broken pipe") == 0,
+           "three levels: \"%s\"", tern_last_error());
+    /* a chain longer than the buffer: cut, terminated, the outer part kept */
+    char big[700];
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    tern_error(TERN_ERR_IO, "%s", big);
+    for (int i = 0; i < 5; i++)
+        tern_error_wrap(TERN_ERR_IO, "level %d", i);
+    size_t n = strlen(tern_last_error());
+    EXPECT(n > 0 && n < 512, "chain of %zu bytes", n);
+    EXPECT(strncmp(tern_last_error(), "level 4: level 3: level 2: level 1: level 0: xxx", 48) == 0,
+           "long chain: \"%.60s...\"", tern_last_error());
+    /* a message that fills the buffer by itself gets no cause appended */
+    tern_error(TERN_ERR_IO, "cause");
+    tern_error_wrap(TERN_ERR_IO, "%s", big);
+    EXPECT(strlen(tern_last_error()) == 511 && strstr(tern_last_error(), "cause") == NULL,
+           "full message: %zu bytes", strlen(tern_last_error()));
+}
+
+/* A thread that recorded nothing: the message alone. */
+static void *fresh_thread(void *arg)
+{
+    (void)arg;
+    tern_error_wrap(TERN_ERR_TIMED_OUT, "first error of this thread");
+    EXPECT(strcmp(tern_last_error(), "first error of this thread") == 0, "fresh thread: \"%s\"",
+           tern_last_error());
+    return NULL;
+}
+
 int main(void)
 {
     static const char unknown[] = "unknown status";
+
+    check_previous_as_argument();
+    check_wrap();
+    pthread_t th;
+    if (pthread_create(&th, NULL, fresh_thread, NULL) == 0)
+        pthread_join(th, NULL);
+    else
+        EXPECT(0, "pthread_create failed");
 
     EXPECT(strcmp(tern_strerror(TERN_OK), "success") == 0, "TERN_OK: %s", tern_strerror(TERN_OK));
     EXPECT(strcmp(tern_strerror(TERN_INPROGRESS), unknown) != 0, "TERN_INPROGRESS has no text");
@@ -138,6 +217,6 @@ int main(void)
     }
 
     if (failures == 0)
-        printf("status_test: %zu codes, ranges and texts ok\n", NCODES);
+        printf("status_test: %zu codes, ranges and texts ok; nested messages whole\n", NCODES);
     return failures ? 1 : 0;
 }
