@@ -1,6 +1,6 @@
 /*
  * pmix_clients: PMIx clients that ask ternrun what OpenPMIx 4.2's example
- * programs ask (hello, debugger, tool), and read the answers the way
+ * programs ask (hello, debugger, tool, fault), and read the answers the way
  * those programs do, plus odd queries a launcher must survive.
  *
  * PMIx 4.2 clients read a query's answer flat: one pmix_info_t per key
@@ -26,6 +26,12 @@
  *                           keys: each answered with a status (no crash, no
  *                           hang), and a plain query still answered after them;
  *                           "ok odd rank R"
+ *   pmix_clients fault      like OpenPMIx's fault example: a handler for
+ *                           PMIX_ERR_PROC_ABORTED and PMIX_ERR_JOB_TERMINATED
+ *                           (PMIX_EVENT_RETURN_OBJECT, PMIX_NSPACE directive),
+ *                           a fence, then rank 0 exits 1; the others wait (20 s
+ *                           at most) and print "fault rank R: rank A code C exit
+ *                           code E" from the event, then end normally
  *
  * Every check prints "FAIL: ..." and makes the exit status 1.
  */
@@ -396,6 +402,93 @@ static int cmd_odd(void)
     return failures ? 1 : 0;
 }
 
+/* ---- fault -------------------------------------------------------------- */
+
+struct fault_seen {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool seen;
+    pmix_status_t status;
+    pmix_rank_t rank;
+    int exit_code;
+};
+
+static void on_fault(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
+                     size_t ninfo, pmix_info_t *results, size_t nresults,
+                     pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    (void)id, (void)source, (void)results, (void)nresults;
+    struct fault_seen *f = NULL;
+    pmix_rank_t rank = PMIX_RANK_UNDEF;
+    int code = -1;
+    for (size_t n = 0; n < ninfo; n++) {
+        if (PMIX_CHECK_KEY(&info[n], PMIX_EVENT_RETURN_OBJECT))
+            f = info[n].value.data.ptr;
+        else if (PMIX_CHECK_KEY(&info[n], PMIX_EXIT_CODE) && info[n].value.type == PMIX_INT)
+            code = info[n].value.data.integer;
+        else if (PMIX_CHECK_KEY(&info[n], PMIX_EVENT_AFFECTED_PROC) &&
+                 info[n].value.type == PMIX_PROC && info[n].value.data.proc != NULL)
+            rank = info[n].value.data.proc->rank;
+    }
+    if (cbfunc != NULL)
+        cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+    if (f == NULL)
+        return;
+    pthread_mutex_lock(&f->lock);
+    if (!f->seen) {
+        f->seen = true;
+        f->status = status;
+        f->rank = rank;
+        f->exit_code = code;
+        pthread_cond_signal(&f->cond);
+    }
+    pthread_mutex_unlock(&f->lock);
+}
+
+static int cmd_fault(void)
+{
+    static struct fault_seen f = {.lock = PTHREAD_MUTEX_INITIALIZER,
+                                  .cond = PTHREAD_COND_INITIALIZER};
+    pmix_status_t codes[2] = {PMIX_ERR_PROC_ABORTED, PMIX_ERR_JOB_TERMINATED};
+    pmix_info_t info[2];
+    PMIX_INFO_LOAD(&info[0], PMIX_EVENT_RETURN_OBJECT, &f, PMIX_POINTER);
+    PMIX_INFO_LOAD(&info[1], PMIX_NSPACE, me.nspace, PMIX_STRING);
+    /* blocking (no callback): returns the reference, or an error */
+    pmix_status_t rc = PMIx_Register_event_handler(codes, 2, info, 2, on_fault, NULL, NULL);
+    PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
+    if (rc < 0) {
+        fail("PMIx_Register_event_handler: %s", PMIx_Error_string(rc));
+        return 1;
+    }
+    rc = PMIx_Fence(NULL, 0, NULL, 0);
+    if (rc != PMIX_SUCCESS) {
+        fail("PMIx_Fence: %s", PMIx_Error_string(rc));
+        return 1;
+    }
+    if (me.rank == 0) {
+        fflush(stdout);
+        _exit(1);
+    }
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 20;
+    pthread_mutex_lock(&f.lock);
+    while (!f.seen)
+        if (pthread_cond_timedwait(&f.cond, &f.lock, &until) == ETIMEDOUT)
+            break;
+    bool seen = f.seen;
+    pthread_mutex_unlock(&f.lock);
+    if (!seen) {
+        fail("no PMIX_ERR_PROC_ABORTED / PMIX_ERR_JOB_TERMINATED within 20 s");
+        return 1;
+    }
+    printf("fault rank %u: rank %d code %d (%s) exit code %d\n", (unsigned)me.rank,
+           f.rank == PMIX_RANK_UNDEF ? -1 : (int)f.rank, f.status, PMIx_Error_string(f.status),
+           f.exit_code);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : "";
@@ -414,8 +507,10 @@ int main(int argc, char **argv)
         status = cmd_tool();
     } else if (strcmp(cmd, "odd") == 0) {
         status = cmd_odd();
+    } else if (strcmp(cmd, "fault") == 0) {
+        status = cmd_fault();
     } else {
-        fprintf(stderr, "usage: pmix_clients hello|debugger|tool|odd\n");
+        fprintf(stderr, "usage: pmix_clients hello|debugger|tool|odd|fault\n");
         status = 2;
     }
     PMIx_Finalize(NULL, 0);
