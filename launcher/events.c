@@ -34,9 +34,51 @@ static size_t event_range(struct ternrun_job *job, const struct ternrun_ns *ns,
     return n;
 }
 
+/* One process event about rank r (see ternrun_pmix_notify_exit); 0 when the
+ * server library took it. */
+static int notify_exit(const struct ternrun_rank *r, pmix_status_t status, int code,
+                       bool nondefault, const pmix_proc_t *range, size_t nrange)
+{
+    pmix_proc_t dead, source;
+    pmix_info_t info[4];
+    size_t ninfo = 2;
+
+    PMIX_LOAD_PROCID(&dead, r->ns->name, (pmix_rank_t)r->rank);
+    /* the dead rank is the source: the server library then sends it to the
+     * clients of the range only, not back up to this host (PMIx_Notify_event
+     * from a server with itself as the source also calls module.notify_event) */
+    source = dead;
+    PMIX_INFO_LOAD(&info[0], PMIX_EVENT_AFFECTED_PROC, &dead, PMIX_PROC);
+    PMIX_INFO_LOAD(&info[1], PMIX_EXIT_CODE, &code, PMIX_INT);
+    if (nondefault) {
+        PMIX_INFO_LOAD(&info[ninfo], PMIX_EVENT_NON_DEFAULT, &nondefault, PMIX_BOOL);
+        ninfo++;
+    }
+    if (nrange > 1) {
+        pmix_data_array_t darray = {.type = PMIX_PROC, .size = nrange, .array = (void *)range};
+        PMIX_INFO_LOAD(&info[ninfo], PMIX_EVENT_CUSTOM_RANGE, &darray, PMIX_DATA_ARRAY);
+        ninfo++;
+    }
+    /* the server library copies the info before it returns */
+    pmix_status_t rc =
+        PMIx_Notify_event(status, &source, nrange > 1 ? PMIX_RANGE_CUSTOM : PMIX_RANGE_NAMESPACE,
+                          info, ninfo, NULL, NULL);
+    for (size_t i = 0; i < ninfo; i++) {
+        PMIX_INFO_DESTRUCT(&info[i]);
+    }
+    return rc == PMIX_SUCCESS || rc == PMIX_OPERATION_SUCCEEDED ? 0 : (int)rc;
+}
+
 /* The codes of PMIx 4's process events, one per way a rank can end.  A
  * normal exit is not an error: PMIX_EVENT_NON_DEFAULT keeps it from
- * default handlers, which commonly treat every event as fatal. */
+ * default handlers, which commonly treat every event as fatal.
+ *
+ * Every other end is also told under the PMIx 3 name PMIX_ERR_PROC_ABORTED,
+ * which clients written for older servers register for (OpenPMIx 4.2's own
+ * fault example, with PMIX_ERR_JOB_TERMINATED: the old name of
+ * PMIX_EVENT_JOB_END, below).  It comes second, so a handler registered for
+ * both sees the precise code first, and is non-default, so a default
+ * handler sees each end once. */
 void ternrun_pmix_notify_exit(struct ternrun_job *job, const struct ternrun_rank *r,
                               enum ternrun_exit_kind kind, int code)
 {
@@ -51,40 +93,19 @@ void ternrun_pmix_notify_exit(struct ternrun_job *job, const struct ternrun_rank
         [TERNRUN_EXIT_KILLED] = {PMIX_ERR_PROC_KILLED_BY_CMD, "PMIX_ERR_PROC_KILLED_BY_CMD"},
         [TERNRUN_EXIT_ABORTED] = {PMIX_ERR_PROC_REQUESTED_ABORT, "PMIX_ERR_PROC_REQUESTED_ABORT"},
     };
-    pmix_proc_t dead, source, range[TERNRUN_MAX_NSPACES];
-    pmix_info_t info[4];
-    bool nondefault = true;
-    size_t ninfo = 2, nrange;
-    pmix_status_t rc;
+    pmix_proc_t range[TERNRUN_MAX_NSPACES];
+    size_t nrange;
+    int rc;
 
     if (!r->ns->registered || (size_t)kind >= sizeof(kinds) / sizeof(kinds[0])) {
         return;
     }
-    PMIX_LOAD_PROCID(&dead, r->ns->name, (pmix_rank_t)r->rank);
-    /* the dead rank is the source: the server library then sends it to the
-     * clients of the range only, not back up to this host (PMIx_Notify_event
-     * from a server with itself as the source also calls module.notify_event) */
-    source = dead;
     nrange = event_range(job, r->ns, range);
-    PMIX_INFO_LOAD(&info[0], PMIX_EVENT_AFFECTED_PROC, &dead, PMIX_PROC);
-    PMIX_INFO_LOAD(&info[1], PMIX_EXIT_CODE, &code, PMIX_INT);
-    if (kind == TERNRUN_EXIT_NORMAL) {
-        PMIX_INFO_LOAD(&info[ninfo], PMIX_EVENT_NON_DEFAULT, &nondefault, PMIX_BOOL);
-        ninfo++;
+    rc = notify_exit(r, kinds[kind].status, code, kind == TERNRUN_EXIT_NORMAL, range, nrange);
+    if (rc == 0 && kind != TERNRUN_EXIT_NORMAL) {
+        rc = notify_exit(r, PMIX_ERR_PROC_ABORTED, code, true, range, nrange);
     }
-    if (nrange > 1) {
-        pmix_data_array_t darray = {.type = PMIX_PROC, .size = nrange, .array = range};
-        PMIX_INFO_LOAD(&info[ninfo], PMIX_EVENT_CUSTOM_RANGE, &darray, PMIX_DATA_ARRAY);
-        ninfo++;
-    }
-    /* the server library copies the info before it returns */
-    rc = PMIx_Notify_event(kinds[kind].status, &source,
-                           nrange > 1 ? PMIX_RANGE_CUSTOM : PMIX_RANGE_NAMESPACE, info, ninfo,
-                           NULL, NULL);
-    for (size_t i = 0; i < ninfo; i++) {
-        PMIX_INFO_DESTRUCT(&info[i]);
-    }
-    if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED) {
+    if (rc != 0) {
         ternrun_warn("cannot tell the other ranks that rank %d ended (%s): %s", r->rank,
                      kinds[kind].name, PMIx_Error_string(rc));
     } else {

@@ -191,6 +191,8 @@ static int hook_procs(void *ctx, const char *nspace, struct tern_srv_proc *out, 
         p->rank = (pmix_rank_t)i;
         p->pid = r->state == TERNRUN_RANK_NOT_STARTED ? 0 : r->pid;
         p->exe = r->exe;
+        p->argv = r->argv;
+        p->appnum = r->appnum;
         p->exit_code = 0;
         if (r->state == TERNRUN_RANK_NOT_STARTED) {
             p->state = PMIX_PROC_STATE_PREPPED;
@@ -331,6 +333,32 @@ static void log_tool_rendezvous(const struct ternrun_job *job)
     closedir(d);
 }
 
+/* PMIX_SERVER_URI queries are answered with the URI the server library
+ * keeps for itself (the one its tool rendezvous file holds) */
+static void set_server_uri(void)
+{
+    pmix_value_t *v = NULL;
+    pmix_proc_t self;
+    /* the server's own name ("pmix-server", rank = our pid, in 4.2) */
+    pmix_status_t rc = PMIx_Get(NULL, PMIX_PROCID, NULL, 0, &v);
+
+    if (rc == PMIX_SUCCESS && v != NULL && v->type == PMIX_PROC && v->data.proc != NULL) {
+        self = *v->data.proc;
+        PMIX_VALUE_RELEASE(v);
+        rc = PMIx_Get(&self, PMIX_SERVER_URI, NULL, 0, &v);
+    }
+    if (rc == PMIX_SUCCESS && v != NULL && v->type == PMIX_STRING) {
+        ternrun_vlog(2, "PMIx server URI %s", v->data.string);
+        tern_srv_module_set_uri(v->data.string);
+    } else {
+        ternrun_vlog(1, "the PMIx server has no URI (%s): PMIX_SERVER_URI queries are not "
+                     "answered", PMIx_Error_string(rc));
+    }
+    if (v != NULL) {
+        PMIX_VALUE_RELEASE(v);
+    }
+}
+
 int ternrun_pmix_start(struct ternrun_job *job)
 {
     struct tern_srv_hooks hooks = {
@@ -380,6 +408,7 @@ int ternrun_pmix_start(struct ternrun_job *job)
     job->pmix_up = true;
     ternrun_vlog(1, "PMIx server up (%s), namespace %s", PMIx_Get_version(), job->ns[0]->name);
     log_tool_rendezvous(job);
+    set_server_uri();
     return 0;
 }
 

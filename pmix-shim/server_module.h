@@ -16,9 +16,9 @@
  *   log                                  -> stdout, stderr, syslog
  *                                           (server_log.c)
  *   query                                -> namespaces, proc tables, job
- *                                           size, psets / groups (none),
- *                                           spawn / debug support (none)
- *                                           (server_query.c)
+ *                                           size, server URI, psets /
+ *                                           groups (none), spawn / debug
+ *                                           support (none) (server_query.c)
  *   job control                          -> signals (server_jobctl.c)
  *   register / deregister / notify       -> done at once (one node: the
  *   events                                  PMIx library delivers locally)
@@ -37,11 +37,14 @@
 #include <pmix_server.h>
 #include <stdbool.h>
 
-/* One rank of the host's job, for PMIX_QUERY_PROC_TABLE. */
+/* One rank of the host's job, for PMIX_QUERY_PROC_TABLE and
+ * PMIX_QUERY_NAMESPACE_INFO. */
 struct tern_srv_proc {
     pmix_rank_t rank;
     pid_t pid;             /* 0: not started */
     const char *exe;       /* its program (the host's string, valid as long as the rank) */
+    char *const *argv;     /* its app's argv, NULL-terminated (the host's, as exe), or NULL */
+    int appnum;            /* ranks of one app are consecutive */
     pmix_proc_state_t state;
     int exit_code;         /* once terminated: the exit status, 128 + signal */
 };
@@ -106,6 +109,10 @@ struct tern_srv_hooks {
 /* Install the hooks (copied) and return the module table to pass to
  * PMIx_server_init().  Call once, before PMIx_server_init(). */
 pmix_server_module_t *tern_srv_module_setup(const struct tern_srv_hooks *hooks);
+
+/* The server's URI (PMIX_SERVER_URI), copied, for queries: call once
+ * PMIx_server_init() returned.  Until then that key is not answered. */
+void tern_srv_module_set_uri(const char *uri);
 
 /* Answer every pending lookup whose PMIX_TIMEOUT has passed with
  * PMIX_ERR_TIMEOUT.  Call now and then from any thread (e.g. the host's main

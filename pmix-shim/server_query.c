@@ -5,12 +5,15 @@
  * host's .query.  Answered here, from the host's hooks (one node; the first
  * job and the ones spawned from it):
  *   PMIX_QUERY_NAMESPACES            the namespaces, comma-separated
- *   PMIX_QUERY_NAMESPACE_INFO        [ {PMIX_NSPACE} ] per namespace
+ *   PMIX_QUERY_NAMESPACE_INFO        an array of PMIX_QUERY_NAMESPACE_INFO
+ *                                    infos, one per namespace (or the one of
+ *                                    the PMIX_NSPACE qualifier), each an array
+ *                                    {PMIX_NSPACE, PMIX_CMD_LINE}
  *   PMIX_QUERY_PROC_TABLE,           every rank as a pmix_proc_info_t: host,
- *   PMIX_QUERY_LOCAL_PROC_TABLE      program, pid, state, exit code (the
- *                                    PMIX_NSPACE qualifier, else the
- *                                    requester's namespace)
+ *   PMIX_QUERY_LOCAL_PROC_TABLE      program, pid, state, exit code
  *   PMIX_JOB_SIZE                    ranks of that namespace
+ *   PMIX_SERVER_URI                  this server's URI (a PMIX_HOSTNAME or
+ *                                    PMIX_NODEID qualifier must name this node)
  *   PMIX_QUERY_NUM_PSETS,            0 and "" (ternrun defines none)
  *   PMIX_QUERY_PSET_NAMES,
  *   PMIX_QUERY_NUM_GROUPS,
@@ -18,36 +21,69 @@
  *   PMIX_QUERY_SPAWN_SUPPORT         the spawn directives understood
  *                                    (server_spawn.c), comma-separated
  *   PMIX_QUERY_DEBUG_SUPPORT         "" (debugger attach is refused)
- * Each query's answer is one PMIX_QUERY_RESULTS array (PMIx 4): its
- * qualifiers first (PMIX_QUERY_QUALIFIERS) when it had any, then one info
- * per key answered.  Status: success when every key was answered,
+ *   PMIX_QUERY_SUPPORTED_KEYS        these keys, comma-separated
+ * The namespace of the proc tables and the job size: the PMIX_NSPACE
+ * qualifier, else the requester's, else the first job's.
+ *
+ * The answer is flat, as PMIx 4.2 clients read it (OpenPMIx 4.2's own
+ * examples take info[0] and count the results): one info per key answered,
+ * its key the query key, in the order of the queries and of their keys.  The
+ * PMIX_QUERY_RESULTS form (one array per query) that the 4.2 header
+ * describes is not what its library or its clients use: hello crashed on
+ * it.  Status: success when every key was answered,
  * PMIX_QUERY_PARTIAL_SUCCESS when some were, PMIX_ERR_NOT_FOUND when none
- * (each key not answered is logged at verbose level 1).  The answer goes
- * back from a thread of its own (tern_srv_answer_info).
+ * (each key not answered is logged at verbose level 1, with the reason).
+ * The answer goes back from a thread of its own (tern_srv_answer_info).
+ *
+ * Every value is built from types the PMIx library can copy and pack:
+ * strings, integers, proc infos and arrays of infos (a pmix_data_array_t of
+ * PMIX_DATA_ARRAY is not one of them: OpenPMIx 4.2's copy fails on it and
+ * the server crashed).  A qualifier of the wrong type is not guessed at: the
+ * key is not answered.
  */
 #include "pmix-shim/server_internal.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_PROCS 4096
+#define NSPACES_LEN (64 * (PMIX_MAX_NSLEN + 2))
+#define CMDLINE_LEN 4096
+
+static _Atomic(char *) server_uri;
+
+void tern_srv_module_set_uri(const char *uri)
+{
+    char *copy = uri != NULL ? strdup(uri) : NULL;
+    free(atomic_exchange(&server_uri, copy));
+}
 
 static bool is_key(const char *key, const char *want)
 {
     return strncmp(key, want, PMIX_MAX_KEYLEN) == 0;
 }
 
-/* the namespace a query is about: its PMIX_NSPACE qualifier, else the
- * requester's, else the job's (OpenPMIx 4.2 passes on a client's query
- * under the server's own name, "pmix-server:<pid>", without qualifier) */
-static const char *query_nspace(const pmix_query_t *q, const pmix_proc_t *requester)
+/* The qualifier key of q: NULL when absent, else its value (type unchecked). */
+static const pmix_value_t *qualifier(const pmix_query_t *q, const char *key)
 {
     for (size_t k = 0; k < q->nqual; k++)
-        if (is_key(q->qualifiers[k].key, PMIX_NSPACE) &&
-            q->qualifiers[k].value.type == PMIX_STRING)
-            return q->qualifiers[k].value.data.string;
+        if (is_key(q->qualifiers[k].key, key))
+            return &q->qualifiers[k].value;
+    return NULL;
+}
+
+/* the namespace a query is about: its PMIX_NSPACE qualifier, else the
+ * requester's, else the job's (OpenPMIx 4.2 passes on a client's query
+ * under the server's own name, "pmix-server:<pid>", without qualifier);
+ * NULL for a qualifier that is not a string */
+static const char *query_nspace(const pmix_query_t *q, const pmix_proc_t *requester)
+{
+    const pmix_value_t *v = qualifier(q, PMIX_NSPACE);
+    if (v != NULL)
+        return v->type == PMIX_STRING && v->data.string != NULL ? v->data.string : NULL;
     struct tern_srv_proc one;
     if (tern_srv_hooks.procs != NULL &&
         tern_srv_hooks.procs(tern_srv_hooks.ctx, requester->nspace, &one, 1) >= 0)
@@ -55,13 +91,11 @@ static const char *query_nspace(const pmix_query_t *q, const pmix_proc_t *reques
     return tern_srv_hooks.nspace ? tern_srv_hooks.nspace : "";
 }
 
-#define NSPACES_LEN (64 * (PMIX_MAX_NSLEN + 2))
-
 /* the job's ranks now (malloc'd), or -1 for an unknown namespace */
 static int procs_of(const char *nspace, struct tern_srv_proc **out)
 {
     *out = NULL;
-    if (tern_srv_hooks.procs == NULL)
+    if (tern_srv_hooks.procs == NULL || nspace == NULL)
         return -1;
     struct tern_srv_proc *p = calloc(MAX_PROCS, sizeof(*p));
     if (p == NULL)
@@ -75,15 +109,29 @@ static int procs_of(const char *nspace, struct tern_srv_proc **out)
     return n;
 }
 
+/* res takes darray (its value, then freed with it) */
+static void load_darray(pmix_info_t *res, const char *key, pmix_data_array_t *darray)
+{
+    PMIX_LOAD_KEY(res->key, key);
+    res->value.type = PMIX_DATA_ARRAY;
+    res->value.data.darray = darray;
+}
+
 static bool proc_table(pmix_info_t *res, const char *key, const char *nspace)
 {
     struct tern_srv_proc *p;
     int n = procs_of(nspace, &p);
     if (n < 0)
         return false;
-    pmix_proc_info_t *pi;
-    PMIX_PROC_INFO_CREATE(pi, (size_t)n);
-    for (int i = 0; i < n && pi != NULL; i++) {
+    pmix_data_array_t *darray;
+    PMIX_DATA_ARRAY_CREATE(darray, (size_t)n, PMIX_PROC_INFO);
+    if (darray == NULL || (n > 0 && darray->array == NULL)) {
+        free(darray);
+        free(p);
+        return false;
+    }
+    pmix_proc_info_t *pi = darray->array;
+    for (int i = 0; i < n; i++) {
         PMIX_LOAD_PROCID(&pi[i].proc, nspace, p[i].rank);
         pi[i].hostname = strdup(tern_srv_hooks.hostname ? tern_srv_hooks.hostname : "");
         pi[i].executable_name = strdup(p[i].exe ? p[i].exe : "");
@@ -92,19 +140,124 @@ static bool proc_table(pmix_info_t *res, const char *key, const char *nspace)
         pi[i].exit_code = p[i].exit_code;
     }
     free(p);
-    if (pi == NULL && n > 0)
-        return false;
-    pmix_data_array_t darray = {.type = PMIX_PROC_INFO, .size = (size_t)n, .array = pi};
-    PMIX_INFO_LOAD(res, key, &darray, PMIX_DATA_ARRAY); /* copies */
-    PMIX_PROC_INFO_FREE(pi, (size_t)n);
+    load_darray(res, key, darray);
     return true;
 }
+
+/* nspace's command line into buf: each app's argv, space-separated, the
+ * apps separated by " : " (as on an MPMD command line) */
+static bool cmdline_of(const char *nspace, char *buf, size_t len)
+{
+    struct tern_srv_proc *p;
+    int n = procs_of(nspace, &p);
+    if (n < 0)
+        return false;
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && off < len; i++) {
+        if (i > 0 && p[i].appnum == p[i - 1].appnum)
+            continue;
+        if (i > 0)
+            off += (size_t)snprintf(buf + off, len - off, " : ");
+        for (size_t a = 0; p[i].argv != NULL && p[i].argv[a] != NULL && off < len; a++)
+            off += (size_t)snprintf(buf + off, len - off, a ? " %s" : "%s", p[i].argv[a]);
+    }
+    free(p);
+    return true;
+}
+
+/* PMIX_QUERY_NAMESPACE_INFO: an array of infos, each an array of infos
+ * {PMIX_NSPACE, PMIX_CMD_LINE}: strings only, as OpenPMIx's tool example
+ * prints every element's value as a string */
+static bool nspace_info(pmix_info_t *res, const char *key, const pmix_query_t *q)
+{
+    const pmix_value_t *want = qualifier(q, PMIX_NSPACE);
+    if (want != NULL && (want->type != PMIX_STRING || want->data.string == NULL))
+        return false;
+    char *list = calloc(1, NSPACES_LEN), *cmd = malloc(CMDLINE_LEN);
+    if (list == NULL || cmd == NULL) {
+        free(list);
+        free(cmd);
+        return false;
+    }
+    if (tern_srv_hooks.nspaces != NULL)
+        tern_srv_hooks.nspaces(tern_srv_hooks.ctx, list, NSPACES_LEN);
+    else if (tern_srv_hooks.nspace != NULL)
+        snprintf(list, NSPACES_LEN, "%s", tern_srv_hooks.nspace);
+    size_t n = 1;
+    for (const char *c = list; *c; c++)
+        n += *c == ',';
+    pmix_data_array_t *outer;
+    PMIX_DATA_ARRAY_CREATE(outer, n, PMIX_INFO);
+    if (outer == NULL || outer->array == NULL) {
+        free(outer);
+        free(list);
+        free(cmd);
+        return false;
+    }
+    pmix_info_t *el = outer->array;
+    size_t k = 0;
+    for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok != NULL && k < n;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (want != NULL && strncmp(tok, want->data.string, PMIX_MAX_NSLEN) != 0)
+            continue;
+        pmix_data_array_t *one;
+        PMIX_DATA_ARRAY_CREATE(one, 2, PMIX_INFO);
+        if (one == NULL || one->array == NULL) {
+            free(one);
+            break;
+        }
+        if (!cmdline_of(tok, cmd, CMDLINE_LEN))
+            cmd[0] = '\0';
+        pmix_info_t *it = one->array;
+        PMIX_INFO_LOAD(&it[0], PMIX_NSPACE, tok, PMIX_STRING);
+        PMIX_INFO_LOAD(&it[1], PMIX_CMD_LINE, cmd, PMIX_STRING);
+        load_darray(&el[k++], key, one);
+    }
+    free(list);
+    free(cmd);
+    outer->size = k; /* the infos past k were never loaded */
+    if (k == 0) {
+        PMIX_DATA_ARRAY_FREE(outer);
+        return false; /* not a namespace of ours */
+    }
+    load_darray(res, key, outer);
+    return true;
+}
+
+/* PMIX_SERVER_URI of this node: a PMIX_HOSTNAME or PMIX_NODEID qualifier
+ * naming another node (ternrun runs on one) is not answered */
+static bool server_uri_of(pmix_info_t *res, const char *key, const pmix_query_t *q)
+{
+    const pmix_value_t *host = qualifier(q, PMIX_HOSTNAME), *node = qualifier(q, PMIX_NODEID);
+    if (host != NULL && (host->type != PMIX_STRING || host->data.string == NULL ||
+                         tern_srv_hooks.hostname == NULL ||
+                         strcmp(host->data.string, tern_srv_hooks.hostname) != 0))
+        return false;
+    if (node != NULL && (node->type != PMIX_UINT32 || node->data.uint32 != 0))
+        return false;
+    char *uri = atomic_load(&server_uri);
+    if (uri == NULL)
+        return false;
+    PMIX_INFO_LOAD(res, key, uri, PMIX_STRING);
+    return true;
+}
+
+#define SPAWN_SUPPORT                                                                              \
+    PMIX_WDIR "," PMIX_PREFIX "," PMIX_BINDTO "," PMIX_MAPBY "," PMIX_RANKBY "," PMIX_FWD_STDOUT   \
+              "," PMIX_FWD_STDERR "," PMIX_FWD_STDDIAG
+#define SUPPORTED_KEYS                                                                             \
+    PMIX_QUERY_NAMESPACES                                                                          \
+        "," PMIX_QUERY_NAMESPACE_INFO "," PMIX_QUERY_PROC_TABLE "," PMIX_QUERY_LOCAL_PROC_TABLE    \
+        "," PMIX_JOB_SIZE "," PMIX_SERVER_URI "," PMIX_QUERY_NUM_PSETS "," PMIX_QUERY_PSET_NAMES   \
+        "," PMIX_QUERY_NUM_GROUPS "," PMIX_QUERY_GROUP_NAMES "," PMIX_QUERY_SPAWN_SUPPORT          \
+        "," PMIX_QUERY_DEBUG_SUPPORT "," PMIX_QUERY_SUPPORTED_KEYS
 
 /* answer one key into res; false: not answered */
 static bool answer_key(pmix_info_t *res, const char *key, const pmix_query_t *q,
                        const pmix_proc_t *requester)
 {
-    if (is_key(key, PMIX_QUERY_NAMESPACES) || is_key(key, PMIX_QUERY_NAMESPACE_INFO)) {
+    if (is_key(key, PMIX_QUERY_NAMESPACES)) {
         char *list = calloc(1, NSPACES_LEN);
         if (list == NULL)
             return false;
@@ -112,34 +265,10 @@ static bool answer_key(pmix_info_t *res, const char *key, const pmix_query_t *q,
             tern_srv_hooks.nspaces(tern_srv_hooks.ctx, list, NSPACES_LEN);
         else if (tern_srv_hooks.nspace != NULL)
             snprintf(list, NSPACES_LEN, "%s", tern_srv_hooks.nspace);
-        if (is_key(key, PMIX_QUERY_NAMESPACES)) {
-            PMIX_INFO_LOAD(res, key, list, PMIX_STRING);
-            free(list);
-            return true;
-        }
-        size_t n = 1;
-        for (const char *c = list; *c; c++)
-            n += *c == ',';
-        pmix_data_array_t *inner = calloc(n, sizeof(*inner));
-        pmix_info_t *one = NULL;
-        PMIX_INFO_CREATE(one, n);
-        if (inner == NULL || one == NULL) {
-            free(inner);
-            PMIX_INFO_FREE(one, n);
-            free(list);
-            return false;
-        }
-        size_t k = 0;
-        for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok != NULL && k < n;
-             tok = strtok_r(NULL, ",", &save), k++) {
-            PMIX_INFO_LOAD(&one[k], PMIX_NSPACE, tok, PMIX_STRING);
-            inner[k] = (pmix_data_array_t){.type = PMIX_INFO, .size = 1, .array = &one[k]};
-        }
-        pmix_data_array_t outer = {.type = PMIX_DATA_ARRAY, .size = k, .array = inner};
-        PMIX_INFO_LOAD(res, key, &outer, PMIX_DATA_ARRAY); /* copies */
-        PMIX_INFO_FREE(one, n);
-        free(inner);
+        PMIX_INFO_LOAD(res, key, list, PMIX_STRING);
         free(list);
+    } else if (is_key(key, PMIX_QUERY_NAMESPACE_INFO)) {
+        return nspace_info(res, key, q);
     } else if (is_key(key, PMIX_QUERY_PROC_TABLE) || is_key(key, PMIX_QUERY_LOCAL_PROC_TABLE)) {
         return proc_table(res, key, query_nspace(q, requester));
     } else if (is_key(key, PMIX_JOB_SIZE)) {
@@ -150,16 +279,15 @@ static bool answer_key(pmix_info_t *res, const char *key, const pmix_query_t *q,
             return false;
         uint32_t size = (uint32_t)n;
         PMIX_INFO_LOAD(res, key, &size, PMIX_UINT32);
+    } else if (is_key(key, PMIX_SERVER_URI)) {
+        return server_uri_of(res, key, q);
     } else if (is_key(key, PMIX_QUERY_NUM_PSETS) || is_key(key, PMIX_QUERY_NUM_GROUPS)) {
         size_t zero = 0;
         PMIX_INFO_LOAD(res, key, &zero, PMIX_SIZE);
     } else if (is_key(key, PMIX_QUERY_SPAWN_SUPPORT)) {
-        PMIX_INFO_LOAD(res, key,
-                       tern_srv_hooks.spawn == NULL ? ""
-                           : PMIX_WDIR "," PMIX_PREFIX "," PMIX_BINDTO "," PMIX_MAPBY ","
-                             PMIX_RANKBY "," PMIX_FWD_STDOUT "," PMIX_FWD_STDERR ","
-                             PMIX_FWD_STDDIAG,
-                       PMIX_STRING);
+        PMIX_INFO_LOAD(res, key, tern_srv_hooks.spawn == NULL ? "" : SPAWN_SUPPORT, PMIX_STRING);
+    } else if (is_key(key, PMIX_QUERY_SUPPORTED_KEYS)) {
+        PMIX_INFO_LOAD(res, key, SUPPORTED_KEYS, PMIX_STRING);
     } else if (is_key(key, PMIX_QUERY_PSET_NAMES) || is_key(key, PMIX_QUERY_GROUP_NAMES) ||
                is_key(key, PMIX_QUERY_DEBUG_SUPPORT)) {
         PMIX_INFO_LOAD(res, key, "", PMIX_STRING);
@@ -169,52 +297,52 @@ static bool answer_key(pmix_info_t *res, const char *key, const pmix_query_t *q,
     return true;
 }
 
+static size_t count_keys(const pmix_query_t *q)
+{
+    size_t nkeys = 0;
+    while (q->keys != NULL && q->keys[nkeys] != NULL)
+        nkeys++;
+    return nkeys;
+}
+
 pmix_status_t tern_srv_query(pmix_proc_t *requester, pmix_query_t *queries, size_t nqueries,
                              pmix_info_cbfunc_t cbfunc, void *cbdata)
 {
-    if (cbfunc == NULL)
+    if (cbfunc == NULL || (queries == NULL && nqueries > 0))
         return PMIX_ERR_BAD_PARAM;
-    pmix_info_t *out = NULL;
-    PMIX_INFO_CREATE(out, nqueries);
-    if (out == NULL && nqueries > 0)
-        return PMIX_ERR_NOMEM;
     size_t asked = 0, answered = 0;
+    for (size_t i = 0; i < nqueries; i++)
+        asked += count_keys(&queries[i]);
+    /* one info per key at most; only the first `answered` are loaded and
+     * handed over (PMIX_INFO_FREE destructs that many) */
+    pmix_info_t *out = NULL;
+    if (asked > 0) {
+        PMIX_INFO_CREATE(out, asked);
+        if (out == NULL)
+            return PMIX_ERR_NOMEM;
+    }
     for (size_t i = 0; i < nqueries; i++) {
         const pmix_query_t *q = &queries[i];
-        size_t nkeys = 0;
-        while (q->keys != NULL && q->keys[nkeys] != NULL)
-            nkeys++;
-        size_t nres = (q->nqual > 0 ? 1 : 0), n = 0;
-        pmix_info_t *res;
-        PMIX_INFO_CREATE(res, nres + nkeys);
-        if (res == NULL) {
-            PMIX_INFO_FREE(out, nqueries);
-            return PMIX_ERR_NOMEM;
-        }
-        if (q->nqual > 0) {
-            pmix_data_array_t quals = {.type = PMIX_INFO, .size = q->nqual,
-                                       .array = q->qualifiers};
-            PMIX_INFO_LOAD(&res[n++], PMIX_QUERY_QUALIFIERS, &quals, PMIX_DATA_ARRAY);
-        }
-        for (size_t k = 0; k < nkeys; k++) {
-            asked++;
-            if (answer_key(&res[n], q->keys[k], q, requester)) {
-                n++;
+        for (size_t k = 0; q->keys != NULL && q->keys[k] != NULL; k++) {
+            if (answer_key(&out[answered], q->keys[k], q, requester)) {
                 answered++;
             } else {
-                tern_srv_log(1, "PMIx query %s from %s:%u: not answered", q->keys[k],
-                             requester->nspace, (unsigned)requester->rank);
+                tern_srv_log(1,
+                             "PMIx query %s from %s:%u: not answered (unknown key, or "
+                             "a qualifier naming no namespace or node of ternrun's)",
+                             q->keys[k], requester->nspace, (unsigned)requester->rank);
             }
         }
-        pmix_data_array_t darray = {.type = PMIX_INFO, .size = n, .array = res};
-        PMIX_INFO_LOAD(&out[i], PMIX_QUERY_RESULTS, &darray, PMIX_DATA_ARRAY);
-        PMIX_INFO_FREE(res, nres + nkeys);
     }
-    pmix_status_t st = answered == 0 ? PMIX_ERR_NOT_FOUND
+    pmix_status_t st = answered == 0      ? PMIX_ERR_NOT_FOUND
                        : answered < asked ? PMIX_QUERY_PARTIAL_SUCCESS
                                           : PMIX_SUCCESS;
-    if (tern_srv_answer_info(cbfunc, cbdata, st, out, nqueries) == 0)
+    if (answered == 0) {
+        PMIX_INFO_FREE(out, asked);
+        out = NULL;
+    }
+    if (tern_srv_answer_info(cbfunc, cbdata, st, out, answered) == 0)
         return PMIX_SUCCESS;
-    PMIX_INFO_FREE(out, nqueries);
+    PMIX_INFO_FREE(out, answered);
     return PMIX_ERR_OUT_OF_RESOURCE;
 }

@@ -10,7 +10,8 @@
  *   pmix_calls query          after a fence, PMIx_Query_info: the namespaces (its
  *                             own), the proc table (every rank with this host's
  *                             name, a pid - its own where it is the rank - and a
- *                             running or connected state), the job size, no psets;
+ *                             running or connected state), the job size, no psets,
+ *                             as 4 answers keyed and ordered as asked;
  *                             an unknown key with a known one -> PARTIAL_SUCCESS;
  *                             prints "ok query rank R"
  *   pmix_calls jobctl         3 ranks, after a fence: rank 0 sends SIGUSR1 to rank 1
@@ -122,24 +123,19 @@ static int cmd_log(void)
     return failures ? 1 : 0;
 }
 
-/* the value of key in the PMIX_QUERY_RESULTS answers (in any of them: a
- * server may answer some queries itself and pass the others on) */
-static const pmix_value_t *result(const pmix_info_t *info, size_t ninfo, size_t q,
-                                  const char *key)
+/* the value of the q-th answer, which must be key: PMIx 4.2 clients read
+ * an answer flat, one info per key answered, in the order asked */
+static const pmix_value_t *result(const pmix_info_t *info, size_t ninfo, size_t q, const char *key)
 {
-    (void)q;
-    for (size_t i = 0; i < ninfo; i++) {
-        if (strcmp(info[i].key, PMIX_QUERY_RESULTS) != 0 ||
-            info[i].value.type != PMIX_DATA_ARRAY || info[i].value.data.darray == NULL ||
-            info[i].value.data.darray->type != PMIX_INFO)
-            continue;
-        const pmix_data_array_t *d = info[i].value.data.darray;
-        const pmix_info_t *res = d->array;
-        for (size_t k = 0; k < d->size; k++)
-            if (strcmp(res[k].key, key) == 0)
-                return &res[k].value;
+    if (q >= ninfo) {
+        fail("query answer %zu (%s): only %zu answers", q, key, ninfo);
+        return NULL;
     }
-    return NULL;
+    if (strcmp(info[q].key, key) != 0) {
+        fail("query answer %zu is %s, expected %s", q, info[q].key, key);
+        return NULL;
+    }
+    return &info[q].value;
 }
 
 static int cmd_query(void)
@@ -160,6 +156,8 @@ static int cmd_query(void)
     rc = PMIx_Query_info(q, 4, &info, &ninfo);
     if (rc != PMIX_SUCCESS)
         fail("PMIx_Query_info: %s", PMIx_Error_string(rc));
+    if (ninfo != 4)
+        fail("PMIx_Query_info: %zu answers to 4 keys", ninfo);
     const pmix_value_t *v = result(info, ninfo, 0, PMIX_QUERY_NAMESPACES);
     if (v == NULL || v->type != PMIX_STRING || strstr(v->data.string, me.nspace) == NULL)
         fail("PMIX_QUERY_NAMESPACES: %s", v && v->type == PMIX_STRING ? v->data.string : "none");

@@ -2,7 +2,9 @@
 # PMIx_Query_info through ternrun (docs/ternrun.md): a plain PMIx client
 # on 3 ranks asks for the namespaces, the proc table (host, program, pids -
 # its own among them - and states), the job size and the number of psets,
-# each in a PMIX_QUERY_RESULTS answer; a known key with an unknown one is
+# one answer each, keyed by the query key, in the order asked (the form
+# PMIx 4.2 clients read; ternrun sent one PMIX_QUERY_RESULTS array per
+# query before); a known key with an unknown one is
 # PMIX_QUERY_PARTIAL_SUCCESS (pmix_calls query checks the values).
 . "$(dirname "$0")/lib.sh"
 

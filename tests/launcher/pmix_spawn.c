@@ -260,17 +260,13 @@ static bool wait_ended(const char *nspace, int n)
         size_t nres = 0;
         pmix_status_t rc = PMIx_Query_info(&q, 1, &res, &nres);
         int ended = 0;
-        if (rc == PMIX_SUCCESS && nres == 1 && res[0].value.type == PMIX_DATA_ARRAY) {
-            pmix_data_array_t *outer = res[0].value.data.darray;
-            pmix_info_t *items = outer->array;
-            for (size_t i = 0; i < outer->size; i++) {
-                if (!PMIX_CHECK_KEY(&items[i], PMIX_QUERY_PROC_TABLE))
-                    continue;
-                pmix_data_array_t *pt = items[i].value.data.darray;
-                pmix_proc_info_t *pi = pt->array;
-                for (size_t k = 0; k < pt->size; k++)
-                    ended += pi[k].state >= PMIX_PROC_STATE_TERMINATED;
-            }
+        if (rc == PMIX_SUCCESS && nres == 1 && PMIX_CHECK_KEY(&res[0], PMIX_QUERY_PROC_TABLE) &&
+            res[0].value.type == PMIX_DATA_ARRAY && res[0].value.data.darray != NULL &&
+            res[0].value.data.darray->type == PMIX_PROC_INFO) {
+            pmix_data_array_t *pt = res[0].value.data.darray;
+            pmix_proc_info_t *pi = pt->array;
+            for (size_t k = 0; k < pt->size; k++)
+                ended += pi[k].state >= PMIX_PROC_STATE_TERMINATED;
         }
         PMIX_INFO_FREE(res, nres);
         PMIX_INFO_DESTRUCT(&qual);

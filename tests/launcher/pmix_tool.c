@@ -3,8 +3,10 @@
  *
  *   pmix_tool FILE        PMIx_tool_init with PMIX_TOOL_ATTACHMENT_FILE=FILE;
  *                         prints "tool NSPACE:RANK", then the job's namespace
- *                         ("namespaces X") and proc table ("proc R pid P state N
- *                         (TEXT)") from PMIx_Query_info; PMIx_IOF_pull must be
+ *                         ("namespaces X"), namespace info ("nsinfo X CMDLINE")
+ *                         and proc table ("proc R pid P state N (TEXT)") from
+ *                         PMIx_Query_info (each answer one info keyed by the
+ *                         query key, as PMIx 4.2 tools read it); PMIx_IOF_pull must be
  *                         refused; PMIx_tool_finalize; exit 0
  *   pmix_tool FILE stop   attaches, prints "tool stopping", then stops itself
  *                         (SIGSTOP): the job must go on without it
@@ -27,21 +29,46 @@ static void fail(const char *what, pmix_status_t rc)
     failures++;
 }
 
+/* the value of a one-key query's answer: PMIx 4.2 clients read it flat,
+ * one info keyed by the query key */
 static const pmix_value_t *result(const pmix_info_t *info, size_t ninfo, const char *key)
 {
-    for (size_t i = 0; i < ninfo; i++) {
-        if (strcmp(info[i].key, key) == 0)
-            return &info[i].value;
-        if (strcmp(info[i].key, PMIX_QUERY_RESULTS) == 0 &&
-            info[i].value.type == PMIX_DATA_ARRAY &&
-            info[i].value.data.darray->type == PMIX_INFO) {
-            const pmix_value_t *v =
-                result(info[i].value.data.darray->array, info[i].value.data.darray->size, key);
-            if (v != NULL)
-                return v;
-        }
+    if (ninfo != 1 || strcmp(info[0].key, key) != 0) {
+        printf("FAIL: %s: %zu answers, the first %s\n", key, ninfo, ninfo ? info[0].key : "-");
+        failures++;
+        return NULL;
     }
-    return NULL;
+    return &info[0].value;
+}
+
+/* "nsinfo NSPACE CMDLINE" per element of PMIX_QUERY_NAMESPACE_INFO: an
+ * array of infos, each an array {PMIX_NSPACE, PMIX_CMD_LINE} */
+static void print_nsinfo(const pmix_value_t *v)
+{
+    const pmix_data_array_t *outer = v->data.darray;
+    if (v->type != PMIX_DATA_ARRAY || outer == NULL || outer->type != PMIX_INFO) {
+        fail("namespace info: not an array of infos", PMIX_ERR_BAD_PARAM);
+        return;
+    }
+    const pmix_info_t *el = outer->array;
+    for (size_t n = 0; n < outer->size; n++) {
+        const pmix_data_array_t *in = el[n].value.data.darray;
+        if (el[n].value.type != PMIX_DATA_ARRAY || in == NULL || in->type != PMIX_INFO) {
+            fail("namespace info: an element is not an array of infos", PMIX_ERR_BAD_PARAM);
+            return;
+        }
+        const pmix_info_t *it = in->array;
+        const char *ns = "?", *cmd = "?";
+        for (size_t m = 0; m < in->size; m++) {
+            if (it[m].value.type != PMIX_STRING)
+                continue;
+            if (PMIX_CHECK_KEY(&it[m], PMIX_NSPACE))
+                ns = it[m].value.data.string;
+            else if (PMIX_CHECK_KEY(&it[m], PMIX_CMD_LINE))
+                cmd = it[m].value.data.string;
+        }
+        printf("nsinfo %s %s\n", ns, cmd);
+    }
 }
 
 static void on_output(size_t id, pmix_iof_channel_t channel, pmix_proc_t *source,
@@ -88,6 +115,19 @@ int main(int argc, char **argv)
         snprintf(job, sizeof(job), "%s", v->data.string);
         printf("namespaces %s\n", job);
     }
+    PMIX_INFO_FREE(info, ninfo);
+    PMIX_QUERY_FREE(q, 1);
+
+    /* the query that crashed ternrun (OpenPMIx's tool example asks it) */
+    PMIX_QUERY_CREATE(q, 1);
+    PMIX_ARGV_APPEND(rc, q[0].keys, PMIX_QUERY_NAMESPACE_INFO);
+    info = NULL;
+    ninfo = 0;
+    rc = PMIx_Query_info(q, 1, &info, &ninfo);
+    if (rc != PMIX_SUCCESS)
+        fail("query namespace info", rc);
+    else if ((v = result(info, ninfo, PMIX_QUERY_NAMESPACE_INFO)) != NULL)
+        print_nsinfo(v);
     PMIX_INFO_FREE(info, ninfo);
     PMIX_QUERY_FREE(q, 1);
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # A PMIx tool attaches to a running ternrun (docs/ternrun.md): with
 # PMIX_TOOL_ATTACHMENT_FILE (named by ternrun -v) it gets a name of its
-# own, the job's namespace and proc table (the pids the ranks print), and
+# own, the job's namespace, its namespace info (with the command line: that
+# query crashed ternrun before) and proc table (the pids the ranks print), and
 # a refused PMIx_IOF_pull (output copies come from tern-iof); a tool that
 # stops itself once attached does not hold the job up: it ends on time,
 # status 0.
@@ -22,6 +23,8 @@ timeout -k 5 30 "$TOOL" "$file" >"$WORK/tool" 2>&1 || fail "the tool failed: $(c
 grep -Eq '^tool ternrun-[0-9]+\.tool\.[0-9]+:0$' "$WORK/tool" ||
     fail "the tool's name: $(head -1 "$WORK/tool")"
 grep -Eq '^namespaces ternrun-[0-9]+$' "$WORK/tool" || fail "the tool saw no job namespace"
+grep -Eq '^nsinfo ternrun-[0-9]+ .*pmix_probe sleep 8$' "$WORK/tool" ||
+    fail "the tool's namespace info: $(cat "$WORK/tool")"
 for r in 0 1; do
     pid=$(sed -n "s/^ready $r \([0-9]*\)$/\1/p" "$OUT")
     # PMIX_PROC_STATE_RUNNING 5, _CONNECTED 6

@@ -7,7 +7,13 @@
 #   exit 3                      PMIX_ERR_EXIT_NONZERO_TERM   -404  job exits 3
 #   SIGKILL                     PMIX_ERR_PROC_ABORTED_BY_SIG -402  job exits 137
 # Both survivors get it well within the kill grace and end by themselves.
+# Every end but the first is also told as PMIX_ERR_PROC_ABORTED (-7), the
+# PMIx 3 name, after the precise code: the probe registers for both and
+# must see the precise one.  A client that registers only for the old names
+# (PMIX_ERR_PROC_ABORTED, PMIX_ERR_JOB_TERMINATED), as OpenPMIx's fault
+# example does, is told too (nobody was before).
 . "$(dirname "$0")/lib.sh"
+CLIENTS=${PMIX_CLIENTS:-./tests/launcher/pmix_clients}
 
 # check HOW JOB-STATUS EVENT-STATUS EXIT-CODE
 check() {
@@ -26,5 +32,15 @@ check finalize 0 -201 0
 check nofinalize 1 -200 0
 check exit3 3 -404 3
 check kill 137 -402 137
+
+T=30 run -n 3 --kill-grace 20 "$CLIENTS" fault
+expect_rc 1 "pmix_clients fault (rank 0 exits 1)"
+for r in 1 2; do
+    expect_out "^fault rank $r: rank 0 code -7 \(.*\) exit code 1\$" \
+        "rank $r told of rank 0's end under the PMIx 3 name"
+done
+if grep -q "still running .* after the failure" "$ERR"; then
+    fail "fault: the survivors had to be killed"
+fi
 
 finish
