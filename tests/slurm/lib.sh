@@ -4,7 +4,8 @@
 # Nothing of the system's is used or touched (/etc/munge, /etc/slurm, a
 # running munged or slurmd): the test makes its own munge key, runs its own
 # munged on its own socket, and its slurmctld and slurmd on free ports
-# with a cluster name, state, spool, TmpFS, pid and log files of their own.
+# with a cluster name, job ids, state, spool, TmpFS, pid and log files of
+# their own.
 #
 #   sl_skip_unless_slurm    exit 77 with "SKIP: ..." where Slurm is not
 #                           installed or cannot run here
@@ -117,6 +118,24 @@ $(sl_tail "$SL_DIR/munged.log")"
 $(sl_tail "$SL_DIR/munged.log")"
 }
 
+# The first job id of this cluster.  Job ids name the PMIx namespace
+# (slurm.pmix.JOB.STEP), and tern names what its ranks share on a host by
+# it (/dev/shm/tern-NSPACE-R, the shm wake-up socket @tern.HASH.R.W): two
+# clusters of these tests on one machine must not both count from 1.  A
+# range of 2000 ids per run, chosen by pid, one no other run here uses.
+sl_first_job_id() {
+    local slot=$(($$ % 32768)) i id
+    for i in $(seq 1 100); do
+        id=$((1 + slot * 2000))
+        if ! grep -qsx "FirstJobId=$id" "${TMPDIR:-/tmp}"/tern-slurm.*/slurm.conf; then
+            echo "$id"
+            return
+        fi
+        slot=$(((slot + 1) % 32768))
+    done
+    echo "$id"
+}
+
 # sl_write_conf CTLHOST CTLADDR CTLPORT DPORT: slurm.conf for SL_NODES
 sl_write_conf() {
     local host=$1 addr=$2 cport=$3 dport=$4 n nodes
@@ -124,6 +143,7 @@ sl_write_conf() {
     cat >"$SL_CONF" <<EOF
 # written by tests/slurm/lib.sh for one test run
 ClusterName=tern$$
+FirstJobId=$(sl_first_job_id)
 SlurmctldHost=$host($addr)
 SlurmctldPort=$cport
 SlurmdPort=$dport
@@ -177,7 +197,7 @@ sl_in_node() {
 # One attempt at starting slurmctld and the slurmds: 0 started, 1 failed,
 # 2 a port was taken meanwhile (try others)
 sl_start_daemons() {
-    local host=$1 addr=$2 ports n log
+    local host=$1 addr=$2 ports n
     ports=$(sl_free_ports "$SL_CTL_NS" 2)
     [ "$(echo $ports | wc -w)" -eq 2 ] || sl_fail "no free TCP ports for slurmctld and slurmd"
     # shellcheck disable=SC2086
@@ -452,11 +472,11 @@ sl_iof_plain() {
         echo "FAIL: $label: $(wc -c <"$f") bytes in $(wc -l <"$f") lines, the ranks wrote $wb in $wl"
         return 1
     fi
-    if grep -q "$other[0-9]* L[0-9]" "$f"; then
-        echo "FAIL: $label: lines of the other stream: $(grep "$other[0-9]* L[0-9]" "$f" | head -2)"
+    if grep -q "${other}[0-9]* L[0-9]" "$f"; then
+        echo "FAIL: $label: lines of the other stream: $(grep "${other}[0-9]* L[0-9]" "$f" | head -2)"
         return 1
     fi
-    split=$(grep -Evc "^$k[0-9]+ L[0-9]+ [a-z]*\$" "$f")
+    split=$(grep -Evc "^${k}[0-9]+ L[0-9]+ [a-z]*\$" "$f")
     echo "$label: $wl lines, every byte there; $split came split or mixed with another task's"
 }
 
@@ -469,7 +489,7 @@ sl_iof_labelled() {
         return 1
     fi
     # a whole line "K<R> L..." names its writer: it must carry R's label
-    mis=$(grep -E "^ *[0-9]+: $k[0-9]+ L[0-9]+ " "$f" |
+    mis=$(grep -E "^ *[0-9]+: ${k}[0-9]+ L[0-9]+ " "$f" |
         awk '{ if ($1 + 0 != substr($2, 2) + 0) n++ } END { print n + 0 }')
     if [ "$mis" -ne 0 ]; then
         echo "FAIL: $label: $mis lines labelled with another task than their writer"
