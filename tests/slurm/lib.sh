@@ -320,7 +320,7 @@ sl_traps() {
 # sl_up CTLHOST CTLADDR: start the cluster of SL_NODES, wait until every
 # node is idle and srun knows the pmix plugin
 sl_up() {
-    local host=$1 addr=$2 attempt r i state
+    local host=$1 addr=$2 attempt r state idle
     SL_CONF=$SL_DIR/slurm.conf
     sl_start_munged
     for attempt in 1 2 3; do
@@ -336,14 +336,18 @@ sl_up() {
         sl_skip "$SL_WHY"
     done
     SL_UP=1
-    for i in $(seq 1 150); do
+    idle=0
+    for _ in $(seq 1 150); do
         state=$(sl_ctl timeout 10 sinfo -h -N -o '%N %T' 2>/dev/null | sort -u)
-        [ -n "$state" ] && ! echo "$state" | grep -qv ' idle$' &&
-            [ "$(echo "$state" | wc -l)" -eq "$(echo $SL_NODES | wc -w)" ] && break
+        if [ -n "$state" ] && ! echo "$state" | grep -qv ' idle$' &&
+            [ "$(echo "$state" | wc -l)" -eq "$(echo $SL_NODES | wc -w)" ]; then
+            idle=1
+            break
+        fi
         state=${state:-(no answer from slurmctld)}
         sleep 0.2
     done
-    if [ "$i" -eq 150 ]; then
+    if [ "$idle" = 0 ]; then
         sl_skip "the Slurm nodes did not become idle within 30 s: $(echo $state)
 $(for f in "$SL_DIR"/slurmctld.log "$SL_DIR"/slurmd-*.log; do echo "  $f:"; sl_tail "$f" 8; done)"
     fi
