@@ -340,6 +340,19 @@ static tern_status_t singleton_refuses(const char *what)
                       "--mpi=pmix or mpirun", what);
 }
 
+/* A launcher whose PMIx server lacks an operation answers NOT-SUPPORTED
+ * (Slurm's srun --mpi=pmix has neither a name service nor spawn): that is
+ * the launcher's limit, not a PMIx failure, and its log says nothing about
+ * it, so the message names the call, the job (whose name shows the
+ * launcher: slurm.pmix.JOB.STEP) and the answer. */
+static tern_status_t launcher_refuses(const tern_pmix_t *p, const char *what, const char *call)
+{
+    return tern_error(TERN_ERR_UNSUPPORTED,
+                      "%s: the launcher's PMIx server (job %s) does not "
+                      "support %s: it answered NOT-SUPPORTED",
+                      what, p->nspace, call);
+}
+
 tern_status_t tern_pmix_init(tern_pmix_t *p, bool standalone)
 {
     memset(p, 0, sizeof(*p));
@@ -581,6 +594,8 @@ tern_status_t tern_pmix_publish(tern_pmix_t *p, const char *key, const char *val
     PMIX_INFO_LOAD(&info, key, value, PMIX_STRING);
     pmix_status_t rc = PMIx_Publish(&info, 1);
     PMIX_INFO_DESTRUCT(&info);
+    if (rc == PMIX_ERR_NOT_SUPPORTED)
+        return launcher_refuses(p, "tern_publish", "PMIx_Publish (the name service)");
     if (rc != PMIX_SUCCESS)
         return tern_error(TERN_ERR_PMIX, "PMIx_Publish(%s): %s", key, PMIx_Error_string(rc));
     return TERN_OK;
@@ -597,6 +612,8 @@ tern_status_t tern_pmix_lookup(tern_pmix_t *p, const char *key, char **value)
     tern_status_t st = TERN_OK;
     if (rc == PMIX_ERR_NOT_FOUND || (rc == PMIX_SUCCESS && pd.value.type == PMIX_UNDEF)) {
         st = tern_error(TERN_ERR_NOT_FOUND, "PMIx_Lookup(%s): nobody published it", key);
+    } else if (rc == PMIX_ERR_NOT_SUPPORTED) {
+        st = launcher_refuses(p, "tern_lookup", "PMIx_Lookup (the name service)");
     } else if (rc != PMIX_SUCCESS) {
         st = tern_error(TERN_ERR_PMIX, "PMIx_Lookup(%s): %s", key, PMIx_Error_string(rc));
     } else if (pd.value.type != PMIX_STRING) {
@@ -616,6 +633,8 @@ tern_status_t tern_pmix_unpublish(tern_pmix_t *p, const char *key)
     pmix_status_t rc = PMIx_Unpublish(keys, NULL, 0);
     if (rc == PMIX_ERR_NOT_FOUND)
         return tern_error(TERN_ERR_NOT_FOUND, "PMIx_Unpublish(%s): not published", key);
+    if (rc == PMIX_ERR_NOT_SUPPORTED)
+        return launcher_refuses(p, "tern_unpublish", "PMIx_Unpublish (the name service)");
     if (rc != PMIX_SUCCESS)
         return tern_error(TERN_ERR_PMIX, "PMIx_Unpublish(%s): %s", key, PMIx_Error_string(rc));
     return TERN_OK;
@@ -684,7 +703,12 @@ tern_status_t tern_pmix_spawn(tern_pmix_t *p, const char *const argv[], int n,
     if (wdir != NULL)
         PMIX_INFO_LOAD(&info, PMIX_WDIR, wdir, PMIX_STRING);
     pmix_status_t rc = PMIx_Spawn(wdir != NULL ? &info : NULL, wdir != NULL ? 1 : 0, &app, 1, ns);
-    if (rc != PMIX_SUCCESS) {
+    if (rc == PMIX_ERR_NOT_SUPPORTED) {
+        char what[320];
+        snprintf(what, sizeof(what), "tern_spawn of %d x %s%s%s", n, argv[0], wdir ? " in " : "",
+                 wdir ? wdir : "");
+        st = launcher_refuses(p, what, "PMIx_Spawn");
+    } else if (rc != PMIX_SUCCESS) {
         st = tern_error(spawn_status(rc), "tern_spawn of %d x %s%s%s: %s (the launcher's log names "
                         "the cause)", n, argv[0], wdir ? " in " : "", wdir ? wdir : "",
                         PMIx_Error_string(rc));

@@ -301,7 +301,12 @@ int tern_worker_counters(tern_worker_t *w, tern_counter_t *out, int max);
 
 /* ---- PMIx name service ------------------------------------------------- */
 
-/** Publish key=value (strings) in the job's PMIx name service. */
+/**
+ * Publish key=value (strings) in the job's PMIx name service.
+ * TERN_ERR_UNSUPPORTED when there is none: a singleton, or a launcher
+ * whose PMIx server has no name service (Slurm's srun --mpi=pmix); the
+ * same for tern_lookup and tern_unpublish.
+ */
 tern_status_t tern_publish(tern_context_t *ctx, const char *key, const char *value);
 
 /**
@@ -326,10 +331,11 @@ tern_status_t tern_unpublish(tern_context_t *ctx, const char *key);
  * namespace) is in job[TERN_JOB_NAME_MAX].  All or nothing: when a rank
  * cannot start, none runs, and the status says why: TERN_ERR_NOT_FOUND (no
  * such program or directory), TERN_ERR_UNSUPPORTED (the launcher cannot
- * spawn), TERN_ERR_NO_RESOURCE, TERN_ERR_PMIX (anything else); the
- * launcher's log names the cause.  The new job is a tern job of its own
- * (its ranks call tern_init); its end and its ranks' failures reach this
- * job as PMIx events, never as a failure of this job.
+ * spawn: a singleton, Slurm's srun --mpi=pmix), TERN_ERR_NO_RESOURCE,
+ * TERN_ERR_PMIX (anything else); the launcher's log names the cause.  The
+ * new job is a tern job of its own (its ranks call tern_init); its end and
+ * its ranks' failures reach this job as PMIx events, never as a failure of
+ * this job.
  */
 tern_status_t tern_spawn(tern_context_t *ctx, const char *const argv[], int n,
                          const char *const env[], const char *wdir, char job[TERN_JOB_NAME_MAX]);

@@ -1,0 +1,230 @@
+#!/bin/bash
+# tern under Slurm's `srun --mpi=pmix` across two nodes: a cluster of the
+# test's own (tests/slurm/lib.sh) whose two slurmds run in two network
+# namespaces joined by a veth pair, each with its own hostname; slurmctld
+# and srun in the first.  4 ranks, 2 per node (ranks 0-1 on node 1); VCs
+# inside a node use shm, across the nodes each inter-node netmod built in
+# turn: tcp, verbs (on tests/ibloop's loopback device, whose fabric spans
+# the namespaces), dpdk (net_af_packet on a veth pair of its own between
+# the nodes).  For each:
+#  1. mn_engine_probe vcs: each VC's netmod is exactly shm inside a node and
+#     NETMOD across, and 64 B and 1 MiB messages between every pair arrive
+#     intact; then the engine suite (engine_tests all) on the 4 ranks, each
+#     rank passing every case (pubsub: Slurm has no name service,
+#     TERN_TEST_NO_NAME_SERVICE)
+#  2. those jobs end cleanly: no rank warns "connection to rank N failed:
+#     ... closed by the peer (EOF)" (a peer that closes after its clean
+#     finalize is no failure; in the tcp netmod, not fixed on this branch)
+# Then, over tcp:
+#  3. the MPI program mpi_coll across the nodes
+#  4. node 2's ranks are SIGKILLed while node 1's wait on them
+#     (mn_engine_probe hang): each request of node 1's ranks on them ends
+#     with TERN_ERR_PEER_FAILED before Slurm kills the step, and srun ends,
+#     non-zero, within $SL_KILL_BOUND s, leaving no rank behind
+#  5. stdout from both nodes: every byte there; with --label each task's
+#     pieces put together are exactly what it wrote
+# Every check runs and is reported; the test fails if any failed.
+# SL_NETMODS overrides the list of inter-node netmods ("tcp verbs dpdk").
+. "${srcdir:-.}/tests/slurm/lib.sh"
+ENGINE_TESTS=${ENGINE_TESTS:-./tests/engine_tests}
+ENGINE_PROBE=./tests/multinode/mn_engine_probe
+WRITER=./tests/iof/iof_writer
+TERN_INFO=${TERN_INFO:-./tern_info}
+for p in "$ENGINE_TESTS" "$ENGINE_PROBE" "$WRITER" "$TERN_INFO" ./ternmpicc; do
+    [ -x "$p" ] || sl_fail "$p not built"
+done
+netmods=$("$TERN_INFO" 2>/dev/null | sed -n 's/^netmods: *//p')
+case " $netmods " in
+*" tcp "*) ;;
+*) sl_skip "no inter-node netmod built (tern_info: netmods: $netmods); these tests need tcp" ;;
+esac
+sl_skip_unless_slurm
+sl_up_two
+SL_KILL_BOUND=${SL_KILL_BOUND:-20}
+inter=${SL_NETMODS:-tcp $(case " $netmods " in *" verbs "*) echo verbs ;; esac) $(
+    case " $netmods " in *" dpdk "*) echo dpdk ;; esac)}
+out=$SL_DIR/out
+failures=0
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+# 4 ranks, 2 per node, in blocks: rank r on node r / 2
+PLACE=(-N 2 -n 4 --ntasks-per-node=2 --distribution=block)
+
+# no_failed_connection LABEL: a clean job's ranks must not take a peer
+# that closed its connection after its clean finalize for a failed one
+# ("connection to rank N failed: tcp read ... closed by the peer (EOF)":
+# under srun the nodes leave the finalize fence at different times).  Other
+# failed connections at a clean finalize are shown, not counted: verbs
+# reports its keepalive to a peer that has finalized (transport retry
+# counter exceeded), a defect of its own (docs/launchers.md).
+no_failed_connection() {
+    local pat='connection to rank [0-9]* failed'
+    if grep "$pat" "$out" | grep -q '(EOF)'; then
+        fail "$1: a peer's clean close taken for a failure: $(grep "$pat" "$out" | grep '(EOF)' | head -2)"
+    fi
+    if grep "$pat" "$out" | grep -vq '(EOF)'; then
+        echo "NOTE: $1: at a clean finalize (not counted): $(grep "$pat" "$out" | grep -v '(EOF)' | head -2)"
+    fi
+}
+
+# one_netmod NM: the probe and the suite with shm inside a node, NM across
+one_netmod() (
+    local nm=$1 rc n0 r
+    failures=0
+    export TERN_NETMODS=shm,$nm TERN_TEST_NETMOD=shm,$nm TERN_TEST_MIXED_EVERY_RANK=1
+    if [ -f "${srcdir:-.}/netmods/$nm/test.env" ]; then
+        set -a
+        . "${srcdir:-.}/netmods/$nm/test.env"
+        set +a
+    fi
+    unset TERN_TCP_ADDRS # test.env's one-host loopback: the nodes talk through their veths
+    if [ "$nm" = dpdk ]; then
+        ip link add tdpdk netns "$MN_NS1" type veth peer name tdpdk netns "$MN_NS2" &&
+            ip -n "$MN_NS1" link set tdpdk up && ip -n "$MN_NS2" link set tdpdk up ||
+            { fail "dpdk: creating the veth pair tdpdk"; exit 1; }
+        export TERN_DPDK_VDEV="net_af_packet%w,iface=tdpdk"
+    fi
+    echo "=== shm inside the nodes, $nm across them"
+    sl_srun "${PLACE[@]}" -- "$ENGINE_PROBE" vcs 2 >"$out" 2>&1
+    rc=$?
+    cat "$out"
+    if [ "$rc" -ne 0 ]; then
+        fail "$nm: mn_engine_probe vcs: srun exited $rc"
+    else
+        for r in 0 1 2 3; do
+            grep -q "^ok vcs rank $r host $((r / 2)): " "$out" ||
+                fail "$nm: no 'ok vcs' line from rank $r"
+        done
+        no_failed_connection "$nm: mn_engine_probe vcs"
+    fi
+    TERN_TEST_NO_NAME_SERVICE=1 sl_srun "${PLACE[@]}" -- "$ENGINE_TESTS" all >"$out" 2>&1
+    rc=$?
+    cat "$out"
+    if [ "$rc" -ne 0 ]; then
+        fail "$nm: engine suite: srun exited $rc"
+    else
+        sl_check_suite "$out" 4 "$nm: suite, 4 ranks on 2 nodes, shm + $nm" ||
+            failures=$((failures + 1))
+        no_failed_connection "$nm: engine suite"
+    fi
+    exit "$failures"
+)
+
+for nm in $inter; do
+    one_netmod "$nm"
+    failures=$((failures + $?))
+done
+
+export TERN_NETMODS=shm,tcp
+unset TERN_TCP_ADDRS
+
+echo "=== the MPI program mpi_coll across the nodes"
+TERN_MPI_INCLUDEDIR=$(cd "${srcdir:-.}/include" && pwd)
+TERN_MPI_LIBDIR=$(pwd)/.libs
+export TERN_MPI_INCLUDEDIR TERN_MPI_LIBDIR
+# shellcheck disable=SC2086
+if ./ternmpicc ${TERN_TEST_CFLAGS:--Wall -Werror} -O2 -I"${srcdir:-.}" \
+    "${srcdir:-.}/tests/mpi/mpi_coll.c" -o "$SL_DIR/mpi_coll"; then
+    sl_srun "${PLACE[@]}" -- "$SL_DIR/mpi_coll" >"$out" 2>&1
+    rc=$?
+    cat "$out"
+    [ "$rc" -eq 0 ] || fail "mpi_coll: srun exited $rc"
+    [ "$(grep -c '^ok rank' "$out")" -eq 4 ] || fail "mpi_coll: not every rank said ok"
+    no_failed_connection "mpi_coll"
+else
+    fail "ternmpicc mpi_coll.c"
+fi
+
+echo "=== node 2's ranks SIGKILLed while node 1's wait on them"
+# kill_once: 0 checked (failures counted), 1 Slurm's own kill of the step
+# (about 1 s after the deaths) came before node 1's ranks reported
+kill_once() {
+    local job i pid victims start end rc left
+    sl_srun "${PLACE[@]}" -- "$ENGINE_PROBE" hang 30 2 >"$out" 2>&1 &
+    job=$!
+    for i in $(seq 1 300); do
+        [ "$(grep -c '^ready ' "$out")" -ge 4 ] && break
+        kill -0 "$job" 2>/dev/null || break
+        sleep 0.1
+    done
+    if [ "$(grep -c '^ready ' "$out")" -lt 4 ]; then
+        kill "$job" 2>/dev/null
+        wait "$job"
+        cat "$out"
+        fail "kill: the job did not start (no 4 'ready' lines within 30 s)"
+        return 0
+    fi
+    victims=$(awk '$1 == "ready" && ($2 == 2 || $2 == 3) { print $3 }' "$out")
+    for pid in $victims; do
+        [ "$(ip netns identify "$pid" 2>/dev/null)" = "$MN_NS2" ] ||
+            fail "kill: rank pid $pid is not in node 2's namespace $MN_NS2"
+    done
+    sleep 0.5 # let node 1's ranks start waiting
+    echo "killing $(echo $victims) (ranks 2 and 3, node 2)"
+    start=$(date +%s.%N)
+    # shellcheck disable=SC2086
+    kill -KILL $victims
+    for i in $(seq 1 $((SL_KILL_BOUND * 10))); do
+        kill -0 "$job" 2>/dev/null || break
+        sleep 0.1
+    done
+    end=$(date +%s.%N)
+    if kill -0 "$job" 2>/dev/null; then
+        fail "kill: srun still runs $SL_KILL_BOUND s after the kill"
+        kill "$job" 2>/dev/null
+    fi
+    wait "$job"
+    rc=$?
+    cat "$out"
+    awk -v rc="$rc" -v a="$start" -v z="$end" \
+        'BEGIN { printf "srun exit status %d, %.1f s after the kill\n", rc, z - a }'
+    if [ "$(grep -Ec '^rank [01]: [0-9]+ of ' "$out")" -lt 2 ] &&
+        grep -Eq 'tasks? 0(-1)?: Killed' "$out"; then
+        return 1
+    fi
+    [ "$rc" -ne 0 ] || fail "kill: srun exited 0 although two ranks were killed"
+    grep -q '^FAIL' "$out" && fail "kill: a rank reported a failed check"
+    # a receive from each of node 2's ranks and a 64 MiB send: 3 per rank
+    [ "$(grep -Ec '^rank [01]: 3 of 3 requests on host-2 ranks failed with TERN_ERR_PEER_FAILED' "$out")" -eq 2 ] ||
+        fail "kill: not both of node 1's ranks saw TERN_ERR_PEER_FAILED on all 3 requests"
+    for i in $(seq 1 50); do
+        left=$(for pid in $(sl_tagged_pids); do
+            case $(cat "/proc/$pid/comm" 2>/dev/null) in *mn_engine*) echo "$pid" ;; esac
+        done)
+        [ -z "$left" ] && break
+        sleep 0.1
+    done
+    [ -z "$left" ] || fail "kill: ranks left after srun ended: $left"
+    return 0
+}
+for attempt in 1 2 3; do
+    kill_once && break
+    if [ "$attempt" -eq 3 ]; then
+        fail "kill: 3 times Slurm killed node 1's ranks before they reported"
+    else
+        echo "note: Slurm killed node 1's ranks before they reported: once more"
+    fi
+done
+
+echo "=== stdout of 4 ranks on 2 nodes"
+N=20000
+for r in 0 1 2 3; do
+    PMIX_RANK=$r "$WRITER" lines $N >"$SL_DIR/want.$r"
+done
+sl_srun "${PLACE[@]}" -- "$WRITER" lines $N >"$out" 2>"$out.err"
+rc=$?
+[ "$rc" -eq 0 ] || fail "iof: srun exited $rc: $(head -c 300 "$out.err")"
+sl_iof_plain "$out" "$SL_DIR/want" R E 4 "iof stdout, 2 nodes" || failures=$((failures + 1))
+sl_srun "${PLACE[@]}" --label -- "$WRITER" lines $N >"$out" 2>"$out.err"
+rc=$?
+[ "$rc" -eq 0 ] || fail "iof --label: srun exited $rc: $(head -c 300 "$out.err")"
+sl_iof_labelled "$out" "$SL_DIR/want" R 4 "iof --label stdout, 2 nodes" ||
+    failures=$((failures + 1))
+
+if [ "$failures" -ne 0 ]; then
+    echo "$failures check(s) failed"
+    exit 1
+fi
+echo "all checks passed"
