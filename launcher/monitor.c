@@ -503,9 +503,18 @@ static void drain_wake(struct ternrun_job *job)
     }
 }
 
+/* A namespace whose ranks have all ended has nothing left to escalate: its
+ * deadline neither fires nor bounds the poll (a spawned job that failed at
+ * once used to stay in TERM with a past deadline: a zero poll timeout, a
+ * core spinning for as long as the other jobs ran). */
+static bool escalating(const struct ternrun_ns *ns)
+{
+    return ns->phase != PHASE_RUN && ns->nlive > 0;
+}
+
 static void check_deadline(struct monitor *m, struct ternrun_ns *ns, long now)
 {
-    if (ns->phase == PHASE_RUN || now < ns->deadline) {
+    if (!escalating(ns) || now < ns->deadline) {
         return;
     }
     switch (ns->phase) {
@@ -584,7 +593,7 @@ int ternrun_monitor(struct ternrun_job *job, int launch_failure)
         niof = tern_iof_poll_prepare(job->iof, pfd + 2, npfd - 2);
         for (int k = 0; k < job->nns; k++) {
             const struct ternrun_ns *ns = job->ns[k];
-            if (ns->phase != PHASE_RUN && ns->deadline - now < timeout) {
+            if (escalating(ns) && ns->deadline - now < timeout) {
                 timeout = ns->deadline > now ? ns->deadline - now : 0;
             }
         }

@@ -10,6 +10,11 @@
  *   tern_spawn child      the spawned job: a ring over its own ranks (each
  *                         sends its rank to the next), prints "child R of N
  *                         got P var V"
+ *   tern_spawn failed-child SECS
+ *                         rank 0 spawns 2 x /bin/false (a job that fails at
+ *                         once), then every rank stays SECS seconds and
+ *                         prints the CPU time its parent (ternrun) used
+ *                         meanwhile: "launcher cpu C ms of W ms"
  *
  * Every failed check prints "FAIL: ..." and makes the exit status 1.
  */
@@ -18,13 +23,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <tern/tern.h>
 
 #include "tests/launcher/tern_check.h"
-
-
 
 static void parent(tern_context_t *ctx, int n, const char *self)
 {
@@ -59,6 +63,56 @@ static void parent(tern_context_t *ctx, int n, const char *self)
     CHECK(st == TERN_OK, "barrier: %s", tern_strerror(st));
 }
 
+/* user + system CPU time of process pid in ms (/proc/PID/stat fields 14
+ * and 15), or -1 */
+static long cpu_ms(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+    unsigned long ut = 0, st = 0;
+    if (p == NULL || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
+                            &st) != 2)
+        return -1;
+    return (long)((ut + st) * 1000 / (unsigned long)sysconf(_SC_CLK_TCK));
+}
+
+static long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* a spawned job that fails at once must leave the launcher idle: ternrun
+ * used to poll with a zero timeout for as long as the first job ran */
+static void failed_child(tern_context_t *ctx, int secs)
+{
+    if (tern_rank(ctx) == 0) {
+        char job[TERN_JOB_NAME_MAX];
+        const char *argv[] = {"/bin/false", NULL};
+        tern_status_t st = tern_spawn(ctx, argv, 2, NULL, NULL, job);
+        CHECK(st == TERN_OK, "tern_spawn /bin/false: %s", tern_strerror(st));
+        if (st == TERN_OK)
+            printf("spawned %s\n", job);
+        fflush(stdout);
+    }
+    long c0 = cpu_ms(getppid()), t0 = now_ms();
+    sleep((unsigned)secs);
+    long c1 = cpu_ms(getppid()), t1 = now_ms();
+    CHECK(c0 >= 0 && c1 >= 0, "cannot read the launcher's CPU time");
+    printf("launcher cpu %ld ms of %ld ms (rank %d)\n", c1 - c0, t1 - t0, tern_rank(ctx));
+    fflush(stdout);
+    tern_status_t st = tern_barrier(ctx);
+    CHECK(st == TERN_OK, "barrier: %s", tern_strerror(st));
+}
+
 static void child(tern_context_t *ctx)
 {
     tern_worker_t *w = tern_context_worker(ctx);
@@ -87,7 +141,7 @@ int main(int argc, char **argv)
     ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
     if (len <= 0 || argc < 2) {
-        fprintf(stderr, "usage: tern_spawn parent N | child\n");
+        fprintf(stderr, "usage: tern_spawn parent N | child | failed-child SECS\n");
         return 2;
     }
     self[len] = '\0';
@@ -100,6 +154,8 @@ int main(int argc, char **argv)
         parent(ctx, atoi(argv[2]), self);
     } else if (strcmp(argv[1], "child") == 0) {
         child(ctx);
+    } else if (strcmp(argv[1], "failed-child") == 0 && argc == 3) {
+        failed_child(ctx, atoi(argv[2]));
     } else {
         printf("FAIL: unknown mode %s\n", argv[1]);
         failures++;

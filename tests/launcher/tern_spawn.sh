@@ -2,7 +2,12 @@
 # tern_spawn: a tern program starts another tern job (tests/launcher/tern_spawn.c);
 # the children run their own wire-up and exchange messages among themselves,
 # with the environment the parent gave them; a missing program is
-# TERN_ERR_NOT_FOUND naming it, 0 ranks TERN_ERR_INVALID_PARAM.
+# TERN_ERR_NOT_FOUND naming it, 0 ranks TERN_ERR_INVALID_PARAM.  A spawned
+# job that fails at once leaves ternrun idle while the first job runs on:
+# no escalation of a job with no rank left ("still running ... terminating
+# them"), and no busy poll (ternrun's CPU time over the 4 s the ranks wait:
+# a busy poll took 48 % of it on a loaded 2-core machine, the whole
+# core on an idle one; idle, it takes a few ms).
 . "$(dirname "$0")/lib.sh"
 
 PROG=./tests/launcher/tern_spawn
@@ -19,5 +24,17 @@ expect_out '^ok zero$' "0 ranks refused"
 expect_err "cannot run '/nonexistent/tern-no-such-program': command not found" \
     "ternrun names the missing program"
 if grep -q FAIL "$OUT"; then fail "a check failed"; fi
+
+T=60 run -n 2 --kill-grace 1 "$PROG" failed-child 4
+expect_rc 1 "a spawned job of /bin/false: ternrun's status is its worst rank's"
+expect_out '^launcher cpu [0-9]+ ms of [0-9]+ ms \(rank 0\)$' "ternrun's CPU time read"
+if grep -q FAIL "$OUT"; then fail "failed-child: a check failed"; fi
+if grep -q 'still running' "$ERR"; then
+    fail "ternrun escalated against a job with no rank left"
+fi
+# a busy poll competes for a core whatever the load; an idle ternrun never
+# comes near a quarter of the wait
+awk '/^launcher cpu/ { if ($3 * 4 > $6) bad = 1 } END { exit bad }' "$OUT" ||
+    fail "ternrun spun while a failed spawned job left nothing to wait for"
 
 finish
