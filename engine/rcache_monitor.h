@@ -81,8 +81,11 @@ static inline uint64_t tern_memmon_cursor(void)
  * line the monitor writes only when memory is unmapped. */
 static inline bool tern_memmon_pending(uint64_t cursor)
 {
-    return (atomic_load_explicit(&tern_memmon.state, memory_order_acquire) != 0) |    /* A2 */
-           (atomic_load_explicit(&tern_memmon.head, memory_order_acquire) != cursor); /* A1 */
+    /* both loads always made, no branch between them (locals: clang's
+     * -Wbitwise-instead-of-logical otherwise reads `|` as a typo) */
+    bool busy = atomic_load_explicit(&tern_memmon.state, memory_order_acquire) != 0; /* A2 */
+    bool moved = atomic_load_explicit(&tern_memmon.head, memory_order_acquire) != cursor; /* A1 */
+    return busy | moved;
 }
 
 typedef enum {
