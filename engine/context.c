@@ -413,6 +413,35 @@ void tern_progress_all_or_yield(tern_context_t *ctx)
         sched_yield();
 }
 
+/*
+ * After the finalize fence: every stream we said BYE on (engine_internal.h)
+ * is read up to the peer's BYE before the netmods close it.  The peer wrote
+ * its BYE before it entered the fence, so it is here or on its way: this
+ * ends at once.  Bounded all the same, by peer health (a dead peer fails its
+ * VC) and a deadline.
+ */
+static void await_byes(tern_context_t *ctx)
+{
+    uint64_t deadline = tern_now_ns() + 10ull * 1000000000ull;
+    for (;;) {
+        int waiting = -1;
+        for (int k = 0; k < ctx->num_workers && waiting < 0; k++)
+            for (int r = 0; r < ctx->size && waiting < 0; r++) {
+                const tern_vc_t *vc = &ctx->workers[k].vcs[r];
+                if (vc->bye_sent && !vc->peer_bye && vc->state != TERN_VC_FAILED)
+                    waiting = r;
+            }
+        if (waiting < 0)
+            return;
+        if (tern_now_ns() > deadline) {
+            tern_warn("finalize: rank %d did not say goodbye within 10 s of the finalize "
+                      "fence; closing its connection anyway", waiting);
+            return;
+        }
+        tern_progress_all_or_yield(ctx);
+    }
+}
+
 tern_status_t tern_finalize(tern_context_t *ctx)
 {
     if (ctx == NULL)
@@ -454,6 +483,7 @@ tern_status_t tern_finalize(tern_context_t *ctx)
     /* the fence progresses every worker: a peer still draining may need
      * our acknowledgements (dpdk) */
     tern_status_t st = tern_pmix_fence_progress(&ctx->pmix, progress_all, ctx);
+    await_byes(ctx);
     finalize_netmods(ctx);
     tern_status_t s3 = tern_pmix_finalize(&ctx->pmix);
     if (st == TERN_OK)
