@@ -352,6 +352,8 @@ static tern_status_t init_context(tern_context_t **out, bool standalone)
         tern_error(cfg_st, "%s", cfg_err);
     ctx->rank = (int)ctx->pmix.rank;
     ctx->size = (int)ctx->pmix.size;
+    if (cfg_st == TERN_OK) /* before the netmods: shm records the node's mode */
+        tern_context_idle_defaults(ctx);
     ctx->num_workers = cfg_st == TERN_OK ? (int)ctx->cfg.num_workers : 1;
     ctx->workers = calloc((size_t)ctx->num_workers, sizeof(*ctx->workers));
     if (ctx->workers == NULL) {

@@ -284,6 +284,10 @@ struct tern_context {
     int naccepted;
 };
 
+/* tern_init, once PMIx is up and before the netmods: the idle-wait
+ * defaults of an oversubscribed node (oversub.c); local rank 0 says so. */
+void tern_context_idle_defaults(tern_context_t *ctx);
+
 /* One progress round on every worker; sched_yield when none had work
  * (draining at disconnect / finalize).  context.c */
 void tern_progress_all_or_yield(tern_context_t *ctx);
