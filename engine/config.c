@@ -65,6 +65,9 @@ static const tern_config_entry_t engine_entries[] = {
     TERN_CFG_ENTRY_STRING("TERN_NETMODS", T, netmods, "(all built)", check_netmods,
                           "comma list restricting the netmods (self is always used); unset: "
                           "every built netmod"),
+    TERN_CFG_ENTRY_UINT("TERN_FAULT_FENCE_LATE_MS", T, fault_fence_late_ms, 0, 0, 5000,
+                        "test hook: tern_finalize goes on polling this many ms after its fence "
+                        "completes, as a rank does whose launcher releases the fence late"),
 };
 #undef T
 
