@@ -40,9 +40,11 @@ static const tern_config_entry_t engine_entries[] = {
                         "largest payload sent eagerly; larger messages use rendezvous (LMT)"),
     TERN_CFG_ENTRY_ENUM("TERN_WAIT_MODE", T, wait_mode, TERN_WAIT_YIELD, wait_names, 3,
                         "how an idle wait waits: spin, yield (spin then sched_yield), block "
-                        "(spin then sleep on every netmod's event source at once)"),
+                        "(spin then sleep on every netmod's event source at once); unset on an "
+                        "oversubscribed node: block"),
     TERN_CFG_ENTRY_UINT("TERN_SPIN_COUNT", T, spin_count, 2000, 1, 100000000,
-                        "idle polls before an idle wait yields or blocks"),
+                        "idle polls before an idle wait yields or blocks; unset on an "
+                        "oversubscribed node: 1"),
     TERN_CFG_ENTRY_UINT("TERN_HEALTH_MS", T, health_ms, 100, 1, 60000,
                         "period of the dead-peer check while a wait is idle (ms)"),
     TERN_CFG_ENTRY_ENUM("TERN_LMT_MODE", T, lmt_mode, 0, lmt_names, 5,
@@ -63,6 +65,9 @@ static const tern_config_entry_t engine_entries[] = {
     TERN_CFG_ENTRY_STRING("TERN_NETMODS", T, netmods, "(all built)", check_netmods,
                           "comma list restricting the netmods (self is always used); unset: "
                           "every built netmod"),
+    TERN_CFG_ENTRY_UINT("TERN_FAULT_FENCE_LATE_MS", T, fault_fence_late_ms, 0, 0, 5000,
+                        "test hook: tern_finalize goes on polling this many ms after its fence "
+                        "completes, as a rank does whose launcher releases the fence late"),
 };
 #undef T
 

@@ -75,6 +75,7 @@ typedef struct tern_config {
     uint64_t lmt_mode;         /* TERN_LMT_MODE: enum tern_lmt_mode, AUTO = by netmod/size */
     uint64_t num_workers;      /* TERN_NUM_WORKERS: workers per rank (same on every rank) */
     char netmods[TERN_CFG_STR_MAX]; /* TERN_NETMODS: "" = every built netmod */
+    uint64_t fault_fence_late_ms; /* TERN_FAULT_FENCE_LATE_MS: test hook, 0 = off */
     uint64_t env_set;          /* bit i: entry i came from the environment */
 } tern_config_t;
 

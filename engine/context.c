@@ -352,6 +352,8 @@ static tern_status_t init_context(tern_context_t **out, bool standalone)
         tern_error(cfg_st, "%s", cfg_err);
     ctx->rank = (int)ctx->pmix.rank;
     ctx->size = (int)ctx->pmix.size;
+    if (cfg_st == TERN_OK) /* before the netmods: shm records the node's mode */
+        tern_context_idle_defaults(ctx);
     ctx->num_workers = cfg_st == TERN_OK ? (int)ctx->cfg.num_workers : 1;
     ctx->workers = calloc((size_t)ctx->num_workers, sizeof(*ctx->workers));
     if (ctx->workers == NULL) {
@@ -413,6 +415,35 @@ void tern_progress_all_or_yield(tern_context_t *ctx)
         sched_yield();
 }
 
+/*
+ * After the finalize fence: every stream we said BYE on (engine_internal.h)
+ * is read up to the peer's BYE before the netmods close it.  The peer wrote
+ * its BYE before it entered the fence, so it is here or on its way: this
+ * ends at once.  Bounded all the same, by peer health (a dead peer fails its
+ * VC) and a deadline.
+ */
+static void await_byes(tern_context_t *ctx)
+{
+    uint64_t deadline = tern_now_ns() + 10ull * 1000000000ull;
+    for (;;) {
+        int waiting = -1;
+        for (int k = 0; k < ctx->num_workers && waiting < 0; k++)
+            for (int r = 0; r < ctx->size && waiting < 0; r++) {
+                const tern_vc_t *vc = &ctx->workers[k].vcs[r];
+                if (vc->bye_sent && !vc->peer_bye && vc->state != TERN_VC_FAILED)
+                    waiting = r;
+            }
+        if (waiting < 0)
+            return;
+        if (tern_now_ns() > deadline) {
+            tern_warn("finalize: rank %d did not say goodbye within 10 s of the finalize "
+                      "fence; closing its connection anyway", waiting);
+            return;
+        }
+        tern_progress_all_or_yield(ctx);
+    }
+}
+
 tern_status_t tern_finalize(tern_context_t *ctx)
 {
     if (ctx == NULL)
@@ -454,6 +485,13 @@ tern_status_t tern_finalize(tern_context_t *ctx)
     /* the fence progresses every worker: a peer still draining may need
      * our acknowledgements (dpdk) */
     tern_status_t st = tern_pmix_fence_progress(&ctx->pmix, progress_all, ctx);
+    /* test hook: this rank learns of the fence's end late, as under a
+     * launcher that releases it to the nodes at different times, and goes
+     * on polling while the others close (tests/engine/finalize_tcp.sh) */
+    uint64_t late = tern_now_ns() + ctx->cfg.fault_fence_late_ms * 1000000ull;
+    while (ctx->cfg.fault_fence_late_ms > 0 && tern_now_ns() < late)
+        tern_progress_all_or_yield(ctx);
+    await_byes(ctx);
     finalize_netmods(ctx);
     tern_status_t s3 = tern_pmix_finalize(&ctx->pmix);
     if (st == TERN_OK)

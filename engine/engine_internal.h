@@ -118,6 +118,8 @@ struct tern_vc {
     tern_vc_rx_t rx;
     tern_list_t lmt_wait;               /* rendezvous requests in flight (vc_link) */
     bool port_peer;                     /* its end is how a port peer leaves: no warning */
+    bool bye_sent;                      /* we said BYE on it (tern_vc_say_bye) */
+    bool peer_bye;                      /* the peer said BYE: its stream's end is a close */
 };
 
 /* ---- worker ---------------------------------------------------------------- */
@@ -282,6 +284,10 @@ struct tern_context {
     int naccepted;
 };
 
+/* tern_init, once PMIx is up and before the netmods: the idle-wait
+ * defaults of an oversubscribed node (oversub.c); local rank 0 says so. */
+void tern_context_idle_defaults(tern_context_t *ctx);
+
 /* One progress round on every worker; sched_yield when none had work
  * (draining at disconnect / finalize).  context.c */
 void tern_progress_all_or_yield(tern_context_t *ctx);
@@ -332,8 +338,21 @@ tern_status_t tern_worker_bind_netmod(tern_worker_t *w, tern_netmod_inst_t *n);
 /* Feed received stream bytes of vc to the engine (any fragmenting). */
 tern_status_t tern_handle_pkt(tern_vc_t *vc, const void *buf, size_t len);
 
-/* Fail vc: every request that depends on it completes with status. */
+/* Fail vc: every request that depends on it completes with status.  After
+ * the peer's BYE, a TERN_ERR_PEER_FAILED (its stream ended) is a close
+ * instead: no warning, receives from any source stay posted. */
 void tern_vc_fail(tern_vc_t *vc, tern_status_t status, const char *why);
+/*
+ * The close handshake of netmods whose VCs are streams that can end (tcp):
+ * when the netmod terminates a VC that has a stream (vc_terminate, or a
+ * stream set up after it), it says BYE as the last packet of the stream.
+ * The peer then knows that the end of the stream is a clean close, not a
+ * crash; and tern_finalize, after its fence, reads each such stream up to
+ * the peer's own BYE before the netmods close them, so no socket is closed
+ * with bytes unread (which would reset the connection and could drop our
+ * BYE).  Queued behind the VC's pending sends; once per VC.
+ */
+tern_status_t tern_vc_say_bye(tern_vc_t *vc);
 /* The process's context (tern_init / tern_init_standalone), or NULL. */
 tern_context_t *tern_context_live(void);
 /* The same for a VC closed on purpose (tern_disconnect): no warning, and

@@ -120,6 +120,14 @@ static tern_status_t handle_data(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const
     return TERN_OK;
 }
 
+/* The peer terminated the VC (tern_vc_say_bye): from now on the end of its
+ * stream is a close (engine/progress.c), and finalize stops waiting for it. */
+static tern_status_t handle_bye(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const uint8_t *cookie)
+{
+    vc->peer_bye = true;
+    return TERN_OK;
+}
+
 static const pkt_handler_t pkt_handlers[TERN_PKT_TYPE_MAX] = {
     [TERN_PKT_EAGER] = handle_eager,
     [TERN_PKT_RTS] = handle_rts,
@@ -127,6 +135,7 @@ static const pkt_handler_t pkt_handlers[TERN_PKT_TYPE_MAX] = {
     [TERN_PKT_DONE] = tern_lmt_handle_done,
     [TERN_PKT_COOKIE] = tern_lmt_handle_cookie_pkt,
     [TERN_PKT_DATA] = handle_data,
+    [TERN_PKT_BYE] = handle_bye,
 };
 
 static tern_status_t validate(const tern_vc_t *vc, const tern_pkt_hdr_t *h)
@@ -137,7 +146,8 @@ static tern_status_t validate(const tern_vc_t *vc, const tern_pkt_hdr_t *h)
     if (h->type == 0 || h->type >= TERN_PKT_TYPE_MAX || !flags_ok || h->reserved != 0 ||
         h->cookie_len > TERN_COOKIE_MAX ||
         ((h->type == TERN_PKT_EAGER || h->type == TERN_PKT_RTS) && h->tag < 0) ||
-        ((h->type == TERN_PKT_EAGER || h->type == TERN_PKT_DATA) && h->cookie_len != 0))
+        ((h->type == TERN_PKT_EAGER || h->type == TERN_PKT_DATA) && h->cookie_len != 0) ||
+        (h->type == TERN_PKT_BYE && (h->cookie_len != 0 || h->len != 0)))
         return tern_error(TERN_ERR_MALFORMED,
                           "malformed packet header from rank %d (type %u flags %u cookie %u)",
                           vc->rank, h->type, h->flags, h->cookie_len);

@@ -43,6 +43,8 @@ tern_status_t tern_error_wrap(tern_status_t status, const char *fmt, ...)
 
 /* A warning printed once per process for the given flag. */
 void tern_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A line saying what tern chose for the user ("tern[pid]: note: ..."). */
+void tern_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #ifdef TERN_DEBUG_LOG
 void tern_debug_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

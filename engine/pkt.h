@@ -5,7 +5,8 @@
  * parser (handle_pkt.c) cuts it into packets.  A packet is this fixed
  * 40-byte header followed by either a payload (EAGER, DATA: `len` bytes,
  * streamed straight into the matched buffer) or a cookie (RTS, CTS, DONE,
- * COOKIE: `cookie_len` bytes, at most TERN_COOKIE_MAX, accumulated in the VC).
+ * COOKIE: `cookie_len` bytes, at most TERN_COOKIE_MAX, accumulated in the VC);
+ * BYE is a bare header.
  * All fields are host byte order: the stream never leaves one kind of host
  * in this release (netmods across hosts check the card's byte order).
  */
@@ -23,7 +24,9 @@ enum tern_pkt_type {
     TERN_PKT_DONE = 4,   /* LMT transfer finished (side that knows tells the other) */
     TERN_PKT_COOKIE = 5, /* netmod-specific LMT update mid-transfer */
     TERN_PKT_DATA = 6,   /* null-LMT data: payload for receive request rreq */
-    TERN_PKT_TYPE_MAX = 7
+    TERN_PKT_BYE = 7,    /* the sender has terminated the VC: nothing follows, and the end
+                          * of its stream is a close, not a failure (tern_vc_say_bye) */
+    TERN_PKT_TYPE_MAX = 8
 };
 
 /*

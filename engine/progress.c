@@ -163,6 +163,15 @@ void tern_vc_close(tern_vc_t *vc, const char *why)
     vc_end(vc, TERN_ERR_PEER_FAILED, why, false);
 }
 
+tern_status_t tern_vc_say_bye(tern_vc_t *vc)
+{
+    if (vc->bye_sent || vc->state == TERN_VC_FAILED)
+        return TERN_OK;
+    vc->bye_sent = true;
+    tern_pkt_hdr_t h = {.type = TERN_PKT_BYE};
+    return tern_send_ctrl(vc, &h, NULL, 0);
+}
+
 static void vc_end(tern_vc_t *vc, tern_status_t status, const char *why, bool failed)
 {
     if (vc->state == TERN_VC_FAILED)
@@ -170,6 +179,13 @@ static void vc_end(tern_vc_t *vc, tern_status_t status, const char *why, bool fa
     tern_worker_t *w = vc->worker;
     char cause[384];
     snprintf(cause, sizeof(cause), "%s", why); /* why may be tern_last_error() itself */
+    /* The peer said BYE before its stream ended: it closed after terminating
+     * the VC (finalize, disconnect), it did not crash. */
+    if (failed && vc->peer_bye && status == TERN_ERR_PEER_FAILED) {
+        failed = false;
+        snprintf(cause, sizeof(cause), "rank %d said goodbye (it finalized), then closed: %s",
+                 vc->rank, why);
+    }
     vc->state = TERN_VC_FAILED;
     vc->fail_status = status;
     tern_error(status, "connection to rank %d %s: %s", vc->rank, failed ? "failed" : "closed",

@@ -168,20 +168,33 @@ tern_status_t tern_error_wrap(tern_status_t status, const char *fmt, ...)
     return record(status, msg);
 }
 
-void tern_warn(const char *fmt, ...)
+static void emit_tagged(const char *tag, const char *fmt, va_list ap)
 {
     char buf[512], line[600];
     int n;
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(buf, sizeof(buf), fmt, ap);
-    va_end(ap);
-    n = snprintf(line, sizeof(line), "tern[%d]: warning: %s\n", (int)getpid(), buf);
+    n = snprintf(line, sizeof(line), "tern[%d]: %s: %s\n", (int)getpid(), tag, buf);
     if (n >= (int)sizeof(line)) {
         n = (int)sizeof(line) - 1;
         line[n - 1] = '\n';
     }
     emit_line(line, (size_t)n);
+}
+
+void tern_warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    emit_tagged("warning", fmt, ap);
+    va_end(ap);
+}
+
+void tern_note(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    emit_tagged("note", fmt, ap);
+    va_end(ap);
 }
 
 #ifdef TERN_DEBUG_LOG

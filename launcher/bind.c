@@ -6,6 +6,7 @@
 #include "launcher/job.h"
 
 #include <hwloc.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,6 +124,26 @@ int ternrun_bind_assign(struct ternrun_job *job, struct ternrun_ns *ns, const ch
     b->enabled = true;
     bind_ranks(b, ns, live);
     return 0;
+}
+
+bool ternrun_oversubscribed(struct ternrun_job *job, struct ternrun_ns *ns)
+{
+    cpu_set_t mine;
+    int ranks = ns->nranks, cpus;
+
+    for (int i = 0; i < job->nall; i++) {
+        const struct ternrun_rank *r = job->all[i];
+        ranks += r->ns != ns && r->state == TERNRUN_RANK_RUNNING;
+    }
+    if (sched_getaffinity(0, sizeof(mine), &mine) != 0) {
+        ternrun_vlog(1, "%s: CPUs allowed to ternrun unknown (%m): not said to be "
+                     "oversubscribed", ns->name);
+        return false;
+    }
+    cpus = CPU_COUNT(&mine);
+    ternrun_vlog(1, "%s: %d ranks on the %d CPUs allowed to ternrun: %s", ns->name, ranks, cpus,
+                 ranks > cpus ? "oversubscribed (PMIX_NODE_OVERSUBSCRIBED)" : "not oversubscribed");
+    return ranks > cpus;
 }
 
 void *ternrun_bind_cpuset_of(struct ternrun_job *job, const struct ternrun_rank *r)

@@ -641,6 +641,7 @@ int ternrun_pmix_register_nspace(struct ternrun_job *job, struct ternrun_ns *ns)
 {
     uint32_t n = (uint32_t)ns->nranks, univ = 0;
     pmix_rank_t zero_rank = 0;
+    bool oversub = ternrun_oversubscribed(job, ns);
     void *list = PMIx_Info_list_start();
     char *peers = local_peers(ns->nranks);
     pmix_data_array_t darray = {0};
@@ -660,6 +661,8 @@ int ternrun_pmix_register_nspace(struct ternrun_job *job, struct ternrun_ns *ns)
         (rc = add_u32(list, PMIX_LOCAL_SIZE, n)) != PMIX_SUCCESS ||
         (rc = add_u32(list, PMIX_NODE_SIZE, univ)) != PMIX_SUCCESS ||
         (rc = add_u32(list, PMIX_NUM_NODES, 1)) != PMIX_SUCCESS ||
+        (rc = PMIx_Info_list_add(list, PMIX_NODE_OVERSUBSCRIBED, &oversub, PMIX_BOOL)) !=
+            PMIX_SUCCESS ||
         (rc = add_u32(list, PMIX_NODEID, 0)) != PMIX_SUCCESS ||
         (rc = add_u32(list, PMIX_JOB_NUM_APPS,
                       (uint32_t)ns->ranks[ns->nranks - 1].appnum + 1)) != PMIX_SUCCESS ||

@@ -1,9 +1,12 @@
 /*
  * tern_info: what this build of tern has — version, the registered netmods
  * (by priority, with what they reach), and every TERN_* setting of the
- * engine and of each netmod with its default, range and the value the
- * environment gives it now.  Needs no PMIx server.  Exit status 1 when a
- * setting in the environment is invalid (the message names it).
+ * engine and of each netmod with its default, range and the value in
+ * effect.  Needs no PMIx server; started by a launcher (ternrun -n 3
+ * tern_info) it asks the launcher about this node, as tern_init does, and
+ * shows the idle-wait defaults of an oversubscribed node
+ * (engine/oversub.c) in the value column.  Exit status 1 when a setting in
+ * the environment is invalid (the message names it).
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -16,6 +19,7 @@
 #include "config.h"
 #include "engine/config.h"
 #include "engine/netmod.h"
+#include "engine/oversub.h"
 #include "engine/rcache.h"
 #include "iofwd/iofwd_internal.h"
 
@@ -24,13 +28,19 @@ static void usage(FILE *f)
     fprintf(f, "usage: tern_info [--all | --netmods | --params]\n");
 }
 
-/* Print table t; returns its load status (an invalid value is reported). */
-static tern_status_t print_table(const tern_config_table_t *t, bool netmod)
+/* Print table t with the values of given (NULL: loaded from the
+ * environment here); returns the load status (an invalid value is
+ * reported). */
+static tern_status_t print_table(const tern_config_table_t *t, bool netmod, const void *given)
 {
     void *cfg = calloc(1, t->struct_size);
     if (cfg == NULL)
         return TERN_ERR_NO_MEMORY;
-    tern_status_t st = tern_config_load_table(t, cfg, NULL);
+    tern_status_t st = TERN_OK;
+    if (given != NULL)
+        memcpy(cfg, given, t->struct_size);
+    else
+        st = tern_config_load_table(t, cfg, NULL);
     if (st != TERN_OK)
         fprintf(stderr, "tern_info: %s\n", tern_last_error());
     printf("## %s%s\n", netmod ? "netmod " : "", t->owner);
@@ -76,18 +86,37 @@ int main(int argc, char **argv)
     }
     if (!params)
         return 0;
+    /* the engine's settings as tern_init would make them on this node */
+    tern_config_t engine;
+    tern_status_t st = tern_config_load(&engine);
+    if (st == TERN_OK) { /* else print_table reports the bad setting */
+        tern_pmix_t pmix = {0};
+        tern_node_load_t load;
+        char what[256];
+        if (tern_pmix_init(&pmix, false) == TERN_OK) {
+            tern_node_load(&pmix, &load);
+            tern_node_load_describe(&load, what, sizeof(what));
+            printf("# %s%s\n", what, pmix.singleton ? " (not started by a launcher)" : "");
+            if (tern_idle_defaults(&engine, &load))
+                printf("# idle-wait defaults of an oversubscribed node: TERN_WAIT_MODE and "
+                       "TERN_SPIN_COUNT below (set them to choose)\n");
+            tern_pmix_finalize(&pmix);
+        } else {
+            printf("# this node's load is unknown: %s\n", tern_last_error());
+        }
+    }
     printf("%-26s %-12s %-12s %-16s %s\n", "# variable", "value", "default", "range", "meaning");
-    tern_status_t st = print_table(&tern_engine_config_table, false);
-    tern_status_t s1 = print_table(&tern_rcache_config_table, false);
+    print_table(&tern_engine_config_table, false, st == TERN_OK ? &engine : NULL);
+    tern_status_t s1 = print_table(&tern_rcache_config_table, false, NULL);
     if (st == TERN_OK)
         st = s1;
-    s1 = print_table(&tern_iofwd_config_table, false);
+    s1 = print_table(&tern_iofwd_config_table, false, NULL);
     if (st == TERN_OK)
         st = s1;
     for (int i = 0; i < tern_netmod_count(); i++) {
         const tern_netmod_desc_t *d = tern_netmod_get(i);
         if (d->config != NULL) {
-            tern_status_t s2 = print_table(d->config, true);
+            tern_status_t s2 = print_table(d->config, true, NULL);
             if (st == TERN_OK)
                 st = s2;
         }

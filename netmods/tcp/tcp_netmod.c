@@ -270,14 +270,22 @@ static unsigned tcp_poll(void *state, int direction)
     return n;
 }
 
+/* A VC with a stream (connected, or our connection under way) ends it with
+ * BYE behind its pending sends: the peer then takes our close for what it
+ * is (engine_internal.h, tern_vc_say_bye).  A VC that never had one says
+ * nothing and costs no connection; one made later says BYE at once
+ * (tcp_conn.c). */
 static tern_status_t tcp_vc_terminate(tern_vc_t *vc)
 {
     tern_tcp_vc_t *tv = tern_tcp_vc(vc);
     if (vc->state != TERN_VC_ACTIVE)
         return TERN_OK;
-    vc->state = (tv == NULL || (tern_list_empty(&tv->sendq) && !tv->writing))
-                    ? TERN_VC_CLOSED
-                    : TERN_VC_TERMINATING;
+    vc->state = TERN_VC_TERMINATING;
+    if (tv != NULL && tv->state != TCP_VC_IDLE)
+        tern_vc_say_bye(vc); /* a failure fails the VC, with its message */
+    if (vc->state == TERN_VC_TERMINATING &&
+        (tv == NULL || (tern_list_empty(&tv->sendq) && !tv->writing)))
+        vc->state = TERN_VC_CLOSED;
     return TERN_OK;
 }
 

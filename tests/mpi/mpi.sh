@@ -55,6 +55,11 @@ for nm in shm tcp; do
                  echo "+ TERN_NUM_WORKERS=2"
              fi
              echo "+ TERN_NETMODS=$nm ternrun -n $np --bind-to none $prog"
+             # 120 s only catches a hang: with two busy loops on a 2-CPU VM
+             # the whole script (98 jobs and the compiles) took 94 s.  3 and 4
+             # ranks there oversubscribe the node, whose ranks then block when
+             # idle; with the old yield after 2000 polls mpi_comm alone took
+             # 17-33 s at 3 ranks over tcp (README, Idle waiting)
              timeout -k 5 120 ./ternrun -n "$np" --bind-to none "$work/$prog" </dev/null \
                  >"$work/out" 2>&1
              rc=$?

@@ -188,6 +188,35 @@ static void test_malformed(const char *what, tern_pkt_hdr_t h)
     teardown();
 }
 
+/* A BYE (the peer terminated the VC: finalize) makes the end of its stream a
+ * close: the receive that only rank 1 could satisfy ends with
+ * TERN_ERR_PEER_FAILED and a message saying it closed, not failed, and a
+ * receive from any source stays posted. */
+static void test_bye(void)
+{
+    setup();
+    tern_worker_t *w = &worker;
+    char b1[8], b2[8];
+    tern_request_t *r1, *r2;
+    EXPECT(tern_irecv(w, b1, sizeof(b1), 1, 0, 0, NULL, &r1) == TERN_INPROGRESS, "post");
+    EXPECT(tern_irecv(w, b2, sizeof(b2), TERN_ANY_SOURCE, 0, 0, NULL, &r2) == TERN_INPROGRESS,
+           "post any");
+    tern_pkt_hdr_t bye = {.type = TERN_PKT_BYE};
+    EXPECT(feed((const uint8_t *)&bye, sizeof(bye), 7) == TERN_OK, "BYE: %s", tern_last_error());
+    EXPECT(worker.vcs[1].peer_bye && worker.vcs[1].state == TERN_VC_ACTIVE,
+           "BYE: peer_bye %d, VC state %d", worker.vcs[1].peer_bye, worker.vcs[1].state);
+    tern_vc_fail(&worker.vcs[1], TERN_ERR_PEER_FAILED, "tcp read: closed by the peer (EOF)");
+    tern_status_t st = tern_test(w, r1, NULL);
+    EXPECT(st == TERN_ERR_PEER_FAILED, "receive from rank 1 after BYE + EOF: %s",
+           tern_strerror(st));
+    EXPECT(strstr(tern_last_error(), "connection to rank 1 closed: rank 1 said goodbye") != NULL,
+           "after BYE the end is a close: %s", tern_last_error());
+    EXPECT(tern_test(w, r2, NULL) == TERN_INPROGRESS, "any-source receive ended by a close");
+    EXPECT(tern_cancel(w, r2) == TERN_OK && tern_test(w, r2, NULL) == TERN_ERR_CANCELED,
+           "cancel the any-source receive");
+    teardown();
+}
+
 int main(void)
 {
     const size_t steps[] = {1, 3, 39, 40, 41, 64, 1000, 0, 1 << 20};
@@ -205,6 +234,9 @@ int main(void)
     test_malformed("CTS for no request", (tern_pkt_hdr_t){.type = TERN_PKT_CTS, .sreq = 0x500000001ull, .rreq = 1});
     test_malformed("DATA for no request", (tern_pkt_hdr_t){.type = TERN_PKT_DATA, .len = 5, .rreq = 42});
     test_malformed("DONE without LMT", (tern_pkt_hdr_t){.type = TERN_PKT_DONE, .sreq = 7});
+    test_malformed("BYE with a payload", (tern_pkt_hdr_t){.type = TERN_PKT_BYE, .len = 5});
+    test_malformed("BYE with a cookie", (tern_pkt_hdr_t){.type = TERN_PKT_BYE, .cookie_len = 8});
+    test_bye();
     printf("%s parser_test (%d failures)\n", failures ? "FAIL" : "PASS", failures);
     return failures ? 1 : 0;
 }
