@@ -343,7 +343,8 @@ tern_status_t tern_handle_pkt(tern_vc_t *vc, const void *buf, size_t len);
  * instead: no warning, receives from any source stay posted. */
 void tern_vc_fail(tern_vc_t *vc, tern_status_t status, const char *why);
 /*
- * The close handshake of netmods whose VCs are streams that can end (tcp):
+ * The close handshake of netmods whose VCs are connections that can end (tcp,
+ * verbs):
  * when the netmod terminates a VC that has a stream (vc_terminate, or a
  * stream set up after it), it says BYE as the last packet of the stream.
  * The peer then knows that the end of the stream is a clean close, not a

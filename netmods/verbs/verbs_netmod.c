@@ -136,18 +136,25 @@ static tern_status_t verbs_vc_destroy(tern_vc_t *vc)
 }
 
 /* Never blocks: what is queued goes out, a flush makes the unsignaled tail
- * complete, then poll reports the VC closed. */
+ * complete, then poll reports the VC closed.  A VC with a QP (connected, or
+ * our REQ out) ends its stream with BYE (engine_internal.h,
+ * tern_vc_say_bye): once we destroy the QP, the peer's next keepalive or
+ * flush to it fails (retry exceeded), and after our BYE that failure is a
+ * close, not a warning; a QP connected later says BYE at once
+ * (verbs_cm.c).  A VC that never had a QP says nothing. */
 static tern_status_t verbs_vc_terminate(tern_vc_t *vc)
 {
     tern_verbs_vc_t *tv = tern_verbs_vc(vc);
     if (vc->state != TERN_VC_ACTIVE)
         return TERN_OK;
-    if (tv == NULL || tv->conn == VC_IDLE || tv->conn == VC_DEAD || tern_verbs_vc_idle(tv)) {
+    if (tv == NULL || tv->conn == VC_IDLE || tv->conn == VC_DEAD) {
         vc->state = TERN_VC_CLOSED;
         return TERN_OK;
     }
     vc->state = TERN_VC_TERMINATING;
-    tern_verbs_mark_pending(tv);
+    tern_vc_say_bye(vc); /* a failure fails the VC, with its message */
+    if (vc->state == TERN_VC_TERMINATING)
+        tern_verbs_mark_pending(tv);
     return TERN_OK;
 }
 
