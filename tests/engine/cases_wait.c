@@ -43,9 +43,11 @@ static int case_block_wake(th_t *t)
         }
     }
     /* 20 ms of sender delay plus a wake-up: a timeout-only engine needs
-     * TERN_HEALTH_MS per message */
+     * TERN_HEALTH_MS per message.  Half of it is the bound: hundreds of
+     * times the wake-up, so a loaded machine does not break it, and still
+     * below what a missed wake-up costs. */
     if (health >= 5000)
-        CHECK(t, worst < health / 4, "a blocked receive took %.0f ms (TERN_HEALTH_MS=%.0f)",
+        CHECK(t, worst < health / 2, "a blocked receive took %.0f ms (TERN_HEALTH_MS=%.0f)",
               worst, health);
     printf("block_wake: rank %d, %s, worst receive %.1f ms (TERN_HEALTH_MS %.0f)\n", t->rank,
            tern_peer_netmod(t->ctx, peer), worst, health);

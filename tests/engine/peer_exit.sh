@@ -30,7 +30,10 @@ check() {
             fail "$1: rank 0's worker $i did not see the exit"
     done
     grep -q "^ok peer_exit (rank 0)" "$out" || fail "$1: rank 0's checks failed"
-    [ $((end - start)) -lt 20 ] || fail "$1: took $((end - start)) s"
+    # no bound on the time it took (a loaded machine stretches it): rank 0
+    # reporting the failure at all means it saw it before ternrun's kill
+    # grace (20 s) ended the job; the time is printed for the log
+    echo "$1: $((end - start)) s"
 
     if [ "${SKIP_EXIT_SENT:-}" = 1 ]; then
         rm -f "$out"

@@ -36,8 +36,10 @@ run_killed() {
     [ "$rc" -ne 0 ] || fail "$1: ternrun exited 0 although rank 1 was killed"
     grep -q "peer_killed: rank 0 saw peer process failed" "$out" || fail "$1: rank 0 did not see the failure"
     grep -q "^ok peer_killed (rank 0)" "$out" || fail "$1: rank 0's checks failed"
-    [ $((end - start)) -lt 20 ] ||
-        fail "$1: took $((end - start)) s: the failure was not noticed before the grace ran out"
+    # no bound on the time (a loaded machine stretches it): rank 0 reports
+    # the failure only if it saw it before ternrun's kill grace (20 s) ended
+    # the job; the time is printed for the log
+    echo "$1: $((end - start)) s"
 }
 
 run_killed default

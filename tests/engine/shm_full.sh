@@ -17,5 +17,10 @@ cat "$out"
 [ "$rc" -ne 0 ] || fail "the job succeeded with a 1 MiB /dev/shm"
 n=$(grep -c "tern_init: not enough space in /dev/shm: .*needs [0-9]* bytes, /dev/shm has [0-9]* bytes free" "$out")
 [ "$n" -eq 3 ] || fail "$n of 3 ranks named /dev/shm and the sizes"
-[ $((end - start)) -lt 30 ] || fail "took $((end - start)) s: a rank waited for the grace period"
+# nobody waited for the others: ternrun had no rank left to terminate when
+# the grace ran out (a causal check, not a time bound; the time is printed)
+if grep -q 'still running .* after the failure' "$out"; then
+    fail "a rank waited in the wire-up until ternrun's grace ran out"
+fi
+echo "took $((end - start)) s"
 rm -f "$out"

@@ -81,9 +81,10 @@ start_tool
 kill -STOP $TOOLPID
 start=$(date +%s)
 touch "$GO"
-wait $JOB || fail "job 3 (stopped tool): exit status $?"
-took=$(($(date +%s) - start))
-[ "$took" -le 30 ] || fail "job 3 took $took s with a stopped tool"
+# the tool stays stopped until the job has ended: a ternrun that waited for
+# it would never end (start_job's timeout, T, catches that); no time bound
+wait $JOB || fail "job 3 (stopped tool): exit status $? (124: it waited for the stopped tool)"
+echo "job 3 ended $(($(date +%s) - start)) s after its output began, the tool stopped"
 size=$(wc -c <"$OUT")
 : >"$OUT" # not 20 MiB in a failure report
 [ "$size" -eq 20971520 ] || fail "job 3: ternrun forwarded $size bytes"

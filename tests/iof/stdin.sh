@@ -32,25 +32,25 @@ expect_rc 0 "--stdin none"
 [ -s "$WORK/got.0" ] && fail "--stdin none: rank 0 got stdin bytes"
 rm -f "$WORK"/got.*
 
-# ranks that never read stdin, 10 MiB offered: the job ends at once
+# ranks that never read stdin, 10 MiB offered: the job ends when they do
+# (a ternrun that waited to deliver the bytes would never end: run's
+# timeout catches it; no tighter time bound, which a loaded machine breaks)
 for mode in rank0 all; do
-    start=$(date +%s)
-    IN=$WORK/in.bin T=20 run --stdin $mode -n 2 sh -c 'sleep 0.3; echo done'
+    IN=$WORK/in.bin T=60 run --stdin $mode -n 2 sh -c 'sleep 0.3; echo done'
     expect_rc 0 "--stdin $mode, stdin never read"
-    [ $(($(date +%s) - start)) -le 5 ] || fail "--stdin $mode: the job took more than 5 s although its ranks ended"
     [ "$(grep -c '^done$' "$OUT")" -eq 2 ] || fail "--stdin $mode: output of the ranks missing"
 done
 
-# stdin from a pipe that stays open: the ranks still end the job
+# stdin from a pipe that stays open: the ranks still end the job, while the
+# writer still holds the pipe (a causal check: no time bound)
 mkfifo "$WORK/fifo"
-sleep 30 >"$WORK/fifo" &
+sleep 600 >"$WORK/fifo" &
 holder=$!
-start=$(date +%s)
-timeout -k 5 20 "$TERNRUN" -n 2 true <"$WORK/fifo" >"$OUT" 2>"$ERR"
+timeout -k 5 120 "$TERNRUN" -n 2 true <"$WORK/fifo" >"$OUT" 2>"$ERR"
 RC=$?
+kill -0 $holder 2>/dev/null || fail "stdin left open: the writer was gone before the job ended"
 kill $holder 2>/dev/null
-expect_rc 0 "stdin left open"
-[ $(($(date +%s) - start)) -le 5 ] || fail "stdin left open: the job waited for the writer"
+expect_rc 0 "stdin left open (124: the job waited for the writer)"
 
 run --stdin 3 -n 2 true
 expect_rc 2 "--stdin 3 with 2 ranks"

@@ -8,9 +8,10 @@ T=30 run -n 4 "$PROBE" abort 2 5
 took=$(($(date +%s) - start))
 expect_rc 5 "abort status"
 expect_err '^ternrun: rank 2 .*PMIx_Abort.*status 5.*probe abort test' "abort line"
-# the others sleep 60 s: only killing them ends the job this soon (a
-# functional bound, far above the kill grace, not a speed target)
-[ "$took" -lt 15 ] || fail "the job took $took s to end after the abort"
+# the others sleep 60 s: only killing them ends the job within T (30 s), so
+# run's timeout is the check; no tighter bound (a loaded machine stretches
+# the time), which is printed for the log
+echo "the job ended $took s after it started"
 
 # The others wait in a fence the aborting rank never joins: the job still
 # ends with its status and ternrun itself ends cleanly.  OpenPMIx 4.2 used

@@ -28,7 +28,7 @@ TERN_INFO=${TERN_INFO:-./tern_info}
 mn_skip_unless_possible
 mn_setup
 MN_TIMEOUT=60
-BOUND=${MN_KILL_BOUND:-20}
+BOUND=${MN_KILL_BOUND:-60} # a hang catcher: mpirun ends the job 2-3 s after a death
 failures=0
 fail() {
     echo "FAIL: $*"
@@ -37,7 +37,7 @@ fail() {
 
 # run_case LABEL MODE EXPECT PROG...: MODE ranks | host
 run_case() {
-    local label=$1 mode=$2 expect=$3 out=$MN_DIR/out.$1-$2 mpid i n victims start end rc left r
+    local label=$1 mode=$2 expect=$3 out=$MN_DIR/out.$1-$2 mpid i n victims rc left r
     shift 3
     local -a PROG=("$@")
     echo "=== $label/$mode: kill host 2's $([ "$mode" = ranks ] && echo ranks || echo processes, daemon included)"
@@ -72,23 +72,13 @@ run_case() {
         victims=$(mn_ns_pids 2)
     fi
     echo "killing $(echo $victims) in $MN_NS2"
-    start=$(date +%s.%N)
     # shellcheck disable=SC2086
-    kill -KILL $victims
-    for i in $(seq 1 $((BOUND * 10))); do
-        kill -0 "$mpid" 2>/dev/null || break
-        sleep 0.1
-    done
-    end=$(date +%s.%N)
-    if kill -0 "$mpid" 2>/dev/null; then
-        fail "$label/$mode: mpirun still runs $BOUND s after host 2's ranks were killed (hang)"
-        kill "$mpid" 2>/dev/null
-    fi
+    mn_kill_and_wait "$mpid" "$BOUND" $victims ||
+        fail "$label/$mode: mpirun still ran $BOUND s after host 2's ranks were killed (hang)"
     wait "$mpid"
     rc=$?
     cat "$out"
-    awk -v rc="$rc" -v a="$start" -v z="$end" \
-        'BEGIN { printf "mpirun exit status %d, %.1f s after the kill\n", rc, z - a }'
+    echo "mpirun exit status $rc"
     [ "$rc" -ne 0 ] || fail "$label/$mode: mpirun exited 0 although host 2's ranks were killed"
     # (137 is a legitimate answer here: mpirun reports the killed rank's
     # 128 + SIGKILL; a hang is caught by the bound above)

@@ -62,6 +62,28 @@ mn_skip_unless_possible() {
     mn_skip_unless_netns
 }
 
+# mn_kill_and_wait PID SECONDS VICTIMS...: SIGKILL the victims, then wait
+# (bounded) for the launcher PID to end by itself.  Returns 1, having
+# killed it, if it still ran after SECONDS (a hang); prints the time it
+# took.  The caller then reaps PID with wait.
+mn_kill_and_wait() {
+    local pid=$1 bound=$2 start end i
+    shift 2
+    start=$(date +%s.%N)
+    kill -KILL "$@"
+    for i in $(seq 1 $((bound * 10))); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    end=$(date +%s.%N)
+    awk -v a="$start" -v z="$end" 'BEGIN { printf "the launcher ended %.1f s after the kill\n", z - a }'
+    if kill -0 "$pid" 2>/dev/null; then
+        kill "$pid" 2>/dev/null
+        return 1
+    fi
+    return 0
+}
+
 mn_ns_exists() {
     ip netns list 2>/dev/null | awk '{ print $1 }' | grep -qxF -- "$1"
 }

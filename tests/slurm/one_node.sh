@@ -30,7 +30,7 @@ for p in "$ENGINE_TESTS" "$PROBE" "$WRITER" ./ternmpicc ./ternmpicxx; do
 done
 sl_skip_unless_slurm
 sl_up_one
-SL_KILL_BOUND=${SL_KILL_BOUND:-20}
+SL_KILL_BOUND=${SL_KILL_BOUND:-60} # a hang catcher: Slurm ends the step ~1 s after a death
 out=$SL_DIR/out
 failures=0
 fail() {

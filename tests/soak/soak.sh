@@ -101,9 +101,9 @@ grep -q "^soak: rank 0: from 1 seq [0-9]* space [0-9]* ([0-9]* bytes): byte " "$
 soak 2 "" -n 100 -s 0 --inject-corrupt 7 && fail "a damaged 0-byte message went unnoticed"
 summary shm 2 199 "lost=0 corrupt=1 reordered=0 errors=0" || fail "0-byte corruption not counted"
 # ... and a message the last rank never sends: found lost when the time is up
-start=$(date +%s)
+# (the soak's own --timeout ends the run: the summary line below is its
+# report, which a run killed from outside never prints; no time bound)
 soak 2 "" -n 500 -s 1M --inject-drop 50 --timeout 3 && fail "a lost message went unnoticed"
-[ $(($(date +%s) - start)) -lt 60 ] || fail "the run with a lost message took over a minute"
 grep -Eq "^soak: netmod=shm ranks=2 messages=[0-9]+ bytes=[0-9]+ lost=[1-9]" "$out" ||
     fail "the lost message was not counted"
 grep -q "^soak: rank 1: injected loss: seq 49 to rank 0 not sent" "$out" || fail "no loss injected"
