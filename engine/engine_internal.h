@@ -5,6 +5,7 @@
 #ifndef TERN_ENGINE_INTERNAL_H
 #define TERN_ENGINE_INTERNAL_H
 
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -370,8 +371,13 @@ tern_status_t tern_iov_check(const struct iovec *iov, int iovcnt, const char *wh
 /* The same for one contiguous buffer of len bytes: at most SSIZE_MAX, as an
  * iovec's total (readv / writev refuse more with EINVAL: a tcp connection
  * died of it, and shm carried the length to the receiver); what names the
- * call.  TERN_ERR_INVALID_PARAM naming the length otherwise. */
-tern_status_t tern_len_check(size_t len, const char *what);
+ * call.  TERN_ERR_INVALID_PARAM naming the length otherwise.  Inline: every
+ * receive pays one compare, the message is built out of line. */
+tern_status_t tern_len_error(size_t len, const char *what);
+static inline tern_status_t tern_len_check(size_t len, const char *what)
+{
+    return TERN_LIKELY(len <= (size_t)SSIZE_MAX) ? TERN_OK : tern_len_error(len, what);
+}
 
 /* A malloc'd copy of a user iovec (the caller's array need not outlive the
  * call); NULL with the error recorded. */

@@ -91,14 +91,12 @@ tern_status_t tern_iov_check(const struct iovec *iov, int iovcnt, const char *wh
     return TERN_OK;
 }
 
-tern_status_t tern_len_check(size_t len, const char *what)
+tern_status_t tern_len_error(size_t len, const char *what)
 {
-    if (TERN_UNLIKELY(len > (size_t)SSIZE_MAX))
-        return tern_error(TERN_ERR_INVALID_PARAM,
-                          "%s of %zu bytes: more than SSIZE_MAX (%zd), the most one message "
-                          "or buffer can hold",
-                          what, len, (ssize_t)SSIZE_MAX);
-    return TERN_OK;
+    return tern_error(TERN_ERR_INVALID_PARAM,
+                      "%s of %zu bytes: more than SSIZE_MAX (%zd), the most one message or "
+                      "buffer can hold",
+                      what, len, (ssize_t)SSIZE_MAX);
 }
 
 struct iovec *tern_iov_dup(const struct iovec *iov, int iovcnt)
