@@ -128,6 +128,13 @@ void fuzz_pkt_write_seeds(void)
     act(&in, ACT_REAP);
     seed_write("unexpected_rts_lmt", in.b, in.n);
 
+    start(&in, 0, 0x03); /* the peer's BYE (a bare header), fragmented, between packets */
+    pkt(&in, eager(0, 0, 8), 8, WHOLE);
+    pkt(&in, ctl(TERN_PKT_BYE, 0, 0, 0), 0, 11);
+    pkt(&in, eager(1, 0, 8), 8, WHOLE);
+    act(&in, ACT_REAP);
+    seed_write("bye", in.b, in.n);
+
     start(&in, 0, 0x11); /* a malformed header fails the VC and its receives */
     pkt(&in, eager(0, 0, 8), 8, WHOLE);
     pkt(&in, (tern_pkt_hdr_t){.type = 99}, 0, WHOLE);
