@@ -15,6 +15,11 @@
 #define MiB (1024ull * 1024ull)
 
 static const char *const wait_names[] = {"spin", "yield", "block"};
+
+const char *tern_wait_mode_name(uint64_t mode)
+{
+    return mode <= TERN_WAIT_BLOCK ? wait_names[mode] : "?";
+}
 /* enum tern_lmt_mode (engine/pkt.h) */
 static const char *const lmt_names[] = {"auto", "null", "coop", "get", "put"};
 

@@ -16,6 +16,8 @@
 #include <tern/status.h>
 
 enum tern_wait_mode { TERN_WAIT_SPIN = 0, TERN_WAIT_YIELD = 1, TERN_WAIT_BLOCK = 2 };
+/* "spin", "yield", "block" (TERN_WAIT_MODE's own names), "?" for another value */
+const char *tern_wait_mode_name(uint64_t mode);
 
 /* Bytes a string setting keeps (terminating NUL included). */
 #define TERN_CFG_STR_MAX 256

@@ -75,10 +75,8 @@ void tern_context_use_wait_mode(tern_context_t *ctx, unsigned mode, const char *
 {
     if (ctx->cfg.wait_mode == mode)
         return;
-    static const char *const names[] = {"spin", "yield", "block"};
     tern_warn("TERN_WAIT_MODE differs from this node's: using %s instead of %s (%s)",
-              mode <= TERN_WAIT_BLOCK ? names[mode] : "?",
-              ctx->cfg.wait_mode <= TERN_WAIT_BLOCK ? names[ctx->cfg.wait_mode] : "?", why);
+              tern_wait_mode_name(mode), tern_wait_mode_name(ctx->cfg.wait_mode), why);
     ctx->cfg.wait_mode = mode;
 }
 

@@ -159,9 +159,8 @@ void tern_context_idle_defaults(tern_context_t *ctx)
         return;
     char what[256];
     tern_node_load_describe(&load, what, sizeof(what));
-    static const char *const names[] = {"spin", "yield", "block"};
     tern_note("%s; idle waits use TERN_WAIT_MODE=%s TERN_SPIN_COUNT=%llu, which keep an "
               "oversubscribed node moving (set them to choose)",
-              what, ctx->cfg.wait_mode <= TERN_WAIT_BLOCK ? names[ctx->cfg.wait_mode] : "?",
+              what, tern_wait_mode_name(ctx->cfg.wait_mode),
               (unsigned long long)ctx->cfg.spin_count);
 }
