@@ -355,6 +355,10 @@ void tern_vc_fail(tern_vc_t *vc, tern_status_t status, const char *why);
  * BYE).  Queued behind the VC's pending sends; once per VC.
  */
 tern_status_t tern_vc_say_bye(tern_vc_t *vc);
+/* The same netmods, when a VC's connection comes up: a connection made
+ * after the VC was terminated (the peer had something for us) says BYE at
+ * once, as vc_terminate would have. */
+void tern_vc_connection_up(tern_vc_t *vc);
 /* The process's context (tern_init / tern_init_standalone), or NULL. */
 tern_context_t *tern_context_live(void);
 /* The same for a VC closed on purpose (tern_disconnect): no warning, and

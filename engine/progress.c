@@ -172,6 +172,12 @@ tern_status_t tern_vc_say_bye(tern_vc_t *vc)
     return tern_send_ctrl(vc, &h, NULL, 0);
 }
 
+void tern_vc_connection_up(tern_vc_t *vc)
+{
+    if (vc->state == TERN_VC_TERMINATING || vc->state == TERN_VC_CLOSED)
+        tern_vc_say_bye(vc); /* a failure fails the VC, with its message */
+}
+
 static void vc_end(tern_vc_t *vc, tern_status_t status, const char *why, bool failed)
 {
     if (vc->state == TERN_VC_FAILED)

@@ -164,10 +164,7 @@ static void connected(tern_tcp_t *t, tern_tcp_vc_t *tv, tern_tcp_conn_t *c)
     tv->state = TCP_VC_CONNECTED;
     t->live[t->nlive++] = tv;
     tern_tcp_flush(tv);
-    /* a stream set up after we terminated the VC (the peer had something
-     * for us): it says BYE at once, as vc_terminate's would have */
-    if (tv->vc->state == TERN_VC_TERMINATING || tv->vc->state == TERN_VC_CLOSED)
-        tern_vc_say_bye(tv->vc);
+    tern_vc_connection_up(tv->vc); /* BYE at once if we terminated the VC meanwhile */
 }
 
 static void on_hello(tern_tcp_t *t, tern_tcp_conn_t *c, const tern_sock_event_t *ev)

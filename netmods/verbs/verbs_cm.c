@@ -373,10 +373,7 @@ void tern_verbs_connected(tern_verbs_vc_t *tv)
 {
     tv->conn = VC_CONNECTED;
     tern_verbs_mark_pending(tv);
-    /* a QP set up after we terminated the VC (the peer had something for
-     * us): it says BYE at once, as vc_terminate's would have */
-    if (tv->vc->state == TERN_VC_TERMINATING || tv->vc->state == TERN_VC_CLOSED)
-        tern_vc_say_bye(tv->vc);
+    tern_vc_connection_up(tv->vc); /* BYE at once if we terminated the VC meanwhile */
 }
 
 /* The connector's RTU, the first message on its RC QP (signaled, from the
