@@ -703,15 +703,14 @@ tern_status_t tern_pmix_spawn(tern_pmix_t *p, const char *const argv[], int n,
     if (wdir != NULL)
         PMIX_INFO_LOAD(&info, PMIX_WDIR, wdir, PMIX_STRING);
     pmix_status_t rc = PMIx_Spawn(wdir != NULL ? &info : NULL, wdir != NULL ? 1 : 0, &app, 1, ns);
-    if (rc == PMIX_ERR_NOT_SUPPORTED) {
+    if (rc != PMIX_SUCCESS) {
         char what[320];
         snprintf(what, sizeof(what), "tern_spawn of %d x %s%s%s", n, argv[0], wdir ? " in " : "",
                  wdir ? wdir : "");
-        st = launcher_refuses(p, what, "PMIx_Spawn");
-    } else if (rc != PMIX_SUCCESS) {
-        st = tern_error(spawn_status(rc), "tern_spawn of %d x %s%s%s: %s (the launcher's log names "
-                        "the cause)", n, argv[0], wdir ? " in " : "", wdir ? wdir : "",
-                        PMIx_Error_string(rc));
+        st = rc == PMIX_ERR_NOT_SUPPORTED
+                 ? launcher_refuses(p, what, "PMIx_Spawn")
+                 : tern_error(spawn_status(rc), "%s: %s (the launcher's log names the cause)",
+                              what, PMIx_Error_string(rc));
     } else if ((size_t)snprintf(job, len, "%s", ns) >= len) {
         st = tern_error(TERN_ERR_INVALID_PARAM, "tern_spawn: job name %s longer than %zu bytes",
                         ns, len - 1);

@@ -84,8 +84,9 @@ static const char *ended_how(pmix_proc_state_t s)
     }
 }
 
-/* The process table in a query's answer: PMIx 4 puts each query's results
- * in a PMIX_QUERY_RESULTS array, older servers the keys themselves. */
+/* The process table in a query's answer: PMIx 4.2 servers (ternrun, Open
+ * MPI 4.1's mpirun) answer with the keys themselves, later ones may wrap
+ * each query's results in a PMIX_QUERY_RESULTS array. */
 static const pmix_value_t *find_table(const pmix_info_t *info, size_t ninfo)
 {
     for (size_t i = 0; i < ninfo; i++) {
