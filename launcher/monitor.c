@@ -209,11 +209,10 @@ static void record_failure(struct monitor *m, int code)
     m->failed = true;
 }
 
-/* A rank failed by itself: the other ranks of its namespace (and of the
- * jobs it spawned) get --kill-grace to notice. */
-static void start_grace(struct monitor *m, struct ternrun_ns *ns, long now)
+/* ranks running in ns and in the jobs spawned from it: what its grace and
+ * its SIGTERM (enter_term) reach */
+static int live_with_spawned(const struct monitor *m, const struct ternrun_ns *ns)
 {
-    long grace = m->job->opt.kill_grace_ms;
     int live = 0;
 
     for (int k = ns->index; k < m->job->nns; k++) {
@@ -221,6 +220,16 @@ static void start_grace(struct monitor *m, struct ternrun_ns *ns, long now)
             live += m->job->ns[k]->nlive;
         }
     }
+    return live;
+}
+
+/* A rank failed by itself: the other ranks of its namespace (and of the
+ * jobs it spawned) get --kill-grace to notice. */
+static void start_grace(struct monitor *m, struct ternrun_ns *ns, long now)
+{
+    long grace = m->job->opt.kill_grace_ms;
+    int live = live_with_spawned(m, ns);
+
     if (ns->phase != PHASE_RUN || live == 0) {
         return;
     }
@@ -503,18 +512,28 @@ static void drain_wake(struct ternrun_job *job)
     }
 }
 
-/* A namespace whose ranks have all ended has nothing left to escalate: its
- * deadline neither fires nor bounds the poll (a spawned job that failed at
- * once used to stay in TERM with a past deadline: a zero poll timeout, a
- * core spinning for as long as the other jobs ran). */
-static bool escalating(const struct ternrun_ns *ns)
+/* Has ns's deadline still something to end?  A grace covers the jobs ns
+ * spawned too (start_grace, enter_term); TERM and KILL only ns's own ranks
+ * (enter_term gave each spawned job a TERM phase of its own).  With nothing
+ * left the deadline neither fires nor bounds the poll: a spawned job that
+ * failed at once used to stay in TERM with a past deadline (a zero poll
+ * timeout, a core spinning for as long as the other jobs ran). */
+static bool escalating(const struct monitor *m, const struct ternrun_ns *ns)
 {
-    return ns->phase != PHASE_RUN && ns->nlive > 0;
+    switch (ns->phase) {
+    case PHASE_GRACE:
+        return live_with_spawned(m, ns) > 0;
+    case PHASE_TERM:
+    case PHASE_KILL:
+        return ns->nlive > 0;
+    default:
+        return false;
+    }
 }
 
 static void check_deadline(struct monitor *m, struct ternrun_ns *ns, long now)
 {
-    if (!escalating(ns) || now < ns->deadline) {
+    if (!escalating(m, ns) || now < ns->deadline) {
         return;
     }
     switch (ns->phase) {
@@ -523,19 +542,15 @@ static void check_deadline(struct monitor *m, struct ternrun_ns *ns, long now)
                     m->job->opt.kill_grace_ms);
         enter_term(m, ns, TERNRUN_ABORT_KILL_MS, now);
         break;
-    case PHASE_TERM:
-        if (ns->nlive > 0) {
-            ternrun_err("%d rank(s) did not exit after SIG%s: sending SIGKILL", ns->nlive,
-                        signame(ns->term_sig));
-            enter_kill(m, ns, now);
-        }
+    case PHASE_TERM: /* escalating: ns->nlive > 0 */
+        ternrun_err("%d rank(s) did not exit after SIG%s: sending SIGKILL", ns->nlive,
+                    signame(ns->term_sig));
+        enter_kill(m, ns, now);
         break;
     case PHASE_KILL:
-        if (ns->nlive > 0) {
-            ternrun_err("%d rank(s) still not reaped %d s after SIGKILL: giving up on them",
-                        ns->nlive, KILL_GIVEUP_MS / 1000);
-            m->gave_up = true;
-        }
+        ternrun_err("%d rank(s) still not reaped %d s after SIGKILL: giving up on them",
+                    ns->nlive, KILL_GIVEUP_MS / 1000);
+        m->gave_up = true;
         break;
     case PHASE_RUN:
         break;
@@ -593,7 +608,7 @@ int ternrun_monitor(struct ternrun_job *job, int launch_failure)
         niof = tern_iof_poll_prepare(job->iof, pfd + 2, npfd - 2);
         for (int k = 0; k < job->nns; k++) {
             const struct ternrun_ns *ns = job->ns[k];
-            if (escalating(ns) && ns->deadline - now < timeout) {
+            if (escalating(&m, ns) && ns->deadline - now < timeout) {
                 timeout = ns->deadline > now ? ns->deadline - now : 0;
             }
         }

@@ -10,6 +10,10 @@
  *   tern_spawn child      the spawned job: a ring over its own ranks (each
  *                         sends its rank to the next), prints "child R of N
  *                         got P var V"
+ *   tern_spawn failing-parent
+ *                         rank 0 spawns 1 x /bin/sleep 600, prints
+ *                         "spawned JOB" and exits 1 without finalizing:
+ *                         the launcher must end the spawned job too
  *   tern_spawn failed-child SECS
  *                         rank 0 spawns 2 x /bin/false (a job that fails at
  *                         once), then every rank stays SECS seconds and
@@ -113,6 +117,21 @@ static void failed_child(tern_context_t *ctx, int secs)
     CHECK(st == TERN_OK, "barrier: %s", tern_strerror(st));
 }
 
+/* a spawner that fails leaves its spawned job to the launcher's grace */
+static void failing_parent(tern_context_t *ctx)
+{
+    if (tern_rank(ctx) == 0) {
+        char job[TERN_JOB_NAME_MAX];
+        const char *argv[] = {"/bin/sleep", "600", NULL};
+        tern_status_t st = tern_spawn(ctx, argv, 1, NULL, NULL, job);
+        CHECK(st == TERN_OK, "tern_spawn /bin/sleep: %s", tern_strerror(st));
+        if (st == TERN_OK)
+            printf("spawned %s\n", job);
+        fflush(stdout);
+    }
+    _exit(1);
+}
+
 static void child(tern_context_t *ctx)
 {
     tern_worker_t *w = tern_context_worker(ctx);
@@ -141,7 +160,7 @@ int main(int argc, char **argv)
     ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
     if (len <= 0 || argc < 2) {
-        fprintf(stderr, "usage: tern_spawn parent N | child | failed-child SECS\n");
+        fprintf(stderr, "usage: tern_spawn parent N | child | failing-parent | failed-child SECS\n");
         return 2;
     }
     self[len] = '\0';
@@ -154,6 +173,8 @@ int main(int argc, char **argv)
         parent(ctx, atoi(argv[2]), self);
     } else if (strcmp(argv[1], "child") == 0) {
         child(ctx);
+    } else if (strcmp(argv[1], "failing-parent") == 0) {
+        failing_parent(ctx);
     } else if (strcmp(argv[1], "failed-child") == 0 && argc == 3) {
         failed_child(ctx, atoi(argv[2]));
     } else {

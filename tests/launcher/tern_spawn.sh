@@ -7,7 +7,9 @@
 # no escalation of a job with no rank left ("still running ... terminating
 # them"), and no busy poll (ternrun's CPU time over the 4 s the ranks wait:
 # a busy poll took 48 % of it on a loaded 2-core machine, the whole
-# core on an idle one; idle, it takes a few ms).
+# core on an idle one; idle, it takes a few ms).  And the other way round:
+# a spawner that fails with its spawned job still running (/bin/sleep 600)
+# gets the kill grace, then its spawned job is terminated: ternrun ends.
 . "$(dirname "$0")/lib.sh"
 
 PROG=./tests/launcher/tern_spawn
@@ -36,5 +38,15 @@ fi
 # comes near a quarter of the wait
 awk '/^launcher cpu/ { if ($3 * 4 > $6) bad = 1 } END { exit bad }' "$OUT" ||
     fail "ternrun spun while a failed spawned job left nothing to wait for"
+
+# the grace of a failed job covers the jobs it spawned, whose ranks alone
+# still run: it must fire (the message) and end them (SIGTERM, which
+# ternrun does not report: its own kill), else ternrun would wait for the
+# 600 s sleep: run's timeout (60 s) says so
+T=60 run -n 1 --kill-grace 1 "$PROG" failing-parent
+expect_rc 1 "a failing spawner: ternrun's status is its rank's"
+expect_out '^spawned ternrun-[0-9]+\.1$' "the sleeper's job spawned"
+expect_err 'still running 1000 ms after the failure: terminating them' \
+    "the grace covered the spawned job and ran out"
 
 finish
