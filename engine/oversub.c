@@ -43,6 +43,13 @@
 #include "engine/engine_internal.h"
 #include "pmix-shim/node.h"
 
+typedef struct tern_node_load {
+    uint32_t ranks;      /* of the job on this node (PMIX_LOCAL_SIZE) */
+    int cpus;            /* CPUs the job may use here; -1 when not counted */
+    bool oversubscribed; /* ranks > cpus, or the launcher says so */
+    const char *how;     /* static text: what decided it */
+} tern_node_load_t;
+
 /* 2: the union of the local ranks' PMIX_CPUSETs; -1 unless every one has
  * one that parses ("LIST" or "SOURCE:LIST", hwloc's list format). */
 static int bound_cpus(tern_pmix_t *p)
@@ -84,7 +91,7 @@ static int allowed_cpus(void)
     return n;
 }
 
-void tern_node_load(tern_pmix_t *p, tern_node_load_t *out)
+static void node_load(tern_pmix_t *p, tern_node_load_t *out)
 {
     *out = (tern_node_load_t){.ranks = p->local_size, .cpus = -1, .how = "one rank"};
     if (p->local_size <= 1)
@@ -113,7 +120,7 @@ void tern_node_load(tern_pmix_t *p, tern_node_load_t *out)
     out->oversubscribed = out->cpus > 0 && p->local_size > (uint32_t)out->cpus;
 }
 
-bool tern_idle_defaults(tern_config_t *cfg, const tern_node_load_t *load)
+static bool idle_defaults(tern_config_t *cfg, const tern_node_load_t *load)
 {
     if (!load->oversubscribed)
         return false;
@@ -133,7 +140,7 @@ bool tern_idle_defaults(tern_config_t *cfg, const tern_node_load_t *load)
     return changed;
 }
 
-void tern_node_load_describe(const tern_node_load_t *load, char *buf, size_t len)
+static void describe(const tern_node_load_t *load, char *buf, size_t len)
 {
     if (load->ranks <= 1)
         snprintf(buf, len, "%u rank of the job on this node: not oversubscribed", load->ranks);
@@ -146,6 +153,14 @@ void tern_node_load_describe(const tern_node_load_t *load, char *buf, size_t len
                  load->oversubscribed ? "oversubscribed" : "not oversubscribed", load->how);
 }
 
+bool tern_node_idle_defaults(tern_pmix_t *p, tern_config_t *cfg, char *what, size_t len)
+{
+    tern_node_load_t load;
+    node_load(p, &load);
+    describe(&load, what, len);
+    return idle_defaults(cfg, &load);
+}
+
 void tern_context_idle_defaults(tern_context_t *ctx)
 {
     if (tern_config_table_is_set(&tern_engine_config_table, ctx->cfg.env_set,
@@ -153,12 +168,10 @@ void tern_context_idle_defaults(tern_context_t *ctx)
         tern_config_table_is_set(&tern_engine_config_table, ctx->cfg.env_set,
                                  offsetof(tern_config_t, spin_count)))
         return; /* the user chose both: nothing to find out */
-    tern_node_load_t load;
-    tern_node_load(&ctx->pmix, &load);
-    if (!tern_idle_defaults(&ctx->cfg, &load) || ctx->pmix.local_rank != 0)
-        return;
     char what[256];
-    tern_node_load_describe(&load, what, sizeof(what));
+    if (!tern_node_idle_defaults(&ctx->pmix, &ctx->cfg, what, sizeof(what)) ||
+        ctx->pmix.local_rank != 0)
+        return;
     tern_note("%s; idle waits use TERN_WAIT_MODE=%s TERN_SPIN_COUNT=%llu, which keep an "
               "oversubscribed node moving (set them to choose)",
               what, tern_wait_mode_name(ctx->cfg.wait_mode),

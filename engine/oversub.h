@@ -13,22 +13,14 @@
 #include "engine/config.h"
 #include "pmix-shim/client.h"
 
-typedef struct tern_node_load {
-    uint32_t ranks;      /* of the job on this node (PMIX_LOCAL_SIZE) */
-    int cpus;            /* CPUs the job may use here; -1 when not counted */
-    bool oversubscribed; /* ranks > cpus, or the launcher says so */
-    const char *how;     /* static text: what decided it */
-} tern_node_load_t;
-
-/* What p's launcher and this node say (p initialised: PMIx or singleton). */
-void tern_node_load(tern_pmix_t *p, tern_node_load_t *out);
-
-/* An oversubscribed node's defaults into cfg: TERN_WAIT_MODE=block and
- * TERN_SPIN_COUNT=1, each unless the environment set it (cfg->env_set).
- * True when cfg changed. */
-bool tern_idle_defaults(tern_config_t *cfg, const tern_node_load_t *load);
-
-/* One line for people: ranks, CPUs, the source, the verdict. */
-void tern_node_load_describe(const tern_node_load_t *load, char *buf, size_t len);
+/*
+ * What p's launcher and this node say about the job's load (p initialised:
+ * PMIx or singleton), in one line for people into what[len]: ranks, CPUs,
+ * the source, the verdict.  On an oversubscribed node, its defaults into
+ * cfg: TERN_WAIT_MODE=block and TERN_SPIN_COUNT=1, each unless the
+ * environment set it (cfg->env_set).  True when cfg changed.  tern_init
+ * (tern_context_idle_defaults) and tern_info both ask here.
+ */
+bool tern_node_idle_defaults(tern_pmix_t *p, tern_config_t *cfg, char *what, size_t len);
 
 #endif

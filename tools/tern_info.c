@@ -33,14 +33,15 @@ static void usage(FILE *f)
  * reported). */
 static tern_status_t print_table(const tern_config_table_t *t, bool netmod, const void *given)
 {
-    void *cfg = calloc(1, t->struct_size);
-    if (cfg == NULL)
-        return TERN_ERR_NO_MEMORY;
+    void *loaded = NULL;
+    const void *cfg = given;
     tern_status_t st = TERN_OK;
-    if (given != NULL)
-        memcpy(cfg, given, t->struct_size);
-    else
-        st = tern_config_load_table(t, cfg, NULL);
+    if (cfg == NULL) {
+        if ((loaded = calloc(1, t->struct_size)) == NULL)
+            return TERN_ERR_NO_MEMORY;
+        st = tern_config_load_table(t, loaded, NULL);
+        cfg = loaded;
+    }
     if (st != TERN_OK)
         fprintf(stderr, "tern_info: %s\n", tern_last_error());
     printf("## %s%s\n", netmod ? "netmod " : "", t->owner);
@@ -52,7 +53,7 @@ static tern_status_t print_table(const tern_config_table_t *t, bool netmod, cons
         tern_config_format_range(e, range, sizeof(range));
         printf("%-26s %-12s %-12s %-16s %s\n", e->env, val, def, range, e->desc);
     }
-    free(cfg);
+    free(loaded);
     return st;
 }
 
@@ -91,13 +92,11 @@ int main(int argc, char **argv)
     tern_status_t st = tern_config_load(&engine);
     if (st == TERN_OK) { /* else print_table reports the bad setting */
         tern_pmix_t pmix = {0};
-        tern_node_load_t load;
         char what[256];
         if (tern_pmix_init(&pmix, false) == TERN_OK) {
-            tern_node_load(&pmix, &load);
-            tern_node_load_describe(&load, what, sizeof(what));
+            bool changed = tern_node_idle_defaults(&pmix, &engine, what, sizeof(what));
             printf("# %s%s\n", what, pmix.singleton ? " (not started by a launcher)" : "");
-            if (tern_idle_defaults(&engine, &load))
+            if (changed)
                 printf("# idle-wait defaults of an oversubscribed node: TERN_WAIT_MODE and "
                        "TERN_SPIN_COUNT below (set them to choose)\n");
             tern_pmix_finalize(&pmix);
