@@ -62,10 +62,33 @@ mn_skip_unless_possible() {
     mn_skip_unless_netns
 }
 
+# mn_tree PID: PID and every process below it, children first
+mn_tree() {
+    local c
+    for c in $(pgrep -P "$1" 2>/dev/null); do
+        mn_tree "$c"
+    done
+    echo "$1"
+}
+
+# mn_kill_tree PID: SIGTERM PID and everything it started.  A launcher
+# started with `... &` is a subshell above timeout above the launcher:
+# signalling the subshell alone leaves timeout and the launcher running.
+# The whole tree is listed before any is signalled, so nothing is
+# reparented out of reach meanwhile; timeout passes the TERM on and
+# SIGKILLs its child 5 s later (-k 5).
+mn_kill_tree() {
+    local pids
+    pids=$(mn_tree "$1")
+    # shellcheck disable=SC2086
+    [ -n "$pids" ] && kill -TERM $pids 2>/dev/null
+    return 0
+}
+
 # mn_kill_and_wait PID SECONDS VICTIMS...: SIGKILL the victims, then wait
 # (bounded) for the launcher PID to end by itself.  Returns 1, having
-# killed it, if it still ran after SECONDS (a hang); prints the time it
-# took.  The caller then reaps PID with wait.
+# killed it and everything it started, if it still ran after SECONDS (a
+# hang); prints the time it took.  The caller then reaps PID with wait.
 mn_kill_and_wait() {
     local pid=$1 bound=$2 start end i
     shift 2
@@ -78,7 +101,7 @@ mn_kill_and_wait() {
     end=$(date +%s.%N)
     awk -v a="$start" -v z="$end" 'BEGIN { printf "the launcher ended %.1f s after the kill\n", z - a }'
     if kill -0 "$pid" 2>/dev/null; then
-        kill "$pid" 2>/dev/null
+        mn_kill_tree "$pid"
         return 1
     fi
     return 0
