@@ -12,6 +12,16 @@
 #                             run PROG on NP ranks, 2 per host (timeout
 #                             $MN_TIMEOUT s); stdout/stderr are the ranks'
 #   mn_ns_pids N              pids running in host N's namespace
+#   mn_netmod_env NM          the environment (and medium) for netmod NM
+#                             between the hosts, shm inside each
+#   mn_check_vcs OUT NP LABEL mn_engine_probe vcs's output: every rank ok
+#   mn_check_suite OUT NP LABEL
+#                             the engine suite's output: every rank passed
+#                             the cases rank 0 passed, none failed
+#   mn_kill_and_wait PID SECONDS VICTIMS...
+#                             kill the victims, wait for the launcher
+# The mn_check_* helpers print FAIL lines and return a status; they never
+# exit, so that a caller may count failures and go on.
 #
 # After mn_setup: MN_NS1 MN_NS2 (namespace names), MN_IF1 MN_IF2 (veth ends),
 # MN_ADDR1 MN_ADDR2 (their addresses), MN_DIR (temporary directory),
@@ -299,4 +309,107 @@ mn_mpirun() {
     # the cleanup) at once instead of after mpirun has ended
     "${cmd[@]}" </dev/null &
     wait $!
+}
+
+# mn_netmod_env NM: export the environment of a job with shm inside the
+# hosts and NM across them (run it in a subshell per netmod): TERN_NETMODS
+# and TERN_TEST_NETMOD "shm,NM", TERN_TEST_MIXED_EVERY_RANK (every rank has
+# one peer on its host and two on the other, so every rank must use both),
+# netmods/NM/test.env without its one-host loopback (TERN_TCP_ADDRS: the
+# hosts talk through their veths), and NM's medium between the hosts:
+#   dpdk      net_af_packet on a veth pair of its own between the hosts,
+#             named tdpdk on both (each rank's port sees every frame of its
+#             host, the endpoint ids in the frames sort them)
+#   dpdk-xdp  dpdk over af_xdp: an XDP socket takes a queue of its own, so
+#             each rank has an interface of its own, txdp<local rank>, a
+#             veth whose other end is on its host's bridge; the bridges are
+#             joined by a veth pair between the hosts (four NICs on one
+#             switch)
+# Returns 1, with a FAIL line, if the medium cannot be made.
+mn_netmod_env() {
+    local nm=$1 ns l
+    [ "$nm" = dpdk-xdp ] && nm=dpdk
+    export TERN_NETMODS=shm,$nm TERN_TEST_NETMOD=shm,$nm TERN_TEST_MIXED_EVERY_RANK=1
+    if [ -f "${srcdir:-.}/netmods/$nm/test.env" ]; then
+        set -a
+        . "${srcdir:-.}/netmods/$nm/test.env"
+        set +a
+    fi
+    unset TERN_TCP_ADDRS
+    case $1 in
+    dpdk)
+        if ! { ip link add tdpdk netns "$MN_NS1" type veth peer name tdpdk netns "$MN_NS2" &&
+            ip -n "$MN_NS1" link set tdpdk up && ip -n "$MN_NS2" link set tdpdk up; }; then
+            echo "FAIL: dpdk: creating the veth pair tdpdk between the hosts"
+            return 1
+        fi
+        export TERN_DPDK_VDEV="net_af_packet%w,iface=tdpdk"
+        ;;
+    dpdk-xdp)
+        if ! ip link add txl netns "$MN_NS1" type veth peer name txl netns "$MN_NS2"; then
+            echo "FAIL: dpdk-xdp: creating the veth pair txl between the hosts"
+            return 1
+        fi
+        for ns in "$MN_NS1" "$MN_NS2"; do
+            if ! { ip -n "$ns" link add txbr type bridge &&
+                ip -n "$ns" link set txl master txbr && ip -n "$ns" link set txl up; }; then
+                echo "FAIL: dpdk-xdp: the bridge txbr in $ns"
+                return 1
+            fi
+            for l in 0 1; do
+                if ! { ip -n "$ns" link add "txdp$l" type veth peer name "txdp${l}p" &&
+                    ip -n "$ns" link set "txdp${l}p" master txbr &&
+                    ip -n "$ns" link set "txdp${l}p" up && ip -n "$ns" link set "txdp$l" up; }; then
+                    echo "FAIL: dpdk-xdp: the interface txdp$l in $ns"
+                    return 1
+                fi
+            done
+            if ! ip -n "$ns" link set txbr up; then
+                echo "FAIL: dpdk-xdp: txbr up in $ns"
+                return 1
+            fi
+        done
+        export TERN_DPDK_VDEV="net_af_xdp%w,iface=txdp%L,start_queue=0,queue_count=1"
+        ;;
+    esac
+    return 0
+}
+
+# mn_check_vcs OUT NP LABEL: mn_engine_probe vcs's output has an "ok vcs"
+# line from each of the NP ranks, rank r on host r / $MN_PPN (2): the
+# probe printed it only if each VC's netmod was the expected one and every
+# message arrived intact
+mn_check_vcs() {
+    local out=$1 np=$2 label=$3 ppn=${MN_PPN:-2} r bad=0
+    for r in $(seq 0 $((np - 1))); do
+        if ! grep -q "^ok vcs rank $r host $((r / ppn)): " "$out"; then
+            echo "FAIL: $label: no 'ok vcs' line from rank $r (host $((r / ppn)))"
+            bad=1
+        fi
+    done
+    [ "$bad" = 0 ] && echo "$label: each VC of the $np ranks on the expected netmod, every message intact"
+    return "$bad"
+}
+
+# mn_check_suite OUT NP LABEL: the engine suite's output (engine_tests
+# all): no case failed, and every rank passed the same number of cases as
+# rank 0, which passed some
+mn_check_suite() {
+    local out=$1 np=$2 label=$3 n0 r
+    if grep -q '^not ok' "$out"; then
+        echo "FAIL: $label: a case failed: $(grep '^not ok' "$out" | head -5 | tr '\n' ' ')"
+        return 1
+    fi
+    n0=$(grep -c '^ok .* (rank 0)$' "$out")
+    if [ "$n0" -eq 0 ]; then
+        echo "FAIL: $label: rank 0 reported no case"
+        return 1
+    fi
+    for r in $(seq 1 $((np - 1))); do
+        if [ "$(grep -c "^ok .* (rank $r)\$" "$out")" -ne "$n0" ]; then
+            echo "FAIL: $label: rank $r did not pass the $n0 cases rank 0 passed"
+            return 1
+        fi
+    done
+    echo "$label: $n0 engine cases passed on each of $np ranks"
 }

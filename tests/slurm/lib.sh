@@ -433,28 +433,6 @@ sl_srun() {
     return "$rc"
 }
 
-# sl_check_suite OUT NP LABEL: the engine suite's output: every rank
-# passed the same number of cases as rank 0, none failed
-sl_check_suite() {
-    local out=$1 np=$2 label=$3 n0 r
-    if grep -q '^not ok' "$out"; then
-        echo "FAIL: $label: a case failed: $(grep '^not ok' "$out" | head -5 | tr '\n' ' ')"
-        return 1
-    fi
-    n0=$(grep -c '^ok .* (rank 0)$' "$out")
-    if [ "$n0" -eq 0 ]; then
-        echo "FAIL: $label: rank 0 reported no case"
-        return 1
-    fi
-    for r in $(seq 1 $((np - 1))); do
-        if [ "$(grep -c "^ok .* (rank $r)\$" "$out")" -ne "$n0" ]; then
-            echo "FAIL: $label: rank $r did not pass the $n0 cases rank 0 passed"
-            return 1
-        fi
-    done
-    echo "$label: $n0 engine cases passed on each of $np ranks"
-}
-
 # IOF as srun gives it (docs/launchers.md).  srun forwards each task's
 # stdout and stderr in the pieces slurmstepd read from the task's pipe: a
 # line may come as several pieces (a line written in several write()

@@ -48,7 +48,7 @@ suite() {
     cat "$out"
     [ "$rc" -ne 124 ] || { fail "suite, $np ranks: srun did not end within $SL_TIMEOUT s"; return; }
     [ "$rc" -eq 0 ] || { fail "suite, $np ranks: srun exited $rc"; return; }
-    sl_check_suite "$out" "$np" "suite, $np ranks over shm" || failures=$((failures + 1))
+    mn_check_suite "$out" "$np" "suite, $np ranks over shm" || failures=$((failures + 1))
     # more ranks than the CPUs of the node's cpuset: one note for the node
     # and idle waits that block (issue 21, defect 8); otherwise no note
     local notes want=0
