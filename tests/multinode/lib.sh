@@ -18,10 +18,13 @@
 #   mn_check_suite OUT NP LABEL
 #                             the engine suite's output: every rank passed
 #                             the cases rank 0 passed, none failed
+#   mn_await_posted JOB OUT NP PPN LABEL
+#                             a job of a "hang" probe (mn_engine_probe,
+#                             mn_probe) wired up and waiting: the victims
 #   mn_kill_and_wait PID SECONDS VICTIMS...
 #                             kill the victims, wait for the launcher
-# The mn_check_* helpers print FAIL lines and return a status; they never
-# exit, so that a caller may count failures and go on.
+# The mn_check_* and mn_await_posted helpers print FAIL lines and return a
+# status; they never exit, so that a caller may count failures and go on.
 #
 # After mn_setup: MN_NS1 MN_NS2 (namespace names), MN_IF1 MN_IF2 (veth ends),
 # MN_ADDR1 MN_ADDR2 (their addresses), MN_DIR (temporary directory),
@@ -412,4 +415,60 @@ mn_check_suite() {
         fi
     done
     echo "$label: $n0 engine cases passed on each of $np ranks"
+}
+
+# mn_await_posted JOB OUT NP PPN LABEL: JOB (a pid) is a launcher started in
+# the background, its output going to OUT, of NP ranks of a program that
+# prints "ready RANK PID" on every rank once wired up and "posted RANK" on
+# every rank of host 1 (ranks 0 .. PPN-1) once what it waits on (requests
+# on host 2's ranks, a fence) is posted (mn_engine_probe hang, mn_probe
+# hang).  Waits, bounded (30 s each), for the NP ready lines, then for the
+# PPN posted lines, so that a kill of host 2's ranks lands while host 1's
+# wait on them, and checks that rank r runs in host 1's namespace if
+# r < PPN, in host 2's otherwise.  Returns
+#   0  all so: MN_VICTIMS holds the pids of host 2's ranks
+#   1  the job did not get so far: it is ended (its whole tree) and reaped,
+#      its output printed, a FAIL line printed
+#   2  as 0, but a rank runs in the wrong namespace (a FAIL line printed)
+mn_await_posted() {
+    local job=$1 out=$2 np=$3 ppn=$4 label=$5 i r pid want posted bad=0
+    MN_VICTIMS=""
+    for i in $(seq 1 300); do
+        [ "$(grep -c '^ready ' "$out")" -ge "$np" ] && break
+        kill -0 "$job" 2>/dev/null || break
+        sleep 0.1
+    done
+    if [ "$(grep -c '^ready ' "$out")" -lt "$np" ]; then
+        mn_kill_tree "$job"
+        wait "$job"
+        cat "$out"
+        echo "FAIL: $label: the job did not start (not $np 'ready' lines within 30 s)"
+        return 1
+    fi
+    for i in $(seq 1 300); do
+        posted=0
+        for r in $(seq 0 $((ppn - 1))); do
+            grep -q "^posted $r\$" "$out" && posted=$((posted + 1))
+        done
+        [ "$posted" -eq "$ppn" ] && break
+        kill -0 "$job" 2>/dev/null || break
+        sleep 0.1
+    done
+    if [ "$posted" -lt "$ppn" ]; then
+        mn_kill_tree "$job"
+        wait "$job"
+        cat "$out"
+        echo "FAIL: $label: $posted of host 1's $ppn ranks said they posted their wait within 30 s"
+        return 1
+    fi
+    for r in $(seq 0 $((np - 1))); do
+        pid=$(awk -v r="$r" '$1 == "ready" && $2 == r { print $3; exit }' "$out")
+        want=$MN_NS1
+        [ "$r" -ge "$ppn" ] && want=$MN_NS2 && MN_VICTIMS="$MN_VICTIMS $pid"
+        if [ "$(ip netns identify "$pid" 2>/dev/null)" != "$want" ]; then
+            echo "FAIL: $label: rank $r (pid $pid) is not in namespace $want"
+            bad=2
+        fi
+    done
+    return "$bad"
 }

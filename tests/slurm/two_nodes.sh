@@ -122,30 +122,22 @@ echo "=== node 2's ranks SIGKILLed while node 1's wait on them"
 # kill_once: 0 checked (failures counted), 1 Slurm's own kill of the step
 # (about 1 s after the deaths) came before node 1's ranks reported
 kill_once() {
-    local job i pid victims rc left
+    local job i pid rc left
     sl_srun "${PLACE[@]}" -- "$ENGINE_PROBE" hang 30 2 >"$out" 2>&1 &
     job=$!
-    for i in $(seq 1 300); do
-        [ "$(grep -c '^ready ' "$out")" -ge 4 ] && break
-        kill -0 "$job" 2>/dev/null || break
-        sleep 0.1
-    done
-    if [ "$(grep -c '^ready ' "$out")" -lt 4 ]; then
-        kill "$job" 2>/dev/null
-        wait "$job"
-        cat "$out"
-        fail "kill: the job did not start (no 4 'ready' lines within 30 s)"
+    # wired up, node 1's requests on node 2's ranks posted (so that the kill
+    # lands while they wait), each rank on its node
+    mn_await_posted "$job" "$out" 4 2 kill
+    case $? in
+    1)
+        failures=$((failures + 1))
         return 0
-    fi
-    victims=$(awk '$1 == "ready" && ($2 == 2 || $2 == 3) { print $3 }' "$out")
-    for pid in $victims; do
-        [ "$(ip netns identify "$pid" 2>/dev/null)" = "$MN_NS2" ] ||
-            fail "kill: rank pid $pid is not in node 2's namespace $MN_NS2"
-    done
-    sleep 0.5 # let node 1's ranks start waiting
-    echo "killing $(echo $victims) (ranks 2 and 3, node 2)"
+        ;;
+    2) failures=$((failures + 1)) ;;
+    esac
+    echo "killing$MN_VICTIMS (ranks 2 and 3, node 2)"
     # shellcheck disable=SC2086
-    mn_kill_and_wait "$job" "$SL_KILL_BOUND" $victims ||
+    mn_kill_and_wait "$job" "$SL_KILL_BOUND" $MN_VICTIMS ||
         fail "kill: srun still ran $SL_KILL_BOUND s after the kill (hang)"
     wait "$job"
     rc=$?
