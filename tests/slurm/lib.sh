@@ -19,14 +19,18 @@
 #                           srun --mpi=pmix PROG, bounded: timeout
 #                           $SL_TIMEOUT s (exit 124) and srun's own --time and
 #                           --wait; stdin from $SL_STDIN (default /dev/null)
-#   sl_srun_pids            pids of the running job's processes (for kills)
+#   sl_tagged_pids          pids of every process started for the cluster
+#                           (the daemons, srun, slurmstepd, the ranks)
+#   sl_iof_plain, sl_iof_labelled
+#                           check srun's forwarded output (below)
 #
 # Both sl_up_* install the EXIT trap (sl_down): the daemons are stopped by
 # their pids (SIGTERM, then SIGKILL, bounded), every process started for the
 # cluster (found by a variable only they carry) is killed, the namespaces
 # and the scratch directory are removed, and the test FAILS if a process of
 # its cluster survives.  A daemon that cannot start makes the test SKIP
-# with the reason and the end of the daemon's log.
+# with the reason and the end of the daemon's log, and so do nodes that
+# are not idle $SL_IDLE_WAIT s (120) after the daemons started.
 #
 # After sl_up_*: SL_DIR (scratch directory), SL_CONF (slurm.conf),
 # SL_NODES (node names), SL_CTL_NS (namespace of slurmctld and srun, empty
@@ -36,6 +40,9 @@ set -u
 . "${srcdir:-.}/tests/multinode/lib.sh"
 
 SL_TIMEOUT=${SL_TIMEOUT:-120}
+# how long the nodes may take to register and become idle (a loaded box
+# is slow at it); past that the test skips, saying what the nodes are
+SL_IDLE_WAIT=${SL_IDLE_WAIT:-120}
 SL_DIR="" SL_CONF="" SL_NODES="" SL_CTL_NS="" SL_UP=0
 SL_SRUN_PID=""
 # sl_srun's "+ srun ..." lines go to the script's own stderr, never into
@@ -302,7 +309,10 @@ sl_down() {
         [ "$rc" -eq 0 ] && rc=1
     fi
     [ -n "$SL_DIR" ] && rm -rf "$SL_DIR"
-    if [ -n "$SL_CTL_NS" ]; then
+    # the hosts of tests/multinode/lib.sh, as soon as mn_setup named them
+    # (sl_up_two sets SL_CTL_NS only later: a failure in between must not
+    # leave the namespaces behind)
+    if [ -n "$MN_NS1" ]; then
         (exit "$rc")
         mn_cleanup # removes the namespaces; exits with rc
     fi
@@ -320,7 +330,7 @@ sl_traps() {
 # sl_up CTLHOST CTLADDR: start the cluster of SL_NODES, wait until every
 # node is idle and srun knows the pmix plugin
 sl_up() {
-    local host=$1 addr=$2 attempt r state idle
+    local host=$1 addr=$2 attempt r state idle deadline
     SL_CONF=$SL_DIR/slurm.conf
     sl_start_munged
     for attempt in 1 2 3; do
@@ -337,7 +347,8 @@ sl_up() {
     done
     SL_UP=1
     idle=0
-    for _ in $(seq 1 150); do
+    deadline=$((SECONDS + SL_IDLE_WAIT))
+    while :; do
         state=$(sl_ctl timeout 10 sinfo -h -N -o '%N %T' 2>/dev/null | sort -u)
         if [ -n "$state" ] && ! echo "$state" | grep -qv ' idle$' &&
             [ "$(echo "$state" | wc -l)" -eq "$(echo $SL_NODES | wc -w)" ]; then
@@ -345,10 +356,11 @@ sl_up() {
             break
         fi
         state=${state:-(no answer from slurmctld)}
+        [ "$SECONDS" -lt "$deadline" ] || break
         sleep 0.2
     done
     if [ "$idle" = 0 ]; then
-        sl_skip "the Slurm nodes did not become idle within 30 s: $(echo $state)
+        sl_skip "the Slurm nodes did not become idle within $SL_IDLE_WAIT s: $(echo $state)
 $(for f in "$SL_DIR"/slurmctld.log "$SL_DIR"/slurmd-*.log; do echo "  $f:"; sl_tail "$f" 8; done)"
     fi
     sl_ctl srun --mpi=list 2>&1 | grep -q pmix ||
