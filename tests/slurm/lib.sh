@@ -455,9 +455,16 @@ sl_srun() {
 # bytes can be put together, complete and in order.  WANT.R is what rank R
 # wrote (iof_writer, lines "K<R> L<n> ...").
 
-# sl_iof_plain FILE WANT K OTHER NP LABEL: unlabelled output
+# sl_iof_plain FILE WANT K OTHER NP LABEL: unlabelled output.  Byte and
+# line totals alone would pass a line corrupted into another of the same
+# length, so each line is accounted for: a line of FILE that is one a rank
+# wrote is taken off the written lines (as often as it was written: comm
+# on the sorted lists); every other line of FILE is made of pieces of the
+# written lines left over, so their bytes, counted, are exactly the bytes
+# of those (a corrupted, added or lost byte changes the counts).
 sl_iof_plain() {
-    local f=$1 want=$2 k=$3 other=$4 np=$5 label=$6 r wb=0 wl=0 split
+    local f=$1 want=$2 k=$3 other=$4 np=$5 label=$6 r wb=0 wl=0 whole rest diff
+    local t=$f.plain
     for r in $(seq 0 $((np - 1))); do
         wb=$((wb + $(wc -c <"$want.$r")))
         wl=$((wl + $(wc -l <"$want.$r")))
@@ -470,8 +477,26 @@ sl_iof_plain() {
         echo "FAIL: $label: lines of the other stream: $(grep "${other}[0-9]* L[0-9]" "$f" | head -2)"
         return 1
     fi
-    split=$(grep -Evc "^${k}[0-9]+ L[0-9]+ [a-z]*\$" "$f")
-    echo "$label: $wl lines, every byte there; $split came split or mixed with another task's"
+    for r in $(seq 0 $((np - 1))); do cat "$want.$r"; done | LC_ALL=C sort >"$t.want"
+    LC_ALL=C sort "$f" >"$t.got"
+    whole=$(LC_ALL=C comm -12 "$t.got" "$t.want" | wc -l)
+    # the lines no rank wrote as they are, and the written lines not seen whole
+    LC_ALL=C comm -23 "$t.got" "$t.want" >"$t.rest"
+    LC_ALL=C comm -13 "$t.got" "$t.want" >"$t.missing"
+    rest=$(wc -l <"$t.rest")
+    diff=$(LC_ALL=C awk 'FNR == NR { for (i = 1; i <= length($0); i++) c[substr($0, i, 1)]++; next }
+                        { for (i = 1; i <= length($0); i++) c[substr($0, i, 1)]-- }
+                        END { for (x in c) if (c[x] != 0) n++; print n + 0 }' "$t.rest" "$t.missing")
+    if [ "$diff" -ne 0 ]; then
+        echo "FAIL: $label: $rest lines are not lines a rank wrote, and their bytes are not those" \
+            "of the $(wc -l <"$t.missing") written lines missing (a line corrupted, duplicated" \
+            "or lost): $(head -2 "$t.rest" | cut -c1-80 | tr '\n' '|')"
+        rm -f "$t".*
+        return 1
+    fi
+    rm -f "$t".*
+    echo "$label: $wl lines, every byte there; $whole whole, $rest came split or mixed with" \
+        "another task's (their bytes those of the lines they replace)"
 }
 
 # sl_iof_labelled FILE WANT K NP LABEL: srun --label output
