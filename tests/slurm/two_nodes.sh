@@ -102,9 +102,7 @@ export TERN_NETMODS=shm,tcp
 unset TERN_TCP_ADDRS
 
 echo "=== the MPI program mpi_coll across the nodes"
-TERN_MPI_INCLUDEDIR=$(cd "${srcdir:-.}/include" && pwd)
-TERN_MPI_LIBDIR=$(pwd)/.libs
-export TERN_MPI_INCLUDEDIR TERN_MPI_LIBDIR
+# the build tree's wrapper works uninstalled (ternmpicc -show)
 # shellcheck disable=SC2086
 if ./ternmpicc ${TERN_TEST_CFLAGS:--Wall -Werror} -O2 -I"${srcdir:-.}" \
     "${srcdir:-.}/tests/mpi/mpi_coll.c" -o "$SL_DIR/mpi_coll"; then
