@@ -12,8 +12,9 @@
 #     intact; then the engine suite (engine_tests all) on the 4 ranks, each
 #     rank passing every case (pubsub: Slurm has no name service,
 #     TERN_TEST_NO_NAME_SERVICE)
-#  2. those jobs end cleanly: no rank warns "connection to rank N failed"
-#     (a peer that closes after its clean finalize is no failure)
+#  2. those jobs end cleanly: no rank warns, in particular not "connection
+#     to rank N failed" (a peer that closes after its clean finalize is no
+#     failure)
 # Then, over tcp:
 #  3. the MPI program mpi_coll across the nodes
 #  4. node 2's ranks are SIGKILLed while node 1's wait on them
@@ -51,17 +52,20 @@ fail() {
 # 4 ranks, 2 per node, in blocks: rank r on node r / 2
 PLACE=(-N 2 -n 4 --ntasks-per-node=2 --distribution=block)
 
-# no_failed_connection LABEL: a clean job's ranks must not take a peer
-# that closed its connection after its clean finalize for a failed one:
-# under srun the nodes leave the finalize fence at different times, and a
-# rank still in it saw its peers' connections end ("connection to rank N
-# failed: tcp read ... closed by the peer (EOF)", verbs: "flush or keepalive
-# ... transport retry counter exceeded").  Each peer says BYE first
-# (docs/architecture.md), so no such warning may appear, whatever the netmod.
-no_failed_connection() {
-    local pat='connection to rank [0-9]* failed'
+# no_tern_warning LABEL: a clean job's ranks warn about nothing ("tern[PID]:
+# warning: ...", as tests/engine/fin_check.sh; notes are not warnings).
+# The case this was written for: under srun the nodes leave the finalize
+# fence at different times, and a rank still in it took a peer that closed
+# its connection after its clean finalize for a failed one ("connection to
+# rank N failed: tcp read ... closed by the peer (EOF)", verbs: "flush or
+# keepalive ... transport retry counter exceeded").  Each peer says BYE
+# first (docs/architecture.md), so no such warning may appear, whatever the
+# netmod; and the clean jobs here print no other warning either (seen on
+# every run of the tcp, verbs and dpdk jobs and mpi_coll).
+no_tern_warning() {
+    local pat='tern\[[0-9]*\]: warning'
     if grep -q "$pat" "$out"; then
-        fail "$1: a peer's clean close taken for a failure: $(grep "$pat" "$out" | head -2)"
+        fail "$1: a tern warning in a clean job: $(grep "$pat" "$out" | head -2)"
     fi
 }
 
@@ -78,7 +82,7 @@ one_netmod() (
         fail "$nm: mn_engine_probe vcs: srun exited $rc"
     else
         mn_check_vcs "$out" 4 "$nm: mn_engine_probe vcs" || failures=$((failures + 1))
-        no_failed_connection "$nm: mn_engine_probe vcs"
+        no_tern_warning "$nm: mn_engine_probe vcs"
     fi
     TERN_TEST_NO_NAME_SERVICE=1 sl_srun "${PLACE[@]}" -- "$ENGINE_TESTS" all >"$out" 2>&1
     rc=$?
@@ -88,7 +92,7 @@ one_netmod() (
     else
         mn_check_suite "$out" 4 "$nm: suite, 4 ranks on 2 nodes, shm + $nm" ||
             failures=$((failures + 1))
-        no_failed_connection "$nm: engine suite"
+        no_tern_warning "$nm: engine suite"
     fi
     exit "$failures"
 )
@@ -111,7 +115,7 @@ if ./ternmpicc ${TERN_TEST_CFLAGS:--Wall -Werror} -O2 -I"${srcdir:-.}" \
     cat "$out"
     [ "$rc" -eq 0 ] || fail "mpi_coll: srun exited $rc"
     [ "$(grep -c '^ok rank' "$out")" -eq 4 ] || fail "mpi_coll: not every rank said ok"
-    no_failed_connection "mpi_coll"
+    no_tern_warning "mpi_coll"
 else
     fail "ternmpicc mpi_coll.c"
 fi
