@@ -72,7 +72,8 @@ static const tern_config_entry_t engine_entries[] = {
                           "every built netmod"),
     TERN_CFG_ENTRY_UINT("TERN_FAULT_FENCE_LATE_MS", T, fault_fence_late_ms, 0, 0, 5000,
                         "test hook: tern_finalize goes on polling this many ms after its fence "
-                        "completes, as a rank does whose launcher releases the fence late"),
+                        "completes, as a rank does whose launcher releases the fence late "
+                        "(one note says so)"),
 };
 #undef T
 

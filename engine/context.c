@@ -485,10 +485,15 @@ tern_status_t tern_finalize(tern_context_t *ctx)
     tern_status_t st = tern_pmix_fence_progress(&ctx->pmix, progress_all, ctx);
     /* test hook: this rank learns of the fence's end late, as under a
      * launcher that releases it to the nodes at different times, and goes
-     * on polling while the others close (tests/engine/finalize_tcp.sh) */
-    uint64_t late = tern_now_ns() + ctx->cfg.fault_fence_late_ms * 1000000ull;
-    while (ctx->cfg.fault_fence_late_ms > 0 && tern_now_ns() < late)
-        tern_progress_all_or_yield(ctx);
+     * on polling while the others close (tests/engine/finalize_tcp.sh).
+     * The note lets the test see that the delay happened. */
+    if (ctx->cfg.fault_fence_late_ms > 0) {
+        uint64_t late = tern_now_ns() + ctx->cfg.fault_fence_late_ms * 1000000ull;
+        tern_note("test hook TERN_FAULT_FENCE_LATE_MS: polling %llu ms after the finalize fence",
+                  (unsigned long long)ctx->cfg.fault_fence_late_ms);
+        while (tern_now_ns() < late)
+            tern_progress_all_or_yield(ctx);
+    }
     await_byes(ctx);
     finalize_netmods(ctx);
     tern_status_t s3 = tern_pmix_finalize(&ctx->pmix);

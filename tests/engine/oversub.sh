@@ -11,9 +11,9 @@
 #   mpirun.openmpi          unbound (--oversubscribe): the CPUs of the
 #                           node's cpuset; bound (--bind-to
 #                           core:overload-allowed): the union of the ranks'
-#                           PMIX_CPUSET; nproc ranks bound one per core by
-#                           Open MPI: not oversubscribed (its own 1-CPU
-#                           mask must not make it look so).
+#                           PMIX_CPUSET; nproc ranks bound one per
+#                           hardware thread by Open MPI: not oversubscribed
+#                           (its own 1-CPU mask must not make it look so).
 # For each: tern_info's TERN_WAIT_MODE / TERN_SPIN_COUNT on rank 0, and a
 # tern program (fin_stagger) printing exactly one note (or none), no
 # warning (shm's "differs from this node's": every rank chose alike).
@@ -110,8 +110,12 @@ mpirun_case "mpirun bound" --oversubscribe --bind-to core:overload-allowed -n "$
 expect_info "mpirun bound" "$work/info" block 1 oversubscribed
 grep -q "PMIX_CPUSET" "$work/info" || { cat "$work/info"; fail "mpirun bound: not by the bindings"; }
 expect_notes "mpirun bound" "$work/job" 1 block 1
-echo "# mpirun, $ncpu ranks bound one per core"
-mpirun_case "mpirun one per core" --bind-to core -n "$ncpu"
-expect_info "mpirun one per core" "$work/info" yield 2000 "not oversubscribed"
-expect_notes "mpirun one per core" "$work/job" 0
+echo "# mpirun, $ncpu ranks bound one per CPU"
+# nproc counts hardware threads, Open MPI's slots are cores unless told
+# otherwise: on an SMT host `--bind-to core -n $(nproc)` is refused ("not
+# enough slots").  Hardware threads as slots, one rank bound to each: nproc
+# ranks with a 1-CPU mask each, on every host.
+mpirun_case "mpirun one per CPU" --use-hwthread-cpus --bind-to hwthread -n "$ncpu"
+expect_info "mpirun one per CPU" "$work/info" yield 2000 "not oversubscribed"
+expect_notes "mpirun one per CPU" "$work/job" 0
 echo "ok oversub"

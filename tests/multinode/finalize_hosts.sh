@@ -10,9 +10,11 @@
 # fin_stagger, $MN_FIN_RUNS jobs in each of the yield and block wait modes,
 # one rank sleeping 50 ms before tern_finalize while the others go straight
 # in (none, rank 0, rank 3: in turn).  Any warning of tern's (not Open MPI's)
-# or a failure fails it.
+# or a failure fails it (tests/engine/fin_check.sh, shared with
+# finalize_tcp.sh).
 # A host that dies is still a failure: host_killed.sh.
 . "${srcdir:-.}/tests/multinode/lib.sh"
+. "${srcdir:-.}/tests/engine/fin_check.sh"
 PROG=${FIN_STAGGER:-./tests/fin_stagger}
 TERN_INFO=${TERN_INFO:-./tern_info}
 RUNS=${MN_FIN_RUNS:-8}
@@ -27,12 +29,8 @@ out=$MN_DIR/out
 for mode in yield block; do
     for i in $(seq 0 $((RUNS - 1))); do
         case $((i % 3)) in 0) sleeper=-1 ;; 1) sleeper=0 ;; *) sleeper=3 ;; esac
-        TERN_WAIT_MODE=$mode mn_mpirun 4 "$PROG" "$sleeper" 50 >"$out" 2>&1
-        rc=$?
-        if [ "$rc" -ne 0 ] || grep -q "tern\[[0-9]*\]: warning\|FAIL" "$out"; then
-            cat "$out"
-            mn_fail "$mode mode, job $((i + 1)) of $RUNS (late rank: $sleeper): exit $rc, or a warning at a clean finalize"
-        fi
+        TERN_WAIT_MODE=$mode fin_job "$out" "$mode mode, job $((i + 1)) of $RUNS (late rank: $sleeper)" 0 \
+            mn_mpirun 4 "$PROG" "$sleeper" 50 || exit 1
     done
     echo "ok: $RUNS jobs across 2 hosts in $mode mode finalized without a warning"
 done

@@ -18,8 +18,10 @@
 #
 # MN_KILLED_CMD / MN_KILLED_EXPECT run another program instead of both: it
 # must print "ready RANK PID" on each rank once wired up, ranks 0-1 should
-# then block on ranks 2-3, and at least 2 lines (one per host-1 rank) must
-# match the extended regular expression MN_KILLED_EXPECT (if set).
+# then block on ranks 2-3 and print "posted RANK" once they do (the kill
+# waits for those lines: tests/multinode/lib.sh, mn_await_posted), and at
+# least 2 lines (one per host-1 rank) must match the extended regular
+# expression MN_KILLED_EXPECT (if set).
 . "${srcdir:-.}/tests/multinode/lib.sh"
 PROBE=${MN_PROBE:-./tests/multinode/mn_probe}
 ENGINE_PROBE=${MN_ENGINE_PROBE:-./tests/multinode/mn_engine_probe}
@@ -37,37 +39,24 @@ fail() {
 
 # run_case LABEL MODE EXPECT PROG...: MODE ranks | host
 run_case() {
-    local label=$1 mode=$2 expect=$3 out=$MN_DIR/out.$1-$2 mpid i n victims rc left r
+    local label=$1 mode=$2 expect=$3 out=$MN_DIR/out.$1-$2 mpid i victims rc left
     shift 3
     local -a PROG=("$@")
     echo "=== $label/$mode: kill host 2's $([ "$mode" = ranks ] && echo ranks || echo processes, daemon included)"
     mn_mpirun 4 "${PROG[@]}" >"$out" 2>&1 &
     mpid=$!
-    # bounded wait for the 4 ranks to be wired up
-    for i in $(seq 1 300); do
-        n=$(grep -c '^ready ' "$out")
-        [ "$n" -ge 4 ] && break
-        kill -0 "$mpid" 2>/dev/null || break
-        sleep 0.1
-    done
-    if [ "$(grep -c '^ready ' "$out")" -lt 4 ]; then
-        kill "$mpid" 2>/dev/null
-        wait "$mpid"
-        cat "$out"
-        fail "$label/$mode: the job did not start (no 4 'ready' lines within 30 s)"
+    # wired up, host 1's ranks waiting on host 2's (their requests or fence
+    # posted: the kill must land while they wait), each rank on its host
+    mn_await_posted "$mpid" "$out" 4 2 "$label/$mode"
+    case $? in
+    1)
+        failures=$((failures + 1))
         return
-    fi
-    # the ranks 2 and 3 must be in host 2's namespace, 0 and 1 in host 1's
-    for r in 0 1 2 3; do
-        pid=$(awk -v r="$r" '$1 == "ready" && $2 == r { print $3; exit }' "$out")
-        want=$MN_NS1
-        [ "$r" -ge 2 ] && want=$MN_NS2
-        [ "$(ip netns identify "$pid" 2>/dev/null)" = "$want" ] ||
-            fail "$label/$mode: rank $r (pid $pid) is not in namespace $want"
-    done
-    sleep 0.5 # let host 1's ranks start waiting on host 2's
+        ;;
+    2) failures=$((failures + 1)) ;;
+    esac
     if [ "$mode" = ranks ]; then
-        victims=$(awk '$1 == "ready" && ($2 == 2 || $2 == 3) { print $3 }' "$out")
+        victims=$MN_VICTIMS
     else
         victims=$(mn_ns_pids 2)
     fi

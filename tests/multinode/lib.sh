@@ -12,6 +12,19 @@
 #                             run PROG on NP ranks, 2 per host (timeout
 #                             $MN_TIMEOUT s); stdout/stderr are the ranks'
 #   mn_ns_pids N              pids running in host N's namespace
+#   mn_netmod_env NM          the environment (and medium) for netmod NM
+#                             between the hosts, shm inside each
+#   mn_check_vcs OUT NP LABEL mn_engine_probe vcs's output: every rank ok
+#   mn_check_suite OUT NP LABEL
+#                             the engine suite's output: every rank passed
+#                             the cases rank 0 passed, none failed
+#   mn_await_posted JOB OUT NP PPN LABEL
+#                             a job of a "hang" probe (mn_engine_probe,
+#                             mn_probe) wired up and waiting: the victims
+#   mn_kill_and_wait PID SECONDS VICTIMS...
+#                             kill the victims, wait for the launcher
+# The mn_check_* and mn_await_posted helpers print FAIL lines and return a
+# status; they never exit, so that a caller may count failures and go on.
 #
 # After mn_setup: MN_NS1 MN_NS2 (namespace names), MN_IF1 MN_IF2 (veth ends),
 # MN_ADDR1 MN_ADDR2 (their addresses), MN_DIR (temporary directory),
@@ -62,10 +75,33 @@ mn_skip_unless_possible() {
     mn_skip_unless_netns
 }
 
+# mn_tree PID: PID and every process below it, children first
+mn_tree() {
+    local c
+    for c in $(pgrep -P "$1" 2>/dev/null); do
+        mn_tree "$c"
+    done
+    echo "$1"
+}
+
+# mn_kill_tree PID: SIGTERM PID and everything it started.  A launcher
+# started with `... &` is a subshell above timeout above the launcher:
+# signalling the subshell alone leaves timeout and the launcher running.
+# The whole tree is listed before any is signalled, so nothing is
+# reparented out of reach meanwhile; timeout passes the TERM on and
+# SIGKILLs its child 5 s later (-k 5).
+mn_kill_tree() {
+    local pids
+    pids=$(mn_tree "$1")
+    # shellcheck disable=SC2086
+    [ -n "$pids" ] && kill -TERM $pids 2>/dev/null
+    return 0
+}
+
 # mn_kill_and_wait PID SECONDS VICTIMS...: SIGKILL the victims, then wait
 # (bounded) for the launcher PID to end by itself.  Returns 1, having
-# killed it, if it still ran after SECONDS (a hang); prints the time it
-# took.  The caller then reaps PID with wait.
+# killed it and everything it started, if it still ran after SECONDS (a
+# hang); prints the time it took.  The caller then reaps PID with wait.
 mn_kill_and_wait() {
     local pid=$1 bound=$2 start end i
     shift 2
@@ -78,7 +114,7 @@ mn_kill_and_wait() {
     end=$(date +%s.%N)
     awk -v a="$start" -v z="$end" 'BEGIN { printf "the launcher ended %.1f s after the kill\n", z - a }'
     if kill -0 "$pid" 2>/dev/null; then
-        kill "$pid" 2>/dev/null
+        mn_kill_tree "$pid"
         return 1
     fi
     return 0
@@ -276,4 +312,163 @@ mn_mpirun() {
     # the cleanup) at once instead of after mpirun has ended
     "${cmd[@]}" </dev/null &
     wait $!
+}
+
+# mn_netmod_env NM: export the environment of a job with shm inside the
+# hosts and NM across them (run it in a subshell per netmod): TERN_NETMODS
+# and TERN_TEST_NETMOD "shm,NM", TERN_TEST_MIXED_EVERY_RANK (every rank has
+# one peer on its host and two on the other, so every rank must use both),
+# netmods/NM/test.env without its one-host loopback (TERN_TCP_ADDRS: the
+# hosts talk through their veths), and NM's medium between the hosts:
+#   dpdk      net_af_packet on a veth pair of its own between the hosts,
+#             named tdpdk on both (each rank's port sees every frame of its
+#             host, the endpoint ids in the frames sort them)
+#   dpdk-xdp  dpdk over af_xdp: an XDP socket takes a queue of its own, so
+#             each rank has an interface of its own, txdp<local rank>, a
+#             veth whose other end is on its host's bridge; the bridges are
+#             joined by a veth pair between the hosts (four NICs on one
+#             switch)
+# Returns 1, with a FAIL line, if the medium cannot be made.
+mn_netmod_env() {
+    local nm=$1 ns l
+    [ "$nm" = dpdk-xdp ] && nm=dpdk
+    export TERN_NETMODS=shm,$nm TERN_TEST_NETMOD=shm,$nm TERN_TEST_MIXED_EVERY_RANK=1
+    if [ -f "${srcdir:-.}/netmods/$nm/test.env" ]; then
+        set -a
+        . "${srcdir:-.}/netmods/$nm/test.env"
+        set +a
+    fi
+    unset TERN_TCP_ADDRS
+    case $1 in
+    dpdk)
+        if ! { ip link add tdpdk netns "$MN_NS1" type veth peer name tdpdk netns "$MN_NS2" &&
+            ip -n "$MN_NS1" link set tdpdk up && ip -n "$MN_NS2" link set tdpdk up; }; then
+            echo "FAIL: dpdk: creating the veth pair tdpdk between the hosts"
+            return 1
+        fi
+        export TERN_DPDK_VDEV="net_af_packet%w,iface=tdpdk"
+        ;;
+    dpdk-xdp)
+        if ! ip link add txl netns "$MN_NS1" type veth peer name txl netns "$MN_NS2"; then
+            echo "FAIL: dpdk-xdp: creating the veth pair txl between the hosts"
+            return 1
+        fi
+        for ns in "$MN_NS1" "$MN_NS2"; do
+            if ! { ip -n "$ns" link add txbr type bridge &&
+                ip -n "$ns" link set txl master txbr && ip -n "$ns" link set txl up; }; then
+                echo "FAIL: dpdk-xdp: the bridge txbr in $ns"
+                return 1
+            fi
+            for l in 0 1; do
+                if ! { ip -n "$ns" link add "txdp$l" type veth peer name "txdp${l}p" &&
+                    ip -n "$ns" link set "txdp${l}p" master txbr &&
+                    ip -n "$ns" link set "txdp${l}p" up && ip -n "$ns" link set "txdp$l" up; }; then
+                    echo "FAIL: dpdk-xdp: the interface txdp$l in $ns"
+                    return 1
+                fi
+            done
+            if ! ip -n "$ns" link set txbr up; then
+                echo "FAIL: dpdk-xdp: txbr up in $ns"
+                return 1
+            fi
+        done
+        export TERN_DPDK_VDEV="net_af_xdp%w,iface=txdp%L,start_queue=0,queue_count=1"
+        ;;
+    esac
+    return 0
+}
+
+# mn_check_vcs OUT NP LABEL: mn_engine_probe vcs's output has an "ok vcs"
+# line from each of the NP ranks, rank r on host r / $MN_PPN (2): the
+# probe printed it only if each VC's netmod was the expected one and every
+# message arrived intact
+mn_check_vcs() {
+    local out=$1 np=$2 label=$3 ppn=${MN_PPN:-2} r bad=0
+    for r in $(seq 0 $((np - 1))); do
+        if ! grep -q "^ok vcs rank $r host $((r / ppn)): " "$out"; then
+            echo "FAIL: $label: no 'ok vcs' line from rank $r (host $((r / ppn)))"
+            bad=1
+        fi
+    done
+    [ "$bad" = 0 ] && echo "$label: each VC of the $np ranks on the expected netmod, every message intact"
+    return "$bad"
+}
+
+# mn_check_suite OUT NP LABEL: the engine suite's output (engine_tests
+# all): no case failed, and every rank passed the same number of cases as
+# rank 0, which passed some
+mn_check_suite() {
+    local out=$1 np=$2 label=$3 n0 r
+    if grep -q '^not ok' "$out"; then
+        echo "FAIL: $label: a case failed: $(grep '^not ok' "$out" | head -5 | tr '\n' ' ')"
+        return 1
+    fi
+    n0=$(grep -c '^ok .* (rank 0)$' "$out")
+    if [ "$n0" -eq 0 ]; then
+        echo "FAIL: $label: rank 0 reported no case"
+        return 1
+    fi
+    for r in $(seq 1 $((np - 1))); do
+        if [ "$(grep -c "^ok .* (rank $r)\$" "$out")" -ne "$n0" ]; then
+            echo "FAIL: $label: rank $r did not pass the $n0 cases rank 0 passed"
+            return 1
+        fi
+    done
+    echo "$label: $n0 engine cases passed on each of $np ranks"
+}
+
+# mn_await_posted JOB OUT NP PPN LABEL: JOB (a pid) is a launcher started in
+# the background, its output going to OUT, of NP ranks of a program that
+# prints "ready RANK PID" on every rank once wired up and "posted RANK" on
+# every rank of host 1 (ranks 0 .. PPN-1) once what it waits on (requests
+# on host 2's ranks, a fence) is posted (mn_engine_probe hang, mn_probe
+# hang).  Waits, bounded (30 s each), for the NP ready lines, then for the
+# PPN posted lines, so that a kill of host 2's ranks lands while host 1's
+# wait on them, and checks that rank r runs in host 1's namespace if
+# r < PPN, in host 2's otherwise.  Returns
+#   0  all so: MN_VICTIMS holds the pids of host 2's ranks
+#   1  the job did not get so far: it is ended (its whole tree) and reaped,
+#      its output printed, a FAIL line printed
+#   2  as 0, but a rank runs in the wrong namespace (a FAIL line printed)
+mn_await_posted() {
+    local job=$1 out=$2 np=$3 ppn=$4 label=$5 i r pid want posted bad=0
+    MN_VICTIMS=""
+    for i in $(seq 1 300); do
+        [ "$(grep -c '^ready ' "$out")" -ge "$np" ] && break
+        kill -0 "$job" 2>/dev/null || break
+        sleep 0.1
+    done
+    if [ "$(grep -c '^ready ' "$out")" -lt "$np" ]; then
+        mn_kill_tree "$job"
+        wait "$job"
+        cat "$out"
+        echo "FAIL: $label: the job did not start (not $np 'ready' lines within 30 s)"
+        return 1
+    fi
+    for i in $(seq 1 300); do
+        posted=0
+        for r in $(seq 0 $((ppn - 1))); do
+            grep -q "^posted $r\$" "$out" && posted=$((posted + 1))
+        done
+        [ "$posted" -eq "$ppn" ] && break
+        kill -0 "$job" 2>/dev/null || break
+        sleep 0.1
+    done
+    if [ "$posted" -lt "$ppn" ]; then
+        mn_kill_tree "$job"
+        wait "$job"
+        cat "$out"
+        echo "FAIL: $label: $posted of host 1's $ppn ranks said they posted their wait within 30 s"
+        return 1
+    fi
+    for r in $(seq 0 $((np - 1))); do
+        pid=$(awk -v r="$r" '$1 == "ready" && $2 == r { print $3; exit }' "$out")
+        want=$MN_NS1
+        [ "$r" -ge "$ppn" ] && want=$MN_NS2 && MN_VICTIMS="$MN_VICTIMS $pid"
+        if [ "$(ip netns identify "$pid" 2>/dev/null)" != "$want" ]; then
+            echo "FAIL: $label: rank $r (pid $pid) is not in namespace $want"
+            bad=2
+        fi
+    done
+    return "$bad"
 }

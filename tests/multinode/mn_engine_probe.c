@@ -11,7 +11,7 @@
  *       every pair of ranks exchanges a message (so every VC is connected),
  *       a barrier, "ready RANK PID"; then the ranks of host 1 post a receive
  *       from every rank of the other hosts and a 64 MiB send to the first of
- *       them, and wait (at most SECS s) for them to fail with
+ *       them, say "posted RANK", and wait (at most SECS s) for them to fail with
  *       TERN_ERR_PEER_FAILED once those ranks are killed, report, and wait
  *       (bounded) for the other ranks of host 1 to have reported too before
  *       they leave; the other ranks sleep (bounded)
@@ -215,6 +215,10 @@ static int cmd_hang(tern_context_t *ctx, int secs, int ppn)
         fail("a 64 MiB send to rank %d completed with nobody receiving", ppn);
         sreq = NULL;
     }
+    /* the test kills the other hosts' ranks once every rank of host 1 has
+     * said this: the requests are then waiting on them, not yet to come */
+    printf("posted %d\n", me);
+    fflush(stdout);
     for (int p = ppn; p <= n; p++) {
         tern_request_t *req = p < n ? rr[p] : sreq;
         const char *what = p < n ? "receive from" : "64 MiB send to";

@@ -9,9 +9,11 @@
  *                       every pair of ranks to the addresses exchanged in it
  *   mn_probe hang SECS PPN
  *                       fence, print "ready RANK PID NETNS", then: ranks on
- *                       the first host call PMIx_Fence again (it cannot
- *                       complete once a rank of another host is gone) and
- *                       say how it ended; the other ranks sleep (bounded)
+ *                       the first host start a fence again (PMIx_Fence_nb:
+ *                       it cannot complete once a rank of another host is
+ *                       gone), print "posted RANK" once it is handed to
+ *                       PMIx, wait for it (at most SECS s) and say how it
+ *                       ended; the other ranks sleep (bounded)
  *
  * Every failed check prints "FAIL: rank R: ..." and makes the exit status 1;
  * success prints one "ok <what> rank R" line.
@@ -26,6 +28,7 @@
 #include <poll.h>
 #include <pmix.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -339,6 +342,16 @@ static void bounded_sleep(int secs)
     }
 }
 
+/* the host-1 fence of cmd_hang, completed on PMIx's progress thread */
+static atomic_int fence_ended, fence_status;
+
+static void fence_done(pmix_status_t status, void *cbdata)
+{
+    (void)cbdata;
+    atomic_store(&fence_status, status);
+    atomic_store(&fence_ended, 1);
+}
+
 static int cmd_hang(int secs, long ppn)
 {
     pmix_status_t rc = fence(0);
@@ -355,9 +368,28 @@ static int cmd_hang(int secs, long ppn)
         printf("FAIL: rank %u (host 2) was not killed within %d s\n", (unsigned)me.rank, secs);
         return 1;
     }
-    /* host 1: wait in the launcher for ranks that are about to die */
+    /* host 1: wait in the launcher for ranks that are about to die; non-
+     * blocking, so that the test learns when the fence is posted and kills
+     * host 2's ranks only then */
     t0 = now_s();
-    rc = fence(0);
+    rc = PMIx_Fence_nb(NULL, 0, NULL, 0, fence_done, NULL);
+    if (rc == PMIX_OPERATION_SUCCEEDED) {
+        atomic_store(&fence_status, PMIX_SUCCESS);
+        atomic_store(&fence_ended, 1);
+    } else if (rc != PMIX_SUCCESS) {
+        printf("rank %u: PMIx_Fence_nb failed: %s\n", (unsigned)me.rank, PMIx_Error_string(rc));
+        return 2;
+    }
+    printf("posted %u\n", (unsigned)me.rank);
+    fflush(stdout);
+    while (!atomic_load(&fence_ended) && now_s() - t0 < secs) {
+        usleep(10 * 1000);
+    }
+    if (!atomic_load(&fence_ended)) {
+        printf("rank %u: PMIx_Fence had not ended after %d s\n", (unsigned)me.rank, secs);
+        return 2;
+    }
+    rc = atomic_load(&fence_status);
     printf("rank %u: PMIx_Fence ended after %.1f s: %s\n", (unsigned)me.rank, now_s() - t0,
            PMIx_Error_string(rc));
     fflush(stdout);

@@ -19,14 +19,18 @@
 #                           srun --mpi=pmix PROG, bounded: timeout
 #                           $SL_TIMEOUT s (exit 124) and srun's own --time and
 #                           --wait; stdin from $SL_STDIN (default /dev/null)
-#   sl_srun_pids            pids of the running job's processes (for kills)
+#   sl_tagged_pids          pids of every process started for the cluster
+#                           (the daemons, srun, slurmstepd, the ranks)
+#   sl_iof_plain, sl_iof_labelled
+#                           check srun's forwarded output (below)
 #
 # Both sl_up_* install the EXIT trap (sl_down): the daemons are stopped by
 # their pids (SIGTERM, then SIGKILL, bounded), every process started for the
 # cluster (found by a variable only they carry) is killed, the namespaces
 # and the scratch directory are removed, and the test FAILS if a process of
 # its cluster survives.  A daemon that cannot start makes the test SKIP
-# with the reason and the end of the daemon's log.
+# with the reason and the end of the daemon's log, and so do nodes that
+# are not idle $SL_IDLE_WAIT s (120) after the daemons started.
 #
 # After sl_up_*: SL_DIR (scratch directory), SL_CONF (slurm.conf),
 # SL_NODES (node names), SL_CTL_NS (namespace of slurmctld and srun, empty
@@ -36,6 +40,9 @@ set -u
 . "${srcdir:-.}/tests/multinode/lib.sh"
 
 SL_TIMEOUT=${SL_TIMEOUT:-120}
+# how long the nodes may take to register and become idle (a loaded box
+# is slow at it); past that the test skips, saying what the nodes are
+SL_IDLE_WAIT=${SL_IDLE_WAIT:-120}
 SL_DIR="" SL_CONF="" SL_NODES="" SL_CTL_NS="" SL_UP=0
 SL_SRUN_PID=""
 # sl_srun's "+ srun ..." lines go to the script's own stderr, never into
@@ -302,7 +309,10 @@ sl_down() {
         [ "$rc" -eq 0 ] && rc=1
     fi
     [ -n "$SL_DIR" ] && rm -rf "$SL_DIR"
-    if [ -n "$SL_CTL_NS" ]; then
+    # the hosts of tests/multinode/lib.sh, as soon as mn_setup named them
+    # (sl_up_two sets SL_CTL_NS only later: a failure in between must not
+    # leave the namespaces behind)
+    if [ -n "$MN_NS1" ]; then
         (exit "$rc")
         mn_cleanup # removes the namespaces; exits with rc
     fi
@@ -320,7 +330,7 @@ sl_traps() {
 # sl_up CTLHOST CTLADDR: start the cluster of SL_NODES, wait until every
 # node is idle and srun knows the pmix plugin
 sl_up() {
-    local host=$1 addr=$2 attempt r state idle
+    local host=$1 addr=$2 attempt r state idle deadline
     SL_CONF=$SL_DIR/slurm.conf
     sl_start_munged
     for attempt in 1 2 3; do
@@ -337,7 +347,8 @@ sl_up() {
     done
     SL_UP=1
     idle=0
-    for _ in $(seq 1 150); do
+    deadline=$((SECONDS + SL_IDLE_WAIT))
+    while :; do
         state=$(sl_ctl timeout 10 sinfo -h -N -o '%N %T' 2>/dev/null | sort -u)
         if [ -n "$state" ] && ! echo "$state" | grep -qv ' idle$' &&
             [ "$(echo "$state" | wc -l)" -eq "$(echo $SL_NODES | wc -w)" ]; then
@@ -345,10 +356,11 @@ sl_up() {
             break
         fi
         state=${state:-(no answer from slurmctld)}
+        [ "$SECONDS" -lt "$deadline" ] || break
         sleep 0.2
     done
     if [ "$idle" = 0 ]; then
-        sl_skip "the Slurm nodes did not become idle within 30 s: $(echo $state)
+        sl_skip "the Slurm nodes did not become idle within $SL_IDLE_WAIT s: $(echo $state)
 $(for f in "$SL_DIR"/slurmctld.log "$SL_DIR"/slurmd-*.log; do echo "  $f:"; sl_tail "$f" 8; done)"
     fi
     sl_ctl srun --mpi=list 2>&1 | grep -q pmix ||
@@ -433,28 +445,6 @@ sl_srun() {
     return "$rc"
 }
 
-# sl_check_suite OUT NP LABEL: the engine suite's output: every rank
-# passed the same number of cases as rank 0, none failed
-sl_check_suite() {
-    local out=$1 np=$2 label=$3 n0 r
-    if grep -q '^not ok' "$out"; then
-        echo "FAIL: $label: a case failed: $(grep '^not ok' "$out" | head -5 | tr '\n' ' ')"
-        return 1
-    fi
-    n0=$(grep -c '^ok .* (rank 0)$' "$out")
-    if [ "$n0" -eq 0 ]; then
-        echo "FAIL: $label: rank 0 reported no case"
-        return 1
-    fi
-    for r in $(seq 1 $((np - 1))); do
-        if [ "$(grep -c "^ok .* (rank $r)\$" "$out")" -ne "$n0" ]; then
-            echo "FAIL: $label: rank $r did not pass the $n0 cases rank 0 passed"
-            return 1
-        fi
-    done
-    echo "$label: $n0 engine cases passed on each of $np ranks"
-}
-
 # IOF as srun gives it (docs/launchers.md).  srun forwards each task's
 # stdout and stderr in the pieces slurmstepd read from the task's pipe: a
 # line may come as several pieces (a line written in several write()
@@ -465,9 +455,16 @@ sl_check_suite() {
 # bytes can be put together, complete and in order.  WANT.R is what rank R
 # wrote (iof_writer, lines "K<R> L<n> ...").
 
-# sl_iof_plain FILE WANT K OTHER NP LABEL: unlabelled output
+# sl_iof_plain FILE WANT K OTHER NP LABEL: unlabelled output.  Byte and
+# line totals alone would pass a line corrupted into another of the same
+# length, so each line is accounted for: a line of FILE that is one a rank
+# wrote is taken off the written lines (as often as it was written: comm
+# on the sorted lists); every other line of FILE is made of pieces of the
+# written lines left over, so their bytes, counted, are exactly the bytes
+# of those (a corrupted, added or lost byte changes the counts).
 sl_iof_plain() {
-    local f=$1 want=$2 k=$3 other=$4 np=$5 label=$6 r wb=0 wl=0 split
+    local f=$1 want=$2 k=$3 other=$4 np=$5 label=$6 r wb=0 wl=0 whole rest diff
+    local t=$f.plain
     for r in $(seq 0 $((np - 1))); do
         wb=$((wb + $(wc -c <"$want.$r")))
         wl=$((wl + $(wc -l <"$want.$r")))
@@ -480,8 +477,26 @@ sl_iof_plain() {
         echo "FAIL: $label: lines of the other stream: $(grep "${other}[0-9]* L[0-9]" "$f" | head -2)"
         return 1
     fi
-    split=$(grep -Evc "^${k}[0-9]+ L[0-9]+ [a-z]*\$" "$f")
-    echo "$label: $wl lines, every byte there; $split came split or mixed with another task's"
+    for r in $(seq 0 $((np - 1))); do cat "$want.$r"; done | LC_ALL=C sort >"$t.want"
+    LC_ALL=C sort "$f" >"$t.got"
+    whole=$(LC_ALL=C comm -12 "$t.got" "$t.want" | wc -l)
+    # the lines no rank wrote as they are, and the written lines not seen whole
+    LC_ALL=C comm -23 "$t.got" "$t.want" >"$t.rest"
+    LC_ALL=C comm -13 "$t.got" "$t.want" >"$t.missing"
+    rest=$(wc -l <"$t.rest")
+    diff=$(LC_ALL=C awk 'FNR == NR { for (i = 1; i <= length($0); i++) c[substr($0, i, 1)]++; next }
+                        { for (i = 1; i <= length($0); i++) c[substr($0, i, 1)]-- }
+                        END { for (x in c) if (c[x] != 0) n++; print n + 0 }' "$t.rest" "$t.missing")
+    if [ "$diff" -ne 0 ]; then
+        echo "FAIL: $label: $rest lines are not lines a rank wrote, and their bytes are not those" \
+            "of the $(wc -l <"$t.missing") written lines missing (a line corrupted, duplicated" \
+            "or lost): $(head -2 "$t.rest" | cut -c1-80 | tr '\n' '|')"
+        rm -f "$t".*
+        return 1
+    fi
+    rm -f "$t".*
+    echo "$label: $wl lines, every byte there; $whole whole, $rest came split or mixed with" \
+        "another task's (their bytes those of the lines they replace)"
 }
 
 # sl_iof_labelled FILE WANT K NP LABEL: srun --label output

