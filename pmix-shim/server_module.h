@@ -110,8 +110,10 @@ struct tern_srv_hooks {
  * PMIx_server_init().  Call once, before PMIx_server_init(). */
 pmix_server_module_t *tern_srv_module_setup(const struct tern_srv_hooks *hooks);
 
-/* The server's URI (PMIX_SERVER_URI), copied, for queries: call once
- * PMIx_server_init() returned.  Until then that key is not answered. */
+/* The server's URI (PMIX_SERVER_URI), copied, for queries: call once,
+ * after PMIx_server_init() returned.  Until then that key is not answered;
+ * a later call is refused (logged, its string not kept): queries may be
+ * reading the first. */
 void tern_srv_module_set_uri(const char *uri);
 
 /* Answer every pending lookup whose PMIX_TIMEOUT has passed with

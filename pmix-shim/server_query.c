@@ -53,12 +53,23 @@
 #define NSPACES_LEN (64 * (PMIX_MAX_NSLEN + 2))
 #define CMDLINE_LEN 4096
 
+/* Set once (the host's main thread), read by queries on PMIx's progress
+ * thread.  Never replaced nor freed once set: a query that loaded the
+ * pointer may still be copying the string, so a second value could only
+ * be swapped in by freeing the first under that reader.  (seq_cst
+ * compare-exchange and load: the string is written before it is
+ * published.) */
 static _Atomic(char *) server_uri;
 
 void tern_srv_module_set_uri(const char *uri)
 {
-    char *copy = uri != NULL ? strdup(uri) : NULL;
-    free(atomic_exchange(&server_uri, copy));
+    char *copy = uri != NULL ? strdup(uri) : NULL, *kept = NULL;
+    if (copy == NULL)
+        return;
+    if (!atomic_compare_exchange_strong(&server_uri, &kept, copy)) {
+        tern_srv_log(0, "PMIX_SERVER_URI is set once: %s ignored, %s kept", copy, kept);
+        free(copy);
+    }
 }
 
 static bool is_key(const char *key, const char *want)
