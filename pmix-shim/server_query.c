@@ -208,6 +208,7 @@ static bool nspace_info(pmix_info_t *res, const char *key, const pmix_query_t *q
     }
     pmix_info_t *el = outer->array;
     size_t k = 0;
+    bool whole = true;
     for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok != NULL && k < n;
          tok = strtok_r(NULL, ",", &save)) {
         if (want != NULL && strncmp(tok, want->data.string, PMIX_MAX_NSLEN) != 0)
@@ -216,6 +217,7 @@ static bool nspace_info(pmix_info_t *res, const char *key, const pmix_query_t *q
         PMIX_DATA_ARRAY_CREATE(one, 2, PMIX_INFO);
         if (one == NULL || one->array == NULL) {
             free(one);
+            whole = false; /* a shorter list would pass for every namespace */
             break;
         }
         if (!cmdline_of(tok, cmd, CMDLINE_LEN))
@@ -228,9 +230,9 @@ static bool nspace_info(pmix_info_t *res, const char *key, const pmix_query_t *q
     free(list);
     free(cmd);
     outer->size = k; /* the infos past k were never loaded */
-    if (k == 0) {
+    if (k == 0 || !whole) {
         PMIX_DATA_ARRAY_FREE(outer);
-        return false; /* not a namespace of ours */
+        return false; /* not a namespace of ours, or no memory for all of them */
     }
     load_darray(res, key, outer);
     return true;

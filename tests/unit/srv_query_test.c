@@ -7,6 +7,10 @@
  *   - PMIX_SERVER_URI: the first tern_srv_module_set_uri is kept and a
  *     second one refused (replacing it freed a string a query could still
  *     be reading)
+ *   - PMIX_QUERY_NAMESPACE_INFO: one {PMIX_NSPACE, PMIX_CMD_LINE} array per
+ *     namespace; when the array of one namespace cannot be allocated (the
+ *     build wraps malloc: the Nth pmix_data_array_t fails), the key is not
+ *     answered, rather than answered with the others only
  */
 #include "pmix-shim/server_internal.h"
 
@@ -18,6 +22,23 @@
 #include <time.h>
 
 #include "tests/unit/expect.h"
+
+/* ---- allocation failures --------------------------------------------------- */
+
+/* > 0: the malloc of the countdown-th pmix_data_array_t from now fails
+ * (the module's PMIX_DATA_ARRAY_CREATE; linked with --wrap=malloc) */
+static int array_countdown;
+
+void *__real_malloc(size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_malloc(size_t n)
+{
+    if (n == sizeof(pmix_data_array_t) && array_countdown > 0 && --array_countdown == 0) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return __real_malloc(n);
+}
 
 /* ---- the fake host -------------------------------------------------------- */
 
@@ -79,8 +100,10 @@ static void on_answer(pmix_status_t status, pmix_info_t *info, size_t ninfo, voi
 static pmix_server_module_t *module;
 
 /* the one key `key` (qualifier qkey = qval when qkey) asked of the
- * module; false (and a failure) when no answer came within 10 s */
-static bool ask(struct answer *a, const char *key, const char *qkey, const char *qval)
+ * module, the fail_array-th pmix_data_array_t it allocates failing (0:
+ * none); false (and a failure) when no answer came within 10 s */
+static bool ask_failing(struct answer *a, const char *key, const char *qkey, const char *qval,
+                        int fail_array)
 {
     pmix_proc_t requester;
     pmix_query_t q;
@@ -96,7 +119,9 @@ static bool ask(struct answer *a, const char *key, const char *qkey, const char 
         q.qualifiers = &qual;
         q.nqual = 1;
     }
+    array_countdown = fail_array; /* the answer is built inside .query */
     pmix_status_t rc = module->query(&requester, &q, 1, on_answer, a);
+    array_countdown = 0;
     if (qkey != NULL)
         PMIX_INFO_DESTRUCT(&qual);
     if (rc != PMIX_SUCCESS) {
@@ -113,6 +138,11 @@ static bool ask(struct answer *a, const char *key, const char *qkey, const char 
     pthread_mutex_unlock(&a->lock);
     EXPECT(done, "query %s: no answer within 10 s", key);
     return done;
+}
+
+static bool ask(struct answer *a, const char *key, const char *qkey, const char *qval)
+{
+    return ask_failing(a, key, qkey, qval, 0);
 }
 
 static void answer_done(struct answer *a)
@@ -147,6 +177,58 @@ static void test_server_uri_once(void)
     answer_done(&a);
 }
 
+/* the namespace of each element of a PMIX_QUERY_NAMESPACE_INFO answer,
+ * comma-separated into buf; false when the answer has another shape */
+static bool nsinfo_names(const struct answer *a, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (a->ninfo != 1 || a->info[0].value.type != PMIX_DATA_ARRAY)
+        return false;
+    const pmix_data_array_t *outer = a->info[0].value.data.darray;
+    if (outer == NULL || outer->type != PMIX_INFO)
+        return false;
+    const pmix_info_t *el = outer->array;
+    size_t off = 0;
+    for (size_t n = 0; n < outer->size; n++) {
+        const pmix_data_array_t *in = el[n].value.data.darray;
+        if (el[n].value.type != PMIX_DATA_ARRAY || in == NULL || in->type != PMIX_INFO ||
+            in->size != 2)
+            return false;
+        const pmix_info_t *it = in->array;
+        if (!PMIX_CHECK_KEY(&it[0], PMIX_NSPACE) || it[0].value.type != PMIX_STRING ||
+            !PMIX_CHECK_KEY(&it[1], PMIX_CMD_LINE) || it[1].value.type != PMIX_STRING)
+            return false;
+        off += (size_t)snprintf(buf + off, off < len ? len - off : 0, n ? ",%s" : "%s",
+                                it[0].value.data.string);
+    }
+    return true;
+}
+
+static void test_nsinfo_whole_or_nothing(void)
+{
+    struct answer a;
+    char names[256];
+
+    if (!ask(&a, PMIX_QUERY_NAMESPACE_INFO, NULL, NULL))
+        return;
+    EXPECT(a.status == PMIX_SUCCESS && nsinfo_names(&a, names, sizeof(names)) &&
+               strcmp(names, "ns-a,ns-b") == 0,
+           "namespace info: %s, namespaces \"%s\"", PMIx_Error_string(a.status), names);
+    answer_done(&a);
+
+    /* the outer array (1st), ns-a's (2nd), ns-b's (3rd) cannot be had */
+    for (int nth = 1; nth <= 3; nth++) {
+        if (!ask_failing(&a, PMIX_QUERY_NAMESPACE_INFO, NULL, NULL, nth))
+            return;
+        nsinfo_names(&a, names, sizeof(names));
+        EXPECT(a.status == PMIX_ERR_NOT_FOUND && a.ninfo == 0,
+               "namespace info, array %d not allocated: %s, %zu result(s) (namespaces \"%s\"), "
+               "expected not answered",
+               nth, PMIx_Error_string(a.status), a.ninfo, names);
+        answer_done(&a);
+    }
+}
+
 int main(void)
 {
     struct tern_srv_hooks hooks = {
@@ -162,6 +244,7 @@ int main(void)
         return 1;
     }
     test_server_uri_once();
+    test_nsinfo_whole_or_nothing();
     if (failures != 0) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;
