@@ -17,6 +17,12 @@
  *   pmix_spawn partial BAD    two apps: 2 sleepers ("sleeper"), then BAD (an
  *                             executable that exec refuses): the spawn fails,
  *                             the sleepers are killed; "ok partial"
+ *   pmix_spawn mpmd           rank 0 spawns two apps of one rank each, "idle
+ *                             one" and "idle two"; PMIX_QUERY_NAMESPACE_INFO
+ *                             of the new namespace (PMIX_NSPACE qualifier,
+ *                             refreshed: ternrun answers) must give the
+ *                             command line "SELF idle one : SELF idle two",
+ *                             and of its own namespace its argv; "ok mpmd"
  *   pmix_spawn childfail      rank 0 spawns 2 "failer" children, rank 1 of
  *                             which exits with status 3; the parent waits
  *                             (bounded) until the proc table shows both ended,
@@ -86,7 +92,7 @@ static void app_of(pmix_app_t *app, const char *mode, int n, char **env)
 {
     PMIX_APP_CONSTRUCT(app);
     app->cmd = strdup(self);
-    app->argv = calloc(3, sizeof(char *));
+    app->argv = calloc(4, sizeof(char *)); /* room for one more argument */
     app->argv[0] = strdup(self);
     app->argv[1] = strdup(mode);
     app->env = env;
@@ -280,12 +286,85 @@ static bool wait_ended(const char *nspace, int n)
     return false;
 }
 
+/* PMIX_CMD_LINE of nspace by PMIx_Query_info (PMIX_QUERY_NAMESPACE_INFO,
+ * PMIX_NSPACE qualifier, PMIX_QUERY_REFRESH_CACHE: from ternrun, not a
+ * cache), malloc'd, or NULL (and a failure) */
+static char *cmdline_of(const char *nspace)
+{
+    pmix_query_t q;
+    char *keys[] = {PMIX_QUERY_NAMESPACE_INFO, NULL};
+    pmix_info_t qual[2];
+    bool yes = true;
+    PMIX_QUERY_CONSTRUCT(&q);
+    q.keys = keys;
+    PMIX_INFO_LOAD(&qual[0], PMIX_NSPACE, nspace, PMIX_STRING);
+    PMIX_INFO_LOAD(&qual[1], PMIX_QUERY_REFRESH_CACHE, &yes, PMIX_BOOL);
+    q.qualifiers = qual;
+    q.nqual = 2;
+    pmix_info_t *res = NULL;
+    size_t nres = 0;
+    pmix_status_t rc = PMIx_Query_info(&q, 1, &res, &nres);
+    char *cmd = NULL;
+    const pmix_data_array_t *outer = nres == 1 ? res[0].value.data.darray : NULL;
+    const pmix_info_t *el = NULL;
+    if (rc == PMIX_SUCCESS && nres == 1 && res[0].value.type == PMIX_DATA_ARRAY && outer != NULL &&
+        outer->type == PMIX_INFO && outer->size == 1)
+        el = outer->array;
+    const pmix_data_array_t *in = el != NULL ? el[0].value.data.darray : NULL;
+    if (in != NULL && (el[0].value.type != PMIX_DATA_ARRAY || in->type != PMIX_INFO))
+        in = NULL;
+    for (size_t m = 0; in != NULL && m < in->size; m++) {
+        const pmix_info_t *it = &((const pmix_info_t *)in->array)[m];
+        if (PMIX_CHECK_KEY(it, PMIX_CMD_LINE) && it->value.type == PMIX_STRING)
+            cmd = strdup(it->value.data.string);
+    }
+    if (cmd == NULL)
+        fail("namespace info of %s: %s, %zu result(s), no PMIX_CMD_LINE", nspace,
+             PMIx_Error_string(rc), nres);
+    PMIX_INFO_FREE(res, nres);
+    PMIX_INFO_DESTRUCT(&qual[0]);
+    PMIX_INFO_DESTRUCT(&qual[1]);
+    return cmd;
+}
+
+static void cmd_mpmd(int argc, char **argv)
+{
+    pmix_app_t apps[2];
+    char child[PMIX_MAX_NSLEN + 1] = "", want[3 * sizeof(self)];
+    app_of(&apps[0], "idle", 1, NULL);
+    apps[0].argv[2] = strdup("one");
+    app_of(&apps[1], "idle", 1, NULL);
+    apps[1].argv[2] = strdup("two");
+    pmix_status_t rc = spawn(apps, 2, NULL, 0, child);
+    PMIX_APP_DESTRUCT(&apps[0]);
+    PMIX_APP_DESTRUCT(&apps[1]);
+    if (rc != PMIX_SUCCESS) {
+        fail("PMIx_Spawn of two apps: %s", PMIx_Error_string(rc));
+        return;
+    }
+    char *cmd = cmdline_of(child);
+    snprintf(want, sizeof(want), "%s idle one : %s idle two", self, self);
+    if (cmd != NULL && strcmp(cmd, want) != 0)
+        fail("command line of %s: \"%s\", expected \"%s\"", child, cmd, want);
+    free(cmd);
+    cmd = cmdline_of(me.nspace); /* ternrun's command line: this rank's argv */
+    want[0] = '\0';
+    for (int i = 0, off = 0; i < argc && off < (int)sizeof(want); i++)
+        off += snprintf(want + off, sizeof(want) - (size_t)off, i ? " %s" : "%s", argv[i]);
+    if (cmd != NULL && strcmp(cmd, want) != 0)
+        fail("command line of %s: \"%s\", expected \"%s\"", me.nspace, cmd, want);
+    free(cmd);
+    if (failures == 0)
+        printf("ok mpmd\n");
+}
+
 int main(int argc, char **argv)
 {
     pmix_status_t rc;
     ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
     if (len <= 0 || argc < 2) {
-        fprintf(stderr, "usage: pmix_spawn parent|child|badexe|badwdir|partial|childfail ...\n");
+        fprintf(stderr,
+                "usage: pmix_spawn parent|child|badexe|badwdir|partial|mpmd|childfail ...\n");
         return 2;
     }
     self[len] = '\0';
@@ -330,6 +409,10 @@ int main(int argc, char **argv)
             sleep_ms(100);
         printf("FAIL: sleeper %u outlived its failed spawn\n", (unsigned)me.rank);
         return 1;
+    } else if (strcmp(mode, "mpmd") == 0) {
+        cmd_mpmd(argc, argv);
+    } else if (strcmp(mode, "idle") == 0) {
+        /* a rank of an app of mpmd: nothing to do */
     } else if (strcmp(mode, "childfail") == 0) {
         pmix_app_t app;
         char child[PMIX_MAX_NSLEN + 1] = "";

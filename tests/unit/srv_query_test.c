@@ -8,9 +8,12 @@
  *     second one refused (replacing it freed a string a query could still
  *     be reading)
  *   - PMIX_QUERY_NAMESPACE_INFO: one {PMIX_NSPACE, PMIX_CMD_LINE} array per
- *     namespace; when the array of one namespace cannot be allocated (the
- *     build wraps malloc: the Nth pmix_data_array_t fails), the key is not
- *     answered, rather than answered with the others only
+ *     namespace, the command line the host's cmdline hook gives; with a
+ *     PMIX_NSPACE qualifier only that namespace, without asking the host
+ *     for the list of all (an unknown one: not answered); when the array
+ *     of one namespace cannot be allocated (the build wraps malloc: the Nth
+ *     pmix_data_array_t fails), the key is not answered, rather than
+ *     answered with the others only
  */
 #include "pmix-shim/server_internal.h"
 
@@ -62,10 +65,27 @@ static int host_procs(void *ctx, const char *nspace, struct tern_srv_proc *out, 
     return -1;
 }
 
+static int nspaces_asked; /* host_nspaces calls */
+
 static void host_nspaces(void *ctx, char *buf, size_t len)
 {
     (void)ctx;
+    nspaces_asked++;
     snprintf(buf, len, "%s,%s", nspaces[0], nspaces[1]);
+}
+
+static const char *const cmdlines[] = {"prog-a x : prog-a2 y", "prog-b"};
+
+static int host_cmdline(void *ctx, const char *nspace, char *buf, size_t len)
+{
+    (void)ctx;
+    for (size_t k = 0; k < 2; k++) {
+        if (strcmp(nspace, nspaces[k]) == 0) {
+            snprintf(buf, len, "%s", cmdlines[k]);
+            return 0;
+        }
+    }
+    return -1;
 }
 
 /* ---- asking --------------------------------------------------------------- */
@@ -177,8 +197,8 @@ static void test_server_uri_once(void)
     answer_done(&a);
 }
 
-/* the namespace of each element of a PMIX_QUERY_NAMESPACE_INFO answer,
- * comma-separated into buf; false when the answer has another shape */
+/* "NSPACE=CMDLINE" of each element of a PMIX_QUERY_NAMESPACE_INFO answer,
+ * ';'-separated into buf; false when the answer has another shape */
 static bool nsinfo_names(const struct answer *a, char *buf, size_t len)
 {
     buf[0] = '\0';
@@ -198,8 +218,8 @@ static bool nsinfo_names(const struct answer *a, char *buf, size_t len)
         if (!PMIX_CHECK_KEY(&it[0], PMIX_NSPACE) || it[0].value.type != PMIX_STRING ||
             !PMIX_CHECK_KEY(&it[1], PMIX_CMD_LINE) || it[1].value.type != PMIX_STRING)
             return false;
-        off += (size_t)snprintf(buf + off, off < len ? len - off : 0, n ? ",%s" : "%s",
-                                it[0].value.data.string);
+        off += (size_t)snprintf(buf + off, off < len ? len - off : 0, "%s%s=%s", n ? ";" : "",
+                                it[0].value.data.string, it[1].value.data.string);
     }
     return true;
 }
@@ -212,7 +232,7 @@ static void test_nsinfo_whole_or_nothing(void)
     if (!ask(&a, PMIX_QUERY_NAMESPACE_INFO, NULL, NULL))
         return;
     EXPECT(a.status == PMIX_SUCCESS && nsinfo_names(&a, names, sizeof(names)) &&
-               strcmp(names, "ns-a,ns-b") == 0,
+               strcmp(names, "ns-a=prog-a x : prog-a2 y;ns-b=prog-b") == 0,
            "namespace info: %s, namespaces \"%s\"", PMIx_Error_string(a.status), names);
     answer_done(&a);
 
@@ -229,6 +249,30 @@ static void test_nsinfo_whole_or_nothing(void)
     }
 }
 
+static void test_nsinfo_qualified(void)
+{
+    struct answer a;
+    char names[256];
+
+    nspaces_asked = 0;
+    if (!ask(&a, PMIX_QUERY_NAMESPACE_INFO, PMIX_NSPACE, "ns-b"))
+        return;
+    EXPECT(a.status == PMIX_SUCCESS && nsinfo_names(&a, names, sizeof(names)) &&
+               strcmp(names, "ns-b=prog-b") == 0,
+           "namespace info of ns-b: %s, \"%s\"", PMIx_Error_string(a.status), names);
+    answer_done(&a);
+    if (!ask(&a, PMIX_QUERY_NAMESPACE_INFO, PMIX_NSPACE, "ns-none"))
+        return;
+    EXPECT(a.status == PMIX_ERR_NOT_FOUND && a.ninfo == 0,
+           "namespace info of an unknown namespace: %s, %zu result(s)", PMIx_Error_string(a.status),
+           a.ninfo);
+    answer_done(&a);
+    EXPECT(nspaces_asked == 0,
+           "the host was asked for all its namespaces %d time(s) to describe "
+           "the one of the qualifier",
+           nspaces_asked);
+}
+
 int main(void)
 {
     struct tern_srv_hooks hooks = {
@@ -237,6 +281,7 @@ int main(void)
         .hostname = "host-a",
         .procs = host_procs,
         .nspaces = host_nspaces,
+        .cmdline = host_cmdline,
     };
     module = tern_srv_module_setup(&hooks);
     if (module == NULL || module->query == NULL) {
@@ -245,6 +290,7 @@ int main(void)
     }
     test_server_uri_once();
     test_nsinfo_whole_or_nothing();
+    test_nsinfo_qualified();
     if (failures != 0) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;
