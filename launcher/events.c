@@ -78,10 +78,10 @@ static pmix_status_t notify(pmix_status_t status, const pmix_proc_t *source,
  * normal exit is not an error: PMIX_EVENT_NON_DEFAULT keeps it from
  * default handlers, which commonly treat every event as fatal.
  *
- * Every other end is also told under the PMIx 3 name PMIX_ERR_PROC_ABORTED,
- * which clients written for older servers register for (OpenPMIx 4.2's own
- * fault example, with PMIX_ERR_JOB_TERMINATED: the old name of
- * PMIX_EVENT_JOB_END, below).  It comes second, so a handler registered for
+ * Every other end (but ranks torn down by ternrun, below) is also told
+ * under the PMIx 3 name PMIX_ERR_PROC_ABORTED, which clients written for
+ * older servers register for (OpenPMIx 4.2's own fault example, with
+ * PMIX_ERR_JOB_TERMINATED: the old name of PMIX_EVENT_JOB_END, below).  It comes second, so a handler registered for
  * both sees the precise code first, and is non-default, so a default
  * handler sees each end once. */
 void ternrun_pmix_notify_exit(struct ternrun_job *job, const struct ternrun_rank *r,
@@ -118,7 +118,15 @@ void ternrun_pmix_notify_exit(struct ternrun_job *job, const struct ternrun_rank
     }
     ternrun_vlog(2, "told %zu job(s): rank %d of %s ended (%s, code %d)", nrange, r->rank,
                  r->ns->name, kinds[kind].name, code);
-    if (kind == TERNRUN_EXIT_NORMAL) {
+    /* A rank ternrun killed while ending its job (ns phase TERM or KILL:
+     * after a failure, an abort, a signal to ternrun) gets no PMIx 3
+     * event: what started the teardown was told under both names already
+     * (or came from outside), and PMIx 3 clients of the related jobs learn
+     * of the job's end by PMIX_ERR_JOB_TERMINATED (= PMIX_EVENT_JOB_END);
+     * one more -7 per rank torn down would only repeat it.  A kill asked
+     * by PMIx_Job_control while the job runs is told as any other end. */
+    if (kind == TERNRUN_EXIT_NORMAL ||
+        (kind == TERNRUN_EXIT_KILLED && r->ns->phase >= TERNRUN_PHASE_TERM)) {
         return;
     }
     rc = notify(PMIX_ERR_PROC_ABORTED, &dead, &dead, PMIX_EXIT_CODE, &code, PMIX_INT, true, range,

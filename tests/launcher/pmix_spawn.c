@@ -26,9 +26,12 @@
  *   pmix_spawn childfail      rank 0 spawns 2 "failer" children, rank 1 of
  *                             which exits with status 3; the parent waits
  *                             (bounded) until the proc table shows both ended,
- *                             checks it got PMIX_ERR_EXIT_NONZERO_TERM for
- *                             child 1 and PMIX_EVENT_JOB_END with status 3,
- *                             and prints "ok childfail"
+ *                             checks it got PMIX_ERR_EXIT_NONZERO_TERM and
+ *                             PMIX_ERR_PROC_ABORTED for child 1,
+ *                             PMIX_ERR_PROC_KILLED_BY_CMD (and no
+ *                             PMIX_ERR_PROC_ABORTED) for child 0, torn down
+ *                             by ternrun, and PMIX_EVENT_JOB_END with status
+ *                             3, and prints "ok childfail"
  *
  * Every check prints "FAIL: ..." and makes the exit status 1.
  */
@@ -49,8 +52,8 @@
 static char self[4096];
 
 /* events the parent got about its children (childfail) */
-static _Atomic int ev_nonzero, ev_job_end, ev_job_status = -1;
-static char ev_nonzero_from[PMIX_MAX_NSLEN + 16];
+static _Atomic int ev_nonzero, ev_job_end, ev_job_status = -1, ev_killed, ev_aborted;
+static char ev_nonzero_from[PMIX_MAX_NSLEN + 16], ev_aborted_from[PMIX_MAX_NSLEN + 16];
 
 static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
                      pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults,
@@ -58,10 +61,11 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
 {
     (void)id, (void)source, (void)results, (void)nresults;
     for (size_t i = 0; i < ninfo; i++) {
-        if (status == PMIX_ERR_EXIT_NONZERO_TERM &&
+        if ((status == PMIX_ERR_EXIT_NONZERO_TERM || status == PMIX_ERR_PROC_ABORTED) &&
             PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) && info[i].value.type == PMIX_PROC)
-            snprintf(ev_nonzero_from, sizeof(ev_nonzero_from), "%s:%u",
-                     info[i].value.data.proc->nspace, (unsigned)info[i].value.data.proc->rank);
+            snprintf(status == PMIX_ERR_PROC_ABORTED ? ev_aborted_from : ev_nonzero_from,
+                     sizeof(ev_nonzero_from), "%s:%u", info[i].value.data.proc->nspace,
+                     (unsigned)info[i].value.data.proc->rank);
         if (status == PMIX_EVENT_JOB_END && PMIX_CHECK_KEY(&info[i], PMIX_JOB_TERM_STATUS))
             ev_job_status = info[i].value.data.status;
     }
@@ -69,6 +73,10 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
         ev_nonzero++;
     else if (status == PMIX_EVENT_JOB_END)
         ev_job_end++;
+    else if (status == PMIX_ERR_PROC_KILLED_BY_CMD)
+        ev_killed++;
+    else if (status == PMIX_ERR_PROC_ABORTED)
+        ev_aborted++;
     if (cbfunc != NULL)
         cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
 }
@@ -416,8 +424,9 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "childfail") == 0) {
         pmix_app_t app;
         char child[PMIX_MAX_NSLEN + 1] = "";
-        pmix_status_t codes[] = {PMIX_ERR_EXIT_NONZERO_TERM, PMIX_EVENT_JOB_END};
-        rc = PMIx_Register_event_handler(codes, 2, NULL, 0, on_event, NULL, NULL);
+        pmix_status_t codes[] = {PMIX_ERR_EXIT_NONZERO_TERM, PMIX_EVENT_JOB_END,
+                                 PMIX_ERR_PROC_KILLED_BY_CMD, PMIX_ERR_PROC_ABORTED};
+        rc = PMIx_Register_event_handler(codes, 4, NULL, 0, on_event, NULL, NULL);
         if (rc < 0)
             fail("PMIx_Register_event_handler: %s", PMIx_Error_string(rc));
         app_of(&app, "failer", 2, NULL);
@@ -427,10 +436,12 @@ int main(int argc, char **argv)
             fail("PMIx_Spawn: %s", PMIx_Error_string(rc));
         else if (!wait_ended(child, 2))
             fail("the failed child job did not end");
-        for (int i = 0; i < 100 && (ev_nonzero == 0 || ev_job_end == 0); i++)
+        for (int i = 0; i < 100 && (ev_nonzero == 0 || ev_job_end == 0 || ev_killed == 0); i++)
             sleep_ms(100);
-        printf("events: exit-nonzero %d from %s, job-end %d status %d\n", ev_nonzero,
-               ev_nonzero_from, ev_job_end, ev_job_status);
+        printf("events: exit-nonzero %d from %s, job-end %d status %d, killed %d, "
+               "PMIx 3 aborted %d from %s\n",
+               ev_nonzero, ev_nonzero_from, ev_job_end, ev_job_status, ev_killed, ev_aborted,
+               ev_aborted_from);
         char want[PMIX_MAX_NSLEN + 16];
         snprintf(want, sizeof(want), "%s:1", child);
         if (ev_nonzero != 1 || strcmp(ev_nonzero_from, want) != 0)
@@ -438,6 +449,14 @@ int main(int argc, char **argv)
                  ev_nonzero_from, want);
         if (ev_job_end != 1 || ev_job_status != 3)
             fail("PMIX_EVENT_JOB_END: %d, status %d (want 1, 3)", ev_job_end, ev_job_status);
+        /* child 0, torn down by ternrun: the precise code only; the PMIx 3
+         * name once, for the failure */
+        if (ev_killed != 1)
+            fail("PMIX_ERR_PROC_KILLED_BY_CMD: %d (want 1: child 0 torn down)", ev_killed);
+        if (ev_aborted != 1 || strcmp(ev_aborted_from, want) != 0)
+            fail("PMIX_ERR_PROC_ABORTED: %d, from '%s' (want 1 from %s: the failure, not "
+                 "the teardown)",
+                 ev_aborted, ev_aborted_from, want);
         if (failures == 0)
             printf("ok childfail\n");
     } else if (strcmp(mode, "failer") == 0) {

@@ -56,7 +56,8 @@ expect_out '^ok mpmd$' "the command lines of an MPMD spawn and of the first job"
 
 # a spawned job fails: it is ended alone (the parent goes on and ends
 # normally, told by PMIX_ERR_EXIT_NONZERO_TERM and PMIX_EVENT_JOB_END with
-# status 3); ternrun's status is the child's failure
+# status 3; PMIX_ERR_PROC_ABORTED for the failed rank only, not for the one
+# ternrun tore down); ternrun's status is the child's failure
 T=30 run -n 1 "$SPAWN" childfail
 expect_rc 3 "a spawned job's failure"
 expect_out "^ok childfail" "parent outlives its failed child job, told by events"
