@@ -216,8 +216,9 @@ int ternrun_bind_apply(struct ternrun_job *job, struct ternrun_rank *r);
 void ternrun_bind_fini(struct ternrun_job *job);
 void *ternrun_bind_cpuset_of(struct ternrun_job *job, const struct ternrun_rank *r);
 /* More ranks on this node (ns's and the other jobs' running ones) than CPUs
- * allowed to ternrun (its affinity): ns's PMIX_NODE_OVERSUBSCRIBED, by which
- * tern's ranks choose to block when idle (engine/oversub.c). */
+ * (PUs) allowed to ternrun (its affinity, however many CPUs the machine
+ * has): ns's PMIX_NODE_OVERSUBSCRIBED, by which tern's ranks choose to block
+ * when idle (engine/oversub.c).  Binding counts cores instead (bind.c). */
 bool ternrun_oversubscribed(struct ternrun_job *job, struct ternrun_ns *ns);
 
 /* nspace.c */
