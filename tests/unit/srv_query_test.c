@@ -4,6 +4,11 @@
  * with the hooks of a fake host running two namespaces, and its answer
  * (given from a thread of its own) is awaited, bounded.
  *
+ *   - every key's answer (one info, keyed by the query key): the values the
+ *     host's hooks give.  The launcher tests ask through the PMIx client
+ *     library, which may answer some keys from its own store (OpenPMIx
+ *     after 4.2.2: tests/pmix_query.h); here nothing stands between the
+ *     query and server_query.c
  *   - PMIX_SERVER_URI: the first tern_srv_module_set_uri is kept and a
  *     second one refused (replacing it freed a string a query could still
  *     be reading)
@@ -173,6 +178,119 @@ static void answer_done(struct answer *a)
 
 /* ---- the cases ------------------------------------------------------------ */
 
+/* key (qualifier qkey = qval when qkey) answers one info, keyed key, of
+ * type; returns its value for more checks (valid until answer_done), or
+ * NULL */
+static const pmix_value_t *expect_one(struct answer *a, const char *key, const char *qkey,
+                                      const char *qval, pmix_data_type_t type)
+{
+    if (!ask(a, key, qkey, qval))
+        return NULL;
+    if (a->status != PMIX_SUCCESS || a->ninfo != 1 || !PMIX_CHECK_KEY(&a->info[0], key) ||
+        a->info[0].value.type != type) {
+        EXPECT(false, "%s%s%s: %s, %zu result(s), the first %s of type %s (expected %s)", key,
+               qkey ? " of " : "", qkey ? qval : "", PMIx_Error_string(a->status), a->ninfo,
+               a->ninfo ? a->info[0].key : "-",
+               a->ninfo ? PMIx_Data_type_string(a->info[0].value.type) : "-",
+               PMIx_Data_type_string(type));
+        answer_done(a);
+        return NULL;
+    }
+    return &a->info[0].value;
+}
+
+static void expect_string(const char *key, const char *qkey, const char *qval, const char *want)
+{
+    struct answer a;
+    const pmix_value_t *v = expect_one(&a, key, qkey, qval, PMIX_STRING);
+    if (v == NULL)
+        return;
+    EXPECT(strcmp(v->data.string, want) == 0, "%s: \"%s\", expected \"%s\"", key, v->data.string,
+           want);
+    answer_done(&a);
+}
+
+static void expect_size(const char *key, size_t want)
+{
+    struct answer a;
+    const pmix_value_t *v = expect_one(&a, key, NULL, NULL, PMIX_SIZE);
+    if (v == NULL)
+        return;
+    EXPECT(v->data.size == want, "%s: %zu, expected %zu", key, v->data.size, want);
+    answer_done(&a);
+}
+
+static void expect_job_size(const char *qval, uint32_t want)
+{
+    struct answer a;
+    const pmix_value_t *v =
+        expect_one(&a, PMIX_JOB_SIZE, qval ? PMIX_NSPACE : NULL, qval, PMIX_UINT32);
+    if (v == NULL)
+        return;
+    EXPECT(v->data.uint32 == want, "job size of %s: %u, expected %u", qval ? qval : "(none)",
+           v->data.uint32, want);
+    answer_done(&a);
+}
+
+static void test_each_key(void)
+{
+    struct answer a;
+
+    expect_string(PMIX_QUERY_NAMESPACES, NULL, NULL, "ns-a,ns-b");
+    expect_job_size(NULL, 2); /* a requester of no namespace: the first job's */
+    expect_job_size("ns-a", 2);
+    expect_job_size("ns-b", 1);
+    expect_size(PMIX_QUERY_NUM_PSETS, 0);
+    expect_size(PMIX_QUERY_NUM_GROUPS, 0);
+    expect_string(PMIX_QUERY_PSET_NAMES, NULL, NULL, "");
+    expect_string(PMIX_QUERY_GROUP_NAMES, NULL, NULL, "");
+    expect_string(PMIX_QUERY_DEBUG_SUPPORT, NULL, NULL, "");
+    expect_string(PMIX_QUERY_SPAWN_SUPPORT, NULL, NULL, ""); /* the fake host cannot spawn */
+
+    const pmix_value_t *v = expect_one(&a, PMIX_QUERY_SUPPORTED_KEYS, NULL, NULL, PMIX_STRING);
+    if (v != NULL) {
+        static const char *const keys[] = {PMIX_QUERY_NAMESPACES,
+                                           PMIX_QUERY_NAMESPACE_INFO,
+                                           PMIX_QUERY_PROC_TABLE,
+                                           PMIX_QUERY_LOCAL_PROC_TABLE,
+                                           PMIX_JOB_SIZE,
+                                           PMIX_SERVER_URI,
+                                           PMIX_QUERY_NUM_PSETS,
+                                           PMIX_QUERY_PSET_NAMES,
+                                           PMIX_QUERY_NUM_GROUPS,
+                                           PMIX_QUERY_GROUP_NAMES,
+                                           PMIX_QUERY_SPAWN_SUPPORT,
+                                           PMIX_QUERY_DEBUG_SUPPORT,
+                                           PMIX_QUERY_SUPPORTED_KEYS};
+        for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+            EXPECT(strstr(v->data.string, keys[k]) != NULL, "supported keys \"%s\" lack %s",
+                   v->data.string, keys[k]);
+        answer_done(&a);
+    }
+
+    static const char *const tables[] = {PMIX_QUERY_PROC_TABLE, PMIX_QUERY_LOCAL_PROC_TABLE};
+    for (size_t t = 0; t < 2; t++) {
+        v = expect_one(&a, tables[t], PMIX_NSPACE, "ns-a", PMIX_DATA_ARRAY);
+        if (v == NULL)
+            continue;
+        const pmix_data_array_t *d = v->data.darray;
+        EXPECT(d != NULL && d->type == PMIX_PROC_INFO && d->size == 2,
+               "%s of ns-a: not 2 proc infos", tables[t]);
+        for (size_t i = 0; d != NULL && d->type == PMIX_PROC_INFO && i < d->size; i++) {
+            const pmix_proc_info_t *pi = &((const pmix_proc_info_t *)d->array)[i];
+            EXPECT(PMIX_CHECK_NSPACE(pi->proc.nspace, "ns-a") && pi->proc.rank == i &&
+                       pi->pid == (pid_t)(100 + i) && pi->state == PMIX_PROC_STATE_RUNNING &&
+                       pi->hostname != NULL && strcmp(pi->hostname, "host-a") == 0 &&
+                       pi->executable_name != NULL && strcmp(pi->executable_name, "prog") == 0,
+                   "%s entry %zu: %s:%u pid %d state %d host %s exe %s", tables[t], i,
+                   pi->proc.nspace, (unsigned)pi->proc.rank, (int)pi->pid, (int)pi->state,
+                   pi->hostname ? pi->hostname : "-",
+                   pi->executable_name ? pi->executable_name : "-");
+        }
+        answer_done(&a);
+    }
+}
+
 static void test_server_uri_once(void)
 {
     struct answer a;
@@ -288,6 +406,7 @@ int main(void)
         fprintf(stderr, "FAIL: no query in the server module\n");
         return 1;
     }
+    test_each_key();
     test_server_uri_once();
     test_nsinfo_whole_or_nothing();
     test_nsinfo_qualified();
