@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "tests/pmix_get.h"
+#include "tests/pmix_query.h"
 
 static char self[4096];
 
@@ -294,44 +295,42 @@ static bool wait_ended(const char *nspace, int n)
     return false;
 }
 
+/* the PMIX_CMD_LINE of the one namespace of a namespace info answer */
+static void keep_cmdline(const char *ns, const char *cmd, void *arg)
+{
+    (void)ns;
+    char **out = arg;
+    free(*out);
+    *out = cmd != NULL ? strdup(cmd) : NULL;
+}
+
 /* PMIX_CMD_LINE of nspace by PMIx_Query_info (PMIX_QUERY_NAMESPACE_INFO,
- * PMIX_NSPACE qualifier, PMIX_QUERY_REFRESH_CACHE: from ternrun, not a
- * cache), malloc'd, or NULL (and a failure) */
+ * PMIX_NSPACE qualifier, refreshed: ternrun's answer), malloc'd, or NULL
+ * (and a failure) */
 static char *cmdline_of(const char *nspace)
 {
-    pmix_query_t q;
-    char *keys[] = {PMIX_QUERY_NAMESPACE_INFO, NULL};
-    pmix_info_t qual[2];
-    bool yes = true;
-    PMIX_QUERY_CONSTRUCT(&q);
-    q.keys = keys;
-    PMIX_INFO_LOAD(&qual[0], PMIX_NSPACE, nspace, PMIX_STRING);
-    PMIX_INFO_LOAD(&qual[1], PMIX_QUERY_REFRESH_CACHE, &yes, PMIX_BOOL);
-    q.qualifiers = qual;
-    q.nqual = 2;
+    static const char *const keys[] = {PMIX_QUERY_NAMESPACE_INFO, NULL};
+    static const pmix_data_type_t types[] = {PMIX_DATA_ARRAY};
+    pmix_query_t *q;
+    pmix_status_t rc;
+    PMIX_QUERY_CREATE(q, 1);
+    PMIX_ARGV_APPEND(rc, q[0].keys, PMIX_QUERY_NAMESPACE_INFO);
+    PMIX_QUERY_QUALIFIERS_CREATE(&q[0], 1);
+    PMIX_INFO_LOAD(&q[0].qualifiers[0], PMIX_NSPACE, nspace, PMIX_STRING);
+    query_refresh(q);
     pmix_info_t *res = NULL;
     size_t nres = 0;
-    pmix_status_t rc = PMIx_Query_info(&q, 1, &res, &nres);
     char *cmd = NULL;
-    const pmix_data_array_t *outer = nres == 1 ? res[0].value.data.darray : NULL;
-    const pmix_info_t *el = NULL;
-    if (rc == PMIX_SUCCESS && nres == 1 && res[0].value.type == PMIX_DATA_ARRAY && outer != NULL &&
-        outer->type == PMIX_INFO && outer->size == 1)
-        el = outer->array;
-    const pmix_data_array_t *in = el != NULL ? el[0].value.data.darray : NULL;
-    if (in != NULL && (el[0].value.type != PMIX_DATA_ARRAY || in->type != PMIX_INFO))
-        in = NULL;
-    for (size_t m = 0; in != NULL && m < in->size; m++) {
-        const pmix_info_t *it = &((const pmix_info_t *)in->array)[m];
-        if (PMIX_CHECK_KEY(it, PMIX_CMD_LINE) && it->value.type == PMIX_STRING)
-            cmd = strdup(it->value.data.string);
+    rc = PMIx_Query_info(q, 1, &res, &nres);
+    if (query_expect_flat("namespace info", rc, res, nres, keys, types)) {
+        const pmix_data_array_t *outer = res[0].value.data.darray;
+        if (outer == NULL || outer->size != 1)
+            fail("namespace info of %s: %zu namespaces", nspace, outer ? outer->size : 0);
+        else if (query_nsinfo("namespace info", &res[0].value, keep_cmdline, &cmd) && cmd == NULL)
+            fail("namespace info of %s: no PMIX_CMD_LINE", nspace);
     }
-    if (cmd == NULL)
-        fail("namespace info of %s: %s, %zu result(s), no PMIX_CMD_LINE", nspace,
-             PMIx_Error_string(rc), nres);
     PMIX_INFO_FREE(res, nres);
-    PMIX_INFO_DESTRUCT(&qual[0]);
-    PMIX_INFO_DESTRUCT(&qual[1]);
+    PMIX_QUERY_FREE(q, 1);
     return cmd;
 }
 
