@@ -2,9 +2,21 @@
  * Rank placement with hwloc: rank r is bound to core (r % ncores).  The parent
  * binds the freshly forked child by pid (HWLOC_CPUBIND_PROCESS) before letting
  * it exec, so the child itself runs nothing but async-signal-safe calls.
+ *
+ * Two capacities, measured differently on purpose:
+ *   - binding counts hwloc's cores (PUs where the topology has no cores) of
+ *     the whole node: a rank gets a core to itself, not a hyperthread
+ *     sharing one with another rank; it ignores ternrun's own affinity
+ *     (docs/ternrun.md);
+ *   - oversubscription (PMIX_NODE_OVERSUBSCRIBED) counts the PUs ternrun's
+ *     affinity mask allows: more runnable ranks than hardware threads
+ *     they may use means ranks must give CPUs away when idle, whatever the
+ *     binding.  engine/oversub.c measures the same unit where no launcher
+ *     says it.
  */
 #include "launcher/job.h"
 
+#include <errno.h>
 #include <hwloc.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -89,6 +101,19 @@ int ternrun_bind_init(struct ternrun_job *job)
     return 0;
 }
 
+/* The running ranks of the jobs other than ns: they share the node with
+ * ns's ranks once these start.  Main thread (it writes the states). */
+static int others_running(const struct ternrun_job *job, const struct ternrun_ns *ns)
+{
+    int n = 0;
+
+    for (int i = 0; i < job->nall; i++) {
+        const struct ternrun_rank *r = job->all[i];
+        n += r->ns != ns && r->state == TERNRUN_RANK_RUNNING;
+    }
+    return n;
+}
+
 /* A spawned job: "core" binds its ranks to the cores after the ones the
  * running ranks use (wrapping around), "none" does not bind, no directive
  * follows ternrun's rule (--bind-to, else bind while the live ranks of all
@@ -96,7 +121,7 @@ int ternrun_bind_init(struct ternrun_job *job)
 int ternrun_bind_assign(struct ternrun_job *job, struct ternrun_ns *ns, const char *bind)
 {
     struct ternrun_bind_ctx *b = job->bind;
-    int live = 0;
+    int live;
 
     if (bind != NULL && strcmp(bind, "none") == 0) {
         return 0;
@@ -112,10 +137,7 @@ int ternrun_bind_assign(struct ternrun_job *job, struct ternrun_ns *ns, const ch
         }
         return 0;
     }
-    for (int i = 0; i < job->nall; i++) {
-        const struct ternrun_rank *r = job->all[i];
-        live += r->ns != ns && r->state == TERNRUN_RANK_RUNNING;
-    }
+    live = others_running(job, ns);
     if (bind == NULL && live + ns->nranks > b->ncores) {
         ternrun_vlog(1, "spawned job %s: not bound (%d live ranks on %d cores)", ns->name,
                      live + ns->nranks, b->ncores);
@@ -126,24 +148,49 @@ int ternrun_bind_assign(struct ternrun_job *job, struct ternrun_ns *ns, const ch
     return 0;
 }
 
+/* The PUs ternrun's affinity mask allows (a cgroup cpuset bounds it: what
+ * nproc prints), or -1 with errno.  The mask is read into a set the kernel
+ * accepts: a fixed cpu_set_t holds 1024 CPUs, and on a machine with more
+ * the kernel refuses it (EINVAL) whatever the mask holds, so the set is
+ * doubled until it fits. */
+static int allowed_pus(void)
+{
+    for (int ncpus = CPU_SETSIZE; ncpus <= (1 << 22); ncpus *= 2) {
+        cpu_set_t *set = CPU_ALLOC(ncpus);
+        size_t size = CPU_ALLOC_SIZE(ncpus);
+        int n = -1, err;
+
+        if (set == NULL) {
+            return -1;
+        }
+        if (sched_getaffinity(0, size, set) == 0) {
+            n = CPU_COUNT_S(size, set);
+        }
+        err = errno;
+        CPU_FREE(set);
+        if (n >= 0 || err != EINVAL) {
+            errno = err;
+            return n;
+        }
+    }
+    errno = EINVAL;
+    return -1;
+}
+
 bool ternrun_oversubscribed(struct ternrun_job *job, struct ternrun_ns *ns)
 {
-    cpu_set_t mine;
-    int ranks = ns->nranks, cpus;
+    int ranks = ns->nranks + others_running(job, ns);
+    int pus = allowed_pus();
 
-    for (int i = 0; i < job->nall; i++) {
-        const struct ternrun_rank *r = job->all[i];
-        ranks += r->ns != ns && r->state == TERNRUN_RANK_RUNNING;
-    }
-    if (sched_getaffinity(0, sizeof(mine), &mine) != 0) {
-        ternrun_vlog(1, "%s: CPUs allowed to ternrun unknown (%m): not said to be "
-                     "oversubscribed", ns->name);
+    if (pus < 0) {
+        ternrun_warn("%s: the CPUs allowed to ternrun are unknown (%s): the node is not said to "
+                     "be oversubscribed",
+                     ns->name, strerror(errno));
         return false;
     }
-    cpus = CPU_COUNT(&mine);
-    ternrun_vlog(1, "%s: %d ranks on the %d CPUs allowed to ternrun: %s", ns->name, ranks, cpus,
-                 ranks > cpus ? "oversubscribed (PMIX_NODE_OVERSUBSCRIBED)" : "not oversubscribed");
-    return ranks > cpus;
+    ternrun_vlog(1, "%s: %d ranks on the %d CPUs allowed to ternrun: %s", ns->name, ranks, pus,
+                 ranks > pus ? "oversubscribed (PMIX_NODE_OVERSUBSCRIBED)" : "not oversubscribed");
+    return ranks > pus;
 }
 
 void *ternrun_bind_cpuset_of(struct ternrun_job *job, const struct ternrun_rank *r)

@@ -102,8 +102,10 @@ static char **app_env(struct ternrun_job *job, const struct tern_srv_app *app)
     return env;
 }
 
-/* check every app and tie the ranks to their program, argv and wdir */
-static pmix_status_t prepare_apps(struct ternrun_ns *ns, struct tern_srv_spawn *req)
+/* check every app and tie the ranks to their program, argv and wdir (under
+ * job->lock: PMIx queries read them, the namespace being listed) */
+static pmix_status_t prepare_apps(struct ternrun_job *job, struct ternrun_ns *ns,
+                                  struct tern_srv_spawn *req)
 {
     int rank = 0;
 
@@ -132,7 +134,9 @@ static pmix_status_t prepare_apps(struct ternrun_ns *ns, struct tern_srv_spawn *
                 return PMIX_ERR_NOMEM;
             }
         }
+        pthread_mutex_lock(&job->lock);
         if (ternrun_ns_keep_argv(ns, app->argv) != 0) {
+            pthread_mutex_unlock(&job->lock);
             return PMIX_ERR_NOMEM;
         }
         char **argv = app->argv;
@@ -144,6 +148,7 @@ static pmix_status_t prepare_apps(struct ternrun_ns *ns, struct tern_srv_spawn *
             r->wdir = wdir;
             r->appnum = (int)a;
         }
+        pthread_mutex_unlock(&job->lock);
     }
     return PMIX_SUCCESS;
 }
@@ -189,7 +194,7 @@ static int run_one(struct ternrun_job *job, struct tern_srv_spawn *req)
         return 0;
     }
     ns->parent_rank = req->requester.rank;
-    st = prepare_apps(ns, req);
+    st = prepare_apps(job, ns, req);
     if (st == PMIX_SUCCESS && ternrun_bind_assign(job, ns, req->bind) != 0) {
         st = PMIX_ERR_NOT_SUPPORTED;
     }

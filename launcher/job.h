@@ -127,7 +127,7 @@ struct ternrun_ns {
     uint32_t parent_rank;
     char **owned;      /* strings the ranks point to (exe, argv, wdir), freed at exit */
     size_t nowned;
-    char ***argvs;     /* one argv per app, freed at exit */
+    char ***argvs;     /* lock: one argv per app, in app order, freed at exit */
     size_t nargvs;
     bool registered;   /* with the PMIx server */
     uint64_t connected; /* lock: bit k: connected to job->ns[k] (PMIx_Connect) */
@@ -196,7 +196,12 @@ int ternrun_shm_cleanup(const char *nspace);
 struct ternrun_ns *ternrun_ns_add(struct ternrun_job *job, int nranks, int parent);
 /* keep s until exit (ns->owned); returns s, NULL if s was NULL or on OOM */
 char *ternrun_ns_keep(struct ternrun_ns *ns, char *s);
+/* the next app's argv (NULL-terminated, malloc'd strings), kept until
+ * exit; the caller holds job->lock (PMIx queries read ns->argvs).  0, or
+ * -1 on OOM (argv stays the caller's) */
 int ternrun_ns_keep_argv(struct ternrun_ns *ns, char **argv);
+/* a malloc'd copy of a NULL-terminated argv, or NULL */
+char **ternrun_argv_dup(char *const *argv);
 void ternrun_ns_free_all(struct ternrun_job *job);
 /* is ns d the namespace a or spawned (transitively) from it? */
 bool ternrun_ns_descends(const struct ternrun_job *job, const struct ternrun_ns *d,
@@ -211,8 +216,9 @@ int ternrun_bind_apply(struct ternrun_job *job, struct ternrun_rank *r);
 void ternrun_bind_fini(struct ternrun_job *job);
 void *ternrun_bind_cpuset_of(struct ternrun_job *job, const struct ternrun_rank *r);
 /* More ranks on this node (ns's and the other jobs' running ones) than CPUs
- * allowed to ternrun (its affinity): ns's PMIX_NODE_OVERSUBSCRIBED, by which
- * tern's ranks choose to block when idle (engine/oversub.c). */
+ * (PUs) allowed to ternrun (its affinity, however many CPUs the machine
+ * has): ns's PMIX_NODE_OVERSUBSCRIBED, by which tern's ranks choose to block
+ * when idle (engine/oversub.c).  Binding counts cores instead (bind.c). */
 bool ternrun_oversubscribed(struct ternrun_job *job, struct ternrun_ns *ns);
 
 /* nspace.c */

@@ -191,8 +191,6 @@ static int hook_procs(void *ctx, const char *nspace, struct tern_srv_proc *out, 
         p->rank = (pmix_rank_t)i;
         p->pid = r->state == TERNRUN_RANK_NOT_STARTED ? 0 : r->pid;
         p->exe = r->exe;
-        p->argv = r->argv;
-        p->appnum = r->appnum;
         p->exit_code = 0;
         if (r->state == TERNRUN_RANK_NOT_STARTED) {
             p->state = PMIX_PROC_STATE_PREPPED;
@@ -254,6 +252,29 @@ static void hook_nspaces(void *ctx, char *buf, size_t len)
         off += (size_t)snprintf(buf + off, len - off, k ? ",%s" : "%s", job->ns[k]->name);
     }
     pthread_mutex_unlock(&job->lock);
+}
+
+/* PMIX_QUERY_NAMESPACE_INFO's PMIX_CMD_LINE: each app's argv (ns->argvs,
+ * appended under job->lock), space-separated, the apps separated by " : "
+ * (as on an MPMD command line); cut at len */
+static int hook_cmdline(void *ctx, const char *nspace, char *buf, size_t len)
+{
+    struct ternrun_job *job = ctx;
+    size_t off = 0;
+
+    buf[0] = '\0';
+    pthread_mutex_lock(&job->lock);
+    const struct ternrun_ns *ns = ns_of(job, nspace);
+    for (size_t a = 0; ns != NULL && a < ns->nargvs && off < len; a++) {
+        if (a > 0) {
+            off += (size_t)snprintf(buf + off, len - off, " : ");
+        }
+        for (size_t i = 0; ns->argvs[a][i] != NULL && off < len; i++) {
+            off += (size_t)snprintf(buf + off, len - off, i ? " %s" : "%s", ns->argvs[a][i]);
+        }
+    }
+    pthread_mutex_unlock(&job->lock);
+    return ns != NULL ? 0 : -1;
 }
 
 /* PMIx_Job_control: sig to each running target (its process group when it
@@ -372,6 +393,7 @@ int ternrun_pmix_start(struct ternrun_job *job)
         .hostname = job->hostname,
         .procs = hook_procs,
         .nspaces = hook_nspaces,
+        .cmdline = hook_cmdline,
         .connection = hook_connection,
         .spawn = ternrun_spawn_request,
         .signal = hook_signal,

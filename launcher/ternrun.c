@@ -107,10 +107,21 @@ int main(int argc, char **argv)
         }
         goto out_free;
     }
+    /* its argv as a spawned job's: the namespace's own (PMIx queries
+     * read it from there) */
+    char **args = ternrun_argv_dup(job.opt.argv);
+    pthread_mutex_lock(&job.lock);
+    if (args == NULL || ternrun_ns_keep_argv(ns, args) != 0) {
+        pthread_mutex_unlock(&job.lock);
+        ternrun_err("out of memory");
+        ternrun_env_free(args); /* a NULL-terminated array of strings too */
+        goto out_free;
+    }
     for (int i = 0; i < ns->nranks; i++) {
         ns->ranks[i].exe = exe;
-        ns->ranks[i].argv = job.opt.argv;
+        ns->ranks[i].argv = args;
     }
+    pthread_mutex_unlock(&job.lock);
 
     if (ternrun_monitor_setup(&job) != 0) {
         goto out_free;

@@ -37,14 +37,11 @@
 #include <pmix_server.h>
 #include <stdbool.h>
 
-/* One rank of the host's job, for PMIX_QUERY_PROC_TABLE and
- * PMIX_QUERY_NAMESPACE_INFO. */
+/* One rank of the host's job, for PMIX_QUERY_PROC_TABLE. */
 struct tern_srv_proc {
     pmix_rank_t rank;
     pid_t pid;             /* 0: not started */
     const char *exe;       /* its program (the host's string, valid as long as the rank) */
-    char *const *argv;     /* its app's argv, NULL-terminated (the host's, as exe), or NULL */
-    int appnum;            /* ranks of one app are consecutive */
     pmix_proc_state_t state;
     int exit_code;         /* once terminated: the exit status, 128 + signal */
 };
@@ -94,6 +91,10 @@ struct tern_srv_hooks {
     int (*procs)(void *ctx, const char *nspace, struct tern_srv_proc *out, int max);
     /* every namespace the host runs, comma-separated, into buf */
     void (*nspaces)(void *ctx, char *buf, size_t len);
+    /* nspace's command line into buf (PMIX_QUERY_NAMESPACE_INFO): each
+     * app's argv, space-separated, the apps separated by " : "; 0, or -1
+     * for a namespace the host does not have */
+    int (*cmdline)(void *ctx, const char *nspace, char *buf, size_t len);
     /* connect (true) / disconnect (false) of these procs done: the host
      * tells their namespaces' events to each other (server_connect.c) */
     void (*connection)(void *ctx, const pmix_proc_t procs[], size_t nprocs, bool connect);
@@ -110,8 +111,10 @@ struct tern_srv_hooks {
  * PMIx_server_init().  Call once, before PMIx_server_init(). */
 pmix_server_module_t *tern_srv_module_setup(const struct tern_srv_hooks *hooks);
 
-/* The server's URI (PMIX_SERVER_URI), copied, for queries: call once
- * PMIx_server_init() returned.  Until then that key is not answered. */
+/* The server's URI (PMIX_SERVER_URI), copied, for queries: call once,
+ * after PMIx_server_init() returned.  Until then that key is not answered;
+ * a later call is refused (logged, its string not kept): queries may be
+ * reading the first. */
 void tern_srv_module_set_uri(const char *uri);
 
 /* Answer every pending lookup whose PMIX_TIMEOUT has passed with

@@ -53,12 +53,23 @@
 #define NSPACES_LEN (64 * (PMIX_MAX_NSLEN + 2))
 #define CMDLINE_LEN 4096
 
+/* Set once (the host's main thread), read by queries on PMIx's progress
+ * thread.  Never replaced nor freed once set: a query that loaded the
+ * pointer may still be copying the string, so a second value could only
+ * be swapped in by freeing the first under that reader.  (seq_cst
+ * compare-exchange and load: the string is written before it is
+ * published.) */
 static _Atomic(char *) server_uri;
 
 void tern_srv_module_set_uri(const char *uri)
 {
-    char *copy = uri != NULL ? strdup(uri) : NULL;
-    free(atomic_exchange(&server_uri, copy));
+    char *copy = uri != NULL ? strdup(uri) : NULL, *kept = NULL;
+    if (copy == NULL)
+        return;
+    if (!atomic_compare_exchange_strong(&server_uri, &kept, copy)) {
+        tern_srv_log(0, "PMIX_SERVER_URI is set once: %s ignored, %s kept", copy, kept);
+        free(copy);
+    }
 }
 
 static bool is_key(const char *key, const char *want)
@@ -75,6 +86,15 @@ static const pmix_value_t *qualifier(const pmix_query_t *q, const char *key)
     return NULL;
 }
 
+/* is nspace one of the host's? */
+static bool known_nspace(const char *nspace)
+{
+    struct tern_srv_proc one;
+    if (tern_srv_hooks.procs != NULL)
+        return tern_srv_hooks.procs(tern_srv_hooks.ctx, nspace, &one, 1) >= 0;
+    return tern_srv_hooks.nspace != NULL && strcmp(nspace, tern_srv_hooks.nspace) == 0;
+}
+
 /* the namespace a query is about: its PMIX_NSPACE qualifier, else the
  * requester's, else the job's (OpenPMIx 4.2 passes on a client's query
  * under the server's own name, "pmix-server:<pid>", without qualifier);
@@ -84,11 +104,22 @@ static const char *query_nspace(const pmix_query_t *q, const pmix_proc_t *reques
     const pmix_value_t *v = qualifier(q, PMIX_NSPACE);
     if (v != NULL)
         return v->type == PMIX_STRING && v->data.string != NULL ? v->data.string : NULL;
-    struct tern_srv_proc one;
-    if (tern_srv_hooks.procs != NULL &&
-        tern_srv_hooks.procs(tern_srv_hooks.ctx, requester->nspace, &one, 1) >= 0)
+    if (known_nspace(requester->nspace))
         return requester->nspace;
     return tern_srv_hooks.nspace ? tern_srv_hooks.nspace : "";
+}
+
+/* the host's namespaces, comma-separated (malloc'd), or NULL */
+static char *nspaces_list(void)
+{
+    char *list = calloc(1, NSPACES_LEN);
+    if (list == NULL)
+        return NULL;
+    if (tern_srv_hooks.nspaces != NULL)
+        tern_srv_hooks.nspaces(tern_srv_hooks.ctx, list, NSPACES_LEN);
+    else if (tern_srv_hooks.nspace != NULL)
+        snprintf(list, NSPACES_LEN, "%s", tern_srv_hooks.nspace);
+    return list;
 }
 
 /* the job's ranks now (malloc'd), or -1 for an unknown namespace */
@@ -144,48 +175,32 @@ static bool proc_table(pmix_info_t *res, const char *key, const char *nspace)
     return true;
 }
 
-/* nspace's command line into buf: each app's argv, space-separated, the
- * apps separated by " : " (as on an MPMD command line) */
+/* nspace's command line into buf (the host's cmdline hook; without one,
+ * ""); false: not a namespace of the host's */
 static bool cmdline_of(const char *nspace, char *buf, size_t len)
 {
-    struct tern_srv_proc *p;
-    int n = procs_of(nspace, &p);
-    if (n < 0)
-        return false;
-    size_t off = 0;
     buf[0] = '\0';
-    for (int i = 0; i < n && off < len; i++) {
-        if (i > 0 && p[i].appnum == p[i - 1].appnum)
-            continue;
-        if (i > 0)
-            off += (size_t)snprintf(buf + off, len - off, " : ");
-        for (size_t a = 0; p[i].argv != NULL && p[i].argv[a] != NULL && off < len; a++)
-            off += (size_t)snprintf(buf + off, len - off, a ? " %s" : "%s", p[i].argv[a]);
-    }
-    free(p);
-    return true;
+    if (tern_srv_hooks.cmdline != NULL)
+        return tern_srv_hooks.cmdline(tern_srv_hooks.ctx, nspace, buf, len) == 0;
+    return known_nspace(nspace);
 }
 
 /* PMIX_QUERY_NAMESPACE_INFO: an array of infos, each an array of infos
  * {PMIX_NSPACE, PMIX_CMD_LINE}: strings only, as OpenPMIx's tool example
- * prints every element's value as a string */
+ * prints every element's value as a string.  The namespaces: the
+ * PMIX_NSPACE qualifier's (no list needed), else all of the host's. */
 static bool nspace_info(pmix_info_t *res, const char *key, const pmix_query_t *q)
 {
     const pmix_value_t *want = qualifier(q, PMIX_NSPACE);
     if (want != NULL && (want->type != PMIX_STRING || want->data.string == NULL))
         return false;
-    char *list = calloc(1, NSPACES_LEN), *cmd = malloc(CMDLINE_LEN);
-    if (list == NULL || cmd == NULL) {
-        free(list);
+    char *list = NULL, *cmd = malloc(CMDLINE_LEN);
+    size_t n = 1;
+    if (cmd == NULL || (want == NULL && (list = nspaces_list()) == NULL)) {
         free(cmd);
         return false;
     }
-    if (tern_srv_hooks.nspaces != NULL)
-        tern_srv_hooks.nspaces(tern_srv_hooks.ctx, list, NSPACES_LEN);
-    else if (tern_srv_hooks.nspace != NULL)
-        snprintf(list, NSPACES_LEN, "%s", tern_srv_hooks.nspace);
-    size_t n = 1;
-    for (const char *c = list; *c; c++)
+    for (const char *c = list; c != NULL && *c; c++)
         n += *c == ',';
     pmix_data_array_t *outer;
     PMIX_DATA_ARRAY_CREATE(outer, n, PMIX_INFO);
@@ -197,29 +212,30 @@ static bool nspace_info(pmix_info_t *res, const char *key, const pmix_query_t *q
     }
     pmix_info_t *el = outer->array;
     size_t k = 0;
-    for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok != NULL && k < n;
-         tok = strtok_r(NULL, ",", &save)) {
-        if (want != NULL && strncmp(tok, want->data.string, PMIX_MAX_NSLEN) != 0)
+    bool whole = true;
+    char *save = NULL;
+    for (const char *ns = want != NULL ? want->data.string : strtok_r(list, ",", &save);
+         ns != NULL && k < n; ns = want != NULL ? NULL : strtok_r(NULL, ",", &save)) {
+        if (!cmdline_of(ns, cmd, CMDLINE_LEN))
             continue;
         pmix_data_array_t *one;
         PMIX_DATA_ARRAY_CREATE(one, 2, PMIX_INFO);
         if (one == NULL || one->array == NULL) {
             free(one);
+            whole = false; /* a shorter list would pass for every namespace */
             break;
         }
-        if (!cmdline_of(tok, cmd, CMDLINE_LEN))
-            cmd[0] = '\0';
         pmix_info_t *it = one->array;
-        PMIX_INFO_LOAD(&it[0], PMIX_NSPACE, tok, PMIX_STRING);
+        PMIX_INFO_LOAD(&it[0], PMIX_NSPACE, ns, PMIX_STRING);
         PMIX_INFO_LOAD(&it[1], PMIX_CMD_LINE, cmd, PMIX_STRING);
         load_darray(&el[k++], key, one);
     }
     free(list);
     free(cmd);
     outer->size = k; /* the infos past k were never loaded */
-    if (k == 0) {
+    if (k == 0 || !whole) {
         PMIX_DATA_ARRAY_FREE(outer);
-        return false; /* not a namespace of ours */
+        return false; /* not a namespace of ours, or no memory for all of them */
     }
     load_darray(res, key, outer);
     return true;
@@ -258,13 +274,9 @@ static bool answer_key(pmix_info_t *res, const char *key, const pmix_query_t *q,
                        const pmix_proc_t *requester)
 {
     if (is_key(key, PMIX_QUERY_NAMESPACES)) {
-        char *list = calloc(1, NSPACES_LEN);
+        char *list = nspaces_list();
         if (list == NULL)
             return false;
-        if (tern_srv_hooks.nspaces != NULL)
-            tern_srv_hooks.nspaces(tern_srv_hooks.ctx, list, NSPACES_LEN);
-        else if (tern_srv_hooks.nspace != NULL)
-            snprintf(list, NSPACES_LEN, "%s", tern_srv_hooks.nspace);
         PMIX_INFO_LOAD(res, key, list, PMIX_STRING);
         free(list);
     } else if (is_key(key, PMIX_QUERY_NAMESPACE_INFO)) {

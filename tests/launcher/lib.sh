@@ -41,6 +41,26 @@ run() {
     fi
 }
 
+# run_shim KNOB=value ARGS...: as run, with tests/launcher/fault_shim
+# preloaded into ternrun and KNOB (a TERN_SHIM_* variable: fault_shim.c)
+# in its environment; a sanitizer build needs its runtimes loaded first
+SHIM=${TERN_FAULT_SHIM:-./tests/launcher/.libs/fault_shim.so}
+run_shim() {
+    knob=$1
+    shift
+    pre=""
+    for rt in $(ldd "$SHIM" | awk '/lib(asan|ubsan)\.so/ {print $3}'); do
+        pre="$pre${pre:+:}$rt"
+    done
+    timeout -k 5 "$T" env "LD_PRELOAD=$pre${pre:+:}$(cd "$(dirname "$SHIM")" && pwd)/${SHIM##*/}" \
+        "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" "$knob" \
+        "$TERNRUN" "$@" >"$OUT" 2>"$ERR" <"${IN:-/dev/null}"
+    RC=$?
+    if [ "$RC" -eq 124 ]; then
+        fail "ternrun $* ($knob, fault_shim) did not finish within $T s"
+    fi
+}
+
 expect_rc() {   # expect_rc WANT WHAT
     if [ "$RC" -ne "$1" ]; then
         fail "$2: exit status $RC, expected $1"

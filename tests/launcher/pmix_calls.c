@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "tests/pmix_get.h"
+#include "tests/pmix_query.h"
 
 static int fence(void)
 {
@@ -123,19 +124,12 @@ static int cmd_log(void)
     return failures ? 1 : 0;
 }
 
-/* the value of the q-th answer, which must be key: PMIx 4.2 clients read
- * an answer flat, one info per key answered, in the order asked */
-static const pmix_value_t *result(const pmix_info_t *info, size_t ninfo, size_t q, const char *key)
+/* the value of the q-th answer, which must be key, of type (PMIX_UNDEF:
+ * checked by the caller) */
+static const pmix_value_t *result(const pmix_info_t *info, size_t ninfo, size_t q, const char *key,
+                                  pmix_data_type_t type)
 {
-    if (q >= ninfo) {
-        fail("query answer %zu (%s): only %zu answers", q, key, ninfo);
-        return NULL;
-    }
-    if (strcmp(info[q].key, key) != 0) {
-        fail("query answer %zu is %s, expected %s", q, info[q].key, key);
-        return NULL;
-    }
-    return &info[q].value;
+    return query_result("PMIx_Query_info", info, ninfo, q, key, type);
 }
 
 static int cmd_query(void)
@@ -150,6 +144,7 @@ static int cmd_query(void)
     PMIX_QUERY_QUALIFIERS_CREATE(&q[1], 1);
     PMIX_INFO_LOAD(&q[1].qualifiers[0], PMIX_NSPACE, me.nspace, PMIX_STRING);
     PMIX_ARGV_APPEND(rc, q[2].keys, PMIX_JOB_SIZE);
+    query_refresh(&q[2]); /* a key the client holds: ternrun's answer is wanted */
     PMIX_ARGV_APPEND(rc, q[3].keys, PMIX_QUERY_NUM_PSETS);
     pmix_info_t *info = NULL;
     size_t ninfo = 0;
@@ -158,13 +153,12 @@ static int cmd_query(void)
         fail("PMIx_Query_info: %s", PMIx_Error_string(rc));
     if (ninfo != 4)
         fail("PMIx_Query_info: %zu answers to 4 keys", ninfo);
-    const pmix_value_t *v = result(info, ninfo, 0, PMIX_QUERY_NAMESPACES);
-    if (v == NULL || v->type != PMIX_STRING || strstr(v->data.string, me.nspace) == NULL)
+    const pmix_value_t *v = result(info, ninfo, 0, PMIX_QUERY_NAMESPACES, PMIX_STRING);
+    if (v == NULL || strstr(v->data.string, me.nspace) == NULL)
         fail("PMIX_QUERY_NAMESPACES: %s", v && v->type == PMIX_STRING ? v->data.string : "none");
     uint32_t size = (uint32_t)get_uint(PMIX_RANK_WILDCARD, PMIX_JOB_SIZE);
-    v = result(info, ninfo, 1, PMIX_QUERY_PROC_TABLE);
-    if (v == NULL || v->type != PMIX_DATA_ARRAY || v->data.darray->type != PMIX_PROC_INFO ||
-        v->data.darray->size != size) {
+    v = result(info, ninfo, 1, PMIX_QUERY_PROC_TABLE, PMIX_DATA_ARRAY);
+    if (v == NULL || v->data.darray->type != PMIX_PROC_INFO || v->data.darray->size != size) {
         fail("PMIX_QUERY_PROC_TABLE: no table of %u ranks", size);
     } else {
         const pmix_proc_info_t *pi = v->data.darray->array;
@@ -187,11 +181,11 @@ static int cmd_query(void)
                      pi[r].executable_name ? pi[r].executable_name : "?");
         }
     }
-    v = result(info, ninfo, 2, PMIX_JOB_SIZE);
-    if (v == NULL || v->type != PMIX_UINT32 || v->data.uint32 != size)
+    v = result(info, ninfo, 2, PMIX_JOB_SIZE, PMIX_UINT32);
+    if (v == NULL || v->data.uint32 != size)
         fail("PMIX_JOB_SIZE by query: not %u", size);
-    v = result(info, ninfo, 3, PMIX_QUERY_NUM_PSETS);
-    if (v == NULL || v->type != PMIX_SIZE || v->data.size != 0)
+    v = result(info, ninfo, 3, PMIX_QUERY_NUM_PSETS, PMIX_SIZE);
+    if (v == NULL || v->data.size != 0)
         fail("PMIX_QUERY_NUM_PSETS: not 0");
     PMIX_INFO_FREE(info, ninfo);
     PMIX_QUERY_FREE(q, 4);

@@ -8,6 +8,8 @@
  *                             RANK calls PMIx_Abort(ST), the others sleep (bounded),
  *                             or with "fence" wait in a PMIx_Fence it never joins
  *   pmix_probe affinity       print "affinity RANK CPULIST" (sched_getaffinity)
+ *   pmix_probe oversub        print "oversubscribed RANK true|false" (the job's
+ *                             PMIX_NODE_OVERSUBSCRIBED)
  *   pmix_probe shm            create /dev/shm/tern-<nspace>-probe<rank> and leave it
  *   pmix_probe sleep SECS     print "ready RANK PID" after a fence, sleep (bounded);
  *                             a SIGTERM/INT/HUP/QUIT prints "signal rank R got NN"
@@ -286,6 +288,22 @@ static int cmd_affinity(void)
     return 0;
 }
 
+static int cmd_oversub(void)
+{
+    pmix_value_t *v = get(PMIX_RANK_WILDCARD, PMIX_NODE_OVERSUBSCRIBED);
+
+    if (v == NULL) {
+        return 1;
+    }
+    if (v->type != PMIX_BOOL) {
+        fail("PMIX_NODE_OVERSUBSCRIBED has type %s", PMIx_Data_type_string(v->type));
+    } else {
+        printf("oversubscribed %u %s\n", (unsigned)me.rank, v->data.flag ? "true" : "false");
+    }
+    PMIX_VALUE_RELEASE(v);
+    return failures ? 1 : 0;
+}
+
 static int cmd_shm(void)
 {
     char path[512];
@@ -451,6 +469,8 @@ int main(int argc, char **argv)
         rc = cmd_abort(atoi(argv[2]), atoi(argv[3]), argc > 4 && strcmp(argv[4], "fence") == 0);
     } else if (strcmp(cmd, "affinity") == 0) {
         rc = cmd_affinity();
+    } else if (strcmp(cmd, "oversub") == 0) {
+        rc = cmd_oversub();
     } else if (strcmp(cmd, "shm") == 0) {
         rc = cmd_shm();
     } else if (strcmp(cmd, "sleep") == 0 && argc > 2) {
@@ -460,7 +480,7 @@ int main(int argc, char **argv)
     } else if (strcmp(cmd, "death") == 0 && argc > 3) {
         rc = cmd_death(atoi(argv[2]), argv[3]);
     } else {
-        fprintf(stderr, "usage: pmix_probe keys|pubsub|abort RANK STATUS|affinity|shm|"
+        fprintf(stderr, "usage: pmix_probe keys|pubsub|abort RANK STATUS|affinity|oversub|shm|"
                         "sleep SECS|fail RANK|death RANK HOW\n");
         rc = 2;
     }

@@ -17,12 +17,21 @@
  *   pmix_spawn partial BAD    two apps: 2 sleepers ("sleeper"), then BAD (an
  *                             executable that exec refuses): the spawn fails,
  *                             the sleepers are killed; "ok partial"
+ *   pmix_spawn mpmd           rank 0 spawns two apps of one rank each, "idle
+ *                             one" and "idle two"; PMIX_QUERY_NAMESPACE_INFO
+ *                             of the new namespace (PMIX_NSPACE qualifier,
+ *                             refreshed: ternrun answers) must give the
+ *                             command line "SELF idle one : SELF idle two",
+ *                             and of its own namespace its argv; "ok mpmd"
  *   pmix_spawn childfail      rank 0 spawns 2 "failer" children, rank 1 of
  *                             which exits with status 3; the parent waits
  *                             (bounded) until the proc table shows both ended,
- *                             checks it got PMIX_ERR_EXIT_NONZERO_TERM for
- *                             child 1 and PMIX_EVENT_JOB_END with status 3,
- *                             and prints "ok childfail"
+ *                             checks it got PMIX_ERR_EXIT_NONZERO_TERM and
+ *                             PMIX_ERR_PROC_ABORTED for child 1,
+ *                             PMIX_ERR_PROC_KILLED_BY_CMD (and no
+ *                             PMIX_ERR_PROC_ABORTED) for child 0, torn down
+ *                             by ternrun, and PMIX_EVENT_JOB_END with status
+ *                             3, and prints "ok childfail"
  *
  * Every check prints "FAIL: ..." and makes the exit status 1.
  */
@@ -39,12 +48,13 @@
 #include <unistd.h>
 
 #include "tests/pmix_get.h"
+#include "tests/pmix_query.h"
 
 static char self[4096];
 
 /* events the parent got about its children (childfail) */
-static _Atomic int ev_nonzero, ev_job_end, ev_job_status = -1;
-static char ev_nonzero_from[PMIX_MAX_NSLEN + 16];
+static _Atomic int ev_nonzero, ev_job_end, ev_job_status = -1, ev_killed, ev_aborted;
+static char ev_nonzero_from[PMIX_MAX_NSLEN + 16], ev_aborted_from[PMIX_MAX_NSLEN + 16];
 
 static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
                      pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults,
@@ -52,10 +62,11 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
 {
     (void)id, (void)source, (void)results, (void)nresults;
     for (size_t i = 0; i < ninfo; i++) {
-        if (status == PMIX_ERR_EXIT_NONZERO_TERM &&
+        if ((status == PMIX_ERR_EXIT_NONZERO_TERM || status == PMIX_ERR_PROC_ABORTED) &&
             PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) && info[i].value.type == PMIX_PROC)
-            snprintf(ev_nonzero_from, sizeof(ev_nonzero_from), "%s:%u",
-                     info[i].value.data.proc->nspace, (unsigned)info[i].value.data.proc->rank);
+            snprintf(status == PMIX_ERR_PROC_ABORTED ? ev_aborted_from : ev_nonzero_from,
+                     sizeof(ev_nonzero_from), "%s:%u", info[i].value.data.proc->nspace,
+                     (unsigned)info[i].value.data.proc->rank);
         if (status == PMIX_EVENT_JOB_END && PMIX_CHECK_KEY(&info[i], PMIX_JOB_TERM_STATUS))
             ev_job_status = info[i].value.data.status;
     }
@@ -63,6 +74,10 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
         ev_nonzero++;
     else if (status == PMIX_EVENT_JOB_END)
         ev_job_end++;
+    else if (status == PMIX_ERR_PROC_KILLED_BY_CMD)
+        ev_killed++;
+    else if (status == PMIX_ERR_PROC_ABORTED)
+        ev_aborted++;
     if (cbfunc != NULL)
         cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
 }
@@ -86,7 +101,7 @@ static void app_of(pmix_app_t *app, const char *mode, int n, char **env)
 {
     PMIX_APP_CONSTRUCT(app);
     app->cmd = strdup(self);
-    app->argv = calloc(3, sizeof(char *));
+    app->argv = calloc(4, sizeof(char *)); /* room for one more argument */
     app->argv[0] = strdup(self);
     app->argv[1] = strdup(mode);
     app->env = env;
@@ -280,12 +295,83 @@ static bool wait_ended(const char *nspace, int n)
     return false;
 }
 
+/* the PMIX_CMD_LINE of the one namespace of a namespace info answer */
+static void keep_cmdline(const char *ns, const char *cmd, void *arg)
+{
+    (void)ns;
+    char **out = arg;
+    free(*out);
+    *out = cmd != NULL ? strdup(cmd) : NULL;
+}
+
+/* PMIX_CMD_LINE of nspace by PMIx_Query_info (PMIX_QUERY_NAMESPACE_INFO,
+ * PMIX_NSPACE qualifier, refreshed: ternrun's answer), malloc'd, or NULL
+ * (and a failure) */
+static char *cmdline_of(const char *nspace)
+{
+    static const char *const keys[] = {PMIX_QUERY_NAMESPACE_INFO, NULL};
+    static const pmix_data_type_t types[] = {PMIX_DATA_ARRAY};
+    pmix_query_t *q;
+    pmix_status_t rc;
+    PMIX_QUERY_CREATE(q, 1);
+    PMIX_ARGV_APPEND(rc, q[0].keys, PMIX_QUERY_NAMESPACE_INFO);
+    PMIX_QUERY_QUALIFIERS_CREATE(&q[0], 1);
+    PMIX_INFO_LOAD(&q[0].qualifiers[0], PMIX_NSPACE, nspace, PMIX_STRING);
+    query_refresh(q);
+    pmix_info_t *res = NULL;
+    size_t nres = 0;
+    char *cmd = NULL;
+    rc = PMIx_Query_info(q, 1, &res, &nres);
+    if (query_expect_flat("namespace info", rc, res, nres, keys, types)) {
+        const pmix_data_array_t *outer = res[0].value.data.darray;
+        if (outer == NULL || outer->size != 1)
+            fail("namespace info of %s: %zu namespaces", nspace, outer ? outer->size : 0);
+        else if (query_nsinfo("namespace info", &res[0].value, keep_cmdline, &cmd) && cmd == NULL)
+            fail("namespace info of %s: no PMIX_CMD_LINE", nspace);
+    }
+    PMIX_INFO_FREE(res, nres);
+    PMIX_QUERY_FREE(q, 1);
+    return cmd;
+}
+
+static void cmd_mpmd(int argc, char **argv)
+{
+    pmix_app_t apps[2];
+    char child[PMIX_MAX_NSLEN + 1] = "", want[3 * sizeof(self)];
+    app_of(&apps[0], "idle", 1, NULL);
+    apps[0].argv[2] = strdup("one");
+    app_of(&apps[1], "idle", 1, NULL);
+    apps[1].argv[2] = strdup("two");
+    pmix_status_t rc = spawn(apps, 2, NULL, 0, child);
+    PMIX_APP_DESTRUCT(&apps[0]);
+    PMIX_APP_DESTRUCT(&apps[1]);
+    if (rc != PMIX_SUCCESS) {
+        fail("PMIx_Spawn of two apps: %s", PMIx_Error_string(rc));
+        return;
+    }
+    char *cmd = cmdline_of(child);
+    snprintf(want, sizeof(want), "%s idle one : %s idle two", self, self);
+    if (cmd != NULL && strcmp(cmd, want) != 0)
+        fail("command line of %s: \"%s\", expected \"%s\"", child, cmd, want);
+    free(cmd);
+    cmd = cmdline_of(me.nspace); /* ternrun's command line: this rank's argv */
+    want[0] = '\0';
+    for (int i = 0, off = 0; i < argc && off < (int)sizeof(want); i++)
+        off += snprintf(want + off, sizeof(want) - (size_t)off, i ? " %s" : "%s", argv[i]);
+    if (cmd != NULL && strcmp(cmd, want) != 0)
+        fail("command line of %s: \"%s\", expected \"%s\"", me.nspace, cmd, want);
+    free(cmd);
+    if (failures == 0)
+        printf("ok mpmd\n");
+}
+
 int main(int argc, char **argv)
 {
     pmix_status_t rc;
     ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
     if (len <= 0 || argc < 2) {
-        fprintf(stderr, "usage: pmix_spawn parent|child|badexe|badwdir|partial|childfail ...\n");
+        fprintf(stderr,
+                "usage: pmix_spawn parent|child|badexe|badwdir|partial|mpmd|childfail ...\n");
         return 2;
     }
     self[len] = '\0';
@@ -330,11 +416,16 @@ int main(int argc, char **argv)
             sleep_ms(100);
         printf("FAIL: sleeper %u outlived its failed spawn\n", (unsigned)me.rank);
         return 1;
+    } else if (strcmp(mode, "mpmd") == 0) {
+        cmd_mpmd(argc, argv);
+    } else if (strcmp(mode, "idle") == 0) {
+        /* a rank of an app of mpmd: nothing to do */
     } else if (strcmp(mode, "childfail") == 0) {
         pmix_app_t app;
         char child[PMIX_MAX_NSLEN + 1] = "";
-        pmix_status_t codes[] = {PMIX_ERR_EXIT_NONZERO_TERM, PMIX_EVENT_JOB_END};
-        rc = PMIx_Register_event_handler(codes, 2, NULL, 0, on_event, NULL, NULL);
+        pmix_status_t codes[] = {PMIX_ERR_EXIT_NONZERO_TERM, PMIX_EVENT_JOB_END,
+                                 PMIX_ERR_PROC_KILLED_BY_CMD, PMIX_ERR_PROC_ABORTED};
+        rc = PMIx_Register_event_handler(codes, 4, NULL, 0, on_event, NULL, NULL);
         if (rc < 0)
             fail("PMIx_Register_event_handler: %s", PMIx_Error_string(rc));
         app_of(&app, "failer", 2, NULL);
@@ -344,10 +435,12 @@ int main(int argc, char **argv)
             fail("PMIx_Spawn: %s", PMIx_Error_string(rc));
         else if (!wait_ended(child, 2))
             fail("the failed child job did not end");
-        for (int i = 0; i < 100 && (ev_nonzero == 0 || ev_job_end == 0); i++)
+        for (int i = 0; i < 100 && (ev_nonzero == 0 || ev_job_end == 0 || ev_killed == 0); i++)
             sleep_ms(100);
-        printf("events: exit-nonzero %d from %s, job-end %d status %d\n", ev_nonzero,
-               ev_nonzero_from, ev_job_end, ev_job_status);
+        printf("events: exit-nonzero %d from %s, job-end %d status %d, killed %d, "
+               "PMIx 3 aborted %d from %s\n",
+               ev_nonzero, ev_nonzero_from, ev_job_end, ev_job_status, ev_killed, ev_aborted,
+               ev_aborted_from);
         char want[PMIX_MAX_NSLEN + 16];
         snprintf(want, sizeof(want), "%s:1", child);
         if (ev_nonzero != 1 || strcmp(ev_nonzero_from, want) != 0)
@@ -355,6 +448,14 @@ int main(int argc, char **argv)
                  ev_nonzero_from, want);
         if (ev_job_end != 1 || ev_job_status != 3)
             fail("PMIX_EVENT_JOB_END: %d, status %d (want 1, 3)", ev_job_end, ev_job_status);
+        /* child 0, torn down by ternrun: the precise code only; the PMIx 3
+         * name once, for the failure */
+        if (ev_killed != 1)
+            fail("PMIX_ERR_PROC_KILLED_BY_CMD: %d (want 1: child 0 torn down)", ev_killed);
+        if (ev_aborted != 1 || strcmp(ev_aborted_from, want) != 0)
+            fail("PMIX_ERR_PROC_ABORTED: %d, from '%s' (want 1 from %s: the failure, not "
+                 "the teardown)",
+                 ev_aborted, ev_aborted_from, want);
         if (failures == 0)
             printf("ok childfail\n");
     } else if (strcmp(mode, "failer") == 0) {

@@ -3,8 +3,9 @@
 # a new namespace with its parent id, working directory and environment,
 # its output through ternrun's IOF, connect / get / disconnect across the
 # two namespaces; a missing program or directory and an exec that fails
-# half-way fail the whole spawn (the started ranks are killed); a spawned
-# job that fails ends alone, its status folded into ternrun's.
+# half-way fail the whole spawn (the started ranks are killed); the
+# command line of a two-app spawn as PMIx queries tell it; a spawned job
+# that fails ends alone, its status folded into ternrun's.
 . "$(dirname "$0")/lib.sh"
 
 SPAWN=./tests/launcher/pmix_spawn
@@ -47,9 +48,16 @@ expect_err 'spawn from ternrun-[0-9]+:0 failed .*2 of its 3 process\(es\) were r
     "started ranks killed"
 if grep -q outlived "$OUT"; then fail "a rank of the failed spawn survived"; fi
 
+# PMIX_QUERY_NAMESPACE_INFO's command line: the apps of a spawn separated
+# by " : ", each with its arguments; the first job's as given to ternrun
+T=30 run -n 1 "$SPAWN" mpmd
+expect_rc 0 "a spawn of two apps"
+expect_out '^ok mpmd$' "the command lines of an MPMD spawn and of the first job"
+
 # a spawned job fails: it is ended alone (the parent goes on and ends
 # normally, told by PMIX_ERR_EXIT_NONZERO_TERM and PMIX_EVENT_JOB_END with
-# status 3); ternrun's status is the child's failure
+# status 3; PMIX_ERR_PROC_ABORTED for the failed rank only, not for the one
+# ternrun tore down); ternrun's status is the child's failure
 T=30 run -n 1 "$SPAWN" childfail
 expect_rc 3 "a spawned job's failure"
 expect_out "^ok childfail" "parent outlives its failed child job, told by events"

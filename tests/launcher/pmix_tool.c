@@ -17,58 +17,28 @@
 
 #include <pmix_tool.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
+#include "tests/pmix_get.h" /* me: the tool's own name; fail() */
+#include "tests/pmix_query.h"
 
-static void fail(const char *what, pmix_status_t rc)
+/* "nsinfo NSPACE CMDLINE" per element of PMIX_QUERY_NAMESPACE_INFO */
+static void print_nsinfo(const char *ns, const char *cmd, void *arg)
 {
-    printf("FAIL: %s: %s\n", what, PMIx_Error_string(rc));
-    failures++;
+    (void)arg;
+    printf("nsinfo %s %s\n", ns ? ns : "?", cmd ? cmd : "?");
 }
 
-/* the value of a one-key query's answer: PMIx 4.2 clients read it flat,
- * one info keyed by the query key */
-static const pmix_value_t *result(const pmix_info_t *info, size_t ninfo, const char *key)
+/* the value of a one-key query's answer (PMIx 4.2 clients read it flat,
+ * one info keyed by the query key), or NULL and a failure */
+static const pmix_value_t *result(const char *what, pmix_status_t rc, const pmix_info_t *info,
+                                  size_t ninfo, const char *key, pmix_data_type_t type)
 {
-    if (ninfo != 1 || strcmp(info[0].key, key) != 0) {
-        printf("FAIL: %s: %zu answers, the first %s\n", key, ninfo, ninfo ? info[0].key : "-");
-        failures++;
-        return NULL;
-    }
-    return &info[0].value;
-}
-
-/* "nsinfo NSPACE CMDLINE" per element of PMIX_QUERY_NAMESPACE_INFO: an
- * array of infos, each an array {PMIX_NSPACE, PMIX_CMD_LINE} */
-static void print_nsinfo(const pmix_value_t *v)
-{
-    const pmix_data_array_t *outer = v->data.darray;
-    if (v->type != PMIX_DATA_ARRAY || outer == NULL || outer->type != PMIX_INFO) {
-        fail("namespace info: not an array of infos", PMIX_ERR_BAD_PARAM);
-        return;
-    }
-    const pmix_info_t *el = outer->array;
-    for (size_t n = 0; n < outer->size; n++) {
-        const pmix_data_array_t *in = el[n].value.data.darray;
-        if (el[n].value.type != PMIX_DATA_ARRAY || in == NULL || in->type != PMIX_INFO) {
-            fail("namespace info: an element is not an array of infos", PMIX_ERR_BAD_PARAM);
-            return;
-        }
-        const pmix_info_t *it = in->array;
-        const char *ns = "?", *cmd = "?";
-        for (size_t m = 0; m < in->size; m++) {
-            if (it[m].value.type != PMIX_STRING)
-                continue;
-            if (PMIX_CHECK_KEY(&it[m], PMIX_NSPACE))
-                ns = it[m].value.data.string;
-            else if (PMIX_CHECK_KEY(&it[m], PMIX_CMD_LINE))
-                cmd = it[m].value.data.string;
-        }
-        printf("nsinfo %s %s\n", ns, cmd);
-    }
+    const char *const keys[] = {key, NULL};
+    return query_expect_flat(what, rc, info, ninfo, keys, &type) ? &info[0].value : NULL;
 }
 
 static void on_output(size_t id, pmix_iof_channel_t channel, pmix_proc_t *source,
@@ -84,13 +54,12 @@ int main(int argc, char **argv)
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
-    pmix_proc_t me;
     pmix_info_t attach;
     PMIX_INFO_LOAD(&attach, PMIX_TOOL_ATTACHMENT_FILE, argv[1], PMIX_STRING);
     pmix_status_t rc = PMIx_tool_init(&me, &attach, 1);
     PMIX_INFO_DESTRUCT(&attach);
     if (rc != PMIX_SUCCESS) {
-        fail("PMIx_tool_init", rc);
+        fail("PMIx_tool_init: %s", PMIx_Error_string(rc));
         return 1;
     }
     printf("tool %s:%u\n", me.nspace, (unsigned)me.rank);
@@ -107,11 +76,10 @@ int main(int argc, char **argv)
     pmix_info_t *info = NULL;
     size_t ninfo = 0;
     rc = PMIx_Query_info(q, 1, &info, &ninfo);
-    const pmix_value_t *v = result(info, ninfo, PMIX_QUERY_NAMESPACES);
+    const pmix_value_t *v =
+        result("namespaces", rc, info, ninfo, PMIX_QUERY_NAMESPACES, PMIX_STRING);
     char job[PMIX_MAX_NSLEN + 1] = "";
-    if (rc != PMIX_SUCCESS || v == NULL || v->type != PMIX_STRING) {
-        fail("query namespaces", rc);
-    } else {
+    if (v != NULL) {
         snprintf(job, sizeof(job), "%s", v->data.string);
         printf("namespaces %s\n", job);
     }
@@ -124,10 +92,9 @@ int main(int argc, char **argv)
     info = NULL;
     ninfo = 0;
     rc = PMIx_Query_info(q, 1, &info, &ninfo);
-    if (rc != PMIX_SUCCESS)
-        fail("query namespace info", rc);
-    else if ((v = result(info, ninfo, PMIX_QUERY_NAMESPACE_INFO)) != NULL)
-        print_nsinfo(v);
+    v = result("namespace info", rc, info, ninfo, PMIX_QUERY_NAMESPACE_INFO, PMIX_DATA_ARRAY);
+    if (v != NULL)
+        query_nsinfo("namespace info", v, print_nsinfo, NULL);
     PMIX_INFO_FREE(info, ninfo);
     PMIX_QUERY_FREE(q, 1);
 
@@ -138,11 +105,10 @@ int main(int argc, char **argv)
     info = NULL;
     ninfo = 0;
     rc = PMIx_Query_info(q, 1, &info, &ninfo);
-    v = result(info, ninfo, PMIX_QUERY_PROC_TABLE);
-    if (rc != PMIX_SUCCESS || v == NULL || v->type != PMIX_DATA_ARRAY ||
-        v->data.darray->type != PMIX_PROC_INFO) {
-        fail("query proc table", rc);
-    } else {
+    v = result("proc table", rc, info, ninfo, PMIX_QUERY_PROC_TABLE, PMIX_DATA_ARRAY);
+    if (v != NULL && v->data.darray->type != PMIX_PROC_INFO) {
+        fail("proc table: an array of %s", PMIx_Data_type_string(v->data.darray->type));
+    } else if (v != NULL) {
         const pmix_proc_info_t *pi = v->data.darray->array;
         for (size_t i = 0; i < v->data.darray->size; i++)
             printf("proc %u pid %d state %d (%s)\n", (unsigned)pi[i].proc.rank, (int)pi[i].pid,
@@ -156,12 +122,12 @@ int main(int argc, char **argv)
     PMIX_LOAD_PROCID(&all, job, PMIX_RANK_WILDCARD);
     rc = PMIx_IOF_pull(&all, 1, NULL, 0, PMIX_FWD_STDOUT_CHANNEL, on_output, NULL, NULL);
     if (rc >= 0)
-        fail("PMIx_IOF_pull was accepted", rc);
+        fail("PMIx_IOF_pull was accepted: %s", PMIx_Error_string(rc));
     else
         printf("iof pull refused: %s\n", PMIx_Error_string(rc));
 
     rc = PMIx_tool_finalize();
     if (rc != PMIX_SUCCESS)
-        fail("PMIx_tool_finalize", rc);
+        fail("PMIx_tool_finalize: %s", PMIx_Error_string(rc));
     return failures ? 1 : 0;
 }

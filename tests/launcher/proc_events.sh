@@ -11,7 +11,9 @@
 # PMIx 3 name, after the precise code: the probe registers for both and
 # must see the precise one.  A client that registers only for the old names
 # (PMIX_ERR_PROC_ABORTED, PMIX_ERR_JOB_TERMINATED), as OpenPMIx's fault
-# example does, is told too (nobody was before).
+# example does, is told too (nobody was before).  When only the second,
+# PMIx 3 event cannot be sent (injected by fault_shim), the precise one
+# still arrives and the warning says which was lost.
 . "$(dirname "$0")/lib.sh"
 CLIENTS=${PMIX_CLIENTS:-./tests/launcher/pmix_clients}
 
@@ -32,6 +34,21 @@ check finalize 0 -201 0
 check nofinalize 1 -200 0
 check exit3 3 -404 3
 check kill 137 -402 137
+
+# the PMIx 3 name cannot be told (fault_shim fails that PMIx_Notify_event):
+# the precise event still reaches the survivors, and the warning says
+# which of the two was not sent
+T=30 run_shim TERN_SHIM_NOTIFY_FAIL=-7 -n 3 --kill-grace 20 "$PROBE" death 1 exit3
+expect_rc 3 "rank 1 exits 3, PMIX_ERR_PROC_ABORTED not sent"
+for r in 0 2; do
+    expect_out "^event rank $r: rank 1 code -404 \(.*\) exit code 3\$" \
+        "rank $r told the precise code though the PMIx 3 one failed"
+done
+expect_err "rank 1 ended: told as PMIX_ERR_EXIT_NONZERO_TERM, but not as PMIX_ERR_PROC_ABORTED" \
+    "the warning names the event not sent"
+if grep -q "cannot tell the other ranks" "$ERR"; then
+    fail "the warning says the other ranks were not told, though they were"
+fi
 
 T=30 run -n 3 --kill-grace 20 "$CLIENTS" fault
 expect_rc 1 "pmix_clients fault (rank 0 exits 1)"
