@@ -200,8 +200,6 @@ char *ternrun_ns_keep(struct ternrun_ns *ns, char *s);
  * exit; the caller holds job->lock (PMIx queries read ns->argvs).  0, or
  * -1 on OOM (argv stays the caller's) */
 int ternrun_ns_keep_argv(struct ternrun_ns *ns, char **argv);
-/* a malloc'd copy of a NULL-terminated argv, or NULL */
-char **ternrun_argv_dup(char *const *argv);
 void ternrun_ns_free_all(struct ternrun_job *job);
 /* is ns d the namespace a or spawned (transitively) from it? */
 bool ternrun_ns_descends(const struct ternrun_job *job, const struct ternrun_ns *d,

@@ -112,26 +112,6 @@ int ternrun_ns_keep_argv(struct ternrun_ns *ns, char **argv)
     return 0;
 }
 
-char **ternrun_argv_dup(char *const *argv)
-{
-    size_t n = 0;
-
-    while (argv[n] != NULL) {
-        n++;
-    }
-    char **copy = calloc(n + 1, sizeof(*copy));
-    for (size_t i = 0; copy != NULL && i < n; i++) {
-        if ((copy[i] = strdup(argv[i])) == NULL) {
-            while (i > 0) {
-                free(copy[--i]);
-            }
-            free(copy);
-            copy = NULL;
-        }
-    }
-    return copy;
-}
-
 bool ternrun_ns_descends(const struct ternrun_job *job, const struct ternrun_ns *d,
                          const struct ternrun_ns *a)
 {

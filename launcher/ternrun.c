@@ -16,6 +16,7 @@
  * finalize -> remove session dir and the job's /dev/shm leftovers.
  */
 #include "launcher/job.h"
+#include "pmix-shim/server_module.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -109,7 +110,7 @@ int main(int argc, char **argv)
     }
     /* its argv as a spawned job's: the namespace's own (PMIx queries
      * read it from there) */
-    char **args = ternrun_argv_dup(job.opt.argv);
+    char **args = tern_srv_strv_dup(job.opt.argv);
     pthread_mutex_lock(&job.lock);
     if (args == NULL || ternrun_ns_keep_argv(ns, args) != 0) {
         pthread_mutex_unlock(&job.lock);

@@ -73,6 +73,10 @@ struct tern_srv_spawn {
  * success) and free req. */
 void tern_srv_spawn_done(struct tern_srv_spawn *req, pmix_status_t status, const char *nspace);
 
+/* A malloc'd copy of a NULL-terminated string vector (an app's argv or env;
+ * v NULL: an empty one), or NULL on OOM.  Freed string by string. */
+char **tern_srv_strv_dup(char *const *v);
+
 /* Host callbacks.  Any of them may be NULL.  They run on PMIx's progress
  * thread and must be quick and thread-safe; the client is released only
  * after they return. */

@@ -27,7 +27,7 @@ static bool is_key(const pmix_info_t *info, const char *key)
     return PMIX_CHECK_KEY(info, key);
 }
 
-static char **strv_dup(char **v)
+char **tern_srv_strv_dup(char *const *v)
 {
     size_t n = 0;
     char **out;
@@ -190,12 +190,12 @@ pmix_status_t tern_srv_spawn(const pmix_proc_t *proc, const pmix_info_t job_info
             goto fail;
         }
         if (in->argv != NULL && in->argv[0] != NULL) {
-            app->argv = strv_dup(in->argv);
+            app->argv = tern_srv_strv_dup(in->argv);
         } else {
             char *one[] = {in->cmd, NULL};
-            app->argv = strv_dup(one);
+            app->argv = tern_srv_strv_dup(one);
         }
-        app->env = strv_dup(in->env);
+        app->env = tern_srv_strv_dup(in->env);
         if (app->argv == NULL || app->env == NULL) {
             goto fail;
         }
