@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -33,19 +34,34 @@
 
 /* ---- allocation failures --------------------------------------------------- */
 
-/* > 0: the malloc of the countdown-th pmix_data_array_t from now fails
- * (the module's PMIX_DATA_ARRAY_CREATE; linked with --wrap=malloc) */
+/* > 0: the allocation of the countdown-th pmix_data_array_t from now fails
+ * (the module's PMIX_DATA_ARRAY_CREATE; linked with --wrap=malloc and
+ * --wrap=calloc: the compiler may turn the macro's malloc(24) + memset into
+ * calloc(24, 1), and does in the ASan build) */
 static int array_countdown;
+
+static bool fail_array(size_t bytes)
+{
+    if (bytes == sizeof(pmix_data_array_t) && array_countdown > 0 && --array_countdown == 0) {
+        errno = ENOMEM;
+        return true;
+    }
+    return false;
+}
 
 void *__real_malloc(size_t n);
 void *__wrap_malloc(size_t n);
 void *__wrap_malloc(size_t n)
 {
-    if (n == sizeof(pmix_data_array_t) && array_countdown > 0 && --array_countdown == 0) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    return __real_malloc(n);
+    return fail_array(n) ? NULL : __real_malloc(n);
+}
+
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size)
+{
+    bool whole = size != 0 && n <= SIZE_MAX / size; /* else calloc refuses it itself */
+    return whole && fail_array(n * size) ? NULL : __real_calloc(n, size);
 }
 
 /* ---- the fake host -------------------------------------------------------- */
