@@ -31,10 +31,30 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#include <tern/status.h>
+#include <tern/tern.h>
 
 #include "engine/cursor.h"
 #include "engine/pkt.h"
+
+/* TERN_CMA: which VCs to a same-host peer the engine's copy serves. */
+enum tern_cma_scope { TERN_CMA_OFF = 0, TERN_CMA_OUTSIDE = 1, TERN_CMA_ALL = 2 };
+
+/* TERN_CMA_THRESHOLD=auto: each netmod's cma_threshold (engine/netmod.h);
+ * a netmod's TERN_CMA_NEVER: only when TERN_LMT_MODE forces get or put. */
+#define TERN_CMA_AUTO UINT64_MAX
+#define TERN_CMA_NEVER UINT64_MAX
+
+/* Counters of a worker (tern_worker_counters: "cma.get_bytes" ...). */
+enum tern_cma_counter {
+    TERN_CMA_C_GET_BYTES = 0, /* bytes this worker read (process_vm_readv) */
+    TERN_CMA_C_PUT_BYTES,     /* bytes this worker wrote (process_vm_writev) */
+    TERN_CMA_C_GETS,          /* gets it completed */
+    TERN_CMA_C_PUTS,          /* puts it completed */
+    TERN_CMA_C_REFUSED,       /* transfers the kernel (or the test hook) refused here */
+    TERN_CMA_C_DECLINED,      /* offers it declined: another host, TERN_CMA, refused before */
+    TERN_CMA_C_FALLBACKS,     /* sends it handed back to the netmod's own path */
+    TERN_CMA_NCOUNTERS
+};
 
 /* ---- host identity -------------------------------------------------------- */
 
@@ -175,5 +195,39 @@ int tern_cma_read_iov(pid_t pid, uint64_t addr, struct iovec *out, uint64_t n,
  * one word allowed.  TERN_ERR_INVALID_PARAM naming env otherwise. */
 tern_status_t tern_cma_parse_size(const char *env, const char *value, const char *word,
                                   uint64_t *out);
+
+/* ---- the protocol on a VC (engine/cma_lmt.c) ------------------------------------ */
+
+typedef struct tern_vc tern_vc_t;
+
+/* May a rendezvous to vc's peer be offered to the same-host copy?  TERN_CMA
+ * serves the VC, it is not self, nothing was refused or declined on it, and
+ * this process knows its host. */
+bool tern_cma_usable(const tern_vc_t *vc);
+/* The smallest message TERN_LMT_MODE=auto gives it (TERN_CMA_THRESHOLD, or
+ * the VC's netmod's own). */
+uint64_t tern_cma_threshold(const tern_vc_t *vc);
+
+/* Sender, mode TERN_LMT_CMA_GET or _PUT: the RTS cookie (TERN_COOKIE_MAX
+ * bytes of room) and the request's state. */
+tern_status_t tern_cma_initiate(tern_vc_t *vc, tern_request_t *sreq, int mode, void *cookie,
+                                size_t *cookie_len);
+/* Receiver: an RTS in a CMA mode matched rreq. */
+tern_status_t tern_cma_start_recv(tern_vc_t *vc, tern_request_t *rreq, const void *cookie,
+                                  size_t cookie_len);
+/* Sender: the CTS of a CMA put (its cookie: the receiver's KEY). */
+tern_status_t tern_cma_start_send(tern_vc_t *vc, tern_request_t *sreq, const void *cookie,
+                                  size_t cookie_len);
+/* DONE and COOKIE packets to a request in a CMA mode. */
+tern_status_t tern_cma_done(tern_vc_t *vc, tern_request_t *req);
+tern_status_t tern_cma_handle_cookie(tern_vc_t *vc, tern_request_t *req, const void *cookie,
+                                     size_t cookie_len);
+/* One step of the transfer at the head of w->cma_queue (not empty);
+ * returns the work done. */
+unsigned tern_cma_progress(tern_worker_t *w);
+/* vc is failing: its transfers leave the queue (the engine fails them). */
+void tern_cma_vc_drop(tern_vc_t *vc);
+/* The worker's cma.* counters: up to max into out; returns how many exist. */
+int tern_cma_counters(tern_worker_t *w, tern_counter_t *out, int max);
 
 #endif

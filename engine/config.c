@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "engine/cma.h"
 #include "engine/log.h"
 #include "engine/netmod.h"
 
@@ -37,6 +38,20 @@ static tern_status_t check_netmods(const char *env, const char *v)
                               "%s=\"%s\": no netmod \"%s\" in this build (built: %s)", env, v,
                               tok, tern_netmod_names());
     return TERN_OK;
+}
+
+static const char *const cma_names[] = {"off", "outside", "all"};
+
+static tern_status_t check_cma_threshold(const char *env, const char *v)
+{
+    uint64_t n;
+    return tern_cma_parse_size(env, v, "auto", &n);
+}
+
+static tern_status_t check_fault_cma(const char *env, const char *v)
+{
+    uint64_t n;
+    return tern_cma_parse_size(env, v, "off", &n);
 }
 
 #define T tern_config_t
@@ -70,6 +85,18 @@ static const tern_config_entry_t engine_entries[] = {
     TERN_CFG_ENTRY_STRING("TERN_NETMODS", T, netmods, "(all built)", check_netmods,
                           "comma list restricting the netmods (self is always used); unset: "
                           "every built netmod"),
+    TERN_CFG_ENTRY_ENUM("TERN_CMA", T, cma, TERN_CMA_ALL, cma_names, 3,
+                        "rendezvous data to a peer on the same host (boot id, pid and network "
+                        "namespaces) copied once with CMA (process_vm_readv / _writev) by the "
+                        "engine, whatever netmod carries the VC: off, outside (port peers and "
+                        "connected jobs only), all; refused or declined: the netmod's own path"),
+    TERN_CFG_ENTRY_STRING("TERN_CMA_THRESHOLD", T, cma_threshold, "auto", check_cma_threshold,
+                          "smallest rendezvous message that uses the same-host copy (k, m, g "
+                          "suffixes); auto: each netmod's own, from measurements (tern_info "
+                          "--netmods shows them)"),
+    TERN_CFG_ENTRY_STRING("TERN_FAULT_CMA_EPERM_AFTER", T, fault_cma_after, "off", check_fault_cma,
+                          "test hook: the same-host copy's calls fail with EPERM once this many "
+                          "bytes of a message have moved (0: at once)"),
     TERN_CFG_ENTRY_UINT("TERN_FAULT_FENCE_LATE_MS", T, fault_fence_late_ms, 0, 0, 5000,
                         "test hook: tern_finalize goes on polling this many ms after its fence "
                         "completes, as a rank does whose launcher releases the fence late "
@@ -174,7 +201,18 @@ tern_status_t tern_config_load_table(const tern_config_table_t *t, void *config,
 
 tern_status_t tern_config_load(tern_config_t *cfg)
 {
-    return tern_config_load_table(&tern_engine_config_table, cfg, &cfg->env_set);
+    tern_status_t st = tern_config_load_table(&tern_engine_config_table, cfg, &cfg->env_set);
+    if (st != TERN_OK)
+        return st;
+    /* checked by the table; "" (unset) is the word */
+    cfg->cma_threshold_bytes = cfg->fault_cma_after_bytes = UINT64_MAX;
+    if (cfg->cma_threshold[0] != '\0')
+        st = tern_cma_parse_size("TERN_CMA_THRESHOLD", cfg->cma_threshold, "auto",
+                                 &cfg->cma_threshold_bytes);
+    if (st == TERN_OK && cfg->fault_cma_after[0] != '\0')
+        st = tern_cma_parse_size("TERN_FAULT_CMA_EPERM_AFTER", cfg->fault_cma_after, "off",
+                                 &cfg->fault_cma_after_bytes);
+    return st;
 }
 
 int tern_config_table_is_set(const tern_config_table_t *t, uint64_t env_set, size_t field)

@@ -78,6 +78,11 @@ typedef struct tern_config {
     uint64_t num_workers;      /* TERN_NUM_WORKERS: workers per rank (same on every rank) */
     char netmods[TERN_CFG_STR_MAX]; /* TERN_NETMODS: "" = every built netmod */
     uint64_t fault_fence_late_ms; /* TERN_FAULT_FENCE_LATE_MS: test hook, 0 = off */
+    uint64_t cma;              /* TERN_CMA: enum tern_cma_scope (engine/cma.h) */
+    char cma_threshold[TERN_CFG_STR_MAX]; /* TERN_CMA_THRESHOLD: "auto" or bytes */
+    char fault_cma_after[TERN_CFG_STR_MAX]; /* TERN_FAULT_CMA_EPERM_AFTER: "off" or bytes */
+    uint64_t cma_threshold_bytes;   /* parsed by tern_config_load: TERN_CMA_AUTO for auto */
+    uint64_t fault_cma_after_bytes; /* parsed: TERN_CMA_FAULT_OFF for off */
     uint64_t env_set;          /* bit i: entry i came from the environment */
 } tern_config_t;
 

@@ -559,7 +559,8 @@ int tern_worker_counters(tern_worker_t *w, tern_counter_t *out, int max)
 {
     if (w == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_worker_counters: NULL worker");
-    int n = 0;
+    /* the engine's same-host copy first (cma.*), then each netmod's */
+    int n = tern_cma_counters(w, out, out != NULL ? max : 0);
     for (int i = 0; i < w->num_netmods; i++) {
         tern_netmod_inst_t *nm = &w->netmods[i];
         if (!nm->initialized)

@@ -15,6 +15,7 @@
 
 #include <tern/tern.h>
 
+#include "engine/cma.h"
 #include "engine/config.h"
 #include "engine/cursor.h"
 #include "engine/list.h"
@@ -121,6 +122,8 @@ struct tern_vc {
     bool port_peer;                     /* its end is how a port peer leaves: no warning */
     bool bye_sent;                      /* we said BYE on it (tern_vc_say_bye) */
     bool peer_bye;                      /* the peer said BYE: its stream's end is a close */
+    bool cma_off;                       /* the same-host copy was refused or declined on it:
+                                         * the netmod's own path from now on (cma_lmt.c) */
 };
 
 /* ---- worker ---------------------------------------------------------------- */
@@ -160,6 +163,8 @@ struct tern_worker {
 
     unsigned idle_polls;                /* consecutive polls with no event */
     uint64_t last_health_ns;
+    tern_list_t cma_queue;                  /* same-host copies in progress (req->link) */
+    uint64_t cma_count[TERN_CMA_NCOUNTERS]; /* their counters (engine/cma.h) */
     unsigned completions;               /* requests completed (wakes waits) */
     unsigned wait_seen;                 /* completions when tern_worker_wait last returned */
 };
@@ -410,6 +415,18 @@ tern_status_t tern_lmt_recv_matched(tern_request_t *rreq, const void *cookie,
 /* Rendezvous bookkeeping: give req an id and put it on vc's list (failing
  * vc completes it).  Returns the id, 0 when out of memory. */
 uint64_t tern_lmt_track(tern_vc_t *vc, tern_request_t *req);
+
+/* Rendezvous by the netmod's own LMT (or the null mode), apart from the
+ * engine's same-host copy.  Sender: its choice of mode for sreq (TERN_LMT_MODE
+ * where it has that mode) and its initiate; *cookie_len in: the room, out:
+ * the cookie's length.  Receiver: start rreq->lmt_mode with the sender's
+ * cookie (its start_recv, or the null mode's CTS). */
+/* The sender's LMT mode for len bytes on vc: TERN_LMT_MODE, the engine's
+ * same-host copy, else the netmod's (engine/lmt.c). */
+int tern_lmt_choose(tern_vc_t *vc, size_t len);
+tern_status_t tern_lmt_netmod_initiate(tern_vc_t *vc, tern_request_t *sreq, int *mode, void *cookie,
+                                       size_t *cookie_len);
+tern_status_t tern_lmt_recv_start(tern_request_t *rreq, const void *cookie, size_t cookie_len);
 
 /* Receiver side: register rreq and send CTS (+cookie) for its RTS. */
 tern_status_t tern_lmt_send_cts(tern_vc_t *vc, tern_request_t *rreq, const void *cookie,

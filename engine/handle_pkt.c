@@ -75,7 +75,9 @@ static tern_status_t handle_eager(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, cons
 static tern_status_t handle_rts(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const uint8_t *cookie)
 {
     tern_worker_t *w = vc->worker;
-    if (hdr->flags != TERN_LMT_NULL &&
+    /* the CMA modes are the engine's: any netmod's RTS may name them */
+    if (hdr->flags != TERN_LMT_NULL && hdr->flags != TERN_LMT_CMA_GET &&
+        hdr->flags != TERN_LMT_CMA_PUT &&
         (vc->nm->lmt == NULL || !(vc->nm->lmt->modes(vc->nm_state) & (1u << hdr->flags))))
         return tern_error(TERN_ERR_MALFORMED, "RTS from rank %d asks for LMT mode %u, which "
                           "netmod %s does not have", vc->rank, hdr->flags, vc->nm->name);

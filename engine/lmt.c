@@ -2,7 +2,9 @@
  * Rendezvous in the engine: RTS / CTS / DONE / COOKIE packets and the null
  * LMT mode.  The netmod's LMT ops move the data (shm: cooperative copy
  * buffers); a netmod without them gets the null mode, where the sender
- * answers CTS with a DATA packet over the ordinary stream.
+ * answers CTS with a DATA packet over the ordinary stream.  The CMA modes
+ * are the engine's same-host copy (engine/cma_lmt.c), whatever the netmod:
+ * packets for a request in one of them go there.
  *
  * Every rendezvous request sits on its VC's lmt_wait list from RTS/CTS until
  * completion, so a failing VC can complete them all with an error.
@@ -69,6 +71,72 @@ tern_status_t tern_lmt_send_cts(tern_vc_t *vc, tern_request_t *rreq, const void 
     return tern_send_ctrl(vc, &h, cookie, cookie_len);
 }
 
+static inline bool cma_mode(unsigned mode)
+{
+    return mode == TERN_LMT_CMA_GET || mode == TERN_LMT_CMA_PUT;
+}
+
+/* The netmod's mode for len bytes: TERN_LMT_MODE when it has that mode
+ * (warn: say once when it has not), else its choice by size; null
+ * without LMT ops. */
+static int netmod_choose(tern_vc_t *vc, size_t len, bool warn)
+{
+    const tern_nm_lmt_ops_t *lmt = vc->nm->lmt;
+    if (lmt == NULL)
+        return TERN_LMT_NULL;
+    int forced = (int)vc->worker->ctx->cfg.lmt_mode;
+    if (forced == TERN_LMT_NULL)
+        return TERN_LMT_NULL;
+    if (forced != TERN_LMT_AUTO) {
+        if (lmt->modes(vc->nm_state) & (1u << forced))
+            return forced;
+        static atomic_bool warned; /* once per process, whichever worker sees it */
+        if (warn && !atomic_exchange_explicit(&warned, true, memory_order_relaxed)) {
+            tern_warn("TERN_LMT_MODE: netmod %s has no such mode for rank %d; it chooses by size",
+                      vc->nm->name, vc->rank);
+        }
+    }
+    return lmt->choose(vc, len);
+}
+
+int tern_lmt_choose(tern_vc_t *vc, size_t len)
+{
+    int forced = (int)vc->worker->ctx->cfg.lmt_mode;
+    if (forced != TERN_LMT_NULL && len > 0 && tern_cma_usable(vc)) {
+        /* a get or a put to a same-host peer: the engine's copy, whatever
+         * the netmod would have done (shm has neither of its own) */
+        if (forced == TERN_LMT_GET)
+            return TERN_LMT_CMA_GET;
+        if (forced == TERN_LMT_PUT)
+            return TERN_LMT_CMA_PUT;
+        if (forced == TERN_LMT_AUTO && len >= tern_cma_threshold(vc))
+            return TERN_LMT_CMA_GET;
+    }
+    /* a forced get or put the copy had before it was refused on vc (which
+     * was logged): the netmod's choice without a word */
+    return netmod_choose(vc, len, !vc->cma_off);
+}
+
+tern_status_t tern_lmt_netmod_initiate(tern_vc_t *vc, tern_request_t *sreq, int *mode, void *cookie,
+                                       size_t *cookie_len)
+{
+    /* a forced get or put the engine's copy had: quietly the netmod's choice */
+    *mode = netmod_choose(vc, sreq->msg_len, false);
+    if (*mode == TERN_LMT_NULL) {
+        *cookie_len = 0;
+        return TERN_OK;
+    }
+    return vc->nm->lmt->initiate(vc, sreq, mode, cookie, cookie_len);
+}
+
+tern_status_t tern_lmt_recv_start(tern_request_t *rreq, const void *cookie, size_t cookie_len)
+{
+    tern_vc_t *vc = rreq->vc;
+    if (rreq->lmt_mode != TERN_LMT_NULL)
+        return vc->nm->lmt->start_recv(vc, rreq, cookie, cookie_len);
+    return tern_lmt_send_cts(vc, rreq, NULL, 0); /* null mode: data follows as DATA */
+}
+
 tern_status_t tern_lmt_recv_matched(tern_request_t *rreq, const void *cookie, size_t cookie_len)
 {
     tern_vc_t *vc = rreq->vc;
@@ -78,9 +146,9 @@ tern_status_t tern_lmt_recv_matched(tern_request_t *rreq, const void *cookie, si
                                                vc->rank));
         return TERN_OK;
     }
-    if (rreq->lmt_mode != TERN_LMT_NULL)
-        return vc->nm->lmt->start_recv(vc, rreq, cookie, cookie_len);
-    return tern_lmt_send_cts(vc, rreq, NULL, 0); /* null mode: data follows as DATA */
+    if (cma_mode(rreq->lmt_mode))
+        return tern_cma_start_recv(vc, rreq, cookie, cookie_len);
+    return tern_lmt_recv_start(rreq, cookie, cookie_len);
 }
 
 static tern_request_t *lookup_on_vc(tern_vc_t *vc, uint64_t id, int kind, const char *what)
@@ -104,6 +172,10 @@ tern_status_t tern_lmt_handle_cts(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, cons
                           vc->rank, (unsigned long long)hdr->sreq,
                           hdr->rreq == 0 ? "names no receive" : "it already had one");
     s->remote_id = hdr->rreq;
+    if (cma_mode(s->lmt_mode)) /* a put's key; a get is never answered with CTS */
+        return s->lmt_mode == TERN_LMT_CMA_PUT
+                   ? tern_cma_start_send(vc, s, cookie, hdr->cookie_len)
+                   : tern_error(TERN_ERR_MALFORMED, "CTS from rank %d for a CMA get", vc->rank);
     if (s->lmt_mode != TERN_LMT_NULL)
         return vc->nm->lmt->start_send(vc, s, cookie, hdr->cookie_len);
     /* null mode: the whole message as one DATA packet on the stream */
@@ -118,6 +190,8 @@ tern_status_t tern_lmt_handle_done(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, con
                                      to_sender ? TERN_REQ_SEND : TERN_REQ_RECV, "DONE");
     if (r == NULL)
         return TERN_ERR_MALFORMED;
+    if (cma_mode(r->lmt_mode))
+        return tern_cma_done(vc, r);
     if (r->lmt_mode == TERN_LMT_NULL || vc->nm->lmt == NULL)
         return tern_error(TERN_ERR_MALFORMED, "DONE packet from rank %d for a null-mode "
                           "transfer (netmod %s)", vc->rank, vc->nm->name);
@@ -132,6 +206,8 @@ tern_status_t tern_lmt_handle_cookie_pkt(tern_vc_t *vc, const tern_pkt_hdr_t *hd
                                      to_sender ? TERN_REQ_SEND : TERN_REQ_RECV, "COOKIE");
     if (r == NULL)
         return TERN_ERR_MALFORMED;
+    if (cma_mode(r->lmt_mode))
+        return tern_cma_handle_cookie(vc, r, cookie, hdr->cookie_len);
     if (r->lmt_mode == TERN_LMT_NULL || vc->nm->lmt == NULL)
         return tern_error(TERN_ERR_MALFORMED, "COOKIE packet from rank %d for a null-mode "
                           "transfer (netmod %s)", vc->rank, vc->nm->name);

@@ -49,7 +49,7 @@ enum tern_poll_dir { TERN_POLL_RECV = 1, TERN_POLL_SEND = 2, TERN_POLL_ALL = 3 }
 
 /* The version of the tables below: a descriptor built against other tables
  * is refused (bump it with any change of a table or an op's signature). */
-#define TERN_NETMOD_ABI 2
+#define TERN_NETMOD_ABI 3
 
 /* ---- core: lifecycle and data path (required) --------------------------- */
 
@@ -216,6 +216,12 @@ typedef struct tern_netmod_desc {
      * carries its VC (shm 100 > tcp 10; self is the engine's own). */
     int priority;
     const char *reach;                  /* for tern_info: "same node", "any rank" */
+    /* The smallest rendezvous message the engine's same-host copy
+     * (engine/cma.h) carries to a peer of this netmod on the same host,
+     * where it beats the netmod's own LMT (measured; TERN_CMA_THRESHOLD
+     * overrides it for every netmod): 0 every one, TERN_CMA_NEVER none
+     * unless TERN_LMT_MODE forces get or put. */
+    uint64_t cma_threshold;
     const tern_config_table_t *config;  /* its TERN_* variables; NULL: none */
     /* NULL, or why this process cannot use it at all (verbs: no device);
      * for tern_info and for the error when no netmod reaches a peer.

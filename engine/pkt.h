@@ -39,6 +39,11 @@ enum tern_pkt_type {
  *         goes to the sender
  *   PUT   the CTS cookie carries the receiver's key; the sender writes, DONE
  *         goes to the receiver
+ *   CMA_GET, CMA_PUT  the same, by the engine's same-host copy
+ *         (engine/cma.h) whatever the netmod; a receiver that declines, or a
+ *         refusal by the kernel, hands the message to the netmod's own mode
+ *         (COOKIE packets REFUSED / FALLBACK).  On the wire only: the
+ *         configuration's get and put mean these where the copy applies.
  */
 enum tern_lmt_mode {
     TERN_LMT_AUTO = 0, /* configuration only: let the netmod choose by size */
@@ -46,12 +51,14 @@ enum tern_lmt_mode {
     TERN_LMT_COOP = 2,
     TERN_LMT_GET = 3,
     TERN_LMT_PUT = 4,
-    TERN_LMT_NMODES = 5
+    TERN_LMT_CMA_GET = 5,
+    TERN_LMT_CMA_PUT = 6,
+    TERN_LMT_NMODES = 7
 };
 
 typedef struct tern_pkt_hdr {
     uint8_t type;        /* enum tern_pkt_type */
-    uint8_t flags;       /* RTS: enum tern_lmt_mode (NULL..PUT); else zero */
+    uint8_t flags;       /* RTS: enum tern_lmt_mode (NULL..CMA_PUT); else zero */
     uint16_t space;      /* matching space */
     int32_t tag;         /* EAGER/RTS: tag >= 0 */
     uint64_t len;        /* EAGER/RTS: message length; DATA: payload length */

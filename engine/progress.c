@@ -73,6 +73,8 @@ unsigned tern_progress(tern_worker_t *w)
     unsigned n = 0;
     for (int i = 0; i < w->num_pollers; i++)
         n += w->pollers[i]->core.poll(w->pollers[i]->state, TERN_POLL_ALL);
+    if (TERN_UNLIKELY(!tern_list_empty(&w->cma_queue)))
+        n += tern_cma_progress(w); /* a same-host copy: one step */
     if (n != 0) {
         w->idle_polls = 0;
     } else if ((++w->idle_polls & 1023u) == 0) {
@@ -199,6 +201,7 @@ static void vc_end(tern_vc_t *vc, tern_status_t status, const char *why, bool fa
     vc->fail_msg = strdup(tern_last_error()); /* NULL only costs the detail */
     if (failed && !vc->port_peer)
         tern_warn("connection to rank %d failed: %s", vc->rank, cause);
+    tern_cma_vc_drop(vc); /* its same-host copies stop; failed with the list below */
     /* The netmod drops its queues: requests it owns alone fail there. */
     vc->nm->core.vc_destroy(vc);
 

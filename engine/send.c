@@ -32,28 +32,6 @@ static tern_status_t check_args(tern_worker_t *w, int dest, int tag, tern_reques
     return TERN_OK;
 }
 
-/* The LMT mode of a message of len bytes on vc: TERN_LMT_MODE if the
- * netmod has it, else the netmod's choice by size (null without LMT ops). */
-static int choose_lmt(tern_vc_t *vc, size_t len)
-{
-    const tern_nm_lmt_ops_t *lmt = vc->nm->lmt;
-    if (lmt == NULL)
-        return TERN_LMT_NULL;
-    int forced = (int)vc->worker->ctx->cfg.lmt_mode;
-    if (forced == TERN_LMT_NULL)
-        return TERN_LMT_NULL;
-    if (forced != TERN_LMT_AUTO) {
-        if (lmt->modes(vc->nm_state) & (1u << forced))
-            return forced;
-        static atomic_bool warned; /* once per process, whichever worker sees it */
-        if (!atomic_exchange_explicit(&warned, true, memory_order_relaxed)) {
-            tern_warn("TERN_LMT_MODE: netmod %s has no such mode for rank %d; it chooses by size",
-                      vc->nm->name, vc->rank);
-        }
-    }
-    return lmt->choose(vc, len);
-}
-
 /* Rendezvous: register sreq, send RTS with the mode and the netmod's cookie. */
 static tern_status_t start_rndv(tern_vc_t *vc, tern_request_t *s, int tag, uint16_t space)
 {
@@ -62,8 +40,12 @@ static tern_status_t start_rndv(tern_vc_t *vc, tern_request_t *s, int tag, uint1
     uint64_t id = tern_lmt_track(vc, s);
     if (id == 0)
         return TERN_ERR_NO_MEMORY;
-    int mode = choose_lmt(vc, s->msg_len);
-    if (mode != TERN_LMT_NULL) {
+    int mode = tern_lmt_choose(vc, s->msg_len);
+    if (mode == TERN_LMT_CMA_GET || mode == TERN_LMT_CMA_PUT) {
+        tern_status_t st = tern_cma_initiate(vc, s, mode, cookie, &clen);
+        if (st != TERN_OK)
+            return st;
+    } else if (mode != TERN_LMT_NULL) {
         clen = sizeof(cookie);
         tern_status_t st = vc->nm->lmt->initiate(vc, s, &mode, cookie, &clen);
         if (st != TERN_OK)

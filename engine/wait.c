@@ -42,6 +42,7 @@ tern_status_t tern_worker_init(tern_worker_t *w, tern_context_t *ctx, int index)
     tern_list_init(&w->posted);
     tern_list_init(&w->unexpected);
     tern_list_init(&w->free_reqs);
+    tern_list_init(&w->cma_queue);
     w->id_free_head = UINT32_MAX;
     w->last_health_ns = tern_now_ns();
     w->epfd = -1;

@@ -104,6 +104,12 @@ int main(int argc, char **argv)
             printf("  %-8s priority %-4d reaches %s%s\n", d->name, d->priority, d->reach,
                    d->lmt ? "; rendezvous by its own LMT" : "; rendezvous by the null LMT mode");
             print_tables(d);
+            if (d->cma_threshold == TERN_CMA_NEVER)
+                printf("           same-host copy (CMA): when TERN_LMT_MODE forces get or put\n");
+            else
+                printf("           same-host copy (CMA): rendezvous messages from %llu bytes "
+                       "(TERN_CMA, TERN_CMA_THRESHOLD)\n",
+                       (unsigned long long)d->cma_threshold);
             const char *why = d->unavailable != NULL ? d->unavailable() : NULL;
             if (why != NULL)
                 printf("           unusable in this process: %s\n", why);

@@ -21,14 +21,6 @@ static const tern_config_entry_t shm_entries[] = {
                         "shm cooperative LMT chunk bytes (>= 4096); 0: 64 KiB"),
     TERN_CFG_ENTRY_POW2("TERN_SHM_COPY_CHUNKS", T, num_chunks, 4, 2, 256,
                         "shm cooperative LMT chunks per peer pair"),
-    TERN_CFG_ENTRY_UINT("TERN_SHM_CMA", T, cma, 1, 0, 1,
-                        "1: messages >= TERN_SHM_CMA_THRESHOLD use the single-copy CMA get "
-                        "(process_vm_readv); 0: cooperative copy only"),
-    TERN_CFG_ENTRY_UINT("TERN_SHM_CMA_THRESHOLD", T, cma_threshold, 256 * MiB, 0, 1024 * MiB,
-                        "smallest rendezvous message that uses CMA (smaller: the copy buffer)"),
-    TERN_CFG_ENTRY_UINT("TERN_FAULT_CMA_EPERM_AFTER", T, fault_cma_after, 0, 0, 1024 * MiB,
-                        "test hook: CMA reads fail with EPERM after this many bytes of a "
-                        "message (0: off)"),
 };
 #undef T
 

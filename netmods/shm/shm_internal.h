@@ -36,9 +36,6 @@ typedef struct tern_shm_vc {
     tern_list_t sendq;        /* eager streams not fully written (req->link) */
     tern_list_t lmt_txq;      /* cooperative sends, CTS order */
     tern_list_t lmt_rxq;      /* cooperative receives, CTS order */
-    tern_list_t cma_rxq;      /* CMA gets in progress */
-    tern_list_t put_txq;      /* CMA puts in progress (sender side) */
-    bool cma_refused;         /* CMA with this peer was refused: copy buffer only */
 } tern_shm_vc_t;
 
 /* The shm netmod's settings (shm_config.c: TERN_SHM_*). */
@@ -49,9 +46,6 @@ typedef struct tern_shm_config {
     uint64_t num_cells;       /* TERN_SHM_NUM_CELLS: cells per peer (power of 2) */
     uint64_t chunk_size;      /* TERN_SHM_COPY_CHUNK: cooperative LMT chunk, 0 = 64 KiB */
     uint64_t num_chunks;      /* TERN_SHM_COPY_CHUNKS: chunks per peer */
-    uint64_t cma;             /* TERN_SHM_CMA: 1 = single-copy LMT through CMA allowed */
-    uint64_t cma_threshold;   /* TERN_SHM_CMA_THRESHOLD: smallest message using CMA */
-    uint64_t fault_cma_after; /* TERN_FAULT_CMA_EPERM_AFTER: test hook, 0 = off */
 } tern_shm_config_t;
 
 extern const tern_config_table_t tern_shm_config_table;
@@ -134,80 +128,21 @@ static inline bool tern_shm_rx_ready(const tern_shm_t *s, tern_shm_vc_t *v)
                c->cell_idx + 1;
 }
 
-/* shm_lmt.c */
-tern_status_t tern_shm_lmt_start_recv(tern_vc_t *vc, tern_request_t *rreq, const void *cookie,
-                                      size_t cookie_len);
-tern_status_t tern_shm_lmt_start_send(tern_vc_t *vc, tern_request_t *sreq, const void *cookie,
-                                      size_t cookie_len);
-unsigned tern_shm_lmt_progress(tern_shm_t *s, tern_shm_vc_t *v);
-tern_status_t tern_shm_lmt_start_coop_recv(tern_vc_t *vc, tern_request_t *rreq);
-
-/* Where a rendezvous stands in shm: req->nm.u64[TERN_SHM_LMT_STATE]. */
-#define TERN_SHM_LMT_STATE 11
-enum tern_shm_lmt_state {
-    TERN_SHM_LMT_PLAIN = 0,       /* copy buffer, or a get being read */
-    TERN_SHM_LMT_GET_OFFERED = 1, /* sender: the RTS carried our CMA key */
-    TERN_SHM_LMT_PUT_OFFERED = 2, /* receiver: the CTS carried our key; DONE or RESUME next */
-    TERN_SHM_LMT_PUT_WRITING = 3, /* sender: writing into the receiver's buffer */
-    TERN_SHM_LMT_PUT_PARKED = 4,  /* sender: refused; waits for the receiver's RESUME */
-};
-
-/* shm_cma.c */
-bool tern_shm_cma_allowed(const tern_shm_t *s, const tern_shm_vc_t *v);
-/* Fill a CMA cookie of kind (GET: the sender's data, PUT: the receiver's
- * buffer) describing cur; returns its length. */
-size_t tern_shm_cma_cookie(void *cookie, uint32_t kind, const tern_cursor_t *cur, uint64_t len);
-ssize_t tern_shm_cma_read(tern_shm_t *s, pid_t pid, const struct iovec *l, int lc,
-                          const struct iovec *r, int rc, uint64_t done);
-/* One step (at most 4 MiB) between r's cursor and the peer's segments
- * (r->tmpbuf; r->nm.u64[0] bytes done, [1] segment index, [2] offset in it,
- * [3] segment count or UINT64_MAX if unknown, [4] the peer's pid): reads
- * (get) or writes (put).  Returns the bytes moved or -errno (-EMSGSIZE:
- * the segments end before the data). */
-ssize_t tern_shm_cma_step(tern_shm_t *s, tern_request_t *r, bool write);
-/* A failed step: a refusal (EPERM, ENOSYS, EACCES) returns false for the
- * caller to fall back; anything else fails vc, naming the cause, and
- * returns true. */
-bool tern_shm_cma_fail(tern_vc_t *vc, ssize_t err, const char *call, pid_t pid);
-/* A direction of CMA transfer: get (read, receiver) or put (write, sender). */
-typedef struct tern_shm_cma_dir {
-    bool write;
-    const char *call; /* the syscall, for messages */
-    /* refused mid-way: continue through the copy buffer */
-    tern_status_t (*fall_back)(tern_vc_t *vc, tern_request_t *r, int err);
-    void (*finish)(tern_vc_t *vc, tern_request_t *r); /* all want bytes moved */
-} tern_shm_cma_dir_t;
-/* One step of r (queued on vc, linked by r->link) towards want bytes; on
- * a refusal or at the end, r leaves its queue for d->fall_back or
- * d->finish; any other failure fails vc.  Returns work done (1). */
-unsigned tern_shm_cma_drive(tern_shm_t *s, tern_vc_t *vc, tern_request_t *r, uint64_t want,
-                            const tern_shm_cma_dir_t *d);
-/* Take a CMA cookie of kind from vc's peer into r: its segments in
- * r->tmpbuf, the step state in r->nm.u64[0..4]; *peer_len = its length. */
-tern_status_t tern_shm_cma_take_cookie(tern_vc_t *vc, tern_request_t *r, const void *cookie,
-                                       size_t cookie_len, uint32_t kind, uint64_t *peer_len);
-/* The kernel refused CMA with vc's peer: log once, copy buffer from now on. */
-void tern_shm_cma_refused(tern_vc_t *vc, const char *call, int err);
-/* Receiver: send RESUME {offset, id} and queue the copy-buffer receive. */
-tern_status_t tern_shm_resume_coop_recv(tern_vc_t *vc, tern_request_t *r, uint64_t id,
-                                        uint64_t offset);
+/* shm_lmt.c: the cooperative copy buffer, shm's only LMT mode (the engine's
+ * same-host copy, engine/cma.h, does the single-copy get and put) */
 unsigned tern_shm_lmt_modes(void *state);
 int tern_shm_lmt_choose(tern_vc_t *vc, size_t len);
 tern_status_t tern_shm_lmt_initiate(tern_vc_t *vc, tern_request_t *sreq, int *mode, void *cookie,
                                     size_t *cookie_len);
-tern_status_t tern_shm_cma_start_recv(tern_vc_t *vc, tern_request_t *rreq, const void *cookie,
+tern_status_t tern_shm_lmt_start_recv(tern_vc_t *vc, tern_request_t *rreq, const void *cookie,
+                                      size_t cookie_len);
+tern_status_t tern_shm_lmt_start_send(tern_vc_t *vc, tern_request_t *sreq, const void *cookie,
                                       size_t cookie_len);
 tern_status_t tern_shm_lmt_handle_cookie(tern_vc_t *vc, tern_request_t *req, const void *cookie,
                                          size_t cookie_len);
 tern_status_t tern_shm_lmt_done_send(tern_vc_t *vc, tern_request_t *sreq);
-unsigned tern_shm_cma_progress(tern_shm_t *s, tern_shm_vc_t *v);
-
-/* shm_put.c: the put mode (process_vm_writev into the receiver's buffer) */
-tern_status_t tern_shm_put_start_recv(tern_vc_t *vc, tern_request_t *rreq);
-tern_status_t tern_shm_put_start_send(tern_vc_t *vc, tern_request_t *sreq, const void *cookie,
-                                      size_t cookie_len);
 tern_status_t tern_shm_lmt_done_recv(tern_vc_t *vc, tern_request_t *rreq);
-unsigned tern_shm_put_progress(tern_shm_t *s, tern_shm_vc_t *v);
+unsigned tern_shm_lmt_progress(tern_shm_t *s, tern_shm_vc_t *v);
 
 static inline tern_shm_vc_t *tern_shm_vc(tern_vc_t *vc) { return (tern_shm_vc_t *)vc->nm_vc; }
 static inline tern_shm_t *tern_shm_state(tern_vc_t *vc) { return (tern_shm_t *)vc->nm_state; }

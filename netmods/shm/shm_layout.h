@@ -141,47 +141,6 @@ static inline uint64_t tern_shm_copy_data_off(const tern_shm_seg_hdr_t *h)
            ~(uint64_t)4095u;
 }
 
-/*
- * LMT cookies (carried by RTS and COOKIE packets; at most TERN_COOKIE_MAX).
- * CMA: the sender's pid and data segments; the receiver pulls them with
- * process_vm_readv straight into its buffer and answers DONE.  Segments
- * beyond the inline ones are read from the sender's iovec array at
- * iov_addr.  RESUME: the receiver lost CMA mid-transfer (refused) and asks
- * the sender to send the rest, from `offset`, through the copy buffer.
- */
-#define TERN_SHM_COOKIE_CMA 1u
-#define TERN_SHM_COOKIE_RESUME 2u
-#define TERN_SHM_COOKIE_PUT 3u    /* CTS of a put: the receiver's buffer, same layout as CMA */
-#define TERN_SHM_CMA_INLINE 14
-
-typedef struct tern_shm_cma_seg {
-    uint64_t base;            /* address in the sender */
-    uint64_t len;
-} tern_shm_cma_seg_t;
-
-typedef struct tern_shm_cma_cookie {
-    uint32_t kind;            /* TERN_SHM_COOKIE_CMA */
-    int32_t pid;              /* sender; must match its card */
-    uint64_t len;             /* message bytes (= RTS len) */
-    uint32_t iovcnt;          /* segments in all */
-    uint32_t reserved;
-    uint64_t iov_addr;        /* sender's struct iovec array when iovcnt > inline */
-    tern_shm_cma_seg_t seg[TERN_SHM_CMA_INLINE];
-} tern_shm_cma_cookie_t;
-
-#define TERN_SHM_CMA_COOKIE_HDR 32
-static_assert(sizeof(tern_shm_cma_cookie_t) == 256, "CMA cookie fills TERN_COOKIE_MAX");
-static_assert(offsetof(tern_shm_cma_cookie_t, seg) == TERN_SHM_CMA_COOKIE_HDR, "CMA cookie layout");
-
-typedef struct tern_shm_resume_cookie {
-    uint32_t kind;            /* TERN_SHM_COOKIE_RESUME */
-    uint32_t reserved;
-    uint64_t offset;          /* bytes the receiver already has */
-    uint64_t rreq_id;         /* receive request, for the copy-buffer chunks */
-} tern_shm_resume_cookie_t;
-
-static_assert(sizeof(tern_shm_resume_cookie_t) == 24, "resume cookie layout");
-
 /* shm's remote key: CMA needs no registration and pins nothing, so a key
  * is where the memory is (pid, address, length); the peer reaches it with
  * process_vm_readv / process_vm_writev, as the kernel allows. */

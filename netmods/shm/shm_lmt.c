@@ -7,8 +7,13 @@
  * Each chunk names the receive request it belongs to; a mismatch is a
  * malformed segment, not silent corruption.
  *
- * req->nm.u64[0]: bytes moved so far (sent by sender / received by receiver);
- * a transfer resumed after a CMA refusal starts at the resume offset.
+ * This is shm's only LMT mode.  The single-copy get and put (CMA) are the
+ * engine's (engine/cma_lmt.c), for every netmod: from the engine's
+ * threshold (shm's cma_threshold, measured: the copy buffer wins below it)
+ * or when TERN_LMT_MODE forces them; when the kernel refuses, the engine
+ * hands the message back to this mode from its first byte.
+ *
+ * req->nm.u64[0]: bytes moved so far (sent by sender / received by receiver).
  */
 #include "netmods/shm/shm_internal.h"
 
@@ -22,10 +27,32 @@ static inline uint8_t *chunk_data(tern_shm_t *s, tern_shm_chan_t *c, uint32_t i)
     return c->copy_data + (size_t)i * s->hdr->chunk_size;
 }
 
-/* Receive through the copy buffer: CTS tells the sender to start. */
-tern_status_t tern_shm_lmt_start_coop_recv(tern_vc_t *vc, tern_request_t *rreq)
+unsigned tern_shm_lmt_modes(void *state)
+{
+    return 1u << TERN_LMT_COOP;
+}
+
+int tern_shm_lmt_choose(tern_vc_t *vc, size_t len)
+{
+    return TERN_LMT_COOP;
+}
+
+tern_status_t tern_shm_lmt_initiate(tern_vc_t *vc, tern_request_t *sreq, int *mode, void *cookie,
+                                    size_t *cookie_len)
+{
+    *mode = TERN_LMT_COOP; /* the only one */
+    *cookie_len = 0;
+    return TERN_OK;
+}
+
+/* An RTS was matched: CTS tells the sender to start filling the buffer. */
+tern_status_t tern_shm_lmt_start_recv(tern_vc_t *vc, tern_request_t *rreq, const void *cookie,
+                                      size_t cookie_len)
 {
     tern_shm_vc_t *v = tern_shm_vc(vc);
+    if (cookie_len != 0)
+        return tern_error(TERN_ERR_MALFORMED, "shm RTS from rank %d carries a %zu-byte cookie",
+                          vc->rank, cookie_len);
     rreq->nm.u64[0] = 0;
     tern_status_t st = tern_lmt_send_cts(vc, rreq, NULL, 0); /* registers the id */
     if (st != TERN_OK)
@@ -34,34 +61,42 @@ tern_status_t tern_shm_lmt_start_coop_recv(tern_vc_t *vc, tern_request_t *rreq)
     return TERN_OK;
 }
 
-/* An RTS was matched: the sender's mode says get (its cookie is the CMA
- * key), put (we answer with ours) or the copy buffer. */
-tern_status_t tern_shm_lmt_start_recv(tern_vc_t *vc, tern_request_t *rreq, const void *cookie,
-                                      size_t cookie_len)
-{
-    rreq->nm.u64[TERN_SHM_LMT_STATE] = TERN_SHM_LMT_PLAIN;
-    if (rreq->lmt_mode == TERN_LMT_GET && cookie_len != 0)
-        return tern_shm_cma_start_recv(vc, rreq, cookie, cookie_len);
-    if (rreq->lmt_mode == TERN_LMT_PUT)
-        return tern_shm_put_start_recv(vc, rreq);
-    return tern_shm_lmt_start_coop_recv(vc, rreq);
-}
-
-/* CTS: a put's key (the receiver's buffer), or the receiver wants the copy
- * buffer (from the start). */
+/* CTS: the receiver has queued its side; ours follows in the same order. */
 tern_status_t tern_shm_lmt_start_send(tern_vc_t *vc, tern_request_t *sreq, const void *cookie,
                                       size_t cookie_len)
 {
     tern_shm_vc_t *v = tern_shm_vc(vc);
-    if (sreq->lmt_mode == TERN_LMT_PUT && cookie_len != 0)
-        return tern_shm_put_start_send(vc, sreq, cookie, cookie_len);
-    /* we offered CMA and the receiver declined: it was refused */
-    if (sreq->nm.u64[TERN_SHM_LMT_STATE] == TERN_SHM_LMT_GET_OFFERED)
-        v->cma_refused = true;
-    sreq->nm.u64[TERN_SHM_LMT_STATE] = TERN_SHM_LMT_PLAIN;
+    if (cookie_len != 0)
+        return tern_error(TERN_ERR_MALFORMED, "shm CTS from rank %d carries a %zu-byte cookie",
+                          vc->rank, cookie_len);
     sreq->nm.u64[0] = 0;
     tern_list_push_tail(&v->lmt_txq, &sreq->link);
     return TERN_OK;
+}
+
+tern_status_t tern_shm_lmt_handle_cookie(tern_vc_t *vc, tern_request_t *req, const void *cookie,
+                                         size_t cookie_len)
+{
+    return tern_error(TERN_ERR_MALFORMED,
+                      "shm: COOKIE packet (%zu bytes) from rank %d: the copy "
+                      "buffer has none",
+                      cookie_len, vc->rank);
+}
+
+tern_status_t tern_shm_lmt_done_send(tern_vc_t *vc, tern_request_t *sreq)
+{
+    return tern_error(TERN_ERR_MALFORMED,
+                      "shm: DONE to a sender from rank %d: the copy buffer "
+                      "completes without one",
+                      vc->rank);
+}
+
+tern_status_t tern_shm_lmt_done_recv(tern_vc_t *vc, tern_request_t *rreq)
+{
+    return tern_error(TERN_ERR_MALFORMED,
+                      "shm: DONE to a receiver from rank %d: the copy "
+                      "buffer completes without one",
+                      vc->rank);
 }
 
 static unsigned progress_send(tern_shm_t *s, tern_shm_vc_t *v)

@@ -161,8 +161,6 @@ tern_status_t tern_shm_vc_setup(tern_shm_t *s, tern_vc_t *vc, int idx, int pid)
     tern_list_init(&v->sendq);
     tern_list_init(&v->lmt_txq);
     tern_list_init(&v->lmt_rxq);
-    tern_list_init(&v->cma_rxq);
-    tern_list_init(&v->put_txq);
     vc->nm_vc = v;
     return TERN_OK;
 }
@@ -200,10 +198,6 @@ static unsigned shm_poll(void *state, int direction)
         unsigned got = tern_shm_rx_ready(s, v) ? tern_shm_poll_recv(s, v, RECV_BUDGET) : 0;
         if (!tern_list_empty(&v->lmt_rxq) || !tern_list_empty(&v->lmt_txq))
             got += tern_shm_lmt_progress(s, v);
-        if (!tern_list_empty(&v->cma_rxq) && v->vc->state != TERN_VC_FAILED)
-            got += tern_shm_cma_progress(s, v);
-        if (!tern_list_empty(&v->put_txq) && v->vc->state != TERN_VC_FAILED)
-            got += tern_shm_put_progress(s, v);
         /* Block mode: consuming freed fastbox/cells/chunks the peer may be
          * asleep waiting for; wake it (the send side rings on publish). */
         if (got && s->ring_doorbells)
@@ -212,7 +206,7 @@ static unsigned shm_poll(void *state, int direction)
         if (!tern_list_empty(&v->sendq))
             n += tern_shm_progress_sendq(s, v);
         if (v->vc->state == TERN_VC_TERMINATING && tern_list_empty(&v->sendq) &&
-            tern_list_empty(&v->lmt_txq) && tern_list_empty(&v->put_txq))
+            tern_list_empty(&v->lmt_txq))
             v->vc->state = TERN_VC_CLOSED;
     }
     return n;
@@ -248,10 +242,8 @@ static tern_status_t shm_vc_terminate(tern_vc_t *vc)
     tern_shm_vc_t *v = tern_shm_vc(vc);
     if (vc->state != TERN_VC_ACTIVE)
         return TERN_OK;
-    vc->state = (tern_list_empty(&v->sendq) && tern_list_empty(&v->lmt_txq) &&
-                 tern_list_empty(&v->put_txq))
-                    ? TERN_VC_CLOSED
-                    : TERN_VC_TERMINATING;
+    vc->state = tern_list_empty(&v->sendq) && tern_list_empty(&v->lmt_txq) ? TERN_VC_CLOSED
+                                                                           : TERN_VC_TERMINATING;
     return TERN_OK;
 }
 
@@ -277,8 +269,6 @@ static tern_status_t shm_vc_destroy(tern_vc_t *vc)
     drop_queue(&v->sendq, vc->fail_status);
     drop_queue(&v->lmt_txq, vc->fail_status);
     drop_queue(&v->lmt_rxq, vc->fail_status);
-    drop_queue(&v->cma_rxq, vc->fail_status);
-    drop_queue(&v->put_txq, vc->fail_status);
     return TERN_OK;
 }
 
@@ -383,6 +373,10 @@ static const tern_netmod_desc_t shm_netmod = {
     .name = "shm",
     .priority = 100,
     .reach = "ranks on the same node",
+    /* the copy buffer beat the single-copy CMA get at every size measured
+     * here (both cores copy, the chunks stay in cache): CMA only for the
+     * largest messages, which leave the sender's core free */
+    .cma_threshold = 256u << 20,
     .config = &tern_shm_config_table,
     .core = &shm_core,
     .lmt = &shm_lmt,

@@ -78,24 +78,18 @@ struct tern_tcp_vc {
     tern_tcp_card_t card;
     tern_list_t sendq;        /* requests not fully written (req->link) */
     bool writing;             /* a posted writev for the head of sendq is pending */
-    bool cma_refused;         /* the kernel refused CMA with this peer: the stream */
     struct iovec wiov[TERN_TCP_WIOV];
 };
 
-enum { TERN_TCP_CMA_OFF = 0, TERN_TCP_CMA_OUTSIDE, TERN_TCP_CMA_ALL };
-
-/* The tcp netmod's settings (TERN_TCP_ADDRS, TERN_PORT_RANGE, TERN_TCP_CMA). */
+/* The tcp netmod's settings (TERN_TCP_ADDRS, TERN_PORT_RANGE). */
 typedef struct tern_tcp_config {
     char addrs[TERN_CFG_STR_MAX];
     char port_range[TERN_CFG_STR_MAX]; /* read by engine/sock's listeners */
-    uint64_t cma;                      /* TERN_TCP_CMA_*: which same-host peers CMA serves */
-    uint64_t fault_cma;                /* TERN_FAULT_TCP_CMA_EPERM: test hook, 1 = refuse */
 } tern_tcp_config_t;
 
 typedef struct tern_tcp {
     tern_context_t *ctx;
     const tern_tcp_config_t *cfg;
-    tern_list_t cmaq;         /* CMA gets being read (req->link), tcp_cma.c */
     tern_worker_t *worker;
     tern_sock_set_t *set;
     tern_tcp_conn_t *listener;
@@ -156,22 +150,5 @@ tern_status_t tern_tcp_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, const
                                       size_t hdrlen);
 void tern_tcp_flush(tern_tcp_vc_t *tv);
 void tern_tcp_write_done(tern_tcp_vc_t *tv, size_t nbytes);
-
-/* tcp_cma.c: LMT get through CMA for same-host peers */
-uint64_t tern_tcp_host_id(void);
-unsigned tern_tcp_lmt_modes(void *state);
-int tern_tcp_lmt_choose(tern_vc_t *vc, size_t len);
-tern_status_t tern_tcp_lmt_initiate(tern_vc_t *vc, tern_request_t *sreq, int *mode, void *cookie,
-                                    size_t *cookie_len);
-tern_status_t tern_tcp_lmt_start_recv(tern_vc_t *vc, tern_request_t *rreq, const void *cookie,
-                                      size_t cookie_len);
-tern_status_t tern_tcp_lmt_start_send(tern_vc_t *vc, tern_request_t *sreq, const void *cookie,
-                                      size_t cookie_len);
-tern_status_t tern_tcp_lmt_done_send(tern_vc_t *vc, tern_request_t *sreq);
-tern_status_t tern_tcp_lmt_done_recv(tern_vc_t *vc, tern_request_t *rreq);
-tern_status_t tern_tcp_lmt_handle_cookie(tern_vc_t *vc, tern_request_t *req, const void *cookie,
-                                         size_t cookie_len);
-unsigned tern_tcp_cma_progress(tern_tcp_t *t);
-void tern_tcp_cma_drop(tern_tcp_t *t, tern_vc_t *vc);
 
 #endif

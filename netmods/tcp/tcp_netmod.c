@@ -1,9 +1,9 @@
 /*
  * tcp netmod: business card, VCs, polling, teardown; the ops table.  Built
- * on engine/sock.  LMT: a CMA get for same-host peers outside the job
- * (tcp_cma.c); everything else takes the engine's null mode
- * (RTS / CTS / DATA over the stream), written straight from the user's
- * buffer and read straight into it.
+ * on engine/sock.  No LMT of its own: large messages take the engine's
+ * null mode (RTS / CTS / DATA over the stream), written straight from the
+ * user's buffer and read straight into it, or the engine's same-host copy
+ * (engine/cma.h) to a peer on this host.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -34,8 +34,6 @@ static tern_status_t check_ports(const char *env, const char *v)
     return tern_sock_parse_port_range(v, &lo, &hi);
 }
 
-static const char *const cma_names[] = {"off", "outside", "all"};
-
 #define T tern_tcp_config_t
 static const tern_config_entry_t tcp_entries[] = {
     TERN_CFG_ENTRY_STRING("TERN_TCP_ADDRS", T, addrs, "(interfaces)", check_addrs,
@@ -43,12 +41,6 @@ static const tern_config_entry_t tcp_entries[] = {
                           "every interface address but loopback (loopback only when alone)"),
     TERN_CFG_ENTRY_STRING("TERN_PORT_RANGE", T, port_range, "(any)", check_ports,
                           "lo-hi: the ports tcp listeners may bind"),
-    TERN_CFG_ENTRY_ENUM("TERN_TCP_CMA", T, cma, TERN_TCP_CMA_OUTSIDE, cma_names, 3,
-                        "large messages from a same-host peer pulled with CMA (one copy): "
-                        "off, outside (peers outside the job: ports, connected jobs; the "
-                        "job's own are shm's), all"),
-    TERN_CFG_ENTRY_UINT("TERN_FAULT_TCP_CMA_EPERM", T, fault_cma, 0, 0, 1,
-                        "test hook: 1 makes every tcp CMA read fail with EPERM"),
 };
 #undef T
 
@@ -112,7 +104,6 @@ static tern_status_t tcp_init(tern_worker_t *w, const void *config, void **share
     t->cfg = config;
     t->worker = w;
     tern_list_init(&t->conns);
-    tern_list_init(&t->cmaq);
     t->vcs = calloc((size_t)ctx->size, sizeof(*t->vcs));
     t->live = calloc((size_t)ctx->size, sizeof(*t->live));
     if (t->vcs == NULL || t->live == NULL)
@@ -259,7 +250,6 @@ static unsigned tcp_poll(void *state, int direction)
                 break;
         }
     }
-    n += tern_tcp_cma_progress(t);
     if (t->nhandshake > 0 || t->nwriting > 0 || (t->polls++ & 15u) == 0) {
         tern_sock_event_t ev;
         for (unsigned k = 0; k < POLL_BUDGET && tern_sock_wait(t->set, 0, &ev) == TERN_OK; k++) {
@@ -305,7 +295,6 @@ static tern_status_t tcp_vc_destroy(tern_vc_t *vc)
             tern_request_complete(r, vc->fail_status);
     }
     tern_tcp_t *t = tern_tcp_state(vc);
-    tern_tcp_cma_drop(t, vc);
     tern_tcp_set_writing(tv, false);
     for (int i = 0; i < t->nlive; i++)
         if (t->live[i] == tv) {
@@ -367,8 +356,6 @@ static bool tcp_arm(void *state)
     tern_tcp_t *t = state;
     tern_sock_event_t ev;
     unsigned n = 0;
-    if (!tern_list_empty(&t->cmaq))
-        return false; /* a CMA get to go on with */
     while (n < POLL_BUDGET && tern_sock_wait(t->set, 0, &ev) == TERN_OK) {
         tern_tcp_handle_event(t, &ev);
         n++;
@@ -390,17 +377,6 @@ static const tern_nm_core_ops_t tcp_core = {
     .send_noncontig = tern_tcp_send_noncontig,
 };
 
-static const tern_nm_lmt_ops_t tcp_lmt = {
-    .modes = tern_tcp_lmt_modes,
-    .choose = tern_tcp_lmt_choose,
-    .initiate = tern_tcp_lmt_initiate,
-    .start_recv = tern_tcp_lmt_start_recv,
-    .start_send = tern_tcp_lmt_start_send,
-    .handle_cookie = tern_tcp_lmt_handle_cookie,
-    .done_send = tern_tcp_lmt_done_send,
-    .done_recv = tern_tcp_lmt_done_recv,
-};
-
 static const tern_nm_wait_ops_t tcp_wait = {
     .wait_fd = tcp_wait_fd,
     .arm = tcp_arm,
@@ -418,9 +394,11 @@ static const tern_netmod_desc_t tcp_netmod = {
     .name = "tcp",
     .priority = 10,
     .reach = "any rank (TCP/IP)",
+    /* two copies through the kernel's socket buffers against one: the
+     * same-host copy for every rendezvous message */
+    .cma_threshold = 0,
     .config = &tcp_config_table,
     .core = &tcp_core,
-    .lmt = &tcp_lmt,
     .wait = &tcp_wait,
     .conn = &tcp_conn,
 };

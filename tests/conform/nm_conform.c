@@ -327,8 +327,8 @@ static int case_lmt(th_t *t)
                       s.n[TERN_PKT_DONE]);
             } else {
                 /* the mode asked for, or one the netmod lowered it to for this
-                 * transfer (lmt_initiate: shm without CMA -> coop, tcp to a
-                 * peer its CMA get does not serve -> null) */
+                 * transfer (lmt_initiate: verbs when it cannot register the
+                 * buffer -> null) */
                 CHECK(t, s.n[TERN_PKT_RTS] == 1 && s.rts_mode >= TERN_LMT_NULL &&
                              (s.rts_mode == mode ||
                               (s.rts_mode < mode && (modes & (1u << s.rts_mode)))),

@@ -16,5 +16,6 @@ extern const th_case_t th_wait_cases[];
 extern const th_case_t th_worker_cases[];
 extern const th_case_t th_probe_cases[];   /* probes, matched probes, cancel, ssend */
 extern const th_case_t th_netmod_cases[]; /* run alone, never in "all" */
+extern const th_case_t th_cma_cases[];    /* run alone: the same-host copy's counters */
 
 #endif

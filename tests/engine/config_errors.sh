@@ -8,14 +8,15 @@ INFO=${TERN_INFO:-./tern_info}
 "$INFO" | grep -q "TERN_EAGER_LIMIT" || fail "tern_info does not list TERN_EAGER_LIMIT"
 # every variable the code reads is listed (the engine's and each netmod's)
 for var in TERN_EAGER_LIMIT TERN_WAIT_MODE TERN_SPIN_COUNT TERN_HEALTH_MS TERN_LOG \
-           TERN_NETMODS TERN_SHM_CMA TERN_TCP_ADDRS TERN_PORT_RANGE; do
+           TERN_NETMODS TERN_CMA TERN_CMA_THRESHOLD TERN_TCP_ADDRS TERN_PORT_RANGE; do
     "$INFO" --params | grep -q "^$var " || fail "tern_info does not list $var"
 done
 for bad in "TERN_EAGER_LIMIT=abc" "TERN_EAGER_LIMIT=-1" "TERN_EAGER_LIMIT=99999999" \
            "TERN_SHM_NUM_CELLS=3" "TERN_SHM_CELL_SIZE=64" "TERN_WAIT_MODE=sleepy" \
            "TERN_SHM_FBOX_SIZE=65536" "TERN_SHM_COPY_CHUNK=1024" "TERN_LOG=4" \
            "TERN_NETMODS=shm,nosuch" "TERN_TCP_ADDRS=127.0.0.1,notanaddress" \
-           "TERN_PORT_RANGE=9000-8000" "TERN_PORT_RANGE=http"; do
+           "TERN_PORT_RANGE=9000-8000" "TERN_PORT_RANGE=http" "TERN_CMA=sometimes" \
+           "TERN_CMA_THRESHOLD=big" "TERN_FAULT_CMA_EPERM_AFTER=-1"; do
     var=${bad%%=*}
     msg=$(env "$bad" "$INFO" 2>&1 >/dev/null) && fail "tern_info accepted $bad"
     echo "$msg" | grep -q "$var" || fail "message for $bad does not name $var: $msg"
@@ -23,7 +24,8 @@ for bad in "TERN_EAGER_LIMIT=abc" "TERN_EAGER_LIMIT=-1" "TERN_EAGER_LIMIT=999999
     echo "$out" | grep -q "$var" || fail "tern_init message for $bad does not name $var: $out"
 done
 for good in "TERN_EAGER_LIMIT=0" "TERN_EAGER_LIMIT=1M" "TERN_SHM_NUM_CELLS=4096" \
-            "TERN_WAIT_MODE=BLOCK" "TERN_SHM_COPY_CHUNK=16M" "TERN_HEALTH_MS=1"; do
+            "TERN_WAIT_MODE=BLOCK" "TERN_SHM_COPY_CHUNK=16M" "TERN_HEALTH_MS=1" \
+            "TERN_CMA=outside" "TERN_CMA_THRESHOLD=64k" "TERN_CMA_THRESHOLD=auto"; do
     env "$good" "$INFO" >/dev/null || fail "tern_info rejected $good"
 done
 TERN_SHM_COPY_CHUNK=16M TERN_SHM_COPY_CHUNKS=2 TERN_SHM_NUM_CELLS=4096 \

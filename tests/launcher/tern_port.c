@@ -6,7 +6,9 @@
  *                             clients as they come; from each: a word (tag
  *                             1) and 1 MiB (tag 2, a rendezvous) checked,
  *                             answered with the word + 1 (tag 3); then
- *                             disconnect them.  Prints "server took N".
+ *                             disconnect them.  Prints "server took N" and
+ *                             its same-host copy counters ("server
+ *                             cma.get_bytes=B cma.refused=R ...").
  *                             Meant to run as a singleton (no launcher), as
  *                             the iofwd daemon will.
  *   tern_port client FILE     (every rank of a job) wait for FILE, connect
@@ -93,6 +95,13 @@ static void server(tern_context_t *ctx, int n, const char *file)
         CHECK(st == TERN_OK, "disconnect: %s", tern_strerror(st));
     }
     printf("server took %d\n", took);
+    tern_counter_t c[64];
+    int nc = tern_worker_counters(w, c, 64);
+    printf("server");
+    for (int i = 0; i < nc && i < 64; i++)
+        if (strncmp(c[i].name, "cma.", 4) == 0)
+            printf(" %s=%llu", c[i].name, (unsigned long long)c[i].value);
+    printf("\n");
     free(big);
     free(want);
 }

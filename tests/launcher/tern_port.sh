@@ -3,8 +3,12 @@
 # singleton, as the iofwd daemon will be) opens a port and writes its name
 # to a file; the 2 ranks of a ternrun job connect to it one by one (no
 # collective), each sends a word and 1 MiB and checks the answer; the
-# server takes exactly 2 clients and disconnects them.  A malformed port
-# name is refused.
+# server takes exactly 2 clients and disconnects them.  Client and server
+# share this host, so the 1 MiB messages move by the engine's same-host
+# copy (the server's cma.get_bytes counter shows both); with the copy
+# refused (the test hook, in the server) they come through the tcp stream,
+# checked byte for byte all the same, and the refusal is named once.  A
+# malformed port name is refused.
 . "$(dirname "$0")/lib.sh"
 
 PROG=./tests/launcher/tern_port
@@ -26,6 +30,26 @@ if [ "$src" -ne 0 ] || ! grep -q '^server took 2$' "$SRVOUT"; then
 fi
 if grep -q 'warning' "$SRVOUT"; then fail "server warned: $(cat "$SRVOUT")"; fi
 grep -q '^tern-port:1:' "$PORTFILE" || fail "port name: $(cat "$PORTFILE")"
+got=$(sed -n 's/^server .*cma.get_bytes=\([0-9]*\).*/\1/p' "$SRVOUT")
+[ "${got:-0}" -ge 2097152 ] ||
+    fail "the port peers' 1 MiB messages did not come by the same-host copy: $(cat "$SRVOUT")"
+
+# the same with the copy refused by the server's kernel (the test hook)
+rm -f "$PORTFILE"
+TERN_TCP_ADDRS=127.0.0.1 TERN_FAULT_CMA_EPERM_AFTER=0 noenv timeout -k 5 90 "$PROG" server 2 \
+    "$PORTFILE" >"$SRVOUT" 2>&1 &
+srv=$!
+T=90 run -n 2 -x TERN_TCP_ADDRS=127.0.0.1 "$PROG" client "$PORTFILE"
+expect_rc 0 "2 clients through the port, the copy refused"
+wait $srv
+src=$?
+if [ "$src" -ne 0 ] || ! grep -q '^server took 2$' "$SRVOUT"; then
+    fail "server with the copy refused: status $src, $(cat "$SRVOUT")"
+fi
+[ "$(grep -c 'warning: CMA (process_vm_readv) with rank [0-9]* (pid [0-9]*) refused: Operation not permitted' "$SRVOUT")" -eq 1 ] ||
+    fail "the refusal is not named once: $(cat "$SRVOUT")"
+grep -q '^server .*cma.get_bytes=0 .*cma.refused=[1-9]' "$SRVOUT" ||
+    fail "counters of the refused copy: $(cat "$SRVOUT")"
 
 # a name that is not a port's
 echo "tern-port:9:nonsense" >"$PORTFILE"
