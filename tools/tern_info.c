@@ -104,11 +104,16 @@ int main(int argc, char **argv)
             printf("  %-8s priority %-4d reaches %s%s\n", d->name, d->priority, d->reach,
                    d->lmt ? "; rendezvous by its own LMT" : "; rendezvous by the null LMT mode");
             print_tables(d);
+            /* the engine's same-host copy for this netmod's peers (engine/cma.h) */
             if (d->cma_threshold == TERN_CMA_NEVER)
-                printf("           same-host copy (CMA): when TERN_LMT_MODE forces get or put\n");
+                printf("           same-host peers: CMA copy when TERN_LMT_MODE forces get/put\n");
+            else if (d->cma_threshold == 0)
+                printf("           same-host peers: CMA copy for every rendezvous message\n");
+            else if (d->cma_threshold % (1u << 20) == 0)
+                printf("           same-host peers: CMA copy from %llu MiB\n",
+                       (unsigned long long)d->cma_threshold >> 20);
             else
-                printf("           same-host copy (CMA): rendezvous messages from %llu bytes "
-                       "(TERN_CMA, TERN_CMA_THRESHOLD)\n",
+                printf("           same-host peers: CMA copy from %llu bytes\n",
                        (unsigned long long)d->cma_threshold);
             const char *why = d->unavailable != NULL ? d->unavailable() : NULL;
             if (why != NULL)

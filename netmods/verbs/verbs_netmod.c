@@ -353,6 +353,11 @@ static const tern_netmod_desc_t verbs_netmod = {
     .name = "verbs",
     .priority = 50,
     .reach = "any rank, with an RDMA device (InfiniBand, RoCE)",
+    /* a same-host peer: below 256 KiB RDMA from the registration cache was
+     * as fast or faster (fewer syscalls than CMA's page pinning), from it
+     * on the engine's copy was as fast or faster (up to 1.3x) and spares
+     * the HCA's loopback through PCIe (bench/RESULTS.md) */
+    .cma_threshold = 256u << 10,
     .config = &tern_verbs_config_table,
     .unavailable = verbs_unavailable,
     .core = &verbs_core,
