@@ -42,6 +42,7 @@
 #include <rte_mempool.h>
 
 #include "engine/netmod.h"
+#include "engine/pktq.h"
 #include "netmods/dpdk/dpdk_wire.h"
 
 #define TERN_DPDK_MAGIC 0x4b445054u /* "TPDK" */
@@ -200,7 +201,7 @@ typedef struct tern_dpdk_vc {
     uint16_t payload_max;     /* DATA payload bytes per frame towards this peer */
 
     /* send side */
-    tern_list_t sendq;        /* engine packets not yet all in frames (req->link) */
+    tern_pktq_t sendq;        /* engine packets not yet all in frames (engine/pktq.h) */
     tern_list_t lmtq;         /* LMT transfers with frames to make */
     tern_list_t lmt_sent;     /* LMT transfers all framed, waiting for acks */
     uint32_t snd_una, snd_nxt;    /* oldest unacked, next new */

@@ -3,6 +3,7 @@
 #define TERN_SHM_INTERNAL_H
 
 #include "engine/netmod.h"
+#include "engine/pktq.h"
 #include "netmods/shm/shm_layout.h"
 
 /* A peer's wake-up socket address (abstract AF_UNIX name). */
@@ -33,7 +34,7 @@ typedef struct tern_shm_vc {
     tern_shm_chan_t rx;       /* peer -> me (in my inbox) */
     tern_shm_doorbell_t *peer_doorbell;
     tern_shm_wake_addr_t peer_wake;   /* where to ring the peer's wake-up socket */
-    tern_list_t sendq;        /* eager streams not fully written (req->link) */
+    tern_pktq_t sendq;        /* packets not fully written (engine/pktq.h) */
     tern_list_t lmt_txq;      /* cooperative sends, CTS order */
     tern_list_t lmt_rxq;      /* cooperative receives, CTS order */
     tern_list_t cma_rxq;      /* CMA gets in progress */

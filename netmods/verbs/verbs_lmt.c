@@ -171,7 +171,7 @@ static tern_status_t stream_data(tern_vc_t *vc, tern_request_t *sreq, uint64_t r
     sreq->lmt_mode = TERN_LMT_NULL; /* no LMT packet may name it any more */
     sreq->remote_id = rreq_id;
     tern_pkt_hdr_t d = {.type = TERN_PKT_DATA, .len = sreq->msg_len, .rreq = rreq_id};
-    return tern_verbs_send_noncontig(vc, sreq, &d, sizeof(d));
+    return tern_send_noncontig(vc, sreq, &d, sizeof(d));
 }
 
 /* A registration failed mid-transfer on our side: both sides drop their
