@@ -1,6 +1,6 @@
 /*
  * dpdk netmod: registration, wire-up, VCs, polling, keepalive, block mode,
- * memory registration; the ops table.  See dpdk_internal.h for the shape
+ * memory registration; the capability tables.  See dpdk_internal.h for the shape
  * and docs/dpdk.md for what was run where.
  */
 #include <errno.h>

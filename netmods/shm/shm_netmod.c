@@ -1,5 +1,5 @@
 /*
- * shm netmod: wire-up, polling, peer health, teardown; the ops table.
+ * shm netmod: wire-up, polling, peer health, teardown; the capability tables.
  */
 #include <errno.h>
 #include <poll.h>

@@ -1,5 +1,5 @@
 /*
- * tcp netmod: business card, VCs, polling, teardown; the ops table.  Built
+ * tcp netmod: business card, VCs, polling, teardown; the capability tables.  Built
  * on engine/sock.  LMT: a CMA get for same-host peers outside the job
  * (tcp_cma.c); everything else takes the engine's null mode
  * (RTS / CTS / DATA over the stream), written straight from the user's

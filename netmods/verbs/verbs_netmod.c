@@ -1,6 +1,6 @@
 /*
  * verbs netmod: registration, wire-up, VCs, waiting, memory registration;
- * the ops table.  See verbs_internal.h for the shape and docs/verbs.md for
+ * the capability tables.  See verbs_internal.h for the shape and docs/verbs.md for
  * what was run where.
  */
 #include <errno.h>
