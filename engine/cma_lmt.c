@@ -59,11 +59,10 @@ typedef struct tern_cma_req {
     uint8_t state; /* enum cma_state */
 } tern_cma_req_t;
 
+/* the request's netmod scratch, the engine's while the copy holds it */
 static inline tern_cma_req_t *cma_req(tern_request_t *r)
 {
-    static_assert(sizeof(tern_cma_req_t) <= 80, "fits a request's netmod scratch");
-    static_assert(sizeof(tern_cma_req_t) <= sizeof(r->nm), "fits a request's netmod scratch");
-    return (tern_cma_req_t *)(void *)&r->nm;
+    return TERN_REQ_NM(r, tern_cma_req_t);
 }
 
 static const char *const counter_names[TERN_CMA_NCOUNTERS] = {

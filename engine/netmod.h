@@ -31,6 +31,13 @@
  *
  * Received bytes go to tern_handle_pkt(vc, buf, len) in stream order.
  *
+ * Sending: the engine checks the VC before it calls a data op (a FAILED one
+ * refuses, naming the netmod and the peer: tern_vc_send_check), so the data
+ * ops never check it themselves; a netmod that sends a packet of its own
+ * goes through the engine too (tern_send_ctrl, tern_send_noncontig).  What a
+ * netmod cannot write at once waits in its engine packet queue
+ * (engine/pktq.h).
+ *
  * Waiting (TERN_WAIT_MODE=block): a netmod with an event source returns its
  * fd from wait_fd (level-triggered readable when the netmod may have
  * something to do).  Before the engine sleeps it calls arm on every netmod:
@@ -104,15 +111,18 @@ typedef struct tern_nm_core_ops {
 } tern_nm_core_ops_t;
 
 /* ---- lmt: rendezvous data movement (NULL table: the null LMT mode) -------
- * Modes: engine/pkt.h.  All slots required.
+ * Modes: engine/pkt.h.  All slots required.  The same-host copy's modes
+ * (CMA_GET, CMA_PUT) are the engine's: a netmod never sees them, and its
+ * own mode may start after one was refused (initiate and start_recv then
+ * run on the rewound request, with no packet of the copy left to come).
  * modes: bit (1 << mode) for each mode the netmod moves data in.
  * choose: the mode for a message of len bytes on vc (TERN_LMT_MODE=auto).
  * initiate: sender, before the RTS: *mode may be lowered to what this
- *   transfer can use (shm: CMA refused -> COOP); the cookie (GET's key)
+ *   transfer can use (verbs: unregistrable -> NULL); the cookie (GET's key)
  *   goes in the RTS (*cookie_len in: its room, out: its length).
  * start_recv: receiver matched the RTS (rreq->lmt_mode says the mode).
  * start_send: sender got the CTS (PUT: its cookie is the receiver's key).
- * handle_cookie: a COOKIE packet mid-transfer (new key, resume offset).
+ * handle_cookie: a COOKIE packet mid-transfer (new key, next window).
  * done_send / done_recv: DONE for a send (GET) or a receive (PUT). */
 typedef unsigned tern_nm_lmt_modes_fn(void *state);
 typedef int tern_nm_lmt_choose_fn(tern_vc_t *vc, size_t len);
@@ -274,6 +284,14 @@ struct tern_netmod_inst {
     bool initialized;                   /* init was called: finalize is due */
     struct tern_rcache *rcache;         /* registrations (tern_mem_get), made on first use */
 };
+
+/* Before the engine sends on vc: a failed VC refuses, with a message naming
+ * the netmod and the peer (inline: one compare per packet). */
+tern_status_t tern_vc_send_refused(const tern_vc_t *vc);
+static inline tern_status_t tern_vc_send_check(const tern_vc_t *vc)
+{
+    return TERN_LIKELY(vc->state != TERN_VC_FAILED) ? TERN_OK : tern_vc_send_refused(vc);
+}
 
 /* A registration of memory with a VC's netmod (engine/mem.c). */
 typedef struct tern_mem {

@@ -3,6 +3,7 @@
 #define TERN_SHM_INTERNAL_H
 
 #include "engine/netmod.h"
+#include "engine/pktq.h"
 #include "netmods/shm/shm_layout.h"
 
 /* A peer's wake-up socket address (abstract AF_UNIX name). */
@@ -33,7 +34,7 @@ typedef struct tern_shm_vc {
     tern_shm_chan_t rx;       /* peer -> me (in my inbox) */
     tern_shm_doorbell_t *peer_doorbell;
     tern_shm_wake_addr_t peer_wake;   /* where to ring the peer's wake-up socket */
-    tern_list_t sendq;        /* eager streams not fully written (req->link) */
+    tern_pktq_t sendq;        /* packets not fully written (engine/pktq.h) */
     tern_list_t lmt_txq;      /* cooperative sends, CTS order */
     tern_list_t lmt_rxq;      /* cooperative receives, CTS order */
 } tern_shm_vc_t;
@@ -126,6 +127,16 @@ static inline bool tern_shm_rx_ready(const tern_shm_t *s, tern_shm_vc_t *v)
                c->fb_idx + 1 ||
            atomic_load_explicit(&((tern_shm_unit_hdr_t *)cell)->stamp, memory_order_relaxed) ==
                c->cell_idx + 1;
+}
+
+/* shm's scratch in a request (TERN_REQ_NM) while the copy buffer moves it. */
+typedef struct tern_shm_req {
+    uint64_t done;      /* bytes moved so far */
+} tern_shm_req_t;
+
+static inline tern_shm_req_t *tern_shm_req(tern_request_t *r)
+{
+    return TERN_REQ_NM(r, tern_shm_req_t);
 }
 
 /* shm_lmt.c: the cooperative copy buffer, shm's only LMT mode (the engine's
