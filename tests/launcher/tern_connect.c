@@ -9,7 +9,8 @@
  *       other ranks.  Every rank then connects to it and, with every
  *       client rank c: sends a word (tag 1) and 1 MiB (tag 2, a rendezvous),
  *       receives a word (tag 3) and 1 MiB back (tag 4), checking values
- *       and sources.  Prints "ok server R".
+ *       and sources.  Prints "ok server R" and "server R cma.get_bytes=B"
+ *       (what its same-host copy read: the clients' 1 MiB messages).
  *       die: client rank M-1 exits with status 5 right after connecting,
  *       before any VC to it carries a byte: the servers exchange with the
  *       others only; server rank 0 must see a receive from it fail with
@@ -160,6 +161,11 @@ static void server(tern_context_t *ctx, int m, bool die, const char *self)
               peer, tern_strerror(st));
     }
     printf("ok server %d\n", me);
+    tern_counter_t c[64];
+    int nc = tern_worker_counters(w, c, 64);
+    for (int i = 0; i < nc && i < 64; i++)
+        if (strcmp(c[i].name, "cma.get_bytes") == 0)
+            printf("server %d cma.get_bytes=%llu\n", me, (unsigned long long)c[i].value);
     free(big);
 }
 

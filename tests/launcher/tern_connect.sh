@@ -1,7 +1,9 @@
 #!/bin/sh
 # tern_connect / tern_disconnect between two tern jobs under ternrun
 # (tests/launcher/tern_connect.c): 2 ranks spawn 2, both jobs connect,
-# every pair exchanges a word and 1 MiB (a rendezvous) both ways, a receive
+# every pair exchanges a word and 1 MiB (a rendezvous) both ways (on this
+# one host by the engine's same-host copy: each server rank's cma.get_bytes
+# counts the 2 clients' MiB), a receive
 # from any source names the other job's rank, an unknown job and the own
 # job are refused; after tern_disconnect the peer ids are invalid.  Then
 # the same with a client rank dying before any byte went to it: the
@@ -23,6 +25,11 @@ for r in 0 1; do
     expect_out "^client $r of 2: exchanged with 2 server ranks\$" "client rank $r"
 done
 expect_out '^server 0: client peers 2\.\.3 via tcp$' "peer ids and netmod"
+for r in 0 1; do
+    got=$(sed -n "s/^server $r cma.get_bytes=\([0-9]*\)$/\1/p" "$OUT")
+    [ "${got:-0}" -ge 2097152 ] ||
+        fail "server rank $r: the connected job's 1 MiB messages not by the same-host copy ($got)"
+done
 if grep -q FAIL "$OUT"; then fail "a check failed"; fi
 if grep -q 'warning' "$ERR"; then fail "a clean disconnect warned"; fi
 
