@@ -141,6 +141,9 @@ static void kernel_refused(tern_vc_t *vc, pid_t pid, bool write, int err)
 }
 
 /* Fail vc for an error of a CMA syscall other than a refusal. */
+/* Fail vc for an error of a CMA step other than a refusal: the peer died
+ * (ESRCH), its memory went away (EFAULT), or its segments were shorter
+ * than it said (EMSGSIZE: a malformed cookie). */
 static void fail_vc(tern_vc_t *vc, const tern_cma_xfer_t *x, ssize_t err)
 {
     char why[200];
@@ -151,7 +154,21 @@ static void fail_vc(tern_vc_t *vc, const tern_cma_xfer_t *x, ssize_t err)
         snprintf(why, sizeof(why), "%s of pid %d at byte %llu: %s",
                  x->write ? "process_vm_writev" : "process_vm_readv", (int)x->pid,
                  (unsigned long long)x->done, strerror((int)-err));
-    tern_vc_fail(vc, err == -ESRCH ? TERN_ERR_PEER_FAILED : TERN_ERR_REMOTE_ACCESS, why);
+    tern_vc_fail(vc,
+                 err == -ESRCH      ? TERN_ERR_PEER_FAILED
+                 : err == -EMSGSIZE ? TERN_ERR_MALFORMED
+                                    : TERN_ERR_REMOTE_ACCESS,
+                 why);
+}
+
+/* The segment array a cookie names could not be read (not a refusal): the
+ * peer sent it with the RTS or CTS just now, so the cookie is wrong. */
+static tern_status_t bad_segments(tern_vc_t *vc, const tern_cma_cookie_t *c, int err)
+{
+    return tern_error(TERN_ERR_MALFORMED,
+                      "CMA cookie from rank %d: its %u segments at %#llx in pid %d cannot be "
+                      "read: %s",
+                      vc->rank, c->iovcnt, (unsigned long long)c->iov_addr, c->pid, strerror(-err));
 }
 
 /* Point r's transfer at the peer's segments from cookie c: inline, or the
@@ -274,10 +291,8 @@ tern_status_t tern_cma_start_send(tern_vc_t *vc, tern_request_t *s, const void *
     if (rc == -ENOMEM)
         return TERN_ERR_NO_MEMORY;
     if (rc != 0) {
-        if (!tern_cma_refusal(rc)) {
-            fail_vc(vc, &q->x, rc);
-            return TERN_OK;
-        }
+        if (!tern_cma_refusal(rc))
+            return bad_segments(vc, &c, rc);
         kernel_refused(vc, c.pid, false, -rc);
         return sender_fall_back(vc, s, s->remote_id, TERN_CMA_R_KERNEL, -rc);
     }
@@ -350,10 +365,8 @@ tern_status_t tern_cma_start_recv(tern_vc_t *vc, tern_request_t *r, const void *
     if (rc == -ENOMEM)
         return TERN_ERR_NO_MEMORY;
     if (rc != 0) {
-        if (!tern_cma_refusal(rc)) {
-            fail_vc(vc, &q->x, rc);
-            return TERN_OK;
-        }
+        if (!tern_cma_refusal(rc))
+            return bad_segments(vc, &c, rc);
         kernel_refused(vc, c.pid, false, -rc);
         return decline(vc, r, id, TERN_CMA_R_KERNEL, -rc);
     }

@@ -156,9 +156,14 @@ tern_status_t tern_lmt_recv_matched(tern_request_t *rreq, const void *cookie, si
                                                vc->rank));
         return TERN_OK;
     }
-    if (cma_mode(rreq->lmt_mode))
-        return tern_cma_start_recv(vc, rreq, cookie, cookie_len);
-    return tern_lmt_recv_start(rreq, cookie, cookie_len);
+    tern_status_t st = cma_mode(rreq->lmt_mode) ? tern_cma_start_recv(vc, rreq, cookie, cookie_len)
+                                                : tern_lmt_recv_start(rreq, cookie, cookie_len);
+    /* A start that failed before it put the receive on the VC's list (a
+     * malformed cookie): the caller fails the VC, which must complete the
+     * receive too, or it would wait forever. */
+    if (st < 0 && !(rreq->flags & (TERN_REQF_COMPLETE | TERN_REQF_VCLIST)))
+        tern_lmt_track(vc, rreq);
+    return st;
 }
 
 static tern_request_t *lookup_on_vc(tern_vc_t *vc, uint64_t id, int kind, const char *what)

@@ -225,6 +225,37 @@ static void test_bye(void)
     teardown();
 }
 
+/* An RTS of the engine's same-host copy whose cookie is wrong: the VC fails
+ * with TERN_ERR_MALFORMED naming the cause, the matched receive with it. */
+static void test_cma_cookie(const char *what, uint64_t rts_len, uint32_t nseg, uint64_t iov_addr,
+                            const char *cause)
+{
+    setup();
+    char buf[8];
+    tern_request_t *r;
+    EXPECT(tern_irecv(&worker, buf, sizeof(buf), 1, 0, 0, NULL, &r) == TERN_INPROGRESS, "post");
+    tern_cma_cookie_t c;
+    char data[64];
+    struct iovec iov[20];
+    for (uint32_t i = 0; i < 20; i++)
+        iov[i] = (struct iovec){data, 3};
+    tern_cursor_t cur;
+    tern_cursor_init(&cur, iov, (int)nseg);
+    size_t clen = tern_cma_cookie_fill(&c, TERN_CMA_OFFER, &cur, 3u * nseg);
+    c.iov_addr = iov_addr; /* where the segments past the inline ones are */
+    tern_pkt_hdr_t h = {.type = TERN_PKT_RTS, .flags = TERN_LMT_CMA_GET, .len = rts_len,
+                        .sreq = 5, .cookie_len = (uint32_t)clen};
+    uint8_t pkt[sizeof(h) + sizeof(c)];
+    memcpy(pkt, &h, sizeof(h));
+    memcpy(pkt + sizeof(h), &c, clen);
+    tern_status_t st = feed(pkt, sizeof(h) + clen, 0);
+    EXPECT(st == TERN_ERR_MALFORMED && strstr(tern_last_error(), cause) != NULL &&
+               worker.vcs[1].state == TERN_VC_FAILED,
+           "%s: %s: %s", what, tern_strerror(st), tern_last_error());
+    EXPECT(tern_test(&worker, r, NULL) == TERN_ERR_MALFORMED, "%s: the receive", what);
+    teardown();
+}
+
 int main(void)
 {
     const size_t steps[] = {1, 3, 39, 40, 41, 64, 1000, 0, 1 << 20};
@@ -244,6 +275,9 @@ int main(void)
     test_malformed("DONE without LMT", (tern_pkt_hdr_t){.type = TERN_PKT_DONE, .sreq = 7});
     test_malformed("BYE with a payload", (tern_pkt_hdr_t){.type = TERN_PKT_BYE, .len = 5});
     test_malformed("BYE with a cookie", (tern_pkt_hdr_t){.type = TERN_PKT_BYE, .cookie_len = 8});
+    test_malformed("CMA RTS without a cookie", (tern_pkt_hdr_t){.type = TERN_PKT_RTS, .flags = TERN_LMT_CMA_GET, .tag = 0, .len = 99999, .sreq = 5});
+    test_cma_cookie("CMA cookie of another length", 99999, 2, 0, "its RTS says 99999");
+    test_cma_cookie("CMA segments unreadable", 60, 20, 8, "cannot be read: Bad address");
     test_bye();
     printf("%s parser_test (%d failures)\n", failures ? "FAIL" : "PASS", failures);
     return failures ? 1 : 0;
