@@ -2,7 +2,8 @@
  * The engine's same-host copy seen through the public API (run alone,
  * never in "all": it asserts counters only the test scripts set up).
  *
- * cma: ranks 0 and 1 exchange, in turn, a contiguous 4 MiB + 3 message
+ * cma: ranks 0 and P (TERN_TEST_CMA_PEER, default 1: another host's rank
+ * in tests/multinode) exchange, in turn, a contiguous 4 MiB + 3 message
  * (unaligned buffers) and a 40-segment iovec message (more segments than a
  * cookie carries inline), each checked byte for byte, then add up both
  * ranks' cma.* counters (tern_worker_counters of worker 0) and check them
@@ -12,8 +13,8 @@
  *   put       every byte moved by process_vm_writev, nothing refused
  *   refused   the kernel (the test hook) refused at least once and the
  *             sender fell back to its netmod's own path
- *   declined  a receiver declined (TERN_CMA differs, another host): no
- *             byte moved by CMA, the sender fell back
+ *   declined  a receiver declined (its TERN_CMA, another host): no byte
+ *             moved by CMA, the sender fell back
  *   none      no byte moved by CMA, nothing offered
  *   (unset)   the data only
  * Each rank prints "cma counters rank R: NAME=VALUE ..." for the scripts.
@@ -43,10 +44,9 @@ static void read_counters(th_t *t, uint64_t *v)
     CHECK(t, found == NC, "tern_worker_counters lists %d of the %d cma.* counters", found, NC);
 }
 
-/* One message of each kind from `from` to the other rank. */
-static void exchange(th_t *t, int from, size_t len, uint64_t seed)
+/* One message of each kind from `from` to the other rank, peer. */
+static void exchange(th_t *t, int from, int peer, size_t len, uint64_t seed)
 {
-    int peer = 1 - t->rank;
     tern_request_t *req;
     tern_recv_info_t info;
     uint8_t *buf = malloc(len + 8);
@@ -96,11 +96,16 @@ static void exchange(th_t *t, int from, size_t len, uint64_t seed)
 
 static int case_cma(th_t *t)
 {
-    if (t->size < 2 || t->rank > 1)
+    const char *p = getenv("TERN_TEST_CMA_PEER");
+    int other = p != NULL ? atoi(p) : 1;
+    CHECK(t, other > 0 && other < t->size, "TERN_TEST_CMA_PEER=%d: not a rank of %d", other,
+          t->size);
+    if (other <= 0 || other >= t->size || (t->rank != 0 && t->rank != other))
         return 0;
+    int peer = t->rank == 0 ? other : 0;
     const size_t len = 4 * 1048576 + 3;
-    exchange(t, 0, len, 900);
-    exchange(t, 1, len, 910);
+    exchange(t, 0, peer, len, 900);
+    exchange(t, other, peer, len, 910);
     uint64_t mine[NC], theirs[NC], sum[NC];
     read_counters(t, mine);
     printf("cma counters rank %d:", t->rank);
@@ -108,7 +113,6 @@ static int case_cma(th_t *t)
         printf(" %s=%llu", names[k], (unsigned long long)mine[k]);
     printf("\n");
     /* both ranks' counters: who moved the bytes depends on the mode */
-    int peer = 1 - t->rank;
     tern_request_t *req;
     tern_status_t st = tern_irecv(t->w, theirs, sizeof(theirs), peer, 72, 0, NULL, &req);
     CHECK_ST(t, tern_send(t->w, mine, sizeof(mine), peer, 72, 0), TERN_OK);

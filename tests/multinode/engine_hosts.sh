@@ -13,7 +13,11 @@
 #  1. mn_engine_probe vcs: each VC's netmod is exactly shm to the rank of the
 #     same host and tcp to the two of the other, and 64 B (eager) and 1 MiB
 #     (rendezvous) messages between every pair arrive intact;
-#  2. the engine suite (engine_tests all) on the same 4 ranks.
+#  2. the engine suite (engine_tests all) on the same 4 ranks;
+#  3. (tcp) the engine's same-host copy offered across the hosts
+#     (TERN_CMA=all, engine_tests cma between ranks 0 and 2): the receiver
+#     declines, another host by its boot id and namespaces, and the data
+#     comes through tcp intact (cma.declined, cma.fallbacks, no CMA byte).
 # Skips (77) until tern is built with a netmod that reaches another node
 # (tern_info's "netmods:" line names tcp).
 #
@@ -65,6 +69,14 @@ one_netmod() {
     [ "$rc" -ne 124 ] || mn_fail "$nm: the suite did not finish within $MN_TIMEOUT s"
     [ "$rc" -eq 0 ] || mn_fail "$nm: engine suite: mpirun exited $rc"
     mn_check_suite "$out" 4 "$nm: engine suite, 4 ranks on 2 hosts, shm + $nm" || exit 1
+    if [ "$nm" = tcp ]; then
+        TERN_CMA=all TERN_CMA_THRESHOLD=64k TERN_TEST_CMA=declined TERN_TEST_CMA_PEER=2 \
+            mn_mpirun 4 "$ENGINE_TESTS" cma >"$out" 2>&1
+        rc=$?
+        cat "$out"
+        [ "$rc" -eq 0 ] && [ "$(grep -c '^ok cma' "$out")" -eq 4 ] ||
+            mn_fail "$nm: the same-host copy offered to another host: mpirun exited $rc"
+    fi
     echo "$nm: all checks passed"
 }
 
