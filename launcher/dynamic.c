@@ -17,7 +17,7 @@
  * the first job's, tagged "[job.rank,stream]"; its stdin is /dev/null.
  */
 #include "launcher/job.h"
-#include "pmix-shim/server_module.h"
+#include "pmix/server/server_module.h"
 
 #include <pmix.h>
 

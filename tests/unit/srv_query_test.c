@@ -20,7 +20,7 @@
  *     pmix_data_array_t fails), the key is not answered, rather than
  *     answered with the others only
  */
-#include "pmix-shim/server_internal.h"
+#include "pmix/server/server_internal.h"
 
 #include <errno.h>
 #include <pthread.h>
