@@ -32,7 +32,7 @@
  */
 #include "launcher/job.h"
 #include "pmix/server/server_module.h"
-#include "iof/iof.h"
+#include "launcher/iof/iof.h"
 
 #include <errno.h>
 #include <fcntl.h>

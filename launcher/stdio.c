@@ -21,7 +21,7 @@
  * library falls back to stderr when the pipe is full).
  */
 #include "launcher/job.h"
-#include "iof/iof.h"
+#include "launcher/iof/iof.h"
 
 #include <errno.h>
 #include <fcntl.h>

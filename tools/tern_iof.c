@@ -15,7 +15,7 @@
  * Protocol: iof/iof_tool.h.  libc only.
  */
 #define _GNU_SOURCE 1
-#include "iof/iof_tool.h"
+#include "launcher/iof/iof_tool.h"
 
 #include <errno.h>
 #include <pthread.h>
