@@ -27,7 +27,7 @@ uint64_t tern_now_ns(void)
 /*
  * Dead peers: first each netmod's own check (shm drains what a dead local
  * peer wrote before failing its VC), then the deaths the launcher reported
- * through PMIx events (pmix-shim/client.c; each worker takes every one for
+ * through PMIx events (pmix/client/client.c; each worker takes every one for
  * its own VCs), which cover every netmod and peers never connected to.  A
  * peer reported dead has exited, so what it sent is already here (on one
  * host a socket's bytes arrive before the sender's exit) or lost: one more

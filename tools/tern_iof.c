@@ -12,7 +12,7 @@
  * --stdin-tool); a thread copies it to the socket and shuts the socket's
  * sending side at its EOF.  Exit status 0 only when ternrun said the job
  * ended (the end-of-job frame): 1 when dropped, refused or cut off.
- * Protocol: iof/iof_tool.h.  libc only.
+ * Protocol: launcher/iof/iof_tool.h.  libc only.
  */
 #define _GNU_SOURCE 1
 #include "launcher/iof/iof_tool.h"

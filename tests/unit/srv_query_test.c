@@ -1,5 +1,5 @@
 /*
- * Unit test of ternrun's PMIx query answers (pmix-shim/server_query.c)
+ * Unit test of ternrun's PMIx query answers (pmix/server/server_query.c)
  * without a PMIx server or a job: the module's .query is called directly,
  * with the hooks of a fake host running two namespaces, and its answer
  * (given from a thread of its own) is awaited, bounded.
