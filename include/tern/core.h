@@ -28,8 +28,10 @@
  * Requests belong to the library.  There is no call to free one: the
  * tern_wait, tern_test or tern_waitall that returns a request's final status
  * also frees it, and the handle is invalid from then on.  Every request must
- * be completed that way (there is no cancel either).  A receive's completion
- * information (source, tag, length) comes from that call's info argument.
+ * be completed that way.  tern_cancel ends a receive that has not matched
+ * yet (it completes with TERN_ERR_CANCELED and is still reaped so); a send
+ * cannot be cancelled.  A receive's completion information (source, tag,
+ * length) comes from that call's info argument.
  *
  * NULL handles: every call returning a status that is given a NULL context,
  * worker, request or request pointer returns TERN_ERR_INVALID_PARAM and
