@@ -260,10 +260,16 @@ tern_status_t tern_wait(tern_worker_t *w, tern_request_t *req, tern_recv_info_t 
 
 /**
  * Wait for all of reqs[0..n) (NULL entries skipped); each is freed and its
- * entry set to NULL.  Returns the first error met (the others are lost: use
- * tern_wait one by one to see every status).
+ * entry set to NULL.  Returns TERN_OK when every one succeeded, else the
+ * first error in array order (every request is still waited for and
+ * freed).  infos (NULL: not wanted) has room for n entries: infos[i] gets
+ * what tern_wait's info would for reqs[i], its status included, so each
+ * request's own status is there (MPI_Waitall's statuses); a NULL reqs[i]
+ * gets source TERN_ANY_SOURCE, tag TERN_ANY_TAG, length 0, status TERN_OK.
+ * tern_last_error() then tells the last failure met.
  */
-tern_status_t tern_waitall(tern_worker_t *w, tern_request_t **reqs, size_t n);
+tern_status_t tern_waitall(tern_worker_t *w, tern_request_t **reqs, size_t n,
+                           tern_recv_info_t *infos);
 
 /**
  * Block until something may have happened (a message arrived, a request
