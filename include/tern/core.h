@@ -75,6 +75,14 @@ typedef struct tern_recv_info {
 } tern_recv_info_t;
 
 /**
+ * The version of the libtern this process runs on (not the one it was
+ * built against): "MAJOR.MINOR.PATCH", configure's AC_INIT version, a
+ * static string.  *major, *minor and *patch get its numbers (each pointer
+ * may be NULL).  Safe from any thread, before tern_init too.
+ */
+const char *tern_version(unsigned *major, unsigned *minor, unsigned *patch);
+
+/**
  * Initialise the process: PMIx client init, wire-up of all netmods.
  * Collective over the job.  On success *ctx owns everything; free it with
  * tern_finalize().  Statuses: TERN_ERR_PMIX (no PMIx server reachable or a
