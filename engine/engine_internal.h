@@ -20,7 +20,7 @@
 #include "engine/list.h"
 #include "engine/log.h"
 #include "engine/pkt.h"
-#include "pmix-shim/client.h"
+#include "pmix/client/client.h"
 
 typedef struct tern_vc tern_vc_t;
 typedef struct tern_netmod_ops tern_netmod_ops_t;

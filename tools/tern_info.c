@@ -73,7 +73,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    printf("tern %s\n", PACKAGE_VERSION);
+    printf("tern %s\n", tern_version(NULL, NULL, NULL)); /* the libtern it runs on */
     if (netmods) {
         printf("netmods: %s (plus self)\n", tern_netmod_names());
         for (int i = 0; i < tern_netmod_count(); i++) {

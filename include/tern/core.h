@@ -28,8 +28,10 @@
  * Requests belong to the library.  There is no call to free one: the
  * tern_wait, tern_test or tern_waitall that returns a request's final status
  * also frees it, and the handle is invalid from then on.  Every request must
- * be completed that way (there is no cancel either).  A receive's completion
- * information (source, tag, length) comes from that call's info argument.
+ * be completed that way.  tern_cancel ends a receive that has not matched
+ * yet (it completes with TERN_ERR_CANCELED and is still reaped so); a send
+ * cannot be cancelled.  A receive's completion information (source, tag,
+ * length) comes from that call's info argument.
  *
  * NULL handles: every call returning a status that is given a NULL context,
  * worker, request or request pointer returns TERN_ERR_INVALID_PARAM and
@@ -71,6 +73,14 @@ typedef struct tern_recv_info {
     size_t length;       /* bytes the sender sent (may exceed what was written) */
     tern_status_t status;
 } tern_recv_info_t;
+
+/**
+ * The version of the libtern this process runs on (not the one it was
+ * built against): "MAJOR.MINOR.PATCH", configure's AC_INIT version, a
+ * static string.  *major, *minor and *patch get its numbers (each pointer
+ * may be NULL).  Safe from any thread, before tern_init too.
+ */
+const char *tern_version(unsigned *major, unsigned *minor, unsigned *patch);
 
 /**
  * Initialise the process: PMIx client init, wire-up of all netmods.
@@ -258,10 +268,16 @@ tern_status_t tern_wait(tern_worker_t *w, tern_request_t *req, tern_recv_info_t 
 
 /**
  * Wait for all of reqs[0..n) (NULL entries skipped); each is freed and its
- * entry set to NULL.  Returns the first error met (the others are lost: use
- * tern_wait one by one to see every status).
+ * entry set to NULL.  Returns TERN_OK when every one succeeded, else the
+ * first error in array order (every request is still waited for and
+ * freed).  infos (NULL: not wanted) has room for n entries: infos[i] gets
+ * what tern_wait's info would for reqs[i], its status included, so each
+ * request's own status is there (MPI_Waitall's statuses); a NULL reqs[i]
+ * gets source TERN_ANY_SOURCE, tag TERN_ANY_TAG, length 0, status TERN_OK.
+ * tern_last_error() then tells the last failure met.
  */
-tern_status_t tern_waitall(tern_worker_t *w, tern_request_t **reqs, size_t n);
+tern_status_t tern_waitall(tern_worker_t *w, tern_request_t **reqs, size_t n,
+                           tern_recv_info_t *infos);
 
 /**
  * Block until something may have happened (a message arrived, a request

@@ -17,7 +17,9 @@
  *     retransmission of SACK holes, a loss probe for the tail, and a
  *     retransmission timer with back-off and a floor (TERN_DPDK_RTO_MIN_US)
  *     above the ~10 ms stalls of a VM.  The receiver delivers in order to
- *     tern_handle_pkt and holds what came early (at most window frames).
+ *     the handler of each frame's type (tern_dpdk_handler_t: DATA to
+ *     tern_handle_pkt, LMT to dpdk_lmt.c) and holds what came early (at
+ *     most window frames).
  *   - Flow control: the receiver's window (frames) rides on every frame;
  *     a sender never has more than min(its window, the peer's) frames
  *     unacknowledged.  A full window queues the rest of the VC's sendq
@@ -176,7 +178,7 @@ uint16_t tern_dpdk_port_rx(tern_dpdk_t *d, tern_dpdk_port_t *p, struct rte_mbuf 
 /* A frame the sender keeps until it is acked. */
 typedef struct tern_dpdk_slot {
     struct rte_mbuf *m;       /* copy frame (one reference ours); NULL: LMT zero-copy */
-    struct tern_dpdk_lmt_tx *lmt; /* zero-copy: the transfer it belongs to */
+    void *owner;              /* its type's handler's (LMT: the transfer it belongs to) */
     uint64_t offset;          /* zero-copy: payload offset in the message */
     uint64_t sent_ns;         /* last transmission */
     uint16_t len;             /* payload bytes */
@@ -234,6 +236,31 @@ typedef struct tern_dpdk_vc {
     bool on_live;
 } tern_dpdk_vc_t;
 
+/*
+ * The reliability layer's upper side.  dpdk_rel.c moves frames (sequence
+ * numbers, window, acks, retransmission) and knows nothing of what they
+ * carry: each frame type of the VC's sequence space belongs to the layer
+ * above that registered a handler for it at init (DATA: the engine's packet
+ * stream, dpdk_netmod.c; LMT: rendezvous payload, dpdk_lmt.c).  ACK and
+ * PROBE are the reliability layer's own; a received frame of any other type
+ * without a handler is malformed.  Handlers run on the worker's thread.
+ */
+typedef struct tern_dpdk_handler {
+    /* bytes of the type's own header between tern_dpdk_hdr_t and the
+     * payload (LMT: tern_dpdk_lmt_ext_t); hdr.len counts the payload only */
+    uint16_t ext_size;
+    /* An in-order frame: its ext_size header bytes at ext and len payload
+     * bytes (both in the frame: unaligned, valid during the call only). */
+    void (*rx)(tern_dpdk_vc_t *dv, const void *ext, const void *payload, uint16_t len);
+    /* A transmission of a slot of this type that kept no mbuf (slot.m NULL:
+     * the layer keeps the payload, as zero-copy LMT does); NULL when out of
+     * mbufs (the timers try again).  Needed only by a type that queues such
+     * slots. */
+    struct rte_mbuf *(*frame)(tern_dpdk_vc_t *dv, const tern_dpdk_slot_t *s);
+    /* The slot's frame was acknowledged (optional); its mbuf is freed after. */
+    void (*acked)(tern_dpdk_vc_t *dv, tern_dpdk_slot_t *s);
+} tern_dpdk_handler_t;
+
 typedef struct tern_dpdk_stats {
     uint64_t tx_frames, rx_frames, tx_bursts, rx_bursts, tx_full;
     uint64_t acks_sent, retransmits, fast_retransmits, probes, timeouts;
@@ -266,12 +293,17 @@ struct tern_dpdk {
     int wait_ep;              /* block mode: the fd the engine sleeps on (timer_fd, intr_ep) */
     int intr_ep;              /* the ports' RX interrupts (DPDK's rte_epoll events) */
     bool intr_armed;          /* arm chose the interrupt: disarm consumes it */
+    const tern_dpdk_handler_t *up[TERN_DPDK_F_MAX]; /* by frame type (dpdk_rel.c) */
     tern_dpdk_stats_t stats;
 };
 
 static inline tern_dpdk_vc_t *tern_dpdk_vc(tern_vc_t *vc) { return (tern_dpdk_vc_t *)vc->nm_vc; }
 
 /* ---- dpdk_rel.c: frames, acks, retransmission ----------------------------------------- */
+
+/* Frames of `type` go up to h from now on (at init, before any frame
+ * moves; h is kept, not copied). */
+void tern_dpdk_rel_handler(tern_dpdk_t *d, uint8_t type, const tern_dpdk_handler_t *h);
 
 /* A new frame from the pool with Ethernet + tern headers for dv (type,
  * payload len filled by the caller); NULL when the pool is empty. */
@@ -356,16 +388,10 @@ tern_status_t tern_dpdk_lmt_handle_cookie(tern_vc_t *vc, tern_request_t *req, co
                                           size_t cookie_len);
 tern_status_t tern_dpdk_lmt_done_send(tern_vc_t *vc, tern_request_t *sreq);
 tern_status_t tern_dpdk_lmt_done_recv(tern_vc_t *vc, tern_request_t *rreq);
-/* Make one LMT frame of the head transfer (false: out of mbufs); a slot
- * of a transfer was acked. */
+/* Register the LMT frames' handler with d's reliability layer (at init). */
+void tern_dpdk_lmt_attach(tern_dpdk_t *d);
+/* Make one LMT frame of the head transfer (false: out of mbufs). */
 bool tern_dpdk_lmt_push(tern_dpdk_vc_t *dv);
-void tern_dpdk_lmt_acked(tern_dpdk_vc_t *dv, tern_dpdk_slot_t *s);
-/* An LMT frame arrived in order. */
-void tern_dpdk_lmt_rx(tern_dpdk_vc_t *dv, const tern_dpdk_lmt_ext_t *ext, struct rte_mbuf *m,
-                      uint32_t off, uint16_t len);
-/* Build an LMT frame (zero-copy or copy) for a slot, for a first send or a
- * retransmission; NULL when out of mbufs. */
-struct rte_mbuf *tern_dpdk_lmt_frame(tern_dpdk_vc_t *dv, const tern_dpdk_slot_t *s);
 /* Completions whose PMD references are gone (checked from poll). */
 void tern_dpdk_lmt_reap(tern_dpdk_t *d);
 void tern_dpdk_lmt_drop(tern_dpdk_vc_t *dv);

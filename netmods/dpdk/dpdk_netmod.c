@@ -32,6 +32,16 @@ static uint32_t new_nonce(void)
     return n != 0 ? n : 1;
 }
 
+/* DATA frames carry the VC's byte stream: up to the engine's parser (any
+ * number of packets, or a fragment of one). */
+static void rx_stream(tern_dpdk_vc_t *dv, const void *ext, const void *payload, uint16_t len)
+{
+    (void)ext;
+    tern_handle_pkt(dv->vc, payload, len);
+}
+
+static const tern_dpdk_handler_t stream_handler = {.rx = rx_stream};
+
 static tern_status_t dpdk_init(tern_worker_t *w, const void *config, void **shared, void **state)
 {
     const tern_dpdk_config_t *cfg = config;
@@ -51,6 +61,8 @@ static tern_status_t dpdk_init(tern_worker_t *w, const void *config, void **shar
     tern_list_init(&d->live);
     tern_list_init(&d->reap);
     d->timer_fd = d->wait_ep = d->intr_ep = -1;
+    tern_dpdk_rel_handler(d, TERN_DPDK_F_DATA, &stream_handler);
+    tern_dpdk_lmt_attach(d);
     if (w->index > 255)
         return tern_error(TERN_ERR_UNSUPPORTED, "dpdk: worker %d: frames name at most 256 "
                           "workers", w->index);

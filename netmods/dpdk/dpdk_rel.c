@@ -4,8 +4,9 @@
  *
  * Sender.  Frames [snd_una, snd_nxt) sit in the window (slots, by seq %
  * window): a copy frame keeps its mbuf (one reference ours; each
- * transmission hands the port another), a zero-copy LMT frame keeps where
- * its payload is (dpdk_lmt.c builds it again).  snd_high is the first
+ * transmission hands the port another), a slot without one (zero-copy
+ * LMT) keeps where its payload is, and its type's handler builds each
+ * transmission (tern_dpdk_handler_t.frame).  snd_high is the first
  * never transmitted (the port may refuse a burst: the rest waits).  An ack
  * releases every slot below it; SACK bits mark later ones received.  A
  * hole below frames that did arrive is sent again once frames sent a
@@ -20,12 +21,14 @@
  * Retransmissions are built afresh (a copy of the kept frame with current
  * ack fields): the port may still hold the earlier transmission.
  *
- * Receiver.  The frame at rcv_nxt goes to the engine at once, then every
- * early frame that now follows; an early frame (within the window) waits
- * in ooo[].  An early frame, a duplicate or a PROBE is answered with an ack
- * at once; in-order frames are acked when a frame goes back anyway, after
- * a quarter window, or TERN_DPDK_ACK_DELAY_US later.
+ * Receiver.  The frame at rcv_nxt goes up at once (to its type's handler:
+ * tern_dpdk_handler_t), then every early frame that now follows; an early
+ * frame (within the window) waits in ooo[].  An early frame, a duplicate
+ * or a PROBE is answered with an ack at once; in-order frames are acked
+ * when a frame goes back anyway, after a quarter window, or
+ * TERN_DPDK_ACK_DELAY_US later.
  */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,6 +52,19 @@ static inline tern_dpdk_hdr_t *hdr_of(struct rte_mbuf *m)
 static inline tern_dpdk_slot_t *slot(tern_dpdk_vc_t *dv, uint32_t seq)
 {
     return &dv->slots[seq & (dv->d->cfg->window - 1)];
+}
+
+void tern_dpdk_rel_handler(tern_dpdk_t *d, uint8_t type, const tern_dpdk_handler_t *h)
+{
+    assert(type < TERN_DPDK_F_MAX && type != TERN_DPDK_F_ACK && type != TERN_DPDK_F_PROBE);
+    d->up[type] = h;
+}
+
+/* The frame types this layer sends and takes itself: not in the sequence
+ * space, no payload. */
+static inline bool own_type(uint8_t type)
+{
+    return type == TERN_DPDK_F_ACK || type == TERN_DPDK_F_PROBE;
 }
 
 void tern_dpdk_mark_active(tern_dpdk_vc_t *dv)
@@ -102,7 +118,8 @@ struct rte_mbuf *tern_dpdk_frame_alloc(tern_dpdk_vc_t *dv, uint8_t type)
     struct rte_mbuf *m = rte_pktmbuf_alloc(d->pool);
     if (m == NULL)
         return NULL;
-    size_t len = FRAME_HDR + (type == TERN_DPDK_F_LMT ? TERN_DPDK_LMT_EXT_SIZE : 0);
+    const tern_dpdk_handler_t *up = d->up[type];
+    size_t len = FRAME_HDR + (up != NULL ? up->ext_size : 0);
     uint8_t *p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
     struct rte_ether_hdr *eth = (struct rte_ether_hdr *)p;
     eth->dst_addr = dv->peer_mac;
@@ -223,7 +240,7 @@ static struct rte_mbuf *frame_for(tern_dpdk_vc_t *dv, tern_dpdk_slot_t *s, uint3
 {
     struct rte_mbuf *m;
     if (s->m == NULL) {
-        m = tern_dpdk_lmt_frame(dv, s);
+        m = dv->d->up[s->type]->frame(dv, s);
         if (m != NULL)
             hdr_of(m)->seq = rte_cpu_to_le_32(seq);
         return m;
@@ -318,9 +335,10 @@ static void release_slot(tern_dpdk_vc_t *dv, tern_dpdk_slot_t *s)
         rte_pktmbuf_free(s->m);
         s->m = NULL;
     }
-    if (s->lmt != NULL)
-        tern_dpdk_lmt_acked(dv, s); /* zero-copy or copied, the transfer counts it */
-    s->lmt = NULL;
+    const tern_dpdk_handler_t *up = dv->d->up[s->type];
+    if (up->acked != NULL)
+        up->acked(dv, s); /* LMT: zero-copy or copied, the transfer counts it */
+    s->owner = NULL;
 }
 
 /* ---- acknowledgements in ------------------------------------------------- */
@@ -441,20 +459,13 @@ static void handle_ack(tern_dpdk_vc_t *dv, const tern_dpdk_hdr_t *h)
 
 /* ---- frames in ---------------------------------------------------------- */
 
+/* Up to the handler of its type (frame_ok saw one), then freed. */
 static void deliver(tern_dpdk_vc_t *dv, struct rte_mbuf *m)
 {
     tern_dpdk_hdr_t *h = hdr_of(m);
-    uint16_t len = rte_le_to_cpu_16(h->len);
-    if (h->type == TERN_DPDK_F_DATA) {
-        const void *p = rte_pktmbuf_mtod_offset(m, const void *, FRAME_HDR);
-        tern_handle_pkt(dv->vc, p, len);
-    } else {
-        tern_dpdk_lmt_ext_t ext;
-        memcpy(&ext, rte_pktmbuf_mtod_offset(m, const void *, FRAME_HDR), sizeof(ext));
-        ext.cookie = rte_le_to_cpu_64(ext.cookie);
-        ext.offset = rte_le_to_cpu_64(ext.offset);
-        tern_dpdk_lmt_rx(dv, &ext, m, FRAME_HDR + TERN_DPDK_LMT_EXT_SIZE, len);
-    }
+    const tern_dpdk_handler_t *up = dv->d->up[h->type];
+    const uint8_t *p = rte_pktmbuf_mtod_offset(m, const uint8_t *, FRAME_HDR);
+    up->rx(dv, p, p + up->ext_size, rte_le_to_cpu_16(h->len));
     rte_pktmbuf_free(m);
 }
 
@@ -549,9 +560,11 @@ static bool frame_ok(tern_dpdk_t *d, struct rte_mbuf *m, tern_dpdk_vc_t **dvp)
     tern_dpdk_vc_t *dv = &d->vcs[rank];
     if (dv->vc == NULL || rte_le_to_cpu_32(h->src_nonce) != dv->card.nonce)
         goto bad;
-    uint32_t need = FRAME_HDR + (h->type == TERN_DPDK_F_LMT ? TERN_DPDK_LMT_EXT_SIZE : 0) +
-                    rte_le_to_cpu_16(h->len);
-    if (plen < need || ((h->type == TERN_DPDK_F_ACK || h->type == TERN_DPDK_F_PROBE) && h->len)) {
+    const tern_dpdk_handler_t *up = d->up[h->type];
+    if (!own_type(h->type) && up == NULL)
+        goto bad; /* a type nothing above takes */
+    uint32_t need = FRAME_HDR + (up != NULL ? up->ext_size : 0) + rte_le_to_cpu_16(h->len);
+    if (plen < need || (own_type(h->type) && h->len)) {
         tern_debug("dpdk: frame of %u bytes from rank %d (seq %u) carries %u", plen, rank,
                    rte_le_to_cpu_32(h->seq), need);
         goto bad;
@@ -600,7 +613,7 @@ void tern_dpdk_rx_frame(tern_dpdk_t *d, struct rte_mbuf *m)
     handle_ack(dv, h);
     if (h->flags & TERN_DPDK_FL_ACK_NOW)
         dv->ack_now = true;
-    if (h->type == TERN_DPDK_F_DATA || h->type == TERN_DPDK_F_LMT)
+    if (!own_type(h->type))
         rx_data(dv, m, rte_le_to_cpu_32(h->seq));
     else
         rte_pktmbuf_free(m);
@@ -734,7 +747,7 @@ void tern_dpdk_rel_drop(tern_dpdk_vc_t *dv)
             if (s->m != NULL)
                 rte_pktmbuf_free(s->m);
             s->m = NULL;
-            s->lmt = NULL;
+            s->owner = NULL;
         }
     dv->snd_una = dv->snd_high = dv->snd_nxt;
     if (dv->ooo != NULL)

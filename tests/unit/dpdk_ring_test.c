@@ -23,7 +23,11 @@
  *              goes on;
  *   silent     rank 1 stops polling: rank 0's send fails with
  *              TERN_ERR_PEER_FAILED naming rank 1 (TERN_DPDK_TIMEOUT_MS
- *              1000), within 10 s.
+ *              1000), within 10 s;
+ *   handlers   the reliability layer hands every in-order frame up through
+ *              the handler of its type (DATA and LMT tapped on both ranks),
+ *              and builds zero-copy LMT transmissions and reports LMT acks
+ *              through it: each frame exactly once.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -572,6 +576,110 @@ static void case_silent(void)
     teardown();
 }
 
+/* ---- the handler table: every frame goes up through it ------------------- */
+
+static struct {
+    const tern_dpdk_handler_t *orig[2][TERN_DPDK_F_MAX];
+    tern_dpdk_handler_t tapped[2][TERN_DPDK_F_MAX];
+    uint64_t rx[2][TERN_DPDK_F_MAX], frame[2], acked[2];
+} tap;
+
+static int rank_of(const tern_dpdk_vc_t *dv)
+{
+    return dv->d == dpdk_of(0) ? 0 : 1;
+}
+
+static void tap_rx(int type, tern_dpdk_vc_t *dv, const void *ext, const void *payload, uint16_t len)
+{
+    int r = rank_of(dv);
+    tap.rx[r][type]++;
+    tap.orig[r][type]->rx(dv, ext, payload, len);
+}
+
+static void tap_rx_data(tern_dpdk_vc_t *dv, const void *ext, const void *payload, uint16_t len)
+{
+    tap_rx(TERN_DPDK_F_DATA, dv, ext, payload, len);
+}
+
+static void tap_rx_lmt(tern_dpdk_vc_t *dv, const void *ext, const void *payload, uint16_t len)
+{
+    tap_rx(TERN_DPDK_F_LMT, dv, ext, payload, len);
+}
+
+static struct rte_mbuf *tap_frame_lmt(tern_dpdk_vc_t *dv, const tern_dpdk_slot_t *s)
+{
+    int r = rank_of(dv);
+    tap.frame[r]++;
+    return tap.orig[r][TERN_DPDK_F_LMT]->frame(dv, s);
+}
+
+static void tap_acked_lmt(tern_dpdk_vc_t *dv, tern_dpdk_slot_t *s)
+{
+    int r = rank_of(dv);
+    tap.acked[r]++;
+    tap.orig[r][TERN_DPDK_F_LMT]->acked(dv, s);
+}
+
+static void case_handlers(void)
+{
+    settings_t s = {0};
+    if (!setup(&s)) {
+        EXPECT(false, "setup");
+        return;
+    }
+    memset(&tap, 0, sizeof(tap));
+    for (int r = 0; r < 2; r++) {
+        tern_dpdk_t *d = dpdk_of(r);
+        const int types[2] = {TERN_DPDK_F_DATA, TERN_DPDK_F_LMT};
+        for (int i = 0; i < 2; i++) {
+            int t = types[i];
+            tap.orig[r][t] = d->up[t];
+            EXPECT(d->up[t] != NULL && d->up[t]->rx != NULL,
+                   "rank %d: no handler for frame type %d after init", r, t);
+            if (d->up[t] == NULL)
+                goto out;
+            tap.tapped[r][t] = *d->up[t];
+        }
+        EXPECT(d->up[TERN_DPDK_F_ACK] == NULL && d->up[TERN_DPDK_F_PROBE] == NULL,
+               "rank %d: a handler for the reliability layer's own frames", r);
+        EXPECT(tap.orig[r][TERN_DPDK_F_LMT]->frame != NULL &&
+                   tap.orig[r][TERN_DPDK_F_LMT]->acked != NULL,
+               "rank %d: LMT handler without frame / acked", r);
+        tap.tapped[r][TERN_DPDK_F_DATA].rx = tap_rx_data;
+        tap.tapped[r][TERN_DPDK_F_LMT].rx = tap_rx_lmt;
+        tap.tapped[r][TERN_DPDK_F_LMT].frame = tap_frame_lmt;
+        tap.tapped[r][TERN_DPDK_F_LMT].acked = tap_acked_lmt;
+        tern_dpdk_rel_handler(d, TERN_DPDK_F_DATA, &tap.tapped[r][TERN_DPDK_F_DATA]);
+        tern_dpdk_rel_handler(d, TERN_DPDK_F_LMT, &tap.tapped[r][TERN_DPDK_F_LMT]);
+    }
+    exchange("handlers", 0);
+    for (int r = 0; r < 2; r++) {
+        tern_dpdk_vc_t *dv = dvc(r);
+        uint64_t up = tap.rx[r][TERN_DPDK_F_DATA] + tap.rx[r][TERN_DPDK_F_LMT];
+        EXPECT(tap.rx[r][TERN_DPDK_F_DATA] > 0 && tap.rx[r][TERN_DPDK_F_LMT] > 0,
+               "rank %d: %llu DATA, %llu LMT frames went up through the handlers", r,
+               (unsigned long long)tap.rx[r][TERN_DPDK_F_DATA],
+               (unsigned long long)tap.rx[r][TERN_DPDK_F_LMT]);
+        /* sequence numbers start at 0: rcv_nxt frames were taken in order */
+        EXPECT(up == dv->rcv_nxt, "rank %d: %llu frames handed up, %u taken in order", r,
+               (unsigned long long)up, dv->rcv_nxt);
+        EXPECT(tap.acked[r] == tap.rx[1 - r][TERN_DPDK_F_LMT],
+               "rank %d: %llu LMT acks "
+               "reported, the peer took %llu LMT frames",
+               r, (unsigned long long)tap.acked[r],
+               (unsigned long long)tap.rx[1 - r][TERN_DPDK_F_LMT]);
+        EXPECT(tap.frame[r] > 0 && tap.frame[r] == counter(r, "dpdk.zcopy_frames"),
+               "rank %d: %llu zero-copy frames built through the handler, %llu counted", r,
+               (unsigned long long)tap.frame[r],
+               (unsigned long long)counter(r, "dpdk.zcopy_frames"));
+    }
+    printf("handlers: ok (rank 1 took %llu DATA and %llu LMT frames through them)\n",
+           (unsigned long long)tap.rx[1][TERN_DPDK_F_DATA],
+           (unsigned long long)tap.rx[1][TERN_DPDK_F_LMT]);
+out:
+    teardown();
+}
+
 int main(void)
 {
     /* rank 0's EAL settings start EAL for the process (the rank-1 context
@@ -590,6 +698,7 @@ int main(void)
     case_window();
     case_malformed();
     case_silent();
+    case_handlers();
     if (failures) {
         fprintf(stderr, "dpdk_ring_test: %d failure(s)\n", failures);
         return 1;

@@ -1,5 +1,5 @@
 /* The launcher's word on this node's load: see node.h. */
-#include "pmix-shim/node.h"
+#include "pmix/client/node.h"
 
 #include <pmix.h>
 #include <stdio.h>

@@ -32,7 +32,7 @@
  * A launcher that gives no table of the job (an error, another layout) leaves
  * the wait as it was: until the collective completes.
  */
-#include "pmix-shim/client.h"
+#include "pmix/client/client.h"
 
 #include <errno.h>
 #include <pmix.h>

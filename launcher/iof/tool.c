@@ -10,8 +10,8 @@
  * for stdin (only when ternrun keeps it open for tools) feeds the ranks'
  * stdin through the same socket (iof/stdin.c).
  */
-#include "iof/iof_internal.h"
-#include "iof/iof_tool.h"
+#include "launcher/iof/iof_internal.h"
+#include "launcher/iof/iof_tool.h"
 
 #include <errno.h>
 #include <fcntl.h>

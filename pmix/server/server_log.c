@@ -28,7 +28,7 @@
  * upcall that its completion callback takes too (an answer given at once
  * hung the client's PMIx_Log and the server's progress thread).
  */
-#include "pmix-shim/server_internal.h"
+#include "pmix/server/server_internal.h"
 
 #include <errno.h>
 #include <stdbool.h>

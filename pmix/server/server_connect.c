@@ -19,7 +19,7 @@
  *                               (1, 2, ...), the same for every member
  * Answers go back from a thread of their own (tern_srv_answer_*).
  */
-#include "pmix-shim/server_internal.h"
+#include "pmix/server/server_internal.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>

@@ -15,7 +15,7 @@
  * A reader that went away (EPIPE, SIGPIPE is ignored) makes the sink dead:
  * its bytes are dropped so that the ranks never block on it.
  */
-#include "iof/iof_internal.h"
+#include "launcher/iof/iof_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

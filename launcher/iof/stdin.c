@@ -18,7 +18,7 @@
  * it had sent that were not read yet are lost with the socket.
  * A terminal is read only while our process group is its foreground group.
  */
-#include "iof/iof_internal.h"
+#include "launcher/iof/iof_internal.h"
 
 #include <errno.h>
 #include <stdio.h>

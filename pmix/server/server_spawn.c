@@ -16,7 +16,7 @@
  * (logged at verbose level 1).  A bad app (no command, maxprocs < 1) is
  * PMIX_ERR_BAD_PARAM.
  */
-#include "pmix-shim/server_internal.h"
+#include "pmix/server/server_internal.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
  * There is one job per server, so data ranges (PMIX_RANGE) and persistence
  * collapse to "this job, until it ends"; keys are unique in the table.
  */
-#include "pmix-shim/server_internal.h"
+#include "pmix/server/server_internal.h"
 
 #include <pthread.h>
 #include <stdbool.h>

@@ -13,7 +13,7 @@
 #define _GNU_SOURCE 1
 #endif
 
-#include "pmix-shim/server_module.h"
+#include "pmix/server/server_module.h"
 
 #include <pmix.h>
 

@@ -9,7 +9,7 @@
  * writing its sinks happen in the same round, so a fast pipeline moves data
  * without waiting for the next poll().
  */
-#include "iof/iof_internal.h"
+#include "launcher/iof/iof_internal.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -12,7 +12,7 @@
  * Tags and timestamps are the sinks' business (iof_sink_put): the assembler
  * only says whether an emitted run starts a line.
  */
-#include "iof/iof_internal.h"
+#include "launcher/iof/iof_internal.h"
 
 #include <string.h>
 

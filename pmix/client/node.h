@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "pmix-shim/client.h"
+#include "pmix/client/client.h"
 
 /* PMIX_NODE_OVERSUBSCRIBED of this job on this node: 1 or 0 as the
  * launcher says (ternrun, PRRTE), -1 when it says nothing. */

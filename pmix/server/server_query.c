@@ -41,7 +41,7 @@
  * the server crashed).  A qualifier of the wrong type is not guessed at: the
  * key is not answered.
  */
-#include "pmix-shim/server_internal.h"
+#include "pmix/server/server_internal.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>

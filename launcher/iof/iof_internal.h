@@ -5,7 +5,7 @@
 #ifndef TERN_IOF_INTERNAL_H
 #define TERN_IOF_INTERNAL_H
 
-#include "iof/iof.h"
+#include "launcher/iof/iof.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -7,7 +7,7 @@
  * not be called, report this status to the client".  Every function here
  * either calls cbfunc before returning PMIX_SUCCESS or returns an error.
  */
-#include "pmix-shim/server_internal.h"
+#include "pmix/server/server_internal.h"
 
 #include <pthread.h>
 #include <stdarg.h>

@@ -15,7 +15,7 @@
  * PMIX_ERR_NOT_FOUND, nothing sent.  The answer goes back from a thread of
  * its own (as in server_log.c).
  */
-#include "pmix-shim/server_internal.h"
+#include "pmix/server/server_internal.h"
 
 #include <signal.h>
 #include <stdbool.h>

@@ -1,6 +1,6 @@
 /* PMIx client: init, job keys, business-card exchange, name service, and
  * the peer deaths the launcher reports. */
-#include "pmix-shim/client.h"
+#include "pmix/client/client.h"
 
 #include <pmix.h>
 #include <sched.h>
