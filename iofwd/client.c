@@ -480,7 +480,7 @@ tern_status_t tern_io_init(void *buffer, size_t len, int rank, int ranks, const 
     char *env[8] = {NULL};
     st = parse_args(args, &c, env, 8);
     if (st == TERN_OK)
-        st = tern_config_load_table(&tern_iofwd_config_table, &io.cfg, NULL);
+        st = tern_iofwd_config_load(&io.cfg);
     if (st == TERN_OK) {
         io.ctx = tern_context_live();
         if (io.ctx == NULL) {

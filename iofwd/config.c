@@ -33,12 +33,20 @@ static const tern_config_entry_t entries[] = {
 };
 #undef T
 
-const tern_config_table_t tern_iofwd_config_table = {
+static const tern_config_table_t iofwd_config_table = {
     .owner = "iofwd",
     .entries = entries,
     .num_entries = sizeof(entries) / sizeof(entries[0]),
     .struct_size = sizeof(tern_iofwd_config_t),
 };
+/* in the registry: tern_init refuses a bad TERN_IOFWD_* at once, and
+ * tern_info lists them */
+TERN_CONFIG_REGISTER(iofwd_config_table)
+
+tern_status_t tern_iofwd_config_load(tern_iofwd_config_t *cfg)
+{
+    return tern_config_load_table(&iofwd_config_table, cfg, NULL);
+}
 
 tern_status_t tern_iofwd_dir(char *dir, size_t cap)
 {

@@ -618,7 +618,7 @@ int main(int argc, char **argv)
         CPU_SET(i, &all);
     (void)sched_setaffinity(0, sizeof(all), &all);
     if (setenv("TERN_WAIT_MODE", "block", 0) != 0 ||
-        tern_config_load_table(&tern_iofwd_config_table, &d.cfg, NULL) != TERN_OK ||
+        tern_iofwd_config_load(&d.cfg) != TERN_OK ||
         tern_init_standalone(&d.ctx) != TERN_OK) {
         tern_warn("iofwd daemon: %s", tern_last_error());
         return 1;
