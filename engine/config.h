@@ -8,7 +8,8 @@
  * (engine/netmod.h).  That is the settings registry: tern_init loads and
  * validates every table in it; tern_info prints them all.  An invalid
  * value is rejected with a message naming the variable and what it allows.
- * No component reads another's variables.
+ * No component reads another's variables or sets them (setenv): a program
+ * that chooses settings passes them to tern_init_ex.
  */
 #ifndef TERN_ENGINE_CONFIG_H
 #define TERN_ENGINE_CONFIG_H
@@ -17,9 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <tern/core.h> /* enum tern_wait_mode */
 #include <tern/status.h>
 
-enum tern_wait_mode { TERN_WAIT_SPIN = 0, TERN_WAIT_YIELD = 1, TERN_WAIT_BLOCK = 2 };
 /* "spin", "yield", "block" (TERN_WAIT_MODE's own names), "?" for another value */
 const char *tern_wait_mode_name(uint64_t mode);
 
@@ -97,9 +98,9 @@ tern_status_t tern_config_load_table(const tern_config_table_t *t, void *config,
 
 /*
  * As tern_config_load_table, but the entries whose bit is set in `given`
- * (bit i: entry i) are not read from the environment: the caller sets them.
- * They keep their default here and count as set in *env_set, so no node
- * default replaces them.
+ * (bit i: entry i) are not read from the environment: the caller sets them
+ * (tern_init_ex's parameters).  They keep their default here and count as
+ * set in *env_set, so no node default replaces them.
  */
 tern_status_t tern_config_load_given(const tern_config_table_t *t, void *config, uint64_t given,
                                      uint64_t *env_set);
