@@ -27,6 +27,8 @@ static const tern_config_entry_t entries[] = {
                         "the daemon exits after this long without clients"),
     TERN_CFG_ENTRY_UINT("TERN_IOFWD_START_MS", T, start_ms, 10000, 100, 600000,
                         "how long tern_io_init waits for a daemon it started to open its port"),
+    TERN_CFG_ENTRY_UINT("TERN_IOFWD_REPORT", T, report, 0, 0, 1,
+                        "1: the daemon says on exit how many bytes it pulled and wrote"),
     TERN_CFG_ENTRY_UINT("TERN_IOFWD_FAULT_STALL", T, fault_stall, 0, 0, 1,
                         "test hook: 1 stops the daemon's writer at its first piece (writes are "
                         "held, never written)"),

@@ -20,6 +20,7 @@ typedef struct tern_iofwd_config {
     uint64_t writers;              /* writer threads */
     uint64_t linger_ms;            /* idle time without clients before exiting */
     uint64_t start_ms;             /* a starter's limit for the daemon's port */
+    uint64_t report;               /* the daemon reports its totals on exit */
     uint64_t fault_stall;          /* test hook: the writer stops at its first piece */
 } tern_iofwd_config_t;
 
