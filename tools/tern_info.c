@@ -2,12 +2,15 @@
  * tern_info: what this build of tern has — version, the registered netmods
  * (by priority, with what they reach), and every TERN_* setting of tern's
  * settings registry (engine/config.h: the engine's, the registration
- * cache's, iofwd's, each netmod's) with its default,
+ * cache's, iofwd's, the MPI layer's, each netmod's) with its default,
  * range and the value in effect.  Needs no PMIx server; started by a
  * launcher (ternrun -n 3 tern_info) it asks the launcher about this node,
  * as tern_init does, and shows the idle-wait defaults of an
  * oversubscribed node (engine/oversub.c) in the value column.  Exit status
  * 1 when a setting in the environment is invalid (the message names it).
+ *
+ * It links libtern and libtern-mpi (whose tables register when they load)
+ * and uses their private interface (TERN_PRIVATE_0.0 in engine/libtern.map).
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -15,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mpi.h>
 #include <tern/tern.h>
 
 #include "config.h"
@@ -73,6 +77,12 @@ int main(int argc, char **argv)
         }
     }
     printf("tern %s\n", PACKAGE_VERSION);
+    /* a call into libtern-mpi: it is then loaded (a linker dropping unused
+     * libraries keeps it) and its settings are in the registry */
+    char mpi_version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int mpi_len;
+    if (MPI_Get_library_version(mpi_version, &mpi_len) == MPI_SUCCESS)
+        printf("mpi: %s\n", mpi_version);
     if (netmods) {
         printf("netmods: %s (plus self)\n", tern_netmod_names());
         for (int i = 0; i < tern_netmod_count(); i++) {
