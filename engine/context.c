@@ -27,10 +27,9 @@
 
 #include "engine/crash.h"
 #include "engine/engine_internal.h"
+#include "engine/init_params.h"
 #include "engine/match.h"
 #include "engine/netmod.h"
-#include "engine/rcache.h"
-#include "iofwd/iofwd_internal.h"
 
 #define INIT_KEY "tern.init"   /* outcome of phase 1 */
 #define WIRED_KEY "tern.wired" /* outcome of phase 2 */
@@ -307,7 +306,8 @@ static tern_status_t wireup(tern_context_t *ctx, tern_status_t st)
     return st;
 }
 
-static tern_status_t init_context(tern_context_t **out, bool standalone)
+static tern_status_t init_context(tern_context_t **out, const tern_init_params_t *params,
+                                  bool standalone)
 {
     if (out == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_init: NULL context pointer");
@@ -323,18 +323,10 @@ static tern_status_t init_context(tern_context_t **out, bool standalone)
     }
     /* A bad setting is reported after PMIx init, through the fences like
      * any other failure: the other ranks must not wait for this one. */
-    tern_status_t cfg_st = tern_config_load(&ctx->cfg);
-    if (cfg_st == TERN_OK) { /* the registration cache's settings: read when one is
-                              * made, refused now like every other */
-        void *rc_cfg = calloc(1, tern_rcache_config_table.struct_size);
-        cfg_st = rc_cfg != NULL ? tern_config_load_table(&tern_rcache_config_table, rc_cfg, NULL)
-                                : tern_error(TERN_ERR_NO_MEMORY, "configuration");
-        free(rc_cfg);
-    }
-    if (cfg_st == TERN_OK) { /* iofwd's (tern_io_init reads them): refused now too */
-        tern_iofwd_config_t io_cfg;
-        cfg_st = tern_config_load_table(&tern_iofwd_config_table, &io_cfg, NULL);
-    }
+    tern_status_t cfg_st = tern_init_params_load(params, &ctx->cfg);
+    if (cfg_st == TERN_OK) /* every other component's (engine/config.h): read when the
+                            * component starts, refused now like the engine's */
+        cfg_st = tern_config_check_components();
     if (cfg_st == TERN_OK && ctx->cfg.backtrace)
         tern_crash_install();
     char cfg_err[512] = "";
@@ -387,9 +379,16 @@ err_free:
     return st;
 }
 
-tern_status_t tern_init(tern_context_t **out) { return init_context(out, false); }
+tern_status_t tern_init(tern_context_t **out) { return init_context(out, NULL, false); }
 
-tern_status_t tern_init_standalone(tern_context_t **out) { return init_context(out, true); }
+tern_status_t tern_init_standalone(tern_context_t **out) { return init_context(out, NULL, true); }
+
+tern_status_t tern_init_ex(const tern_init_params_t *params, tern_context_t **out)
+{
+    bool standalone;
+    tern_status_t st = tern_init_params_check(params, &standalone);
+    return st != TERN_OK ? st : init_context(out, params, standalone);
+}
 
 tern_context_t *tern_context_live(void) { return atomic_load(&live_context); }
 

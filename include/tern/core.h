@@ -98,6 +98,59 @@ tern_status_t tern_init(tern_context_t **ctx);
  */
 tern_status_t tern_init_standalone(tern_context_t **ctx);
 
+/* How an idle wait (tern_wait, tern_worker_wait ...) waits: TERN_WAIT_MODE's
+ * spin, yield (spin, then sched_yield between polls) and block (spin, then
+ * sleep on every netmod's event source at once). */
+enum tern_wait_mode { TERN_WAIT_SPIN = 0, TERN_WAIT_YIELD = 1, TERN_WAIT_BLOCK = 2 };
+
+/* How tern_init_ex wires the process up (tern_init_params_t.wireup). */
+enum tern_wireup {
+    TERN_WIREUP_PMIX = 0,      /* through the launcher's PMIx server, as tern_init */
+    TERN_WIREUP_ADDRESS = 1,   /* from peers' worker addresses, no PMIx (rank, size, job) */
+    TERN_WIREUP_STANDALONE = 2 /* a job of one rank, PMIx not used, as tern_init_standalone */
+};
+
+/* tern_init_params_t.fields: which fields the caller set.  A set field
+ * overrides the environment variable of the same setting (which is then
+ * not read); an unset one takes the variable, or its default. */
+#define TERN_INIT_F_WAIT_MODE (1ull << 0) /* wait_mode, as TERN_WAIT_MODE */
+#define TERN_INIT_F_WORKERS (1ull << 1)   /* num_workers, as TERN_NUM_WORKERS */
+#define TERN_INIT_F_NETMODS (1ull << 2)   /* netmods, as TERN_NETMODS */
+#define TERN_INIT_F_WIREUP (1ull << 3)    /* wireup (and rank, size, job for ADDRESS) */
+
+/**
+ * Parameters of tern_init_ex.  Zero it, set struct_size to
+ * sizeof(tern_init_params_t), then the fields you choose and their bits in
+ * fields; the rest is ignored.  A later tern may add fields at the end (and
+ * bits for them): a program built against this header keeps working.
+ */
+typedef struct tern_init_params {
+    size_t struct_size;     /* sizeof(tern_init_params_t) the caller was built with */
+    uint64_t fields;        /* TERN_INIT_F_* bits: which fields below are set */
+    int wait_mode;          /* TERN_INIT_F_WAIT_MODE: enum tern_wait_mode */
+    int num_workers;        /* TERN_INIT_F_WORKERS: 1 .. 64, the same on every rank */
+    const char *netmods;    /* TERN_INIT_F_NETMODS: as TERN_NETMODS ("" = every built one) */
+    int wireup;             /* TERN_INIT_F_WIREUP: enum tern_wireup (default: PMIX) */
+    int rank, size;         /* TERN_INIT_F_WIREUP with TERN_WIREUP_ADDRESS */
+    const char *job;        /* TERN_INIT_F_WIREUP with TERN_WIREUP_ADDRESS: the job's name */
+} tern_init_params_t;
+
+/**
+ * tern_init with explicit settings: the set fields of params (NULL: none)
+ * replace the environment's TERN_WAIT_MODE, TERN_NUM_WORKERS and
+ * TERN_NETMODS, so that a program (or a daemon) chooses them without
+ * setenv().  Every other setting still comes from the environment.
+ * params is read during the call only.  TERN_ERR_INVALID_PARAM, naming the
+ * field, for a struct_size this library does not know (smaller than its
+ * first version or larger than its own), a bit in fields it does not know,
+ * or a value out of range (a netmod not built, workers outside 1 .. 64, an
+ * unknown wait mode or wireup); such a call changes nothing.
+ * TERN_WIREUP_ADDRESS: TERN_ERR_UNSUPPORTED in this build.  Otherwise as
+ * tern_init (TERN_WIREUP_PMIX) or tern_init_standalone
+ * (TERN_WIREUP_STANDALONE).
+ */
+tern_status_t tern_init_ex(const tern_init_params_t *params, tern_context_t **ctx);
+
 /** Collective: drain, barrier, detach, PMIx_Finalize.  Frees ctx. */
 tern_status_t tern_finalize(tern_context_t *ctx);
 
