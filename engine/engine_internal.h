@@ -5,6 +5,7 @@
 #ifndef TERN_ENGINE_INTERNAL_H
 #define TERN_ENGINE_INTERNAL_H
 
+#include <assert.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -23,7 +24,7 @@
 #include "pmix/client/client.h"
 
 typedef struct tern_vc tern_vc_t;
-typedef struct tern_netmod_ops tern_netmod_ops_t;
+typedef struct tern_netmod_inst tern_netmod_inst_t; /* engine/netmod.h */
 
 /* A peer's remote key, unpacked by its netmod (rkey_unpack). */
 #define TERN_RKEY_MAX 64
@@ -48,6 +49,41 @@ enum tern_req_flags {
     TERN_REQF_MPROBED = 1u << 8,   /* an unexpected message a matched probe took: held
                                     * (as if unexpected) until tern_imrecv binds a buffer */
 };
+
+/*
+ * A queued send's packet header (engine/pktq.h): the bytes the engine gave
+ * the netmod's send op, and how many of them went out.  Owned by the
+ * engine's packet queue, apart from the netmod's scratch (req->nm), so a
+ * netmod's rendezvous state survives a packet queued on the same request.
+ */
+#define TERN_PKTQ_HDR_MAX 48
+typedef struct tern_pktq_hdr {
+    uint8_t bytes[TERN_PKTQ_HDR_MAX];
+    uint8_t len;               /* header bytes */
+    uint8_t sent;              /* of them gone out */
+} tern_pktq_hdr_t;
+static_assert(TERN_PKT_HDR_SIZE <= TERN_PKTQ_HDR_MAX, "an engine header fits a queued send");
+
+/*
+ * A netmod's scratch in a request: raw storage used only through a typed
+ * overlay, TERN_REQ_NM(req, type), which fails to compile when type does
+ * not fit (size or alignment).  The netmod initialises what it uses when it
+ * takes the request.
+ */
+#define TERN_REQ_NM_SIZE 80
+typedef union tern_req_nm {
+    unsigned char bytes[TERN_REQ_NM_SIZE];
+    uint64_t align_u64;        /* aligned for words and pointers: what netmods keep */
+    void *align_ptr;
+} tern_req_nm_t;
+#define TERN_REQ_NM(req, type)                                                            \
+    ((void)sizeof(struct {                                                                \
+        static_assert(sizeof(type) <= TERN_REQ_NM_SIZE &&                                 \
+                          _Alignof(type) <= _Alignof(tern_req_nm_t),                      \
+                      #type " does not fit the netmod scratch of a request");             \
+        int unused;                                                                       \
+    }),                                                                                   \
+     (type *)(void *)(req)->nm.bytes)
 
 /*
  * A request.  Created only when an operation cannot complete at once (and
@@ -84,10 +120,8 @@ struct tern_request {
     /* called once the payload is all in place; default completes the req */
     void (*on_data_avail)(tern_request_t *req);
 
-    union {                   /* netmod-private state (LMT progress) */
-        uint64_t u64[12];
-        void *ptr[12];
-    } nm;
+    tern_pktq_hdr_t pq;       /* a queued send's header (engine/pktq.h) */
+    tern_req_nm_t nm;         /* the netmod's scratch (LMT progress): TERN_REQ_NM */
 };
 
 /* ---- virtual connections -------------------------------------------------- */
@@ -111,7 +145,7 @@ struct tern_vc {
     enum tern_vc_state state;
     tern_status_t fail_status;
     char *fail_msg;                     /* why it failed (malloc'd), for every request it fails */
-    const tern_netmod_ops_t *nm;
+    tern_netmod_inst_t *nm;             /* the netmod instance carrying it */
     void *nm_state;                     /* the netmod's per-context state */
     void *nm_vc;                        /* the netmod's per-VC state */
     tern_worker_t *worker;
@@ -126,8 +160,6 @@ struct tern_vc {
 /* ---- worker ---------------------------------------------------------------- */
 
 typedef struct tern_req_slab tern_req_slab_t;
-
-typedef struct tern_netmod_inst tern_netmod_inst_t;
 
 #define TERN_MAX_NETMODS 8
 
@@ -401,9 +433,15 @@ static inline uint64_t tern_request_id(const tern_request_t *r)
 tern_request_t *tern_request_lookup(tern_worker_t *w, uint64_t id);
 void tern_request_unregister(tern_request_t *req);
 
-/* Send a control packet (CTS, DONE, COOKIE) on vc; queued if vc is busy. */
+/* Send a control packet (CTS, DONE, COOKIE) on vc; queued if vc is busy.
+ * A failed VC refuses (its netmod and the peer named). */
 tern_status_t tern_send_ctrl(tern_vc_t *vc, const tern_pkt_hdr_t *hdr,
                              const void *cookie, size_t cookie_len);
+/* Send hdr + the payload of sreq's cursor on vc (sreq->vc is vc) through
+ * its netmod (the null mode's DATA, a netmod falling back to the stream);
+ * completes sreq when sent.  A failed VC refuses as tern_send_ctrl does. */
+tern_status_t tern_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
+                                  size_t hdrlen);
 
 /* Rendezvous: the receive request matched an RTS; start the transfer. */
 tern_status_t tern_lmt_recv_matched(tern_request_t *rreq, const void *cookie,

@@ -1,6 +1,6 @@
 /*
  * dpdk netmod: registration, wire-up, VCs, polling, keepalive, block mode,
- * memory registration; the ops table.  See dpdk_internal.h for the shape
+ * memory registration; the capability tables.  See dpdk_internal.h for the shape
  * and docs/dpdk.md for what was run where.
  */
 #include <errno.h>
@@ -147,7 +147,7 @@ static tern_status_t dpdk_vc_init(void *state, tern_vc_t *vc)
         return st;
     dv->vc = vc;
     dv->d = d;
-    tern_list_init(&dv->sendq);
+    tern_pktq_init(&dv->sendq);
     tern_list_init(&dv->lmtq);
     tern_list_init(&dv->lmt_sent);
     tern_list_init(&dv->active_link);
@@ -225,14 +225,7 @@ static tern_status_t dpdk_vc_destroy(tern_vc_t *vc)
     if (dv == NULL)
         return TERN_OK;
     dv->conn = DPDK_VC_DEAD;
-    tern_list_t *pos, *tmp;
-    tern_list_for_each_safe(pos, tmp, &dv->sendq)
-    {
-        tern_request_t *r = TERN_CONTAINER_OF(pos, tern_request_t, link);
-        tern_list_del(pos);
-        if (!(r->flags & TERN_REQF_VCLIST))
-            tern_request_complete(r, vc->fail_status);
-    }
+    tern_pktq_fail_all(&dv->sendq, vc->fail_status);
     tern_dpdk_lmt_drop(dv);
     tern_dpdk_rel_drop(dv);
     return TERN_OK;
@@ -259,8 +252,6 @@ static tern_status_t dpdk_vc_terminate(tern_vc_t *vc)
     tern_dpdk_mark_active(dv);
     return TERN_OK;
 }
-
-static int dpdk_get_ordering(void *state) { return 1; }
 
 /* ---- progress -------------------------------------------------------------- */
 
@@ -412,7 +403,7 @@ static tern_status_t dpdk_finalize(void *state)
     while ((l = tern_list_pop_head(&d->reap)) != NULL) {
         tern_dpdk_lmt_tx_t *t = TERN_CONTAINER_OF(l, tern_dpdk_lmt_tx_t, link);
         if (t->sreq != NULL) /* finalize with the send pending: detached */
-            t->sreq->nm.ptr[0] = NULL;
+            tern_dpdk_req(t->sreq)->tx = NULL;
         free(t); /* its registration went with the engine's cache */
     }
     if (d->pool != NULL && !keep_pool)
@@ -527,8 +518,7 @@ static int dpdk_counters(void *state, tern_counter_t *out, int max)
     return n;
 }
 
-static const tern_netmod_ops_t dpdk_ops = {
-    .size = sizeof(tern_netmod_ops_t),
+static const tern_nm_core_ops_t dpdk_core = {
     .reachable = dpdk_reachable,
     .init = dpdk_init,
     .finalize = dpdk_finalize,
@@ -536,36 +526,48 @@ static const tern_netmod_ops_t dpdk_ops = {
     .wireup_done = dpdk_wireup_done,
     .vc_destroy = dpdk_vc_destroy,
     .vc_terminate = dpdk_vc_terminate,
-    .get_ordering = dpdk_get_ordering,
-    .isend_contig = tern_dpdk_isend_contig,
+    .poll = dpdk_poll,
+    .check_peers = dpdk_check_peers,
+    .counters = dpdk_counters,
     .istart_contig_msg = tern_dpdk_istart_contig_msg,
     .send_noncontig = tern_dpdk_send_noncontig,
-    .poll = dpdk_poll,
-    .lmt_modes = tern_dpdk_lmt_modes,
-    .lmt_choose = tern_dpdk_lmt_choose,
-    .lmt_initiate = tern_dpdk_lmt_initiate,
-    .lmt_start_recv = tern_dpdk_lmt_start_recv,
-    .lmt_start_send = tern_dpdk_lmt_start_send,
-    .lmt_handle_cookie = tern_dpdk_lmt_handle_cookie,
-    .lmt_done_send = tern_dpdk_lmt_done_send,
-    .lmt_done_recv = tern_dpdk_lmt_done_recv,
-    .check_peers = dpdk_check_peers,
+};
+
+static const tern_nm_lmt_ops_t dpdk_lmt = {
+    .modes = tern_dpdk_lmt_modes,
+    .choose = tern_dpdk_lmt_choose,
+    .initiate = tern_dpdk_lmt_initiate,
+    .start_recv = tern_dpdk_lmt_start_recv,
+    .start_send = tern_dpdk_lmt_start_send,
+    .handle_cookie = tern_dpdk_lmt_handle_cookie,
+    .done_send = tern_dpdk_lmt_done_send,
+    .done_recv = tern_dpdk_lmt_done_recv,
+};
+
+static const tern_nm_wait_ops_t dpdk_wait = {
     .wait_fd = tern_dpdk_wait_fd,
     .arm = tern_dpdk_arm,
     .disarm = tern_dpdk_disarm,
+};
+
+/* registration for the put mode's zero-copy frames only: no remote keys */
+static const tern_nm_mem_ops_t dpdk_mem = {
     .mem_reg = dpdk_mem_reg,
     .mem_dereg = dpdk_mem_dereg,
-    .counters = dpdk_counters,
 };
 
 static const char *dpdk_unavailable(void) { return tern_dpdk_eal_unavailable(); }
 
 static const tern_netmod_desc_t dpdk_netmod = {
+    .abi = TERN_NETMOD_ABI,
     .name = "dpdk",
     .priority = 30,
     .reach = "any rank, with a DPDK port (Ethernet; TERN_DPDK_VDEV or TERN_DPDK_PORT)",
-    .ops = &dpdk_ops,
     .config = &tern_dpdk_config_table,
     .unavailable = dpdk_unavailable,
+    .core = &dpdk_core,
+    .lmt = &dpdk_lmt,
+    .wait = &dpdk_wait,
+    .mem = &dpdk_mem,
 };
 TERN_NETMOD_DEFINE(dpdk_netmod)

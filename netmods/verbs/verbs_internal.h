@@ -26,6 +26,7 @@
 #include <infiniband/verbs.h>
 
 #include "engine/netmod.h"
+#include "engine/pktq.h"
 
 #define TERN_VERBS_MAGIC 0x42525654u /* "TVRB" */
 #define TERN_VERBS_VERSION 1u
@@ -37,7 +38,6 @@
 #define TERN_VERBS_UD_SENDS 32u       /* UD send buffers */
 #define TERN_VERBS_RESERVED_RECVS 3u  /* per peer: RTU and credit-only messages */
 #define TERN_VERBS_POLL_BATCH 16
-#define TERN_VERBS_HDR_MAX 64         /* engine packet header kept in a request */
 
 /* ---- wire formats -------------------------------------------------------- */
 
@@ -194,7 +194,7 @@ typedef struct tern_verbs_vc {
     uint64_t sq_head;         /* next seq to post */
     uint64_t sq_tail;         /* oldest seq not known complete */
     uint32_t unsignaled;      /* posted since the last signaled one */
-    tern_list_t sendq;        /* stream requests not fully posted (req->link) */
+    tern_pktq_t sendq;        /* packets not fully posted (engine/pktq.h) */
     tern_list_t rdmaq;        /* LMT requests with RDMA work to post (req->link) */
     tern_list_t live_link;    /* tern_verbs_t.live (a working QP) or .retired */
     uint64_t retire_ns;       /* when the QP went to ERR (retired) */
@@ -308,8 +308,6 @@ tern_status_t tern_verbs_post_ud_recvs(tern_verbs_t *v, uint32_t first, uint32_t
 /* ---- verbs_send.c: the stream and the send queue ------------------------ */
 tern_status_t tern_verbs_istart_contig_msg(tern_vc_t *vc, const void *hdr, size_t hdrlen,
                                            const void *data, size_t len, tern_request_t **sreq);
-tern_status_t tern_verbs_isend_contig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
-                                      size_t hdrlen, const void *data, size_t len);
 tern_status_t tern_verbs_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
                                         size_t hdrlen);
 /* Move queued work of tv to the send queue as far as credits and slots go. */

@@ -6,9 +6,10 @@
 #include "tests/fuzz/fuzz_pkt.h"
 
 #define QMAX 256
-/* A rendezvous request's state, in req->nm.u64[0] (the netmod's area). */
+/* A rendezvous request's state, in its netmod scratch (TERN_REQ_NM). */
 #define ST_OFFERED 0x4f46u /* send: RTS out, waiting for the CTS */
 #define ST_ACTIVE 0x4143u  /* data moving: DONE or COOKIE may come */
+#define ST(r) TERN_REQ_NM(r, uint64_t)
 
 static tern_netmod_inst_t inst_null, inst_lmt;
 static bool instantiated;
@@ -63,13 +64,6 @@ static tern_status_t nm_istart(tern_vc_t *vc, const void *hdr, size_t hdrlen, co
     return TERN_OK;
 }
 
-static tern_status_t nm_isend(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
-                              size_t hdrlen, const void *data, size_t len)
-{
-    hand_over(sreq);
-    return TERN_OK;
-}
-
 static tern_status_t nm_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
                                        size_t hdrlen)
 {
@@ -97,8 +91,6 @@ static tern_status_t nm_vc_destroy(tern_vc_t *vc)
     return TERN_OK;
 }
 
-static int nm_ordering(void *state) { return 1; }
-
 static unsigned nm_lmt_modes(void *state)
 {
     return 1u << TERN_LMT_COOP | 1u << TERN_LMT_GET | 1u << TERN_LMT_PUT;
@@ -112,7 +104,7 @@ static int nm_lmt_choose(tern_vc_t *vc, size_t len)
 static tern_status_t nm_lmt_initiate(tern_vc_t *vc, tern_request_t *sreq, int *mode,
                                      void *cookie, size_t *cookie_len)
 {
-    sreq->nm.u64[0] = ST_OFFERED;
+    *ST(sreq) = ST_OFFERED;
     memset(cookie, 0x5c, 8);
     *cookie_len = 8;
     return TERN_OK;
@@ -121,7 +113,7 @@ static tern_status_t nm_lmt_initiate(tern_vc_t *vc, tern_request_t *sreq, int *m
 static tern_status_t nm_lmt_start_recv(tern_vc_t *vc, tern_request_t *rreq, const void *cookie,
                                        size_t cookie_len)
 {
-    rreq->nm.u64[0] = ST_ACTIVE;
+    *ST(rreq) = ST_ACTIVE;
     return tern_lmt_send_cts(vc, rreq, NULL, 0);
 }
 
@@ -134,67 +126,64 @@ static tern_status_t refuse(tern_vc_t *vc, const char *what)
 static tern_status_t nm_lmt_start_send(tern_vc_t *vc, tern_request_t *sreq, const void *cookie,
                                        size_t cookie_len)
 {
-    if (sreq->nm.u64[0] != ST_OFFERED)
+    if (*ST(sreq) != ST_OFFERED)
         return refuse(vc, "CTS");
-    sreq->nm.u64[0] = ST_ACTIVE;
+    *ST(sreq) = ST_ACTIVE;
     return TERN_OK;
 }
 
 static tern_status_t nm_lmt_cookie(tern_vc_t *vc, tern_request_t *req, const void *cookie,
                                    size_t cookie_len)
 {
-    return req->nm.u64[0] == ST_ACTIVE ? TERN_OK : refuse(vc, "COOKIE");
+    return *ST(req) == ST_ACTIVE ? TERN_OK : refuse(vc, "COOKIE");
 }
 
 static tern_status_t nm_lmt_done_send(tern_vc_t *vc, tern_request_t *sreq)
 {
-    if (sreq->nm.u64[0] != ST_ACTIVE)
+    if (*ST(sreq) != ST_ACTIVE)
         return refuse(vc, "DONE");
-    sreq->nm.u64[0] = 0;
+    *ST(sreq) = 0;
     tern_request_complete(sreq, TERN_OK);
     return TERN_OK;
 }
 
 static tern_status_t nm_lmt_done_recv(tern_vc_t *vc, tern_request_t *rreq)
 {
-    if (rreq->nm.u64[0] != ST_ACTIVE)
+    if (*ST(rreq) != ST_ACTIVE)
         return refuse(vc, "DONE");
-    rreq->nm.u64[0] = 0;
+    *ST(rreq) = 0;
     tern_recv_data_complete(rreq); /* TRUNCATED if the message was longer */
     return TERN_OK;
 }
 
-static const tern_netmod_ops_t ops_null = {
-    .size = sizeof(tern_netmod_ops_t),
-    .vc_destroy = nm_vc_destroy,
-    .get_ordering = nm_ordering,
-    .isend_contig = nm_isend,
-    .istart_contig_msg = nm_istart,
-    .send_noncontig = nm_send_noncontig,
+/* self's lifecycle ops (fuzz_nm_reset), the fuzz netmod's data ops */
+static tern_nm_core_ops_t core;
+
+static const tern_nm_lmt_ops_t lmt_ops = {
+    .modes = nm_lmt_modes,
+    .choose = nm_lmt_choose,
+    .initiate = nm_lmt_initiate,
+    .start_recv = nm_lmt_start_recv,
+    .start_send = nm_lmt_start_send,
+    .handle_cookie = nm_lmt_cookie,
+    .done_send = nm_lmt_done_send,
+    .done_recv = nm_lmt_done_recv,
 };
 
-static const tern_netmod_ops_t ops_lmt = {
-    .size = sizeof(tern_netmod_ops_t),
-    .vc_destroy = nm_vc_destroy,
-    .get_ordering = nm_ordering,
-    .isend_contig = nm_isend,
-    .istart_contig_msg = nm_istart,
-    .send_noncontig = nm_send_noncontig,
-    .lmt_modes = nm_lmt_modes,
-    .lmt_choose = nm_lmt_choose,
-    .lmt_initiate = nm_lmt_initiate,
-    .lmt_start_recv = nm_lmt_start_recv,
-    .lmt_start_send = nm_lmt_start_send,
-    .lmt_handle_cookie = nm_lmt_cookie,
-    .lmt_done_send = nm_lmt_done_send,
-    .lmt_done_recv = nm_lmt_done_recv,
-};
+static const tern_netmod_desc_t desc_null = {
+    .abi = TERN_NETMOD_ABI, .name = "fuzz-null", .core = &core};
+static const tern_netmod_desc_t desc_lmt = {
+    .abi = TERN_NETMOD_ABI, .name = "fuzz-lmt", .core = &core, .lmt = &lmt_ops};
 
 tern_netmod_inst_t *fuzz_nm_reset(bool lmt, bool queue_sends)
 {
     if (!instantiated) {
-        if (tern_netmod_instantiate(&inst_null, NULL, "fuzz-null", &ops_null) != TERN_OK ||
-            tern_netmod_instantiate(&inst_lmt, NULL, "fuzz-lmt", &ops_lmt) != TERN_OK) {
+        core = *tern_netmod_self.core;
+        core.vc_destroy = nm_vc_destroy;
+        core.istart_contig_msg = nm_istart;
+        core.send_noncontig = nm_send_noncontig;
+        if (tern_netmod_instantiate(&inst_null, &desc_null) != TERN_OK ||
+            tern_netmod_instantiate(&inst_lmt, &desc_lmt) != TERN_OK) {
             fprintf(stderr, "fuzz_pkt: netmod: %s\n", tern_last_error());
             abort();
         }
