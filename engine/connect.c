@@ -65,14 +65,8 @@ tern_status_t tern_pick_remote_netmod(tern_context_t *ctx, bool port, int *out)
         return st;
     for (int i = 0; i < nreg; i++) {
         const tern_netmod_desc_t *d = tern_netmod_get(i);
-        const tern_netmod_ops_t *o = d->ops;
-        bool has = port ? o->size >= offsetof(tern_netmod_ops_t, vc_init_card) +
-                                         sizeof(o->vc_init_card) &&
-                              o->port_card != NULL && o->vc_init_card != NULL
-                        : o->size >= offsetof(tern_netmod_ops_t, vc_init_remote) +
-                                         sizeof(o->vc_init_remote) &&
-                              o->vc_init_remote != NULL;
-        if (allowed[i] && has && (d->unavailable == NULL || d->unavailable() == NULL)) {
+        if (allowed[i] && d->conn != NULL &&
+            (d->unavailable == NULL || d->unavailable() == NULL)) {
             *out = 1 + i;
             return TERN_OK;
         }
@@ -91,12 +85,10 @@ tern_status_t tern_netmod_ensure(tern_worker_t *w, int nm)
     if (n->initialized)
         return TERN_OK;
     n->initialized = true; /* finalize is called even after a failed init */
-    tern_status_t st = n->ops.init(w, n->config, &w->ctx->nm_shared[nm - 1], &n->state);
+    tern_status_t st = n->core.init(w, n->config, &w->ctx->nm_shared[nm - 1], &n->state);
     if (st != TERN_OK)
         return st;
-    if (n->ops.get_ordering(n->state) != 1)
-        return tern_error(TERN_ERR_UNSUPPORTED, "netmod %s: no ordered stream per VC", n->name);
-    if (n->ops.poll != NULL)
+    if (n->core.poll != NULL)
         w->pollers[w->num_pollers++] = n;
     return tern_worker_bind_netmod(w, n);
 }
@@ -146,7 +138,7 @@ tern_job_t *tern_job_new(tern_context_t *ctx, const char *name, int size, int nm
             vc->worker = w;
             vc->eager_limit = ctx->cfg.eager_limit;
             tern_list_init(&vc->lmt_wait);
-            vc->nm = &n->ops;
+            vc->nm = n;
             vc->nm_state = n->state;
         }
     }
@@ -235,7 +227,7 @@ tern_status_t tern_connect(tern_context_t *ctx, const char *name, tern_job_t **o
     for (int k = 0; st == TERN_OK && k < ctx->num_workers; k++)
         for (int r = 0; st == TERN_OK && r < size; r++) {
             tern_vc_t *vc = &job->vcs[k][r];
-            st = vc->nm->vc_init_remote(vc->nm_state, vc, name, r);
+            st = vc->nm->conn->vc_init_remote(vc->nm_state, vc, name, r);
         }
     if (st != TERN_OK) {
         /* closing the VCs records messages of its own: keep the cause */
@@ -263,7 +255,7 @@ static void drain(tern_job_t *job)
     for (int k = 0; k < ctx->num_workers; k++)
         for (int r = 0; r < job->size; r++)
             if (job->vcs[k][r].state == TERN_VC_ACTIVE)
-                job->vcs[k][r].nm->vc_terminate(&job->vcs[k][r]);
+                job->vcs[k][r].nm->core.vc_terminate(&job->vcs[k][r]);
     uint64_t deadline = tern_now_ns() + 10ull * 1000000000ull;
     for (;;) {
         int busy = -1;
@@ -296,7 +288,7 @@ void tern_jobs_take_dead(tern_worker_t *w)
         while ((nd = tern_pmix_take_dead_of(job->deaths, w->index, dead, 16)) > 0) {
             /* what it sent before dying is here: take it in first */
             for (int k = 0; k < w->num_pollers; k++)
-                w->pollers[k]->ops.poll(w->pollers[k]->state, TERN_POLL_ALL);
+                w->pollers[k]->core.poll(w->pollers[k]->state, TERN_POLL_ALL);
             for (int d = 0; d < nd; d++) {
                 tern_vc_t *vc = &job->vcs[w->index][dead[d].rank];
                 if (vc->state == TERN_VC_FAILED || vc->state == TERN_VC_CLOSED)

@@ -92,7 +92,7 @@ static tern_status_t choose_netmods(tern_context_t *ctx, tern_netmod_inst_t *pro
     for (int r = 0; st == TERN_OK && r < ctx->size; r++) {
         pick[r] = r == ctx->rank ? 0 : -1;
         for (int i = 0; pick[r] < 0 && i < nreg; i++)
-            if (allowed[i] && probe[1 + i].ops.reachable(ctx, r))
+            if (allowed[i] && probe[1 + i].core.reachable(ctx, r))
                 pick[r] = 1 + i;
         if (pick[r] < 0) {
             /* say why the allowed netmods that could not be used are not */
@@ -132,12 +132,9 @@ static tern_status_t setup_worker(tern_worker_t *w, const int *pick)
     w->vcs = calloc((size_t)ctx->size, sizeof(*w->vcs));
     if (w->netmods == NULL || w->vcs == NULL)
         return tern_error(TERN_ERR_NO_MEMORY, "worker %d: %d VCs", w->index, ctx->size);
-    tern_status_t st = tern_netmod_instantiate(&w->netmods[0], NULL, "self",
-                                               &tern_netmod_self_ops);
-    for (int i = 0; st == TERN_OK && i < nreg; i++) {
-        const tern_netmod_desc_t *d = tern_netmod_get(i);
-        st = tern_netmod_instantiate(&w->netmods[1 + i], d, d->name, d->ops);
-    }
+    tern_status_t st = tern_netmod_instantiate(&w->netmods[0], &tern_netmod_self);
+    for (int i = 0; st == TERN_OK && i < nreg; i++)
+        st = tern_netmod_instantiate(&w->netmods[1 + i], tern_netmod_get(i));
     w->num_netmods = 1 + nreg;
     if (st != TERN_OK)
         return st;
@@ -148,7 +145,7 @@ static tern_status_t setup_worker(tern_worker_t *w, const int *pick)
         vc->worker = w;
         vc->eager_limit = ctx->cfg.eager_limit;
         tern_list_init(&vc->lmt_wait);
-        vc->nm = &w->netmods[pick[r]].ops; /* nm_state once initialised */
+        vc->nm = &w->netmods[pick[r]]; /* nm_state once initialised */
         needed[pick[r]] = true;
     }
     for (int i = 0; i < w->num_netmods; i++) {
@@ -157,14 +154,10 @@ static tern_status_t setup_worker(tern_worker_t *w, const int *pick)
             continue;
         n->initialized = true; /* finalize is called even after a failed init */
         void *no_shared = NULL; /* self shares nothing */
-        st = n->ops.init(w, n->config, i ? &ctx->nm_shared[i - 1] : &no_shared, &n->state);
+        st = n->core.init(w, n->config, i ? &ctx->nm_shared[i - 1] : &no_shared, &n->state);
         if (st != TERN_OK)
             return st;
-        if (n->ops.get_ordering(n->state) != 1)
-            return tern_error(TERN_ERR_UNSUPPORTED,
-                              "netmod %s does not deliver an ordered stream per VC, which the "
-                              "engine's packet parser needs", n->name);
-        if (n->ops.poll != NULL)
+        if (n->core.poll != NULL)
             w->pollers[w->num_pollers++] = n;
     }
     for (int r = 0; r < ctx->size; r++)
@@ -185,10 +178,8 @@ static tern_status_t setup_netmods(tern_context_t *ctx)
     tern_netmod_inst_t *probe = calloc((size_t)nreg + 1, sizeof(*probe));
     if (probe == NULL)
         st = tern_error(TERN_ERR_NO_MEMORY, "netmod table");
-    for (int i = 0; st == TERN_OK && i < nreg; i++) {
-        const tern_netmod_desc_t *d = tern_netmod_get(i);
-        st = tern_netmod_instantiate(&probe[1 + i], d, d->name, d->ops);
-    }
+    for (int i = 0; st == TERN_OK && i < nreg; i++)
+        st = tern_netmod_instantiate(&probe[1 + i], tern_netmod_get(i));
     if (st == TERN_OK)
         st = choose_netmods(ctx, probe, pick);
     for (int i = 0; probe != NULL && i <= nreg; i++)
@@ -223,7 +214,7 @@ static void finalize_netmods(tern_context_t *ctx)
             tern_netmod_inst_t *n = &w->netmods[i];
             tern_mem_release(n); /* deregisters through the netmod: before it goes */
             if (n->initialized)
-                n->ops.finalize(n->state);
+                n->core.finalize(n->state);
             n->initialized = false;
             tern_netmod_inst_release(n);
         }
@@ -289,7 +280,7 @@ static tern_status_t wireup(tern_context_t *ctx, tern_status_t st)
     for (int k = 0; st == TERN_OK && k < ctx->num_workers; k++) {
         tern_worker_t *w = &ctx->workers[k];
         for (int r = 0; st == TERN_OK && r < ctx->size; r++)
-            st = w->vcs[r].nm->vc_init(w->vcs[r].nm_state, &w->vcs[r]);
+            st = w->vcs[r].nm->core.vc_init(w->vcs[r].nm_state, &w->vcs[r]);
         if (st == TERN_OK)
             st = tern_worker_bind_events(w);
     }
@@ -302,7 +293,7 @@ static tern_status_t wireup(tern_context_t *ctx, tern_status_t st)
         for (int i = 0; st == TERN_OK && i < ctx->workers[k].num_netmods; i++) {
             tern_netmod_inst_t *n = &ctx->workers[k].netmods[i];
             if (n->initialized)
-                st = n->ops.wireup_done(n->state);
+                st = n->core.wireup_done(n->state);
         }
     return st;
 }
@@ -459,7 +450,7 @@ tern_status_t tern_finalize(tern_context_t *ctx)
     for (int k = 0; k < ctx->num_workers; k++)
         for (int r = 0; r < ctx->size; r++)
             if (ctx->workers[k].vcs[r].state == TERN_VC_ACTIVE)
-                ctx->workers[k].vcs[r].nm->vc_terminate(&ctx->workers[k].vcs[r]);
+                ctx->workers[k].vcs[r].nm->core.vc_terminate(&ctx->workers[k].vcs[r]);
     /* A correct program has completed its requests, so this ends at once;
      * an erroneous one (a receive it never posted holds our CTS back) gets a
      * bounded drain and a warning naming the peer, never a hang. */
@@ -574,7 +565,7 @@ int tern_worker_counters(tern_worker_t *w, tern_counter_t *out, int max)
         if (!nm->initialized)
             continue;
         int room = max > n ? max - n : 0;
-        n += nm->ops.counters(nm->state, room > 0 && out != NULL ? out + n : NULL,
+        n += nm->core.counters(nm->state, room > 0 && out != NULL ? out + n : NULL,
                               out != NULL ? room : 0);
     }
     return n;

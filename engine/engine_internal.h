@@ -23,7 +23,7 @@
 #include "pmix-shim/client.h"
 
 typedef struct tern_vc tern_vc_t;
-typedef struct tern_netmod_ops tern_netmod_ops_t;
+typedef struct tern_netmod_inst tern_netmod_inst_t; /* engine/netmod.h */
 
 /* A peer's remote key, unpacked by its netmod (rkey_unpack). */
 #define TERN_RKEY_MAX 64
@@ -111,7 +111,7 @@ struct tern_vc {
     enum tern_vc_state state;
     tern_status_t fail_status;
     char *fail_msg;                     /* why it failed (malloc'd), for every request it fails */
-    const tern_netmod_ops_t *nm;
+    tern_netmod_inst_t *nm;             /* the netmod instance carrying it */
     void *nm_state;                     /* the netmod's per-context state */
     void *nm_vc;                        /* the netmod's per-VC state */
     tern_worker_t *worker;
@@ -126,8 +126,6 @@ struct tern_vc {
 /* ---- worker ---------------------------------------------------------------- */
 
 typedef struct tern_req_slab tern_req_slab_t;
-
-typedef struct tern_netmod_inst tern_netmod_inst_t;
 
 #define TERN_MAX_NETMODS 8
 

@@ -76,7 +76,7 @@ static tern_status_t handle_rts(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const 
 {
     tern_worker_t *w = vc->worker;
     if (hdr->flags != TERN_LMT_NULL &&
-        (!tern_netmod_has_lmt(vc->nm) || !(vc->nm->lmt_modes(vc->nm_state) & (1u << hdr->flags))))
+        (vc->nm->lmt == NULL || !(vc->nm->lmt->modes(vc->nm_state) & (1u << hdr->flags))))
         return tern_error(TERN_ERR_MALFORMED, "RTS from rank %d asks for LMT mode %u, which "
                           "netmod %s does not have", vc->rank, hdr->flags, vc->nm->name);
     tern_request_t *r = tern_match_posted(w, vc->rank, hdr->tag, hdr->space);

@@ -19,7 +19,7 @@ tern_status_t tern_send_ctrl(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const voi
 {
     if (cookie_len == 0) {
         tern_request_t *s = NULL;
-        tern_status_t st = vc->nm->istart_contig_msg(vc, hdr, sizeof(*hdr), NULL, 0, &s);
+        tern_status_t st = vc->nm->core.istart_contig_msg(vc, hdr, sizeof(*hdr), NULL, 0, &s);
         return st < 0 ? st : TERN_OK; /* a queued s is internal: freed when sent */
     }
     tern_request_t *s = tern_request_alloc(vc->worker, TERN_REQ_SEND);
@@ -33,7 +33,10 @@ tern_status_t tern_send_ctrl(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const voi
     memcpy(s->tmpbuf, cookie, cookie_len);
     s->vc = vc;
     s->peer = vc->rank;
-    tern_status_t st = vc->nm->isend_contig(vc, s, hdr, sizeof(*hdr), s->tmpbuf, cookie_len);
+    s->iov1.iov_base = s->tmpbuf;
+    s->iov1.iov_len = cookie_len;
+    tern_cursor_init(&s->cur, &s->iov1, 1);
+    tern_status_t st = vc->nm->core.send_noncontig(vc, s, hdr, sizeof(*hdr));
     if (st < 0 && !(s->flags & TERN_REQF_COMPLETE))
         tern_request_release(s);
     return st < 0 ? st : TERN_OK;
@@ -76,7 +79,7 @@ tern_status_t tern_lmt_recv_matched(tern_request_t *rreq, const void *cookie, si
         return TERN_OK;
     }
     if (rreq->lmt_mode != TERN_LMT_NULL)
-        return vc->nm->lmt_start_recv(vc, rreq, cookie, cookie_len);
+        return vc->nm->lmt->start_recv(vc, rreq, cookie, cookie_len);
     return tern_lmt_send_cts(vc, rreq, NULL, 0); /* null mode: data follows as DATA */
 }
 
@@ -102,10 +105,10 @@ tern_status_t tern_lmt_handle_cts(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, cons
                           hdr->rreq == 0 ? "names no receive" : "it already had one");
     s->remote_id = hdr->rreq;
     if (s->lmt_mode != TERN_LMT_NULL)
-        return vc->nm->lmt_start_send(vc, s, cookie, hdr->cookie_len);
+        return vc->nm->lmt->start_send(vc, s, cookie, hdr->cookie_len);
     /* null mode: the whole message as one DATA packet on the stream */
     tern_pkt_hdr_t d = {.type = TERN_PKT_DATA, .len = s->msg_len, .rreq = hdr->rreq};
-    return vc->nm->send_noncontig(vc, s, &d, sizeof(d));
+    return vc->nm->core.send_noncontig(vc, s, &d, sizeof(d));
 }
 
 tern_status_t tern_lmt_handle_done(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const uint8_t *cookie)
@@ -115,10 +118,10 @@ tern_status_t tern_lmt_handle_done(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, con
                                      to_sender ? TERN_REQ_SEND : TERN_REQ_RECV, "DONE");
     if (r == NULL)
         return TERN_ERR_MALFORMED;
-    if (r->lmt_mode == TERN_LMT_NULL || !tern_netmod_has_lmt(vc->nm))
+    if (r->lmt_mode == TERN_LMT_NULL || vc->nm->lmt == NULL)
         return tern_error(TERN_ERR_MALFORMED, "DONE packet from rank %d for a null-mode "
                           "transfer (netmod %s)", vc->rank, vc->nm->name);
-    return to_sender ? vc->nm->lmt_done_send(vc, r) : vc->nm->lmt_done_recv(vc, r);
+    return to_sender ? vc->nm->lmt->done_send(vc, r) : vc->nm->lmt->done_recv(vc, r);
 }
 
 tern_status_t tern_lmt_handle_cookie_pkt(tern_vc_t *vc, const tern_pkt_hdr_t *hdr,
@@ -129,8 +132,8 @@ tern_status_t tern_lmt_handle_cookie_pkt(tern_vc_t *vc, const tern_pkt_hdr_t *hd
                                      to_sender ? TERN_REQ_SEND : TERN_REQ_RECV, "COOKIE");
     if (r == NULL)
         return TERN_ERR_MALFORMED;
-    if (r->lmt_mode == TERN_LMT_NULL || !tern_netmod_has_lmt(vc->nm))
+    if (r->lmt_mode == TERN_LMT_NULL || vc->nm->lmt == NULL)
         return tern_error(TERN_ERR_MALFORMED, "COOKIE packet from rank %d for a null-mode "
                           "transfer (netmod %s)", vc->rank, vc->nm->name);
-    return vc->nm->lmt_handle_cookie(vc, r, cookie, hdr->cookie_len);
+    return vc->nm->lmt->handle_cookie(vc, r, cookie, hdr->cookie_len);
 }

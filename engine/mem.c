@@ -12,19 +12,19 @@
 static tern_status_t nm_reg(void *arg, void *addr, size_t len, void **handle)
 {
     tern_netmod_inst_t *n = arg;
-    return n->ops.mem_reg(n->state, addr, len, handle);
+    return n->mem->mem_reg(n->state, addr, len, handle);
 }
 
 static void nm_dereg(void *arg, void *handle)
 {
     tern_netmod_inst_t *n = arg;
-    n->ops.mem_dereg(n->state, handle);
+    n->mem->mem_dereg(n->state, handle);
 }
 
 tern_status_t tern_mem_get(tern_vc_t *vc, const void *addr, size_t len, tern_mem_t *mem)
 {
-    tern_netmod_inst_t *n = tern_vc_netmod(vc);
-    if (n->ops.mem_reg == NULL)
+    tern_netmod_inst_t *n = vc->nm;
+    if (n->mem == NULL)
         return tern_error(TERN_ERR_UNSUPPORTED, "netmod %s (rank %d) registers no memory",
                           n->name, vc->rank);
     if (n->rcache == NULL) {
@@ -51,8 +51,11 @@ tern_status_t tern_mem_rkey(const tern_mem_t *mem, const void *addr, size_t len,
         return tern_error(TERN_ERR_INVALID_PARAM, "remote key for %zu bytes at %p: outside "
                           "the registration [%#lx, %#lx)", len, addr,
                           (unsigned long)mem->region->start, (unsigned long)mem->region->end);
-    return mem->inst->ops.rkey_pack(mem->inst->state, mem->region->handle, addr, len, buf,
-                                    buflen);
+    const tern_nm_mem_ops_t *m = mem->inst->mem;
+    if (m->rkey_pack == NULL)
+        return tern_error(TERN_ERR_UNSUPPORTED, "netmod %s has no remote keys",
+                          mem->inst->name);
+    return m->rkey_pack(mem->inst->state, mem->region->handle, addr, len, buf, buflen);
 }
 
 void tern_mem_release(tern_netmod_inst_t *inst)

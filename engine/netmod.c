@@ -1,8 +1,6 @@
 /*
- * The netmod registry, and the typed defaults for ops a netmod does not
- * provide: each answers TERN_ERR_UNSUPPORTED (or, for a packet the netmod
- * cannot take, TERN_ERR_MALFORMED) naming the netmod and the operation,
- * after rdma-core's dummy_ops: a missing op is an error, never a crash.
+ * The netmod registry, the check of a netmod's capability tables, and the
+ * typed no-ops of the core table's optional slots.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,12 +17,16 @@ static const tern_netmod_desc_t *registry[TERN_NETMOD_REGISTRY_MAX];
 static int registry_len;
 static char registry_names[TERN_NETMOD_REGISTRY_MAX * 16];
 
-void tern_netmod_register(const tern_netmod_desc_t *d)
+tern_status_t tern_netmod_register(const tern_netmod_desc_t *d)
 {
-    if (registry_len == TERN_NETMOD_REGISTRY_MAX || tern_netmod_find(d->name) != NULL) {
-        tern_warn("netmod %s not registered (%s)", d->name,
-                  registry_len == TERN_NETMOD_REGISTRY_MAX ? "registry full" : "duplicate name");
-        return;
+    tern_status_t st = tern_netmod_check(d);
+    if (st == TERN_OK && (registry_len == TERN_NETMOD_REGISTRY_MAX || tern_netmod_find(d->name)))
+        st = tern_error(TERN_ERR_UNSUPPORTED, "netmod %s: %s", d->name,
+                        registry_len == TERN_NETMOD_REGISTRY_MAX ? "the registry is full"
+                                                                 : "a netmod has that name");
+    if (st != TERN_OK) {
+        tern_warn("netmod not registered: %s", tern_last_error());
+        return st;
     }
     /* insertion by priority, highest first; ties by name for a fixed order */
     int i = registry_len++;
@@ -40,6 +42,7 @@ void tern_netmod_register(const tern_netmod_desc_t *d)
     for (int k = 0; k < registry_len && n < sizeof(registry_names); k++)
         n += (size_t)snprintf(registry_names + n, sizeof(registry_names) - n, "%s%s",
                               k ? " " : "", registry[k]->name);
+    return TERN_OK;
 }
 
 int tern_netmod_count(void) { return registry_len; }
@@ -59,172 +62,125 @@ const tern_netmod_desc_t *tern_netmod_find(const char *name)
 
 const char *tern_netmod_names(void) { return registry_names; }
 
-/* ---- typed defaults ------------------------------------------------------ */
+/* ---- the check ------------------------------------------------------------
+ * Each table's slots as (name, given) pairs, so the message names the
+ * missing one.  A slot added to a table must be added here too. */
 
-static bool no_reachable(tern_context_t *ctx, int rank) { return false; }
-static tern_status_t no_init(tern_worker_t *w, const void *config, void **shared, void **state)
+typedef struct slot {
+    const char *name;
+    bool given;
+} slot_t;
+
+#define SLOT(t, s) {#s, (t)->s != NULL}
+
+/* The first slot of slots[0 .. n) not given, or NULL. */
+static const char *first_missing(const slot_t *slots, size_t n)
 {
-    *state = NULL;
-    return tern_error(TERN_ERR_UNSUPPORTED, "netmod has no init");
+    for (size_t i = 0; i < n; i++)
+        if (!slots[i].given)
+            return slots[i].name;
+    return NULL;
 }
-static tern_status_t no_finalize(void *state) { return TERN_OK; }
-static tern_status_t no_vc_init(void *state, tern_vc_t *vc)
+
+static tern_status_t missing(const char *nm, const char *table, const char *slot,
+                             const char *why)
 {
-    return tern_error(TERN_ERR_UNSUPPORTED, "netmod %s: vc_init not supported", vc->nm->name);
+    return tern_error(TERN_ERR_UNSUPPORTED, "netmod %s: %s table without %s (%s)", nm, table,
+                      slot, why);
 }
-static tern_status_t no_wireup_done(void *state) { return TERN_OK; }
-static tern_status_t no_vc_destroy(tern_vc_t *vc) { return TERN_OK; }
-static tern_status_t no_vc_terminate(tern_vc_t *vc)
+
+tern_status_t tern_netmod_check(const tern_netmod_desc_t *d)
 {
-    vc->state = TERN_VC_CLOSED;
+    const char *nm = d->name != NULL ? d->name : "(unnamed)";
+    if (d->abi != TERN_NETMOD_ABI)
+        return tern_error(TERN_ERR_UNSUPPORTED,
+                          "netmod %s: built for netmod ABI %d, this engine has ABI %d", nm,
+                          d->abi, TERN_NETMOD_ABI);
+    if (d->name == NULL || d->name[0] == '\0')
+        return tern_error(TERN_ERR_UNSUPPORTED, "a netmod descriptor has no name");
+    if (d->core == NULL)
+        return tern_error(TERN_ERR_UNSUPPORTED, "netmod %s: no core table (it is required)", nm);
+    const tern_nm_core_ops_t *c = d->core;
+    const slot_t core[] = {SLOT(c, reachable),     SLOT(c, init),
+                           SLOT(c, finalize),      SLOT(c, vc_init),
+                           SLOT(c, vc_destroy),    SLOT(c, vc_terminate),
+                           SLOT(c, istart_contig_msg), SLOT(c, send_noncontig)};
+    const char *m = first_missing(core, sizeof(core) / sizeof(core[0]));
+    if (m != NULL)
+        return missing(nm, "core", m, "a required slot");
+    if (d->lmt != NULL) {
+        const tern_nm_lmt_ops_t *l = d->lmt;
+        const slot_t lmt[] = {SLOT(l, modes),      SLOT(l, choose),        SLOT(l, initiate),
+                              SLOT(l, start_recv), SLOT(l, start_send),    SLOT(l, handle_cookie),
+                              SLOT(l, done_send),  SLOT(l, done_recv)};
+        if ((m = first_missing(lmt, sizeof(lmt) / sizeof(lmt[0]))) != NULL)
+            return missing(nm, "lmt", m, "an LMT table has every slot; without one the "
+                                         "netmod gets the null LMT mode");
+    }
+    if (d->wait != NULL) {
+        const tern_nm_wait_ops_t *w = d->wait;
+        const slot_t wait[] = {SLOT(w, wait_fd), SLOT(w, arm), SLOT(w, disarm)};
+        if ((m = first_missing(wait, sizeof(wait) / sizeof(wait[0]))) != NULL)
+            return missing(nm, "wait", m, "a wait table has every slot");
+    }
+    if (d->mem != NULL) {
+        const tern_nm_mem_ops_t *r = d->mem;
+        const slot_t mem[] = {SLOT(r, mem_reg), SLOT(r, mem_dereg)};
+        if ((m = first_missing(mem, sizeof(mem) / sizeof(mem[0]))) != NULL)
+            return missing(nm, "mem", m, "a required slot");
+        if ((r->rkey_pack == NULL) != (r->rkey_unpack == NULL))
+            return missing(nm, "mem", r->rkey_pack == NULL ? "rkey_pack" : "rkey_unpack",
+                           "remote keys are packed and unpacked, or neither");
+    }
+    if (d->conn != NULL) {
+        const tern_nm_conn_ops_t *k = d->conn;
+        const slot_t conn[] = {SLOT(k, vc_init_remote), SLOT(k, port_card),
+                               SLOT(k, vc_init_card)};
+        if ((m = first_missing(conn, sizeof(conn) / sizeof(conn[0]))) != NULL)
+            return missing(nm, "conn", m, "a conn table has every slot");
+    }
     return TERN_OK;
 }
-static int no_ordering(void *state) { return 0; } /* unknown: refused */
-static tern_status_t no_isend_contig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
-                                     size_t hdrlen, const void *data, size_t len)
-{
-    return tern_error(TERN_ERR_UNSUPPORTED, "netmod %s: isend_contig not supported", vc->nm->name);
-}
-static tern_status_t no_istart(tern_vc_t *vc, const void *hdr, size_t hdrlen, const void *data,
-                               size_t len, tern_request_t **sreq)
-{
-    return tern_error(TERN_ERR_UNSUPPORTED, "netmod %s: istart_contig_msg not supported",
-                      vc->nm->name);
-}
-static tern_status_t no_noncontig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
-                                  size_t hdrlen)
-{
-    return tern_error(TERN_ERR_UNSUPPORTED, "netmod %s: send_noncontig not supported",
-                      vc->nm->name);
-}
-static void no_check_peers(void *state) {}
-static void no_mem_dereg(void *state, void *memh) {}
-static tern_status_t no_rkey_pack(void *state, void *memh, const void *addr, size_t len,
-                                  void *buf, size_t *buflen)
-{
-    return tern_error(TERN_ERR_UNSUPPORTED, "this netmod has no remote keys");
-}
-static tern_status_t no_rkey_unpack(tern_vc_t *vc, const void *buf, size_t buflen,
-                                    tern_rkey_t *rkey)
-{
-    return tern_error(TERN_ERR_UNSUPPORTED, "netmod %s: no remote keys (from rank %d)",
-                      vc->nm->name, vc->rank);
-}
-static int no_wait_fd(void *state) { return -1; }
-static int no_counters(void *state, tern_counter_t *out, int max) { return 0; }
-static bool no_arm(void *state) { return true; }
-static void no_disarm(void *state) {}
 
-/* LMT slots beside start_recv / start_send: defaults for a netmod that has
- * the two but not these. */
-static unsigned no_lmt_modes(void *state) { return 1u << TERN_LMT_COOP; }
-static int no_lmt_choose(tern_vc_t *vc, size_t len) { return TERN_LMT_COOP; }
-static tern_status_t no_lmt_initiate(tern_vc_t *vc, tern_request_t *sreq, int *mode, void *cookie,
-                                     size_t *cookie_len)
+/* ---- the core table's optional slots ---------------------------------------
+ * Typed no-ops (never casts), so the engine calls them without a test;
+ * poll stays NULL (the engine polls only the instances that have one). */
+
+static tern_status_t no_wireup_done(void *state)
 {
-    *cookie_len = 0;
+    (void)state;
     return TERN_OK;
 }
-static tern_status_t no_lmt_cookie(tern_vc_t *vc, tern_request_t *req, const void *cookie,
-                                   size_t cookie_len)
+static void no_check_peers(void *state) { (void)state; }
+static int no_counters(void *state, tern_counter_t *out, int max)
 {
-    return tern_error(TERN_ERR_MALFORMED, "COOKIE packet from rank %d: netmod %s takes none",
-                      vc->rank, vc->nm->name);
-}
-static tern_status_t no_lmt_done(tern_vc_t *vc, tern_request_t *req)
-{
-    return tern_error(TERN_ERR_MALFORMED, "DONE packet from rank %d: netmod %s expects none "
-                      "for a %s request", vc->rank, vc->nm->name,
-                      req->kind == TERN_REQ_SEND ? "send" : "receive");
+    (void)state, (void)out, (void)max;
+    return 0;
 }
 
-/* Every slot, positionally on purpose: -Wmissing-field-initializers flags a
- * new slot that has no default here.  poll and the LMT pair stay NULL. */
-static const tern_netmod_ops_t default_ops = {
-    sizeof(tern_netmod_ops_t),
-    NULL,               /* name */
-    no_reachable,
-    no_init,
-    no_finalize,
-    no_vc_init,
-    no_wireup_done,
-    no_vc_destroy,
-    no_vc_terminate,
-    no_ordering,
-    no_isend_contig,
-    no_istart,
-    no_noncontig,
-    NULL,               /* poll: never polled */
-    no_lmt_modes,
-    no_lmt_choose,
-    no_lmt_initiate,
-    NULL,               /* lmt_start_recv */
-    NULL,               /* lmt_start_send */
-    no_lmt_cookie,
-    no_lmt_done,
-    no_lmt_done,
-    no_check_peers,
-    no_wait_fd,
-    no_arm,
-    no_disarm,
-    NULL,               /* mem_reg: the netmod registers nothing (tern_mem_get says so) */
-    no_mem_dereg,
-    no_rkey_pack,
-    no_rkey_unpack,
-    no_counters,
-    NULL,               /* vc_init_remote: other jobs are not reached */
-    NULL,               /* port_card: no ports */
-    NULL,               /* vc_init_card */
-};
-
-/* The slots of ops, in declaration order, as generic pointers. */
-#define NM_SLOTS(X)                                                                      \
-    X(reachable) X(init) X(finalize) X(vc_init) X(wireup_done) X(vc_destroy)             \
-    X(vc_terminate) X(get_ordering) X(isend_contig) X(istart_contig_msg)                 \
-    X(send_noncontig) X(poll) X(lmt_modes) X(lmt_choose) X(lmt_initiate) X(lmt_start_recv) X(lmt_start_send)        \
-    X(lmt_handle_cookie) X(lmt_done_send) X(lmt_done_recv) X(check_peers) X(wait_fd)      \
-    X(arm) X(disarm) X(mem_dereg) X(rkey_pack) X(rkey_unpack) X(counters)
-
-tern_status_t tern_netmod_instantiate(tern_netmod_inst_t *inst, const tern_netmod_desc_t *desc,
-                                      const char *name, const tern_netmod_ops_t *ops)
+tern_status_t tern_netmod_instantiate(tern_netmod_inst_t *inst, const tern_netmod_desc_t *desc)
 {
     memset(inst, 0, sizeof(*inst));
+    tern_status_t st = tern_netmod_check(desc);
+    if (st != TERN_OK)
+        return st;
     inst->desc = desc;
-    inst->name = name;
-    /* An ops table from a newer engine has slots we cannot honour; an older
-     * one is copied as far as it goes and the rest defaulted. */
-    if (ops->size > sizeof(tern_netmod_ops_t) || ops->size < offsetof(tern_netmod_ops_t, init))
-        return tern_error(TERN_ERR_UNSUPPORTED,
-                          "netmod %s: ops table of %zu bytes, this engine knows %zu", name,
-                          ops->size, sizeof(tern_netmod_ops_t));
-    memcpy(&inst->ops, ops, ops->size);
-    memset((char *)&inst->ops + ops->size, 0, sizeof(tern_netmod_ops_t) - ops->size);
-    tern_netmod_ops_t *o = &inst->ops;
-    o->size = sizeof(*o);
-    o->name = name;
-
-    bool any_lmt = o->lmt_modes || o->lmt_choose || o->lmt_initiate || o->lmt_start_recv || o->lmt_start_send ||
-                   o->lmt_handle_cookie || o->lmt_done_send || o->lmt_done_recv;
-    if (any_lmt && (o->lmt_start_recv == NULL || o->lmt_start_send == NULL))
-        return tern_error(TERN_ERR_UNSUPPORTED,
-                          "netmod %s: half an LMT set (lmt_start_recv %s, lmt_start_send %s); "
-                          "give both or no LMT op at all", name,
-                          o->lmt_start_recv ? "given" : "missing",
-                          o->lmt_start_send ? "given" : "missing");
-    inst->has_lmt = any_lmt;
-#define FILL(slot)                                                                       \
-    if (o->slot == NULL)                                                                 \
-        o->slot = default_ops.slot;
-    NM_SLOTS(FILL)
-#undef FILL
-    if (!any_lmt) /* the null mode: the engine checks has_lmt, no LMT slot is called */
-        o->lmt_modes = NULL, o->lmt_choose = NULL, o->lmt_initiate = NULL,
-        o->lmt_handle_cookie = NULL, o->lmt_done_send = NULL, o->lmt_done_recv = NULL;
-
-    if (desc != NULL && desc->config != NULL) {
+    inst->name = desc->name;
+    inst->core = *desc->core;
+    if (inst->core.wireup_done == NULL)
+        inst->core.wireup_done = no_wireup_done;
+    if (inst->core.check_peers == NULL)
+        inst->core.check_peers = no_check_peers;
+    if (inst->core.counters == NULL)
+        inst->core.counters = no_counters;
+    inst->lmt = desc->lmt;
+    inst->wait = desc->wait;
+    inst->mem = desc->mem;
+    inst->conn = desc->conn;
+    if (desc->config != NULL) {
         inst->config = calloc(1, desc->config->struct_size);
         if (inst->config == NULL)
-            return tern_error(TERN_ERR_NO_MEMORY, "netmod %s: configuration", name);
+            return tern_error(TERN_ERR_NO_MEMORY, "netmod %s: configuration", desc->name);
         return tern_config_load_table(desc->config, inst->config, NULL);
     }
     return TERN_OK;

@@ -4,20 +4,26 @@
  *
  * A netmod lives in its own folder (netmods/<name>/) and declares itself
  * there with TERN_NETMOD_DEFINE(desc): name, priority, its configuration
- * table and its const ops table.  The engine names no netmod: selection,
+ * table and its capability tables.  The engine names no netmod: selection,
  * TERN_NETMODS, tern_info and the test matrix read the registry.
  *
- * The engine never calls a netmod's table directly: each instance works on
- * a copy (tern_netmod_inst_t.ops) made by tern_netmod_instantiate, which
- * checks the declared size, fills every slot the netmod left NULL with a
- * typed default from netmod.c that answers TERN_ERR_UNSUPPORTED (never a
- * cast stub), and refuses a half-filled LMT set.  A netmod without LMT ops
- * gets the engine's null LMT mode: RTS / CTS / DATA over ordinary sends.
+ * Capability tables (as libfabric's fi_ops_* or UCX's md / iface ops): one
+ * typedef per operation, one const table per capability.  The core table is
+ * required; every other table is optional and a NULL table means the
+ * capability is absent (no LMT: the engine's null mode; no wait: no event
+ * source; no mem: registers nothing; no conn: reaches no other job and
+ * opens no port).  Inside a table every slot is required unless documented
+ * "optional" below.  tern_netmod_register checks a descriptor (its ABI
+ * number, then every required slot) and refuses it with an error naming
+ * the netmod and the slot: a missing op is a load-time error, never a
+ * crash or a silent default.
+ *
+ * A netmod is an ordered byte stream per VC by contract: the engine's
+ * packet parser needs it, and no netmod is asked.
  *
  * Wire-up phases, driven by engine/context.c, for every worker:
  *   init            create resources, PMIx_Put the business card (under
  *                   tern_worker_key(): one per worker where it differs)
- *   get_ordering    must be 1: the engine's parser needs an ordered stream
  *   (engine: PMIx commit + fence)
  *   vc_init         per peer using this netmod, with the peer's card
  *   (engine: fence)
@@ -41,136 +47,196 @@
 
 enum tern_poll_dir { TERN_POLL_RECV = 1, TERN_POLL_SEND = 2, TERN_POLL_ALL = 3 };
 
-struct tern_netmod_ops {
-    size_t size;        /* sizeof(tern_netmod_ops_t) the netmod was built with */
-    const char *name;   /* set by the engine in its copy, from the descriptor */
+/* The version of the tables below: a descriptor built against other tables
+ * is refused (bump it with any change of a table or an op's signature). */
+#define TERN_NETMOD_ABI 2
 
-    /* Does this netmod reach rank from here?  (shm: same node) */
-    bool (*reachable)(tern_context_t *ctx, int rank);
+/* ---- core: lifecycle and data path (required) --------------------------- */
 
-    /* One instance per worker (w->index; worker i pairs with worker i of the
-     * peers).  config: the netmod's struct, filled from its table.
-     * *shared: one pointer per context for what the netmod's instances of
-     * all workers share (NULL at the first init; the netmod owns it and
-     * frees it with its last instance).  Workers are initialised in index
-     * order and finalized in reverse. */
-    tern_status_t (*init)(tern_worker_t *w, const void *config, void **shared, void **state);
-    tern_status_t (*finalize)(void *state);
-    tern_status_t (*vc_init)(void *state, tern_vc_t *vc);
-    tern_status_t (*wireup_done)(void *state);
-    tern_status_t (*vc_destroy)(tern_vc_t *vc);
-    /* Never blocks: pending sends finish, then poll reports the VC closed. */
-    tern_status_t (*vc_terminate)(tern_vc_t *vc);
-    int (*get_ordering)(void *state);   /* 1: ordered stream per VC (required) */
+/* Does this netmod reach rank from here?  (shm: same node) */
+typedef bool tern_nm_reachable_fn(tern_context_t *ctx, int rank);
+/* One instance per worker (w->index; worker i pairs with worker i of the
+ * peers).  config: the netmod's struct, filled from its table.  *shared:
+ * one pointer per context for what the netmod's instances of all workers
+ * share (NULL at the first init; the netmod owns it and frees it with its
+ * last instance).  Workers are initialised in index order and finalized in
+ * reverse. */
+typedef tern_status_t tern_nm_init_fn(tern_worker_t *w, const void *config, void **shared,
+                                      void **state);
+typedef tern_status_t tern_nm_finalize_fn(void *state);
+typedef tern_status_t tern_nm_vc_init_fn(void *state, tern_vc_t *vc);
+typedef tern_status_t tern_nm_wireup_done_fn(void *state);
+/* The VC failed (tern_vc_fail): drop its queues, failing the requests only
+ * the netmod holds (not those on the VC's rendezvous list: the engine's). */
+typedef tern_status_t tern_nm_vc_destroy_fn(tern_vc_t *vc);
+/* Never blocks: pending sends finish, then poll reports the VC closed. */
+typedef tern_status_t tern_nm_vc_terminate_fn(tern_vc_t *vc);
+/* Returns the events handled. */
+typedef unsigned tern_nm_poll_fn(void *state, int direction);
+/* Check the health of the peers; fail VCs whose peer died.  Idle path. */
+typedef void tern_nm_check_peers_fn(void *state);
+/* Counters for tern_worker_counters: up to max into out, returns how many
+ * the instance has (names static, "<netmod>.<what>"). */
+typedef int tern_nm_counters_fn(void *state, tern_counter_t *out, int max);
+/* Send hdr + data (the caller's, valid until completion); *sreq = NULL if
+ * all went out now, else a new request that completes when it has. */
+typedef tern_status_t tern_nm_istart_contig_msg_fn(tern_vc_t *vc, const void *hdr, size_t hdrlen,
+                                                   const void *data, size_t len,
+                                                   tern_request_t **sreq);
+/* Send hdr + the payload described by sreq->cur (sreq->vc is vc); completes
+ * sreq when sent.  A contiguous buffer comes as a one-entry cursor. */
+typedef tern_status_t tern_nm_send_noncontig_fn(tern_vc_t *vc, tern_request_t *sreq,
+                                                const void *hdr, size_t hdrlen);
 
-    /* Send hdr+data for the existing request sreq; completes it when sent. */
-    tern_status_t (*isend_contig)(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
-                                  size_t hdrlen, const void *data, size_t len);
-    /* Send hdr+data; *sreq = NULL if all went out now, else a new request. */
-    tern_status_t (*istart_contig_msg)(tern_vc_t *vc, const void *hdr, size_t hdrlen,
-                                       const void *data, size_t len, tern_request_t **sreq);
-    /* Send hdr + the payload described by sreq->cur; completes sreq when sent. */
-    tern_status_t (*send_noncontig)(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
-                                    size_t hdrlen);
-    /* NULL: never polled (self).  Returns the events handled. */
-    unsigned (*poll)(void *state, int direction);
+typedef struct tern_nm_core_ops {
+    tern_nm_reachable_fn *reachable;
+    tern_nm_init_fn *init;
+    tern_nm_finalize_fn *finalize;
+    tern_nm_vc_init_fn *vc_init;
+    tern_nm_wireup_done_fn *wireup_done;   /* optional: nothing to do */
+    tern_nm_vc_destroy_fn *vc_destroy;
+    tern_nm_vc_terminate_fn *vc_terminate;
+    tern_nm_poll_fn *poll;                 /* optional: never polled (self) */
+    tern_nm_check_peers_fn *check_peers;   /* optional: the launcher's reports only */
+    tern_nm_counters_fn *counters;         /* optional: no counters */
+    tern_nm_istart_contig_msg_fn *istart_contig_msg;
+    tern_nm_send_noncontig_fn *send_noncontig;
+} tern_nm_core_ops_t;
 
-    /* LMT (rendezvous data movement): start_recv and start_send together, or
-     * no LMT slot at all (the null mode).  Modes: engine/pkt.h.
-     * lmt_modes: bit (1 << mode) for each mode the netmod moves data in.
-     * lmt_choose: the mode for a message of len bytes on vc (TERN_LMT_MODE=auto).
-     * lmt_initiate: sender, before the RTS: *mode may be lowered to what
-     *   this transfer can use (shm: CMA refused -> COOP); the cookie (GET's
-     *   key) goes in the RTS.
-     * lmt_start_recv: receiver matched the RTS (rreq->lmt_mode says the mode).
-     * lmt_start_send: sender got the CTS (PUT: its cookie is the receiver's key).
-     * lmt_handle_cookie: a COOKIE packet mid-transfer (new key, resume offset).
-     * lmt_done_send / lmt_done_recv: DONE for a send (GET) or a receive (PUT). */
-    unsigned (*lmt_modes)(void *state);
-    int (*lmt_choose)(tern_vc_t *vc, size_t len);
-    tern_status_t (*lmt_initiate)(tern_vc_t *vc, tern_request_t *sreq, int *mode, void *cookie,
-                                  size_t *cookie_len);
-    tern_status_t (*lmt_start_recv)(tern_vc_t *vc, tern_request_t *rreq, const void *cookie,
-                                    size_t cookie_len);
-    tern_status_t (*lmt_start_send)(tern_vc_t *vc, tern_request_t *sreq, const void *cookie,
-                                    size_t cookie_len);
-    tern_status_t (*lmt_handle_cookie)(tern_vc_t *vc, tern_request_t *req, const void *cookie,
-                                       size_t cookie_len);
-    tern_status_t (*lmt_done_send)(tern_vc_t *vc, tern_request_t *sreq);
-    tern_status_t (*lmt_done_recv)(tern_vc_t *vc, tern_request_t *rreq);
+/* ---- lmt: rendezvous data movement (NULL table: the null LMT mode) -------
+ * Modes: engine/pkt.h.  All slots required.
+ * modes: bit (1 << mode) for each mode the netmod moves data in.
+ * choose: the mode for a message of len bytes on vc (TERN_LMT_MODE=auto).
+ * initiate: sender, before the RTS: *mode may be lowered to what this
+ *   transfer can use (shm: CMA refused -> COOP); the cookie (GET's key)
+ *   goes in the RTS (*cookie_len in: its room, out: its length).
+ * start_recv: receiver matched the RTS (rreq->lmt_mode says the mode).
+ * start_send: sender got the CTS (PUT: its cookie is the receiver's key).
+ * handle_cookie: a COOKIE packet mid-transfer (new key, resume offset).
+ * done_send / done_recv: DONE for a send (GET) or a receive (PUT). */
+typedef unsigned tern_nm_lmt_modes_fn(void *state);
+typedef int tern_nm_lmt_choose_fn(tern_vc_t *vc, size_t len);
+typedef tern_status_t tern_nm_lmt_initiate_fn(tern_vc_t *vc, tern_request_t *sreq, int *mode,
+                                              void *cookie, size_t *cookie_len);
+typedef tern_status_t tern_nm_lmt_start_recv_fn(tern_vc_t *vc, tern_request_t *rreq,
+                                                const void *cookie, size_t cookie_len);
+typedef tern_status_t tern_nm_lmt_start_send_fn(tern_vc_t *vc, tern_request_t *sreq,
+                                                const void *cookie, size_t cookie_len);
+typedef tern_status_t tern_nm_lmt_handle_cookie_fn(tern_vc_t *vc, tern_request_t *req,
+                                                   const void *cookie, size_t cookie_len);
+typedef tern_status_t tern_nm_lmt_done_send_fn(tern_vc_t *vc, tern_request_t *sreq);
+typedef tern_status_t tern_nm_lmt_done_recv_fn(tern_vc_t *vc, tern_request_t *rreq);
 
-    /* Check the health of the peers; fail VCs whose peer died.  Idle path. */
-    void (*check_peers)(void *state);
+typedef struct tern_nm_lmt_ops {
+    tern_nm_lmt_modes_fn *modes;
+    tern_nm_lmt_choose_fn *choose;
+    tern_nm_lmt_initiate_fn *initiate;
+    tern_nm_lmt_start_recv_fn *start_recv;
+    tern_nm_lmt_start_send_fn *start_send;
+    tern_nm_lmt_handle_cookie_fn *handle_cookie;
+    tern_nm_lmt_done_send_fn *done_send;
+    tern_nm_lmt_done_recv_fn *done_recv;
+} tern_nm_lmt_ops_t;
 
-    /* Event source for block mode (see above); -1: none. */
-    int (*wait_fd)(void *state);
-    bool (*arm)(void *state);
-    void (*disarm)(void *state);
+/* ---- wait: the event source of block mode (NULL table: none) -------------
+ * See "Waiting" above.  All slots required. */
+typedef int tern_nm_wait_fd_fn(void *state);   /* -1: none for this instance */
+typedef bool tern_nm_arm_fn(void *state);
+typedef void tern_nm_disarm_fn(void *state);
 
-    /* Memory registration for zero-copy transfers, used through the
-     * engine's cache (tern_mem_get, engine/mem.c and engine/rcache.h):
-     * mem_reg makes [addr, addr + len) (page-aligned) reachable by the
-     * peers and returns a handle; mem_dereg undoes it.  rkey_pack writes
-     * the remote key of [addr, addr + len) inside a registration (at most
-     * TERN_RKEY_MAX bytes); rkey_unpack checks a key that vc's peer packed.
-     * A netmod without mem_reg registers nothing (tern_mem_get says so). */
-    tern_status_t (*mem_reg)(void *state, void *addr, size_t len, void **memh);
-    void (*mem_dereg)(void *state, void *memh);
-    tern_status_t (*rkey_pack)(void *state, void *memh, const void *addr, size_t len, void *buf,
-                               size_t *buflen);
-    tern_status_t (*rkey_unpack)(tern_vc_t *vc, const void *buf, size_t buflen,
-                                 tern_rkey_t *rkey);
+typedef struct tern_nm_wait_ops {
+    tern_nm_wait_fd_fn *wait_fd;
+    tern_nm_arm_fn *arm;
+    tern_nm_disarm_fn *disarm;
+} tern_nm_wait_ops_t;
 
-    /* Counters for tern_worker_counters: up to max into out, returns how
-     * many the instance has (names static, "<netmod>.<what>"). */
-    int (*counters)(void *state, tern_counter_t *out, int max);
+/* ---- mem: registration for zero-copy transfers (NULL table: none) --------
+ * Used through the engine's cache (tern_mem_get, engine/mem.c and
+ * engine/rcache.h): mem_reg makes [addr, addr + len) (page-aligned)
+ * reachable by the peers and returns a handle; mem_dereg undoes it.
+ * rkey_pack writes the remote key of [addr, addr + len) inside a
+ * registration (at most TERN_RKEY_MAX bytes); rkey_unpack checks a key that
+ * vc's peer packed.  rkey_pack and rkey_unpack are optional, as a pair: a
+ * netmod that registers only for its own transfers (dpdk) gives neither. */
+typedef tern_status_t tern_nm_mem_reg_fn(void *state, void *addr, size_t len, void **memh);
+typedef void tern_nm_mem_dereg_fn(void *state, void *memh);
+typedef tern_status_t tern_nm_rkey_pack_fn(void *state, void *memh, const void *addr, size_t len,
+                                           void *buf, size_t *buflen);
+typedef tern_status_t tern_nm_rkey_unpack_fn(tern_vc_t *vc, const void *buf, size_t buflen,
+                                             tern_rkey_t *rkey);
 
-    /* tern_connect (engine/connect.c): vc is the VC to rank `rank` of the
-     * other job nspace (vc->rank its peer id); read that rank's card with
-     * tern_pmix_get_of and get ready to connect to it, or to be connected
-     * from it.  Called after the jobs' PMIx_Connect; the jobs fence before
-     * anything is sent.  NULL: this netmod cannot reach other jobs. */
-    tern_status_t (*vc_init_remote)(void *state, tern_vc_t *vc, const char *nspace, int rank);
+typedef struct tern_nm_mem_ops {
+    tern_nm_mem_reg_fn *mem_reg;
+    tern_nm_mem_dereg_fn *mem_dereg;
+    tern_nm_rkey_pack_fn *rkey_pack;       /* optional, with rkey_unpack */
+    tern_nm_rkey_unpack_fn *rkey_unpack;   /* optional, with rkey_pack */
+} tern_nm_mem_ops_t;
 
-    /* Ports (engine/port.c: tern_port_open / _connect / _accept), worker 0
-     * only.  port_card: this instance's card (address) into buf, *len its
-     * capacity in, bytes out.  vc_init_card: vc to the process that opened
-     * a port with this card, whose job hash and rank it also names;
-     * connected on first send.  The acceptor side: when a connection names
-     * a job it does not know, the netmod asks tern_port_incoming for a VC
-     * (NULL: refuse it).  NULL ops: no ports on this netmod. */
-    tern_status_t (*port_card)(void *state, void *buf, size_t *len);
-    tern_status_t (*vc_init_card)(void *state, tern_vc_t *vc, const void *card, size_t len,
-                                  uint32_t job, int rank);
-};
+/* ---- conn: other jobs and ports (NULL table: neither) -------------------
+ * All slots required.
+ * vc_init_remote: tern_connect (engine/connect.c): vc is the VC to rank
+ *   `rank` of the other job nspace (vc->rank its peer id); read that rank's
+ *   card with tern_pmix_get_of and get ready to connect to it, or to be
+ *   connected from it.  Called after the jobs' PMIx_Connect; the jobs fence
+ *   before anything is sent.
+ * port_card / vc_init_card: ports (engine/port.c: tern_port_open /
+ *   _connect / _accept), worker 0 only.  port_card: this instance's card
+ *   (address) into buf, *len its capacity in, bytes out.  vc_init_card: vc
+ *   to the process that opened a port with this card, whose job hash and
+ *   rank it also names; connected on first send.  The acceptor side: when
+ *   a connection names a job it does not know, the netmod asks
+ *   tern_port_incoming for a VC (NULL: refuse it). */
+typedef tern_status_t tern_nm_vc_init_remote_fn(void *state, tern_vc_t *vc, const char *nspace,
+                                                int rank);
+typedef tern_status_t tern_nm_port_card_fn(void *state, void *buf, size_t *len);
+typedef tern_status_t tern_nm_vc_init_card_fn(void *state, tern_vc_t *vc, const void *card,
+                                              size_t len, uint32_t job, int rank);
+
+typedef struct tern_nm_conn_ops {
+    tern_nm_vc_init_remote_fn *vc_init_remote;
+    tern_nm_port_card_fn *port_card;
+    tern_nm_vc_init_card_fn *vc_init_card;
+} tern_nm_conn_ops_t;
 
 /* engine/port.c: a connection from (job, rank), unknown so far, reached
  * worker w's instance of a netmod: the VC that will carry it (a new
  * one-rank peer, queued for tern_port_accept), or NULL when no port is
- * open there.  vc->nm / nm_state are set; the netmod sets nm_vc. */
-tern_vc_t *tern_port_incoming(tern_worker_t *w, const tern_netmod_ops_t *nm, void *nm_state,
-                              uint32_t job, int rank);
+ * open there (nm_state: the instance's state).  vc->nm / nm_state are set;
+ * the netmod sets nm_vc. */
+tern_vc_t *tern_port_incoming(tern_worker_t *w, void *nm_state, uint32_t job, int rank);
 
 /* 32-bit FNV-1a of a job name (tcp's HELLO, port names) */
 uint32_t tern_job_hash(const char *name);
 
 /* What a netmod declares about itself (TERN_NETMOD_DEFINE). */
 typedef struct tern_netmod_desc {
+    int abi;                            /* TERN_NETMOD_ABI: the tables it was built with */
     const char *name;
     /* Among the allowed netmods that reach a peer, the highest priority
      * carries its VC (shm 100 > tcp 10; self is the engine's own). */
     int priority;
     const char *reach;                  /* for tern_info: "same node", "any rank" */
-    const tern_netmod_ops_t *ops;
     const tern_config_table_t *config;  /* its TERN_* variables; NULL: none */
     /* NULL, or why this process cannot use it at all (verbs: no device);
      * for tern_info and for the error when no netmod reaches a peer.
      * NULL function: always usable. */
     const char *(*unavailable)(void);
+    const tern_nm_core_ops_t *core;     /* required */
+    const tern_nm_lmt_ops_t *lmt;       /* NULL: the engine's null LMT mode */
+    const tern_nm_wait_ops_t *wait;     /* NULL: no event source */
+    const tern_nm_mem_ops_t *mem;       /* NULL: registers nothing */
+    const tern_nm_conn_ops_t *conn;     /* NULL: no other jobs, no ports */
 } tern_netmod_desc_t;
 
-/* Add desc to the registry (at load time, from TERN_NETMOD_DEFINE). */
-void tern_netmod_register(const tern_netmod_desc_t *desc);
+/* Check desc: its ABI number, a core table, every required slot of each
+ * table it gives.  TERN_ERR_UNSUPPORTED naming the netmod and what is
+ * missing otherwise. */
+tern_status_t tern_netmod_check(const tern_netmod_desc_t *desc);
+
+/* Add desc to the registry (at load time, from TERN_NETMOD_DEFINE) once
+ * tern_netmod_check accepts it; a refused one is left out with a warning
+ * naming the cause, and its error is returned. */
+tern_status_t tern_netmod_register(const tern_netmod_desc_t *desc);
 
 /* Registered netmods, highest priority first. */
 int tern_netmod_count(void);
@@ -184,26 +250,24 @@ const char *tern_netmod_names(void);
 #define TERN_NETMOD_DEFINE(desc_)                                                    \
     static void __attribute__((constructor)) tern_netmod_register_##desc_(void)     \
     {                                                                                \
-        tern_netmod_register(&(desc_));                                              \
+        (void)tern_netmod_register(&(desc_));                                        \
     }
 
-/* One netmod as a context uses it. */
-typedef struct tern_netmod_inst {
-    tern_netmod_ops_t ops;              /* checked copy, defaults filled */
-    const tern_netmod_desc_t *desc;     /* NULL for self */
+/* One netmod as a worker uses it; vc->nm points at it. */
+struct tern_netmod_inst {
+    /* by value and first: a send is vc->nm->core.istart_contig_msg, one load */
+    tern_nm_core_ops_t core;            /* optional slots given typed no-ops, poll kept NULL */
+    const tern_nm_lmt_ops_t *lmt;       /* the descriptor's tables (NULL: absent) */
+    const tern_nm_wait_ops_t *wait;
+    const tern_nm_mem_ops_t *mem;
+    const tern_nm_conn_ops_t *conn;
+    const tern_netmod_desc_t *desc;
     const char *name;
     void *state;
     void *config;                       /* its config struct (malloc'd) */
-    bool has_lmt;
     bool initialized;                   /* init was called: finalize is due */
     struct tern_rcache *rcache;         /* registrations (tern_mem_get), made on first use */
-} tern_netmod_inst_t;
-
-/* The instance whose ops vc->nm points to (ops is its first member). */
-static inline tern_netmod_inst_t *tern_vc_netmod(const tern_vc_t *vc)
-{
-    return TERN_CONTAINER_OF(vc->nm, tern_netmod_inst_t, ops);
-}
+};
 
 /* A registration of memory with a VC's netmod (engine/mem.c). */
 typedef struct tern_mem {
@@ -216,7 +280,8 @@ typedef struct tern_mem {
  * nothing; the cache's or the netmod's error otherwise. */
 tern_status_t tern_mem_get(tern_vc_t *vc, const void *addr, size_t len, tern_mem_t *mem);
 void tern_mem_put(tern_mem_t *mem);
-/* The remote key of [addr, addr + len) inside mem, for a peer. */
+/* The remote key of [addr, addr + len) inside mem, for a peer;
+ * TERN_ERR_UNSUPPORTED when the netmod has no remote keys. */
 tern_status_t tern_mem_rkey(const tern_mem_t *mem, const void *addr, size_t len, void *buf,
                             size_t *buflen);
 /* Release an instance's cache (before its netmod is finalized); the idle
@@ -225,22 +290,17 @@ void tern_mem_release(tern_netmod_inst_t *inst);
 void tern_mem_progress(tern_worker_t *w);
 
 /*
- * Prepare inst from desc (or from the engine's self ops when desc is NULL):
- * size check, defaults, LMT completeness, configuration loaded and
- * validated.  TERN_ERR_UNSUPPORTED / TERN_ERR_INVALID_PARAM name the cause.
+ * Prepare inst from desc (a registered netmod, or the engine's self):
+ * tern_netmod_check, the core table copied with its optional slots
+ * defaulted, configuration loaded and validated.  TERN_ERR_UNSUPPORTED /
+ * TERN_ERR_INVALID_PARAM name the cause.
  */
-tern_status_t tern_netmod_instantiate(tern_netmod_inst_t *inst, const tern_netmod_desc_t *desc,
-                                      const char *name, const tern_netmod_ops_t *ops);
+tern_status_t tern_netmod_instantiate(tern_netmod_inst_t *inst, const tern_netmod_desc_t *desc);
 void tern_netmod_inst_release(tern_netmod_inst_t *inst);
 
-/* True when the instance has LMT operations (otherwise the null mode). */
-static inline bool tern_netmod_has_lmt(const tern_netmod_ops_t *ops)
-{
-    return ops->lmt_start_recv != NULL;
-}
-
-/* The engine's own self netmod (engine/self.c): the VC to one's own rank. */
-extern const tern_netmod_ops_t tern_netmod_self_ops;
+/* The engine's own self netmod (engine/self.c): the VC to one's own rank.
+ * Not registered: every worker's instance 0. */
+extern const tern_netmod_desc_t tern_netmod_self;
 
 /* Services for netmods. */
 

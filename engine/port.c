@@ -46,7 +46,7 @@ tern_status_t tern_port_open(tern_context_t *ctx, char port[TERN_PORT_NAME_MAX])
     tern_netmod_inst_t *n = &ctx->workers[0].netmods[nm];
     unsigned char card[CARD_MAX];
     size_t len = sizeof(card);
-    if ((st = n->ops.port_card(n->state, card, &len)) != TERN_OK)
+    if ((st = n->conn->port_card(n->state, card, &len)) != TERN_OK)
         return st;
     int off = snprintf(port, TERN_PORT_NAME_MAX, PORT_PREFIX "%08x:%d:",
                        tern_job_hash(ctx->pmix.nspace), ctx->rank);
@@ -120,7 +120,7 @@ tern_status_t tern_port_connect(tern_context_t *ctx, const char *port, tern_job_
     if (j == NULL)
         return tern_error(TERN_ERR_NO_MEMORY, "tern_port_connect: a VC");
     tern_vc_t *vc = &j->vcs[0][0];
-    st = vc->nm->vc_init_card(vc->nm_state, vc, card, len, job, rank);
+    st = vc->nm->conn->vc_init_card(vc->nm_state, vc, card, len, job, rank);
     if (st == TERN_OK)
         st = tern_job_publish(ctx, j);
     if (st != TERN_OK) {
@@ -132,11 +132,9 @@ tern_status_t tern_port_connect(tern_context_t *ctx, const char *port, tern_job_
     return TERN_OK;
 }
 
-tern_vc_t *tern_port_incoming(tern_worker_t *w, const tern_netmod_ops_t *nm, void *nm_state,
-                              uint32_t job, int rank)
+tern_vc_t *tern_port_incoming(tern_worker_t *w, void *nm_state, uint32_t job, int rank)
 {
     tern_context_t *ctx = w->ctx;
-    (void)nm;
     if (ctx->port_nm == 0 || w->index != 0 || ctx->naccepted == TERN_MAX_JOBS ||
         w->netmods[ctx->port_nm].state != nm_state)
         return NULL;

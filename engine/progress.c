@@ -44,14 +44,14 @@ void tern_health_check(tern_worker_t *w)
     for (int i = 0; i < w->num_netmods; i++) {
         tern_netmod_inst_t *n = &w->netmods[i];
         if (n->initialized)
-            n->ops.check_peers(n->state);
+            n->core.check_peers(n->state);
     }
     tern_mem_progress(w); /* memory given back: deregister it */
     tern_pmix_death_t dead[16];
     int nd;
     while (!ctx->finalizing && (nd = tern_pmix_take_dead(&ctx->pmix, w->index, dead, 16)) > 0) {
         for (int i = 0; i < w->num_pollers; i++)
-            w->pollers[i]->ops.poll(w->pollers[i]->state, TERN_POLL_ALL);
+            w->pollers[i]->core.poll(w->pollers[i]->state, TERN_POLL_ALL);
         for (int i = 0; i < nd; i++) {
             tern_vc_t *vc = &w->vcs[dead[i].rank];
             if (vc->nm == NULL || vc->state == TERN_VC_FAILED || vc->state == TERN_VC_CLOSED)
@@ -72,7 +72,7 @@ unsigned tern_progress(tern_worker_t *w)
         return 0;
     unsigned n = 0;
     for (int i = 0; i < w->num_pollers; i++)
-        n += w->pollers[i]->ops.poll(w->pollers[i]->state, TERN_POLL_ALL);
+        n += w->pollers[i]->core.poll(w->pollers[i]->state, TERN_POLL_ALL);
     if (n != 0) {
         w->idle_polls = 0;
     } else if ((++w->idle_polls & 1023u) == 0) {
@@ -200,8 +200,7 @@ static void vc_end(tern_vc_t *vc, tern_status_t status, const char *why, bool fa
     if (failed && !vc->port_peer)
         tern_warn("connection to rank %d failed: %s", vc->rank, cause);
     /* The netmod drops its queues: requests it owns alone fail there. */
-    if (vc->nm->vc_destroy != NULL)
-        vc->nm->vc_destroy(vc);
+    vc->nm->core.vc_destroy(vc);
 
     tern_list_t *pos, *tmp;
     tern_list_for_each_safe(pos, tmp, &vc->lmt_wait)

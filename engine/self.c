@@ -45,15 +45,6 @@ static tern_status_t self_istart(tern_vc_t *vc, const void *hdr, size_t hdrlen, 
     return feed(vc, hdr, hdrlen, NULL, data, len);
 }
 
-static tern_status_t self_isend_contig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
-                                       size_t hdrlen, const void *data, size_t len)
-{
-    tern_status_t st = feed(vc, hdr, hdrlen, NULL, data, len);
-    if (st == TERN_OK)
-        tern_request_complete(sreq, TERN_OK);
-    return st;
-}
-
 static tern_status_t self_noncontig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
                                     size_t hdrlen)
 {
@@ -63,15 +54,39 @@ static tern_status_t self_noncontig(tern_vc_t *vc, tern_request_t *sreq, const v
     return st;
 }
 
-static int self_ordering(void *state) { return 1; }
+static tern_status_t self_finalize(void *state)
+{
+    (void)state;
+    return TERN_OK;
+}
 
-const tern_netmod_ops_t tern_netmod_self_ops = {
-    .size = sizeof(tern_netmod_ops_t),
-    .get_ordering = self_ordering,
+static tern_status_t self_vc_destroy(tern_vc_t *vc)
+{
+    (void)vc; /* nothing is ever queued */
+    return TERN_OK;
+}
+
+static tern_status_t self_vc_terminate(tern_vc_t *vc)
+{
+    vc->state = TERN_VC_CLOSED; /* every send completed inside its call */
+    return TERN_OK;
+}
+
+static const tern_nm_core_ops_t self_core = {
     .reachable = self_reachable,
     .init = self_init,
+    .finalize = self_finalize,
     .vc_init = self_vc_init,
-    .isend_contig = self_isend_contig,
+    .vc_destroy = self_vc_destroy,
+    .vc_terminate = self_vc_terminate,
     .istart_contig_msg = self_istart,
     .send_noncontig = self_noncontig,
+};
+
+/* No poll (nothing arrives later), no LMT (the null mode), nothing else. */
+const tern_netmod_desc_t tern_netmod_self = {
+    .abi = TERN_NETMOD_ABI,
+    .name = "self",
+    .reach = "one's own rank",
+    .core = &self_core,
 };

@@ -36,13 +36,14 @@ static tern_status_t check_args(tern_worker_t *w, int dest, int tag, tern_reques
  * netmod has it, else the netmod's choice by size (null without LMT ops). */
 static int choose_lmt(tern_vc_t *vc, size_t len)
 {
-    if (!tern_netmod_has_lmt(vc->nm))
+    const tern_nm_lmt_ops_t *lmt = vc->nm->lmt;
+    if (lmt == NULL)
         return TERN_LMT_NULL;
     int forced = (int)vc->worker->ctx->cfg.lmt_mode;
     if (forced == TERN_LMT_NULL)
         return TERN_LMT_NULL;
     if (forced != TERN_LMT_AUTO) {
-        if (vc->nm->lmt_modes(vc->nm_state) & (1u << forced))
+        if (lmt->modes(vc->nm_state) & (1u << forced))
             return forced;
         static atomic_bool warned; /* once per process, whichever worker sees it */
         if (!atomic_exchange_explicit(&warned, true, memory_order_relaxed)) {
@@ -50,7 +51,7 @@ static int choose_lmt(tern_vc_t *vc, size_t len)
                       vc->nm->name, vc->rank);
         }
     }
-    return vc->nm->lmt_choose(vc, len);
+    return lmt->choose(vc, len);
 }
 
 /* Rendezvous: register sreq, send RTS with the mode and the netmod's cookie. */
@@ -64,7 +65,7 @@ static tern_status_t start_rndv(tern_vc_t *vc, tern_request_t *s, int tag, uint1
     int mode = choose_lmt(vc, s->msg_len);
     if (mode != TERN_LMT_NULL) {
         clen = sizeof(cookie);
-        tern_status_t st = vc->nm->lmt_initiate(vc, s, &mode, cookie, &clen);
+        tern_status_t st = vc->nm->lmt->initiate(vc, s, &mode, cookie, &clen);
         if (st != TERN_OK)
             return st;
     }
@@ -105,7 +106,7 @@ static tern_status_t do_send(tern_worker_t *w, const struct iovec *iov, int iovc
     tern_status_t st;
     if (len <= vc->eager_limit && !sync) {
         tern_pkt_hdr_t h = {.type = TERN_PKT_EAGER, .space = space, .tag = tag, .len = len};
-        st = vc->nm->send_noncontig(vc, s, &h, sizeof(h));
+        st = vc->nm->core.send_noncontig(vc, s, &h, sizeof(h));
     } else {
         st = start_rndv(vc, s, tag, space);
     }
@@ -137,7 +138,7 @@ tern_status_t tern_isend(tern_worker_t *w, const void *buf, size_t len, int dest
         tern_pkt_hdr_t h = {.type = TERN_PKT_EAGER, .space = space, .tag = tag, .len = len};
         tern_request_t *s = NULL;
         *req = NULL;
-        st = vc->nm->istart_contig_msg(vc, &h, sizeof(h), buf, len, &s);
+        st = vc->nm->core.istart_contig_msg(vc, &h, sizeof(h), buf, len, &s);
         if (st < 0 || s == NULL)
             return st;
         s->flags |= TERN_REQF_USER;

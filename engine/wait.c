@@ -70,7 +70,7 @@ void tern_worker_fini(tern_worker_t *w)
 
 tern_status_t tern_worker_bind_netmod(tern_worker_t *w, tern_netmod_inst_t *n)
 {
-    int fd = n->ops.wait_fd(n->state);
+    int fd = n->wait != NULL ? n->wait->wait_fd(n->state) : -1;
     if (fd < 0)
         return TERN_OK;
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = n};
@@ -96,8 +96,8 @@ tern_status_t tern_worker_bind_events(tern_worker_t *w)
 static void disarm_all(tern_worker_t *w, int upto)
 {
     for (int i = 0; i < upto; i++)
-        if (w->netmods[i].initialized)
-            w->netmods[i].ops.disarm(w->netmods[i].state);
+        if (w->netmods[i].initialized && w->netmods[i].wait != NULL)
+            w->netmods[i].wait->disarm(w->netmods[i].state);
 }
 
 /* Block mode: sleep until a netmod's fd or the wake-up fd fires, the health
@@ -108,8 +108,8 @@ static void block(tern_worker_t *w, uint64_t deadline_ns)
     int armed = 0;
     bool sleep_ok = true;
     for (; armed < w->num_netmods && sleep_ok; armed++)
-        if (w->netmods[armed].initialized)
-            sleep_ok = w->netmods[armed].ops.arm(w->netmods[armed].state);
+        if (w->netmods[armed].initialized && w->netmods[armed].wait != NULL)
+            sleep_ok = w->netmods[armed].wait->arm(w->netmods[armed].state);
     unsigned before = w->completions;
     if (sleep_ok && tern_progress(w) == 0 && w->completions == before &&
         !atomic_load_explicit(&w->signaled, memory_order_acquire)) {

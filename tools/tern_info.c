@@ -1,6 +1,6 @@
 /*
  * tern_info: what this build of tern has — version, the registered netmods
- * (by priority, with what they reach), and every TERN_* setting of the
+ * (by priority, with what they reach and their capability tables), and every TERN_* setting of the
  * engine and of each netmod with its default, range and the value in
  * effect.  Needs no PMIx server; started by a launcher (ternrun -n 3
  * tern_info) it asks the launcher about this node, as tern_init does, and
@@ -57,6 +57,29 @@ static tern_status_t print_table(const tern_config_table_t *t, bool netmod, cons
     return st;
 }
 
+/* The capability tables d has, and those it has not (engine/netmod.h). */
+static void print_tables(const tern_netmod_desc_t *d)
+{
+    const struct {
+        const char *name;
+        bool has;
+    } t[] = {{"lmt", d->lmt != NULL},
+             {"wait", d->wait != NULL},
+             {"mem", d->mem != NULL},
+             {"conn", d->conn != NULL}};
+    printf("           tables: core");
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+        if (t[i].has)
+            printf(" %s%s", t[i].name,
+                   strcmp(t[i].name, "mem") == 0 && d->mem->rkey_pack ? " (remote keys)" : "");
+    printf("; without:");
+    int none = 0;
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+        if (!t[i].has)
+            printf(" %s", t[i].name), none++;
+    printf("%s\n", none ? "" : " -");
+}
+
 int main(int argc, char **argv)
 {
     int netmods = 1, params = 1;
@@ -79,7 +102,8 @@ int main(int argc, char **argv)
         for (int i = 0; i < tern_netmod_count(); i++) {
             const tern_netmod_desc_t *d = tern_netmod_get(i);
             printf("  %-8s priority %-4d reaches %s%s\n", d->name, d->priority, d->reach,
-                   d->ops->lmt_start_recv ? "; rendezvous by its own LMT" : "; rendezvous by the null LMT mode");
+                   d->lmt ? "; rendezvous by its own LMT" : "; rendezvous by the null LMT mode");
+            print_tables(d);
             const char *why = d->unavailable != NULL ? d->unavailable() : NULL;
             if (why != NULL)
                 printf("           unusable in this process: %s\n", why);

@@ -36,11 +36,16 @@ static tern_status_t sink_istart(tern_vc_t *vc, const void *hdr, size_t hdrlen, 
     return TERN_OK;
 }
 
-static int sink_ordering(void *state) { return 1; }
+static tern_status_t sink_noncontig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
+                                    size_t hdrlen)
+{
+    return tern_error(TERN_ERR_UNSUPPORTED, "micro sink: no payload sends");
+}
 
-static const tern_netmod_ops_t sink_ops = {.size = sizeof(tern_netmod_ops_t),
-                                           .get_ordering = sink_ordering,
-                                           .istart_contig_msg = sink_istart};
+/* self's lifecycle ops, the sink's data ops */
+static tern_nm_core_ops_t sink_core;
+static const tern_netmod_desc_t sink_desc = {
+    .abi = TERN_NETMOD_ABI, .name = "micro-sink", .core = &sink_core};
 
 micro_engine_t *micro_engine_new(void)
 {
@@ -58,7 +63,10 @@ micro_engine_t *micro_engine_new(void)
     ctx->size = MICRO_RANKS;
     ctx->workers = &e->worker;
     ctx->num_workers = 1;
-    if (tern_netmod_instantiate(&e->nm[0], NULL, "micro-sink", &sink_ops) != TERN_OK ||
+    sink_core = *tern_netmod_self.core;
+    sink_core.istart_contig_msg = sink_istart;
+    sink_core.send_noncontig = sink_noncontig;
+    if (tern_netmod_instantiate(&e->nm[0], &sink_desc) != TERN_OK ||
         tern_worker_init(&e->worker, ctx, 0) != TERN_OK) {
         free(e);
         return NULL;
@@ -69,7 +77,7 @@ micro_engine_t *micro_engine_new(void)
         tern_vc_t *vc = &e->vcs[r];
         vc->rank = r;
         vc->worker = &e->worker;
-        vc->nm = &e->nm[0].ops;
+        vc->nm = &e->nm[0];
         vc->eager_limit = ctx->cfg.eager_limit;
         tern_list_init(&vc->lmt_wait);
     }
@@ -84,10 +92,10 @@ void micro_engine_free(micro_engine_t *e)
     tern_worker_t *w = &e->worker;
     for (int i = w->num_netmods - 1; i >= 0; i--) {
         for (int r = 0; r < MICRO_RANKS; r++)
-            if (e->vcs[r].nm == &w->netmods[i].ops)
-                w->netmods[i].ops.vc_destroy(&e->vcs[r]);
+            if (e->vcs[r].nm == &w->netmods[i])
+                w->netmods[i].core.vc_destroy(&e->vcs[r]);
         if (w->netmods[i].initialized)
-            w->netmods[i].ops.finalize(w->netmods[i].state);
+            w->netmods[i].core.finalize(w->netmods[i].state);
         tern_netmod_inst_release(&w->netmods[i]);
     }
     /* every request, queued or pooled, lives in the worker's slabs */
@@ -130,7 +138,7 @@ tern_status_t micro_shm_loopback(micro_engine_t *e, size_t fbox_size, bool fastb
     if (d == NULL)
         return tern_error(TERN_ERR_UNSUPPORTED, "micro: no shm netmod registered");
     tern_netmod_inst_t *n = &e->nm[1];
-    tern_status_t st = tern_netmod_instantiate(n, d, d->name, d->ops);
+    tern_status_t st = tern_netmod_instantiate(n, d);
     if (st != TERN_OK)
         return st;
     tern_shm_config_t *cfg = n->config;
@@ -176,7 +184,7 @@ tern_status_t micro_shm_loopback(micro_engine_t *e, size_t fbox_size, bool fastb
     if (!fastbox)
         s->fbox_cap = 0;
 
-    vc->nm = &n->ops;
+    vc->nm = n;
     vc->nm_state = s;
     /* as setup_netmods() in engine/context.c: shm polls */
     n->state = s;

@@ -306,8 +306,6 @@ bool tern_dpdk_vc_idle(const tern_dpdk_vc_t *dv);
 
 tern_status_t tern_dpdk_istart_contig_msg(tern_vc_t *vc, const void *hdr, size_t hdrlen,
                                           const void *data, size_t len, tern_request_t **sreq);
-tern_status_t tern_dpdk_isend_contig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
-                                     size_t hdrlen, const void *data, size_t len);
 tern_status_t tern_dpdk_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
                                        size_t hdrlen);
 /* Move the VC's queued packets into frames while the window allows. */

@@ -248,8 +248,6 @@ static tern_status_t dpdk_vc_terminate(tern_vc_t *vc)
     return TERN_OK;
 }
 
-static int dpdk_get_ordering(void *state) { return 1; }
-
 /* ---- progress -------------------------------------------------------------- */
 
 static unsigned rx_port(tern_dpdk_t *d, tern_dpdk_port_t *p)
@@ -515,8 +513,7 @@ static int dpdk_counters(void *state, tern_counter_t *out, int max)
     return n;
 }
 
-static const tern_netmod_ops_t dpdk_ops = {
-    .size = sizeof(tern_netmod_ops_t),
+static const tern_nm_core_ops_t dpdk_core = {
     .reachable = dpdk_reachable,
     .init = dpdk_init,
     .finalize = dpdk_finalize,
@@ -524,36 +521,48 @@ static const tern_netmod_ops_t dpdk_ops = {
     .wireup_done = dpdk_wireup_done,
     .vc_destroy = dpdk_vc_destroy,
     .vc_terminate = dpdk_vc_terminate,
-    .get_ordering = dpdk_get_ordering,
-    .isend_contig = tern_dpdk_isend_contig,
+    .poll = dpdk_poll,
+    .check_peers = dpdk_check_peers,
+    .counters = dpdk_counters,
     .istart_contig_msg = tern_dpdk_istart_contig_msg,
     .send_noncontig = tern_dpdk_send_noncontig,
-    .poll = dpdk_poll,
-    .lmt_modes = tern_dpdk_lmt_modes,
-    .lmt_choose = tern_dpdk_lmt_choose,
-    .lmt_initiate = tern_dpdk_lmt_initiate,
-    .lmt_start_recv = tern_dpdk_lmt_start_recv,
-    .lmt_start_send = tern_dpdk_lmt_start_send,
-    .lmt_handle_cookie = tern_dpdk_lmt_handle_cookie,
-    .lmt_done_send = tern_dpdk_lmt_done_send,
-    .lmt_done_recv = tern_dpdk_lmt_done_recv,
-    .check_peers = dpdk_check_peers,
+};
+
+static const tern_nm_lmt_ops_t dpdk_lmt = {
+    .modes = tern_dpdk_lmt_modes,
+    .choose = tern_dpdk_lmt_choose,
+    .initiate = tern_dpdk_lmt_initiate,
+    .start_recv = tern_dpdk_lmt_start_recv,
+    .start_send = tern_dpdk_lmt_start_send,
+    .handle_cookie = tern_dpdk_lmt_handle_cookie,
+    .done_send = tern_dpdk_lmt_done_send,
+    .done_recv = tern_dpdk_lmt_done_recv,
+};
+
+static const tern_nm_wait_ops_t dpdk_wait = {
     .wait_fd = tern_dpdk_wait_fd,
     .arm = tern_dpdk_arm,
     .disarm = tern_dpdk_disarm,
+};
+
+/* registration for the put mode's zero-copy frames only: no remote keys */
+static const tern_nm_mem_ops_t dpdk_mem = {
     .mem_reg = dpdk_mem_reg,
     .mem_dereg = dpdk_mem_dereg,
-    .counters = dpdk_counters,
 };
 
 static const char *dpdk_unavailable(void) { return tern_dpdk_eal_unavailable(); }
 
 static const tern_netmod_desc_t dpdk_netmod = {
+    .abi = TERN_NETMOD_ABI,
     .name = "dpdk",
     .priority = 30,
     .reach = "any rank, with a DPDK port (Ethernet; TERN_DPDK_VDEV or TERN_DPDK_PORT)",
-    .ops = &dpdk_ops,
     .config = &tern_dpdk_config_table,
     .unavailable = dpdk_unavailable,
+    .core = &dpdk_core,
+    .lmt = &dpdk_lmt,
+    .wait = &dpdk_wait,
+    .mem = &dpdk_mem,
 };
 TERN_NETMOD_DEFINE(dpdk_netmod)

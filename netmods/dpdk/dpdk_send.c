@@ -154,12 +154,3 @@ tern_status_t tern_dpdk_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, cons
     tern_dpdk_vc(vc)->d->now_ns = tern_now_ns();
     return enqueue(tern_dpdk_vc(vc), sreq, hdr, hdrlen, true);
 }
-
-tern_status_t tern_dpdk_isend_contig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
-                                     size_t hdrlen, const void *data, size_t len)
-{
-    sreq->iov1.iov_base = (void *)data;
-    sreq->iov1.iov_len = len;
-    tern_cursor_init(&sreq->cur, &sreq->iov1, 1);
-    return tern_dpdk_send_noncontig(vc, sreq, hdr, hdrlen);
-}

@@ -109,8 +109,6 @@ void tern_shm_disarm(void *state);
 void tern_shm_place_inbox(tern_shm_t *s);
 
 /* shm_send.c */
-tern_status_t tern_shm_isend_contig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
-                                    size_t hdrlen, const void *data, size_t len);
 tern_status_t tern_shm_istart_contig_msg(tern_vc_t *vc, const void *hdr, size_t hdrlen,
                                          const void *data, size_t len, tern_request_t **sreq);
 tern_status_t tern_shm_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,

@@ -298,8 +298,6 @@ static tern_status_t shm_finalize(void *state)
     return TERN_OK;
 }
 
-static int shm_get_ordering(void *state) { return 1; }
-
 /* Registration: nothing to pin for CMA; the engine's cache still tracks
  * the range (so an unmapped buffer never keeps a key) and the key says
  * where the memory is. */
@@ -308,6 +306,8 @@ static tern_status_t shm_mem_reg(void *state, void *addr, size_t len, void **mem
     *memh = addr;
     return TERN_OK;
 }
+
+static void shm_mem_dereg(void *state, void *memh) {}
 
 static tern_status_t shm_rkey_pack(void *state, void *memh, const void *addr, size_t len,
                                    void *buf, size_t *buflen)
@@ -340,8 +340,7 @@ static tern_status_t shm_rkey_unpack(tern_vc_t *vc, const void *buf, size_t bufl
     return TERN_OK;
 }
 
-static const tern_netmod_ops_t shm_ops = {
-    .size = sizeof(tern_netmod_ops_t),
+static const tern_nm_core_ops_t shm_core = {
     .reachable = shm_reachable,
     .init = shm_init,
     .finalize = shm_finalize,
@@ -349,33 +348,45 @@ static const tern_netmod_ops_t shm_ops = {
     .wireup_done = shm_wireup_done,
     .vc_destroy = shm_vc_destroy,
     .vc_terminate = shm_vc_terminate,
-    .get_ordering = shm_get_ordering,
-    .isend_contig = tern_shm_isend_contig,
+    .poll = shm_poll,
+    .check_peers = shm_check_peers,
     .istart_contig_msg = tern_shm_istart_contig_msg,
     .send_noncontig = tern_shm_send_noncontig,
-    .poll = shm_poll,
-    .lmt_modes = tern_shm_lmt_modes,
-    .lmt_choose = tern_shm_lmt_choose,
-    .lmt_initiate = tern_shm_lmt_initiate,
-    .lmt_start_recv = tern_shm_lmt_start_recv,
-    .lmt_start_send = tern_shm_lmt_start_send,
-    .lmt_handle_cookie = tern_shm_lmt_handle_cookie,
-    .lmt_done_send = tern_shm_lmt_done_send,
-    .lmt_done_recv = tern_shm_lmt_done_recv,
-    .check_peers = shm_check_peers,
+};
+
+static const tern_nm_lmt_ops_t shm_lmt = {
+    .modes = tern_shm_lmt_modes,
+    .choose = tern_shm_lmt_choose,
+    .initiate = tern_shm_lmt_initiate,
+    .start_recv = tern_shm_lmt_start_recv,
+    .start_send = tern_shm_lmt_start_send,
+    .handle_cookie = tern_shm_lmt_handle_cookie,
+    .done_send = tern_shm_lmt_done_send,
+    .done_recv = tern_shm_lmt_done_recv,
+};
+
+static const tern_nm_wait_ops_t shm_wait = {
     .wait_fd = tern_shm_wait_fd,
     .arm = tern_shm_arm,
     .disarm = tern_shm_disarm,
+};
+
+static const tern_nm_mem_ops_t shm_mem = {
     .mem_reg = shm_mem_reg,
+    .mem_dereg = shm_mem_dereg,
     .rkey_pack = shm_rkey_pack,
     .rkey_unpack = shm_rkey_unpack,
 };
 
 static const tern_netmod_desc_t shm_netmod = {
+    .abi = TERN_NETMOD_ABI,
     .name = "shm",
     .priority = 100,
     .reach = "ranks on the same node",
-    .ops = &shm_ops,
     .config = &tern_shm_config_table,
+    .core = &shm_core,
+    .lmt = &shm_lmt,
+    .wait = &shm_wait,
+    .mem = &shm_mem,
 };
 TERN_NETMOD_DEFINE(shm_netmod)

@@ -165,16 +165,6 @@ tern_status_t tern_shm_istart_contig_msg(tern_vc_t *vc, const void *hdr, size_t 
     return TERN_OK;
 }
 
-tern_status_t tern_shm_isend_contig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
-                                    size_t hdrlen, const void *data, size_t len)
-{
-    /* send_noncontig checks the VC and binds the request to it */
-    sreq->iov1.iov_base = (void *)data;
-    sreq->iov1.iov_len = len;
-    tern_cursor_init(&sreq->cur, &sreq->iov1, 1);
-    return tern_shm_send_noncontig(vc, sreq, hdr, hdrlen);
-}
-
 tern_status_t tern_shm_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
                                       size_t hdrlen)
 {

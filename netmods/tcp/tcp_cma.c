@@ -148,7 +148,7 @@ tern_status_t tern_tcp_lmt_start_send(tern_vc_t *vc, tern_request_t *sreq, const
                           "no CMA get", vc->rank);
     sreq->nm.u64[0] = 0;
     tern_pkt_hdr_t d = {.type = TERN_PKT_DATA, .len = sreq->msg_len, .rreq = sreq->remote_id};
-    return vc->nm->send_noncontig(vc, sreq, &d, sizeof(d));
+    return vc->nm->core.send_noncontig(vc, sreq, &d, sizeof(d));
 }
 
 tern_status_t tern_tcp_lmt_done_send(tern_vc_t *vc, tern_request_t *sreq)

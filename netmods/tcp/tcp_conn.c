@@ -50,7 +50,7 @@ tern_tcp_vc_t *tern_tcp_vc_of_hello(tern_tcp_t *t, const tern_tcp_hello_t *h)
         if (t->remote[i]->job == h->job && t->remote[i]->peer_rank == h->rank)
             return t->remote[i];
     /* a process that connects to our port: the engine gives it a VC */
-    tern_vc_t *vc = tern_port_incoming(t->worker, NULL, t, h->job, h->rank);
+    tern_vc_t *vc = tern_port_incoming(t->worker, t, h->job, h->rank);
     if (vc == NULL || tern_tcp_remote_add(t, vc, h->job, h->rank, NULL) != TERN_OK)
         return NULL;
     return tern_tcp_vc(vc);

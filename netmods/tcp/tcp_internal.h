@@ -152,8 +152,6 @@ void tern_tcp_vc_lost(tern_tcp_vc_t *tv, tern_status_t st, const char *what);
 /* tcp_send.c */
 tern_status_t tern_tcp_istart_contig_msg(tern_vc_t *vc, const void *hdr, size_t hdrlen,
                                          const void *data, size_t len, tern_request_t **sreq);
-tern_status_t tern_tcp_isend_contig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
-                                    size_t hdrlen, const void *data, size_t len);
 tern_status_t tern_tcp_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
                                       size_t hdrlen);
 void tern_tcp_flush(tern_tcp_vc_t *tv);

@@ -351,8 +351,6 @@ static tern_status_t tcp_finalize(void *state)
     return TERN_OK;
 }
 
-static int tcp_get_ordering(void *state) { return 1; }
-
 /* Block mode: the socket set's epoll fd.  Arming collects what the set has
  * (handshakes, accepts, write completions): anything there cancels the
  * sleep.  Data on a connected stream needs no arming: the engine re-polls
@@ -378,39 +376,52 @@ static bool tcp_arm(void *state)
     return n == 0;
 }
 
-static const tern_netmod_ops_t tcp_ops = {
-    .size = sizeof(tern_netmod_ops_t),
+static void tcp_disarm(void *state) {} /* arming changed nothing to undo */
+
+static const tern_nm_core_ops_t tcp_core = {
     .reachable = tcp_reachable,
     .init = tcp_init,
     .finalize = tcp_finalize,
     .vc_init = tcp_vc_init,
     .vc_destroy = tcp_vc_destroy,
     .vc_terminate = tcp_vc_terminate,
-    .get_ordering = tcp_get_ordering,
-    .isend_contig = tern_tcp_isend_contig,
+    .poll = tcp_poll,
     .istart_contig_msg = tern_tcp_istart_contig_msg,
     .send_noncontig = tern_tcp_send_noncontig,
-    .poll = tcp_poll,
+};
+
+static const tern_nm_lmt_ops_t tcp_lmt = {
+    .modes = tern_tcp_lmt_modes,
+    .choose = tern_tcp_lmt_choose,
+    .initiate = tern_tcp_lmt_initiate,
+    .start_recv = tern_tcp_lmt_start_recv,
+    .start_send = tern_tcp_lmt_start_send,
+    .handle_cookie = tern_tcp_lmt_handle_cookie,
+    .done_send = tern_tcp_lmt_done_send,
+    .done_recv = tern_tcp_lmt_done_recv,
+};
+
+static const tern_nm_wait_ops_t tcp_wait = {
     .wait_fd = tcp_wait_fd,
     .arm = tcp_arm,
+    .disarm = tcp_disarm,
+};
+
+static const tern_nm_conn_ops_t tcp_conn = {
     .vc_init_remote = tcp_vc_init_remote,
-    .lmt_modes = tern_tcp_lmt_modes,
-    .lmt_choose = tern_tcp_lmt_choose,
-    .lmt_initiate = tern_tcp_lmt_initiate,
-    .lmt_start_recv = tern_tcp_lmt_start_recv,
-    .lmt_start_send = tern_tcp_lmt_start_send,
-    .lmt_handle_cookie = tern_tcp_lmt_handle_cookie,
-    .lmt_done_send = tern_tcp_lmt_done_send,
-    .lmt_done_recv = tern_tcp_lmt_done_recv,
     .port_card = tcp_port_card,
     .vc_init_card = tcp_vc_init_card,
 };
 
 static const tern_netmod_desc_t tcp_netmod = {
+    .abi = TERN_NETMOD_ABI,
     .name = "tcp",
     .priority = 10,
     .reach = "any rank (TCP/IP)",
-    .ops = &tcp_ops,
     .config = &tcp_config_table,
+    .core = &tcp_core,
+    .lmt = &tcp_lmt,
+    .wait = &tcp_wait,
+    .conn = &tcp_conn,
 };
 TERN_NETMOD_DEFINE(tcp_netmod)

@@ -177,12 +177,3 @@ tern_status_t tern_tcp_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, const
     sreq->vc = vc;
     return enqueue(tern_tcp_vc(vc), sreq, hdr, hdrlen, 0, true);
 }
-
-tern_status_t tern_tcp_isend_contig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
-                                    size_t hdrlen, const void *data, size_t len)
-{
-    sreq->iov1.iov_base = (void *)data;
-    sreq->iov1.iov_len = len;
-    tern_cursor_init(&sreq->cur, &sreq->iov1, 1);
-    return tern_tcp_send_noncontig(vc, sreq, hdr, hdrlen);
-}

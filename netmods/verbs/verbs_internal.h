@@ -308,8 +308,6 @@ tern_status_t tern_verbs_post_ud_recvs(tern_verbs_t *v, uint32_t first, uint32_t
 /* ---- verbs_send.c: the stream and the send queue ------------------------ */
 tern_status_t tern_verbs_istart_contig_msg(tern_vc_t *vc, const void *hdr, size_t hdrlen,
                                            const void *data, size_t len, tern_request_t **sreq);
-tern_status_t tern_verbs_isend_contig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
-                                      size_t hdrlen, const void *data, size_t len);
 tern_status_t tern_verbs_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
                                         size_t hdrlen);
 /* Move queued work of tv to the send queue as far as credits and slots go. */

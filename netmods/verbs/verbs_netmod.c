@@ -158,8 +158,6 @@ static tern_status_t verbs_vc_terminate(tern_vc_t *vc)
     return TERN_OK;
 }
 
-static int verbs_get_ordering(void *state) { return 1; }
-
 static void verbs_check_peers(void *state)
 {
     tern_verbs_t *v = state;
@@ -306,36 +304,42 @@ static int verbs_counters(void *state, tern_counter_t *out, int max)
     return n;
 }
 
-static const tern_netmod_ops_t verbs_ops = {
-    .size = sizeof(tern_netmod_ops_t),
+static const tern_nm_core_ops_t verbs_core = {
     .reachable = verbs_reachable,
     .init = verbs_init,
     .finalize = verbs_finalize,
     .vc_init = verbs_vc_init,
     .vc_destroy = verbs_vc_destroy,
     .vc_terminate = verbs_vc_terminate,
-    .get_ordering = verbs_get_ordering,
-    .isend_contig = tern_verbs_isend_contig,
+    .poll = tern_verbs_poll,
+    .check_peers = verbs_check_peers,
+    .counters = verbs_counters,
     .istart_contig_msg = tern_verbs_istart_contig_msg,
     .send_noncontig = tern_verbs_send_noncontig,
-    .poll = tern_verbs_poll,
-    .lmt_modes = tern_verbs_lmt_modes,
-    .lmt_choose = tern_verbs_lmt_choose,
-    .lmt_initiate = tern_verbs_lmt_initiate,
-    .lmt_start_recv = tern_verbs_lmt_start_recv,
-    .lmt_start_send = tern_verbs_lmt_start_send,
-    .lmt_handle_cookie = tern_verbs_lmt_handle_cookie,
-    .lmt_done_send = tern_verbs_lmt_done_send,
-    .lmt_done_recv = tern_verbs_lmt_done_recv,
-    .check_peers = verbs_check_peers,
+};
+
+static const tern_nm_lmt_ops_t verbs_lmt = {
+    .modes = tern_verbs_lmt_modes,
+    .choose = tern_verbs_lmt_choose,
+    .initiate = tern_verbs_lmt_initiate,
+    .start_recv = tern_verbs_lmt_start_recv,
+    .start_send = tern_verbs_lmt_start_send,
+    .handle_cookie = tern_verbs_lmt_handle_cookie,
+    .done_send = tern_verbs_lmt_done_send,
+    .done_recv = tern_verbs_lmt_done_recv,
+};
+
+static const tern_nm_wait_ops_t verbs_wait = {
     .wait_fd = verbs_wait_fd,
     .arm = verbs_arm,
     .disarm = verbs_disarm,
+};
+
+static const tern_nm_mem_ops_t verbs_mem = {
     .mem_reg = verbs_mem_reg,
     .mem_dereg = verbs_mem_dereg,
     .rkey_pack = verbs_rkey_pack,
     .rkey_unpack = verbs_rkey_unpack,
-    .counters = verbs_counters,
 };
 
 static const char *verbs_unavailable(void)
@@ -345,11 +349,15 @@ static const char *verbs_unavailable(void)
 }
 
 static const tern_netmod_desc_t verbs_netmod = {
+    .abi = TERN_NETMOD_ABI,
     .name = "verbs",
     .priority = 50,
     .reach = "any rank, with an RDMA device (InfiniBand, RoCE)",
-    .ops = &verbs_ops,
     .config = &tern_verbs_config_table,
     .unavailable = verbs_unavailable,
+    .core = &verbs_core,
+    .lmt = &verbs_lmt,
+    .wait = &verbs_wait,
+    .mem = &verbs_mem,
 };
 TERN_NETMOD_DEFINE(verbs_netmod)

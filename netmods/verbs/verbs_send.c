@@ -414,12 +414,3 @@ tern_status_t tern_verbs_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, con
         tern_verbs_progress_vc(tern_verbs_vc(vc));
     return st;
 }
-
-tern_status_t tern_verbs_isend_contig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
-                                      size_t hdrlen, const void *data, size_t len)
-{
-    sreq->iov1.iov_base = (void *)data;
-    sreq->iov1.iov_len = len;
-    tern_cursor_init(&sreq->cur, &sreq->iov1, 1);
-    return tern_verbs_send_noncontig(vc, sreq, hdr, hdrlen);
-}

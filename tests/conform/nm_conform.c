@@ -120,7 +120,7 @@ static int push(th_t *t, tern_vc_t *vc, tern_request_t **q, int *nq, int extra)
         tern_request_t *r = NULL;
         tern_status_t st;
         for (int tries = 0;; tries++) {
-            st = vc->nm->istart_contig_msg(vc, &h, sizeof(h), d, push_len(i), &r);
+            st = vc->nm->core.istart_contig_msg(vc, &h, sizeof(h), d, push_len(i), &r);
             if (st != TERN_ERR_AGAIN || tries > 100000)
                 break;
             if (queued_at < 0)
@@ -203,7 +203,7 @@ static int case_terminate(th_t *t)
     int nq, n = fill_vc(t, vc, &nq);
     tern_request_t **q = queued;
     if (t->rank == 0) {
-        tern_status_t st = vc->nm->vc_terminate(vc);
+        tern_status_t st = vc->nm->core.vc_terminate(vc);
         CHECK_ST(t, st, TERN_OK);
         CHECK(t, vc->state == TERN_VC_TERMINATING,
               "vc_terminate with %d sends queued left the VC in state %d (must not block)", nq,
@@ -289,7 +289,7 @@ static int case_lmt(th_t *t)
 {
     int peer = 1 - t->rank;
     tern_vc_t *vc = &t->w->vcs[peer];
-    unsigned modes = tern_netmod_has_lmt(vc->nm) ? vc->nm->lmt_modes(vc->nm_state) : 0;
+    unsigned modes = vc->nm->lmt != NULL ? vc->nm->lmt->modes(vc->nm_state) : 0;
     modes |= 1u << TERN_LMT_NULL;
     const size_t n = 5u * 1048576u + 3;
     uint8_t *sb = malloc(n), *rb = malloc(n);
@@ -420,7 +420,7 @@ static int case_memreg(th_t *t)
         CHECK_ST(t, tern_recv(t->w, &m, sizeof(m), peer, TAG, 0, NULL), TERN_OK);
         if (m.klen != 0) {
             tern_rkey_t k;
-            CHECK_ST(t, vc->nm->rkey_unpack(vc, m.key, m.klen, &k), TERN_OK);
+            CHECK_ST(t, vc->nm->mem->rkey_unpack(vc, m.key, m.klen, &k), TERN_OK);
             CHECK(t, k.addr == m.addr && k.len == m.len, "unpacked %llu bytes at %#llx",
                   (unsigned long long)k.len, (unsigned long long)k.addr);
             for (size_t i = 0; i < m.klen; i++) { /* every damaged byte is refused or harmless */
@@ -428,11 +428,11 @@ static int case_memreg(th_t *t)
                 memcpy(bad, m.key, m.klen);
                 bad[i] ^= 0x80;
                 tern_rkey_t kb;
-                tern_status_t st = vc->nm->rkey_unpack(vc, bad, m.klen, &kb);
+                tern_status_t st = vc->nm->mem->rkey_unpack(vc, bad, m.klen, &kb);
                 CHECK(t, st != TERN_OK || kb.addr != k.addr || kb.len != k.len,
                       "key byte %zu damaged, still unpacks to the same range", i);
             }
-            CHECK(t, vc->nm->rkey_unpack(vc, m.key, m.klen - 1, &k) != TERN_OK,
+            CHECK(t, vc->nm->mem->rkey_unpack(vc, m.key, m.klen - 1, &k) != TERN_OK,
                   "a short key unpacks");
         }
         th_barrier(t);

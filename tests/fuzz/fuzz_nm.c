@@ -63,13 +63,6 @@ static tern_status_t nm_istart(tern_vc_t *vc, const void *hdr, size_t hdrlen, co
     return TERN_OK;
 }
 
-static tern_status_t nm_isend(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
-                              size_t hdrlen, const void *data, size_t len)
-{
-    hand_over(sreq);
-    return TERN_OK;
-}
-
 static tern_status_t nm_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
                                        size_t hdrlen)
 {
@@ -96,8 +89,6 @@ static tern_status_t nm_vc_destroy(tern_vc_t *vc)
             tern_request_complete(mine[i], vc->fail_status);
     return TERN_OK;
 }
-
-static int nm_ordering(void *state) { return 1; }
 
 static unsigned nm_lmt_modes(void *state)
 {
@@ -164,37 +155,34 @@ static tern_status_t nm_lmt_done_recv(tern_vc_t *vc, tern_request_t *rreq)
     return TERN_OK;
 }
 
-static const tern_netmod_ops_t ops_null = {
-    .size = sizeof(tern_netmod_ops_t),
-    .vc_destroy = nm_vc_destroy,
-    .get_ordering = nm_ordering,
-    .isend_contig = nm_isend,
-    .istart_contig_msg = nm_istart,
-    .send_noncontig = nm_send_noncontig,
+/* self's lifecycle ops (fuzz_nm_reset), the fuzz netmod's data ops */
+static tern_nm_core_ops_t core;
+
+static const tern_nm_lmt_ops_t lmt_ops = {
+    .modes = nm_lmt_modes,
+    .choose = nm_lmt_choose,
+    .initiate = nm_lmt_initiate,
+    .start_recv = nm_lmt_start_recv,
+    .start_send = nm_lmt_start_send,
+    .handle_cookie = nm_lmt_cookie,
+    .done_send = nm_lmt_done_send,
+    .done_recv = nm_lmt_done_recv,
 };
 
-static const tern_netmod_ops_t ops_lmt = {
-    .size = sizeof(tern_netmod_ops_t),
-    .vc_destroy = nm_vc_destroy,
-    .get_ordering = nm_ordering,
-    .isend_contig = nm_isend,
-    .istart_contig_msg = nm_istart,
-    .send_noncontig = nm_send_noncontig,
-    .lmt_modes = nm_lmt_modes,
-    .lmt_choose = nm_lmt_choose,
-    .lmt_initiate = nm_lmt_initiate,
-    .lmt_start_recv = nm_lmt_start_recv,
-    .lmt_start_send = nm_lmt_start_send,
-    .lmt_handle_cookie = nm_lmt_cookie,
-    .lmt_done_send = nm_lmt_done_send,
-    .lmt_done_recv = nm_lmt_done_recv,
-};
+static const tern_netmod_desc_t desc_null = {
+    .abi = TERN_NETMOD_ABI, .name = "fuzz-null", .core = &core};
+static const tern_netmod_desc_t desc_lmt = {
+    .abi = TERN_NETMOD_ABI, .name = "fuzz-lmt", .core = &core, .lmt = &lmt_ops};
 
 tern_netmod_inst_t *fuzz_nm_reset(bool lmt, bool queue_sends)
 {
     if (!instantiated) {
-        if (tern_netmod_instantiate(&inst_null, NULL, "fuzz-null", &ops_null) != TERN_OK ||
-            tern_netmod_instantiate(&inst_lmt, NULL, "fuzz-lmt", &ops_lmt) != TERN_OK) {
+        core = *tern_netmod_self.core;
+        core.vc_destroy = nm_vc_destroy;
+        core.istart_contig_msg = nm_istart;
+        core.send_noncontig = nm_send_noncontig;
+        if (tern_netmod_instantiate(&inst_null, &desc_null) != TERN_OK ||
+            tern_netmod_instantiate(&inst_lmt, &desc_lmt) != TERN_OK) {
             fprintf(stderr, "fuzz_pkt: netmod: %s\n", tern_last_error());
             abort();
         }

@@ -164,7 +164,7 @@ static void setup(uint8_t flags)
     for (int r = 0; r < 2; r++) {
         vcs[r].rank = r;
         vcs[r].worker = &worker;
-        vcs[r].nm = &nm->ops;
+        vcs[r].nm = nm;
         vcs[r].eager_limit = ctx.cfg.eager_limit;
         tern_list_init(&vcs[r].lmt_wait);
     }

@@ -152,8 +152,8 @@ static bool setup(const settings_t *s)
         snprintf(c->pmix.nspace, sizeof(c->pmix.nspace), "dpdk-ring-test");
         if (tern_worker_init(&wk[r], c, 0) != TERN_OK)
             return false;
-        if (tern_netmod_instantiate(&nms[r][0], NULL, "self", &tern_netmod_self_ops) != TERN_OK ||
-            tern_netmod_instantiate(&nms[r][1], desc, desc->name, desc->ops) != TERN_OK)
+        if (tern_netmod_instantiate(&nms[r][0], &tern_netmod_self) != TERN_OK ||
+            tern_netmod_instantiate(&nms[r][1], desc) != TERN_OK)
             return false;
         tern_dpdk_config_t *dc = nms[r][1].config;
         snprintf(dc->port, sizeof(dc->port), "%s", port);
@@ -173,16 +173,16 @@ static bool setup(const settings_t *s)
             vc->worker = &wk[r];
             vc->eager_limit = c->cfg.eager_limit;
             tern_list_init(&vc->lmt_wait);
-            vc->nm = &nms[r][q == r ? 0 : 1].ops;
+            vc->nm = &nms[r][q == r ? 0 : 1];
         }
         for (int i = 0; i < 2; i++) {
             tern_netmod_inst_t *n = &nms[r][i];
             n->initialized = true;
-            if (n->ops.init(&wk[r], n->config, &shared[r][i], &n->state) != TERN_OK) {
+            if (n->core.init(&wk[r], n->config, &shared[r][i], &n->state) != TERN_OK) {
                 fprintf(stderr, "rank %d: %s init: %s\n", r, n->name, tern_last_error());
                 return false;
             }
-            if (n->ops.poll != NULL)
+            if (n->core.poll != NULL)
                 wk[r].pollers[wk[r].num_pollers++] = n;
         }
         for (int q = 0; q < 2; q++)
@@ -191,7 +191,7 @@ static bool setup(const settings_t *s)
     for (int r = 0; r < 2; r++)
         for (int q = 0; q < 2; q++) {
             tern_vc_t *vc = &vcs[r][q];
-            if (vc->nm->vc_init(vc->nm_state, vc) != TERN_OK) {
+            if (vc->nm->core.vc_init(vc->nm_state, vc) != TERN_OK) {
                 fprintf(stderr, "rank %d: VC to %d: %s\n", r, q, tern_last_error());
                 return false;
             }
@@ -206,7 +206,7 @@ static void teardown(void)
             tern_netmod_inst_t *n = &nms[r][i];
             tern_mem_release(n);
             if (n->initialized)
-                n->ops.finalize(n->state);
+                n->core.finalize(n->state);
             tern_netmod_inst_release(n);
         }
         tern_worker_fini(&wk[r]);

@@ -26,10 +26,15 @@ static tern_status_t cap_istart(tern_vc_t *vc, const void *hdr, size_t hdrlen, c
     *sreq = NULL;
     return TERN_OK;
 }
-static int cap_ordering(void *state) { return 1; }
-static const tern_netmod_ops_t cap_ops = {.size = sizeof(tern_netmod_ops_t),
-                                          .get_ordering = cap_ordering,
-                                          .istart_contig_msg = cap_istart};
+static tern_status_t cap_noncontig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
+                                   size_t hdrlen)
+{
+    return tern_error(TERN_ERR_UNSUPPORTED, "capture netmod: no payload sends");
+}
+/* self's lifecycle ops, the capture's data ops */
+static tern_nm_core_ops_t cap_core;
+static const tern_netmod_desc_t cap_desc = {
+    .abi = TERN_NETMOD_ABI, .name = "capture", .core = &cap_core};
 
 static tern_context_t ctx;
 static tern_worker_t worker;
@@ -40,7 +45,10 @@ static void setup(void)
     static tern_vc_t vcs[2];
     memset(&ctx, 0, sizeof(ctx));
     memset(vcs, 0, sizeof(vcs));
-    if (tern_netmod_instantiate(&cap, NULL, "capture", &cap_ops) != TERN_OK ||
+    cap_core = *tern_netmod_self.core;
+    cap_core.istart_contig_msg = cap_istart;
+    cap_core.send_noncontig = cap_noncontig;
+    if (tern_netmod_instantiate(&cap, &cap_desc) != TERN_OK ||
         tern_config_load(&ctx.cfg) != TERN_OK)
         abort();
     ctx.rank = 0;
@@ -55,7 +63,7 @@ static void setup(void)
     for (int r = 0; r < 2; r++) {
         vcs[r].rank = r;
         vcs[r].worker = &worker;
-        vcs[r].nm = &cap.ops;
+        vcs[r].nm = &cap;
         vcs[r].eager_limit = ctx.cfg.eager_limit;
         tern_list_init(&vcs[r].lmt_wait);
     }
