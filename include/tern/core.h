@@ -88,6 +88,59 @@ tern_status_t tern_init(tern_context_t **ctx);
  */
 tern_status_t tern_init_standalone(tern_context_t **ctx);
 
+/* How tern_init_ex wires the process up (tern_init_params_t.wireup). */
+enum tern_wireup {
+    TERN_WIREUP_PMIX = 0,   /* through the launcher's PMIx server, as tern_init */
+    TERN_WIREUP_ADDRESS = 1 /* from the peers' worker addresses, no PMIx (rank, size, job) */
+};
+
+/* tern_init_params_t.fields: which fields the caller set. */
+#define TERN_INIT_F_WAIT_MODE (1ull << 0) /* wait_mode, as TERN_WAIT_MODE */
+#define TERN_INIT_F_WORKERS (1ull << 1)   /* num_workers, as TERN_NUM_WORKERS */
+#define TERN_INIT_F_NETMODS (1ull << 2)   /* netmods, as TERN_NETMODS */
+#define TERN_INIT_F_WIREUP (1ull << 3)    /* wireup (and rank, size, job for ADDRESS) */
+
+/**
+ * Parameters of tern_init_ex.  Zero it, set struct_size to
+ * sizeof(tern_init_params_t), then the fields you choose and their bits in
+ * fields; the rest is ignored.  A set field overrides the environment
+ * variable of the same setting.
+ */
+typedef struct tern_init_params {
+    size_t struct_size;     /* sizeof(tern_init_params_t) the caller was built with */
+    uint64_t fields;        /* TERN_INIT_F_* bits: which fields below are set */
+    int wait_mode;          /* TERN_INIT_F_WAIT_MODE: enum tern_wait_mode */
+    int num_workers;        /* TERN_INIT_F_WORKERS */
+    const char *netmods;    /* TERN_INIT_F_NETMODS: as TERN_NETMODS */
+    int wireup;             /* TERN_INIT_F_WIREUP: TERN_WIREUP_PMIX (default) or TERN_WIREUP_ADDRESS */
+    int rank, size;         /* TERN_INIT_F_WIREUP with TERN_WIREUP_ADDRESS */
+    const char *job;        /* TERN_INIT_F_WIREUP with TERN_WIREUP_ADDRESS: the job's name */
+} tern_init_params_t;
+
+/**
+ * tern_init with explicit parameters (NULL: as tern_init).
+ *
+ * TERN_WIREUP_ADDRESS wires the process up with no launcher and no PMIx:
+ * the caller says which rank of how many it is and names its job (job:
+ * 1..255 characters, the same on every rank; a name no other job uses at
+ * the same time on these hosts).  Every allowed netmod this process can use
+ * is initialised at once, and each worker's address is ready for
+ * tern_worker_address: the caller hands the addresses around (a file, a
+ * socket, another runtime's modex) and gives every rank's, of every worker,
+ * to tern_peer_insert.  The job's own ranks are wired up by the insert
+ * that completes the set (see tern_peer_insert); until then sends to them
+ * fail.  tern_barrier and tern_finalize then synchronise over the engine's
+ * own connections (the job's matching space 65535 is reserved for it), and
+ * whatever needs a launcher (tern_connect, tern_spawn, the name service)
+ * is TERN_ERR_UNSUPPORTED.
+ *
+ * TERN_ERR_INVALID_PARAM, naming the field, for a struct_size this library
+ * does not know, an unknown bit in fields, a rank outside 0..size-1, a size
+ * below 1 or a missing job name; TERN_ERR_UNSUPPORTED for a field this
+ * build does not take yet.  Otherwise the statuses of tern_init.
+ */
+tern_status_t tern_init_ex(const tern_init_params_t *params, tern_context_t **ctx);
+
 /** Collective: drain, barrier, detach, PMIx_Finalize.  Frees ctx. */
 tern_status_t tern_finalize(tern_context_t *ctx);
 
@@ -120,9 +173,11 @@ int tern_worker_index(const tern_worker_t *w);
 /** Name of the netmod the VC to rank uses ("self", "shm", ...) or NULL. */
 const char *tern_peer_netmod(const tern_context_t *ctx, int rank);
 
-/** Job-wide barrier through PMIx_Fence (no data).  The context's default
- * worker (worker 0) makes progress while it waits, so call it from the
- * thread that drives worker 0. */
+/** Job-wide barrier through PMIx_Fence (no data); in a context wired by
+ * addresses (TERN_WIREUP_ADDRESS) through messages between the ranks in
+ * the reserved space 65535.  The context's default worker (worker 0) makes
+ * progress while it waits, so call it from the thread that drives worker 0.
+ * TERN_ERR_PEER_FAILED when a rank's connection fails first. */
 tern_status_t tern_barrier(tern_context_t *ctx);
 
 /** Abort the whole job through PMIx_Abort with status and message. */
@@ -377,6 +432,53 @@ int tern_job_peer(const tern_job_t *job, int rank);
  * readable until tern_finalize.  Not thread-safe, as tern_connect.
  */
 tern_status_t tern_disconnect(tern_job_t *job);
+
+/* ---- addresses: wire-up by any means --------------------------------------- */
+
+/** Largest address tern_worker_address writes. */
+#define TERN_ADDRESS_MAX 8192
+
+/**
+ * The address of worker w: an opaque, versioned blob that names this
+ * process, its job, rank and worker, and carries the card of every netmod
+ * the worker has (as ucp_worker_get_address or fi_getname).  Another
+ * process that inserts it (tern_peer_insert) can reach this worker,
+ * whatever carried it there.  Written into buf (capacity *len); *len is
+ * set to its size.  TERN_ERR_TRUNCATED (nothing written, *len the size
+ * needed) when buf is NULL or too small.  An address stays valid until
+ * tern_finalize; it changes when a netmod is added to the worker (for
+ * tern_connect or a port), so take it when you hand it out.
+ */
+tern_status_t tern_worker_address(tern_worker_t *w, void *buf, size_t *len);
+
+/**
+ * Insert a peer's address (from its tern_worker_address) and get its peer
+ * id, the dest / src of tern_isend, tern_irecv ... (as fi_av_insert or
+ * ucp_ep_create):
+ *  - a rank of this job: *peer is that rank.  In a context of
+ *    TERN_WIREUP_ADDRESS every rank's address, of every worker (i of
+ *    TERN_NUM_WORKERS, worker i's goes to worker i), is inserted once; the
+ *    insert that completes the set wires the job up: it chooses each peer's
+ *    netmod (shm with the ranks on this host, as tern_init does), connects
+ *    and waits for every other rank to have done the same (a barrier over
+ *    the new connections, which also gives the node's ranks their shared
+ *    segment).  Its own address is accepted too.  Elsewhere (tern_init) the
+ *    job is wired already and the insert only checks the address.
+ *  - a process of another job (a different job name): a peer of its own,
+ *    one rank of one worker, with an id after this job's ranks; the VC
+ *    goes over the highest-priority netmod both addresses have that reaches
+ *    other jobs, and is made by the first send; the other process inserts
+ *    this one's address too.  The same address inserted again gives the
+ *    same id.
+ * TERN_ERR_MALFORMED naming the cause for what is not an address of this
+ * version (wrong magic or version, truncated, damaged); TERN_ERR_UNREACHABLE
+ * when no allowed netmod of this process reaches it (naming its netmods and
+ * this process's); TERN_ERR_INVALID_PARAM for an address of this job whose
+ * rank or worker is out of range, or that contradicts one inserted before.
+ * A failed wire-up fails every insert after it.  Not thread-safe: no other
+ * thread may use the context's workers during the call.
+ */
+tern_status_t tern_peer_insert(tern_context_t *ctx, const void *addr, size_t len, int *peer);
 
 /* ---- ports: one process to another, no collective ------------------------ */
 

@@ -25,7 +25,7 @@ if [ "$src" -ne 0 ] || ! grep -q '^server took 2$' "$SRVOUT"; then
     fail "server: status $src, $(cat "$SRVOUT")"
 fi
 if grep -q 'warning' "$SRVOUT"; then fail "server warned: $(cat "$SRVOUT")"; fi
-grep -q '^tern-port:1:' "$PORTFILE" || fail "port name: $(cat "$PORTFILE")"
+grep -q '^tern-port:2:' "$PORTFILE" || fail "port name: $(cat "$PORTFILE")"
 
 # a name that is not a port's
 echo "tern-port:9:nonsense" >"$PORTFILE"

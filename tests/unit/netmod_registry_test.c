@@ -23,7 +23,6 @@ static tern_status_t t_init(tern_worker_t *w, const void *config, void **shared,
     return TERN_OK;
 }
 static tern_status_t t_state(void *state) { return TERN_OK; }
-static tern_status_t t_vc_state(void *state, tern_vc_t *vc) { return TERN_OK; }
 static tern_status_t t_vc(tern_vc_t *vc) { return TERN_OK; }
 static tern_status_t t_istart(tern_vc_t *vc, const void *hdr, size_t hdrlen, const void *data,
                               size_t len, tern_request_t **sreq)
@@ -59,17 +58,28 @@ static tern_status_t t_rkey_pack(void *state, void *memh, const void *addr, size
 {
     return TERN_OK;
 }
-static tern_status_t t_remote(void *state, tern_vc_t *vc, const char *nspace, int rank)
+static tern_status_t t_remote(void *state, tern_vc_t *vc, uint32_t job, int rank,
+                              const void *card, size_t len)
 {
     return TERN_OK;
 }
-static tern_status_t t_port_card(void *state, void *buf, size_t *len) { return TERN_OK; }
+static const char *t_port_unable(void *state) { return NULL; }
+static tern_status_t t_card(void *state, void *buf, size_t *len)
+{
+    *len = 0;
+    return TERN_OK;
+}
+static tern_status_t t_vc_card(void *state, tern_vc_t *vc, const void *card, size_t len)
+{
+    return TERN_OK;
+}
 
 static const tern_nm_core_ops_t core_full = {
     .reachable = t_reachable,
     .init = t_init,
     .finalize = t_state,
-    .vc_init = t_vc_state,
+    .card = t_card,
+    .vc_init = t_vc_card,
     .vc_destroy = t_vc,
     .vc_terminate = t_vc,
     .istart_contig_msg = t_istart,
@@ -86,6 +96,8 @@ static const tern_nm_lmt_ops_t lmt_full = {
     .done_send = t_done,
     .done_recv = t_done,
 };
+
+static const tern_nm_conn_ops_t conn_full = {.vc_init_remote = t_remote};
 
 static const tern_nm_wait_ops_t wait_full = {
     .wait_fd = t_wait_fd,
@@ -122,6 +134,8 @@ int main(void)
     core_no_send.send_noncontig = NULL;
     tern_nm_core_ops_t core_no_init = core_full;
     core_no_init.init = NULL;
+    tern_nm_core_ops_t core_no_card = core_full;
+    core_no_card.card = NULL;
     tern_nm_lmt_ops_t lmt_half = lmt_full;
     lmt_half.start_send = NULL;
     tern_nm_lmt_ops_t lmt_no_modes = lmt_full;
@@ -130,7 +144,7 @@ int main(void)
     const tern_nm_mem_ops_t mem_half_keys = {.mem_reg = t_reg, .mem_dereg = t_dereg,
                                              .rkey_pack = t_rkey_pack};
     const tern_nm_mem_ops_t mem_no_dereg = {.mem_reg = t_reg};
-    const tern_nm_conn_ops_t conn_half = {.vc_init_remote = t_remote, .port_card = t_port_card};
+    const tern_nm_conn_ops_t conn_half = {.port_unable = t_port_unable};
 
     const bad_case_t bad[] = {
         {"another ABI", {.abi = TERN_NETMOD_ABI + 1, .name = "t-abi", .core = &core_full},
@@ -142,6 +156,8 @@ int main(void)
          {"t-core", "core", "without send_noncontig"}},
         {"core without init", {.abi = TERN_NETMOD_ABI, .name = "t-init", .core = &core_no_init},
          {"t-init", "core", "without init"}},
+        {"core without card", {.abi = TERN_NETMOD_ABI, .name = "t-card", .core = &core_no_card},
+         {"t-card", "core", "without card"}},
         {"half an LMT table",
          {.abi = TERN_NETMOD_ABI, .name = "t-lmt", .core = &core_full, .lmt = &lmt_half},
          {"t-lmt", "lmt", "without start_send"}},
@@ -157,9 +173,9 @@ int main(void)
         {"mem table without mem_dereg",
          {.abi = TERN_NETMOD_ABI, .name = "t-dereg", .core = &core_full, .mem = &mem_no_dereg},
          {"t-dereg", "mem", "without mem_dereg"}},
-        {"conn table without vc_init_card",
+        {"conn table without vc_init_remote",
          {.abi = TERN_NETMOD_ABI, .name = "t-conn", .core = &core_full, .conn = &conn_half},
-         {"t-conn", "conn", "without vc_init_card"}},
+         {"t-conn", "conn", "without vc_init_remote"}},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         const bad_case_t *c = &bad[i];
@@ -183,7 +199,8 @@ int main(void)
                                             .reach = "nothing",
                                             .core = &core_full,
                                             .lmt = &lmt_full,
-                                            .wait = &wait_full};
+                                            .wait = &wait_full,
+                                            .conn = &conn_full};
     EXPECT(tern_netmod_register(&good) == TERN_OK, "whole tables: %s", tern_last_error());
     EXPECT(tern_netmod_find("t-good") == &good, "t-good is not in the registry");
     EXPECT(tern_netmod_count() == before + 1, "%d netmods", tern_netmod_count());
@@ -194,7 +211,7 @@ int main(void)
     EXPECT(tern_netmod_instantiate(&inst, &good) == TERN_OK, "instantiate: %s",
            tern_last_error());
     EXPECT(inst.lmt == &lmt_full && inst.wait == &wait_full && inst.mem == NULL &&
-               inst.conn == NULL,
+               inst.conn == &conn_full,
            "the instance's tables are not the descriptor's");
     EXPECT(inst.core.wireup_done != NULL && inst.core.check_peers != NULL &&
                inst.core.counters != NULL,
