@@ -117,10 +117,14 @@ tern_status_t tern_choose_netmods(tern_context_t *ctx, tern_netmod_inst_t *probe
                     n += (size_t)snprintf(whynot + n, sizeof(whynot) - n, "; %s: %s", d->name,
                                           why);
             }
+            char cards[160] = "";
+            if (wired != NULL) /* what the peer offers decides too */
+                tern_wire_names(wired, r, cards, sizeof(cards));
             st = tern_error(TERN_ERR_UNREACHABLE,
-                            "no netmod reaches rank %d from rank %d (it is on %s; netmods "
+                            "no netmod reaches rank %d from rank %d (it is on %s%s%s; netmods "
                             "built: %s%s%s%s)", r, ctx->rank,
                             tern_ctx_local_index(ctx, r) >= 0 ? "this node" : "another node",
+                            cards[0] ? "; its address has cards of " : "", cards,
                             tern_netmod_names(), ctx->cfg.netmods[0] ? ", TERN_NETMODS=" : "",
                             ctx->cfg.netmods, whynot);
         }

@@ -399,8 +399,10 @@ tern_status_t tern_init_params_check(const struct tern_init_params *p);
 tern_status_t tern_address_context(tern_context_t *ctx, const struct tern_init_params *p);
 tern_status_t tern_address_setup(tern_context_t *ctx);
 tern_status_t tern_insert_other(tern_context_t *ctx, const struct tern_addr *a, int *peer);
-/* peer.c: the host identity rank's address names (during the wire-up) */
+/* peer.c: the host identity rank's address names, the netmods it has
+ * cards of (for messages; "" when none is known), during the wire-up */
 const struct tern_host_id *tern_wire_host(tern_worker_t *w, int rank);
+void tern_wire_names(tern_worker_t *w, int rank, char *out, size_t len);
 
 /* TERN_NETMODS: allowed[i] for registry entry i (context.c). */
 tern_status_t tern_allowed_netmods(const char *list, bool *allowed);

@@ -166,6 +166,13 @@ const void *tern_wire_card(tern_worker_t *w, int rank, const char *netmod, size_
     return tern_addr_card(&w->wire[rank]->a, netmod, len);
 }
 
+void tern_wire_names(tern_worker_t *w, int rank, char *out, size_t len)
+{
+    out[0] = '\0';
+    if (w->wire != NULL && rank >= 0 && rank < w->ctx->size && w->wire[rank] != NULL)
+        tern_addr_names(&w->wire[rank]->a, out, len);
+}
+
 const tern_host_id_t *tern_wire_host(tern_worker_t *w, int rank)
 {
     if (rank == w->ctx->rank)
@@ -280,7 +287,8 @@ tern_status_t tern_remote_vc_init(tern_worker_t *w, tern_vc_t *vc, const tern_ad
 
 /* tern_peer_insert of another job's address: a one-rank peer of its own per
  * (job, rank), its VC on the worker the address names (the others' wait
- * for theirs). */
+ * for theirs).  A refused address leaves nothing behind: a new peer is
+ * published only once its VC is made. */
 tern_status_t tern_insert_other(tern_context_t *ctx, const tern_addr_t *a, int *peer)
 {
     if (a->worker >= ctx->num_workers)
@@ -292,19 +300,18 @@ tern_status_t tern_insert_other(tern_context_t *ctx, const tern_addr_t *a, int *
         if (ctx->jobs[i]->inserted && ctx->jobs[i]->connected &&
             ctx->jobs[i]->addr_job == a->job && ctx->jobs[i]->addr_rank == a->rank)
             j = ctx->jobs[i];
-    if (j == NULL) {
+    bool fresh = j == NULL;
+    if (fresh) {
         char name[64];
         snprintf(name, sizeof(name), "peer:%08x:%d", a->job, a->rank);
+        if (njobs == TERN_MAX_JOBS)
+            return tern_error(TERN_ERR_NO_RESOURCE, "tern_peer_insert: %d jobs and peers "
+                              "connected already", TERN_MAX_JOBS);
         if ((j = tern_job_new(ctx, name, 1)) == NULL)
             return tern_error(TERN_ERR_NO_MEMORY, "tern_peer_insert: a VC");
         j->inserted = true;
         j->addr_job = a->job;
         j->addr_rank = a->rank;
-        tern_status_t st = tern_job_publish(ctx, j);
-        if (st != TERN_OK) {
-            tern_job_free(j);
-            return st;
-        }
     }
     tern_worker_t *w = &ctx->workers[a->worker];
     tern_vc_t *vc = &j->vcs[a->worker][0];
@@ -318,10 +325,17 @@ tern_status_t tern_insert_other(tern_context_t *ctx, const tern_addr_t *a, int *
         tern_vc_rewire(vc);
         st = tern_remote_vc_init(w, vc, a, false);
     }
+    if (st == TERN_OK && fresh)
+        st = tern_job_publish(ctx, j);
     if (st != TERN_OK) {
         char why[512];
         snprintf(why, sizeof(why), "%s", tern_last_error());
-        tern_vc_unwired(vc, why);
+        if (fresh) {
+            tern_job_close_vcs(j); /* the netmod forgets it */
+            tern_job_free(j);
+        } else {
+            tern_vc_unwired(vc, why);
+        }
         return tern_error(st, "%s", why);
     }
     *peer = j->base;

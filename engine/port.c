@@ -33,13 +33,24 @@
 static tern_status_t port_netmods(tern_context_t *ctx, const char *what)
 {
     int n = 0;
-    tern_status_t st = tern_netmods_ensure_conn(&ctx->workers[0], true, &n);
-    if (st == TERN_OK && n == 0)
-        st = tern_error(TERN_ERR_UNSUPPORTED, "%s: no netmod here takes ports (tcp and verbs "
-                        "do, dpdk on a shared medium; netmods built: %s%s%s)", what,
-                        tern_netmod_names(), ctx->cfg.netmods[0] ? ", TERN_NETMODS=" : "",
-                        ctx->cfg.netmods);
-    return st;
+    tern_worker_t *w = &ctx->workers[0];
+    tern_status_t st = tern_netmods_ensure_conn(w, true, &n);
+    if (st != TERN_OK || n > 0)
+        return st;
+    char why[512] = ""; /* those that could and will not say why */
+    size_t k = 0;
+    for (int i = 1; i < w->num_netmods && k < sizeof(why); i++) {
+        tern_netmod_inst_t *nm = &w->netmods[i];
+        const char *no = nm->initialized && nm->conn != NULL && nm->conn->port_unable != NULL
+                             ? nm->conn->port_unable(nm->state)
+                             : NULL;
+        if (no != NULL)
+            k += (size_t)snprintf(why + k, sizeof(why) - k, "; %s", no);
+    }
+    return tern_error(TERN_ERR_UNSUPPORTED, "%s: no netmod here takes ports (tcp and verbs do, "
+                      "dpdk on a shared medium; netmods built: %s%s%s)%s", what,
+                      tern_netmod_names(), ctx->cfg.netmods[0] ? ", TERN_NETMODS=" : "",
+                      ctx->cfg.netmods, why);
 }
 
 tern_status_t tern_port_open(tern_context_t *ctx, char port[TERN_PORT_NAME_MAX])
