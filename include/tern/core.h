@@ -405,9 +405,11 @@ const char *tern_job_name(const tern_context_t *ctx);
  * handle whose ranks are reached with the usual calls: the peer id of its
  * rank r is tern_job_peer(*job, r) (ids after this job's own ranks), to be
  * used as dest / src of tern_isend, tern_irecv ..., and the source of a
- * message received from it.  The other job's VCs are carried by a netmod
- * that reaches other jobs (tcp; on every worker), so the death of one of
- * its ranks fails only the VC to that rank (TERN_ERR_PEER_FAILED).
+ * message received from it.  Each of the other job's VCs (on every worker)
+ * is carried by the highest-priority netmod both sides allow that reaches
+ * other jobs (verbs, dpdk, tcp) and whose card the rank's address has, so
+ * the death of one of its ranks fails only the VC to that rank
+ * (TERN_ERR_PEER_FAILED).
  * TERN_ERR_NOT_FOUND for a job the launcher does not know,
  * TERN_ERR_PEER_FAILED naming the job when a rank of it has ended (it can
  * no longer take part): at once when it ended before the call, as soon as
@@ -488,8 +490,10 @@ tern_status_t tern_peer_insert(tern_context_t *ctx, const void *addr, size_t len
 /**
  * Open a port other processes (of any job, or singletons) connect to; its
  * name, to hand them (a file, argv, tern_publish), in port.  Connections
- * are taken with tern_port_accept.  Ports use the first allowed netmod that
- * has them (tcp) and worker 0.
+ * are taken with tern_port_accept.  Ports use worker 0 and the netmods that
+ * take ports (tcp, verbs, dpdk on a shared medium): the name is worker 0's
+ * address with their cards (docs/addresses.md).  TERN_ERR_UNSUPPORTED
+ * naming why when no allowed netmod takes ports.
  */
 tern_status_t tern_port_open(tern_context_t *ctx, char port[TERN_PORT_NAME_MAX]);
 

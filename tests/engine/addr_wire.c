@@ -16,6 +16,14 @@
  * version, truncation (TERN_ERR_MALFORMED), an address whose only netmod
  * this build does not have, and one whose only card is of a netmod that
  * reaches no other job (TERN_ERR_UNREACHABLE, naming the netmod).
+ *
+ * The case "other_job" (run by name, TERN_TEST_OTHER_DIR set): this job's
+ * rank 0 and another job's (the script starts both, each a job of its own)
+ * write their worker-0 addresses to that directory under their job names,
+ * insert each other's, and exchange a word and 1 MiB (a rendezvous) each
+ * way with the peer id tern_peer_insert gave: an id after this job's
+ * ranks, which is also the source of what arrives.  Prints "other_job:
+ * peer P via NETMOD".
  */
 #include <endian.h>
 #include <errno.h>
@@ -208,7 +216,95 @@ static int case_addresses(th_t *t)
     return 0;
 }
 
+/* the file in dir that is not ours (nor a temporary one), waited for */
+static long read_other(th_t *t, const char *dir, const char *job, unsigned char *buf)
+{
+    time_t deadline = time(NULL) + atoi(env_or("TERN_TEST_ADDR_WAIT_S", "60"));
+    for (;;) {
+        FILE *ls;
+        char cmd[600], name[256] = "";
+        snprintf(cmd, sizeof(cmd), "ls '%s'", dir);
+        if ((ls = popen(cmd, "r")) != NULL) {
+            while (fgets(name, sizeof(name), ls) != NULL) {
+                name[strcspn(name, "\n")] = '\0';
+                if (name[0] != '.' && strcmp(name, job) != 0)
+                    break;
+                name[0] = '\0';
+            }
+            pclose(ls);
+        }
+        if (name[0] != '\0') {
+            char path[600];
+            snprintf(path, sizeof(path), "%s/%s", dir, name);
+            FILE *f = fopen(path, "rb");
+            size_t n = f != NULL ? fread(buf, 1, ADDR_FILE_MAX, f) : 0;
+            if (f != NULL)
+                fclose(f);
+            return (long)n;
+        }
+        if (time(NULL) > deadline) {
+            CHECK(t, 0, "no other job's address in %s", dir);
+            return -1;
+        }
+        usleep(10000);
+    }
+}
+
+static int case_other_job(th_t *t)
+{
+    const char *dir = getenv("TERN_TEST_OTHER_DIR"), *job = env_or("TERN_TEST_JOB", "addr-wire");
+    CHECK(t, dir != NULL, "TERN_TEST_OTHER_DIR is not set");
+    if (dir == NULL)
+        return 0;
+    unsigned char a[ADDR_FILE_MAX];
+    size_t len = sizeof(a);
+    CHECK_ST(t, tern_worker_address(t->w, a, &len), TERN_OK);
+    char tmp[600], path[600];
+    snprintf(tmp, sizeof(tmp), "%s/.%s", dir, job);
+    snprintf(path, sizeof(path), "%s/%s", dir, job);
+    FILE *f = fopen(tmp, "wb");
+    CHECK(t, f != NULL && fwrite(a, 1, len, f) == len && fclose(f) == 0 &&
+                 rename(tmp, path) == 0,
+          "writing %s", path);
+    long n = read_other(t, dir, job, a);
+    if (n < 0)
+        return 0;
+    int peer = -1, again = -1;
+    CHECK_ST(t, tern_peer_insert(t->ctx, a, (size_t)n, &peer), TERN_OK);
+    CHECK(t, peer >= t->size, "another job's peer id %d (this job has %d ranks)", peer, t->size);
+    CHECK_ST(t, tern_peer_insert(t->ctx, a, (size_t)n, &again), TERN_OK);
+    CHECK(t, again == peer, "the same address again: peer %d, then %d", peer, again);
+    const size_t big = 1u << 20;
+    unsigned char *sb = malloc(big), *rb = malloc(big);
+    uint32_t word = (uint32_t)getpid(), got = 0;
+    tern_recv_info_t info;
+    tern_request_t *rr = NULL, *sr = NULL;
+    th_fill(sb, big, word);
+    tern_status_t rs = tern_irecv(t->w, &got, sizeof(got), peer, 11, 0, &info, &rr);
+    tern_status_t ss = tern_isend(t->w, &word, sizeof(word), peer, 11, 0, &sr);
+    CHECK_ST(t, th_finish(t, ss, sr, NULL), TERN_OK);
+    CHECK_ST(t, th_finish(t, rs, rr, &info), TERN_OK);
+    CHECK(t, info.source == peer, "the word came from %d, not %d", info.source, peer);
+    rs = tern_irecv(t->w, rb, big, peer, 12, 0, &info, &rr);
+    ss = tern_isend(t->w, sb, big, peer, 12, 0, &sr);
+    CHECK_ST(t, th_finish(t, ss, sr, NULL), TERN_OK);
+    CHECK_ST(t, th_finish(t, rs, rr, &info), TERN_OK);
+    CHECK(t, info.source == peer && info.length == big && th_verify(rb, big, got) == (size_t)-1,
+          "1 MiB from %d: source %d, %zu bytes", peer, info.source, info.length);
+    const char *nm = tern_peer_netmod(t->ctx, peer);
+    printf("other_job: peer %d via %s\n", peer, nm ? nm : "none");
+    free(sb);
+    free(rb);
+    return 0;
+}
+
 const th_case_t th_addr_cases[] = {
     {"addresses", case_addresses},
+    {NULL, NULL},
+};
+
+/* by name only */
+const th_case_t th_addr_named_cases[] = {
+    {"other_job", case_other_job},
     {NULL, NULL},
 };

@@ -6,7 +6,8 @@
 # built netmod (its netmods/<name>/test.env: tcp on loopback, verbs on
 # tests/ibloop, dpdk on memif) and 2 ranks (2 workers each) and 4 ranks:
 # every rank passes the whole suite, the "addresses" case included, and
-# leaves nothing in /dev/shm.  Then a job whose two ranks allow netmods
+# leaves nothing in /dev/shm.  Two jobs of one rank each insert each
+# other's address and exchange (tcp, verbs, dpdk).  Then a job whose two ranks allow netmods
 # that cannot meet (tcp only, shm only): both inserts that complete the job
 # fail with TERN_ERR_UNREACHABLE naming the peer's netmods, and neither
 # waits for the other.
@@ -72,6 +73,35 @@ for nm in $netmods; do
             [ "$left" -eq 0 ] || fail "$nm, $np ranks: $left segment(s) left in /dev/shm"
         ) || exit 1
     done
+done
+
+# two jobs of one rank each insert each other's address (no launcher to
+# connect them) and exchange, over every built netmod that reaches other jobs
+for nm in tcp verbs dpdk; do
+    case " $netmods " in *" $nm "*) ;; *) continue ;; esac
+    (
+        if [ -f "${srcdir:-.}/netmods/$nm/test.env" ]; then
+            set -a
+            . "${srcdir:-.}/netmods/$nm/test.env"
+            set +a
+        fi
+        TERN_NETMODS=$nm TERN_TEST_NETMOD=$nm TERN_TEST_OTHER_DIR=$top/other-$nm
+        export TERN_NETMODS TERN_TEST_NETMOD TERN_TEST_OTHER_DIR
+        mkdir -p "$TERN_TEST_OTHER_DIR"
+        echo "# $nm: two jobs of one rank, each inserting the other's address"
+        start_ranks "addr-$$-A-$nm" 1 other_job &
+        a=$!
+        start_ranks "addr-$$-B-$nm" 1 other_job
+        wait "$a"
+        for j in A B; do
+            out=$top/addr-$$-$j-$nm/out.0
+            cat "$out"
+            [ "$(cat "$top/addr-$$-$j-$nm/rc.0")" -eq 0 ] || fail "$nm: job $j failed"
+            grep -q "^other_job: peer 1 via $nm\$" "$out" ||
+                fail "$nm: job $j did not reach the other over $nm"
+            if grep -q warning "$out"; then fail "$nm: job $j warned"; fi
+        done
+    ) || exit 1
 done
 
 # netmods that cannot meet: rank 0 allows tcp only, rank 1 shm only

@@ -28,7 +28,7 @@ static const th_case_t *find(const char *name)
 {
     const th_case_t *tables[] = {th_data_cases, th_error_cases, th_wait_cases, th_worker_cases,
                                  th_probe_cases,
-                                 th_netmod_cases, th_addr_cases};
+                                 th_netmod_cases, th_addr_cases, th_addr_named_cases};
     for (size_t k = 0; k < sizeof(tables) / sizeof(tables[0]); k++)
         for (const th_case_t *c = tables[k]; c->name; c++)
             if (strcmp(c->name, name) == 0)
