@@ -65,6 +65,26 @@ typedef struct tern_pktq_hdr {
 static_assert(TERN_PKT_HDR_SIZE <= TERN_PKTQ_HDR_MAX, "an engine header fits a queued send");
 
 /*
+ * A netmod's scratch in a request: raw storage used only through a typed
+ * overlay, TERN_REQ_NM(req, type), which fails to compile when type does
+ * not fit (size or alignment).  The netmod initialises what it uses when it
+ * takes the request.
+ */
+#define TERN_REQ_NM_SIZE 80
+typedef union tern_req_nm {
+    unsigned char bytes[TERN_REQ_NM_SIZE];
+    max_align_t align;
+} tern_req_nm_t;
+#define TERN_REQ_NM(req, type)                                                            \
+    ((void)sizeof(struct {                                                                \
+        static_assert(sizeof(type) <= TERN_REQ_NM_SIZE &&                                 \
+                          _Alignof(type) <= _Alignof(tern_req_nm_t),                      \
+                      #type " does not fit the netmod scratch of a request");             \
+        int unused;                                                                       \
+    }),                                                                                   \
+     (type *)(void *)(req)->nm.bytes)
+
+/*
  * A request.  Created only when an operation cannot complete at once (and
  * for unexpected messages, which are receive requests without a user yet).
  * Pooled per worker: no malloc per message once the pool is warm.
@@ -100,10 +120,7 @@ struct tern_request {
     void (*on_data_avail)(tern_request_t *req);
 
     tern_pktq_hdr_t pq;       /* a queued send's header (engine/pktq.h) */
-    union {                   /* netmod-private state (LMT progress) */
-        uint64_t u64[12];
-        void *ptr[12];
-    } nm;
+    tern_req_nm_t nm;         /* the netmod's scratch (LMT progress): TERN_REQ_NM */
 };
 
 /* ---- virtual connections -------------------------------------------------- */

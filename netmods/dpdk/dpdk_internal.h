@@ -343,6 +343,18 @@ typedef struct tern_dpdk_lmt_tx {
     bool zcopy;
 } tern_dpdk_lmt_tx_t;
 
+/* dpdk's scratch in a request (TERN_REQ_NM) during a put */
+typedef struct tern_dpdk_req {
+    uint64_t received;        /* receiver: bytes placed so far */
+    uint64_t active;          /* receiver: 1 while frames may come */
+    tern_dpdk_lmt_tx_t *tx;   /* sender: its transfer, NULL once done or detached */
+} tern_dpdk_req_t;
+
+static inline tern_dpdk_req_t *tern_dpdk_req(tern_request_t *r)
+{
+    return TERN_REQ_NM(r, tern_dpdk_req_t);
+}
+
 unsigned tern_dpdk_lmt_modes(void *state);
 int tern_dpdk_lmt_choose(tern_vc_t *vc, size_t len);
 tern_status_t tern_dpdk_lmt_initiate(tern_vc_t *vc, tern_request_t *sreq, int *mode,

@@ -391,7 +391,7 @@ static tern_status_t dpdk_finalize(void *state)
     while ((l = tern_list_pop_head(&d->reap)) != NULL) {
         tern_dpdk_lmt_tx_t *t = TERN_CONTAINER_OF(l, tern_dpdk_lmt_tx_t, link);
         if (t->sreq != NULL) /* finalize with the send pending: detached */
-            t->sreq->nm.ptr[0] = NULL;
+            tern_dpdk_req(t->sreq)->tx = NULL;
         free(t); /* its registration went with the engine's cache */
     }
     if (d->pool != NULL && !keep_pool)
