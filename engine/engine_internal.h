@@ -5,6 +5,7 @@
 #ifndef TERN_ENGINE_INTERNAL_H
 #define TERN_ENGINE_INTERNAL_H
 
+#include <assert.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -50,6 +51,40 @@ enum tern_req_flags {
 };
 
 /*
+ * A queued send's packet header (engine/pktq.h): the bytes the engine gave
+ * the netmod's send op, and how many of them went out.  Owned by the
+ * engine's packet queue, apart from the netmod's scratch (req->nm), so a
+ * netmod's rendezvous state survives a packet queued on the same request.
+ */
+#define TERN_PKTQ_HDR_MAX 48
+typedef struct tern_pktq_hdr {
+    uint8_t bytes[TERN_PKTQ_HDR_MAX];
+    uint8_t len;               /* header bytes */
+    uint8_t sent;              /* of them gone out */
+} tern_pktq_hdr_t;
+static_assert(TERN_PKT_HDR_SIZE <= TERN_PKTQ_HDR_MAX, "an engine header fits a queued send");
+
+/*
+ * A netmod's scratch in a request: raw storage used only through a typed
+ * overlay, TERN_REQ_NM(req, type), which fails to compile when type does
+ * not fit (size or alignment).  The netmod initialises what it uses when it
+ * takes the request.
+ */
+#define TERN_REQ_NM_SIZE 80
+typedef union tern_req_nm {
+    unsigned char bytes[TERN_REQ_NM_SIZE];
+    max_align_t align;
+} tern_req_nm_t;
+#define TERN_REQ_NM(req, type)                                                            \
+    ((void)sizeof(struct {                                                                \
+        static_assert(sizeof(type) <= TERN_REQ_NM_SIZE &&                                 \
+                          _Alignof(type) <= _Alignof(tern_req_nm_t),                      \
+                      #type " does not fit the netmod scratch of a request");             \
+        int unused;                                                                       \
+    }),                                                                                   \
+     (type *)(void *)(req)->nm.bytes)
+
+/*
  * A request.  Created only when an operation cannot complete at once (and
  * for unexpected messages, which are receive requests without a user yet).
  * Pooled per worker: no malloc per message once the pool is warm.
@@ -84,10 +119,8 @@ struct tern_request {
     /* called once the payload is all in place; default completes the req */
     void (*on_data_avail)(tern_request_t *req);
 
-    union {                   /* netmod-private state (LMT progress) */
-        uint64_t u64[12];
-        void *ptr[12];
-    } nm;
+    tern_pktq_hdr_t pq;       /* a queued send's header (engine/pktq.h) */
+    tern_req_nm_t nm;         /* the netmod's scratch (LMT progress): TERN_REQ_NM */
 };
 
 /* ---- virtual connections -------------------------------------------------- */
@@ -493,9 +526,15 @@ static inline uint64_t tern_request_id(const tern_request_t *r)
 tern_request_t *tern_request_lookup(tern_worker_t *w, uint64_t id);
 void tern_request_unregister(tern_request_t *req);
 
-/* Send a control packet (CTS, DONE, COOKIE) on vc; queued if vc is busy. */
+/* Send a control packet (CTS, DONE, COOKIE) on vc; queued if vc is busy.
+ * A failed VC refuses (its netmod and the peer named). */
 tern_status_t tern_send_ctrl(tern_vc_t *vc, const tern_pkt_hdr_t *hdr,
                              const void *cookie, size_t cookie_len);
+/* Send hdr + the payload of sreq's cursor on vc (sreq->vc is vc) through
+ * its netmod (the null mode's DATA, a netmod falling back to the stream);
+ * completes sreq when sent.  A failed VC refuses as tern_send_ctrl does. */
+tern_status_t tern_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
+                                  size_t hdrlen);
 
 /* Rendezvous: the receive request matched an RTS; start the transfer. */
 tern_status_t tern_lmt_recv_matched(tern_request_t *rreq, const void *cookie,

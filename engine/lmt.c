@@ -14,9 +14,19 @@
 #include "engine/match.h"
 #include "engine/netmod.h"
 
+tern_status_t tern_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
+                                  size_t hdrlen)
+{
+    tern_status_t st = tern_vc_send_check(vc);
+    return st != TERN_OK ? st : vc->nm->core.send_noncontig(vc, sreq, hdr, hdrlen);
+}
+
 tern_status_t tern_send_ctrl(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const void *cookie,
                              size_t cookie_len)
 {
+    tern_status_t vst = tern_vc_send_check(vc);
+    if (vst != TERN_OK)
+        return vst;
     if (cookie_len == 0) {
         tern_request_t *s = NULL;
         tern_status_t st = vc->nm->core.istart_contig_msg(vc, hdr, sizeof(*hdr), NULL, 0, &s);
@@ -108,7 +118,7 @@ tern_status_t tern_lmt_handle_cts(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, cons
         return vc->nm->lmt->start_send(vc, s, cookie, hdr->cookie_len);
     /* null mode: the whole message as one DATA packet on the stream */
     tern_pkt_hdr_t d = {.type = TERN_PKT_DATA, .len = s->msg_len, .rreq = hdr->rreq};
-    return vc->nm->core.send_noncontig(vc, s, &d, sizeof(d));
+    return tern_send_noncontig(vc, s, &d, sizeof(d));
 }
 
 tern_status_t tern_lmt_handle_done(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const uint8_t *cookie)

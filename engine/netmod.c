@@ -62,6 +62,12 @@ const tern_netmod_desc_t *tern_netmod_find(const char *name)
 
 const char *tern_netmod_names(void) { return registry_names; }
 
+tern_status_t tern_vc_send_refused(const tern_vc_t *vc)
+{
+    return tern_error(vc->fail_status, "%s send to rank %d: connection failed", vc->nm->name,
+                      vc->rank);
+}
+
 /* ---- the check ------------------------------------------------------------
  * Each table's slots as (name, given) pairs, so the message names the
  * missing one.  A slot added to a table must be added here too. */

@@ -41,6 +41,13 @@
  *
  * Received bytes go to tern_handle_pkt(vc, buf, len) in stream order.
  *
+ * Sending: the engine checks the VC before it calls a data op (a FAILED one
+ * refuses, naming the netmod and the peer: tern_vc_send_check), so the data
+ * ops never check it themselves; a netmod that sends a packet of its own
+ * goes through the engine too (tern_send_ctrl, tern_send_noncontig).  What a
+ * netmod cannot write at once waits in its engine packet queue
+ * (engine/pktq.h).
+ *
  * Waiting (TERN_WAIT_MODE=block): a netmod with an event source returns its
  * fd from wait_fd (level-triggered readable when the netmod may have
  * something to do).  Before the engine sleeps it calls arm on every netmod:
@@ -289,6 +296,14 @@ struct tern_netmod_inst {
     bool initialized;                   /* init was called: finalize is due */
     struct tern_rcache *rcache;         /* registrations (tern_mem_get), made on first use */
 };
+
+/* Before the engine sends on vc: a failed VC refuses, with a message naming
+ * the netmod and the peer (inline: one compare per packet). */
+tern_status_t tern_vc_send_refused(const tern_vc_t *vc);
+static inline tern_status_t tern_vc_send_check(const tern_vc_t *vc)
+{
+    return TERN_LIKELY(vc->state != TERN_VC_FAILED) ? TERN_OK : tern_vc_send_refused(vc);
+}
 
 /* A registration of memory with a VC's netmod (engine/mem.c). */
 typedef struct tern_mem {

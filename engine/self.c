@@ -30,37 +30,25 @@ static tern_status_t self_vc_init(void *state, tern_vc_t *vc, const void *card, 
     return TERN_OK;
 }
 
-static tern_status_t feed(tern_vc_t *vc, const void *hdr, size_t hdrlen, tern_cursor_t *c,
-                          const void *data, size_t len)
-{
-    tern_status_t st = tern_handle_pkt(vc, hdr, hdrlen);
-    if (st != TERN_OK)
-        return st;
-    if (c == NULL)
-        return len ? tern_handle_pkt(vc, data, len) : TERN_OK;
-    while (c->idx < c->iovcnt) {
-        const struct iovec *v = &c->iov[c->idx];
-        st = tern_handle_pkt(vc, (const char *)v->iov_base + c->off, v->iov_len - c->off);
-        if (st != TERN_OK)
-            return st;
-        c->pos += v->iov_len - c->off;
-        c->idx++;
-        c->off = 0;
-    }
-    return TERN_OK;
-}
-
 static tern_status_t self_istart(tern_vc_t *vc, const void *hdr, size_t hdrlen, const void *data,
                                  size_t len, tern_request_t **sreq)
 {
     *sreq = NULL;
-    return feed(vc, hdr, hdrlen, NULL, data, len);
+    tern_status_t st = tern_handle_pkt(vc, hdr, hdrlen);
+    return st == TERN_OK && len ? tern_handle_pkt(vc, data, len) : st;
 }
 
+/* The header, then the cursor's slices (a contiguous buffer is one). */
 static tern_status_t self_noncontig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
                                     size_t hdrlen)
 {
-    tern_status_t st = feed(vc, hdr, hdrlen, &sreq->cur, NULL, 0);
+    tern_status_t st = tern_handle_pkt(vc, hdr, hdrlen);
+    struct iovec v;
+    size_t n;
+    while (st == TERN_OK && tern_cursor_slice(&sreq->cur, &v, 1, SIZE_MAX, &n) == 1) {
+        st = tern_handle_pkt(vc, v.iov_base, v.iov_len);
+        tern_cursor_advance(&sreq->cur, n);
+    }
     if (st == TERN_OK)
         tern_request_complete(sreq, TERN_OK);
     return st;

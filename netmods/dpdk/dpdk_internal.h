@@ -42,6 +42,7 @@
 #include <rte_mempool.h>
 
 #include "engine/netmod.h"
+#include "engine/pktq.h"
 #include "netmods/dpdk/dpdk_wire.h"
 
 #define TERN_DPDK_MAGIC 0x4b445054u /* "TPDK" */
@@ -203,7 +204,7 @@ typedef struct tern_dpdk_vc {
     uint16_t payload_max;     /* DATA payload bytes per frame towards this peer */
 
     /* send side */
-    tern_list_t sendq;        /* engine packets not yet all in frames (req->link) */
+    tern_pktq_t sendq;        /* engine packets not yet all in frames (engine/pktq.h) */
     tern_list_t lmtq;         /* LMT transfers with frames to make */
     tern_list_t lmt_sent;     /* LMT transfers all framed, waiting for acks */
     uint32_t snd_una, snd_nxt;    /* oldest unacked, next new */
@@ -354,6 +355,18 @@ typedef struct tern_dpdk_lmt_tx {
     struct rte_mbuf_ext_shared_info shinfo;
     bool zcopy;
 } tern_dpdk_lmt_tx_t;
+
+/* dpdk's scratch in a request (TERN_REQ_NM) during a put */
+typedef struct tern_dpdk_req {
+    uint64_t received;        /* receiver: bytes placed so far */
+    uint64_t active;          /* receiver: 1 while frames may come */
+    tern_dpdk_lmt_tx_t *tx;   /* sender: its transfer, NULL once done or detached */
+} tern_dpdk_req_t;
+
+static inline tern_dpdk_req_t *tern_dpdk_req(tern_request_t *r)
+{
+    return TERN_REQ_NM(r, tern_dpdk_req_t);
+}
 
 unsigned tern_dpdk_lmt_modes(void *state);
 int tern_dpdk_lmt_choose(tern_vc_t *vc, size_t len);

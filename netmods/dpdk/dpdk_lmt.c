@@ -30,9 +30,6 @@
 #include "netmods/dpdk/dpdk_internal.h"
 
 #define FRAME_HDR (TERN_DPDK_ETH_HDR + TERN_DPDK_HDR_SIZE)
-/* receive request's netmod area */
-#define R_RECEIVED 0   /* bytes placed so far */
-#define R_ACTIVE 1     /* 1 while frames may come */
 
 static void ext_free_cb(void *addr, void *opaque)
 {
@@ -77,8 +74,8 @@ tern_status_t tern_dpdk_lmt_start_recv(tern_vc_t *vc, tern_request_t *rreq, cons
     if (cookie_len != 0)
         return tern_error(TERN_ERR_MALFORMED, "dpdk RTS from rank %d carries a %zu-byte cookie",
                           vc->rank, cookie_len);
-    rreq->nm.u64[R_RECEIVED] = 0;
-    rreq->nm.u64[R_ACTIVE] = 1;
+    tern_dpdk_req(rreq)->received = 0;
+    tern_dpdk_req(rreq)->active = 1;
     return tern_lmt_send_cts(vc, rreq, NULL, 0);
 }
 
@@ -109,7 +106,7 @@ tern_status_t tern_dpdk_lmt_start_send(tern_vc_t *vc, tern_request_t *sreq, cons
         tern_debug("dpdk: %s; the message to rank %d is copied", tern_last_error(), vc->rank);
         t->zcopy = false;
     }
-    sreq->nm.ptr[0] = t;
+    tern_dpdk_req(sreq)->tx = t;
     tern_list_push_tail(&dv->lmtq, &t->link);
     dv->d->now_ns = tern_now_ns();
     tern_dpdk_mark_active(dv);
@@ -135,14 +132,14 @@ tern_status_t tern_dpdk_lmt_done_send(tern_vc_t *vc, tern_request_t *sreq)
 
 tern_status_t tern_dpdk_lmt_done_recv(tern_vc_t *vc, tern_request_t *rreq)
 {
-    if (rreq->lmt_mode != TERN_LMT_PUT || rreq->nm.u64[R_ACTIVE] != 1)
+    if (rreq->lmt_mode != TERN_LMT_PUT || tern_dpdk_req(rreq)->active != 1)
         return tern_error(TERN_ERR_MALFORMED, "dpdk DONE from rank %d for a receive that "
                           "expects no frames", vc->rank);
-    if (rreq->nm.u64[R_RECEIVED] != rreq->msg_len)
+    if (tern_dpdk_req(rreq)->received != rreq->msg_len)
         return tern_error(TERN_ERR_MALFORMED, "dpdk DONE from rank %d after %llu of %llu bytes",
-                          vc->rank, (unsigned long long)rreq->nm.u64[R_RECEIVED],
+                          vc->rank, (unsigned long long)tern_dpdk_req(rreq)->received,
                           (unsigned long long)rreq->msg_len);
-    rreq->nm.u64[R_ACTIVE] = 0;
+    tern_dpdk_req(rreq)->active = 0;
     /* the sender's request ends only with our ack, and we may stop polling
      * once the user has this receive: ack now, not after a delay */
     tern_dpdk_vc(vc)->ack_now = true;
@@ -229,7 +226,7 @@ static void complete(tern_dpdk_lmt_tx_t *t)
     finish(t);
     if (sreq == NULL)
         return; /* its VC failed: the engine completed it */
-    sreq->nm.ptr[0] = NULL;
+    tern_dpdk_req(sreq)->tx = NULL;
     if (!(sreq->flags & TERN_REQF_COMPLETE))
         tern_request_complete(sreq, TERN_OK);
 }
@@ -297,7 +294,7 @@ void tern_dpdk_lmt_drop(tern_dpdk_vc_t *dv)
         while ((l = tern_list_pop_head(lists[i])) != NULL) {
             tern_dpdk_lmt_tx_t *t = TERN_CONTAINER_OF(l, tern_dpdk_lmt_tx_t, link);
             if (t->sreq != NULL)
-                t->sreq->nm.ptr[0] = NULL;
+                tern_dpdk_req(t->sreq)->tx = NULL;
             t->sreq = NULL;
             if (t->zcopy && rte_mbuf_ext_refcnt_read(&t->shinfo) > 1)
                 tern_list_push_tail(&dv->d->reap, &t->link);
@@ -315,12 +312,12 @@ void tern_dpdk_lmt_rx(tern_dpdk_vc_t *dv, const tern_dpdk_lmt_ext_t *ext, struct
     tern_vc_t *vc = dv->vc;
     tern_request_t *r = tern_request_lookup(vc->worker, ext->cookie);
     if (r == NULL || r->kind != TERN_REQ_RECV || r->vc != vc || r->lmt_mode != TERN_LMT_PUT ||
-        r->nm.u64[R_ACTIVE] != 1) {
+        tern_dpdk_req(r)->active != 1) {
         tern_dpdk_vc_lost(dv, TERN_ERR_MALFORMED, "dpdk: LMT frame from rank %d names unknown "
                           "receive %#llx", vc->rank, (unsigned long long)ext->cookie);
         return;
     }
-    uint64_t have = r->nm.u64[R_RECEIVED];
+    uint64_t have = tern_dpdk_req(r)->received;
     if (ext->offset != have || len > r->msg_len - have) {
         tern_dpdk_vc_lost(dv, TERN_ERR_MALFORMED, "dpdk: LMT frame from rank %d: bytes %llu..%llu "
                           "of a %llu-byte message, %llu expected next", vc->rank,
@@ -331,5 +328,5 @@ void tern_dpdk_lmt_rx(tern_dpdk_vc_t *dv, const tern_dpdk_lmt_ext_t *ext, struct
     }
     /* bytes past a short receive buffer are dropped (TRUNCATED at DONE) */
     tern_cursor_unpack(&r->cur, rte_pktmbuf_mtod_offset(m, const uint8_t *, off), len);
-    r->nm.u64[R_RECEIVED] = have + len;
+    tern_dpdk_req(r)->received = have + len;
 }

@@ -136,7 +136,7 @@ static tern_status_t vc_setup(tern_dpdk_t *d, tern_dpdk_vc_t *dv, tern_vc_t *vc)
 {
     dv->vc = vc;
     dv->d = d;
-    tern_list_init(&dv->sendq);
+    tern_pktq_init(&dv->sendq);
     tern_list_init(&dv->lmtq);
     tern_list_init(&dv->lmt_sent);
     tern_list_init(&dv->active_link);
@@ -301,14 +301,7 @@ static tern_status_t dpdk_vc_destroy(tern_vc_t *vc)
     if (dv == NULL)
         return TERN_OK;
     dv->conn = DPDK_VC_DEAD;
-    tern_list_t *pos, *tmp;
-    tern_list_for_each_safe(pos, tmp, &dv->sendq)
-    {
-        tern_request_t *r = TERN_CONTAINER_OF(pos, tern_request_t, link);
-        tern_list_del(pos);
-        if (!(r->flags & TERN_REQF_VCLIST))
-            tern_request_complete(r, vc->fail_status);
-    }
+    tern_pktq_fail_all(&dv->sendq, vc->fail_status);
     tern_dpdk_lmt_drop(dv);
     tern_dpdk_rel_drop(dv);
     return TERN_OK;
@@ -491,7 +484,7 @@ static tern_status_t dpdk_finalize(void *state)
     while ((l = tern_list_pop_head(&d->reap)) != NULL) {
         tern_dpdk_lmt_tx_t *t = TERN_CONTAINER_OF(l, tern_dpdk_lmt_tx_t, link);
         if (t->sreq != NULL) /* finalize with the send pending: detached */
-            t->sreq->nm.ptr[0] = NULL;
+            tern_dpdk_req(t->sreq)->tx = NULL;
         free(t); /* its registration went with the engine's cache */
     }
     if (d->pool != NULL && !keep_pool)

@@ -61,7 +61,7 @@ void tern_dpdk_mark_active(tern_dpdk_vc_t *dv)
 
 bool tern_dpdk_vc_idle(const tern_dpdk_vc_t *dv)
 {
-    return dv->snd_una == dv->snd_nxt && tern_list_empty(&dv->sendq) &&
+    return dv->snd_una == dv->snd_nxt && tern_pktq_empty(&dv->sendq) &&
            tern_list_empty(&dv->lmtq);
 }
 
@@ -435,7 +435,7 @@ static void handle_ack(tern_dpdk_vc_t *dv, const tern_dpdk_hdr_t *h)
         }
     }
     rack_retransmit(dv, delivered_ns);
-    if (adv > 0 && (!tern_list_empty(&dv->sendq) || !tern_list_empty(&dv->lmtq)))
+    if (adv > 0 && (!tern_pktq_empty(&dv->sendq) || !tern_list_empty(&dv->lmtq)))
         tern_dpdk_mark_active(dv);
 }
 
@@ -646,7 +646,7 @@ static void vc_timers(tern_dpdk_vc_t *dv)
 {
     tern_dpdk_t *d = dv->d;
     const tern_dpdk_config_t *cfg = d->cfg;
-    if (!tern_list_empty(&dv->sendq) || !tern_list_empty(&dv->lmtq))
+    if (!tern_pktq_empty(&dv->sendq) || !tern_list_empty(&dv->lmtq))
         tern_dpdk_push(dv);
     uint64_t now = d->now_ns; /* after the push: it may read the clock */
     if (dv->conn == DPDK_VC_DEAD || dv->vc->state == TERN_VC_FAILED)
@@ -717,7 +717,7 @@ void tern_dpdk_timers(tern_dpdk_t *d)
             vc_timers(dv);
         bool busy = dv->conn != DPDK_VC_DEAD && dv->vc->state != TERN_VC_FAILED &&
                     (dv->snd_una != dv->snd_nxt || dv->ack_now || dv->ack_due_ns != 0 ||
-                     !tern_list_empty(&dv->sendq) || !tern_list_empty(&dv->lmtq) ||
+                     !tern_pktq_empty(&dv->sendq) || !tern_list_empty(&dv->lmtq) ||
                      dv->snd_high != dv->snd_nxt);
         if (!busy) {
             tern_list_del(&dv->active_link);

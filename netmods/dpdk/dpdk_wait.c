@@ -122,7 +122,7 @@ static uint64_t timers_ns(const tern_dpdk_t *d)
         uint64_t t = ns;
         if (dv->ack_now)
             return 0;
-        if (!tern_list_empty(&dv->sendq) || !tern_list_empty(&dv->lmtq) ||
+        if (!tern_pktq_empty(&dv->sendq) || !tern_list_empty(&dv->lmtq) ||
             dv->snd_high != dv->snd_nxt)
             t = d->cfg->ack_delay_us * 1000ull; /* a full port: retried like the slices */
         else if (dv->ack_due_ns != 0)

@@ -77,14 +77,14 @@ tern_status_t tern_shm_lmt_initiate(tern_vc_t *vc, tern_request_t *sreq, int *mo
 {
     tern_shm_t *s = tern_shm_state(vc);
     tern_shm_vc_t *v = tern_shm_vc(vc);
-    sreq->nm.u64[TERN_SHM_LMT_STATE] = TERN_SHM_LMT_PLAIN;
+    tern_shm_req(sreq)->state = TERN_SHM_LMT_PLAIN;
     *cookie_len = 0;
     if ((*mode == TERN_LMT_GET || *mode == TERN_LMT_PUT) && !tern_shm_cma_allowed(s, v))
         *mode = TERN_LMT_COOP; /* refused with this peer before: the copy buffer */
     if (*mode != TERN_LMT_GET)
         return TERN_OK;
     *cookie_len = tern_shm_cma_cookie(cookie, TERN_SHM_COOKIE_CMA, &sreq->cur, sreq->msg_len);
-    sreq->nm.u64[TERN_SHM_LMT_STATE] = TERN_SHM_LMT_GET_OFFERED;
+    tern_shm_req(sreq)->state = TERN_SHM_LMT_GET_OFFERED;
     return TERN_OK;
 }
 
@@ -131,15 +131,15 @@ tern_status_t tern_shm_cma_take_cookie(tern_vc_t *vc, tern_request_t *r, const v
         segs[i].iov_len = c.seg[i].len;
     }
     r->tmpbuf = segs;
-    r->nm.u64[0] = r->nm.u64[1] = r->nm.u64[2] = 0;
-    r->nm.u64[3] = c.iovcnt;
-    r->nm.u64[4] = (uint64_t)c.pid;
+    tern_shm_req(r)->done = tern_shm_req(r)->seg_idx = tern_shm_req(r)->seg_off = 0;
+    tern_shm_req(r)->nseg = c.iovcnt;
+    tern_shm_req(r)->pid = (uint64_t)c.pid;
     if (c.iovcnt > inl) {
         /* the rest of the peer's iovec array, read from the peer */
         struct iovec l = {segs, sizeof(*segs) * c.iovcnt};
         struct iovec rv = {(void *)(uintptr_t)c.iov_addr, sizeof(*segs) * c.iovcnt};
         if (tern_shm_cma_read(s, (pid_t)c.pid, &l, 1, &rv, 1, 0) != (ssize_t)l.iov_len)
-            r->nm.u64[3] = UINT64_MAX; /* unreadable: the first step falls back */
+            tern_shm_req(r)->nseg = UINT64_MAX; /* unreadable: the first step falls back */
     }
     *peer_len = c.len;
     return TERN_OK;
@@ -189,7 +189,7 @@ void tern_shm_cma_refused(tern_vc_t *vc, const char *call, int err)
 /* The kernel refused: continue through the copy buffer from `done`. */
 static tern_status_t cma_fall_back(tern_vc_t *vc, tern_request_t *r, int err)
 {
-    uint64_t done = r->nm.u64[0];
+    uint64_t done = tern_shm_req(r)->done;
     tern_shm_cma_refused(vc, "process_vm_readv", err);
     free(r->tmpbuf);
     r->tmpbuf = NULL;
@@ -198,7 +198,7 @@ static tern_status_t cma_fall_back(tern_vc_t *vc, tern_request_t *r, int err)
     uint64_t id = tern_lmt_track(vc, r);
     if (id == 0)
         return TERN_ERR_NO_MEMORY;
-    r->nm.u64[0] = done; /* the copy-buffer receive counts on from here */
+    tern_shm_req(r)->done = done; /* the copy-buffer receive counts on from here */
     return tern_shm_resume_coop_recv(vc, r, id, done);
 }
 
@@ -220,15 +220,15 @@ tern_status_t tern_shm_resume_coop_recv(tern_vc_t *vc, tern_request_t *r, uint64
 ssize_t tern_shm_cma_step(tern_shm_t *s, tern_request_t *r, bool write)
 {
     const struct iovec *segs = r->tmpbuf;
-    uint64_t nseg = r->nm.u64[3];
-    pid_t pid = (pid_t)r->nm.u64[4];
+    uint64_t nseg = tern_shm_req(r)->nseg;
+    pid_t pid = (pid_t)tern_shm_req(r)->pid;
     struct iovec l[CMA_IOV], rv[CMA_IOV];
     if (nseg == UINT64_MAX)
         return -EPERM; /* the peer's iovec array could not be read */
     size_t lbytes, rbytes = 0;
     int lc = tern_cursor_slice(&r->cur, l, CMA_IOV, CMA_STEP, &lbytes);
     int rc = 0;
-    uint64_t idx = r->nm.u64[1], off = r->nm.u64[2];
+    uint64_t idx = tern_shm_req(r)->seg_idx, off = tern_shm_req(r)->seg_off;
     for (; idx < nseg && rc < CMA_IOV && rbytes < lbytes; idx++, off = 0) {
         size_t n = segs[idx].iov_len - off;
         if (n == 0)
@@ -251,22 +251,22 @@ ssize_t tern_shm_cma_step(tern_shm_t *s, tern_request_t *r, bool write)
         keep -= l[k].iov_len;
     }
     lc = k;
-    ssize_t got = cma_xfer(s, pid, l, lc, rv, rc, r->nm.u64[0], write);
+    ssize_t got = cma_xfer(s, pid, l, lc, rv, rc, tern_shm_req(r)->done, write);
     if (got < 0)
         return -errno;
     if (got == 0)
         return -EFAULT; /* no progress: the peer's segments are not accessible */
     /* advance both positions by what the kernel moved */
     tern_cursor_advance(&r->cur, (size_t)got);
-    r->nm.u64[0] += (uint64_t)got;
-    for (uint64_t moved = (uint64_t)got; moved > 0 && r->nm.u64[1] < nseg;) {
-        size_t room = segs[r->nm.u64[1]].iov_len - r->nm.u64[2];
+    tern_shm_req(r)->done += (uint64_t)got;
+    for (uint64_t moved = (uint64_t)got; moved > 0 && tern_shm_req(r)->seg_idx < nseg;) {
+        size_t room = segs[tern_shm_req(r)->seg_idx].iov_len - tern_shm_req(r)->seg_off;
         size_t n = moved < room ? moved : room;
-        r->nm.u64[2] += n;
+        tern_shm_req(r)->seg_off += n;
         moved -= n;
-        if (r->nm.u64[2] == segs[r->nm.u64[1]].iov_len) {
-            r->nm.u64[1]++;
-            r->nm.u64[2] = 0;
+        if (tern_shm_req(r)->seg_off == segs[tern_shm_req(r)->seg_idx].iov_len) {
+            tern_shm_req(r)->seg_idx++;
+            tern_shm_req(r)->seg_off = 0;
         }
     }
     return got;
@@ -288,9 +288,9 @@ bool tern_shm_cma_fail(tern_vc_t *vc, ssize_t err, const char *call, pid_t pid)
 unsigned tern_shm_cma_drive(tern_shm_t *s, tern_vc_t *vc, tern_request_t *r, uint64_t want,
                             const tern_shm_cma_dir_t *d)
 {
-    ssize_t got = r->nm.u64[0] < want ? tern_shm_cma_step(s, r, d->write) : 0;
+    ssize_t got = tern_shm_req(r)->done < want ? tern_shm_cma_step(s, r, d->write) : 0;
     if (got < 0) {
-        if (tern_shm_cma_fail(vc, got, d->call, (pid_t)r->nm.u64[4]))
+        if (tern_shm_cma_fail(vc, got, d->call, (pid_t)tern_shm_req(r)->pid))
             return 1;
         tern_list_del(&r->link);
         tern_status_t st = d->fall_back(vc, r, (int)-got);
@@ -298,7 +298,7 @@ unsigned tern_shm_cma_drive(tern_shm_t *s, tern_vc_t *vc, tern_request_t *r, uin
             tern_vc_fail(vc, st, tern_last_error());
         return 1;
     }
-    if (r->nm.u64[0] >= want) {
+    if (tern_shm_req(r)->done >= want) {
         tern_list_del(&r->link);
         d->finish(vc, r);
     }
@@ -332,7 +332,7 @@ tern_status_t tern_shm_lmt_handle_cookie(tern_vc_t *vc, tern_request_t *r, const
         return tern_error(TERN_ERR_MALFORMED, "COOKIE from rank %d: not a resume cookie", vc->rank);
     memcpy(&rc, cookie, sizeof(rc));
     bool send = r->kind == TERN_REQ_SEND;
-    uint64_t state = r->nm.u64[TERN_SHM_LMT_STATE];
+    uint64_t state = tern_shm_req(r)->state;
     bool ok = send ? (state == TERN_SHM_LMT_GET_OFFERED || state == TERN_SHM_LMT_PUT_PARKED)
                    : state == TERN_SHM_LMT_PUT_OFFERED;
     uint64_t limit = send ? r->msg_len : r->cur.total;
@@ -345,23 +345,23 @@ tern_status_t tern_shm_lmt_handle_cookie(tern_vc_t *vc, tern_request_t *r, const
         if (rc.rreq_id != tern_request_id(r))
             return tern_error(TERN_ERR_MALFORMED, "resume cookie from rank %d names another "
                               "receive", vc->rank);
-        r->nm.u64[TERN_SHM_LMT_STATE] = TERN_SHM_LMT_PLAIN;
+        tern_shm_req(r)->state = TERN_SHM_LMT_PLAIN;
         tern_cursor_advance(&r->cur, (size_t)rc.offset);
-        r->nm.u64[0] = rc.offset;
+        tern_shm_req(r)->done = rc.offset;
         return tern_shm_resume_coop_recv(vc, r, rc.rreq_id, rc.offset);
     }
     if (state == TERN_SHM_LMT_GET_OFFERED) /* a put's cursor is already there */
         tern_cursor_advance(&r->cur, (size_t)rc.offset);
-    r->nm.u64[TERN_SHM_LMT_STATE] = TERN_SHM_LMT_PLAIN;
+    tern_shm_req(r)->state = TERN_SHM_LMT_PLAIN;
     r->remote_id = rc.rreq_id;
-    r->nm.u64[0] = rc.offset;
+    tern_shm_req(r)->done = rc.offset;
     tern_list_push_tail(&v->lmt_txq, &r->link);
     return TERN_OK;
 }
 
 tern_status_t tern_shm_lmt_done_send(tern_vc_t *vc, tern_request_t *sreq)
 {
-    if (sreq->nm.u64[TERN_SHM_LMT_STATE] != TERN_SHM_LMT_GET_OFFERED)
+    if (tern_shm_req(sreq)->state != TERN_SHM_LMT_GET_OFFERED)
         return tern_error(TERN_ERR_MALFORMED, "DONE from rank %d for a send that offered no CMA",
                           vc->rank);
     tern_request_complete(sreq, TERN_OK);

@@ -3,6 +3,7 @@
 #define TERN_SHM_INTERNAL_H
 
 #include "engine/netmod.h"
+#include "engine/pktq.h"
 #include "netmods/shm/shm_layout.h"
 
 /* A peer's wake-up socket address (abstract AF_UNIX name). */
@@ -33,7 +34,7 @@ typedef struct tern_shm_vc {
     tern_shm_chan_t rx;       /* peer -> me (in my inbox) */
     tern_shm_doorbell_t *peer_doorbell;
     tern_shm_wake_addr_t peer_wake;   /* where to ring the peer's wake-up socket */
-    tern_list_t sendq;        /* eager streams not fully written (req->link) */
+    tern_pktq_t sendq;        /* packets not fully written (engine/pktq.h) */
     tern_list_t lmt_txq;      /* cooperative sends, CTS order */
     tern_list_t lmt_rxq;      /* cooperative receives, CTS order */
     tern_list_t cma_rxq;      /* CMA gets in progress */
@@ -152,8 +153,7 @@ tern_status_t tern_shm_lmt_start_send(tern_vc_t *vc, tern_request_t *sreq, const
 unsigned tern_shm_lmt_progress(tern_shm_t *s, tern_shm_vc_t *v);
 tern_status_t tern_shm_lmt_start_coop_recv(tern_vc_t *vc, tern_request_t *rreq);
 
-/* Where a rendezvous stands in shm: req->nm.u64[TERN_SHM_LMT_STATE]. */
-#define TERN_SHM_LMT_STATE 11
+/* Where a rendezvous stands in shm: tern_shm_req(req)->state. */
 enum tern_shm_lmt_state {
     TERN_SHM_LMT_PLAIN = 0,       /* copy buffer, or a get being read */
     TERN_SHM_LMT_GET_OFFERED = 1, /* sender: the RTS carried our CMA key */
@@ -161,6 +161,23 @@ enum tern_shm_lmt_state {
     TERN_SHM_LMT_PUT_WRITING = 3, /* sender: writing into the receiver's buffer */
     TERN_SHM_LMT_PUT_PARKED = 4,  /* sender: refused; waits for the receiver's RESUME */
 };
+
+/* shm's scratch in a request (TERN_REQ_NM) while a rendezvous is in its
+ * hands. */
+typedef struct tern_shm_req {
+    uint64_t done;      /* bytes moved so far (copy buffer or CMA) */
+    uint64_t seg_idx;   /* CMA: the peer's segment at hand ... */
+    uint64_t seg_off;   /*      ... and the offset in it */
+    uint64_t nseg;      /*      the peer's segment count, UINT64_MAX if unknown */
+    uint64_t pid;       /*      the peer's pid */
+    uint64_t put_len;   /* put: bytes the receiver's buffer takes */
+    uint64_t state;     /* enum tern_shm_lmt_state */
+} tern_shm_req_t;
+
+static inline tern_shm_req_t *tern_shm_req(tern_request_t *r)
+{
+    return TERN_REQ_NM(r, tern_shm_req_t);
+}
 
 /* shm_cma.c */
 bool tern_shm_cma_allowed(const tern_shm_t *s, const tern_shm_vc_t *v);
@@ -170,8 +187,7 @@ size_t tern_shm_cma_cookie(void *cookie, uint32_t kind, const tern_cursor_t *cur
 ssize_t tern_shm_cma_read(tern_shm_t *s, pid_t pid, const struct iovec *l, int lc,
                           const struct iovec *r, int rc, uint64_t done);
 /* One step (at most 4 MiB) between r's cursor and the peer's segments
- * (r->tmpbuf; r->nm.u64[0] bytes done, [1] segment index, [2] offset in it,
- * [3] segment count or UINT64_MAX if unknown, [4] the peer's pid): reads
+ * (r->tmpbuf; tern_shm_req(r): done, seg_idx, seg_off, nseg, pid): reads
  * (get) or writes (put).  Returns the bytes moved or -errno (-EMSGSIZE:
  * the segments end before the data). */
 ssize_t tern_shm_cma_step(tern_shm_t *s, tern_request_t *r, bool write);
@@ -193,7 +209,7 @@ typedef struct tern_shm_cma_dir {
 unsigned tern_shm_cma_drive(tern_shm_t *s, tern_vc_t *vc, tern_request_t *r, uint64_t want,
                             const tern_shm_cma_dir_t *d);
 /* Take a CMA cookie of kind from vc's peer into r: its segments in
- * r->tmpbuf, the step state in r->nm.u64[0..4]; *peer_len = its length. */
+ * r->tmpbuf, the step state in tern_shm_req(r); *peer_len = its length. */
 tern_status_t tern_shm_cma_take_cookie(tern_vc_t *vc, tern_request_t *r, const void *cookie,
                                        size_t cookie_len, uint32_t kind, uint64_t *peer_len);
 /* The kernel refused CMA with vc's peer: log once, copy buffer from now on. */

@@ -7,7 +7,7 @@
  * Each chunk names the receive request it belongs to; a mismatch is a
  * malformed segment, not silent corruption.
  *
- * req->nm.u64[0]: bytes moved so far (sent by sender / received by receiver);
+ * tern_shm_req(req)->done: bytes moved so far (sent by sender / received by receiver);
  * a transfer resumed after a CMA refusal starts at the resume offset.
  */
 #include "netmods/shm/shm_internal.h"
@@ -26,7 +26,7 @@ static inline uint8_t *chunk_data(tern_shm_t *s, tern_shm_chan_t *c, uint32_t i)
 tern_status_t tern_shm_lmt_start_coop_recv(tern_vc_t *vc, tern_request_t *rreq)
 {
     tern_shm_vc_t *v = tern_shm_vc(vc);
-    rreq->nm.u64[0] = 0;
+    tern_shm_req(rreq)->done = 0;
     tern_status_t st = tern_lmt_send_cts(vc, rreq, NULL, 0); /* registers the id */
     if (st != TERN_OK)
         return st;
@@ -39,7 +39,7 @@ tern_status_t tern_shm_lmt_start_coop_recv(tern_vc_t *vc, tern_request_t *rreq)
 tern_status_t tern_shm_lmt_start_recv(tern_vc_t *vc, tern_request_t *rreq, const void *cookie,
                                       size_t cookie_len)
 {
-    rreq->nm.u64[TERN_SHM_LMT_STATE] = TERN_SHM_LMT_PLAIN;
+    tern_shm_req(rreq)->state = TERN_SHM_LMT_PLAIN;
     if (rreq->lmt_mode == TERN_LMT_GET && cookie_len != 0)
         return tern_shm_cma_start_recv(vc, rreq, cookie, cookie_len);
     if (rreq->lmt_mode == TERN_LMT_PUT)
@@ -56,10 +56,10 @@ tern_status_t tern_shm_lmt_start_send(tern_vc_t *vc, tern_request_t *sreq, const
     if (sreq->lmt_mode == TERN_LMT_PUT && cookie_len != 0)
         return tern_shm_put_start_send(vc, sreq, cookie, cookie_len);
     /* we offered CMA and the receiver declined: it was refused */
-    if (sreq->nm.u64[TERN_SHM_LMT_STATE] == TERN_SHM_LMT_GET_OFFERED)
+    if (tern_shm_req(sreq)->state == TERN_SHM_LMT_GET_OFFERED)
         v->cma_refused = true;
-    sreq->nm.u64[TERN_SHM_LMT_STATE] = TERN_SHM_LMT_PLAIN;
-    sreq->nm.u64[0] = 0;
+    tern_shm_req(sreq)->state = TERN_SHM_LMT_PLAIN;
+    tern_shm_req(sreq)->done = 0;
     tern_list_push_tail(&v->lmt_txq, &sreq->link);
     return TERN_OK;
 }
@@ -70,7 +70,7 @@ static unsigned progress_send(tern_shm_t *s, tern_shm_vc_t *v)
     tern_shm_chan_t *c = &v->tx;
     while (!tern_list_empty(&v->lmt_txq)) {
         tern_request_t *r = TERN_CONTAINER_OF(v->lmt_txq.next, tern_request_t, link);
-        while (r->nm.u64[0] < r->msg_len) {
+        while (tern_shm_req(r)->done < r->msg_len) {
             tern_shm_chunk_hdr_t *ch = chunk_at(s, c, c->chunk);
             /* A4: the reader's release of len=0 ends its reads of the chunk. */
             if (atomic_load_explicit(&ch->len, memory_order_acquire) != 0)
@@ -80,7 +80,7 @@ static unsigned progress_send(tern_shm_t *s, tern_shm_vc_t *v)
             atomic_store_explicit(&ch->len, (uint32_t)k, memory_order_release); /* R4 */
             if (s->ring_doorbells)
                 tern_shm_ring_doorbell(s, v);
-            r->nm.u64[0] += k;
+            tern_shm_req(r)->done += k;
             c->chunk = (c->chunk + 1) & s->chunk_mask;
             n++;
         }
@@ -96,14 +96,14 @@ static unsigned progress_recv(tern_shm_t *s, tern_shm_vc_t *v)
     tern_shm_chan_t *c = &v->rx;
     while (!tern_list_empty(&v->lmt_rxq)) {
         tern_request_t *r = TERN_CONTAINER_OF(v->lmt_rxq.next, tern_request_t, link);
-        while (r->nm.u64[0] < r->msg_len) {
+        while (tern_shm_req(r)->done < r->msg_len) {
             tern_shm_chunk_hdr_t *ch = chunk_at(s, c, c->chunk);
             /* A4: pairs with the writer's R4; the chunk's bytes are visible. */
             uint32_t len = atomic_load_explicit(&ch->len, memory_order_acquire);
             if (len == 0)
                 return n;
             if (TERN_UNLIKELY(ch->rreq_id != tern_request_id(r) || len > s->hdr->chunk_size ||
-                              len > r->msg_len - r->nm.u64[0])) {
+                              len > r->msg_len - tern_shm_req(r)->done)) {
                 tern_vc_fail(v->vc, TERN_ERR_MALFORMED,
                              "shm copy-buffer chunk does not belong to the receive in progress");
                 return n;
@@ -111,7 +111,7 @@ static unsigned progress_recv(tern_shm_t *s, tern_shm_vc_t *v)
             /* Bounded by the user buffer: a truncated tail is dropped. */
             tern_cursor_unpack(&r->cur, chunk_data(s, c, c->chunk), len);
             atomic_store_explicit(&ch->len, 0, memory_order_release); /* R4 */
-            r->nm.u64[0] += len;
+            tern_shm_req(r)->done += len;
             c->chunk = (c->chunk + 1) & s->chunk_mask;
             n++;
         }

@@ -178,7 +178,7 @@ tern_status_t tern_shm_vc_setup(tern_shm_t *s, tern_vc_t *vc, int idx, int pid)
     v->peer_doorbell = (tern_shm_doorbell_t *)(void *)(s->base + s->hdr->off_doorbells) +
                        (size_t)s->widx * (size_t)s->nlocal + (size_t)idx;
     tern_shm_wake_addr(s, vc->rank, &v->peer_wake);
-    tern_list_init(&v->sendq);
+    tern_pktq_init(&v->sendq);
     tern_list_init(&v->lmt_txq);
     tern_list_init(&v->lmt_rxq);
     tern_list_init(&v->cma_rxq);
@@ -229,9 +229,9 @@ static unsigned shm_poll(void *state, int direction)
         if (got && s->ring_doorbells)
             tern_shm_ring_doorbell(s, v);
         n += got;
-        if (!tern_list_empty(&v->sendq))
+        if (!tern_pktq_empty(&v->sendq))
             n += tern_shm_progress_sendq(s, v);
-        if (v->vc->state == TERN_VC_TERMINATING && tern_list_empty(&v->sendq) &&
+        if (v->vc->state == TERN_VC_TERMINATING && tern_pktq_empty(&v->sendq) &&
             tern_list_empty(&v->lmt_txq) && tern_list_empty(&v->put_txq))
             v->vc->state = TERN_VC_CLOSED;
     }
@@ -268,7 +268,7 @@ static tern_status_t shm_vc_terminate(tern_vc_t *vc)
     tern_shm_vc_t *v = tern_shm_vc(vc);
     if (vc->state != TERN_VC_ACTIVE)
         return TERN_OK;
-    vc->state = (tern_list_empty(&v->sendq) && tern_list_empty(&v->lmt_txq) &&
+    vc->state = (tern_pktq_empty(&v->sendq) && tern_list_empty(&v->lmt_txq) &&
                  tern_list_empty(&v->put_txq))
                     ? TERN_VC_CLOSED
                     : TERN_VC_TERMINATING;
@@ -294,7 +294,7 @@ static tern_status_t shm_vc_destroy(tern_vc_t *vc)
     tern_shm_vc_t *v = tern_shm_vc(vc);
     if (v == NULL)
         return TERN_OK;
-    drop_queue(&v->sendq, vc->fail_status);
+    tern_pktq_fail_all(&v->sendq, vc->fail_status);
     drop_queue(&v->lmt_txq, vc->fail_status);
     drop_queue(&v->lmt_rxq, vc->fail_status);
     drop_queue(&v->cma_rxq, vc->fail_status);

@@ -35,7 +35,7 @@ tern_status_t tern_shm_put_start_recv(tern_vc_t *vc, tern_request_t *rreq)
         return tern_shm_lmt_start_coop_recv(vc, rreq);
     uint8_t cookie[TERN_COOKIE_MAX];
     size_t clen = tern_shm_cma_cookie(cookie, TERN_SHM_COOKIE_PUT, &rreq->cur, rreq->cur.total);
-    rreq->nm.u64[TERN_SHM_LMT_STATE] = TERN_SHM_LMT_PUT_OFFERED;
+    tern_shm_req(rreq)->state = TERN_SHM_LMT_PUT_OFFERED;
     return tern_lmt_send_cts(vc, rreq, cookie, clen); /* registers; DONE names it */
 }
 
@@ -47,8 +47,8 @@ tern_status_t tern_shm_put_start_send(tern_vc_t *vc, tern_request_t *sreq, const
         tern_shm_cma_take_cookie(vc, sreq, cookie, cookie_len, TERN_SHM_COOKIE_PUT, &room);
     if (st != TERN_OK)
         return st;
-    sreq->nm.u64[5] = room < sreq->msg_len ? room : sreq->msg_len;
-    sreq->nm.u64[TERN_SHM_LMT_STATE] = TERN_SHM_LMT_PUT_WRITING;
+    tern_shm_req(sreq)->put_len = room < sreq->msg_len ? room : sreq->msg_len;
+    tern_shm_req(sreq)->state = TERN_SHM_LMT_PUT_WRITING;
     tern_list_push_tail(&tern_shm_vc(vc)->put_txq, &sreq->link);
     return TERN_OK;
 }
@@ -56,10 +56,10 @@ tern_status_t tern_shm_put_start_send(tern_vc_t *vc, tern_request_t *sreq, const
 /* Receiver: the sender wrote our buffer. */
 tern_status_t tern_shm_lmt_done_recv(tern_vc_t *vc, tern_request_t *rreq)
 {
-    if (rreq->nm.u64[TERN_SHM_LMT_STATE] != TERN_SHM_LMT_PUT_OFFERED)
+    if (tern_shm_req(rreq)->state != TERN_SHM_LMT_PUT_OFFERED)
         return tern_error(TERN_ERR_MALFORMED, "DONE from rank %d for a receive that offered no "
                           "put", vc->rank);
-    rreq->nm.u64[TERN_SHM_LMT_STATE] = TERN_SHM_LMT_PLAIN;
+    tern_shm_req(rreq)->state = TERN_SHM_LMT_PLAIN;
     tern_recv_data_complete(rreq); /* TRUNCATED if the message was longer */
     return TERN_OK;
 }
@@ -71,8 +71,8 @@ static tern_status_t put_fall_back(tern_vc_t *vc, tern_request_t *r, int err)
     tern_shm_cma_refused(vc, "process_vm_writev", err);
     free(r->tmpbuf);
     r->tmpbuf = NULL;
-    r->nm.u64[TERN_SHM_LMT_STATE] = TERN_SHM_LMT_PUT_PARKED;
-    tern_shm_resume_cookie_t rc = {.kind = TERN_SHM_COOKIE_RESUME, .offset = r->nm.u64[0],
+    tern_shm_req(r)->state = TERN_SHM_LMT_PUT_PARKED;
+    tern_shm_resume_cookie_t rc = {.kind = TERN_SHM_COOKIE_RESUME, .offset = tern_shm_req(r)->done,
                                    .rreq_id = r->remote_id};
     tern_pkt_hdr_t h = {.type = TERN_PKT_COOKIE, .rreq = r->remote_id,
                         .cookie_len = (uint32_t)sizeof(rc)};
@@ -83,7 +83,7 @@ static void put_finish(tern_vc_t *vc, tern_request_t *r)
 {
     free(r->tmpbuf);
     r->tmpbuf = NULL;
-    r->nm.u64[TERN_SHM_LMT_STATE] = TERN_SHM_LMT_PLAIN;
+    tern_shm_req(r)->state = TERN_SHM_LMT_PLAIN;
     tern_pkt_hdr_t h = {.type = TERN_PKT_DONE, .rreq = r->remote_id};
     tern_status_t st = tern_send_ctrl(vc, &h, NULL, 0);
     tern_request_complete(r, st);
@@ -94,5 +94,5 @@ unsigned tern_shm_put_progress(tern_shm_t *s, tern_shm_vc_t *v)
 {
     static const tern_shm_cma_dir_t put = {true, "process_vm_writev", put_fall_back, put_finish};
     tern_request_t *r = TERN_CONTAINER_OF(v->put_txq.next, tern_request_t, link);
-    return tern_shm_cma_drive(s, v->vc, r, r->nm.u64[5], &put);
+    return tern_shm_cma_drive(s, v->vc, r, tern_shm_req(r)->put_len, &put);
 }

@@ -4,18 +4,15 @@
  * the packet fits and a slot is free) or the next cell.  No syscall, lock or
  * malloc on this path; a request is created only when the ring is full.
  *
- * A partly written stream stays at the head of the VC's sendq with its
- * progress in req->nm: the header bytes (u64[0..7]), header length (u64[8])
- * and header bytes sent (u64[9]); payload progress is req->cur.
+ * A partly written stream waits in the VC's engine packet queue (sendq,
+ * engine/pktq.h: its header in req->pq, payload progress in req->cur) and
+ * goes on from poll, in order.
  */
-#include <assert.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "engine/copy.h"
 #include "netmods/shm/shm_internal.h"
-
-#define NM_HDR_MAX 64
 
 static size_t fill(uint8_t *dst, size_t room, const uint8_t *hdr, size_t hdrlen, size_t *hsent,
                    tern_cursor_t *cur, const uint8_t *data, size_t *dsent, size_t dlen)
@@ -101,35 +98,14 @@ static bool push(tern_shm_t *s, tern_shm_vc_t *v, const uint8_t *hdr, size_t hdr
     return (hdrlen - *hsent) + (cur ? tern_cursor_left(cur) : dlen - *dsent) == 0;
 }
 
-static tern_status_t check_vc(tern_vc_t *vc)
-{
-    if (TERN_UNLIKELY(vc->state == TERN_VC_FAILED))
-        return tern_error(vc->fail_status, "shm send to rank %d: connection failed", vc->rank);
-    return TERN_OK;
-}
-
-/* Queue sreq (with the unsent rest of hdr) behind the VC's other streams. */
-static void enqueue(tern_shm_vc_t *v, tern_request_t *sreq, const void *hdr, size_t hdrlen,
-                    size_t hsent)
-{
-    assert(hdrlen <= NM_HDR_MAX);
-    memcpy(sreq->nm.u64, hdr, hdrlen);
-    sreq->nm.u64[8] = hdrlen;
-    sreq->nm.u64[9] = hsent;
-    tern_list_push_tail(&v->sendq, &sreq->link);
-}
-
 tern_status_t tern_shm_istart_contig_msg(tern_vc_t *vc, const void *hdr, size_t hdrlen,
                                          const void *data, size_t len, tern_request_t **sreq)
 {
     tern_shm_t *s = tern_shm_state(vc);
     tern_shm_vc_t *v = tern_shm_vc(vc);
-    tern_status_t st = check_vc(vc);
     *sreq = NULL;
-    if (st != TERN_OK)
-        return st;
     size_t hsent = 0, dsent = 0;
-    if (TERN_LIKELY(tern_list_empty(&v->sendq))) {
+    if (TERN_LIKELY(tern_pktq_empty(&v->sendq))) {
         /* Fast path: the whole packet in the next fastbox slot. */
         tern_shm_chan_t *c = &v->tx;
         tern_shm_unit_hdr_t *u;
@@ -153,14 +129,18 @@ tern_status_t tern_shm_istart_contig_msg(tern_vc_t *vc, const void *hdr, size_t 
     }
     /* Could not send it all now: a request carries the rest. */
     tern_request_t *r = tern_request_alloc_contig_send(vc, data, len, dsent);
-    if (r == NULL) {
+    tern_status_t st = r != NULL ? tern_pktq_push(&v->sendq, r, hdr, hdrlen, hsent)
+                                 : tern_error(TERN_ERR_NO_MEMORY, "shm send to rank %d: no "
+                                              "request for the rest of a packet", vc->rank);
+    if (st != TERN_OK) {
+        if (r != NULL)
+            tern_request_release(r);
         /* Part of the packet may be in the channel already: the stream is
          * torn, so the VC fails loudly rather than lose data silently. */
         if (hsent > 0)
-            tern_vc_fail(vc, TERN_ERR_NO_MEMORY, "no request for a partly written packet");
-        return TERN_ERR_NO_MEMORY;
+            tern_vc_fail(vc, st, tern_last_error());
+        return st;
     }
-    enqueue(v, r, hdr, hdrlen, hsent);
     *sreq = r;
     return TERN_OK;
 }
@@ -170,33 +150,28 @@ tern_status_t tern_shm_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, const
 {
     tern_shm_t *s = tern_shm_state(vc);
     tern_shm_vc_t *v = tern_shm_vc(vc);
-    tern_status_t st = check_vc(vc);
-    if (st != TERN_OK)
-        return st;
-    sreq->vc = vc;
     size_t hsent = 0;
-    if (tern_list_empty(&v->sendq) &&
-        push(s, v, hdr, hdrlen, &hsent, &sreq->cur, NULL, NULL, 0)) {
+    if (tern_pktq_empty(&v->sendq) && push(s, v, hdr, hdrlen, &hsent, &sreq->cur, NULL, NULL, 0)) {
         tern_request_complete(sreq, TERN_OK);
         return TERN_OK;
     }
-    enqueue(v, sreq, hdr, hdrlen, hsent);
-    return TERN_OK;
+    tern_status_t st = tern_pktq_push(&v->sendq, sreq, hdr, hdrlen, hsent);
+    if (st != TERN_OK && hsent > 0)
+        tern_vc_fail(vc, st, tern_last_error()); /* torn, as above */
+    return st;
 }
 
 unsigned tern_shm_progress_sendq(tern_shm_t *s, tern_shm_vc_t *v)
 {
     unsigned n = 0;
-    while (!tern_list_empty(&v->sendq)) {
-        tern_request_t *r = TERN_CONTAINER_OF(v->sendq.next, tern_request_t, link);
-        size_t hsent = r->nm.u64[9];
-        bool done = push(s, v, (const uint8_t *)r->nm.u64, r->nm.u64[8], &hsent, &r->cur, NULL,
-                         NULL, 0);
-        r->nm.u64[9] = hsent;
+    tern_request_t *r;
+    while ((r = tern_pktq_head(&v->sendq)) != NULL) {
+        size_t hsent = r->pq.sent;
+        bool done = push(s, v, r->pq.bytes, r->pq.len, &hsent, &r->cur, NULL, NULL, 0);
+        r->pq.sent = (uint8_t)hsent;
         if (!done)
             break;
-        tern_list_del(&r->link);
-        tern_request_complete(r, TERN_OK);
+        tern_pktq_complete_head(&v->sendq);
         n++;
     }
     return n;

@@ -16,8 +16,8 @@
  * sender streams the message as DATA (lmt_start_send): the null mode, late.
  * A failure after bytes were read fails the VC, naming the cause.
  *
- * rreq->nm.u64: [0] bytes read, [1] the sender's address, [2] its pid.
- * sreq->nm.u64[0]: CMA_OFFERED while the RTS offered the get.
+ * The request's scratch: cma_req_t (receiver: bytes read, the sender's
+ * address and pid; sender: CMA_OFFERED while the RTS offered the get).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -34,6 +34,15 @@
 #define CMA_STEP (4u << 20)
 #define CMA_IOV 64
 #define CMA_OFFERED 0x67657421u
+
+/* tcp's scratch in a request (TERN_REQ_NM) */
+typedef struct cma_req {
+    uint64_t done;    /* receiver: bytes read */
+    uint64_t addr;    /*           the sender's address */
+    uint64_t pid;     /*           the sender's pid */
+    uint64_t offered; /* sender: CMA_OFFERED while the RTS offered the get, else 0 */
+} cma_req_t;
+#define CMA_REQ(r) TERN_REQ_NM(r, cma_req_t)
 
 typedef struct tcp_cma_cookie {
     uint32_t magic;
@@ -91,7 +100,7 @@ int tern_tcp_lmt_choose(tern_vc_t *vc, size_t len)
 tern_status_t tern_tcp_lmt_initiate(tern_vc_t *vc, tern_request_t *sreq, int *mode, void *cookie,
                                     size_t *cookie_len)
 {
-    sreq->nm.u64[0] = 0;
+    CMA_REQ(sreq)->offered = 0;
     *cookie_len = 0;
     if (*mode != TERN_LMT_GET || sreq->cur.iovcnt != 1 ||
         !cma_wanted(tern_tcp_state(vc), tern_tcp_vc(vc))) {
@@ -104,7 +113,7 @@ tern_status_t tern_tcp_lmt_initiate(tern_vc_t *vc, tern_request_t *sreq, int *mo
                           .len = sreq->msg_len};
     memcpy(cookie, &c, sizeof(c));
     *cookie_len = sizeof(c);
-    sreq->nm.u64[0] = CMA_OFFERED;
+    CMA_REQ(sreq)->offered = CMA_OFFERED;
     return TERN_OK;
 }
 
@@ -132,9 +141,9 @@ tern_status_t tern_tcp_lmt_start_recv(tern_vc_t *vc, tern_request_t *rreq, const
         return decline(vc, rreq);
     if (tern_lmt_track(vc, rreq) == 0)
         return TERN_ERR_NO_MEMORY;
-    rreq->nm.u64[0] = 0;
-    rreq->nm.u64[1] = c.addr;
-    rreq->nm.u64[2] = (uint64_t)c.pid;
+    CMA_REQ(rreq)->done = 0;
+    CMA_REQ(rreq)->addr = c.addr;
+    CMA_REQ(rreq)->pid = (uint64_t)c.pid;
     tern_list_push_tail(&t->cmaq, &rreq->link);
     return TERN_OK;
 }
@@ -143,17 +152,17 @@ tern_status_t tern_tcp_lmt_start_recv(tern_vc_t *vc, tern_request_t *rreq, const
 tern_status_t tern_tcp_lmt_start_send(tern_vc_t *vc, tern_request_t *sreq, const void *cookie,
                                       size_t cookie_len)
 {
-    if (sreq->nm.u64[0] != CMA_OFFERED || cookie_len != 0)
+    if (CMA_REQ(sreq)->offered != CMA_OFFERED || cookie_len != 0)
         return tern_error(TERN_ERR_MALFORMED, "tcp: CTS from rank %d for a send that offered "
                           "no CMA get", vc->rank);
-    sreq->nm.u64[0] = 0;
+    CMA_REQ(sreq)->offered = 0;
     tern_pkt_hdr_t d = {.type = TERN_PKT_DATA, .len = sreq->msg_len, .rreq = sreq->remote_id};
-    return vc->nm->core.send_noncontig(vc, sreq, &d, sizeof(d));
+    return tern_send_noncontig(vc, sreq, &d, sizeof(d));
 }
 
 tern_status_t tern_tcp_lmt_done_send(tern_vc_t *vc, tern_request_t *sreq)
 {
-    if (sreq->nm.u64[0] != CMA_OFFERED)
+    if (CMA_REQ(sreq)->offered != CMA_OFFERED)
         return tern_error(TERN_ERR_MALFORMED, "tcp: DONE from rank %d for a send that offered "
                           "no CMA get", vc->rank);
     tern_request_complete(sreq, TERN_OK);
@@ -181,13 +190,13 @@ unsigned tern_tcp_cma_progress(tern_tcp_t *t)
     tern_request_t *r = TERN_CONTAINER_OF(t->cmaq.next, tern_request_t, link);
     tern_vc_t *vc = r->vc;
     uint64_t want = r->msg_len < r->cur.total ? r->msg_len : r->cur.total;
-    uint64_t done = r->nm.u64[0];
-    pid_t pid = (pid_t)r->nm.u64[2];
+    uint64_t done = CMA_REQ(r)->done;
+    pid_t pid = (pid_t)CMA_REQ(r)->pid;
     if (done < want) {
         struct iovec l[CMA_IOV];
         size_t lbytes, step = want - done < CMA_STEP ? (size_t)(want - done) : CMA_STEP;
         int lc = tern_cursor_slice(&r->cur, l, CMA_IOV, step, &lbytes);
-        struct iovec rv = {(void *)(uintptr_t)(r->nm.u64[1] + done), lbytes};
+        struct iovec rv = {(void *)(uintptr_t)(CMA_REQ(r)->addr + done), lbytes};
         ssize_t got = t->cfg->fault_cma ? (errno = EPERM, -1)
                                         : process_vm_readv(pid, l, (unsigned long)lc, &rv, 1, 0);
         if (got <= 0) {
@@ -210,7 +219,7 @@ unsigned tern_tcp_cma_progress(tern_tcp_t *t)
             return 1;
         }
         tern_cursor_advance(&r->cur, (size_t)got);
-        r->nm.u64[0] = done += (uint64_t)got;
+        CMA_REQ(r)->done = done += (uint64_t)got;
         if (done < want)
             return 1;
     }

@@ -16,6 +16,7 @@
 #define TERN_TCP_INTERNAL_H
 
 #include "engine/netmod.h"
+#include "engine/pktq.h"
 #include "engine/sock/sock.h"
 
 #define TERN_TCP_MAGIC 0x50435454u /* "TTCP" */
@@ -76,7 +77,7 @@ struct tern_tcp_vc {
     tern_tcp_conn_t *data;    /* the socket carrying the stream, once connected */
     tern_tcp_conn_t *out;     /* our connection attempt, while pending */
     tern_tcp_card_t card;
-    tern_list_t sendq;        /* requests not fully written (req->link) */
+    tern_pktq_t sendq;        /* packets not fully written (engine/pktq.h) */
     bool writing;             /* a posted writev for the head of sendq is pending */
     bool cma_refused;         /* the kernel refused CMA with this peer: the stream */
     struct iovec wiov[TERN_TCP_WIOV];

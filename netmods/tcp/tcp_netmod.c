@@ -158,7 +158,7 @@ static tern_status_t tcp_vc_init(void *state, tern_vc_t *vc, const void *card, s
     tv->vc = vc;
     tv->job = t->job;
     tv->peer_rank = vc->rank;
-    tern_list_init(&tv->sendq);
+    tern_pktq_init(&tv->sendq);
     vc->nm_vc = tv;
     return TERN_OK;
 }
@@ -187,7 +187,7 @@ tern_status_t tern_tcp_remote_add(tern_tcp_t *t, tern_vc_t *vc, uint32_t job, in
     tv->vc = vc;
     tv->job = job;
     tv->peer_rank = rank;
-    tern_list_init(&tv->sendq);
+    tern_pktq_init(&tv->sendq);
     vc->nm_vc = tv;
     t->remote[t->nremote++] = tv;
     return TERN_OK;
@@ -254,7 +254,7 @@ static tern_status_t tcp_vc_terminate(tern_vc_t *vc)
     if (tv != NULL && tv->state != TCP_VC_IDLE)
         tern_vc_say_bye(vc); /* a failure fails the VC, with its message */
     if (vc->state == TERN_VC_TERMINATING &&
-        (tv == NULL || (tern_list_empty(&tv->sendq) && !tv->writing)))
+        (tv == NULL || (tern_pktq_empty(&tv->sendq) && !tv->writing)))
         vc->state = TERN_VC_CLOSED;
     return TERN_OK;
 }
@@ -266,14 +266,7 @@ static tern_status_t tcp_vc_destroy(tern_vc_t *vc)
     tern_tcp_vc_t *tv = tern_tcp_vc(vc);
     if (tv == NULL)
         return TERN_OK;
-    tern_list_t *pos, *tmp;
-    tern_list_for_each_safe(pos, tmp, &tv->sendq)
-    {
-        tern_request_t *r = TERN_CONTAINER_OF(pos, tern_request_t, link);
-        tern_list_del(pos);
-        if (!(r->flags & TERN_REQF_VCLIST))
-            tern_request_complete(r, vc->fail_status);
-    }
+    tern_pktq_fail_all(&tv->sendq, vc->fail_status);
     tern_tcp_t *t = tern_tcp_state(vc);
     tern_tcp_cma_drop(t, vc);
     tern_tcp_set_writing(tv, false);

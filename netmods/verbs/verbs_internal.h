@@ -29,6 +29,7 @@
 #include <infiniband/verbs.h>
 
 #include "engine/netmod.h"
+#include "engine/pktq.h"
 
 #define TERN_VERBS_MAGIC 0x42525654u /* "TVRB" */
 #define TERN_VERBS_VERSION 2u /* 2: CM messages name jobs and carry the card */
@@ -39,7 +40,6 @@
 #define TERN_VERBS_UD_SENDS 32u       /* UD send buffers */
 #define TERN_VERBS_RESERVED_RECVS 3u  /* per peer: RTU and credit-only messages */
 #define TERN_VERBS_POLL_BATCH 16
-#define TERN_VERBS_HDR_MAX 64         /* engine packet header kept in a request */
 
 /* ---- wire formats -------------------------------------------------------- */
 
@@ -204,7 +204,7 @@ typedef struct tern_verbs_vc {
     uint64_t sq_head;         /* next seq to post */
     uint64_t sq_tail;         /* oldest seq not known complete */
     uint32_t unsignaled;      /* posted since the last signaled one */
-    tern_list_t sendq;        /* stream requests not fully posted (req->link) */
+    tern_pktq_t sendq;        /* packets not fully posted (engine/pktq.h) */
     tern_list_t rdmaq;        /* LMT requests with RDMA work to post (req->link) */
     tern_list_t live_link;    /* tern_verbs_t.live (a working QP) or .retired */
     uint64_t retire_ns;       /* when the QP went to ERR (retired) */

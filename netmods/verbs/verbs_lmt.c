@@ -26,7 +26,8 @@
  * as DATA.  The RDMA never moved the receive request's cursor, so the DATA
  * simply writes the buffer from its start: nothing is lost or doubled.
  *
- * req->nm.u64 while a transfer is in the netmod's hands:
+ * The request's scratch (lmt_req_t) holds the transfer while it is in the
+ * netmod's hands.
  */
 #include <stdio.h>
 #include <string.h>
@@ -34,18 +35,20 @@
 #include "engine/rcache.h"
 #include "netmods/verbs/verbs_internal.h"
 
-enum {
-    L_STATE = 0, /* enum lmt_state */
-    L_INST,      /* tern_mem_t: the registration this side holds now */
-    L_REGION,
-    L_WOFF,      /* window: offset in the message */
-    L_WLEN,      /*         bytes */
-    L_RADDR,     /* active side: remote address of the window */
-    L_RKEY,      /*              its rkey */
-    L_POSTED,    /* active side: bytes of the window posted */
-    L_TOTAL,     /* bytes the transfer moves: min(message, receive buffer) */
-    L_PEER,      /* the other side's request id for COOKIE packets */
-};
+/* verbs' scratch in a request (TERN_REQ_NM) */
+typedef struct lmt_req {
+    uint64_t state;                     /* enum lmt_state */
+    tern_netmod_inst_t *inst;           /* tern_mem_t: the registration this side holds now */
+    struct tern_rcache_region *region;
+    uint64_t woff;                      /* window: offset in the message */
+    uint64_t wlen;                      /*         bytes */
+    uint64_t raddr;                     /* active side: remote address of the window */
+    uint64_t rkey;                      /*              its rkey */
+    uint64_t posted;                    /* active side: bytes of the window posted */
+    uint64_t total;                     /* bytes the transfer moves: min(message, receive buffer) */
+    uint64_t peer;                      /* the other side's request id for COOKIE packets */
+} lmt_req_t;
+#define LMT(r) TERN_REQ_NM(r, lmt_req_t)
 
 enum lmt_state {
     S_NONE = 0,
@@ -65,11 +68,11 @@ static uint64_t window_len(const tern_verbs_t *v, uint64_t left)
 
 static void mem_put(tern_request_t *r)
 {
-    if (r->nm.ptr[L_REGION] == NULL)
+    if (LMT(r)->region == NULL)
         return;
-    tern_mem_t m = {r->nm.ptr[L_INST], r->nm.ptr[L_REGION]};
+    tern_mem_t m = {LMT(r)->inst, LMT(r)->region};
     tern_mem_put(&m);
-    r->nm.ptr[L_REGION] = NULL;
+    LMT(r)->region = NULL;
 }
 
 /* Register [off, off + len) of r's buffer; on failure try one window of
@@ -84,14 +87,14 @@ static tern_status_t mem_get(tern_vc_t *vc, tern_request_t *r, uint64_t off, uin
     }
     if (st != TERN_OK)
         return st;
-    r->nm.ptr[L_INST] = m.inst;
-    r->nm.ptr[L_REGION] = m.region;
+    LMT(r)->inst = m.inst;
+    LMT(r)->region = m.region;
     return TERN_OK;
 }
 
 static struct ibv_mr *mr_of(const tern_request_t *r)
 {
-    return ((tern_rcache_region_t *)r->nm.ptr[L_REGION])->handle;
+    return LMT(r)->region->handle;
 }
 
 /* Expose the window at off of r (the passive side) as a KEY cookie. */
@@ -102,10 +105,10 @@ static tern_status_t expose(tern_vc_t *vc, tern_request_t *r, uint64_t off, uint
     tern_status_t st = mem_get(vc, r, off, &len);
     if (st != TERN_OK)
         return st;
-    r->nm.u64[L_STATE] = S_EXPOSED;
-    r->nm.u64[L_WOFF] = off;
-    r->nm.u64[L_WLEN] = len;
-    r->nm.u64[L_TOTAL] = total;
+    LMT(r)->state = S_EXPOSED;
+    LMT(r)->woff = off;
+    LMT(r)->wlen = len;
+    LMT(r)->total = total;
     *c = (tern_verbs_cookie_t){.kind = TERN_VERBS_COOKIE_KEY, .offset = off,
                                .addr = (uint64_t)(uintptr_t)(base_of(r) + off), .len = len,
                                .total = total, .rkey = mr_of(r)->rkey};
@@ -117,17 +120,17 @@ static tern_status_t expose(tern_vc_t *vc, tern_request_t *r, uint64_t off, uint
 static tern_status_t take_window(tern_vc_t *vc, tern_request_t *r, const tern_verbs_cookie_t *c)
 {
     uint64_t len = c->len;
-    if (c->offset + len > r->nm.u64[L_TOTAL])
-        len = r->nm.u64[L_TOTAL] - c->offset; /* truncated receive: read no more than fits */
+    if (c->offset + len > LMT(r)->total)
+        len = LMT(r)->total - c->offset; /* truncated receive: read no more than fits */
     tern_status_t st = mem_get(vc, r, c->offset, &len);
     if (st != TERN_OK)
         return st;
-    r->nm.u64[L_STATE] = S_MOVING;
-    r->nm.u64[L_WOFF] = c->offset;
-    r->nm.u64[L_WLEN] = len;
-    r->nm.u64[L_RADDR] = c->addr;
-    r->nm.u64[L_RKEY] = c->rkey;
-    r->nm.u64[L_POSTED] = 0;
+    LMT(r)->state = S_MOVING;
+    LMT(r)->woff = c->offset;
+    LMT(r)->wlen = len;
+    LMT(r)->raddr = c->addr;
+    LMT(r)->rkey = c->rkey;
+    LMT(r)->posted = 0;
     tern_verbs_vc_t *tv = tern_verbs_vc(vc);
     tern_list_push_tail(&tv->rdmaq, &r->link);
     tern_verbs_mark_pending(tv);
@@ -158,7 +161,7 @@ static tern_status_t send_cookie(tern_vc_t *vc, tern_request_t *r, const tern_ve
     if (to_sender)
         h.sreq = r->remote_id;
     else
-        h.rreq = r->nm.u64[L_PEER];
+        h.rreq = LMT(r)->peer;
     return tern_send_ctrl(vc, &h, c, sizeof(*c));
 }
 
@@ -167,11 +170,11 @@ static tern_status_t send_cookie(tern_vc_t *vc, tern_request_t *r, const tern_ve
 static tern_status_t stream_data(tern_vc_t *vc, tern_request_t *sreq, uint64_t rreq_id)
 {
     mem_put(sreq);
-    sreq->nm.u64[L_STATE] = S_NONE;
+    LMT(sreq)->state = S_NONE;
     sreq->lmt_mode = TERN_LMT_NULL; /* no LMT packet may name it any more */
     sreq->remote_id = rreq_id;
     tern_pkt_hdr_t d = {.type = TERN_PKT_DATA, .len = sreq->msg_len, .rreq = rreq_id};
-    return tern_verbs_send_noncontig(vc, sreq, &d, sizeof(d));
+    return tern_send_noncontig(vc, sreq, &d, sizeof(d));
 }
 
 /* A registration failed mid-transfer on our side: both sides drop their
@@ -181,14 +184,14 @@ static tern_status_t switch_to_copy(tern_vc_t *vc, tern_request_t *r)
     tern_debug("verbs: %s; rank %d: the rest of the rendezvous goes through the stream",
                tern_last_error(), vc->rank);
     mem_put(r);
-    r->nm.u64[L_STATE] = S_NONE;
+    LMT(r)->state = S_NONE;
     if (r->kind == TERN_REQ_RECV) { /* ask the sender to stream; DATA fills us */
         tern_verbs_cookie_t c = {.kind = TERN_VERBS_COOKIE_COPY, .req_id = tern_request_id(r)};
         return send_cookie(vc, r, &c);
     }
-    uint64_t rid = r->remote_id != 0 ? r->remote_id : r->nm.u64[L_PEER];
+    uint64_t rid = r->remote_id != 0 ? r->remote_id : LMT(r)->peer;
     tern_verbs_cookie_t c = {.kind = TERN_VERBS_COOKIE_COPY};
-    r->nm.u64[L_PEER] = rid;
+    LMT(r)->peer = rid;
     tern_status_t st = send_cookie(vc, r, &c);
     return st != TERN_OK ? st : stream_data(vc, r, rid);
 }
@@ -207,8 +210,8 @@ int tern_verbs_lmt_choose(tern_vc_t *vc, size_t len)
 tern_status_t tern_verbs_lmt_initiate(tern_vc_t *vc, tern_request_t *sreq, int *mode,
                                       void *cookie, size_t *cookie_len)
 {
-    sreq->nm.u64[L_STATE] = S_NONE;
-    sreq->nm.ptr[L_REGION] = NULL;
+    LMT(sreq)->state = S_NONE;
+    LMT(sreq)->region = NULL;
     if (!contiguous(sreq) || (*mode != TERN_LMT_GET && *mode != TERN_LMT_PUT)) {
         *mode = TERN_LMT_NULL; /* the engine streams it as DATA after the CTS */
         *cookie_len = 0;
@@ -234,8 +237,8 @@ tern_status_t tern_verbs_lmt_initiate(tern_vc_t *vc, tern_request_t *sreq, int *
 /* Receiver: CTS without a key: the sender streams the message. */
 static tern_status_t ask_for_copy(tern_vc_t *vc, tern_request_t *rreq)
 {
-    rreq->nm.u64[L_STATE] = S_NONE;
-    rreq->nm.ptr[L_REGION] = NULL;
+    LMT(rreq)->state = S_NONE;
+    LMT(rreq)->region = NULL;
     return tern_lmt_send_cts(vc, rreq, NULL, 0);
 }
 
@@ -243,7 +246,7 @@ tern_status_t tern_verbs_lmt_start_recv(tern_vc_t *vc, tern_request_t *rreq, con
                                         size_t cookie_len)
 {
     uint64_t total = rreq->msg_len < rreq->cur.total ? rreq->msg_len : rreq->cur.total;
-    rreq->nm.ptr[L_REGION] = NULL;
+    LMT(rreq)->region = NULL;
     if (!contiguous(rreq) || total == 0)
         return ask_for_copy(vc, rreq);
     if (rreq->lmt_mode == TERN_LMT_PUT) {
@@ -265,7 +268,7 @@ tern_status_t tern_verbs_lmt_start_recv(tern_vc_t *vc, tern_request_t *rreq, con
                           "the message", vc->rank);
     if (tern_lmt_track(vc, rreq) == 0)
         return TERN_ERR_NO_MEMORY;
-    rreq->nm.u64[L_TOTAL] = total;
+    LMT(rreq)->total = total;
     if (take_window(vc, rreq, &c) != TERN_OK)
         return switch_to_copy(vc, rreq);
     return TERN_OK;
@@ -284,8 +287,8 @@ tern_status_t tern_verbs_lmt_start_send(tern_vc_t *vc, tern_request_t *sreq, con
         c.total > sreq->msg_len)
         return tern_error(TERN_ERR_MALFORMED, "verbs CTS from rank %d: an unexpected key",
                           vc->rank);
-    sreq->nm.u64[L_TOTAL] = c.total;
-    sreq->nm.u64[L_PEER] = sreq->remote_id;
+    LMT(sreq)->total = c.total;
+    LMT(sreq)->peer = sreq->remote_id;
     if (take_window(vc, sreq, &c) != TERN_OK)
         return switch_to_copy(vc, sreq);
     return TERN_OK;
@@ -298,42 +301,42 @@ tern_status_t tern_verbs_lmt_handle_cookie(tern_vc_t *vc, tern_request_t *r, con
     tern_status_t st = parse(vc, cookie, cookie_len, &c);
     if (st != TERN_OK)
         return st;
-    uint64_t state = r->nm.u64[L_STATE];
+    uint64_t state = LMT(r)->state;
     if (c.kind == TERN_VERBS_COOKIE_COPY) { /* the other side cannot go on zero-copy */
         if (state != S_EXPOSED && state != S_WAIT_KEY)
             return tern_error(TERN_ERR_MALFORMED, "verbs COPY cookie from rank %d while a window "
                               "is moving", vc->rank);
         if (r->kind == TERN_REQ_RECV) { /* DATA follows */
             mem_put(r);
-            r->nm.u64[L_STATE] = S_NONE;
+            LMT(r)->state = S_NONE;
             return TERN_OK;
         }
-        if (c.req_id == 0 && r->remote_id == 0 && r->nm.u64[L_PEER] == 0)
+        if (c.req_id == 0 && r->remote_id == 0 && LMT(r)->peer == 0)
             return tern_error(TERN_ERR_MALFORMED, "verbs COPY cookie from rank %d names no "
                               "receive", vc->rank);
         return stream_data(vc, r, c.req_id != 0 ? c.req_id
-                                  : r->remote_id != 0 ? r->remote_id : r->nm.u64[L_PEER]);
+                                  : r->remote_id != 0 ? r->remote_id : LMT(r)->peer);
     }
     if (c.kind == TERN_VERBS_COOKIE_NEXT) { /* to the exposed side */
         /* the active side may have moved less than our window when it could
          * register only part of its own (mem_get's fallback): we expose
          * again from wherever it stopped inside the window */
-        if (state != S_EXPOSED || c.offset <= r->nm.u64[L_WOFF] ||
-            c.offset > r->nm.u64[L_WOFF] + r->nm.u64[L_WLEN] || c.offset >= r->nm.u64[L_TOTAL])
+        if (state != S_EXPOSED || c.offset <= LMT(r)->woff ||
+            c.offset > LMT(r)->woff + LMT(r)->wlen || c.offset >= LMT(r)->total)
             return tern_error(TERN_ERR_MALFORMED, "verbs NEXT cookie from rank %d: offset %llu "
                               "out of turn", vc->rank, (unsigned long long)c.offset);
         if (r->kind == TERN_REQ_SEND)
-            r->nm.u64[L_PEER] = c.req_id;
+            LMT(r)->peer = c.req_id;
         mem_put(r);
         tern_verbs_cookie_t key;
-        if (expose(vc, r, c.offset, r->nm.u64[L_TOTAL], &key) != TERN_OK) {
-            r->nm.u64[L_STATE] = S_WAIT_KEY; /* what switch_to_copy expects of us */
+        if (expose(vc, r, c.offset, LMT(r)->total, &key) != TERN_OK) {
+            LMT(r)->state = S_WAIT_KEY; /* what switch_to_copy expects of us */
             return switch_to_copy(vc, r);
         }
         return send_cookie(vc, r, &key);
     }
     /* KEY: to the active side, between windows */
-    if (state != S_WAIT_KEY || c.offset != r->nm.u64[L_WOFF] + r->nm.u64[L_WLEN])
+    if (state != S_WAIT_KEY || c.offset != LMT(r)->woff + LMT(r)->wlen)
         return tern_error(TERN_ERR_MALFORMED, "verbs key cookie from rank %d: offset %llu out of "
                           "turn", vc->rank, (unsigned long long)c.offset);
     if (take_window(vc, r, &c) != TERN_OK)
@@ -344,22 +347,22 @@ tern_status_t tern_verbs_lmt_handle_cookie(tern_vc_t *vc, tern_request_t *r, con
 /* The exposed side's DONE: its window is no longer needed. */
 tern_status_t tern_verbs_lmt_done_send(tern_vc_t *vc, tern_request_t *sreq)
 {
-    if (sreq->nm.u64[L_STATE] != S_EXPOSED)
+    if (LMT(sreq)->state != S_EXPOSED)
         return tern_error(TERN_ERR_MALFORMED, "verbs DONE from rank %d for a send that exposed "
                           "no buffer", vc->rank);
     mem_put(sreq);
-    sreq->nm.u64[L_STATE] = S_NONE;
+    LMT(sreq)->state = S_NONE;
     tern_request_complete(sreq, TERN_OK);
     return TERN_OK;
 }
 
 tern_status_t tern_verbs_lmt_done_recv(tern_vc_t *vc, tern_request_t *rreq)
 {
-    if (rreq->nm.u64[L_STATE] != S_EXPOSED)
+    if (LMT(rreq)->state != S_EXPOSED)
         return tern_error(TERN_ERR_MALFORMED, "verbs DONE from rank %d for a receive that "
                           "exposed no buffer", vc->rank);
     mem_put(rreq);
-    rreq->nm.u64[L_STATE] = S_NONE;
+    LMT(rreq)->state = S_NONE;
     tern_recv_data_complete(rreq); /* TRUNCATED when the message was longer */
     return TERN_OK;
 }
@@ -368,12 +371,12 @@ tern_status_t tern_verbs_lmt_done_recv(tern_vc_t *vc, tern_request_t *rreq)
 void tern_verbs_lmt_window_done(tern_verbs_vc_t *tv, tern_request_t *r)
 {
     tern_vc_t *vc = tv->vc;
-    if (r->nm.u64[L_STATE] != S_MOVING)
+    if (LMT(r)->state != S_MOVING)
         return;
     mem_put(r);
-    uint64_t next = r->nm.u64[L_WOFF] + r->nm.u64[L_WLEN];
-    if (next < r->nm.u64[L_TOTAL]) {
-        r->nm.u64[L_STATE] = S_WAIT_KEY;
+    uint64_t next = LMT(r)->woff + LMT(r)->wlen;
+    if (next < LMT(r)->total) {
+        LMT(r)->state = S_WAIT_KEY;
         tern_verbs_cookie_t c = {.kind = TERN_VERBS_COOKIE_NEXT, .offset = next,
                                  .req_id = r->kind == TERN_REQ_RECV ? tern_request_id(r) : 0};
         tern_status_t st = send_cookie(vc, r, &c);
@@ -381,7 +384,7 @@ void tern_verbs_lmt_window_done(tern_verbs_vc_t *tv, tern_request_t *r)
             tern_vc_fail(vc, st, tern_last_error());
         return;
     }
-    r->nm.u64[L_STATE] = S_NONE;
+    LMT(r)->state = S_NONE;
     tern_pkt_hdr_t h = {.type = TERN_PKT_DONE};
     if (r->kind == TERN_REQ_RECV)
         h.sreq = r->remote_id; /* get: the reader tells the sender */
@@ -406,18 +409,18 @@ unsigned tern_verbs_lmt_progress(tern_verbs_vc_t *tv)
     while (!tern_list_empty(&tv->rdmaq)) {
         tern_request_t *r = TERN_CONTAINER_OF(tv->rdmaq.next, tern_request_t, link);
         bool read = r->kind == TERN_REQ_RECV;
-        uint64_t wlen = r->nm.u64[L_WLEN];
+        uint64_t wlen = LMT(r)->wlen;
         uint32_t lkey = mr_of(r)->lkey;
-        while (r->nm.u64[L_POSTED] < wlen) {
-            uint64_t done = r->nm.u64[L_POSTED];
+        while (LMT(r)->posted < wlen) {
+            uint64_t done = LMT(r)->posted;
             uint64_t len = wlen - done < chunk ? wlen - done : chunk;
             bool last = done + len == wlen;
-            struct ibv_sge sge = {(uintptr_t)(base_of(r) + r->nm.u64[L_WOFF] + done),
+            struct ibv_sge sge = {(uintptr_t)(base_of(r) + LMT(r)->woff + done),
                                   (uint32_t)len, lkey};
             struct ibv_send_wr wr = {.opcode = read ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE,
                                      .sg_list = &sge, .num_sge = 1,
-                                     .wr.rdma = {.remote_addr = r->nm.u64[L_RADDR] + done,
-                                                 .rkey = (uint32_t)r->nm.u64[L_RKEY]}};
+                                     .wr.rdma = {.remote_addr = LMT(r)->raddr + done,
+                                                 .rkey = (uint32_t)LMT(r)->rkey}};
             tern_verbs_txe_t e = {.op = read ? OP_READ : OP_WRITE, .last = last, .buf = -1,
                                   .req = last ? r : NULL};
             tern_status_t st = tern_verbs_post(tv, &wr, e, last ? TERN_VERBS_POST_SIGNAL : 0);
@@ -427,7 +430,7 @@ unsigned tern_verbs_lmt_progress(tern_verbs_vc_t *tv)
                 tern_vc_fail(tv->vc, st, tern_last_error());
                 return n;
             }
-            r->nm.u64[L_POSTED] = done + len;
+            LMT(r)->posted = done + len;
             n++;
         }
         tern_list_del(&r->link);
@@ -446,7 +449,7 @@ void tern_verbs_lmt_drop(tern_verbs_vc_t *tv)
     {
         tern_request_t *r = TERN_CONTAINER_OF(pos, tern_request_t, vc_link);
         if (r->lmt_mode == TERN_LMT_GET || r->lmt_mode == TERN_LMT_PUT)
-            if (r->nm.u64[L_STATE] != S_NONE)
+            if (LMT(r)->state != S_NONE)
                 mem_put(r);
     }
 }

@@ -103,7 +103,7 @@ void tern_verbs_vc_setup(tern_verbs_t *v, tern_verbs_vc_t *tv, tern_vc_t *vc, ui
     tv->peer_job = job;
     tv->peer_rank = rank;
     tv->conn = VC_IDLE;
-    tern_list_init(&tv->sendq);
+    tern_pktq_init(&tv->sendq);
     tern_list_init(&tv->rdmaq);
     tern_list_init(&tv->live_link);
     tern_list_init(&tv->pend_link);
@@ -163,14 +163,7 @@ static tern_status_t verbs_vc_destroy(tern_vc_t *vc)
         return TERN_OK;
     /* the HCA stops first, then what its work named is let go */
     tern_verbs_qp_retire(tv);
-    tern_list_t *pos, *tmp;
-    tern_list_for_each_safe(pos, tmp, &tv->sendq)
-    {
-        tern_request_t *r = TERN_CONTAINER_OF(pos, tern_request_t, link);
-        tern_list_del(pos);
-        if (!(r->flags & TERN_REQF_VCLIST))
-            tern_request_complete(r, vc->fail_status);
-    }
+    tern_pktq_fail_all(&tv->sendq, vc->fail_status);
     tern_verbs_lmt_drop(tv);
     if (tv->on_pending) {
         tern_list_del(&tv->pend_link);

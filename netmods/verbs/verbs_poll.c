@@ -208,7 +208,7 @@ unsigned tern_verbs_poll(void *state, int direction)
         tern_verbs_vc_t *tv = TERN_CONTAINER_OF(pos, tern_verbs_vc_t, pend_link);
         n += tern_verbs_progress_vc(tv);
         if (tv->vc->state == TERN_VC_FAILED || tv->conn == VC_DEAD ||
-            (tv->conn != VC_RTU_PENDING && tern_list_empty(&tv->sendq) &&
+            (tv->conn != VC_RTU_PENDING && tern_pktq_empty(&tv->sendq) &&
              tern_list_empty(&tv->rdmaq) &&
              tv->rx_consumed == 0 && tv->credits_out < (tv->rx_granted + 1) / 2 &&
              tv->vc->state != TERN_VC_TERMINATING)) {

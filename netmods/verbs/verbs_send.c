@@ -11,9 +11,8 @@
  * small message, and no request unless something had to wait.
  *
  * Waiting: no credit, a full send queue, a full send CQ or no bounce buffer
- * queue the rest in the VC's sendq (header in req->nm.u64[0..7], its length
- * in [8], header bytes sent in [9], the payload in req->cur), in order;
- * poll moves it on when credits or completions come back.
+ * queue the rest in the VC's engine packet queue (sendq, engine/pktq.h), in
+ * order; poll moves it on when credits or completions come back.
  *
  * Selective signalling: a completion is requested every signal_every work
  * requests, when a request fills the send queue, and when bounce buffers
@@ -28,10 +27,6 @@
 
 #include "netmods/verbs/verbs_internal.h"
 
-#define HDR_U64 8
-#define HDRLEN 8
-#define HDRSENT 9
-
 void tern_verbs_mark_pending(tern_verbs_vc_t *tv)
 {
     tern_verbs_t *v = tv->v;
@@ -43,7 +38,7 @@ void tern_verbs_mark_pending(tern_verbs_vc_t *tv)
 
 bool tern_verbs_vc_idle(const tern_verbs_vc_t *tv)
 {
-    return tern_list_empty(&tv->sendq) && tern_list_empty(&tv->rdmaq) &&
+    return tern_pktq_empty(&tv->sendq) && tern_list_empty(&tv->rdmaq) &&
            tv->sq_head == tv->sq_tail;
 }
 
@@ -249,42 +244,35 @@ static tern_status_t post_segment(tern_verbs_vc_t *tv, const void *hdr, size_t h
     return post_seg(tv, sge, 1, b);
 }
 
-/* Push segments of request r (header in nm, payload in cur) while they go
- * out; true when all of r is posted. */
+/* Post segments of the queued request r while they go out; true when all
+ * of r is posted. */
 static bool push_request(tern_verbs_vc_t *tv, tern_request_t *r, tern_status_t *err)
 {
     tern_verbs_t *v = tv->v;
     size_t seg = v->cfg->seg_size;
     *err = TERN_OK;
-    for (;;) {
-        size_t hlen = r->nm.u64[HDRLEN], hsent = r->nm.u64[HDRSENT];
-        size_t left = tern_cursor_left(&r->cur);
-        if (hsent == hlen && left == 0)
-            return true;
-        size_t hpart = hlen - hsent < seg ? hlen - hsent : seg;
-        /* the payload slice of this segment: contiguous for inline, any
-         * shape through a bounce buffer */
-        struct iovec io[1];
-        size_t bytes = 0;
-        size_t room = seg - hpart;
-        int nio = left && room ? tern_cursor_slice(&r->cur, io, 1, room, &bytes) : 0;
+    size_t left;
+    while ((left = tern_pktq_left(r)) > 0) {
+        size_t want = left < seg ? left : seg;
+        /* the segment's pieces: the header's rest and a payload slice, or
+         * two payload slices */
+        struct iovec io[2];
+        size_t bytes;
+        int nio = tern_pktq_iov(r, io, 2, want, &bytes);
         tern_status_t st;
-        const uint8_t *h = (const uint8_t *)r->nm.u64 + hsent;
-        if (hpart + bytes <= v->max_inline || (nio <= 1 && bytes == (left < room ? left : room))) {
-            st = post_segment(tv, h, hpart, nio ? io[0].iov_base : NULL, bytes);
+        if (bytes == want || bytes <= v->max_inline) {
+            st = post_segment(tv, io[0].iov_base, io[0].iov_len, nio > 1 ? io[1].iov_base : NULL,
+                              nio > 1 ? io[1].iov_len : 0);
         } else {
-            /* payload spans iovec entries: pack it into a bounce buffer */
+            /* more pieces than that: pack them into a bounce buffer */
             if (tv->tx_credits == 0)
                 return false;
             int32_t b = peek_buf(v);
             if (b < 0)
                 return false;
             uint8_t *p = tern_verbs_slab_buf(&v->tx, (uint32_t)b);
-            memcpy(p, h, hpart);
-            tern_cursor_t save = r->cur;
-            bytes = tern_cursor_pack(&r->cur, p + hpart, room);
-            r->cur = save;
-            struct ibv_sge sge = {(uintptr_t)p, (uint32_t)(hpart + bytes), v->tx.mr->lkey};
+            bytes = tern_pktq_pack(r, p, want);
+            struct ibv_sge sge = {(uintptr_t)p, (uint32_t)bytes, v->tx.mr->lkey};
             st = post_seg(tv, &sge, 1, b);
         }
         if (st == TERN_ERR_AGAIN)
@@ -293,9 +281,9 @@ static bool push_request(tern_verbs_vc_t *tv, tern_request_t *r, tern_status_t *
             *err = st;
             return false;
         }
-        r->nm.u64[HDRSENT] = hsent + hpart;
-        tern_cursor_advance(&r->cur, bytes);
+        tern_pktq_advance(r, bytes);
     }
+    return true;
 }
 
 unsigned tern_verbs_progress_vc(tern_verbs_vc_t *tv)
@@ -305,20 +293,19 @@ unsigned tern_verbs_progress_vc(tern_verbs_vc_t *tv)
     if (tv->conn != VC_CONNECTED || tv->vc->state == TERN_VC_FAILED)
         return 0;
     unsigned n = tern_verbs_lmt_progress(tv);
-    while (!tern_list_empty(&tv->sendq)) {
-        tern_request_t *r = TERN_CONTAINER_OF(tv->sendq.next, tern_request_t, link);
+    tern_request_t *r;
+    while ((r = tern_pktq_head(&tv->sendq)) != NULL) {
         tern_status_t err;
         if (!push_request(tv, r, &err)) {
             if (err != TERN_OK)
                 tern_vc_fail(tv->vc, err, tern_last_error());
             break;
         }
-        tern_list_del(&r->link);
-        tern_request_complete(r, TERN_OK);
+        tern_pktq_complete_head(&tv->sendq);
         n++;
     }
     tern_verbs_return_credits(tv, false);
-    if (tv->vc->state == TERN_VC_TERMINATING && tern_list_empty(&tv->sendq) &&
+    if (tv->vc->state == TERN_VC_TERMINATING && tern_pktq_empty(&tv->sendq) &&
         tern_list_empty(&tv->rdmaq)) {
         if (tv->sq_head == tv->sq_tail)
             tv->vc->state = TERN_VC_CLOSED;
@@ -328,31 +315,19 @@ unsigned tern_verbs_progress_vc(tern_verbs_vc_t *tv)
     return n;
 }
 
-static tern_status_t check_vc(tern_vc_t *vc)
-{
-    if (vc->state == TERN_VC_FAILED)
-        return tern_error(vc->fail_status, "verbs send to rank %d: connection failed",
-                          vc->rank);
-    return TERN_OK;
-}
-
 /* Queue r (hdr copied in) behind the VC's stream and get it moving. */
 static tern_status_t enqueue(tern_verbs_vc_t *tv, tern_request_t *r, const void *hdr,
                              size_t hdrlen)
 {
-    if (hdrlen > TERN_VERBS_HDR_MAX)
-        return tern_error(TERN_ERR_INVALID_PARAM, "verbs: %zu-byte packet header", hdrlen);
-    memcpy(r->nm.u64, hdr, hdrlen);
-    r->nm.u64[HDRLEN] = hdrlen;
-    r->nm.u64[HDRSENT] = 0;
     if (tv->conn == VC_IDLE) {
         tern_status_t st = tern_verbs_connect(tv);
         if (st != TERN_OK)
             return st;
     }
-    tern_list_push_tail(&tv->sendq, &r->link);
-    tern_verbs_mark_pending(tv);
-    return TERN_OK;
+    tern_status_t st = tern_pktq_push(&tv->sendq, r, hdr, hdrlen, 0);
+    if (st == TERN_OK)
+        tern_verbs_mark_pending(tv);
+    return st;
 }
 
 tern_status_t tern_verbs_istart_contig_msg(tern_vc_t *vc, const void *hdr, size_t hdrlen,
@@ -361,11 +336,9 @@ tern_status_t tern_verbs_istart_contig_msg(tern_vc_t *vc, const void *hdr, size_
     tern_verbs_vc_t *tv = tern_verbs_vc(vc);
     tern_verbs_t *v = tv->v;
     *sreq = NULL;
-    tern_status_t st = check_vc(vc);
-    if (st != TERN_OK)
-        return st;
+    tern_status_t st;
     /* fast path: connected, nothing queued, one segment */
-    if (tv->conn == VC_CONNECTED && tern_list_empty(&tv->sendq) &&
+    if (tv->conn == VC_CONNECTED && tern_pktq_empty(&tv->sendq) &&
         hdrlen + len <= v->cfg->seg_size) {
         st = post_segment(tv, hdr, hdrlen, data, len);
         if (st == TERN_OK)
@@ -384,15 +357,15 @@ tern_status_t tern_verbs_istart_contig_msg(tern_vc_t *vc, const void *hdr, size_
         return st;
     }
     /* as much as goes now; a request only if some had to wait */
-    if (tv->conn == VC_CONNECTED && tv->sendq.next == &r->link) {
+    if (tv->conn == VC_CONNECTED && tern_pktq_head(&tv->sendq) == r) {
         tern_status_t err;
         if (push_request(tv, r, &err)) {
-            tern_list_del(&r->link);
+            tern_pktq_remove(r);
             tern_request_release(r);
             return TERN_OK;
         }
         if (err != TERN_OK) {
-            tern_list_del(&r->link);
+            tern_pktq_remove(r);
             tern_request_release(r);
             tern_vc_fail(vc, err, tern_last_error());
             return vc->fail_status;
@@ -405,11 +378,7 @@ tern_status_t tern_verbs_istart_contig_msg(tern_vc_t *vc, const void *hdr, size_
 tern_status_t tern_verbs_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
                                         size_t hdrlen)
 {
-    tern_status_t st = check_vc(vc);
-    if (st != TERN_OK)
-        return st;
-    sreq->vc = vc;
-    st = enqueue(tern_verbs_vc(vc), sreq, hdr, hdrlen);
+    tern_status_t st = enqueue(tern_verbs_vc(vc), sreq, hdr, hdrlen);
     if (st == TERN_OK)
         tern_verbs_progress_vc(tern_verbs_vc(vc));
     return st;

@@ -6,9 +6,10 @@
 #include "tests/fuzz/fuzz_pkt.h"
 
 #define QMAX 256
-/* A rendezvous request's state, in req->nm.u64[0] (the netmod's area). */
+/* A rendezvous request's state, in its netmod scratch (TERN_REQ_NM). */
 #define ST_OFFERED 0x4f46u /* send: RTS out, waiting for the CTS */
 #define ST_ACTIVE 0x4143u  /* data moving: DONE or COOKIE may come */
+#define ST(r) TERN_REQ_NM(r, uint64_t)
 
 static tern_netmod_inst_t inst_null, inst_lmt;
 static bool instantiated;
@@ -103,7 +104,7 @@ static int nm_lmt_choose(tern_vc_t *vc, size_t len)
 static tern_status_t nm_lmt_initiate(tern_vc_t *vc, tern_request_t *sreq, int *mode,
                                      void *cookie, size_t *cookie_len)
 {
-    sreq->nm.u64[0] = ST_OFFERED;
+    *ST(sreq) = ST_OFFERED;
     memset(cookie, 0x5c, 8);
     *cookie_len = 8;
     return TERN_OK;
@@ -112,7 +113,7 @@ static tern_status_t nm_lmt_initiate(tern_vc_t *vc, tern_request_t *sreq, int *m
 static tern_status_t nm_lmt_start_recv(tern_vc_t *vc, tern_request_t *rreq, const void *cookie,
                                        size_t cookie_len)
 {
-    rreq->nm.u64[0] = ST_ACTIVE;
+    *ST(rreq) = ST_ACTIVE;
     return tern_lmt_send_cts(vc, rreq, NULL, 0);
 }
 
@@ -125,32 +126,32 @@ static tern_status_t refuse(tern_vc_t *vc, const char *what)
 static tern_status_t nm_lmt_start_send(tern_vc_t *vc, tern_request_t *sreq, const void *cookie,
                                        size_t cookie_len)
 {
-    if (sreq->nm.u64[0] != ST_OFFERED)
+    if (*ST(sreq) != ST_OFFERED)
         return refuse(vc, "CTS");
-    sreq->nm.u64[0] = ST_ACTIVE;
+    *ST(sreq) = ST_ACTIVE;
     return TERN_OK;
 }
 
 static tern_status_t nm_lmt_cookie(tern_vc_t *vc, tern_request_t *req, const void *cookie,
                                    size_t cookie_len)
 {
-    return req->nm.u64[0] == ST_ACTIVE ? TERN_OK : refuse(vc, "COOKIE");
+    return *ST(req) == ST_ACTIVE ? TERN_OK : refuse(vc, "COOKIE");
 }
 
 static tern_status_t nm_lmt_done_send(tern_vc_t *vc, tern_request_t *sreq)
 {
-    if (sreq->nm.u64[0] != ST_ACTIVE)
+    if (*ST(sreq) != ST_ACTIVE)
         return refuse(vc, "DONE");
-    sreq->nm.u64[0] = 0;
+    *ST(sreq) = 0;
     tern_request_complete(sreq, TERN_OK);
     return TERN_OK;
 }
 
 static tern_status_t nm_lmt_done_recv(tern_vc_t *vc, tern_request_t *rreq)
 {
-    if (rreq->nm.u64[0] != ST_ACTIVE)
+    if (*ST(rreq) != ST_ACTIVE)
         return refuse(vc, "DONE");
-    rreq->nm.u64[0] = 0;
+    *ST(rreq) = 0;
     tern_recv_data_complete(rreq); /* TRUNCATED if the message was longer */
     return TERN_OK;
 }

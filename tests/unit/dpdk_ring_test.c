@@ -340,7 +340,7 @@ static bool exchange(const char *label, int max_window)
         fprintf(stderr, "%s: rank %d: snd_una %u snd_nxt %u snd_high %u peer_window %u, rcv_nxt "
                 "%u, %u early, sendq %s, lmtq %s, lmt_sent %s, VC state %d; sends done %u\n",
                 label, r, dv->snd_una, dv->snd_nxt, dv->snd_high, dv->peer_window, dv->rcv_nxt,
-                dv->ooo_count, tern_list_empty(&dv->sendq) ? "empty" : "queued",
+                dv->ooo_count, tern_pktq_empty(&dv->sendq) ? "empty" : "queued",
                 tern_list_empty(&dv->lmtq) ? "empty" : "queued",
                 tern_list_empty(&dv->lmt_sent) ? "empty" : "waiting", (int)dv->vc->state,
                 r ? b.sent : a.sent);

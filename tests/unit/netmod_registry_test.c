@@ -4,7 +4,7 @@
  * ABI, without a core table, with a required slot missing, or with half a
  * capability table (an LMT table without start_send, a wait table without
  * disarm, remote keys packed but never unpacked, a conn table without
- * vc_init_card) is refused with an error naming the netmod and the slot,
+ * vc_init_remote, a core table without card) is refused with an error naming the netmod and the slot,
  * and stays out of the registry; an absent table is an absent capability
  * (the instance's pointer is NULL); the core's optional slots get typed
  * no-ops, poll stays NULL.  Every built netmod passed the same check.
@@ -16,14 +16,32 @@
 
 #include "tests/unit/expect.h"
 
-static bool t_reachable(tern_context_t *ctx, int rank) { return true; }
+static bool t_reachable(tern_context_t *ctx, int rank)
+{
+    return true;
+}
 static tern_status_t t_init(tern_worker_t *w, const void *config, void **shared, void **state)
 {
     *state = NULL;
     return TERN_OK;
 }
-static tern_status_t t_state(void *state) { return TERN_OK; }
-static tern_status_t t_vc(tern_vc_t *vc) { return TERN_OK; }
+static tern_status_t t_state(void *state)
+{
+    return TERN_OK;
+}
+static tern_status_t t_vc_card(void *state, tern_vc_t *vc, const void *card, size_t len)
+{
+    return TERN_OK;
+}
+static tern_status_t t_card(void *state, void *buf, size_t *len)
+{
+    *len = 0;
+    return TERN_OK;
+}
+static tern_status_t t_vc(tern_vc_t *vc)
+{
+    return TERN_OK;
+}
 static tern_status_t t_istart(tern_vc_t *vc, const void *hdr, size_t hdrlen, const void *data,
                               size_t len, tern_request_t **sreq)
 {
@@ -35,8 +53,14 @@ static tern_status_t t_noncontig(tern_vc_t *vc, tern_request_t *sreq, const void
 {
     return TERN_OK;
 }
-static unsigned t_modes(void *state) { return 1u << TERN_LMT_COOP; }
-static int t_choose(tern_vc_t *vc, size_t len) { return TERN_LMT_COOP; }
+static unsigned t_modes(void *state)
+{
+    return 1u << TERN_LMT_COOP;
+}
+static int t_choose(tern_vc_t *vc, size_t len)
+{
+    return TERN_LMT_COOP;
+}
 static tern_status_t t_initiate(tern_vc_t *vc, tern_request_t *sreq, int *mode, void *cookie,
                                 size_t *cookie_len)
 {
@@ -47,14 +71,26 @@ static tern_status_t t_cookie(tern_vc_t *vc, tern_request_t *r, const void *c, s
 {
     return TERN_OK;
 }
-static tern_status_t t_done(tern_vc_t *vc, tern_request_t *r) { return TERN_OK; }
-static int t_wait_fd(void *state) { return -1; }
-static bool t_arm(void *state) { return true; }
+static tern_status_t t_done(tern_vc_t *vc, tern_request_t *r)
+{
+    return TERN_OK;
+}
+static int t_wait_fd(void *state)
+{
+    return -1;
+}
+static bool t_arm(void *state)
+{
+    return true;
+}
 static void t_disarm(void *state) {}
-static tern_status_t t_reg(void *state, void *addr, size_t len, void **memh) { return TERN_OK; }
+static tern_status_t t_reg(void *state, void *addr, size_t len, void **memh)
+{
+    return TERN_OK;
+}
 static void t_dereg(void *state, void *memh) {}
-static tern_status_t t_rkey_pack(void *state, void *memh, const void *addr, size_t len,
-                                 void *buf, size_t *buflen)
+static tern_status_t t_rkey_pack(void *state, void *memh, const void *addr, size_t len, void *buf,
+                                 size_t *buflen)
 {
     return TERN_OK;
 }
@@ -63,15 +99,9 @@ static tern_status_t t_remote(void *state, tern_vc_t *vc, uint32_t job, int rank
 {
     return TERN_OK;
 }
-static const char *t_port_unable(void *state) { return NULL; }
-static tern_status_t t_card(void *state, void *buf, size_t *len)
+static const char *t_port_unable(void *state)
 {
-    *len = 0;
-    return TERN_OK;
-}
-static tern_status_t t_vc_card(void *state, tern_vc_t *vc, const void *card, size_t len)
-{
-    return TERN_OK;
+    return NULL;
 }
 
 static const tern_nm_core_ops_t core_full = {
@@ -141,22 +171,25 @@ int main(void)
     tern_nm_lmt_ops_t lmt_no_modes = lmt_full;
     lmt_no_modes.modes = NULL;
     const tern_nm_wait_ops_t wait_half = {.wait_fd = t_wait_fd, .arm = t_arm};
-    const tern_nm_mem_ops_t mem_half_keys = {.mem_reg = t_reg, .mem_dereg = t_dereg,
-                                             .rkey_pack = t_rkey_pack};
+    const tern_nm_mem_ops_t mem_half_keys = {
+        .mem_reg = t_reg, .mem_dereg = t_dereg, .rkey_pack = t_rkey_pack};
     const tern_nm_mem_ops_t mem_no_dereg = {.mem_reg = t_reg};
     const tern_nm_conn_ops_t conn_half = {.port_unable = t_port_unable};
 
     const bad_case_t bad[] = {
-        {"another ABI", {.abi = TERN_NETMOD_ABI + 1, .name = "t-abi", .core = &core_full},
+        {"another ABI",
+         {.abi = TERN_NETMOD_ABI + 1, .name = "t-abi", .core = &core_full},
          {"t-abi", "ABI"}},
         {"no ABI given", {.name = "t-noabi", .core = &core_full}, {"t-noabi", "ABI 0"}},
         {"no core table", {.abi = TERN_NETMOD_ABI, .name = "t-nocore"}, {"t-nocore", "core"}},
         {"core without send_noncontig",
          {.abi = TERN_NETMOD_ABI, .name = "t-core", .core = &core_no_send},
          {"t-core", "core", "without send_noncontig"}},
-        {"core without init", {.abi = TERN_NETMOD_ABI, .name = "t-init", .core = &core_no_init},
+        {"core without init",
+         {.abi = TERN_NETMOD_ABI, .name = "t-init", .core = &core_no_init},
          {"t-init", "core", "without init"}},
-        {"core without card", {.abi = TERN_NETMOD_ABI, .name = "t-card", .core = &core_no_card},
+        {"core without card",
+         {.abi = TERN_NETMOD_ABI, .name = "t-card", .core = &core_no_card},
          {"t-card", "core", "without card"}},
         {"half an LMT table",
          {.abi = TERN_NETMOD_ABI, .name = "t-lmt", .core = &core_full, .lmt = &lmt_half},
@@ -181,8 +214,10 @@ int main(void)
         const bad_case_t *c = &bad[i];
         tern_status_t st = tern_netmod_register(&c->desc);
         EXPECT(st == TERN_ERR_UNSUPPORTED, "%s: registered (status %d)", c->what, st);
-        EXPECT(has_words(tern_last_error(), c->words), "%s: the error does not name the "
-               "netmod and the slot: %s", c->what, tern_last_error());
+        EXPECT(has_words(tern_last_error(), c->words),
+               "%s: the error does not name the "
+               "netmod and the slot: %s",
+               c->what, tern_last_error());
         EXPECT(tern_netmod_find(c->desc.name) == NULL, "%s: in the registry", c->what);
         tern_netmod_inst_t inst;
         st = tern_netmod_instantiate(&inst, &c->desc);
@@ -208,8 +243,7 @@ int main(void)
     EXPECT(tern_netmod_register(&good) == TERN_ERR_UNSUPPORTED, "registered twice");
     EXPECT(strstr(tern_last_error(), "t-good") != NULL, "duplicate: %s", tern_last_error());
     tern_netmod_inst_t inst;
-    EXPECT(tern_netmod_instantiate(&inst, &good) == TERN_OK, "instantiate: %s",
-           tern_last_error());
+    EXPECT(tern_netmod_instantiate(&inst, &good) == TERN_OK, "instantiate: %s", tern_last_error());
     EXPECT(inst.lmt == &lmt_full && inst.wait == &wait_full && inst.mem == NULL &&
                inst.conn == &conn_full,
            "the instance's tables are not the descriptor's");
