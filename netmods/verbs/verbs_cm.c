@@ -230,11 +230,18 @@ static tern_status_t qp_create(tern_verbs_vc_t *tv)
         tv->qp = NULL;
         return st;
     }
+    tern_status_t st = tern_verbs_qpn_put(&v->qpns, tv->qp->qp_num, tv);
+    if (st != TERN_OK) {
+        free(tv->txe);
+        tv->txe = NULL;
+        ibv_destroy_qp(tv->qp);
+        tv->qp = NULL;
+        return st;
+    }
     for (uint64_t i = 0; i < cfg->tx_depth; i++)
         tv->txe[i].buf = -1;
     tv->sq_head = tv->sq_tail = 0;
     tv->unsignaled = 0;
-    tern_verbs_qpn_put(v->qpns, tv->qp->qp_num, tv);
     v->stats.connections++;
     tern_list_push_tail(&v->live, &tv->live_link);
     grant_credits(tv);

@@ -301,7 +301,8 @@ void tern_verbs_async_events(tern_verbs_t *v);
 /* ---- verbs_qpn.c: RC QPN -> VC -------------------------------------------- */
 struct qpn_map *tern_verbs_qpn_map_new(int capacity);
 void tern_verbs_qpn_map_free(struct qpn_map *m);
-void tern_verbs_qpn_put(struct qpn_map *m, uint32_t qpn, tern_verbs_vc_t *tv);
+/* map qpn to tv, growing *m when half full (TERN_ERR_NO_MEMORY) */
+tern_status_t tern_verbs_qpn_put(struct qpn_map **m, uint32_t qpn, tern_verbs_vc_t *tv);
 void tern_verbs_qpn_del(struct qpn_map *m, uint32_t qpn);
 tern_verbs_vc_t *tern_verbs_qpn_get(const struct qpn_map *m, uint32_t qpn);
 
