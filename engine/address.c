@@ -102,6 +102,9 @@ tern_status_t tern_addr_encode(const tern_addr_t *a, void *buf, size_t cap, size
                               "most %d)", a->cards[i].name, a->cards[i].len, TERN_ADDR_CARD_MAX);
         need += sizeof(tern_addr_entry_t) + pad8(a->cards[i].len);
     }
+    if (need > TERN_ADDR_MAX)
+        return tern_error(TERN_ERR_INVALID_PARAM, "address: %zu bytes of cards and headers (at "
+                          "most %d)", need, TERN_ADDR_MAX);
     *len = need;
     if (buf == NULL || cap < need)
         return TERN_ERR_TRUNCATED;
@@ -161,6 +164,9 @@ tern_status_t tern_addr_decode(const void *buf, size_t len, const char *what, te
                           "alone has %zu", what, len, sizeof(h));
     memcpy(&h, buf, sizeof(h));
     uint32_t total = le32toh(h.total_len);
+    if (total > TERN_ADDR_MAX)
+        return tern_error(TERN_ERR_MALFORMED, "%s: an address of %u bytes (at most %d)", what,
+                          total, TERN_ADDR_MAX);
     if (le16toh(h.hdr_len) != sizeof(h))
         return tern_error(TERN_ERR_MALFORMED, "%s: address header of %u bytes (version %u has "
                           "%zu)", what, le16toh(h.hdr_len), TERN_ADDR_VERSION, sizeof(h));

@@ -15,6 +15,8 @@
 #include "engine/engine_internal.h"
 #include "engine/netmod.h"
 
+static_assert(TERN_ADDR_MAX <= TERN_ADDRESS_MAX, "tern_worker_address's bound holds every address");
+
 /* A peer's address as kept for the wire-up: the decoded view points into
  * the bytes that follow it. */
 struct tern_peer_addr {

@@ -3,8 +3,9 @@
  *
  * A context is one per process (one per job).  tern_init() wires the process
  * up through PMIx: it reads rank, size and the local peers, creates or
- * attaches the node's shared-memory segment, and exchanges every netmod's
- * business card.  A worker is the progress engine of one polling thread: it
+ * attaches the node's shared-memory segment, and exchanges the workers'
+ * addresses (every netmod's card in one blob per worker; tern_init_ex
+ * wires a job up from addresses exchanged by any other means).  A worker is the progress engine of one polling thread: it
  * owns its VCs, netmod instances, queues and request pool, and takes no
  * lock on the fast path.  TERN_NUM_WORKERS (default 1, the same on every
  * rank) workers are wired up at tern_init; worker i of a rank talks to
@@ -129,8 +130,9 @@ typedef struct tern_init_params {
  * socket, another runtime's modex) and gives every rank's, of every worker,
  * to tern_peer_insert.  The job's own ranks are wired up by the insert
  * that completes the set (see tern_peer_insert); until then sends to them
- * fail.  tern_barrier and tern_finalize then synchronise over the engine's
- * own connections (the job's matching space 65535 is reserved for it), and
+ * fail, and tern_local_rank / tern_local_size say -1 / 0 (the ranks on this
+ * host are known from the addresses).  tern_barrier and tern_finalize then
+ * synchronise over the engine's own connections (the job's matching space 65535 is reserved for it), and
  * whatever needs a launcher (tern_connect, tern_spawn, the name service)
  * is TERN_ERR_UNSUPPORTED.
  *

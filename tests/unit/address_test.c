@@ -138,6 +138,12 @@ static void refusals(void)
     memcpy(bad + 22, &fewer, 2);
     expect_refused(bad, len, "after the last netmod card", "fewer entries than bytes");
     expect_refused(NULL, 0, "not a tern address", "NULL");
+    uint8_t *huge_buf = calloc(1, TERN_ADDR_MAX + 8);
+    memcpy(huge_buf, buf, 64);
+    uint32_t total = htole32(TERN_ADDR_MAX + 8);
+    memcpy(huge_buf + 8, &total, 4);
+    expect_refused(huge_buf, TERN_ADDR_MAX + 8, "at most", "larger than an address may be");
+    free(huge_buf);
 }
 
 static void fuzz(void)
@@ -194,6 +200,17 @@ static void writer(void)
     snprintf(a.cards[1].name, sizeof(a.cards[1].name), "TCP");
     EXPECT(tern_addr_encode(&a, buf, sizeof(buf), &len) == TERN_ERR_INVALID_PARAM,
            "an upper-case name written");
+    a = sample(); /* eight cards of 1 KiB do not fit one address */
+    static const uint8_t big[TERN_ADDR_CARD_MAX];
+    a.ncards = TERN_ADDR_CARDS_MAX;
+    for (int i = 0; i < a.ncards; i++) {
+        snprintf(a.cards[i].name, sizeof(a.cards[i].name), "nm%d", i);
+        a.cards[i].card = big;
+        a.cards[i].len = sizeof(big);
+    }
+    EXPECT(tern_addr_encode(&a, NULL, 0, &len) == TERN_ERR_INVALID_PARAM &&
+               strstr(tern_last_error(), "at most") != NULL,
+           "an address past TERN_ADDR_MAX: %s", tern_last_error());
     a = sample();
     a.cards[2].len = TERN_ADDR_CARD_MAX + 1;
     EXPECT(tern_addr_encode(&a, buf, sizeof(buf), &len) == TERN_ERR_INVALID_PARAM &&
