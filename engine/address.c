@@ -71,7 +71,10 @@ bool tern_host_same(const tern_host_id_t *a, const tern_host_id_t *b)
 
 /* ---- writing ---------------------------------------------------------------- */
 
-static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
+static size_t pad8(size_t n)
+{
+    return (n + 7) & ~(size_t)7;
+}
 
 static bool name_ok(const char *name)
 {
@@ -94,17 +97,22 @@ tern_status_t tern_addr_encode(const tern_addr_t *a, void *buf, size_t cap, size
     size_t need = sizeof(tern_addr_hdr_t);
     for (int i = 0; i < a->ncards; i++) {
         if (!name_ok(a->cards[i].name))
-            return tern_error(TERN_ERR_INVALID_PARAM, "address: netmod name \"%.16s\" is not "
-                              "1..%d characters of [a-z0-9_]", a->cards[i].name,
-                              TERN_ADDR_NAME_MAX - 1);
+            return tern_error(TERN_ERR_INVALID_PARAM,
+                              "address: netmod name \"%.16s\" is not "
+                              "1..%d characters of [a-z0-9_]",
+                              a->cards[i].name, TERN_ADDR_NAME_MAX - 1);
         if (a->cards[i].len > TERN_ADDR_CARD_MAX)
-            return tern_error(TERN_ERR_INVALID_PARAM, "address: the %s card has %zu bytes (at "
-                              "most %d)", a->cards[i].name, a->cards[i].len, TERN_ADDR_CARD_MAX);
+            return tern_error(TERN_ERR_INVALID_PARAM,
+                              "address: the %s card has %zu bytes (at "
+                              "most %d)",
+                              a->cards[i].name, a->cards[i].len, TERN_ADDR_CARD_MAX);
         need += sizeof(tern_addr_entry_t) + pad8(a->cards[i].len);
     }
     if (need > TERN_ADDR_MAX)
-        return tern_error(TERN_ERR_INVALID_PARAM, "address: %zu bytes of cards and headers (at "
-                          "most %d)", need, TERN_ADDR_MAX);
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "address: %zu bytes of cards and headers (at "
+                          "most %d)",
+                          need, TERN_ADDR_MAX);
     *len = need;
     if (buf == NULL || cap < need)
         return TERN_ERR_TRUNCATED;
@@ -146,36 +154,50 @@ tern_status_t tern_addr_decode(const void *buf, size_t len, const char *what, te
 {
     tern_addr_hdr_t h;
     if (buf == NULL || len < 8)
-        return tern_error(TERN_ERR_MALFORMED, "%s: %zu bytes are not a tern address (a header "
-                          "has %zu)", what, buf == NULL ? (size_t)0 : len, sizeof(h));
+        return tern_error(TERN_ERR_MALFORMED,
+                          "%s: %zu bytes are not a tern address (a header "
+                          "has %zu)",
+                          what, buf == NULL ? (size_t)0 : len, sizeof(h));
     /* magic and version first: another format or version says so, whatever its length */
     uint32_t magic;
     uint16_t version;
     memcpy(&magic, buf, sizeof(magic));
     memcpy(&version, (const uint8_t *)buf + 4, sizeof(version));
     if (le32toh(magic) != TERN_ADDR_MAGIC)
-        return tern_error(TERN_ERR_MALFORMED, "%s: not a tern address (magic %#010x, expected "
-                          "%#010x)", what, le32toh(magic), TERN_ADDR_MAGIC);
+        return tern_error(TERN_ERR_MALFORMED,
+                          "%s: not a tern address (magic %#010x, expected "
+                          "%#010x)",
+                          what, le32toh(magic), TERN_ADDR_MAGIC);
     if (le16toh(version) != TERN_ADDR_VERSION)
-        return tern_error(TERN_ERR_MALFORMED, "%s: a version %u tern address; this tern reads "
-                          "version %u", what, le16toh(version), TERN_ADDR_VERSION);
+        return tern_error(TERN_ERR_MALFORMED,
+                          "%s: a version %u tern address; this tern reads "
+                          "version %u",
+                          what, le16toh(version), TERN_ADDR_VERSION);
     if (len < sizeof(h))
-        return tern_error(TERN_ERR_MALFORMED, "%s: address truncated: %zu bytes, its header "
-                          "alone has %zu", what, len, sizeof(h));
+        return tern_error(TERN_ERR_MALFORMED,
+                          "%s: address truncated: %zu bytes, its header "
+                          "alone has %zu",
+                          what, len, sizeof(h));
     memcpy(&h, buf, sizeof(h));
     uint32_t total = le32toh(h.total_len);
     if (total > TERN_ADDR_MAX)
         return tern_error(TERN_ERR_MALFORMED, "%s: an address of %u bytes (at most %d)", what,
                           total, TERN_ADDR_MAX);
     if (le16toh(h.hdr_len) != sizeof(h))
-        return tern_error(TERN_ERR_MALFORMED, "%s: address header of %u bytes (version %u has "
-                          "%zu)", what, le16toh(h.hdr_len), TERN_ADDR_VERSION, sizeof(h));
+        return tern_error(TERN_ERR_MALFORMED,
+                          "%s: address header of %u bytes (version %u has "
+                          "%zu)",
+                          what, le16toh(h.hdr_len), TERN_ADDR_VERSION, sizeof(h));
     if (total > len)
-        return tern_error(TERN_ERR_MALFORMED, "%s: address truncated: %zu bytes of the %u its "
-                          "header gives", what, len, total);
+        return tern_error(TERN_ERR_MALFORMED,
+                          "%s: address truncated: %zu bytes of the %u its "
+                          "header gives",
+                          what, len, total);
     if (total < len)
-        return tern_error(TERN_ERR_MALFORMED, "%s: %zu bytes given, the address has %u (%zu "
-                          "trailing bytes)", what, len, total, len - total);
+        return tern_error(TERN_ERR_MALFORMED,
+                          "%s: %zu bytes given, the address has %u (%zu "
+                          "trailing bytes)",
+                          what, len, total, len - total);
     memset(a, 0, sizeof(*a));
     a->job = le32toh(h.job);
     a->rank = (int32_t)le32toh((uint32_t)h.rank);
@@ -186,25 +208,32 @@ tern_status_t tern_addr_decode(const void *buf, size_t len, const char *what, te
     a->pid = (int32_t)le32toh((uint32_t)h.pid);
     int n = le16toh(h.nentries);
     if (a->rank < 0 || h.flags != 0 || n > TERN_ADDR_CARDS_MAX)
-        return tern_error(TERN_ERR_MALFORMED, "%s: address of rank %d, flags %#x, %d netmod "
-                          "cards (at most %d)", what, a->rank, le32toh(h.flags), n,
-                          TERN_ADDR_CARDS_MAX);
+        return tern_error(TERN_ERR_MALFORMED,
+                          "%s: address of rank %d, flags %#x, %d netmod "
+                          "cards (at most %d)",
+                          what, a->rank, le32toh(h.flags), n, TERN_ADDR_CARDS_MAX);
     const uint8_t *p = buf;
     size_t off = sizeof(h);
     for (int i = 0; i < n; i++) {
         tern_addr_entry_t e;
         if (total - off < sizeof(e))
-            return tern_error(TERN_ERR_MALFORMED, "%s: address truncated in netmod entry %d of "
-                              "%d", what, i + 1, n);
+            return tern_error(TERN_ERR_MALFORMED,
+                              "%s: address truncated in netmod entry %d of "
+                              "%d",
+                              what, i + 1, n);
         memcpy(&e, p + off, sizeof(e));
         off += sizeof(e);
         size_t clen = le32toh(e.len);
         if (clen > TERN_ADDR_CARD_MAX || pad8(clen) > total - off)
-            return tern_error(TERN_ERR_MALFORMED, "%s: the card of netmod entry %d has %zu "
-                              "bytes, %zu are left", what, i + 1, clen, total - off);
+            return tern_error(TERN_ERR_MALFORMED,
+                              "%s: the card of netmod entry %d has %zu "
+                              "bytes, %zu are left",
+                              what, i + 1, clen, total - off);
         if (!name_ok(e.name) || e.reserved != 0)
-            return tern_error(TERN_ERR_MALFORMED, "%s: netmod entry %d is not named by 1..%d "
-                              "characters of [a-z0-9_]", what, i + 1, TERN_ADDR_NAME_MAX - 1);
+            return tern_error(TERN_ERR_MALFORMED,
+                              "%s: netmod entry %d is not named by 1..%d "
+                              "characters of [a-z0-9_]",
+                              what, i + 1, TERN_ADDR_NAME_MAX - 1);
         for (int k = 0; k < i; k++)
             if (strcmp(a->cards[k].name, e.name) == 0)
                 return tern_error(TERN_ERR_MALFORMED, "%s: two %s cards in one address", what,

@@ -30,41 +30,41 @@
 
 #define TERN_ADDR_MAGIC 0x52444154u /* bytes "TADR" */
 #define TERN_ADDR_VERSION 1u
-#define TERN_ADDR_NAME_MAX 16       /* a netmod name, NUL-padded */
-#define TERN_ADDR_CARDS_MAX 8       /* entries in one address */
-#define TERN_ADDR_CARD_MAX 1024     /* bytes of one card */
-#define TERN_ADDR_MAX 8192          /* bytes of one address */
+#define TERN_ADDR_NAME_MAX 16   /* a netmod name, NUL-padded */
+#define TERN_ADDR_CARDS_MAX 8   /* entries in one address */
+#define TERN_ADDR_CARD_MAX 1024 /* bytes of one card */
+#define TERN_ADDR_MAX 8192      /* bytes of one address */
 
 /* Which kernel a process runs on, and in which pid and network namespace:
  * two processes with the same identity share /dev/shm, can name each
  * other's pids and reach each other's abstract sockets (shm's needs).  A
  * zero boot id (no /proc) matches nothing. */
 typedef struct tern_host_id {
-    uint8_t boot_id[16];     /* /proc/sys/kernel/random/boot_id */
-    uint64_t pid_ns;         /* inode of /proc/self/ns/pid */
-    uint64_t net_ns;         /* inode of /proc/self/ns/net */
+    uint8_t boot_id[16]; /* /proc/sys/kernel/random/boot_id */
+    uint64_t pid_ns;     /* inode of /proc/self/ns/pid */
+    uint64_t net_ns;     /* inode of /proc/self/ns/net */
 } tern_host_id_t;
 
 typedef struct tern_addr_hdr {
-    uint32_t magic;          /* TERN_ADDR_MAGIC */
-    uint16_t version;        /* TERN_ADDR_VERSION */
-    uint16_t hdr_len;        /* sizeof(tern_addr_hdr_t): the first entry's offset */
-    uint32_t total_len;      /* bytes of the whole address */
-    uint32_t job;            /* tern_job_hash of the job's name */
-    int32_t rank;            /* in that job */
-    uint16_t worker;         /* the worker's index (it talks to worker `worker` of peers) */
-    uint16_t nentries;       /* netmod entries that follow */
-    uint8_t boot_id[16];     /* host identity, tern_host_id_t */
+    uint32_t magic;      /* TERN_ADDR_MAGIC */
+    uint16_t version;    /* TERN_ADDR_VERSION */
+    uint16_t hdr_len;    /* sizeof(tern_addr_hdr_t): the first entry's offset */
+    uint32_t total_len;  /* bytes of the whole address */
+    uint32_t job;        /* tern_job_hash of the job's name */
+    int32_t rank;        /* in that job */
+    uint16_t worker;     /* the worker's index (it talks to worker `worker` of peers) */
+    uint16_t nentries;   /* netmod entries that follow */
+    uint8_t boot_id[16]; /* host identity, tern_host_id_t */
     uint64_t pid_ns;
     uint64_t net_ns;
     int32_t pid;
-    uint32_t flags;          /* 0 (reserved) */
+    uint32_t flags; /* 0 (reserved) */
 } tern_addr_hdr_t;
 
 typedef struct tern_addr_entry {
     char name[TERN_ADDR_NAME_MAX]; /* netmod name, NUL-padded (at least one NUL) */
-    uint32_t len;            /* card bytes after this entry (before the padding) */
-    uint32_t reserved;       /* 0 */
+    uint32_t len;                  /* card bytes after this entry (before the padding) */
+    uint32_t reserved;             /* 0 */
 } tern_addr_entry_t;
 
 static_assert(sizeof(tern_addr_hdr_t) == 64, "address header is a wire format");

@@ -52,8 +52,10 @@ tern_status_t tern_worker_make_address(tern_worker_t *w, bool port_only, void **
         if (!n->initialized || (port_only && !takes_ports(n)))
             continue;
         if (a.ncards == TERN_ADDR_CARDS_MAX) {
-            st = tern_error(TERN_ERR_UNSUPPORTED, "worker %d: more than %d netmods for one "
-                            "address", w->index, TERN_ADDR_CARDS_MAX);
+            st = tern_error(TERN_ERR_UNSUPPORTED,
+                            "worker %d: more than %d netmods for one "
+                            "address",
+                            w->index, TERN_ADDR_CARDS_MAX);
             break;
         }
         uint8_t *c = cards + (size_t)a.ncards * TERN_ADDR_CARD_MAX;
@@ -96,12 +98,15 @@ tern_status_t tern_worker_address(tern_worker_t *w, void *buf, size_t *len)
     if (w == NULL || len == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_worker_address: NULL worker or length");
     if (w->addr == NULL)
-        return tern_error(TERN_ERR_INVALID_PARAM, "tern_worker_address: worker %d has no "
-                          "address (its context failed to start)", w->index);
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "tern_worker_address: worker %d has no "
+                          "address (its context failed to start)",
+                          w->index);
     if (buf == NULL || *len < w->addr_len) {
-        tern_status_t st = tern_error(TERN_ERR_TRUNCATED, "tern_worker_address: %zu bytes of "
-                                      "room, worker %d's address has %zu", buf ? *len : 0,
-                                      w->index, w->addr_len);
+        tern_status_t st = tern_error(TERN_ERR_TRUNCATED,
+                                      "tern_worker_address: %zu bytes of "
+                                      "room, worker %d's address has %zu",
+                                      buf ? *len : 0, w->index, w->addr_len);
         *len = w->addr_len;
         return st;
     }
@@ -121,23 +126,30 @@ tern_status_t tern_wire_add(tern_worker_t *w, const void *buf, size_t len, int r
     if (st != TERN_OK)
         return st;
     if (a.job != ctx->job_hash)
-        return tern_error(TERN_ERR_INVALID_PARAM, "%s: an address of job %08x, not of this "
-                          "job (%s, %08x)", what, a.job, ctx->pmix.nspace, ctx->job_hash);
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "%s: an address of job %08x, not of this "
+                          "job (%s, %08x)",
+                          what, a.job, ctx->pmix.nspace, ctx->job_hash);
     if (rank >= 0 && a.rank != rank)
         return tern_error(TERN_ERR_MALFORMED, "%s: rank %d's address names rank %d", what, rank,
                           a.rank);
     if (a.rank >= ctx->size || a.worker >= ctx->num_workers)
-        return tern_error(TERN_ERR_INVALID_PARAM, "%s: an address of rank %d, worker %d; the "
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "%s: an address of rank %d, worker %d; the "
                           "job has ranks 0..%d and %d workers (TERN_NUM_WORKERS is the same on "
-                          "every rank)", what, a.rank, a.worker, ctx->size - 1,
-                          ctx->num_workers);
+                          "every rank)",
+                          what, a.rank, a.worker, ctx->size - 1, ctx->num_workers);
     if (a.worker != w->index)
-        return tern_error(TERN_ERR_INVALID_PARAM, "%s: the address of worker %d given for "
-                          "worker %d", what, a.worker, w->index);
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "%s: the address of worker %d given for "
+                          "worker %d",
+                          what, a.worker, w->index);
     if (a.rank == ctx->rank) { /* ours: nothing to keep, if it is ours */
         if (a.pid != (int)getpid() || !tern_host_same(&a.host, tern_host_self()))
-            return tern_error(TERN_ERR_INVALID_PARAM, "%s: an address of rank %d (this "
-                              "process's) from another process (pid %d)", what, a.rank, a.pid);
+            return tern_error(TERN_ERR_INVALID_PARAM,
+                              "%s: an address of rank %d (this "
+                              "process's) from another process (pid %d)",
+                              what, a.rank, a.pid);
         return TERN_OK;
     }
     if (w->wire == NULL && (w->wire = calloc((size_t)ctx->size, sizeof(*w->wire))) == NULL)
@@ -146,9 +158,10 @@ tern_status_t tern_wire_add(tern_worker_t *w, const void *buf, size_t len, int r
     if (old != NULL) {
         if (old->len == len && memcmp(old->bytes, buf, len) == 0)
             return TERN_OK;
-        return tern_error(TERN_ERR_INVALID_PARAM, "%s: another address of rank %d (worker %d) "
-                          "than the one inserted before (pid %d, now pid %d)", what, a.rank,
-                          a.worker, old->a.pid, a.pid);
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "%s: another address of rank %d (worker %d) "
+                          "than the one inserted before (pid %d, now pid %d)",
+                          what, a.rank, a.worker, old->a.pid, a.pid);
     }
     struct tern_peer_addr *p = malloc(sizeof(*p) + len);
     if (p == NULL)
@@ -198,9 +211,11 @@ tern_status_t tern_wire_init_vcs(tern_worker_t *w)
                 char has[128] = "no address";
                 if (w->wire != NULL && w->wire[r] != NULL)
                     tern_addr_names(&w->wire[r]->a, has, sizeof(has));
-                return tern_error(TERN_ERR_UNREACHABLE, "rank %d's address (worker %d) has no "
+                return tern_error(TERN_ERR_UNREACHABLE,
+                                  "rank %d's address (worker %d) has no "
                                   "%s card (it has: %s): do the ranks allow different netmods "
-                                  "(TERN_NETMODS)?", r, w->index, n->name, has);
+                                  "(TERN_NETMODS)?",
+                                  r, w->index, n->name, has);
             }
         }
         tern_status_t st = n->core.vc_init(n->state, vc, card, clen);
@@ -280,9 +295,10 @@ tern_status_t tern_remote_vc_init(tern_worker_t *w, tern_vc_t *vc, const tern_ad
     }
     char theirs[128];
     tern_addr_names(a, theirs, sizeof(theirs));
-    return tern_error(TERN_ERR_UNREACHABLE, "no netmod reaches rank %d of job %08x (worker %d): "
-                      "its address has cards of %s; this process has %s%s%s%s%s", a->rank,
-                      a->job, a->worker, theirs, no ? ours : "none",
+    return tern_error(TERN_ERR_UNREACHABLE,
+                      "no netmod reaches rank %d of job %08x (worker %d): "
+                      "its address has cards of %s; this process has %s%s%s%s%s",
+                      a->rank, a->job, a->worker, theirs, no ? ours : "none",
                       port_only ? " that take ports" : " that reach other jobs",
                       w->ctx->cfg.netmods[0] ? ", TERN_NETMODS=" : "", w->ctx->cfg.netmods, why);
 }
@@ -294,21 +310,25 @@ tern_status_t tern_remote_vc_init(tern_worker_t *w, tern_vc_t *vc, const tern_ad
 tern_status_t tern_insert_other(tern_context_t *ctx, const tern_addr_t *a, int *peer)
 {
     if (a->worker >= ctx->num_workers)
-        return tern_error(TERN_ERR_INVALID_PARAM, "tern_peer_insert: an address of worker %d; "
-                          "this context has %d (TERN_NUM_WORKERS)", a->worker, ctx->num_workers);
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "tern_peer_insert: an address of worker %d; "
+                          "this context has %d (TERN_NUM_WORKERS)",
+                          a->worker, ctx->num_workers);
     tern_job_t *j = NULL;
     int njobs = atomic_load_explicit(&ctx->njobs, memory_order_relaxed);
     for (int i = 0; i < njobs && j == NULL; i++)
-        if (ctx->jobs[i]->inserted && ctx->jobs[i]->connected &&
-            ctx->jobs[i]->addr_job == a->job && ctx->jobs[i]->addr_rank == a->rank)
+        if (ctx->jobs[i]->inserted && ctx->jobs[i]->connected && ctx->jobs[i]->addr_job == a->job &&
+            ctx->jobs[i]->addr_rank == a->rank)
             j = ctx->jobs[i];
     bool fresh = j == NULL;
     if (fresh) {
         char name[64];
         snprintf(name, sizeof(name), "peer:%08x:%d", a->job, a->rank);
         if (njobs == TERN_MAX_JOBS)
-            return tern_error(TERN_ERR_NO_RESOURCE, "tern_peer_insert: %d jobs and peers "
-                              "connected already", TERN_MAX_JOBS);
+            return tern_error(TERN_ERR_NO_RESOURCE,
+                              "tern_peer_insert: %d jobs and peers "
+                              "connected already",
+                              TERN_MAX_JOBS);
         if ((j = tern_job_new(ctx, name, 1)) == NULL)
             return tern_error(TERN_ERR_NO_MEMORY, "tern_peer_insert: a VC");
         j->inserted = true;

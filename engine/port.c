@@ -47,9 +47,10 @@ static tern_status_t port_netmods(tern_context_t *ctx, const char *what)
         if (no != NULL)
             k += (size_t)snprintf(why + k, sizeof(why) - k, "; %s", no);
     }
-    return tern_error(TERN_ERR_UNSUPPORTED, "%s: no netmod here takes ports (tcp and verbs do, "
-                      "dpdk on a shared medium; netmods built: %s%s%s)%s", what,
-                      tern_netmod_names(), ctx->cfg.netmods[0] ? ", TERN_NETMODS=" : "",
+    return tern_error(TERN_ERR_UNSUPPORTED,
+                      "%s: no netmod here takes ports (tcp and verbs do, "
+                      "dpdk on a shared medium; netmods built: %s%s%s)%s",
+                      what, tern_netmod_names(), ctx->cfg.netmods[0] ? ", TERN_NETMODS=" : "",
                       ctx->cfg.netmods, why);
 }
 
@@ -63,9 +64,10 @@ tern_status_t tern_port_open(tern_context_t *ctx, char port[TERN_PORT_NAME_MAX])
     if (st == TERN_OK)
         st = tern_worker_make_address(&ctx->workers[0], true, &addr, &len);
     if (st == TERN_OK && len > PORT_ADDR_MAX)
-        st = tern_error(TERN_ERR_NO_RESOURCE, "tern_port_open: the address has %zu bytes, a "
-                        "port name takes %zu (TERN_PORT_NAME_MAX): fewer TERN_TCP_ADDRS?", len,
-                        (size_t)PORT_ADDR_MAX);
+        st = tern_error(TERN_ERR_NO_RESOURCE,
+                        "tern_port_open: the address has %zu bytes, a "
+                        "port name takes %zu (TERN_PORT_NAME_MAX): fewer TERN_TCP_ADDRS?",
+                        len, (size_t)PORT_ADDR_MAX);
     if (st != TERN_OK) {
         free(addr);
         return st;
@@ -95,18 +97,24 @@ static int hexval(int c)
 static tern_status_t parse(const char *port, unsigned char *buf, size_t *len)
 {
     if (strncmp(port, PORT_PREFIX, strlen(PORT_PREFIX)) != 0)
-        return tern_error(TERN_ERR_INVALID_PARAM, "tern_port_connect: \"%.60s\" is not a port "
-                          "name of this version (\"" PORT_PREFIX "...\")", port);
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "tern_port_connect: \"%.60s\" is not a port "
+                          "name of this version (\"" PORT_PREFIX "...\")",
+                          port);
     const char *hex = port + strlen(PORT_PREFIX);
     size_t n = strnlen(hex, TERN_PORT_NAME_MAX);
     if (n == 0 || n % 2 != 0 || n / 2 > PORT_ADDR_MAX)
-        return tern_error(TERN_ERR_INVALID_PARAM, "tern_port_connect: the port name's address "
-                          "has %zu hex digits", n);
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "tern_port_connect: the port name's address "
+                          "has %zu hex digits",
+                          n);
     for (size_t i = 0; i < n / 2; i++) {
         int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
         if (hi < 0 || lo < 0)
-            return tern_error(TERN_ERR_INVALID_PARAM, "tern_port_connect: the port name is not "
-                              "lower-case hex at digit %zu", 2 * i + (hi < 0 ? 0 : 1));
+            return tern_error(TERN_ERR_INVALID_PARAM,
+                              "tern_port_connect: the port name is not "
+                              "lower-case hex at digit %zu",
+                              2 * i + (hi < 0 ? 0 : 1));
         buf[i] = (unsigned char)(hi << 4 | lo);
     }
     *len = n / 2;

@@ -41,33 +41,40 @@ tern_status_t tern_init_params_check(const tern_init_params_t *p)
     if (p == NULL)
         return TERN_OK;
     if (p->struct_size < PARAMS_V1_SIZE || p->struct_size > sizeof(*p))
-        return tern_error(TERN_ERR_INVALID_PARAM, "tern_init_ex: params->struct_size=%zu: this "
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "tern_init_ex: params->struct_size=%zu: this "
                           "tern takes %zu .. %zu (set it to sizeof(tern_init_params_t))",
                           p->struct_size, (size_t)PARAMS_V1_SIZE, sizeof(*p));
-    uint64_t known = TERN_INIT_F_WAIT_MODE | TERN_INIT_F_WORKERS | TERN_INIT_F_NETMODS |
-                     TERN_INIT_F_WIREUP;
+    uint64_t known =
+        TERN_INIT_F_WAIT_MODE | TERN_INIT_F_WORKERS | TERN_INIT_F_NETMODS | TERN_INIT_F_WIREUP;
     if (p->fields & ~known)
-        return tern_error(TERN_ERR_INVALID_PARAM, "tern_init_ex: params->fields=%#llx has bits "
-                          "this tern does not know (%#llx)", (unsigned long long)p->fields,
-                          (unsigned long long)(p->fields & ~known));
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "tern_init_ex: params->fields=%#llx has bits "
+                          "this tern does not know (%#llx)",
+                          (unsigned long long)p->fields, (unsigned long long)(p->fields & ~known));
     if (p->fields & (TERN_INIT_F_WAIT_MODE | TERN_INIT_F_WORKERS | TERN_INIT_F_NETMODS))
-        return tern_error(TERN_ERR_UNSUPPORTED, "tern_init_ex: this build takes the wire-up "
+        return tern_error(TERN_ERR_UNSUPPORTED,
+                          "tern_init_ex: this build takes the wire-up "
                           "fields only (set TERN_WAIT_MODE, TERN_NUM_WORKERS and TERN_NETMODS "
                           "in the environment)");
     if (!(p->fields & TERN_INIT_F_WIREUP) || p->wireup == TERN_WIREUP_PMIX)
         return TERN_OK;
     if (p->wireup != TERN_WIREUP_ADDRESS)
-        return tern_error(TERN_ERR_INVALID_PARAM, "tern_init_ex: params->wireup=%d: allowed "
-                          "TERN_WIREUP_PMIX (%d) and TERN_WIREUP_ADDRESS (%d)", p->wireup,
-                          TERN_WIREUP_PMIX, TERN_WIREUP_ADDRESS);
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "tern_init_ex: params->wireup=%d: allowed "
+                          "TERN_WIREUP_PMIX (%d) and TERN_WIREUP_ADDRESS (%d)",
+                          p->wireup, TERN_WIREUP_PMIX, TERN_WIREUP_ADDRESS);
     if (p->size < 1 || p->rank < 0 || p->rank >= p->size)
-        return tern_error(TERN_ERR_INVALID_PARAM, "tern_init_ex: params->rank=%d of "
-                          "params->size=%d: the rank is 0 .. size - 1", p->rank, p->size);
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "tern_init_ex: params->rank=%d of "
+                          "params->size=%d: the rank is 0 .. size - 1",
+                          p->rank, p->size);
     if (p->job == NULL || p->job[0] == '\0' || strlen(p->job) >= TERN_JOB_NAME_MAX)
-        return tern_error(TERN_ERR_INVALID_PARAM, "tern_init_ex: params->job is %s: "
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "tern_init_ex: params->job is %s: "
                           "TERN_WIREUP_ADDRESS needs the job's name (1 .. %d characters, the "
-                          "same on every rank)", p->job == NULL ? "NULL" : "empty or too long",
-                          TERN_JOB_NAME_MAX - 1);
+                          "same on every rank)",
+                          p->job == NULL ? "NULL" : "empty or too long", TERN_JOB_NAME_MAX - 1);
     return TERN_OK;
 }
 
@@ -214,13 +221,14 @@ static tern_status_t insert_own(tern_context_t *ctx, const void *buf, size_t len
                                 const tern_addr_t *a, int *peer)
 {
     if (a->rank >= ctx->size || a->worker >= ctx->num_workers)
-        return tern_error(TERN_ERR_INVALID_PARAM, "tern_peer_insert: an address of rank %d, "
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "tern_peer_insert: an address of rank %d, "
                           "worker %d of this job; it has ranks 0..%d and %d workers "
-                          "(TERN_NUM_WORKERS is the same on every rank)", a->rank, a->worker,
-                          ctx->size - 1, ctx->num_workers);
+                          "(TERN_NUM_WORKERS is the same on every rank)",
+                          a->rank, a->worker, ctx->size - 1, ctx->num_workers);
     if (ctx->wired == TERN_INPROGRESS) {
-        tern_status_t st = tern_wire_add(&ctx->workers[a->worker], buf, len, -1,
-                                         "tern_peer_insert");
+        tern_status_t st =
+            tern_wire_add(&ctx->workers[a->worker], buf, len, -1, "tern_peer_insert");
         if (st == TERN_OK && job_complete(ctx))
             st = tern_address_wireup(ctx);
         if (st != TERN_OK)
@@ -237,7 +245,7 @@ tern_status_t tern_peer_insert(tern_context_t *ctx, const void *addr, size_t len
 {
     if (ctx == NULL || addr == NULL || peer == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_peer_insert: NULL context, address or "
-                          "peer id pointer");
+                                                  "peer id pointer");
     tern_addr_t a;
     tern_status_t st = tern_addr_decode(addr, len, "tern_peer_insert", &a);
     if (st != TERN_OK)

@@ -64,8 +64,7 @@ static int write_address(tern_worker_t *w, const char *dir, int rank)
 }
 
 /* DIR/<rank>.<worker>, waited for until deadline; its length, or -1 */
-static long read_address(const char *dir, int rank, int worker, unsigned char *buf,
-                         time_t deadline)
+static long read_address(const char *dir, int rank, int worker, unsigned char *buf, time_t deadline)
 {
     char path[512];
     snprintf(path, sizeof(path), "%s/%d.%d", dir, rank, worker);
@@ -77,8 +76,7 @@ static long read_address(const char *dir, int rank, int worker, unsigned char *b
             return (long)n;
         }
         if (time(NULL) > deadline) {
-            fprintf(stderr, "addr_wire: no %s within the wait (did rank %d start?)\n", path,
-                    rank);
+            fprintf(stderr, "addr_wire: no %s within the wait (did rank %d start?)\n", path, rank);
             return -1;
         }
         usleep(10000); /* another process writes it: nothing to poll */
@@ -127,8 +125,10 @@ int th_init_by_address(th_t *t)
             }
             st = tern_peer_insert(t->ctx, buf, (size_t)n, &peer);
             if (st != TERN_OK || peer != r) {
-                fprintf(stderr, "engine_tests: tern_peer_insert of rank %d worker %d: %s: %s "
-                        "(peer %d)\n", r, k, tern_strerror(st), tern_last_error(), peer);
+                fprintf(stderr,
+                        "engine_tests: tern_peer_insert of rank %d worker %d: %s: %s "
+                        "(peer %d)\n",
+                        r, k, tern_strerror(st), tern_last_error(), peer);
                 rc = -1;
             }
         }
@@ -173,15 +173,15 @@ static size_t foreign(unsigned char *out, const char *nm)
     return 64 + 24 + 8;
 }
 
-static void expect_refused(th_t *t, const void *a, size_t n, tern_status_t want,
-                           const char *needle, const char *what)
+static void expect_refused(th_t *t, const void *a, size_t n, tern_status_t want, const char *needle,
+                           const char *what)
 {
     int peer = 4711;
     tern_status_t st = tern_peer_insert(t->ctx, a, n, &peer);
     CHECK(t, st == want, "%s: status %d (%s), want %d", what, (int)st, tern_strerror(st),
           (int)want);
-    CHECK(t, strstr(tern_last_error(), needle) != NULL, "%s: message \"%s\" lacks \"%s\"",
-          what, tern_last_error(), needle);
+    CHECK(t, strstr(tern_last_error(), needle) != NULL, "%s: message \"%s\" lacks \"%s\"", what,
+          tern_last_error(), needle);
     CHECK(t, peer == 4711, "%s: peer id written (%d)", what, peer);
 }
 
@@ -263,8 +263,7 @@ static int case_other_job(th_t *t)
     snprintf(tmp, sizeof(tmp), "%s/.%s", dir, job);
     snprintf(path, sizeof(path), "%s/%s", dir, job);
     FILE *f = fopen(tmp, "wb");
-    CHECK(t, f != NULL && fwrite(a, 1, len, f) == len && fclose(f) == 0 &&
-                 rename(tmp, path) == 0,
+    CHECK(t, f != NULL && fwrite(a, 1, len, f) == len && fclose(f) == 0 && rename(tmp, path) == 0,
           "writing %s", path);
     long n = read_other(t, dir, job, a);
     if (n < 0)
