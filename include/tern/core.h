@@ -473,7 +473,8 @@ tern_status_t tern_worker_address(tern_worker_t *w, void *buf, size_t *len);
  *    goes over the highest-priority netmod both addresses have that reaches
  *    other jobs, and is made by the first send; the other process inserts
  *    this one's address too.  The same address inserted again gives the
- *    same id.
+ *    same id.  Its VC fails when the netmod sees the peer gone (there is no
+ *    launcher to tell) and is closed by tern_finalize.
  * TERN_ERR_MALFORMED naming the cause for what is not an address of this
  * version (wrong magic or version, truncated, damaged); TERN_ERR_UNREACHABLE
  * when no allowed netmod of this process reaches it (naming its netmods and
