@@ -63,22 +63,30 @@ static tern_status_t check_netmods(const char *list)
     return e->check != NULL ? e->check("tern_init_ex: params->netmods", list) : TERN_OK;
 }
 
-static tern_status_t check_wireup(int wireup)
+static tern_status_t check_wireup(const tern_init_params_t *p)
 {
-    switch (wireup) {
+    switch (p->wireup) {
     case TERN_WIREUP_PMIX:
     case TERN_WIREUP_STANDALONE:
         return TERN_OK;
     case TERN_WIREUP_ADDRESS:
-        return tern_error(TERN_ERR_UNSUPPORTED,
-                          "tern_init_ex: params->wireup=TERN_WIREUP_ADDRESS (a wire-up from "
-                          "the peers' worker addresses, without PMIx) is not supported by this "
-                          "build of tern: use TERN_WIREUP_PMIX");
+        if (p->size < 1 || p->rank < 0 || p->rank >= p->size)
+            return tern_error(TERN_ERR_INVALID_PARAM,
+                              "tern_init_ex: params->rank=%d of params->size=%d: the rank is "
+                              "0 .. size - 1",
+                              p->rank, p->size);
+        if (p->job == NULL || p->job[0] == '\0' || strlen(p->job) >= TERN_JOB_NAME_MAX)
+            return tern_error(TERN_ERR_INVALID_PARAM,
+                              "tern_init_ex: params->job is %s: TERN_WIREUP_ADDRESS needs the "
+                              "job's name (1 .. %d characters, the same on every rank)",
+                              p->job == NULL ? "NULL" : "empty or too long",
+                              TERN_JOB_NAME_MAX - 1);
+        return TERN_OK;
     default:
         return tern_error(TERN_ERR_INVALID_PARAM,
                           "tern_init_ex: params->wireup=%d: allowed TERN_WIREUP_PMIX (%d), "
                           "TERN_WIREUP_ADDRESS (%d), TERN_WIREUP_STANDALONE (%d)",
-                          wireup, TERN_WIREUP_PMIX, TERN_WIREUP_ADDRESS, TERN_WIREUP_STANDALONE);
+                          p->wireup, TERN_WIREUP_PMIX, TERN_WIREUP_ADDRESS, TERN_WIREUP_STANDALONE);
     }
 }
 
@@ -107,7 +115,7 @@ tern_status_t tern_init_params_check(const tern_init_params_t *p, bool *standalo
     if (st == TERN_OK && (p->fields & TERN_INIT_F_NETMODS))
         st = check_netmods(p->netmods);
     if (st == TERN_OK && (p->fields & TERN_INIT_F_WIREUP)) {
-        st = check_wireup(p->wireup);
+        st = check_wireup(p);
         *standalone = st == TERN_OK && p->wireup == TERN_WIREUP_STANDALONE;
     }
     return st;

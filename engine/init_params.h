@@ -11,8 +11,8 @@
 #include "engine/config.h"
 
 /* Check every set field of p (NULL: none) before anything is done;
- * TERN_ERR_INVALID_PARAM naming the field (TERN_ERR_UNSUPPORTED for
- * TERN_WIREUP_ADDRESS).  *standalone: p asks for TERN_WIREUP_STANDALONE. */
+ * TERN_ERR_INVALID_PARAM naming the field (TERN_WIREUP_ADDRESS: rank,
+ * size and job too).  *standalone: p asks for TERN_WIREUP_STANDALONE. */
 tern_status_t tern_init_params_check(const tern_init_params_t *p, bool *standalone);
 
 /* tern_config_load, with the fields p sets (checked) in place of their

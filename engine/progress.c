@@ -204,7 +204,8 @@ static void vc_end(tern_vc_t *vc, tern_status_t status, const char *why, bool fa
     if (failed && !vc->port_peer)
         tern_warn("connection to rank %d failed: %s", vc->rank, cause);
     /* The netmod drops its queues: requests it owns alone fail there. */
-    vc->nm->core.vc_destroy(vc);
+    if (vc->nm != NULL) /* NULL: never wired, nothing queued */
+        vc->nm->core.vc_destroy(vc);
 
     tern_list_t *pos, *tmp;
     tern_list_for_each_safe(pos, tmp, &vc->lmt_wait)

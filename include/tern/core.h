@@ -3,8 +3,9 @@
  *
  * A context is one per process (one per job).  tern_init() wires the process
  * up through PMIx: it reads rank, size and the local peers, creates or
- * attaches the node's shared-memory segment, and exchanges every netmod's
- * business card.  A worker is the progress engine of one polling thread: it
+ * attaches the node's shared-memory segment, and exchanges the workers'
+ * addresses (every netmod's card in one blob per worker; tern_init_ex
+ * wires a job up from addresses exchanged by any other means).  A worker is the progress engine of one polling thread: it
  * owns its VCs, netmod instances, queues and request pool, and takes no
  * lock on the fast path.  TERN_NUM_WORKERS (default 1, the same on every
  * rank) workers are wired up at tern_init; worker i of a rank talks to
@@ -144,10 +145,25 @@ typedef struct tern_init_params {
  * field, for a struct_size this library does not know (smaller than its
  * first version or larger than its own), a bit in fields it does not know,
  * or a value out of range (a netmod not built, workers outside 1 .. 64, an
- * unknown wait mode or wireup); such a call changes nothing.
- * TERN_WIREUP_ADDRESS: TERN_ERR_UNSUPPORTED in this build.  Otherwise as
- * tern_init (TERN_WIREUP_PMIX) or tern_init_standalone
- * (TERN_WIREUP_STANDALONE).
+ * unknown wait mode or wireup, a rank outside 0..size-1, a size below 1 or
+ * a missing job name with TERN_WIREUP_ADDRESS); such a call changes
+ * nothing.  TERN_WIREUP_PMIX: as tern_init; TERN_WIREUP_STANDALONE: as
+ * tern_init_standalone.
+ *
+ * TERN_WIREUP_ADDRESS wires the process up with no launcher and no PMIx:
+ * the caller says which rank of how many it is and names its job (job:
+ * 1..255 characters, the same on every rank; a name no other job uses at
+ * the same time on these hosts).  Every allowed netmod this process can use
+ * is initialised at once, and each worker's address is ready for
+ * tern_worker_address: the caller hands the addresses around (a file, a
+ * socket, another runtime's modex) and gives every rank's, of every worker,
+ * to tern_peer_insert.  The job's own ranks are wired up by the insert
+ * that completes the set (see tern_peer_insert); until then sends to them
+ * fail, and tern_local_rank / tern_local_size say -1 / 0 (the ranks on this
+ * host are known from the addresses).  tern_barrier and tern_finalize then
+ * synchronise over the engine's own connections (the job's matching space
+ * 65535 is reserved for it), and whatever needs a launcher (tern_connect,
+ * tern_spawn, the name service) is TERN_ERR_UNSUPPORTED.
  */
 tern_status_t tern_init_ex(const tern_init_params_t *params, tern_context_t **ctx);
 
@@ -183,9 +199,11 @@ int tern_worker_index(const tern_worker_t *w);
 /** Name of the netmod the VC to rank uses ("self", "shm", ...) or NULL. */
 const char *tern_peer_netmod(const tern_context_t *ctx, int rank);
 
-/** Job-wide barrier through PMIx_Fence (no data).  The context's default
- * worker (worker 0) makes progress while it waits, so call it from the
- * thread that drives worker 0. */
+/** Job-wide barrier through PMIx_Fence (no data); in a context wired by
+ * addresses (TERN_WIREUP_ADDRESS) through messages between the ranks in
+ * the reserved space 65535.  The context's default worker (worker 0) makes
+ * progress while it waits, so call it from the thread that drives worker 0.
+ * TERN_ERR_PEER_FAILED when a rank's connection fails first. */
 tern_status_t tern_barrier(tern_context_t *ctx);
 
 /** Abort the whole job through PMIx_Abort with status and message. */
@@ -419,9 +437,11 @@ const char *tern_job_name(const tern_context_t *ctx);
  * handle whose ranks are reached with the usual calls: the peer id of its
  * rank r is tern_job_peer(*job, r) (ids after this job's own ranks), to be
  * used as dest / src of tern_isend, tern_irecv ..., and the source of a
- * message received from it.  The other job's VCs are carried by a netmod
- * that reaches other jobs (tcp; on every worker), so the death of one of
- * its ranks fails only the VC to that rank (TERN_ERR_PEER_FAILED).
+ * message received from it.  Each of the other job's VCs (on every worker)
+ * is carried by the highest-priority netmod both sides allow that reaches
+ * other jobs (verbs, dpdk, tcp) and whose card the rank's address has, so
+ * the death of one of its ranks fails only the VC to that rank
+ * (TERN_ERR_PEER_FAILED).
  * TERN_ERR_NOT_FOUND for a job the launcher does not know,
  * TERN_ERR_PEER_FAILED naming the job when a rank of it has ended (it can
  * no longer take part): at once when it ended before the call, as soon as
@@ -447,6 +467,54 @@ int tern_job_peer(const tern_job_t *job, int rank);
  */
 tern_status_t tern_disconnect(tern_job_t *job);
 
+/* ---- addresses: wire-up by any means --------------------------------------- */
+
+/** Largest address tern_worker_address writes. */
+#define TERN_ADDRESS_MAX 8192
+
+/**
+ * The address of worker w: an opaque, versioned blob that names this
+ * process, its job, rank and worker, and carries the card of every netmod
+ * the worker has (as ucp_worker_get_address or fi_getname).  Another
+ * process that inserts it (tern_peer_insert) can reach this worker,
+ * whatever carried it there.  Written into buf (capacity *len); *len is
+ * set to its size.  TERN_ERR_TRUNCATED (nothing written, *len the size
+ * needed) when buf is NULL or too small.  An address stays valid until
+ * tern_finalize; it changes when a netmod is added to the worker (for
+ * tern_connect or a port), so take it when you hand it out.
+ */
+tern_status_t tern_worker_address(tern_worker_t *w, void *buf, size_t *len);
+
+/**
+ * Insert a peer's address (from its tern_worker_address) and get its peer
+ * id, the dest / src of tern_isend, tern_irecv ... (as fi_av_insert or
+ * ucp_ep_create):
+ *  - a rank of this job: *peer is that rank.  In a context of
+ *    TERN_WIREUP_ADDRESS every rank's address, of every worker (i of
+ *    TERN_NUM_WORKERS, worker i's goes to worker i), is inserted once; the
+ *    insert that completes the set wires the job up: it chooses each peer's
+ *    netmod (shm with the ranks on this host, as tern_init does), connects
+ *    and waits for every other rank to have done the same (a barrier over
+ *    the new connections, which also gives the node's ranks their shared
+ *    segment).  Its own address is accepted too.  Elsewhere (tern_init) the
+ *    job is wired already and the insert only checks the address.
+ *  - a process of another job (a different job name): a peer of its own,
+ *    one rank of one worker, with an id after this job's ranks; the VC
+ *    goes over the highest-priority netmod both addresses have that reaches
+ *    other jobs, and is made by the first send; the other process inserts
+ *    this one's address too.  The same address inserted again gives the
+ *    same id.  Its VC fails when the netmod sees the peer gone (there is no
+ *    launcher to tell) and is closed by tern_finalize.
+ * TERN_ERR_MALFORMED naming the cause for what is not an address of this
+ * version (wrong magic or version, truncated, damaged); TERN_ERR_UNREACHABLE
+ * when no allowed netmod of this process reaches it (naming its netmods and
+ * this process's); TERN_ERR_INVALID_PARAM for an address of this job whose
+ * rank or worker is out of range, or that contradicts one inserted before.
+ * A failed wire-up fails every insert after it.  Not thread-safe: no other
+ * thread may use the context's workers during the call.
+ */
+tern_status_t tern_peer_insert(tern_context_t *ctx, const void *addr, size_t len, int *peer);
+
 /* ---- ports: one process to another, no collective ------------------------ */
 
 /** Longest port name tern_port_open writes, with its terminating NUL. */
@@ -455,8 +523,10 @@ tern_status_t tern_disconnect(tern_job_t *job);
 /**
  * Open a port other processes (of any job, or singletons) connect to; its
  * name, to hand them (a file, argv, tern_publish), in port.  Connections
- * are taken with tern_port_accept.  Ports use the first allowed netmod that
- * has them (tcp) and worker 0.
+ * are taken with tern_port_accept.  Ports use worker 0 and the netmods that
+ * take ports (tcp, verbs, dpdk on a shared medium): the name is worker 0's
+ * address with their cards (docs/addresses.md).  TERN_ERR_UNSUPPORTED
+ * naming why when no allowed netmod takes ports.
  */
 tern_status_t tern_port_open(tern_context_t *ctx, char port[TERN_PORT_NAME_MAX]);
 

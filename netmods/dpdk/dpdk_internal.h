@@ -49,7 +49,6 @@
 
 #define TERN_DPDK_MAGIC 0x4b445054u /* "TPDK" */
 #define TERN_DPDK_CARD_VERSION 1u
-#define TERN_DPDK_CARD_KEY "tern.dpdk"
 #define TERN_DPDK_WINDOW_MAX 1024u
 #define TERN_DPDK_BURST 32u
 
@@ -151,9 +150,13 @@ typedef struct tern_dpdk_port {
 
 typedef struct tern_dpdk tern_dpdk_t;
 
-/* Expand the template for worker w (peer: -1 for a per-worker port). */
-tern_status_t tern_dpdk_expand(const char *tmpl, const tern_dpdk_t *d, int peer, char *out,
-                               size_t len);
+/* Expand the template for the instance's worker (peer: -1 for a
+ * per-worker port), towards rank `peer` of job peer_job (the hash; this
+ * job's, or another's: then a rank is named "<job hex>_<rank>" and the
+ * pair's ends are ordered by (job, rank), so both sides expand the same
+ * names). */
+tern_status_t tern_dpdk_expand(const char *tmpl, const tern_dpdk_t *d, uint32_t peer_job,
+                               int peer, char *out, size_t len);
 /* Does the template make one port per peer? */
 bool tern_dpdk_per_peer(const char *tmpl);
 /* Create (vdev) or find (TERN_DPDK_PORT), configure and start a port. */
@@ -194,7 +197,7 @@ enum tern_dpdk_vc_conn { DPDK_VC_IDLE = 0, DPDK_VC_UP, DPDK_VC_DEAD };
 typedef struct tern_dpdk_vc {
     tern_vc_t *vc;
     tern_dpdk_t *d;
-    tern_dpdk_card_t card;
+    tern_dpdk_card_t card;    /* card.job, card.rank: the peer's job (hash) and rank there */
     enum tern_dpdk_vc_conn conn;
     tern_dpdk_port_t *port;   /* its own (per peer) or the worker's */
     tern_dpdk_port_t own;     /* per-peer port storage */
@@ -283,7 +286,11 @@ struct tern_dpdk {
     bool per_peer;
     tern_dpdk_port_t port;    /* the worker's port (shared medium) */
     struct rte_mempool *pool;
+    tern_dpdk_card_t card;    /* ours */
     tern_dpdk_vc_t *vcs;      /* by rank */
+    tern_dpdk_vc_t **remote;  /* VCs to other jobs' ranks (own allocations, kept until
+                               * finalize: frames in flight may still name them) */
+    int nremote, remote_cap;
     tern_dpdk_vc_t **by_port; /* per-peer ports: VC by DPDK port id */
     tern_list_t active;
     tern_list_t live;
@@ -319,6 +326,12 @@ bool tern_dpdk_window_open(const tern_dpdk_vc_t *dv);
 tern_status_t tern_dpdk_frame_queue(tern_dpdk_vc_t *dv, tern_dpdk_slot_t slot);
 /* Handle one received frame (ours: checked, the mbuf consumed). */
 void tern_dpdk_rx_frame(tern_dpdk_t *d, struct rte_mbuf *m);
+/* dpdk_netmod.c: the VC to rank of another job (hash), NULL when none; on
+ * a shared medium a first DATA frame from a process we have no address of
+ * (a client of our port) makes one through tern_port_incoming, from what
+ * the frame says (its MAC, nonce and window). */
+tern_dpdk_vc_t *tern_dpdk_remote_vc(tern_dpdk_t *d, uint32_t job, int rank,
+                                    const struct rte_mbuf *m);
 /* Holes below SACKed frames out for srtt + the reordering window. */
 void tern_dpdk_rack_timer(tern_dpdk_vc_t *dv);
 /* Timers of every active VC: retransmissions, probes, delayed acks. */

@@ -532,7 +532,8 @@ static void rx_data(tern_dpdk_vc_t *dv, struct rte_mbuf *m, uint32_t seq)
         dv->ack_due_ns = d->now_ns + d->cfg->ack_delay_us * 1000ull;
 }
 
-/* Is m a well-formed frame of this job for this endpoint?  *dvp: its VC. */
+/* Is m a well-formed frame for this endpoint, from a rank of this job or
+ * of another job we know?  *dvp: its VC. */
 static bool frame_ok(tern_dpdk_t *d, struct rte_mbuf *m, tern_dpdk_vc_t **dvp)
 {
     if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
@@ -548,17 +549,15 @@ static bool frame_ok(tern_dpdk_t *d, struct rte_mbuf *m, tern_dpdk_vc_t **dvp)
     if (eth->ether_type != rte_cpu_to_be_16(TERN_DPDK_ETHERTYPE))
         return false;
     tern_dpdk_hdr_t *h = hdr_of(m);
-    if (rte_le_to_cpu_32(h->job) != d->job)
+    uint32_t job = rte_le_to_cpu_32(h->job);
+    if (job != d->job && rte_le_to_cpu_32(h->dst_nonce) != d->nonce)
         return false; /* another job's, on a shared medium */
     uint32_t src = rte_le_to_cpu_32(h->src);
     int rank = TERN_DPDK_EP_RANK(src);
     if (h->version != TERN_DPDK_WIRE_VERSION || h->type == 0 || h->type >= TERN_DPDK_F_MAX ||
         h->sack_block >= TERN_DPDK_WINDOW_MAX / 64 || rte_le_to_cpu_32(h->dst) != TERN_DPDK_EP(d->ctx->rank, d->worker->index) ||
-        rank < 0 || rank >= d->ctx->size || TERN_DPDK_EP_WORKER(src) != d->worker->index ||
-        rte_le_to_cpu_32(h->dst_nonce) != d->nonce)
-        goto bad;
-    tern_dpdk_vc_t *dv = &d->vcs[rank];
-    if (dv->vc == NULL || rte_le_to_cpu_32(h->src_nonce) != dv->card.nonce)
+        rank < 0 || (job == d->job && rank >= d->ctx->size) ||
+        TERN_DPDK_EP_WORKER(src) != d->worker->index || rte_le_to_cpu_32(h->dst_nonce) != d->nonce)
         goto bad;
     const tern_dpdk_handler_t *up = d->up[h->type];
     if (!own_type(h->type) && up == NULL)
@@ -580,6 +579,10 @@ static bool frame_ok(tern_dpdk_t *d, struct rte_mbuf *m, tern_dpdk_vc_t **dvp)
         }
         h->csum = rte_cpu_to_le_32(got);
     }
+    /* whole and ours: now its VC (which may be made for it, a port's) */
+    tern_dpdk_vc_t *dv = job == d->job ? &d->vcs[rank] : tern_dpdk_remote_vc(d, job, rank, m);
+    if (dv == NULL || dv->vc == NULL || rte_le_to_cpu_32(h->src_nonce) != dv->card.nonce)
+        goto bad;
     *dvp = dv;
     return true;
 bad:

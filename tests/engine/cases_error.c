@@ -487,6 +487,14 @@ static int pubsub_refused(th_t *t)
 static int case_pubsub(th_t *t)
 {
     char *v = NULL;
+    if (t->by_address) { /* no launcher at all: refused, naming that */
+        CHECK_ST(t, tern_publish(t->ctx, "tern-test-svc", "port-4711"), TERN_ERR_UNSUPPORTED);
+        CHECK(t, strstr(tern_last_error(), "no launcher") != NULL, "message: %s",
+              tern_last_error());
+        CHECK_ST(t, tern_lookup(t->ctx, "tern-test-svc", &v), TERN_ERR_UNSUPPORTED);
+        CHECK(t, v == NULL, "lookup refused but returned \"%s\"", v);
+        return 0;
+    }
     if (getenv("TERN_TEST_NO_NAME_SERVICE") != NULL)
         return pubsub_refused(t);
     if (t->rank == 0) {

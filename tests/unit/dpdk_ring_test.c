@@ -5,8 +5,9 @@
  * two ports are joined by a pair of rte_rings (rte_eth_from_rings: what
  * one sends the other receives, nothing lost unless the fault shim says
  * so).  One thread polls both workers in turn, so every run with the same
- * seed sees the same frames.  The business cards go through an in-memory
- * table (tern_pmix_put / _get are wrapped at link time: -Wl,--wrap).
+ * seed sees the same frames.  Each rank's card goes straight to the
+ * other's vc_init, as the engine hands it from an address; the exit fence
+ * (tern_pmix_fence_timed) is wrapped at link time (-Wl,--wrap).
  *
  * Cases:
  *   clean      2 x 1500 messages of 0 .. 20000 bytes both ways, eager and
@@ -39,6 +40,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "engine/address.h"
 #include "engine/engine_internal.h"
 #include "engine/netmod.h"
 #include "netmods/dpdk/dpdk_internal.h"
@@ -46,46 +48,9 @@
 
 #include "tests/unit/expect.h"
 
-/* ---- the business cards: an in-memory PMIx ---------------------------- */
+/* ---- the exit fence: both "ranks" are this process ---------------------- */
 
-static struct card {
-    int rank;
-    char key[64];
-    unsigned char data[128];
-    size_t len;
-} cards[16];
-static int ncards;
-
-tern_status_t __wrap_tern_pmix_put(tern_pmix_t *p, const char *key, const void *data, size_t len);
-tern_status_t __wrap_tern_pmix_get(tern_pmix_t *p, int rank, const char *key, void **data,
-                                   size_t *len);
 tern_status_t __wrap_tern_pmix_fence_timed(tern_pmix_t *p, unsigned timeout_ms);
-
-tern_status_t __wrap_tern_pmix_put(tern_pmix_t *p, const char *key, const void *data, size_t len)
-{
-    if (ncards == 16 || len > sizeof(cards[0].data))
-        return tern_error(TERN_ERR_NO_MEMORY, "card table");
-    struct card *c = &cards[ncards++];
-    c->rank = (int)p->rank;
-    snprintf(c->key, sizeof(c->key), "%s", key);
-    memcpy(c->data, data, len);
-    c->len = len;
-    return TERN_OK;
-}
-
-tern_status_t __wrap_tern_pmix_get(tern_pmix_t *p, int rank, const char *key, void **data,
-                                   size_t *len)
-{
-    (void)p;
-    for (int i = ncards - 1; i >= 0; i--)
-        if (cards[i].rank == rank && strcmp(cards[i].key, key) == 0) {
-            *data = malloc(cards[i].len);
-            memcpy(*data, cards[i].data, cards[i].len);
-            *len = cards[i].len;
-            return TERN_OK;
-        }
-    return tern_error(TERN_ERR_NOT_FOUND, "no %s of rank %d", key, rank);
-}
 
 tern_status_t __wrap_tern_pmix_fence_timed(tern_pmix_t *p, unsigned timeout_ms)
 {
@@ -123,7 +88,6 @@ static bool setup(const settings_t *s)
             return false;
         }
     }
-    ncards = 0;
     memset(ctx, 0, sizeof(ctx));
     memset(wk, 0, sizeof(wk));
     memset(vcs, 0, sizeof(vcs));
@@ -154,6 +118,7 @@ static bool setup(const settings_t *s)
         c->pmix.rank = (uint32_t)r;
         c->pmix.size = 2;
         snprintf(c->pmix.nspace, sizeof(c->pmix.nspace), "dpdk-ring-test");
+        c->job_hash = tern_job_hash(c->pmix.nspace);
         if (tern_worker_init(&wk[r], c, 0) != TERN_OK)
             return false;
         if (tern_netmod_instantiate(&nms[r][0], &tern_netmod_self) != TERN_OK ||
@@ -192,10 +157,20 @@ static bool setup(const settings_t *s)
         for (int q = 0; q < 2; q++)
             vcs[r][q].nm_state = nms[r][q == r ? 0 : 1].state;
     }
+    unsigned char card[2][TERN_ADDR_CARD_MAX];
+    size_t card_len[2];
+    for (int r = 0; r < 2; r++) {
+        card_len[r] = sizeof(card[r]);
+        if (nms[r][1].core.card(nms[r][1].state, card[r], &card_len[r]) != TERN_OK) {
+            fprintf(stderr, "rank %d: dpdk card: %s\n", r, tern_last_error());
+            return false;
+        }
+    }
     for (int r = 0; r < 2; r++)
         for (int q = 0; q < 2; q++) {
             tern_vc_t *vc = &vcs[r][q];
-            if (vc->nm->core.vc_init(vc->nm_state, vc) != TERN_OK) {
+            if (vc->nm->core.vc_init(vc->nm_state, vc, q == r ? NULL : card[q],
+                                     q == r ? 0 : card_len[q]) != TERN_OK) {
                 fprintf(stderr, "rank %d: VC to %d: %s\n", r, q, tern_last_error());
                 return false;
             }

@@ -33,7 +33,7 @@ for v in $internal; do echo "$v"; done >>"$tmp/listed"
 sort -u -o "$tmp/listed" "$tmp/listed"
 
 dirs=
-for d in engine netmods mpi iofwd iof launcher pmix-shim tools; do
+for d in engine netmods mpi iofwd launcher pmix tools; do
     [ -d "$srcdir/$d" ] && dirs="$dirs $srcdir/$d"
 done
 # shellcheck disable=SC2086
