@@ -41,6 +41,9 @@ usage: $0 [options]
                     (default "$LMT_MODES"; "" for none), printed beside tern's
                     default choice
   --tools LIST      comma list of tern,ucx,mpich,raw (default all four)
+  --base DIR        also run tern as built in DIR (another tree: the code before
+                    a change) right after tern in every round, and report
+                    tern / base per round: before and after in one run
   --env "V=x ..."   environment settings for the tern runs only (TERN_* knobs,
                     see tern_info), e.g. --env "TERN_EAGER_LIMIT=32768"
   --lat-iters N     ping-pong round trips per latency run (default $LAT_ITERS)
@@ -61,6 +64,7 @@ ROUNDS=7
 SWEEP=0
 SWEEP_ROUNDS=3
 TOOLS=tern,ucx,mpich,raw
+BASE_DIR=""
 TERN_ENV=()
 LAT_ITERS=100000
 LAT_WARMUP=10000
@@ -89,6 +93,7 @@ while [ $# -gt 0 ]; do
     --sweep) SWEEP=1 ;;
     --sweep-rounds) SWEEP_ROUNDS=${2:-}; is_count "$SWEEP_ROUNDS" || { echo "bad --sweep-rounds" >&2; exit 2; }; shift ;;
     --tools) TOOLS=${2:?--tools needs a list}; shift ;;
+    --base) BASE_DIR=${2:?--base needs a build directory}; shift ;;
     --lmt-modes) LMT_MODES=${2-}; shift
         for x in $LMT_MODES; do
             case $x in null|coop|get|put) ;; *) echo "$0: --lmt-modes: no mode '$x'" >&2; exit 2 ;; esac
@@ -125,6 +130,13 @@ missing=0
 if want tern; then
     TERNRUN=$(find_prog ternrun) || { echo "$0: ternrun not found under $BUILDDIR or in PATH" >&2; missing=1; }
     TERN_BENCH=$(find_prog tern_bench) || { echo "$0: tern_bench not found under $BUILDDIR or in PATH" >&2; missing=1; }
+fi
+if [ -n "$BASE_DIR" ]; then
+    want tern || { echo "$0: --base compares tern builds: keep tern in --tools" >&2; missing=1; }
+    BASE_TERNRUN=$(BUILDDIR=$BASE_DIR find_prog ternrun) && [[ $BASE_TERNRUN == "$BASE_DIR"* ]] ||
+        { echo "$0: ternrun not found under --base $BASE_DIR" >&2; missing=1; }
+    BASE_BENCH=$(BUILDDIR=$BASE_DIR find_prog tern_bench) && [[ $BASE_BENCH == "$BASE_DIR"* ]] ||
+        { echo "$0: tern_bench not found under --base $BASE_DIR" >&2; missing=1; }
 fi
 if want raw; then
     RAW=$(find_prog raw_pingpong) || { echo "$0: raw_pingpong not found under $BUILDDIR or in PATH" >&2; missing=1; }
@@ -193,6 +205,9 @@ p2p_one() {
     if [ "$tool" = tern ]; then
         cmd=("$TERNRUN" -n 2 --bind-to core "$TERN_BENCH")
         [ ${#TERN_ENV[@]} -eq 0 ] || cmd=(env "${TERN_ENV[@]}" "${cmd[@]}")
+    elif [ "$tool" = base ]; then      # tern as built in --base DIR
+        cmd=("$BASE_TERNRUN" -n 2 --bind-to core "$BASE_BENCH")
+        [ ${#TERN_ENV[@]} -eq 0 ] || cmd=(env "${TERN_ENV[@]}" "${cmd[@]}")
     elif [[ $tool == tern-* ]]; then   # tern with one LMT mode forced
         cmd=(env "${TERN_ENV[@]}" "TERN_LMT_MODE=${tool#tern-}" "$TERNRUN" -n 2 --bind-to core "$TERN_BENCH")
     else
@@ -210,7 +225,7 @@ p2p_one() {
     done <<<"$pairs"
     if [ "$tool" = tern ]; then
         TERN_NETMOD=$(grep -o '"netmod": "[^"]*"' "$json" | head -n 1 | cut -d'"' -f4)
-    else
+    elif [ "$tool" = mpich ]; then
         MPI_LIBRARY=$(grep -o '"netmod": "[^"]*"' "$json" | head -n 1 | cut -d'"' -f4)
     fi
 }
@@ -313,15 +328,18 @@ busy_before
 for r in $(seq 1 "$ROUNDS"); do
     echo "# ---- round $r of $ROUNDS"
     if want tern; then p2p_one tern lat "$LAT_SIZE:$LAT_SIZE" "$r" -i "$LAT_ITERS" -w "$LAT_WARMUP"; fi
+    if [ -n "$BASE_DIR" ]; then p2p_one base lat "$LAT_SIZE:$LAT_SIZE" "$r" -i "$LAT_ITERS" -w "$LAT_WARMUP"; fi
     if want ucx; then ucx_one tag_lat "$LAT_SIZE" "$LAT_ITERS" "$LAT_WARMUP" "$r" lat; fi
     if want mpich; then p2p_one mpich lat "$LAT_SIZE:$LAT_SIZE" "$r" -i "$LAT_ITERS" -w "$LAT_WARMUP"; fi
     if want raw; then raw_one "$r"; fi
     if want tern; then p2p_one tern bw "$BW_SIZE:$BW_SIZE" "$r" -i "$BW_ITERS" -w "$BW_WARMUP"; fi
+    if [ -n "$BASE_DIR" ]; then p2p_one base bw "$BW_SIZE:$BW_SIZE" "$r" -i "$BW_ITERS" -w "$BW_WARMUP"; fi
     if want ucx; then
         ucx_one tag_bw "$BW_SIZE" $((BW_ITERS * WINDOW)) $((BW_WARMUP * WINDOW)) "$r" bw
     fi
     if want mpich; then p2p_one mpich bw "$BW_SIZE:$BW_SIZE" "$r" -i "$BW_ITERS" -w "$BW_WARMUP"; fi
     if want tern; then p2p_one tern mr "$MR_SIZE:$MR_SIZE" "$r" -i "$MR_ITERS" -w "$MR_WARMUP"; fi
+    if [ -n "$BASE_DIR" ]; then p2p_one base mr "$MR_SIZE:$MR_SIZE" "$r" -i "$MR_ITERS" -w "$MR_WARMUP"; fi
     if want ucx; then
         ucx_one tag_bw "$MR_SIZE" $((MR_ITERS * WINDOW)) $((MR_WARMUP * WINDOW)) "$r" mr
     fi
@@ -472,6 +490,24 @@ for m in lat bw mr; do
 done
 printf '  %-26s %s\n' "memcpy 1 / 4 MiB (MB/s)" "$(fmt bw "$M_1M") / $(fmt bw "$M_4M")"
 
+# Before / after: tern against the --base build, ratio taken inside each
+# round (the two ran back to back), then the median and the range.
+declare -A BASE_RR
+if [ -n "$BASE_DIR" ]; then
+    echo
+    echo "# Before / after: tern ($BUILDDIR) over base ($BASE_DIR), per-round ratios"
+    echo "# (latency: < 1 is faster; bandwidth and rate: > 1 is faster)"
+    printf '# %-26s %9s %9s  %-8s %s\n' figure tern base median "range (per round)"
+    for m in lat bw mr; do
+        case $m in lat) sz=$LAT_SIZE ;; bw) sz=$BW_SIZE ;; mr) sz=$MR_SIZE ;; esac
+        MED[base.$m]=$(median base $m "$sz")
+        rr=$(round_ratios tern base $m "$sz")
+        BASE_RR[$m]=$(median_of <<<"$rr")
+        printf '  %-26s %9s %9s  %-8s %s\n' "${LABEL[$m]}" "$(fmt $m "${MED[tern.$m]}")" \
+            "$(fmt $m "${MED[base.$m]}")" "${BASE_RR[$m]}" "$(sort -g <<<"$rr" | sed -n '1p;$p' | paste -sd- -)"
+    done
+fi
+
 # Issue-3 targets, read from this run's ratios (printed, never asserted).
 TARGETS=()   # "rule|ratio|verdict"
 target() {   # target RULE RATIO OP LIMIT
@@ -583,6 +619,11 @@ OUT=$OUTDIR/compare-$STAMP
     done
     echo "    \"memcpy\": {\"1MiB\": $(json_num "$M_1M"), \"4MiB\": $(json_num "$M_4M")}"
     echo "  },"
+    if [ -n "$BASE_DIR" ]; then
+        echo "  \"base\": {\"builddir\": $(json_str "$BASE_DIR"),"
+        echo "    \"medians\": {\"lat\": $(json_num "${MED[base.lat]}"), \"bw\": $(json_num "${MED[base.bw]}"), \"mr\": $(json_num "${MED[base.mr]}")},"
+        echo "    \"round_ratio_median_tern_over_base\": {\"lat\": $(json_num "${BASE_RR[lat]}"), \"bw\": $(json_num "${BASE_RR[bw]}"), \"mr\": $(json_num "${BASE_RR[mr]}")}},"
+    fi
     echo "  \"ratios_tern_over\": {"
     for peer in ucx mpich raw; do
         echo "    \"$peer\": {\"lat\": $(json_num "${RAT[lat.$peer]}"), \"bw\": $(json_num "${RAT[bw.$peer]}"), \"mr\": $(json_num "${RAT[mr.$peer]}"),"

@@ -21,19 +21,25 @@
 # bandwidth.  Prints every command.  Asserts nothing; the exit status is
 # non-zero only when a contender printed nothing usable.
 #
+# With --base DIR (another build tree: the code before a change), the dpdk
+# and tcp contenders also run as built there, right after their own run in
+# every round, and the per-round ratios this build / base are printed.
+#
 # Usage (from the build directory, or --builddir):
-#   bench/dpdk_compare.sh [--rounds R] [--lat-iters N] [--builddir DIR]
+#   bench/dpdk_compare.sh [--rounds R] [--lat-iters N] [--builddir DIR] [--base DIR]
 # Units: latency one-way (round trip / 2) in us; bandwidth MB/s, MB = 1e6 B.
 set -u -o pipefail
 
 ROUNDS=5
 ITERS=20000
 BUILDDIR=${TERN_BUILDDIR:-$PWD}
+BASE=""
 while [ $# -gt 0 ]; do
     case $1 in
     --rounds) ROUNDS=$2; shift 2 ;;
     --lat-iters) ITERS=$2; shift 2 ;;
     --builddir) BUILDDIR=$2; shift 2 ;;
+    --base) BASE=$2; shift 2 ;;
     *) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
     esac
 done
@@ -42,13 +48,18 @@ B=$BUILDDIR
 for p in ternrun tern_bench dpdk_raw bench/tcp/tcp_pingpong; do
     [ -x "$B/$p" ] || { echo "$0: $B/$p not built (is the dpdk netmod built? --builddir)" >&2; exit 2; }
 done
+if [ -n "$BASE" ]; then
+    for p in ternrun tern_bench; do
+        [ -x "$BASE/$p" ] || { echo "$0: --base: $BASE/$p not built" >&2; exit 2; }
+    done
+fi
 VDEV=$(. "$SRC/netmods/dpdk/test.env" && echo "$TERN_DPDK_VDEV")
 BW_BYTES=$((256 << 20))
 declare -A res
 bad=0
 
 run() { echo "+ $*" >&2; "$@"; }
-# last "SIZE VALUE" line of tern_bench -q
+# last "SIZE VALUE" line of tern_bench -q; TB=DIR runs DIR's build instead
 tern() { # NAME ENV... -- TEST SIZE
     local name=$1 v
     shift
@@ -57,7 +68,8 @@ tern() { # NAME ENV... -- TEST SIZE
     shift
     local t=$1 s=$2 extra
     [ "$t" = lat ] && extra=(-i "$ITERS" -w 2000) || extra=(-b "$BW_BYTES")
-    v=$(run env "${env[@]}" timeout 300 "$B/ternrun" -n 2 --bind-to core "$B/tern_bench" -t "$t" \
+    local tb=${TB:-$B}
+    v=$(run env "${env[@]}" timeout 300 "$tb/ternrun" -n 2 --bind-to core "$tb/tern_bench" -t "$t" \
         -m "$s" -q "${extra[@]}" </dev/null 2>/dev/null | awk -v s="$s" '$1 == s { v = $2 } END { print v }')
     echo "$name $t $v"
     res[$name.$t]+="$v "
@@ -102,13 +114,17 @@ for r in $(seq 1 "$ROUNDS"); do
     echo "# round $r"
     raw
     tern dpdk TERN_NETMODS=dpdk "TERN_DPDK_VDEV=$VDEV" -- lat 8
+    [ -z "$BASE" ] || TB=$BASE tern base-dpdk TERN_NETMODS=dpdk "TERN_DPDK_VDEV=$VDEV" -- lat 8
     tern tcp TERN_NETMODS=tcp TERN_TCP_ADDRS=127.0.0.1 -- lat 8
+    [ -z "$BASE" ] || TB=$BASE tern base-tcp TERN_NETMODS=tcp TERN_TCP_ADDRS=127.0.0.1 -- lat 8
     kernel block lat
     kernel spin lat
     tern dpdk TERN_NETMODS=dpdk "TERN_DPDK_VDEV=$VDEV" -- bw 4194304
+    [ -z "$BASE" ] || TB=$BASE tern base-dpdk TERN_NETMODS=dpdk "TERN_DPDK_VDEV=$VDEV" -- bw 4194304
     tern dpdk-loss TERN_NETMODS=dpdk "TERN_DPDK_VDEV=$VDEV" "TERN_DPDK_FAULTS=drop=0.01,seed=$r" -- bw 4194304
     tern dpdk-jumbo TERN_NETMODS=dpdk "TERN_DPDK_VDEV=$VDEV" TERN_DPDK_MTU=9000 -- bw 4194304
     tern tcp TERN_NETMODS=tcp TERN_TCP_ADDRS=127.0.0.1 -- bw 4194304
+    [ -z "$BASE" ] || TB=$BASE tern base-tcp TERN_NETMODS=tcp TERN_TCP_ADDRS=127.0.0.1 -- bw 4194304
     kernel block bw
 done
 
@@ -129,4 +145,15 @@ echo "dpdk/tcp bandwidth      $(ratio "${med[dpdk.bw]}" "${med[tcp.bw]}")   [>= 
 echo "dpdk-loss/dpdk bw       $(ratio "${med[dpdk-loss.bw]}" "${med[dpdk.bw]}")   [>= 0.5 with 1 % loss]"
 echo "dpdk/raw bandwidth      $(ratio "${med[dpdk.bw]}" "${med[raw.bw]}")"
 echo "dpdk-jumbo/tcp bw       $(ratio "${med[dpdk-jumbo.bw]}" "${med[tcp.bw]}")   (MTU 9000 on memif)"
+if [ -n "$BASE" ]; then
+    # per-round ratios: the two lists hold one value per round, in order
+    rr() { paste -d' ' <(tr ' ' '\n' <<<"${res[$1]:-}" | grep .) <(tr ' ' '\n' <<<"${res[$2]:-}" | grep .) |
+           awk '$1 > 0 && $2 > 0 { printf "%.3f\n", $1 / $2 }'; }
+    echo "# before / after: this build ($B) over base ($BASE), per-round ratios"
+    echo "# (latency < 1 and bandwidth > 1 favour this build): median [range]"
+    for k in dpdk.lat tcp.lat dpdk.bw tcp.bw; do
+        r=$(rr "$k" "base-$k")
+        printf '%-16s %8s  [%s]\n' "$k" "$(median <<<"$r")" "$(sort -g <<<"$r" | sed -n '1p;$p' | paste -sd- -)"
+    done
+fi
 exit $bad

@@ -44,6 +44,9 @@ usage: $0 [options]
   --tools LIST      comma list of tern,ternmpi,mpich,ompi (default all four;
                     ternmpi, the layer under test, is always run)
   --max SIZE        largest size in bytes (default $MAX_SIZE)
+  --base DIR        also run the MPI layer as built in DIR (another tree: the
+                    code before a change) right after ternmpi in every round,
+                    and report ternmpi / base per round: before and after
   --env "V=x ..."   environment settings for the tern runs only (TERN_* knobs)
   --timeout S       seconds any one launch may take (default $CMD_TIMEOUT)
   --outdir DIR      where results go (default ./bench-results; --out is the same)
@@ -61,6 +64,7 @@ ROUNDS=5
 QUICK=0
 TESTS=lat,bw,bibw,mr,allreduce
 TOOLS=tern,ternmpi,mpich,ompi
+BASE_DIR=""
 MAX_SIZE=4194304
 TERN_ENV=()
 CMD_TIMEOUT=300
@@ -83,6 +87,7 @@ while [ $# -gt 0 ]; do
     --quick) QUICK=1 ;;
     --tests) TESTS=${2:?--tests needs a list}; shift ;;
     --tools) TOOLS=${2:?--tools needs a list}; shift ;;
+    --base) BASE_DIR=${2:?--base needs a build directory}; shift ;;
     --max) MAX_SIZE=${2:-}; is_count "$MAX_SIZE" || { echo "bad --max" >&2; exit 2; }; shift ;;
     --env)
         read -ra kv <<<"${2:?--env needs \"VAR=value ...\"}"
@@ -143,6 +148,15 @@ MPI_BENCH_TERN=$(find_prog mpi_bench_tern) ||
 for p in timeout awk sort paste; do
     command -v $p >/dev/null || { echo "$0: $p not found" >&2; missing=1; }
 done
+if [ -n "$BASE_DIR" ]; then
+    BASE_TERNRUN=$(BUILDDIR=$BASE_DIR find_prog ternrun) && [[ $BASE_TERNRUN == "$BASE_DIR"* ]] ||
+        { echo "$0: ternrun not found under --base $BASE_DIR" >&2; missing=1; }
+    BASE_MPI_BENCH=$(BUILDDIR=$BASE_DIR find_prog mpi_bench_tern) && [[ $BASE_MPI_BENCH == "$BASE_DIR"* ]] ||
+        { echo "$0: mpi_bench_tern not found under --base $BASE_DIR" >&2; missing=1; }
+    # base runs right after ternmpi; it is never a peer of the targets
+    ALL_TOOLS=(tern ternmpi base mpich ompi)
+    TOOLS="$TOOLS,base"
+fi
 [ "$missing" = 0 ] || exit 2
 if in_list tern "$TOOLS"; then
     TERN_BENCH=$(find_prog tern_bench) || skip tern "tern_bench not found under $BUILDDIR"
@@ -198,7 +212,7 @@ COMMANDS=$WORK/commands.txt    # every command, in the order it ran
 : >"$COMMANDS"
 FAILURES=0
 NRUN=0
-declare -A LIBRARY=([tern]=unknown [ternmpi]=unknown [mpich]=unknown [ompi]=unknown)
+declare -A LIBRARY=([tern]=unknown [ternmpi]=unknown [base]=unknown [mpich]=unknown [ompi]=unknown)
 
 
 # run LOG CMD...: print and record the command, run it bounded, stdout+stderr to LOG.
@@ -216,10 +230,11 @@ one() {
     case $tool in
     tern) cmd=("$TERNRUN" -n 2 --bind-to core "$TERN_BENCH") ;;
     ternmpi) cmd=("$TERNRUN" -n 2 --bind-to core "$MPI_BENCH_TERN") ;;
+    base) cmd=("$BASE_TERNRUN" -n 2 --bind-to core "$BASE_MPI_BENCH") ;;
     mpich) cmd=("$MPIEXEC" -n 2 -bind-to core "$MPI_BENCH") ;;
     ompi) cmd=("${OMPI_CMD[@]}" "$MPI_BENCH_OMPI") ;;
     esac
-    if [[ $tool == tern* ]] && [ ${#TERN_ENV[@]} -gt 0 ]; then cmd=(env "${TERN_ENV[@]}" "${cmd[@]}"); fi
+    if [[ $tool == tern* || $tool == base ]] && [ ${#TERN_ENV[@]} -gt 0 ]; then cmd=(env "${TERN_ENV[@]}" "${cmd[@]}"); fi
     run "$log" "${cmd[@]}" -t "$test" -m "$range" -f "$FACTOR" -q --json "$json" || return 1
     pairs=$(grep -o '"size": [0-9]*, "value": [0-9.eE+-]*' "$json" 2>/dev/null |
             awk '{ gsub(/[",]/, ""); print $2, $4 }')
@@ -275,7 +290,7 @@ awk -F'\t' -v tools="${ALL_TOOLS[*]}" -v tests="${RUN_TESTS[*]}" -v sizes="${SIZ
     { v[$1, $2, $3, $4] = $5; rounds[$4] = 1 }
     END {
         nt = split(tools, T, " "); nx = split(tests, X, " "); ns = split(sizes, S, " ")
-        np = split("ternmpi:tern ternmpi:mpich ternmpi:ompi tern:mpich tern:ompi", P, " ")
+        np = split("ternmpi:tern ternmpi:mpich ternmpi:ompi tern:mpich tern:ompi ternmpi:base", P, " ")
         for (x = 1; x <= nx; x++) for (s = 1; s <= ns; s++) {
             for (t = 1; t <= nt; t++) {
                 n = 0; delete a
@@ -339,6 +354,21 @@ for test in "${RUN_TESTS[@]}"; do
         echo
     done
 done
+
+# Before / after: the layer against the --base build, per test and size.
+if [ -n "$BASE_DIR" ]; then
+    echo
+    echo "# Before / after: ternmpi ($BUILDDIR) over base ($BASE_DIR), medians of per-round ratios"
+    echo "# (latency < 1 and bandwidth / rate > 1 favour this build)"
+    printf '# %-9s' size
+    for test in "${RUN_TESTS[@]}"; do printf ' %10s' "$test"; done
+    echo
+    for s in "${SIZES[@]}"; do
+        printf '  %-9s' "$s"
+        for test in "${RUN_TESTS[@]}"; do printf ' %10s' "$(rfmt "${RR[ternmpi.base.$test.$s]:-nan}")"; done
+        echo
+    done
+fi
 
 # Issue-13 targets, read from this run's ratios (printed, never asserted).
 echo
@@ -405,6 +435,20 @@ OUT=$OUTDIR/mpi_compare-$STAMP
         printf '%s%s\n' "${rows[i]}" "$([ $((i + 1)) -lt ${#rows[@]} ] && echo ,)"
     done
     echo "  ],"
+    if [ -n "$BASE_DIR" ]; then
+        echo "  \"base\": {\"builddir\": $(json_str "$BASE_DIR"), \"round_ratio_median_ternmpi_over_base\": ["
+        brows=()
+        for test in "${RUN_TESTS[@]}"; do
+            for s in "${SIZES[@]}"; do
+                [ "${RR[ternmpi.base.$test.$s]:-nan}" != nan ] || continue
+                brows+=("    {\"test\": \"$test\", \"size\": $s, \"ratio\": ${RR[ternmpi.base.$test.$s]}}")
+            done
+        done
+        for ((i = 0; i < ${#brows[@]}; i++)); do
+            printf '%s%s\n' "${brows[i]}" "$([ $((i + 1)) -lt ${#brows[@]} ] && echo ,)"
+        done
+        echo "  ]},"
+    fi
     echo "  \"issue13_targets\": ["
     echo "    {\"rule\": \"$LAT_SIZE B latency ternmpi/tern <= 1.10\", \"ratio\": $(json_num "$LAT_TARGET"), \"result\": $(json_str "$LAT_VERDICT")},"
     echo "    {\"rule\": \"layer ahead of MPICH and Open MPI wherever the core is\", \"result\": $(json_str "$AHEAD_VERDICT")}"
@@ -430,7 +474,7 @@ for test in "${ALL_TESTS[@]}"; do
         echo "# size tern ternmpi mpich ompi   (medians of $ROUNDS rounds; $test)"
         for s in "${SIZES[@]}"; do
             row="$s"
-            for tool in "${ALL_TOOLS[@]}"; do v=${MED[$tool.$test.$s]:-nan}; row="$row ${v/nan/NaN}"; done
+            for tool in tern ternmpi mpich ompi; do v=${MED[$tool.$test.$s]:-nan}; row="$row ${v/nan/NaN}"; done
             [ "$row" = "$s NaN NaN NaN NaN" ] || echo "$row"   # (--quick: 8 B is lat's only)
         done
     } >"$WORK/plot-$test.dat"

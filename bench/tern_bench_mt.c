@@ -64,7 +64,7 @@ static void *mt_main(void *arg)
                 t->st = st;
         }
         if (t->st == TERN_OK)
-            t->st = tern_waitall(t->w, reqs, WINDOW);
+            t->st = tern_waitall(t->w, reqs, WINDOW, NULL);
         if (t->st == TERN_OK)
             t->st = ack(t);
     }

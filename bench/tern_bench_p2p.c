@@ -105,11 +105,11 @@ static void tb_bw_round(const tb_env_t *env, size_t size, int tag)
 
     if (env->rank == 0) {
         tb_post_sends(env, size, tag, reqs);
-        tb_check(env, tern_waitall(env->w, reqs, BP_WINDOW), "tern_waitall(send)");
+        tb_check(env, tern_waitall(env->w, reqs, BP_WINDOW, NULL), "tern_waitall(send)");
         tb_recv(env, &ack, 1, TB_TAG_ACK);
     } else {
         tb_post_recvs(env, size, tag, reqs);
-        tb_check(env, tern_waitall(env->w, reqs, BP_WINDOW), "tern_waitall(recv)");
+        tb_check(env, tern_waitall(env->w, reqs, BP_WINDOW, NULL), "tern_waitall(recv)");
         tb_send(env, &ack, 1, TB_TAG_ACK);
     }
 }
@@ -121,7 +121,7 @@ static void tb_bibw_round(const tb_env_t *env, size_t size)
     /* Receives first, so no message of the window lands unexpected. */
     tb_post_recvs(env, size, TB_TAG_BIBW, reqs);
     tb_post_sends(env, size, TB_TAG_BIBW, reqs + BP_WINDOW);
-    tb_check(env, tern_waitall(env->w, reqs, 2 * BP_WINDOW), "tern_waitall(bibw)");
+    tb_check(env, tern_waitall(env->w, reqs, 2 * BP_WINDOW, NULL), "tern_waitall(bibw)");
 }
 
 static void tb_round(const tb_env_t *env, bp_test_t test, size_t size)

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,18 +123,22 @@ static tern_status_t parse_uint(const tern_config_entry_t *e, const char *s, uin
     else if (end != s && (*end == 'm' || *end == 'M'))
         mult = MiB, end++;
     if (errno || end == s || *end != '\0' || s[0] == '-')
-        return tern_error(TERN_ERR_INVALID_PARAM, "%s=\"%s\": not a non-negative number",
-                          e->env, s);
+        return tern_error(
+            TERN_ERR_INVALID_PARAM,
+            "%s=\"%s\": not a non-negative number (allowed %" PRIu64 " .. %" PRIu64 "%s)", e->env,
+            s, e->min, e->max, e->type == TERN_CFG_POW2 ? ", a power of two" : "");
     if (v > e->max / mult + 1)
         v = e->max + 1; /* out of range below; avoids overflow */
     else
         v *= mult;
     if (v < e->min || v > e->max)
         return tern_error(TERN_ERR_INVALID_PARAM,
-                          "%s=%s out of range: allowed %" PRIu64 " .. %" PRIu64, e->env, s,
-                          e->min, e->max);
+                          "%s=%s out of range: allowed %" PRIu64 " .. %" PRIu64 "%s", e->env, s,
+                          e->min, e->max, e->type == TERN_CFG_POW2 ? ", a power of two" : "");
     if (e->type == TERN_CFG_POW2 && (v & (v - 1)))
-        return tern_error(TERN_ERR_INVALID_PARAM, "%s=%s must be a power of two", e->env, s);
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "%s=%s must be a power of two (allowed %" PRIu64 " .. %" PRIu64 ")",
+                          e->env, s, e->min, e->max);
     *out = v;
     return TERN_OK;
 }
@@ -179,19 +184,20 @@ static tern_status_t load_one(const tern_config_entry_t *e, const char *s, void 
     return e->type == TERN_CFG_ENUM ? parse_enum(e, s, v) : parse_uint(e, s, v);
 }
 
-tern_status_t tern_config_load_table(const tern_config_table_t *t, void *config,
+tern_status_t tern_config_load_given(const tern_config_table_t *t, void *config, uint64_t given,
                                      uint64_t *env_set)
 {
     uint64_t set = 0;
     for (size_t i = 0; i < t->num_entries; i++) {
         const tern_config_entry_t *e = &t->entries[i];
-        const char *s = getenv(e->env);
+        bool is_given = i < 64 && ((given >> i) & 1);
+        const char *s = is_given ? NULL : getenv(e->env);
         if (s != NULL && *s == '\0')
             s = NULL; /* set but empty: the default */
         tern_status_t st = load_one(e, s, (char *)config + e->offset);
         if (st != TERN_OK)
             return st;
-        if (s != NULL && i < 64)
+        if ((s != NULL || is_given) && i < 64)
             set |= 1ull << i;
     }
     if (env_set != NULL)
@@ -199,11 +205,21 @@ tern_status_t tern_config_load_table(const tern_config_table_t *t, void *config,
     return t->validate != NULL ? t->validate(config) : TERN_OK;
 }
 
+tern_status_t tern_config_load_table(const tern_config_table_t *t, void *config,
+                                     uint64_t *env_set)
+{
+    return tern_config_load_given(t, config, 0, env_set);
+}
+
 tern_status_t tern_config_load(tern_config_t *cfg)
 {
     tern_status_t st = tern_config_load_table(&tern_engine_config_table, cfg, &cfg->env_set);
-    if (st != TERN_OK)
-        return st;
+    return st != TERN_OK ? st : tern_config_derive(cfg);
+}
+
+tern_status_t tern_config_derive(tern_config_t *cfg)
+{
+    tern_status_t st = TERN_OK;
     /* checked by the table; "" (unset) is the word */
     cfg->cma_threshold_bytes = cfg->fault_cma_after_bytes = UINT64_MAX;
     if (cfg->cma_threshold[0] != '\0')
@@ -215,12 +231,17 @@ tern_status_t tern_config_load(tern_config_t *cfg)
     return st;
 }
 
-int tern_config_table_is_set(const tern_config_table_t *t, uint64_t env_set, size_t field)
+uint64_t tern_config_table_bit(const tern_config_table_t *t, size_t field)
 {
     for (size_t i = 0; i < t->num_entries && i < 64; i++)
         if (t->entries[i].offset == field)
-            return (env_set >> i) & 1;
+            return 1ull << i;
     return 0;
+}
+
+int tern_config_table_is_set(const tern_config_table_t *t, uint64_t env_set, size_t field)
+{
+    return (env_set & tern_config_table_bit(t, field)) != 0;
 }
 
 void tern_config_format(const tern_config_entry_t *e, const void *config, char *buf, size_t len)

@@ -1,21 +1,26 @@
 /*
  * Run-time configuration: every tunable is a TERN_* environment variable
- * described in a table of entries (default, range, meaning).  The engine
- * has its own table (config.c); each netmod declares another one in its
- * folder, registered with the netmod (engine/netmod.h), for a config struct
- * of its own.  tern_init loads and validates every table; tern_info prints
- * them all.  An invalid value is rejected with a message naming the
- * variable and what it allows.
+ * described in a table of entries (type, default, range, meaning).  The
+ * engine has its own table (config.c); every other component registers one
+ * (TERN_CONFIG_REGISTER: the registration cache, iofwd, and libtern-mpi's
+ * MPI layer when it is loaded), each for a config struct of its own; each
+ * netmod declares another one in its folder, registered with the netmod
+ * (engine/netmod.h).  That is the settings registry: tern_init loads and
+ * validates every table in it; tern_info prints them all.  An invalid
+ * value is rejected with a message naming the variable and what it allows.
+ * No component reads another's variables or sets them (setenv): a program
+ * that chooses settings passes them to tern_init_ex.
  */
 #ifndef TERN_ENGINE_CONFIG_H
 #define TERN_ENGINE_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include <tern/core.h> /* enum tern_wait_mode */
 #include <tern/status.h>
 
-enum tern_wait_mode { TERN_WAIT_SPIN = 0, TERN_WAIT_YIELD = 1, TERN_WAIT_BLOCK = 2 };
 /* "spin", "yield", "block" (TERN_WAIT_MODE's own names), "?" for another value */
 const char *tern_wait_mode_name(uint64_t mode);
 
@@ -81,7 +86,7 @@ typedef struct tern_config {
     uint64_t cma;              /* TERN_CMA: enum tern_cma_scope (engine/cma.h) */
     char cma_threshold[TERN_CFG_STR_MAX]; /* TERN_CMA_THRESHOLD: "auto" or bytes */
     char fault_cma_after[TERN_CFG_STR_MAX]; /* TERN_FAULT_CMA_EPERM_AFTER: "off" or bytes */
-    uint64_t cma_threshold_bytes;   /* parsed by tern_config_load: TERN_CMA_AUTO for auto */
+    uint64_t cma_threshold_bytes;   /* by tern_config_derive: TERN_CMA_AUTO for auto */
     uint64_t fault_cma_after_bytes; /* parsed: TERN_CMA_FAULT_OFF for off */
     uint64_t env_set;          /* bit i: entry i came from the environment */
 } tern_config_t;
@@ -96,8 +101,23 @@ extern const tern_config_table_t tern_engine_config_table;
 tern_status_t tern_config_load_table(const tern_config_table_t *t, void *config,
                                      uint64_t *env_set);
 
-/* The engine's table into cfg. */
+/*
+ * As tern_config_load_table, but the entries whose bit is set in `given`
+ * (bit i: entry i) are not read from the environment: the caller sets them
+ * (tern_init_ex's parameters).  They keep their default here and count as
+ * set in *env_set, so no node default replaces them.
+ */
+tern_status_t tern_config_load_given(const tern_config_table_t *t, void *config, uint64_t given,
+                                     uint64_t *env_set);
+
+/* The engine's table into cfg (then tern_config_derive). */
 tern_status_t tern_config_load(tern_config_t *cfg);
+/* The fields of cfg computed from loaded ones (the same-host copy's sizes
+ * from their strings); every loader of the engine's table calls it. */
+tern_status_t tern_config_derive(tern_config_t *cfg);
+
+/* Bit of the entry of t at offset `field` (0 when there is none). */
+uint64_t tern_config_table_bit(const tern_config_table_t *t, size_t field);
 
 /* True when the entry of t at offset `field` came from the environment. */
 int tern_config_table_is_set(const tern_config_table_t *t, uint64_t env_set, size_t field);
@@ -108,5 +128,31 @@ void tern_config_format(const tern_config_entry_t *e, const void *config, char *
 
 /* Format the range an entry allows ("128..65536 pow2", "spin|yield|block"). */
 void tern_config_format_range(const tern_config_entry_t *e, char *buf, size_t len);
+
+/*
+ * The registry.  tern_config_register adds a component's table (from
+ * TERN_CONFIG_REGISTER, when its library loads; a table registered twice,
+ * or after 32 others, is refused with a warning).  The engine's own table
+ * is always the first one.
+ */
+void tern_config_register(const tern_config_table_t *t);
+
+#define TERN_CONFIG_REGISTER(table_)                                                     \
+    static void __attribute__((constructor)) tern_config_register_##table_(void)         \
+    {                                                                                    \
+        tern_config_register(&(table_));                                                 \
+    }
+
+/* Every table of the registry: the components' (the engine's first, then
+ * in registration order), then each registered netmod's that has one (by
+ * priority).  *netmod (may be NULL) says which kind table i is. */
+int tern_config_count(void);
+const tern_config_table_t *tern_config_get(int i, bool *netmod);
+
+/* Load every component table but the engine's (which tern_config_load
+ * reads) and drop the values: tern_init refuses a bad setting of any
+ * component at once, not when the component first reads it.  The
+ * netmods' tables are loaded where their instances are made. */
+tern_status_t tern_config_check_components(void);
 
 #endif

@@ -2,16 +2,17 @@
  * Other jobs: tern_connect / tern_disconnect (dynamic processes).
  *
  * A connected job's ranks get VCs on every worker, with peer ids after
- * this job's ranks (tern_job_peer), carried by the first netmod in
- * priority order that is allowed (TERN_NETMODS) and reaches other jobs
- * (vc_init_remote: tcp).  That netmod may not have been needed by this
- * job's own ranks (one node: all shm): it is then initialised here, on
- * every worker, and its card put.  The sequence, collective over both
- * jobs:
+ * this job's ranks (tern_job_peer), each carried by the highest-priority
+ * netmod that both sides allow (TERN_NETMODS), that reaches other jobs (a
+ * conn table: tcp, verbs, dpdk) and whose card both workers' addresses
+ * have (engine/peer.c).  Such netmods may not have been needed by this
+ * job's own ranks (one node: all shm): they are initialised here, on every
+ * worker, and the workers' addresses put again with their cards.  The
+ * sequence, collective over both jobs:
  *
- *   init the netmod where needed, PMIx_Commit (our cards readable)
+ *   init the netmods where needed, put the addresses, PMIx_Commit
  *   PMIx_Connect of both jobs
- *   vc_init_remote for each of their ranks (reads its card)
+ *   read each of their ranks' addresses (one per worker): its VC
  *   publish the job (jobs[], then njobs with a release store)
  *   PMIx_Fence of both jobs: nobody sends before the other side's VCs exist
  *
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/address.h"
 #include "engine/engine_internal.h"
 #include "engine/log.h"
 #include "engine/netmod.h"
@@ -52,30 +54,6 @@ int tern_job_peer(const tern_job_t *job, int rank)
     if (job == NULL || !job->connected || rank < 0 || rank >= job->size)
         return -1;
     return job->base + rank;
-}
-
-/* The instance index (registry index + 1) of the first allowed netmod
- * that reaches other jobs (port: that opens ports). */
-tern_status_t tern_pick_remote_netmod(tern_context_t *ctx, bool port, int *out)
-{
-    int nreg = tern_netmod_count();
-    bool allowed[TERN_MAX_NETMODS + 1];
-    tern_status_t st = tern_allowed_netmods(ctx->cfg.netmods, allowed);
-    if (st != TERN_OK)
-        return st;
-    for (int i = 0; i < nreg; i++) {
-        const tern_netmod_desc_t *d = tern_netmod_get(i);
-        if (allowed[i] && d->conn != NULL &&
-            (d->unavailable == NULL || d->unavailable() == NULL)) {
-            *out = 1 + i;
-            return TERN_OK;
-        }
-    }
-    return tern_error(TERN_ERR_UNSUPPORTED,
-                      "%s: no netmod %s here (tcp does; netmods built: %s%s%s)",
-                      port ? "tern_port" : "tern_connect",
-                      port ? "opens ports" : "reaches other jobs", tern_netmod_names(),
-                      ctx->cfg.netmods[0] ? ", TERN_NETMODS=" : "", ctx->cfg.netmods);
 }
 
 /* Netmod nm of worker w, initialised if this job's ranks did not need it. */
@@ -113,7 +91,23 @@ void tern_jobs_free(tern_context_t *ctx)
     atomic_store_explicit(&ctx->njobs, 0, memory_order_relaxed);
 }
 
-tern_job_t *tern_job_new(tern_context_t *ctx, const char *name, int size, int nm)
+void tern_vc_unwired(tern_vc_t *vc, const char *why)
+{
+    free(vc->fail_msg);
+    vc->fail_msg = strdup(why);
+    vc->fail_status = TERN_ERR_UNREACHABLE;
+    vc->state = TERN_VC_FAILED;
+}
+
+void tern_vc_rewire(tern_vc_t *vc)
+{
+    free(vc->fail_msg);
+    vc->fail_msg = NULL;
+    vc->fail_status = TERN_OK;
+    vc->state = TERN_VC_ACTIVE;
+}
+
+tern_job_t *tern_job_new(tern_context_t *ctx, const char *name, int size)
 {
     tern_job_t *job = calloc(1, sizeof(*job));
     if (job == NULL)
@@ -124,11 +118,9 @@ tern_job_t *tern_job_new(tern_context_t *ctx, const char *name, int size, int nm
     if (ctx->next_base == 0)
         ctx->next_base = ctx->size;
     job->base = ctx->next_base;
-    job->nm = nm;
     job->vcs = calloc((size_t)ctx->num_workers, sizeof(*job->vcs));
     for (int k = 0; job->vcs != NULL && k < ctx->num_workers; k++) {
         tern_worker_t *w = &ctx->workers[k];
-        tern_netmod_inst_t *n = &w->netmods[nm];
         job->vcs[k] = calloc((size_t)size, sizeof(**job->vcs));
         if (job->vcs[k] == NULL)
             break;
@@ -138,11 +130,14 @@ tern_job_t *tern_job_new(tern_context_t *ctx, const char *name, int size, int nm
             vc->worker = w;
             vc->eager_limit = ctx->cfg.eager_limit;
             tern_list_init(&vc->lmt_wait);
-            vc->nm = n;
-            vc->nm_state = n->state;
+            /* its netmod comes with its address (tern_remote_vc_init) */
+            tern_vc_unwired(vc, "its address was not given (tern_peer_insert)");
+            if (vc->fail_msg == NULL)
+                break;
         }
     }
-    if (job->vcs == NULL || job->vcs[ctx->num_workers - 1] == NULL) {
+    if (job->vcs == NULL || job->vcs[ctx->num_workers - 1] == NULL ||
+        job->vcs[ctx->num_workers - 1][size - 1].fail_msg == NULL) {
         tern_job_free(job);
         return NULL;
     }
@@ -183,6 +178,33 @@ uint32_t tern_job_hash(const char *name)
     return h;
 }
 
+/* vc (on worker w) to rank r of job name, from the address it put */
+static tern_status_t remote_vc(tern_worker_t *w, tern_vc_t *vc, const char *name, int r)
+{
+    char buf[64], what[320];
+    void *data = NULL;
+    size_t len = 0;
+    const char *key = tern_worker_key(w, TERN_ADDR_KEY, buf, sizeof(buf));
+    tern_status_t st = tern_pmix_get_of(&w->ctx->pmix, name, r, key, &data, &len);
+    if (st != TERN_OK)
+        return st;
+    snprintf(what, sizeof(what), "tern_connect: rank %d of %s (PMIx key %s)", r, name, key);
+    tern_addr_t a;
+    st = tern_addr_decode(data, len, what, &a);
+    if (st == TERN_OK && (a.job != tern_job_hash(name) || a.rank != r || a.worker != w->index))
+        st = tern_error(TERN_ERR_MALFORMED, "%s: an address of job %08x rank %d worker %d, not "
+                        "of job %08x rank %d worker %d", what, a.job, a.rank, a.worker,
+                        tern_job_hash(name), r, w->index);
+    if (st == TERN_OK) {
+        tern_vc_rewire(vc);
+        st = tern_remote_vc_init(w, vc, &a, false);
+        if (st != TERN_OK)
+            tern_vc_unwired(vc, "no netmod reaches it");
+    }
+    free(data);
+    return st;
+}
+
 tern_status_t tern_connect(tern_context_t *ctx, const char *name, tern_job_t **out)
 {
     if (ctx == NULL || name == NULL || name[0] == '\0' || out == NULL)
@@ -202,18 +224,31 @@ tern_status_t tern_connect(tern_context_t *ctx, const char *name, tern_job_t **o
                           TERN_MAX_JOBS);
     if (ctx->next_base == 0)
         ctx->next_base = ctx->size;
-    int size = 0, nm = 0;
+    int size = 0;
     tern_status_t st = tern_pmix_job_size_of(&ctx->pmix, name, &size);
     if (st == TERN_OK && (size < 1 || size > (1 << 30) - ctx->next_base))
         st = tern_error(TERN_ERR_MALFORMED, "tern_connect: job %s has %d ranks", name, size);
-    if (st == TERN_OK)
-        st = tern_pick_remote_netmod(ctx, false, &nm);
-    for (int k = 0; st == TERN_OK && k < ctx->num_workers; k++)
-        st = tern_netmod_ensure(&ctx->workers[k], nm);
+    /* every netmod that may carry them, then our addresses with their cards */
+    for (int k = 0; st == TERN_OK && k < ctx->num_workers; k++) {
+        tern_worker_t *w = &ctx->workers[k];
+        int n = 0;
+        char key[64];
+        st = tern_netmods_ensure_conn(w, false, &n);
+        if (st == TERN_OK && n == 0)
+            st = tern_error(TERN_ERR_UNSUPPORTED, "tern_connect: no netmod here reaches other "
+                            "jobs (tcp, verbs and dpdk do; netmods built: %s%s%s)",
+                            tern_netmod_names(), ctx->cfg.netmods[0] ? ", TERN_NETMODS=" : "",
+                            ctx->cfg.netmods);
+        if (st == TERN_OK)
+            st = tern_worker_make_address(w, false, NULL, NULL);
+        if (st == TERN_OK)
+            st = tern_pmix_put(&ctx->pmix, tern_worker_key(w, TERN_ADDR_KEY, key, sizeof(key)),
+                               w->addr, w->addr_len);
+    }
     if (st == TERN_OK)
         st = tern_pmix_commit(&ctx->pmix);
     tern_job_t *job = NULL;
-    if (st == TERN_OK && (job = tern_job_new(ctx, name, size, nm)) == NULL)
+    if (st == TERN_OK && (job = tern_job_new(ctx, name, size)) == NULL)
         st = tern_error(TERN_ERR_NO_MEMORY, "tern_connect: %d VCs to %s", size, name);
     if (st != TERN_OK) {
         /* the other side is entering the collective: it will see the
@@ -225,10 +260,8 @@ tern_status_t tern_connect(tern_context_t *ctx, const char *name, tern_job_t **o
     job->deaths = tern_pmix_watch(&ctx->pmix, name, size);
     st = tern_pmix_connect(&ctx->pmix, name, TERN_PMIX_CONNECT);
     for (int k = 0; st == TERN_OK && k < ctx->num_workers; k++)
-        for (int r = 0; st == TERN_OK && r < size; r++) {
-            tern_vc_t *vc = &job->vcs[k][r];
-            st = vc->nm->conn->vc_init_remote(vc->nm_state, vc, name, r);
-        }
+        for (int r = 0; st == TERN_OK && r < size; r++)
+            st = remote_vc(&ctx->workers[k], &job->vcs[k][r], name, r);
     if (st != TERN_OK) {
         /* closing the VCs records messages of its own: keep the cause */
         char why[512];

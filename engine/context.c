@@ -3,11 +3,15 @@
  *
  * Wire-up (collective):
  *   PMIx_Init, job keys -> the netmods chosen for this rank's peers are
- *   initialised (each puts its card) -> each rank puts its outcome
- *   ("tern.init") -> PMIx_Commit + PMIx_Fence(collect) -> if every rank
- *   succeeded, vc_init of every VC with the peer's card -> outcome
+ *   initialised -> each worker's address (engine/peer.c: every initialised
+ *   netmod's card) is put, once per worker ("tern.addr", "tern.addr.<i>"),
+ *   with this rank's outcome ("tern.init") -> PMIx_Commit +
+ *   PMIx_Fence(collect) -> if every rank succeeded, every peer's address is
+ *   read and each VC's netmod gets its card (vc_init) -> outcome
  *   ("tern.wired") -> PMIx_Fence(collect) -> a rank whose node-mate failed
  *   fails too -> wireup_done (shm unlinks the segment name).
+ * Without a launcher (TERN_WIREUP_ADDRESS) the same steps are driven by the
+ * addresses the caller inserts: engine/wireup_addr.c.
  * Every rank goes through both fences even when its configuration, its own
  * netmod init or a vc_init failed, so a failure is reported everywhere
  * instead of leaving the others blocked in a fence, and the ranks of a node
@@ -27,10 +31,9 @@
 
 #include "engine/crash.h"
 #include "engine/engine_internal.h"
+#include "engine/init_params.h"
 #include "engine/match.h"
 #include "engine/netmod.h"
-#include "engine/rcache.h"
-#include "iofwd/iofwd_internal.h"
 
 #define INIT_KEY "tern.init"   /* outcome of phase 1 */
 #define WIRED_KEY "tern.wired" /* outcome of phase 2 */
@@ -81,8 +84,12 @@ void tern_context_use_wait_mode(tern_context_t *ctx, unsigned mode, const char *
 }
 
 /* Which netmod carries each VC (index into the instances: 0 self, 1 + i
- * registry entry i), the same for every worker.  pick[r] for every rank. */
-static tern_status_t choose_netmods(tern_context_t *ctx, tern_netmod_inst_t *probe, int *pick)
+ * registry entry i), the same for every worker.  pick[r] for every rank.
+ * wired: the peers' addresses are known (TERN_WIREUP_ADDRESS: worker 0's
+ * table, its instances initialised): a netmod counts only when it is and
+ * the peer's address has its card. */
+tern_status_t tern_choose_netmods(tern_context_t *ctx, tern_netmod_inst_t *probe, int *pick,
+                                  tern_worker_t *wired)
 {
     int nreg = tern_netmod_count();
     bool *allowed = calloc((size_t)nreg + 1, sizeof(*allowed));
@@ -91,9 +98,13 @@ static tern_status_t choose_netmods(tern_context_t *ctx, tern_netmod_inst_t *pro
     tern_status_t st = tern_allowed_netmods(ctx->cfg.netmods, allowed);
     for (int r = 0; st == TERN_OK && r < ctx->size; r++) {
         pick[r] = r == ctx->rank ? 0 : -1;
-        for (int i = 0; pick[r] < 0 && i < nreg; i++)
-            if (allowed[i] && probe[1 + i].core.reachable(ctx, r))
+        for (int i = 0; pick[r] < 0 && i < nreg; i++) {
+            size_t len;
+            if (allowed[i] && probe[1 + i].core.reachable(ctx, r) &&
+                (wired == NULL || (probe[1 + i].initialized &&
+                                   tern_wire_card(wired, r, probe[1 + i].name, &len) != NULL)))
                 pick[r] = 1 + i;
+        }
         if (pick[r] < 0) {
             /* say why the allowed netmods that could not be used are not */
             char whynot[512] = "";
@@ -105,11 +116,14 @@ static tern_status_t choose_netmods(tern_context_t *ctx, tern_netmod_inst_t *pro
                     n += (size_t)snprintf(whynot + n, sizeof(whynot) - n, "; %s: %s", d->name,
                                           why);
             }
+            char cards[160] = "";
+            if (wired != NULL) /* what the peer offers decides too */
+                tern_wire_names(wired, r, cards, sizeof(cards));
             st = tern_error(TERN_ERR_UNREACHABLE,
-                            "no netmod reaches rank %d from rank %d (it is on %s; netmods "
+                            "no netmod reaches rank %d from rank %d (it is on %s%s%s; netmods "
                             "built: %s%s%s%s)", r, ctx->rank,
-                            tern_pmix_local_index(&ctx->pmix, r) >= 0 ? "this node"
-                                                                      : "another node",
+                            tern_ctx_local_index(ctx, r) >= 0 ? "this node" : "another node",
+                            cards[0] ? "; its address has cards of " : "", cards,
                             tern_netmod_names(), ctx->cfg.netmods[0] ? ", TERN_NETMODS=" : "",
                             ctx->cfg.netmods, whynot);
         }
@@ -121,10 +135,12 @@ static tern_status_t choose_netmods(tern_context_t *ctx, tern_netmod_inst_t *pro
 /*
  * Worker w's netmods: instantiate the registry (configurations validated
  * for every built netmod, used or not), bind each VC to its chosen
- * instance, init the chosen ones.  On failure some netmods may be
- * initialised: the caller finalizes them.
+ * instance, init the chosen ones.  pick NULL (TERN_WIREUP_ADDRESS: the
+ * peers are not known yet): init every allowed netmod this process can use,
+ * the VCs to others waiting for their addresses.  On failure some netmods
+ * may be initialised: the caller finalizes them.
  */
-static tern_status_t setup_worker(tern_worker_t *w, const int *pick)
+tern_status_t tern_setup_worker(tern_worker_t *w, const int *pick)
 {
     tern_context_t *ctx = w->ctx;
     int nreg = tern_netmod_count();
@@ -139,12 +155,29 @@ static tern_status_t setup_worker(tern_worker_t *w, const int *pick)
     if (st != TERN_OK)
         return st;
     bool needed[TERN_MAX_NETMODS + 1] = {false};
+    if (pick == NULL) {
+        bool allowed[TERN_MAX_NETMODS + 1];
+        if ((st = tern_allowed_netmods(ctx->cfg.netmods, allowed)) != TERN_OK)
+            return st;
+        needed[0] = true;
+        for (int i = 0; i < nreg; i++) {
+            const tern_netmod_desc_t *d = tern_netmod_get(i);
+            needed[1 + i] = allowed[i] && (d->unavailable == NULL || d->unavailable() == NULL);
+        }
+    }
     for (int r = 0; r < ctx->size; r++) {
         tern_vc_t *vc = &w->vcs[r];
         vc->rank = r;
         vc->worker = w;
         vc->eager_limit = ctx->cfg.eager_limit;
         tern_list_init(&vc->lmt_wait);
+        if (pick == NULL) { /* self now, the others once their addresses are in */
+            if (r == ctx->rank)
+                vc->nm = &w->netmods[0];
+            else
+                tern_vc_unwired(vc, "its address is not inserted yet (tern_peer_insert)");
+            continue;
+        }
         vc->nm = &w->netmods[pick[r]]; /* nm_state once initialised */
         needed[pick[r]] = true;
     }
@@ -161,7 +194,8 @@ static tern_status_t setup_worker(tern_worker_t *w, const int *pick)
             w->pollers[w->num_pollers++] = n;
     }
     for (int r = 0; r < ctx->size; r++)
-        w->vcs[r].nm_state = w->netmods[pick[r]].state;
+        if (w->vcs[r].nm != NULL)
+            w->vcs[r].nm_state = w->vcs[r].nm->state;
     return TERN_OK;
 }
 
@@ -181,12 +215,12 @@ static tern_status_t setup_netmods(tern_context_t *ctx)
     for (int i = 0; st == TERN_OK && i < nreg; i++)
         st = tern_netmod_instantiate(&probe[1 + i], tern_netmod_get(i));
     if (st == TERN_OK)
-        st = choose_netmods(ctx, probe, pick);
+        st = tern_choose_netmods(ctx, probe, pick, NULL);
     for (int i = 0; probe != NULL && i <= nreg; i++)
         tern_netmod_inst_release(&probe[i]);
     free(probe);
     for (int k = 0; st == TERN_OK && k < ctx->num_workers; k++)
-        st = setup_worker(&ctx->workers[k], pick);
+        st = tern_setup_worker(&ctx->workers[k], pick);
     free(pick);
     return st;
 }
@@ -197,6 +231,8 @@ static void free_workers(tern_context_t *ctx)
     for (int k = 0; ctx->workers != NULL && k < ctx->num_workers; k++) {
         tern_worker_t *w = &ctx->workers[k];
         tern_worker_fini(w);
+        tern_wire_free(w);
+        free(w->addr);
         for (int r = 0; w->vcs != NULL && r < ctx->size; r++)
             free(w->vcs[r].fail_msg);
         free(w->vcs);
@@ -206,7 +242,7 @@ static void free_workers(tern_context_t *ctx)
     ctx->workers = NULL;
 }
 
-static void finalize_netmods(tern_context_t *ctx)
+void tern_finalize_netmods(tern_context_t *ctx)
 {
     for (int k = ctx->num_workers - 1; k >= 0; k--) {
         tern_worker_t *w = &ctx->workers[k];
@@ -264,23 +300,56 @@ static tern_status_t put_outcome(tern_context_t *ctx, const char *key, tern_stat
     return pst != TERN_OK ? pst : fst;
 }
 
+/* Every peer's address on worker w, from PMIx, into the wire-up's table. */
+static tern_status_t read_addresses(tern_worker_t *w)
+{
+    tern_context_t *ctx = w->ctx;
+    char buf[64], what[160];
+    const char *key = tern_worker_key(w, TERN_ADDR_KEY, buf, sizeof(buf));
+    for (int r = 0; r < ctx->size; r++) {
+        if (r == ctx->rank)
+            continue;
+        void *data;
+        size_t len;
+        tern_status_t st = tern_pmix_get(&ctx->pmix, r, key, &data, &len);
+        if (st != TERN_OK)
+            return st;
+        snprintf(what, sizeof(what), "rank %d's address (PMIx key %s)", r, key);
+        st = tern_wire_add(w, data, len, r, what);
+        free(data);
+        if (st != TERN_OK)
+            return st;
+    }
+    return TERN_OK;
+}
+
 static tern_status_t wireup(tern_context_t *ctx, tern_status_t st)
 {
-    /* Phase 1: netmods chosen and initialised (each puts its card); every
-     * rank reaches the fence and tells how it went. */
+    /* Phase 1: netmods chosen and initialised, each worker's address put;
+     * every rank reaches the fence and tells how it went. */
     if (st == TERN_OK)
         st = setup_netmods(ctx);
-    st = put_outcome(ctx, INIT_KEY, st);
-    if (st == TERN_OK) /* a peer that failed has no card to read */
-        st = peers_ok(ctx, INIT_KEY, false);
-
-    /* Phase 2: VCs, with the peers' cards; again every rank reaches the
-     * fence, and a rank whose node-mate failed fails too (its netmods'
-     * shared resources are then released by every rank of the node). */
     for (int k = 0; st == TERN_OK && k < ctx->num_workers; k++) {
         tern_worker_t *w = &ctx->workers[k];
-        for (int r = 0; st == TERN_OK && r < ctx->size; r++)
-            st = w->vcs[r].nm->core.vc_init(w->vcs[r].nm_state, &w->vcs[r]);
+        char key[64];
+        st = tern_worker_make_address(w, false, NULL, NULL);
+        if (st == TERN_OK)
+            st = tern_pmix_put(&ctx->pmix, tern_worker_key(w, TERN_ADDR_KEY, key, sizeof(key)),
+                               w->addr, w->addr_len);
+    }
+    st = put_outcome(ctx, INIT_KEY, st);
+    if (st == TERN_OK) /* a peer that failed has no address to read */
+        st = peers_ok(ctx, INIT_KEY, false);
+
+    /* Phase 2: VCs, with the cards of the peers' addresses; again every
+     * rank reaches the fence, and a rank whose node-mate failed fails too
+     * (its netmods' shared resources are then released by every rank of
+     * the node). */
+    for (int k = 0; st == TERN_OK && k < ctx->num_workers; k++) {
+        tern_worker_t *w = &ctx->workers[k];
+        st = read_addresses(w);
+        if (st == TERN_OK)
+            st = tern_wire_init_vcs(w);
         if (st == TERN_OK)
             st = tern_worker_bind_events(w);
     }
@@ -289,6 +358,16 @@ static tern_status_t wireup(tern_context_t *ctx, tern_status_t st)
         st = peers_ok(ctx, WIRED_KEY, true);
 
     /* Phase 3: everyone is attached. */
+    for (int k = 0; k < ctx->num_workers; k++)
+        tern_wire_free(&ctx->workers[k]);
+    if (st == TERN_OK)
+        st = tern_wireup_done(ctx);
+    return st;
+}
+
+tern_status_t tern_wireup_done(tern_context_t *ctx)
+{
+    tern_status_t st = TERN_OK;
     for (int k = 0; st == TERN_OK && k < ctx->num_workers; k++)
         for (int i = 0; st == TERN_OK && i < ctx->workers[k].num_netmods; i++) {
             tern_netmod_inst_t *n = &ctx->workers[k].netmods[i];
@@ -298,8 +377,11 @@ static tern_status_t wireup(tern_context_t *ctx, tern_status_t st)
     return st;
 }
 
-static tern_status_t init_context(tern_context_t **out, bool standalone)
+/* params: tern_init_ex's, checked (tern_init_params_check); NULL: none */
+static tern_status_t init_context(tern_context_t **out, const tern_init_params_t *params,
+                                  bool standalone)
 {
+    bool by_address = tern_init_params_by_address(params);
     if (out == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_init: NULL context pointer");
     tern_context_t *ctx = calloc(1, sizeof(*ctx));
@@ -314,24 +396,19 @@ static tern_status_t init_context(tern_context_t **out, bool standalone)
     }
     /* A bad setting is reported after PMIx init, through the fences like
      * any other failure: the other ranks must not wait for this one. */
-    tern_status_t cfg_st = tern_config_load(&ctx->cfg);
-    if (cfg_st == TERN_OK) { /* the registration cache's settings: read when one is
-                              * made, refused now like every other */
-        void *rc_cfg = calloc(1, tern_rcache_config_table.struct_size);
-        cfg_st = rc_cfg != NULL ? tern_config_load_table(&tern_rcache_config_table, rc_cfg, NULL)
-                                : tern_error(TERN_ERR_NO_MEMORY, "configuration");
-        free(rc_cfg);
-    }
-    if (cfg_st == TERN_OK) { /* iofwd's (tern_io_init reads them): refused now too */
-        tern_iofwd_config_t io_cfg;
-        cfg_st = tern_config_load_table(&tern_iofwd_config_table, &io_cfg, NULL);
-    }
+    tern_status_t cfg_st = tern_init_params_load(params, &ctx->cfg);
+    if (cfg_st == TERN_OK) /* every other component's (engine/config.h): read when the
+                            * component starts, refused now like the engine's */
+        cfg_st = tern_config_check_components();
     if (cfg_st == TERN_OK && ctx->cfg.backtrace)
         tern_crash_install();
     char cfg_err[512] = "";
     if (cfg_st != TERN_OK)
         snprintf(cfg_err, sizeof(cfg_err), "%s", tern_last_error());
-    tern_status_t st = tern_pmix_init(&ctx->pmix, standalone);
+    /* without a launcher there is nobody to tell: a bad setting fails now */
+    tern_status_t st = by_address ? (cfg_st != TERN_OK ? cfg_st
+                                                      : tern_address_context(ctx, params))
+                                  : tern_pmix_init(&ctx->pmix, standalone);
     if (st != TERN_OK) {
         if (cfg_st != TERN_OK) /* the setting is the cause to report */
             st = tern_error(cfg_st, "%s", cfg_err);
@@ -341,7 +418,8 @@ static tern_status_t init_context(tern_context_t **out, bool standalone)
         tern_error(cfg_st, "%s", cfg_err);
     ctx->rank = (int)ctx->pmix.rank;
     ctx->size = (int)ctx->pmix.size;
-    if (cfg_st == TERN_OK) /* before the netmods: shm records the node's mode */
+    ctx->job_hash = tern_job_hash(ctx->pmix.nspace);
+    if (cfg_st == TERN_OK && !by_address) /* before the netmods: shm records the node's mode */
         tern_context_idle_defaults(ctx);
     ctx->num_workers = cfg_st == TERN_OK ? (int)ctx->cfg.num_workers : 1;
     ctx->workers = calloc((size_t)ctx->num_workers, sizeof(*ctx->workers));
@@ -354,7 +432,7 @@ static tern_status_t init_context(tern_context_t **out, bool standalone)
     if (st != TERN_OK)
         goto err_workers;
     atomic_store(&ctx->workers[0].in_use, 1);
-    st = wireup(ctx, cfg_st);
+    st = by_address ? tern_address_setup(ctx) : wireup(ctx, cfg_st);
     if (st != TERN_OK)
         goto err_netmods;
     *out = ctx;
@@ -362,7 +440,7 @@ static tern_status_t init_context(tern_context_t **out, bool standalone)
 
 err_netmods:
     snprintf(cfg_err, sizeof(cfg_err), "%s", tern_last_error());
-    finalize_netmods(ctx);
+    tern_finalize_netmods(ctx);
     tern_error(st, "%s", cfg_err);
     goto err_workers;
 err_workers:
@@ -378,9 +456,16 @@ err_free:
     return st;
 }
 
-tern_status_t tern_init(tern_context_t **out) { return init_context(out, false); }
+tern_status_t tern_init(tern_context_t **out) { return init_context(out, NULL, false); }
 
-tern_status_t tern_init_standalone(tern_context_t **out) { return init_context(out, true); }
+tern_status_t tern_init_standalone(tern_context_t **out) { return init_context(out, NULL, true); }
+
+tern_status_t tern_init_ex(const tern_init_params_t *params, tern_context_t **out)
+{
+    bool standalone;
+    tern_status_t st = tern_init_params_check(params, &standalone);
+    return st != TERN_OK ? st : init_context(out, params, standalone);
+}
 
 tern_context_t *tern_context_live(void) { return atomic_load(&live_context); }
 
@@ -444,6 +529,12 @@ tern_status_t tern_finalize(tern_context_t *ctx)
                           (void *)ctx);
     /* Connected jobs first: their sends out, their VCs closed. */
     tern_jobs_close(ctx);
+    /* Without a launcher the job's ranks synchronise over the VCs they are
+     * about to close: every rank has stopped sending before any closes. */
+    bool by_address = ctx->wireup == TERN_WIREUP_ADDRESS;
+    tern_status_t st = TERN_OK;
+    if (by_address && ctx->wired == TERN_OK)
+        st = tern_engine_barrier(ctx, true);
     /* Drain: every send the netmods still hold must reach the peers' memory
      * before we leave the fence.  Bounded by peer health: a dead peer fails
      * its VC and the netmod drops the queue. */
@@ -473,7 +564,8 @@ tern_status_t tern_finalize(tern_context_t *ctx)
     ctx->finalizing = true;
     /* the fence progresses every worker: a peer still draining may need
      * our acknowledgements (dpdk) */
-    tern_status_t st = tern_pmix_fence_progress(&ctx->pmix, progress_all, ctx);
+    if (!by_address)
+        st = tern_pmix_fence_progress(&ctx->pmix, progress_all, ctx);
     /* test hook: this rank learns of the fence's end late, as under a
      * launcher that releases it to the nodes at different times, and goes
      * on polling while the others close (tests/engine/finalize_tcp.sh).
@@ -486,7 +578,7 @@ tern_status_t tern_finalize(tern_context_t *ctx)
             tern_progress_all_or_yield(ctx);
     }
     await_byes(ctx);
-    finalize_netmods(ctx);
+    tern_finalize_netmods(ctx);
     tern_status_t s3 = tern_pmix_finalize(&ctx->pmix);
     if (st == TERN_OK)
         st = s3;
@@ -498,8 +590,34 @@ tern_status_t tern_finalize(tern_context_t *ctx)
 
 int tern_rank(const tern_context_t *ctx) { return ctx ? ctx->rank : -1; }
 int tern_size(const tern_context_t *ctx) { return ctx ? ctx->size : 0; }
-int tern_local_rank(const tern_context_t *ctx) { return ctx ? (int)ctx->pmix.local_rank : -1; }
-int tern_local_size(const tern_context_t *ctx) { return ctx ? (int)ctx->pmix.local_size : 0; }
+int tern_local_rank(const tern_context_t *ctx) { return ctx ? tern_ctx_local_rank(ctx) : -1; }
+int tern_local_size(const tern_context_t *ctx) { return ctx ? tern_ctx_local_size(ctx) : 0; }
+
+/* The job as netmods see it: the PMIx fields (filled from tern_init_ex's
+ * parameters and the ranks' addresses without a launcher). */
+const char *tern_ctx_job(const tern_context_t *ctx) { return ctx->pmix.nspace; }
+uint32_t tern_ctx_job_hash(const tern_context_t *ctx) { return ctx->job_hash; }
+int tern_ctx_local_size(const tern_context_t *ctx) { return (int)ctx->pmix.local_size; }
+int tern_ctx_local_rank(const tern_context_t *ctx)
+{
+    return ctx->pmix.local_size > 0 ? (int)ctx->pmix.local_rank : -1;
+}
+int tern_ctx_local_peer(const tern_context_t *ctx, int i)
+{
+    return i >= 0 && (uint32_t)i < ctx->pmix.local_size ? ctx->pmix.local_peers[i] : -1;
+}
+int tern_ctx_local_index(const tern_context_t *ctx, int rank)
+{
+    return ctx->pmix.local_size > 0 ? tern_pmix_local_index(&ctx->pmix, rank) : -1;
+}
+
+tern_status_t tern_ctx_exit_fence(tern_context_t *ctx, unsigned timeout_ms)
+{
+    if (ctx->wireup == TERN_WIREUP_ADDRESS)
+        return tern_error(TERN_ERR_UNSUPPORTED, "no launcher to fence with (a context wired by "
+                          "addresses)");
+    return tern_pmix_fence_timed(&ctx->pmix, timeout_ms);
+}
 tern_worker_t *tern_context_worker(tern_context_t *ctx) { return ctx ? &ctx->workers[0] : NULL; }
 
 const char *tern_peer_netmod(const tern_context_t *ctx, int rank)
@@ -576,13 +694,38 @@ tern_status_t tern_barrier(tern_context_t *ctx)
 {
     if (ctx == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_barrier: NULL context");
+    if (ctx->wireup == TERN_WIREUP_ADDRESS) {
+        if (ctx->wired != TERN_OK)
+            return tern_error(ctx->wired == TERN_INPROGRESS ? TERN_ERR_INVALID_PARAM : ctx->wired,
+                              "tern_barrier: the job is not wired up%s%s",
+                              ctx->wired == TERN_INPROGRESS
+                                  ? " (insert every rank's address first: tern_peer_insert)"
+                                  : ": ",
+                              ctx->wired == TERN_INPROGRESS || ctx->wire_msg == NULL
+                                  ? ""
+                                  : ctx->wire_msg);
+        return tern_engine_barrier(ctx, false);
+    }
     /* worker 0 (the caller's) progresses during the fence: sends that
      * completed locally may still need it (dpdk retransmits, acks) */
     return tern_pmix_fence_progress(&ctx->pmix, progress_default, ctx);
 }
 
+/* What needs a launcher, in a context wired by addresses: refused. */
+static tern_status_t no_launcher(const tern_context_t *ctx, const char *what)
+{
+    if (ctx->wireup != TERN_WIREUP_ADDRESS)
+        return TERN_OK;
+    return tern_error(TERN_ERR_UNSUPPORTED, "%s: this context was wired by addresses "
+                      "(TERN_WIREUP_ADDRESS): there is no launcher", what);
+}
+
 void tern_abort(tern_context_t *ctx, int status, const char *msg)
 {
+    if (ctx != NULL && ctx->wireup == TERN_WIREUP_ADDRESS) {
+        fprintf(stderr, "tern: abort (status %d): %s\n", status, msg ? msg : "");
+        _Exit(status & 0xff ? status & 0xff : 1); /* no launcher to kill the others */
+    }
     if (ctx != NULL)
         tern_pmix_abort(&ctx->pmix, status, msg);
     _Exit(status ? status : 1); /* PMIx_Abort returned: the launcher did not kill us */
@@ -592,7 +735,8 @@ tern_status_t tern_publish(tern_context_t *ctx, const char *key, const char *val
 {
     if (ctx == NULL || key == NULL || value == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_publish: NULL context, key or value");
-    return tern_pmix_publish(&ctx->pmix, key, value);
+    tern_status_t st = no_launcher(ctx, "tern_publish");
+    return st != TERN_OK ? st : tern_pmix_publish(&ctx->pmix, key, value);
 }
 
 tern_status_t tern_lookup(tern_context_t *ctx, const char *key, char **value)
@@ -600,14 +744,16 @@ tern_status_t tern_lookup(tern_context_t *ctx, const char *key, char **value)
     if (ctx == NULL || key == NULL || value == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM,
                           "tern_lookup: NULL context, key or value pointer");
-    return tern_pmix_lookup(&ctx->pmix, key, value);
+    tern_status_t st = no_launcher(ctx, "tern_lookup");
+    return st != TERN_OK ? st : tern_pmix_lookup(&ctx->pmix, key, value);
 }
 
 tern_status_t tern_unpublish(tern_context_t *ctx, const char *key)
 {
     if (ctx == NULL || key == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_unpublish: NULL context or key");
-    return tern_pmix_unpublish(&ctx->pmix, key);
+    tern_status_t st = no_launcher(ctx, "tern_unpublish");
+    return st != TERN_OK ? st : tern_pmix_unpublish(&ctx->pmix, key);
 }
 
 tern_status_t tern_spawn(tern_context_t *ctx, const char *const argv[], int n,
@@ -618,6 +764,9 @@ tern_status_t tern_spawn(tern_context_t *ctx, const char *const argv[], int n,
                           "tern_spawn: NULL context, program or job buffer");
     if (n < 1)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_spawn: %d ranks (at least 1)", n);
+    tern_status_t st = no_launcher(ctx, "tern_spawn");
+    if (st != TERN_OK)
+        return st;
     if (!ctx->pmix.initialized)
         return tern_error(TERN_ERR_UNSUPPORTED, "tern_spawn: not started by a PMIx launcher");
     job[0] = '\0';

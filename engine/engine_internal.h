@@ -22,7 +22,7 @@
 #include "engine/list.h"
 #include "engine/log.h"
 #include "engine/pkt.h"
-#include "pmix-shim/client.h"
+#include "pmix/client/client.h"
 
 typedef struct tern_vc tern_vc_t;
 typedef struct tern_netmod_inst tern_netmod_inst_t; /* engine/netmod.h */
@@ -195,6 +195,13 @@ struct tern_worker {
     int wake_fd;                        /* eventfd tern_worker_signal writes */
     int epfd;                           /* epoll over wake_fd and the netmods' fds */
 
+    /* addresses (engine/peer.c): this worker's, and the job's ranks' while
+     * the wire-up reads them (by rank, NULL until known) */
+    void *addr;
+    size_t addr_len;
+    struct tern_peer_addr **wire;
+    int wire_have;
+
     unsigned idle_polls;                /* consecutive polls with no event */
     uint64_t last_health_ns;
     tern_list_t cma_queue;                  /* same-host copies in progress (req->link) */
@@ -283,26 +290,41 @@ static inline void tern_request_release(tern_request_t *r)
 /*
  * Another job this context is connected to: its ranks are the peers
  * base .. base + size - 1 of every worker (peer ids after the job's own
- * ranks, never reused).  Its VCs are carried by one netmod that reaches
- * other jobs (vc_init_remote).  Added by tern_connect, closed by
- * tern_disconnect, freed with the context.
+ * ranks, never reused).  Each VC is carried by a netmod that reaches
+ * other jobs, chosen from the peer's address (tern_remote_vc_init).  Added
+ * by tern_connect, a port or tern_peer_insert, closed by tern_disconnect,
+ * freed with the context.
  */
 struct tern_job {
     tern_context_t *ctx;
     char name[256];
     int base, size;
-    int nm;                             /* index of the carrying netmod instance */
     tern_vc_t **vcs;                    /* per worker: size VCs */
     struct tern_pmix_deaths *deaths;    /* its ranks' deaths the launcher reports, or NULL */
     bool connected;
     bool port;                          /* a port peer (port.c): one rank, worker 0 only */
+    bool inserted;                      /* tern_peer_insert's: one rank, of addr_job */
+    uint32_t addr_job;                  /* its job's name hash and its rank there */
+    int addr_rank;
 };
 
 /* ---- context --------------------------------------------------------------- */
 
+/* The engine's own matching space: its barrier without a launcher
+ * (engine/barrier.c).  Reserved: a user message in it would disturb it. */
+#define TERN_SPACE_ENGINE 0xffffu
+
 struct tern_context {
-    tern_pmix_t pmix;
+    tern_pmix_t pmix;                   /* TERN_WIREUP_ADDRESS: not initialised; its job
+                                         * name, rank, size and node fields are ours */
     int rank, size;
+    int wireup;                         /* enum tern_wireup: how the job is wired */
+    uint32_t job_hash;                  /* tern_job_hash of the job's name */
+    /* TERN_WIREUP_ADDRESS: TERN_INPROGRESS until the insert that completes
+     * the job's addresses has wired it up, then how that went */
+    tern_status_t wired;
+    char *wire_msg;                     /* why the wire-up failed (malloc'd) */
+    uint32_t barrier_epoch;             /* barriers done (engine/barrier.c) */
     tern_config_t cfg;
     tern_worker_t *workers;             /* cfg.num_workers of them; [0] the default */
     int num_workers;
@@ -315,9 +337,10 @@ struct tern_context {
     tern_job_t *jobs[TERN_MAX_JOBS];
     _Atomic int njobs;
     int next_base;                      /* peer id of the next job's rank 0 */
-    /* ports (port.c): the netmod instance carrying them (0: none open), and
-     * the peers accepted but not yet taken by tern_port_accept */
-    int port_nm;
+    /* ports (port.c): one is open (connections naming an unknown job are
+     * taken on worker 0's netmods that take ports), and the peers accepted
+     * but not yet taken by tern_port_accept */
+    bool port_open;
     tern_job_t *accepted[TERN_MAX_JOBS];
     int naccepted;
 };
@@ -330,16 +353,20 @@ void tern_context_idle_defaults(tern_context_t *ctx);
  * (draining at disconnect / finalize).  context.c */
 void tern_progress_all_or_yield(tern_context_t *ctx);
 
-/* connect.c, for port.c: a new job of size ranks carried by netmod
- * instance nm (VCs on every worker, not yet published), publishing it
- * (peer ids after the last ones), the netmod initialised on worker w if it
- * was not, and undoing a job's VCs. */
-tern_job_t *tern_job_new(tern_context_t *ctx, const char *name, int size, int nm);
+/* connect.c, for port.c and tern_peer_insert: a new job of size ranks
+ * (VCs on every worker, not wired yet, not yet published), publishing it
+ * (peer ids after the last ones), netmod instance nm initialised on worker
+ * w if it was not, and undoing a job's VCs. */
+tern_job_t *tern_job_new(tern_context_t *ctx, const char *name, int size);
 tern_status_t tern_job_publish(tern_context_t *ctx, tern_job_t *job);
 tern_status_t tern_netmod_ensure(tern_worker_t *w, int nm);
-tern_status_t tern_pick_remote_netmod(tern_context_t *ctx, bool port, int *out);
 void tern_job_close_vcs(tern_job_t *job);
 void tern_job_free(tern_job_t *job);
+/* A VC without a netmod yet (its peer's address is awaited, or its
+ * wire-up failed): FAILED with TERN_ERR_UNREACHABLE and why, so that
+ * sends and receives naming it are refused; rewire makes it ACTIVE. */
+void tern_vc_unwired(tern_vc_t *vc, const char *why);
+void tern_vc_rewire(tern_vc_t *vc);
 
 /* connect.c: at tern_finalize, close the connected jobs' VCs (drained
  * first), then free them with the workers */
@@ -348,6 +375,72 @@ void tern_jobs_free(tern_context_t *ctx);
 /* health check: fail the VCs to connected jobs' ranks the launcher reports
  * dead (as tern_health_check for the job's own) */
 void tern_jobs_take_dead(tern_worker_t *w);
+
+/* ---- addresses (engine/peer.c) ----------------------------------------- */
+
+/* Build worker w's address from the cards of its initialised netmods (of
+ * those that take ports only: port_only) into a malloc'd *out; NULL out:
+ * into w->addr (the one tern_worker_address gives). */
+tern_status_t tern_worker_make_address(tern_worker_t *w, bool port_only, void **out, size_t *len);
+/* The wire-up's table of the job's ranks' addresses on worker w: keep the
+ * len bytes at buf (what: who gave them, for messages), checked to be an
+ * address of this job's rank `rank` (-1: any) for worker w.  The same
+ * address again is no error; another one for the same rank is. */
+tern_status_t tern_wire_add(tern_worker_t *w, const void *buf, size_t len, int rank,
+                            const char *what);
+/* vc_init of every VC of worker w with the card of its netmod in the
+ * peer's address (the self VC without one). */
+tern_status_t tern_wire_init_vcs(tern_worker_t *w);
+void tern_wire_free(tern_worker_t *w);
+/* A VC to a process of another job, from its address: over the
+ * highest-priority netmod of w that reaches other jobs (port_only: that
+ * takes ports) and has a card in it; vc->nm set. */
+struct tern_addr;
+tern_status_t tern_remote_vc_init(tern_worker_t *w, tern_vc_t *vc, const struct tern_addr *a,
+                                  bool port_only);
+/* n is polled by w from now on (a wire-up without a launcher polls only
+ * the netmods its VCs use; another job's VC or a port may need another). */
+void tern_worker_poll_netmod(tern_worker_t *w, tern_netmod_inst_t *n);
+/* Initialise, on worker w, every allowed netmod this process can use that
+ * reaches other jobs (port_only: and takes ports); how many in *n. */
+tern_status_t tern_netmods_ensure_conn(tern_worker_t *w, bool port_only, int *n);
+
+/* TERN_WIREUP_ADDRESS (context.c): the job's addresses are all inserted:
+ * locality, netmods, VCs, a barrier, wireup_done. */
+tern_status_t tern_address_wireup(tern_context_t *ctx);
+
+/* engine/barrier.c: a barrier of the job's ranks over the engine's own
+ * connections (worker 0; all_workers: progress the others too). */
+tern_status_t tern_engine_barrier(tern_context_t *ctx, bool all_workers);
+
+/* The PMIx key of w's address: "tern.addr" for worker 0, "tern.addr.<i>"
+ * for the others (tern_worker_key: base, or "base.<index>"). */
+#define TERN_ADDR_KEY "tern.addr"
+const char *tern_worker_key(const tern_worker_t *w, const char *base, char *buf, size_t len);
+
+/* context.c, shared with the wire-up without a launcher: */
+/* which instance carries each rank's VC (pick[rank]; wired: with the
+ * peers' addresses in that worker's table, their cards decide too) */
+tern_status_t tern_choose_netmods(tern_context_t *ctx, tern_netmod_inst_t *insts, int *pick,
+                                  tern_worker_t *wired);
+/* w's netmod instances and VCs; pick NULL: every usable netmod, VCs to
+ * the others not wired */
+tern_status_t tern_setup_worker(tern_worker_t *w, const int *pick);
+tern_status_t tern_wireup_done(tern_context_t *ctx);
+void tern_finalize_netmods(tern_context_t *ctx);
+
+/* wireup_addr.c: tern_init_ex's parameters (checked before anything is
+ * done), the context of TERN_WIREUP_ADDRESS (job fields from them), its
+ * netmods and addresses at tern_init_ex; another job's address inserted. */
+struct tern_init_params;
+bool tern_init_params_by_address(const struct tern_init_params *p);
+tern_status_t tern_address_context(tern_context_t *ctx, const struct tern_init_params *p);
+tern_status_t tern_address_setup(tern_context_t *ctx);
+tern_status_t tern_insert_other(tern_context_t *ctx, const struct tern_addr *a, int *peer);
+/* peer.c: the host identity rank's address names, the netmods it has
+ * cards of (for messages; "" when none is known), during the wire-up */
+const struct tern_host_id *tern_wire_host(tern_worker_t *w, int rank);
+void tern_wire_names(tern_worker_t *w, int rank, char *out, size_t len);
 
 /* TERN_NETMODS: allowed[i] for registry entry i (context.c). */
 tern_status_t tern_allowed_netmods(const char *list, bool *allowed);

@@ -108,7 +108,8 @@ tern_status_t tern_netmod_check(const tern_netmod_desc_t *d)
         return tern_error(TERN_ERR_UNSUPPORTED, "netmod %s: no core table (it is required)", nm);
     const tern_nm_core_ops_t *c = d->core;
     const slot_t core[] = {SLOT(c, reachable),     SLOT(c, init),
-                           SLOT(c, finalize),      SLOT(c, vc_init),
+                           SLOT(c, finalize),      SLOT(c, card),
+                           SLOT(c, vc_init),
                            SLOT(c, vc_destroy),    SLOT(c, vc_terminate),
                            SLOT(c, istart_contig_msg), SLOT(c, send_noncontig)};
     const char *m = first_missing(core, sizeof(core) / sizeof(core[0]));
@@ -140,10 +141,9 @@ tern_status_t tern_netmod_check(const tern_netmod_desc_t *d)
     }
     if (d->conn != NULL) {
         const tern_nm_conn_ops_t *k = d->conn;
-        const slot_t conn[] = {SLOT(k, vc_init_remote), SLOT(k, port_card),
-                               SLOT(k, vc_init_card)};
+        const slot_t conn[] = {SLOT(k, vc_init_remote)};
         if ((m = first_missing(conn, sizeof(conn) / sizeof(conn[0]))) != NULL)
-            return missing(nm, "conn", m, "a conn table has every slot");
+            return missing(nm, "conn", m, "a required slot");
     }
     return TERN_OK;
 }

@@ -21,13 +21,23 @@
  * A netmod is an ordered byte stream per VC by contract: the engine's
  * packet parser needs it, and no netmod is asked.
  *
+ * Addresses (engine/peer.c, docs/addresses.md): a netmod produces its card
+ * (card: the bytes a peer needs to reach this instance) and takes a peer's
+ * (vc_init, vc_init_remote); it never calls PMIx or sees another netmod's
+ * card.  The engine builds each worker's address from its netmods' cards
+ * and alone publishes and reads addresses.
+ *
  * Wire-up phases, driven by engine/context.c, for every worker:
- *   init            create resources, PMIx_Put the business card (under
- *                   tern_worker_key(): one per worker where it differs)
- *   (engine: PMIx commit + fence)
+ *   init            create resources
+ *   card            (engine: the worker's address, then with a launcher
+ *                   PMIx put + commit + fence; without one the caller
+ *                   hands the address around, tern_peer_insert)
  *   vc_init         per peer using this netmod, with the peer's card
- *   (engine: fence)
+ *   (engine: a fence, or a barrier over the new VCs without a launcher)
  *   wireup_done     everyone is attached (shm: unlink the segment name)
+ * Without a launcher (TERN_WIREUP_ADDRESS) init runs before the node's
+ * ranks are known (tern_ctx_local_size is 0 then): what needs them waits
+ * for the first vc_init.
  *
  * Received bytes go to tern_handle_pkt(vc, buf, len) in stream order.
  *
@@ -71,7 +81,18 @@ typedef bool tern_nm_reachable_fn(tern_context_t *ctx, int rank);
 typedef tern_status_t tern_nm_init_fn(tern_worker_t *w, const void *config, void **shared,
                                       void **state);
 typedef tern_status_t tern_nm_finalize_fn(void *state);
-typedef tern_status_t tern_nm_vc_init_fn(void *state, tern_vc_t *vc);
+/* This instance's card, what a peer's vc_init or vc_init_remote needs to
+ * reach it (its own wire format: magic and version of its own, checked by
+ * the reader), into buf: *len its room in (TERN_ADDR_CARD_MAX, 1 KiB),
+ * its length out.  The same bytes for every peer; asked again when the
+ * engine rebuilds the worker's address. */
+typedef tern_status_t tern_nm_card_fn(void *state, void *buf, size_t *len);
+/* vc to a rank of this job (vc->rank), with the card that rank's address
+ * gives for this netmod (NULL, 0 for the VC to oneself).  The card came
+ * from another process: checked before use, TERN_ERR_MALFORMED naming the
+ * rank otherwise. */
+typedef tern_status_t tern_nm_vc_init_fn(void *state, tern_vc_t *vc, const void *card,
+                                         size_t len);
 typedef tern_status_t tern_nm_wireup_done_fn(void *state);
 /* The VC failed (tern_vc_fail): drop its queues, failing the requests only
  * the netmod holds (not those on the VC's rendezvous list: the engine's). */
@@ -99,6 +120,7 @@ typedef struct tern_nm_core_ops {
     tern_nm_reachable_fn *reachable;
     tern_nm_init_fn *init;
     tern_nm_finalize_fn *finalize;
+    tern_nm_card_fn *card;
     tern_nm_vc_init_fn *vc_init;
     tern_nm_wireup_done_fn *wireup_done;   /* optional: nothing to do */
     tern_nm_vc_destroy_fn *vc_destroy;
@@ -183,36 +205,35 @@ typedef struct tern_nm_mem_ops {
 } tern_nm_mem_ops_t;
 
 /* ---- conn: other jobs and ports (NULL table: neither) -------------------
- * All slots required.
- * vc_init_remote: tern_connect (engine/connect.c): vc is the VC to rank
- *   `rank` of the other job nspace (vc->rank its peer id); read that rank's
- *   card with tern_pmix_get_of and get ready to connect to it, or to be
- *   connected from it.  Called after the jobs' PMIx_Connect; the jobs fence
- *   before anything is sent.
- * port_card / vc_init_card: ports (engine/port.c: tern_port_open /
- *   _connect / _accept), worker 0 only.  port_card: this instance's card
- *   (address) into buf, *len its capacity in, bytes out.  vc_init_card: vc
- *   to the process that opened a port with this card, whose job hash and
- *   rank it also names; connected on first send.  The acceptor side: when
- *   a connection names a job it does not know, the netmod asks
+ * A process of another job is reached from its address, as one of this
+ * job's ranks is: the engine gives the netmod the card that address has
+ * for it (tern_connect, tern_port_connect, tern_peer_insert of another
+ * job's address; engine/peer.c).
+ * vc_init_remote (required): vc (vc->rank its peer id) to rank `rank` of
+ *   the job whose name hashes to `job` (tern_job_hash), with its card; get
+ *   ready to connect to it on the first send, or to be connected from it
+ *   (a connection from it names (job, rank), and finds this VC).
+ *   TERN_ERR_UNREACHABLE when this card cannot be reached from here (the
+ *   engine tries the next netmod both have: both sides come to the same).
+ * port_unable (optional): NULL when this instance takes connections from
+ *   processes it was given no address of (ports: tern_port_open); else
+ *   why not (dpdk on point-to-point devices).  NULL slot: it always can.
+ *   A connection naming a job it does not know makes the netmod ask
  *   tern_port_incoming for a VC (NULL: refuse it). */
-typedef tern_status_t tern_nm_vc_init_remote_fn(void *state, tern_vc_t *vc, const char *nspace,
-                                                int rank);
-typedef tern_status_t tern_nm_port_card_fn(void *state, void *buf, size_t *len);
-typedef tern_status_t tern_nm_vc_init_card_fn(void *state, tern_vc_t *vc, const void *card,
-                                              size_t len, uint32_t job, int rank);
+typedef tern_status_t tern_nm_vc_init_remote_fn(void *state, tern_vc_t *vc, uint32_t job,
+                                                int rank, const void *card, size_t len);
+typedef const char *tern_nm_port_unable_fn(void *state);
 
 typedef struct tern_nm_conn_ops {
     tern_nm_vc_init_remote_fn *vc_init_remote;
-    tern_nm_port_card_fn *port_card;
-    tern_nm_vc_init_card_fn *vc_init_card;
+    tern_nm_port_unable_fn *port_unable;   /* optional: ports always taken */
 } tern_nm_conn_ops_t;
 
 /* engine/port.c: a connection from (job, rank), unknown so far, reached
  * worker w's instance of a netmod: the VC that will carry it (a new
  * one-rank peer, queued for tern_port_accept), or NULL when no port is
- * open there (nm_state: the instance's state).  vc->nm / nm_state are set;
- * the netmod sets nm_vc. */
+ * open there (nm_state: the instance's state; its port_unable must say
+ * NULL).  vc->nm / nm_state are set; the netmod sets nm_vc. */
 tern_vc_t *tern_port_incoming(tern_worker_t *w, void *nm_state, uint32_t job, int rank);
 
 /* 32-bit FNV-1a of a job name (tcp's HELLO, port names) */
@@ -333,7 +354,27 @@ extern const tern_netmod_desc_t tern_netmod_self;
  * uses sets it with a warning naming why. */
 void tern_context_use_wait_mode(tern_context_t *ctx, unsigned mode, const char *why);
 
-/* The PMIx key of w's card: base for worker 0, "base.<index>" for others. */
-const char *tern_worker_key(const tern_worker_t *w, const char *base, char *buf, size_t len);
+/* The job as a netmod sees it (it never sees PMIx): its name and the hash
+ * of it (tern_job_hash), the ranks on this node (local index i: rank
+ * tern_ctx_local_peer; tern_ctx_local_index of a rank: -1 when it is on
+ * another node).  Without a launcher the node's ranks are known from the
+ * ranks' addresses once all are inserted: before, local size is 0 and
+ * local rank -1. */
+const char *tern_ctx_job(const tern_context_t *ctx);
+uint32_t tern_ctx_job_hash(const tern_context_t *ctx);
+int tern_ctx_local_rank(const tern_context_t *ctx);
+int tern_ctx_local_size(const tern_context_t *ctx);
+int tern_ctx_local_peer(const tern_context_t *ctx, int i);
+int tern_ctx_local_index(const tern_context_t *ctx, int rank);
+
+/* During the wire-up (vc_init): the card rank's address gives netmod
+ * `netmod` on worker w (shm: the segment's creator's), or NULL. */
+const void *tern_wire_card(tern_worker_t *w, int rank, const char *netmod, size_t *len);
+
+/* An exit barrier with the job's other ranks, without progress and given
+ * up after timeout_ms (TERN_ERR_TIMED_OUT): dpdk's finalize, so no rank
+ * leaves while a peer still polls a link to it.  TERN_ERR_UNSUPPORTED
+ * without a launcher to fence with (TERN_WIREUP_ADDRESS). */
+tern_status_t tern_ctx_exit_fence(tern_context_t *ctx, unsigned timeout_ms);
 
 #endif

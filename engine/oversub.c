@@ -41,7 +41,7 @@
 #include <string.h>
 
 #include "engine/engine_internal.h"
-#include "pmix-shim/node.h"
+#include "pmix/client/node.h"
 
 typedef struct tern_node_load {
     uint32_t ranks;      /* of the job on this node (PMIX_LOCAL_SIZE) */

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "engine/config.h"
-#include "pmix-shim/client.h"
+#include "pmix/client/client.h"
 
 /*
  * What p's launcher and this node say about the job's load (p initialised:

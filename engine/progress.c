@@ -27,7 +27,7 @@ uint64_t tern_now_ns(void)
 /*
  * Dead peers: first each netmod's own check (shm drains what a dead local
  * peer wrote before failing its VC), then the deaths the launcher reported
- * through PMIx events (pmix-shim/client.c; each worker takes every one for
+ * through PMIx events (pmix/client/client.c; each worker takes every one for
  * its own VCs), which cover every netmod and peers never connected to.  A
  * peer reported dead has exited, so what it sent is already here (on one
  * host a socket's bytes arrive before the sender's exit) or lost: one more
@@ -132,7 +132,8 @@ tern_status_t tern_wait(tern_worker_t *w, tern_request_t *req, tern_recv_info_t 
     return reap(req, info);
 }
 
-tern_status_t tern_waitall(tern_worker_t *w, tern_request_t **reqs, size_t n)
+tern_status_t tern_waitall(tern_worker_t *w, tern_request_t **reqs, size_t n,
+                           tern_recv_info_t *infos)
 {
     if (w == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_waitall: NULL worker");
@@ -140,9 +141,12 @@ tern_status_t tern_waitall(tern_worker_t *w, tern_request_t **reqs, size_t n)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_waitall: NULL array of %zu requests", n);
     tern_status_t first = TERN_OK;
     for (size_t i = 0; i < n; i++) {
-        if (reqs[i] == NULL)
+        if (reqs[i] == NULL) {
+            if (infos != NULL) /* nothing to wait for: an empty, successful entry */
+                infos[i] = (tern_recv_info_t){.source = TERN_ANY_SOURCE, .tag = TERN_ANY_TAG};
             continue;
-        tern_status_t st = tern_wait(w, reqs[i], NULL);
+        }
+        tern_status_t st = tern_wait(w, reqs[i], infos != NULL ? &infos[i] : NULL);
         reqs[i] = NULL;
         if (st != TERN_OK && first == TERN_OK)
             first = st;
@@ -203,7 +207,8 @@ static void vc_end(tern_vc_t *vc, tern_status_t status, const char *why, bool fa
         tern_warn("connection to rank %d failed: %s", vc->rank, cause);
     tern_cma_vc_drop(vc); /* its same-host copies stop; failed with the list below */
     /* The netmod drops its queues: requests it owns alone fail there. */
-    vc->nm->core.vc_destroy(vc);
+    if (vc->nm != NULL) /* NULL: never wired, nothing queued */
+        vc->nm->core.vc_destroy(vc);
 
     tern_list_t *pos, *tmp;
     tern_list_for_each_safe(pos, tmp, &vc->lmt_wait)

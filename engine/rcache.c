@@ -55,6 +55,7 @@ const tern_config_table_t tern_rcache_config_table = {
     .num_entries = sizeof(rcache_entries) / sizeof(rcache_entries[0]),
     .struct_size = sizeof(tern_rcache_config_t),
 };
+TERN_CONFIG_REGISTER(tern_rcache_config_table)
 
 static atomic_bool warned;
 

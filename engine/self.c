@@ -16,7 +16,19 @@ static tern_status_t self_init(tern_worker_t *w, const void *config, void **shar
     return TERN_OK;
 }
 
-static tern_status_t self_vc_init(void *state, tern_vc_t *vc) { return TERN_OK; }
+/* nothing to reach: the engine puts no self card in an address */
+static tern_status_t self_card(void *state, void *buf, size_t *len)
+{
+    (void)state, (void)buf;
+    *len = 0;
+    return TERN_OK;
+}
+
+static tern_status_t self_vc_init(void *state, tern_vc_t *vc, const void *card, size_t len)
+{
+    (void)state, (void)vc, (void)card, (void)len;
+    return TERN_OK;
+}
 
 static tern_status_t self_istart(tern_vc_t *vc, const void *hdr, size_t hdrlen, const void *data,
                                  size_t len, tern_request_t **sreq)
@@ -64,6 +76,7 @@ static const tern_nm_core_ops_t self_core = {
     .reachable = self_reachable,
     .init = self_init,
     .finalize = self_finalize,
+    .card = self_card,
     .vc_init = self_vc_init,
     .vc_destroy = self_vc_destroy,
     .vc_terminate = self_vc_terminate,

@@ -69,7 +69,10 @@ const char *tern_last_error(void)
 }
 
 /* Read once; threads of several workers may get here at once: each may
- * compute it, all compute the same value (relaxed is enough). */
+ * compute it, all compute the same value (relaxed is enough).  Raw getenv:
+ * errors are logged before tern_init and outside any context; TERN_LOG is
+ * in the engine's table all the same (validated by tern_init, listed by
+ * tern_info). */
 static int log_level(void)
 {
     static _Atomic int level = -1;
@@ -90,6 +93,8 @@ static int log_level(void)
  * the line goes to stderr as without ternrun. */
 static void emit_line(const char *line, size_t len)
 {
+    /* internal, not a user setting (no registry entry): ternrun sets it for
+     * its ranks (launcher/stdio.c) */
     const char *s = getenv("TERN_IOF_INTERNAL_FD");
 
     if (s != NULL && *s != '\0') {

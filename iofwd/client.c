@@ -480,14 +480,17 @@ tern_status_t tern_io_init(void *buffer, size_t len, int rank, int ranks, const 
     char *env[8] = {NULL};
     st = parse_args(args, &c, env, 8);
     if (st == TERN_OK)
-        st = tern_config_load_table(&tern_iofwd_config_table, &io.cfg, NULL);
+        st = tern_iofwd_config_load(&io.cfg);
     if (st == TERN_OK) {
         io.ctx = tern_context_live();
-        if (io.ctx == NULL) {
-            st = tern_init_standalone(&io.ctx);
+        if (io.ctx == NULL) { /* a context of our own; blocking: sleep in tern_worker_wait */
+            const tern_init_params_t params = {
+                .struct_size = sizeof(params),
+                .fields = TERN_INIT_F_WIREUP | (blocking ? TERN_INIT_F_WAIT_MODE : 0),
+                .wireup = TERN_WIREUP_STANDALONE,
+                .wait_mode = TERN_WAIT_BLOCK};
+            st = tern_init_ex(&params, &io.ctx);
             io.own_ctx = st == TERN_OK;
-            if (st == TERN_OK && blocking)
-                io.ctx->cfg.wait_mode = TERN_WAIT_BLOCK; /* sleep in tern_worker_wait */
         }
     }
     if (st == TERN_OK) {

@@ -27,18 +27,28 @@ static const tern_config_entry_t entries[] = {
                         "the daemon exits after this long without clients"),
     TERN_CFG_ENTRY_UINT("TERN_IOFWD_START_MS", T, start_ms, 10000, 100, 600000,
                         "how long tern_io_init waits for a daemon it started to open its port"),
+    TERN_CFG_ENTRY_UINT("TERN_IOFWD_REPORT", T, report, 0, 0, 1,
+                        "1: the daemon says on exit how many bytes it pulled and wrote"),
     TERN_CFG_ENTRY_UINT("TERN_IOFWD_FAULT_STALL", T, fault_stall, 0, 0, 1,
                         "test hook: 1 stops the daemon's writer at its first piece (writes are "
                         "held, never written)"),
 };
 #undef T
 
-const tern_config_table_t tern_iofwd_config_table = {
+static const tern_config_table_t iofwd_config_table = {
     .owner = "iofwd",
     .entries = entries,
     .num_entries = sizeof(entries) / sizeof(entries[0]),
     .struct_size = sizeof(tern_iofwd_config_t),
 };
+/* in the registry: tern_init refuses a bad TERN_IOFWD_* at once, and
+ * tern_info lists them */
+TERN_CONFIG_REGISTER(iofwd_config_table)
+
+tern_status_t tern_iofwd_config_load(tern_iofwd_config_t *cfg)
+{
+    return tern_config_load_table(&iofwd_config_table, cfg, NULL);
+}
 
 tern_status_t tern_iofwd_dir(char *dir, size_t cap)
 {

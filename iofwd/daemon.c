@@ -28,7 +28,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/engine_internal.h"
 #include "engine/log.h"
 #include "iofwd/daemon.h"
 
@@ -617,13 +616,19 @@ int main(int argc, char **argv)
     for (int i = 0; i < CPU_SETSIZE; i++)
         CPU_SET(i, &all);
     (void)sched_setaffinity(0, sizeof(all), &all);
-    if (setenv("TERN_WAIT_MODE", "block", 0) != 0 ||
-        tern_config_load_table(&tern_iofwd_config_table, &d.cfg, NULL) != TERN_OK ||
-        tern_init_standalone(&d.ctx) != TERN_OK) {
+    /* A context of its own, whose idle waits sleep whatever TERN_WAIT_MODE
+     * the rank that started us has: a daemon beside the job must not take
+     * a core from its ranks when it has nothing to do. */
+    const tern_init_params_t params = {.struct_size = sizeof(params),
+                                       .fields = TERN_INIT_F_WAIT_MODE | TERN_INIT_F_WIREUP,
+                                       .wait_mode = TERN_WAIT_BLOCK,
+                                       .wireup = TERN_WIREUP_STANDALONE};
+    if (tern_iofwd_config_load(&d.cfg) != TERN_OK ||
+        tern_init_ex(&params, &d.ctx) != TERN_OK) {
         tern_warn("iofwd daemon: %s", tern_last_error());
         return 1;
     }
-    d.w = &d.ctx->workers[0];
+    d.w = tern_context_worker(d.ctx);
     d.nwriters = (unsigned)d.cfg.writers;
     char port[TERN_PORT_NAME_MAX];
     if (tern_port_open(d.ctx, port) != TERN_OK) {
@@ -673,7 +678,7 @@ int main(int argc, char **argv)
         tern_worker_wait(d.w, d.nclients > 0 ? 100 : 50);
     }
     iofwd_writer_stop(&d);
-    if (getenv("TERN_IOFWD_REPORT") != NULL)
+    if (d.cfg.report)
         tern_warn("iofwd daemon: exiting; %llu bytes pulled, %llu written",
                   (unsigned long long)d.pulled, (unsigned long long)d.stored);
     tern_finalize(d.ctx);

@@ -20,10 +20,13 @@ typedef struct tern_iofwd_config {
     uint64_t writers;              /* writer threads */
     uint64_t linger_ms;            /* idle time without clients before exiting */
     uint64_t start_ms;             /* a starter's limit for the daemon's port */
+    uint64_t report;               /* the daemon reports its totals on exit */
     uint64_t fault_stall;          /* test hook: the writer stops at its first piece */
 } tern_iofwd_config_t;
 
-extern const tern_config_table_t tern_iofwd_config_table;
+/* cfg from TERN_IOFWD_* (the table is in tern's settings registry:
+ * tern_init refuses a bad value, tern_info lists them) */
+tern_status_t tern_iofwd_config_load(tern_iofwd_config_t *cfg);
 
 /* The rendezvous directory, $XDG_RUNTIME_DIR/tern-iofwd or
  * /tmp/tern-iofwd-<uid>: created 0700, refused (TERN_ERR_INVALID_PARAM,

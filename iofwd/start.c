@@ -51,6 +51,8 @@ static void exec_daemon(const tern_iofwd_config_t *cfg, const char *dir, char *c
     if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
         for (int fd = 3; fd < 1024; fd++)
             fcntl(fd, F_SETFD, FD_CLOEXEC);
+    /* internal, not a user setting: the job's diagnostics fd that ternrun
+     * gave this rank (engine/status.c), kept open for the daemon */
     const char *diag = getenv("TERN_IOF_INTERNAL_FD");
     if (diag != NULL && atoi(diag) > 2)
         fcntl(atoi(diag), F_SETFD, 0);

@@ -1,7 +1,7 @@
 /*
  * PMIx_Spawn: a rank (or a tool) asks ternrun to start a new job.
  *
- * The request arrives on PMIx's progress thread (pmix-shim/server_spawn.c
+ * The request arrives on PMIx's progress thread (pmix/server/server_spawn.c
  * has checked and copied it); ternrun_spawn_request queues it and wakes the
  * main thread, which starts it between two rounds of its event loop
  * (ternrun_spawn_run_pending) and answers the client from there, never from
@@ -17,7 +17,7 @@
  * the first job's, tagged "[job.rank,stream]"; its stdin is /dev/null.
  */
 #include "launcher/job.h"
-#include "pmix-shim/server_module.h"
+#include "pmix/server/server_module.h"
 
 #include <pmix.h>
 

@@ -111,7 +111,7 @@ struct ternrun_rank {
 };
 
 struct ternrun_bind_ctx; /* bind.c */
-struct tern_iof;         /* iof/iof.h */
+struct tern_iof;         /* launcher/iof/iof.h */
 
 /* One PMIx namespace: the job on ternrun's command line (index 0), or one
  * started by a rank's PMIx_Spawn.  Never freed before ternrun exits. */
@@ -139,7 +139,7 @@ struct ternrun_ns {
     int term_sig;
 };
 
-struct tern_srv_spawn; /* pmix-shim/server_module.h */
+struct tern_srv_spawn; /* pmix/server/server_module.h */
 
 struct ternrun_job {
     struct ternrun_options opt;

@@ -9,7 +9,7 @@
  * appends.
  */
 #include "launcher/job.h"
-#include "iof/iof.h"
+#include "launcher/iof/iof.h"
 
 #include <stdio.h>
 #include <stdlib.h>

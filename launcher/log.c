@@ -6,7 +6,7 @@
  * rank 1's last lines; other threads (the PMIx server's) write directly.
  */
 #include "launcher/job.h"
-#include "iof/iof.h"
+#include "launcher/iof/iof.h"
 
 #include <pthread.h>
 #include <stdarg.h>

@@ -31,8 +31,8 @@
  * 128+that signal.  ternrun waits for every job, spawned ones included.
  */
 #include "launcher/job.h"
-#include "pmix-shim/server_module.h"
-#include "iof/iof.h"
+#include "pmix/server/server_module.h"
+#include "launcher/iof/iof.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -4,7 +4,7 @@
  * register each rank as a client before it is forked.
  */
 #include "launcher/job.h"
-#include "pmix-shim/server_module.h"
+#include "pmix/server/server_module.h"
 
 #include <dirent.h>
 #include <errno.h>

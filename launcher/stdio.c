@@ -1,13 +1,13 @@
 /*
  * ternrun's side of stdio forwarding: which pipes each rank gets and where
- * its streams go (the engine itself is in iof/).
+ * its streams go (the engine itself is in launcher/iof/).
  *
  *   rank stdout --pipe--> ternrun --> ternrun's stdout  (or DIR/<rank>/stdout)
  *   rank stderr --pipe--> ternrun --> ternrun's stderr  (stdout with
  *                                     --merge-stderr-to-stdout; DIR/<rank>/stderr)
  *   ternrun's stdin --> pipe --> rank 0's stdin (--stdin: all, none or N);
  *   ranks without a pipe read /dev/null.  With --stdin-tool the source is
- *   not ternrun's stdin but the attached "tern-iof --stdin" (iof/tool.c).
+ *   not ternrun's stdin but the attached "tern-iof --stdin" (launcher/iof/tool.c).
  *   tern's diagnostics --pipe (fd in TERN_IOF_INTERNAL_FD)--> ternrun's
  *                                     stderr as "[rank,diag] " lines
  *                                     (DIR/<rank>/diag)
@@ -21,7 +21,7 @@
  * library falls back to stderr when the pipe is full).
  */
 #include "launcher/job.h"
-#include "iof/iof.h"
+#include "launcher/iof/iof.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -16,7 +16,7 @@
  * finalize -> remove session dir and the job's /dev/shm leftovers.
  */
 #include "launcher/job.h"
-#include "pmix-shim/server_module.h"
+#include "pmix/server/server_module.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -36,9 +36,9 @@ int coll_sendrecv(const coll_t *k, const void *sbuf, size_t slen, int to, void *
 void *coll_tmp(size_t len); /* malloc, never of 0 bytes; large ones from a cache */
 void coll_tmp_free(void *p); /* free, or back to the cache */
 
-/* coll_buf.c: size thresholds (bytes; docs/mpi.md), from the environment
- * on first use:
- * TERN_MPI_BCAST_LONG, TERN_MPI_BCAST_MIN_PROCS, TERN_MPI_ALLREDUCE_LONG */
+/* coll_buf.c: size thresholds (docs/mpi.md), the settings MPI_Init read
+ * (mpi.cfg): TERN_MPI_BCAST_LONG, TERN_MPI_BCAST_MIN_PROCS,
+ * TERN_MPI_ALLREDUCE_LONG */
 enum { THR_BCAST_LONG, THR_BCAST_MIN_PROCS, THR_ALLREDUCE_LONG, THR_N };
 size_t coll_threshold(int which);
 

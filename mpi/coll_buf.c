@@ -3,26 +3,20 @@
  * the staging of non-contiguous buffers (packed with mpi_dt_pack), and the
  * working buffers of reductions (coll_red_t, coll.h).
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "mpi/coll.h"
 
 size_t coll_threshold(int which)
 {
-    static const char *const names[THR_N] = {"TERN_MPI_BCAST_LONG", "TERN_MPI_BCAST_MIN_PROCS",
-                                             "TERN_MPI_ALLREDUCE_LONG"};
-    static const size_t defaults[THR_N] = {12288, 8, 2048};
-    static size_t value[THR_N];
-    static bool known[THR_N];
-    if (!known[which]) {
-        const char *s = getenv(names[which]);
-        char *end;
-        unsigned long long v = s != NULL ? strtoull(s, &end, 0) : 0;
-        value[which] = s != NULL && *s != '\0' && *end == '\0' ? (size_t)v : defaults[which];
-        known[which] = true;
+    switch (which) {
+    case THR_BCAST_LONG:
+        return (size_t)mpi.cfg.bcast_long;
+    case THR_BCAST_MIN_PROCS:
+        return (size_t)mpi.cfg.bcast_min_procs;
+    default:
+        return (size_t)mpi.cfg.allreduce_long;
     }
-    return value[which];
 }
 
 /* ---- staging of non-contiguous buffers ------------------------------------ */

@@ -26,7 +26,10 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
         return mpi_raise(MPI_COMM_WORLD, mpi_class_of(st), "MPI_Init: %s", tern_last_error());
     }
     mpi.w = tern_context_worker(mpi.ctx);
-    int e = mpi_workers_init();
+    int e = mpi_config_load(); /* tern_init checked them: fails only if they changed since */
+    if (e != MPI_SUCCESS)
+        return e;
+    e = mpi_workers_init();
     if (e != MPI_SUCCESS)
         return mpi_raise(MPI_COMM_WORLD, e, "MPI_Init: worker locks");
     e = mpi_reqs_init();

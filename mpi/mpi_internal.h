@@ -81,6 +81,13 @@ struct mpi_req {
 
 #define MPI_MAX_WORKERS 64 /* TERN_NUM_WORKERS' bound */
 
+/* TERN_MPI_* (config.c; tern_info lists them), read by MPI_Init */
+typedef struct mpi_config {
+    uint64_t bcast_long;      /* TERN_MPI_BCAST_LONG: bytes */
+    uint64_t bcast_min_procs; /* TERN_MPI_BCAST_MIN_PROCS: ranks */
+    uint64_t allreduce_long;  /* TERN_MPI_ALLREDUCE_LONG: bytes */
+} mpi_config_t;
+
 typedef struct mpi_state {
     int init, finalized;      /* 0 / 1 */
     int thread_level;
@@ -100,6 +107,7 @@ typedef struct mpi_state {
     int free_head;            /* the free entries' list (+1; 0: empty) */
     int freed_head;           /* entries MPI_Request_free let go, not yet finished */
     int nfreed;
+    mpi_config_t cfg;
 } mpi_state_t;
 
 extern mpi_state_t mpi;
@@ -351,6 +359,9 @@ static inline MPI_Request mpi_req_pop(void)
     }
     return h;
 }
+
+/* config.c: mpi.cfg from the environment (MPI_SUCCESS, or the error raised) */
+int mpi_config_load(void);
 
 /* init / finalize of the communicator and request tables (comm.c) */
 int mpi_comms_init(void);

@@ -99,8 +99,11 @@ else
     echo "no libtern.a installed: static link not tried"
 fi
 
+# tern_info links the installed libtern.so (its netmods are the library's):
+# under DESTDIR that one, not another libtern the run path may name
 info=$DESTDIR$bindir/tern_info
-list=$("$info" --netmods) || fail "$info --netmods"
+list=$(LD_LIBRARY_PATH=$DESTDIR$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$info" --netmods) ||
+    fail "$info --netmods"
 for nm in $netmods; do
     echo "$list" | grep -q "^  $nm " || fail "installed tern_info lists no netmod $nm: $list"
 done

@@ -1,12 +1,16 @@
 /*
  * tern_info: what this build of tern has — version, the registered netmods
- * (by priority, with what they reach and their capability tables), and every TERN_* setting of the
- * engine and of each netmod with its default, range and the value in
- * effect.  Needs no PMIx server; started by a launcher (ternrun -n 3
- * tern_info) it asks the launcher about this node, as tern_init does, and
- * shows the idle-wait defaults of an oversubscribed node
- * (engine/oversub.c) in the value column.  Exit status 1 when a setting in
- * the environment is invalid (the message names it).
+ * (by priority, with what they reach and their capability tables), and every TERN_* setting of tern's
+ * settings registry (engine/config.h: the engine's, the registration
+ * cache's, iofwd's, the MPI layer's, each netmod's) with its default,
+ * range and the value in effect.  Needs no PMIx server; started by a
+ * launcher (ternrun -n 3 tern_info) it asks the launcher about this node,
+ * as tern_init does, and shows the idle-wait defaults of an
+ * oversubscribed node (engine/oversub.c) in the value column.  Exit status
+ * 1 when a setting in the environment is invalid (the message names it).
+ *
+ * It links libtern and libtern-mpi (whose tables register when they load)
+ * and uses their private interface (TERN_PRIVATE_0.0 in engine/libtern.map).
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -14,14 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mpi.h>
 #include <tern/tern.h>
 
 #include "config.h"
 #include "engine/config.h"
 #include "engine/netmod.h"
 #include "engine/oversub.h"
-#include "engine/rcache.h"
-#include "iofwd/iofwd_internal.h"
 
 static void usage(FILE *f)
 {
@@ -96,7 +99,13 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    printf("tern %s\n", PACKAGE_VERSION);
+    printf("tern %s\n", tern_version(NULL, NULL, NULL)); /* the libtern it runs on */
+    /* a call into libtern-mpi: it is then loaded (a linker dropping unused
+     * libraries keeps it) and its settings are in the registry */
+    char mpi_version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int mpi_len;
+    if (MPI_Get_library_version(mpi_version, &mpi_len) == MPI_SUCCESS)
+        printf("mpi: %s\n", mpi_version);
     if (netmods) {
         printf("netmods: %s (plus self)\n", tern_netmod_names());
         for (int i = 0; i < tern_netmod_count(); i++) {
@@ -123,13 +132,13 @@ int main(int argc, char **argv)
     if (!params)
         return 0;
     /* the engine's settings as tern_init would make them on this node */
-    tern_config_t engine;
-    tern_status_t st = tern_config_load(&engine);
+    tern_config_t engine_cfg;
+    tern_status_t st = tern_config_load(&engine_cfg);
     if (st == TERN_OK) { /* else print_table reports the bad setting */
         tern_pmix_t pmix = {0};
         char what[256];
         if (tern_pmix_init(&pmix, false) == TERN_OK) {
-            bool changed = tern_node_idle_defaults(&pmix, &engine, what, sizeof(what));
+            bool changed = tern_node_idle_defaults(&pmix, &engine_cfg, what, sizeof(what));
             printf("# %s%s\n", what, pmix.singleton ? " (not started by a launcher)" : "");
             if (changed)
                 printf("# idle-wait defaults of an oversubscribed node: TERN_WAIT_MODE and "
@@ -140,20 +149,14 @@ int main(int argc, char **argv)
         }
     }
     printf("%-26s %-12s %-12s %-16s %s\n", "# variable", "value", "default", "range", "meaning");
-    print_table(&tern_engine_config_table, false, st == TERN_OK ? &engine : NULL);
-    tern_status_t s1 = print_table(&tern_rcache_config_table, false, NULL);
-    if (st == TERN_OK)
-        st = s1;
-    s1 = print_table(&tern_iofwd_config_table, false, NULL);
-    if (st == TERN_OK)
-        st = s1;
-    for (int i = 0; i < tern_netmod_count(); i++) {
-        const tern_netmod_desc_t *d = tern_netmod_get(i);
-        if (d->config != NULL) {
-            tern_status_t s2 = print_table(d->config, true, NULL);
-            if (st == TERN_OK)
-                st = s2;
-        }
+    for (int i = 0; i < tern_config_count(); i++) {
+        bool netmod;
+        const tern_config_table_t *t = tern_config_get(i, &netmod);
+        /* table 0 is the engine's: shown with the node's idle-wait
+         * defaults applied above */
+        tern_status_t s1 = print_table(t, netmod, i == 0 && st == TERN_OK ? &engine_cfg : NULL);
+        if (st == TERN_OK)
+            st = s1;
     }
     return st == TERN_OK ? 0 : 1;
 }

@@ -12,10 +12,10 @@
  * --stdin-tool); a thread copies it to the socket and shuts the socket's
  * sending side at its EOF.  Exit status 0 only when ternrun said the job
  * ended (the end-of-job frame): 1 when dropped, refused or cut off.
- * Protocol: iof/iof_tool.h.  libc only.
+ * Protocol: launcher/iof/iof_tool.h.  libc only.
  */
 #define _GNU_SOURCE 1
-#include "iof/iof_tool.h"
+#include "launcher/iof/iof_tool.h"
 
 #include <errno.h>
 #include <pthread.h>

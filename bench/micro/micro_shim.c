@@ -123,9 +123,9 @@ size_t micro_eager_pkt(void *out, int tag, size_t len)
 
 /*
  * Single-process shm loopback.  The segment is made by the real
- * tern_shm_segment_create (no PMIx involved); what shm_init, attach() and
- * shm_vc_init() in netmods/shm/shm_netmod.c would then do through PMIx is
- * done here by hand — keep this in step with attach() when the shm state
+ * tern_shm_segment_create (no addresses involved); what shm_init, attach()
+ * and shm_vc_init() in netmods/shm/shm_netmod.c would then do is done here
+ * by hand — keep this in step with attach() when the shm state
  * grows.  Both directions of VC 1 are bound to the pair "rank 0 writes,
  * local rank 1 reads", so the receive side polls what the send side wrote.
  */
@@ -156,9 +156,8 @@ tern_status_t micro_shm_loopback(micro_engine_t *e, size_t fbox_size, bool fastb
     s->nlocal = MICRO_RANKS;
     s->my_idx = 0;
     s->numa_node = -1; /* not placed: attach()'s tern_shm_place_inbox is left out */
-    tern_shm_card_t card;
-    memset(&card, 0, sizeof(card));
-    st = tern_shm_segment_create(s, &card);
+    tern_shm_segment_name(s, s->seg_name, sizeof(s->seg_name));
+    st = tern_shm_segment_create(s);
     if (st != TERN_OK) {
         free(s);
         return st;

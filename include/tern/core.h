@@ -3,8 +3,9 @@
  *
  * A context is one per process (one per job).  tern_init() wires the process
  * up through PMIx: it reads rank, size and the local peers, creates or
- * attaches the node's shared-memory segment, and exchanges every netmod's
- * business card.  A worker is the progress engine of one polling thread: it
+ * attaches the node's shared-memory segment, and exchanges the workers'
+ * addresses (every netmod's card in one blob per worker; tern_init_ex
+ * wires a job up from addresses exchanged by any other means).  A worker is the progress engine of one polling thread: it
  * owns its VCs, netmod instances, queues and request pool, and takes no
  * lock on the fast path.  TERN_NUM_WORKERS (default 1, the same on every
  * rank) workers are wired up at tern_init; worker i of a rank talks to
@@ -28,8 +29,10 @@
  * Requests belong to the library.  There is no call to free one: the
  * tern_wait, tern_test or tern_waitall that returns a request's final status
  * also frees it, and the handle is invalid from then on.  Every request must
- * be completed that way (there is no cancel either).  A receive's completion
- * information (source, tag, length) comes from that call's info argument.
+ * be completed that way.  tern_cancel ends a receive that has not matched
+ * yet (it completes with TERN_ERR_CANCELED and is still reaped so); a send
+ * cannot be cancelled.  A receive's completion information (source, tag,
+ * length) comes from that call's info argument.
  *
  * NULL handles: every call returning a status that is given a NULL context,
  * worker, request or request pointer returns TERN_ERR_INVALID_PARAM and
@@ -73,6 +76,14 @@ typedef struct tern_recv_info {
 } tern_recv_info_t;
 
 /**
+ * The version of the libtern this process runs on (not the one it was
+ * built against): "MAJOR.MINOR.PATCH", configure's AC_INIT version, a
+ * static string.  *major, *minor and *patch get its numbers (each pointer
+ * may be NULL).  Safe from any thread, before tern_init too.
+ */
+const char *tern_version(unsigned *major, unsigned *minor, unsigned *patch);
+
+/**
  * Initialise the process: PMIx client init, wire-up of all netmods.
  * Collective over the job.  On success *ctx owns everything; free it with
  * tern_finalize().  Statuses: TERN_ERR_PMIX (no PMIx server reachable or a
@@ -87,6 +98,74 @@ tern_status_t tern_init(tern_context_t **ctx);
  * client).  The one-context-per-process rule holds as for tern_init.
  */
 tern_status_t tern_init_standalone(tern_context_t **ctx);
+
+/* How an idle wait (tern_wait, tern_worker_wait ...) waits: TERN_WAIT_MODE's
+ * spin, yield (spin, then sched_yield between polls) and block (spin, then
+ * sleep on every netmod's event source at once). */
+enum tern_wait_mode { TERN_WAIT_SPIN = 0, TERN_WAIT_YIELD = 1, TERN_WAIT_BLOCK = 2 };
+
+/* How tern_init_ex wires the process up (tern_init_params_t.wireup). */
+enum tern_wireup {
+    TERN_WIREUP_PMIX = 0,      /* through the launcher's PMIx server, as tern_init */
+    TERN_WIREUP_ADDRESS = 1,   /* from peers' worker addresses, no PMIx (rank, size, job) */
+    TERN_WIREUP_STANDALONE = 2 /* a job of one rank, PMIx not used, as tern_init_standalone */
+};
+
+/* tern_init_params_t.fields: which fields the caller set.  A set field
+ * overrides the environment variable of the same setting (which is then
+ * not read); an unset one takes the variable, or its default. */
+#define TERN_INIT_F_WAIT_MODE (1ull << 0) /* wait_mode, as TERN_WAIT_MODE */
+#define TERN_INIT_F_WORKERS (1ull << 1)   /* num_workers, as TERN_NUM_WORKERS */
+#define TERN_INIT_F_NETMODS (1ull << 2)   /* netmods, as TERN_NETMODS */
+#define TERN_INIT_F_WIREUP (1ull << 3)    /* wireup (and rank, size, job for ADDRESS) */
+
+/**
+ * Parameters of tern_init_ex.  Zero it, set struct_size to
+ * sizeof(tern_init_params_t), then the fields you choose and their bits in
+ * fields; the rest is ignored.  A later tern may add fields at the end (and
+ * bits for them): a program built against this header keeps working.
+ */
+typedef struct tern_init_params {
+    size_t struct_size;     /* sizeof(tern_init_params_t) the caller was built with */
+    uint64_t fields;        /* TERN_INIT_F_* bits: which fields below are set */
+    int wait_mode;          /* TERN_INIT_F_WAIT_MODE: enum tern_wait_mode */
+    int num_workers;        /* TERN_INIT_F_WORKERS: 1 .. 64, the same on every rank */
+    const char *netmods;    /* TERN_INIT_F_NETMODS: as TERN_NETMODS ("" = every built one) */
+    int wireup;             /* TERN_INIT_F_WIREUP: enum tern_wireup (default: PMIX) */
+    int rank, size;         /* TERN_INIT_F_WIREUP with TERN_WIREUP_ADDRESS */
+    const char *job;        /* TERN_INIT_F_WIREUP with TERN_WIREUP_ADDRESS: the job's name */
+} tern_init_params_t;
+
+/**
+ * tern_init with explicit settings: the set fields of params (NULL: none)
+ * replace the environment's TERN_WAIT_MODE, TERN_NUM_WORKERS and
+ * TERN_NETMODS, so that a program (or a daemon) chooses them without
+ * setenv().  Every other setting still comes from the environment.
+ * params is read during the call only.  TERN_ERR_INVALID_PARAM, naming the
+ * field, for a struct_size this library does not know (smaller than its
+ * first version or larger than its own), a bit in fields it does not know,
+ * or a value out of range (a netmod not built, workers outside 1 .. 64, an
+ * unknown wait mode or wireup, a rank outside 0..size-1, a size below 1 or
+ * a missing job name with TERN_WIREUP_ADDRESS); such a call changes
+ * nothing.  TERN_WIREUP_PMIX: as tern_init; TERN_WIREUP_STANDALONE: as
+ * tern_init_standalone.
+ *
+ * TERN_WIREUP_ADDRESS wires the process up with no launcher and no PMIx:
+ * the caller says which rank of how many it is and names its job (job:
+ * 1..255 characters, the same on every rank; a name no other job uses at
+ * the same time on these hosts).  Every allowed netmod this process can use
+ * is initialised at once, and each worker's address is ready for
+ * tern_worker_address: the caller hands the addresses around (a file, a
+ * socket, another runtime's modex) and gives every rank's, of every worker,
+ * to tern_peer_insert.  The job's own ranks are wired up by the insert
+ * that completes the set (see tern_peer_insert); until then sends to them
+ * fail, and tern_local_rank / tern_local_size say -1 / 0 (the ranks on this
+ * host are known from the addresses).  tern_barrier and tern_finalize then
+ * synchronise over the engine's own connections (the job's matching space
+ * 65535 is reserved for it), and whatever needs a launcher (tern_connect,
+ * tern_spawn, the name service) is TERN_ERR_UNSUPPORTED.
+ */
+tern_status_t tern_init_ex(const tern_init_params_t *params, tern_context_t **ctx);
 
 /** Collective: drain, barrier, detach, PMIx_Finalize.  Frees ctx. */
 tern_status_t tern_finalize(tern_context_t *ctx);
@@ -120,9 +199,11 @@ int tern_worker_index(const tern_worker_t *w);
 /** Name of the netmod the VC to rank uses ("self", "shm", ...) or NULL. */
 const char *tern_peer_netmod(const tern_context_t *ctx, int rank);
 
-/** Job-wide barrier through PMIx_Fence (no data).  The context's default
- * worker (worker 0) makes progress while it waits, so call it from the
- * thread that drives worker 0. */
+/** Job-wide barrier through PMIx_Fence (no data); in a context wired by
+ * addresses (TERN_WIREUP_ADDRESS) through messages between the ranks in
+ * the reserved space 65535.  The context's default worker (worker 0) makes
+ * progress while it waits, so call it from the thread that drives worker 0.
+ * TERN_ERR_PEER_FAILED when a rank's connection fails first. */
 tern_status_t tern_barrier(tern_context_t *ctx);
 
 /** Abort the whole job through PMIx_Abort with status and message. */
@@ -258,10 +339,16 @@ tern_status_t tern_wait(tern_worker_t *w, tern_request_t *req, tern_recv_info_t 
 
 /**
  * Wait for all of reqs[0..n) (NULL entries skipped); each is freed and its
- * entry set to NULL.  Returns the first error met (the others are lost: use
- * tern_wait one by one to see every status).
+ * entry set to NULL.  Returns TERN_OK when every one succeeded, else the
+ * first error in array order (every request is still waited for and
+ * freed).  infos (NULL: not wanted) has room for n entries: infos[i] gets
+ * what tern_wait's info would for reqs[i], its status included, so each
+ * request's own status is there (MPI_Waitall's statuses); a NULL reqs[i]
+ * gets source TERN_ANY_SOURCE, tag TERN_ANY_TAG, length 0, status TERN_OK.
+ * tern_last_error() then tells the last failure met.
  */
-tern_status_t tern_waitall(tern_worker_t *w, tern_request_t **reqs, size_t n);
+tern_status_t tern_waitall(tern_worker_t *w, tern_request_t **reqs, size_t n,
+                           tern_recv_info_t *infos);
 
 /**
  * Block until something may have happened (a message arrived, a request
@@ -356,9 +443,11 @@ const char *tern_job_name(const tern_context_t *ctx);
  * handle whose ranks are reached with the usual calls: the peer id of its
  * rank r is tern_job_peer(*job, r) (ids after this job's own ranks), to be
  * used as dest / src of tern_isend, tern_irecv ..., and the source of a
- * message received from it.  The other job's VCs are carried by a netmod
- * that reaches other jobs (tcp; on every worker), so the death of one of
- * its ranks fails only the VC to that rank (TERN_ERR_PEER_FAILED).
+ * message received from it.  Each of the other job's VCs (on every worker)
+ * is carried by the highest-priority netmod both sides allow that reaches
+ * other jobs (verbs, dpdk, tcp) and whose card the rank's address has, so
+ * the death of one of its ranks fails only the VC to that rank
+ * (TERN_ERR_PEER_FAILED).
  * TERN_ERR_NOT_FOUND for a job the launcher does not know,
  * TERN_ERR_PEER_FAILED naming the job when a rank of it has ended (it can
  * no longer take part): at once when it ended before the call, as soon as
@@ -384,6 +473,54 @@ int tern_job_peer(const tern_job_t *job, int rank);
  */
 tern_status_t tern_disconnect(tern_job_t *job);
 
+/* ---- addresses: wire-up by any means --------------------------------------- */
+
+/** Largest address tern_worker_address writes. */
+#define TERN_ADDRESS_MAX 8192
+
+/**
+ * The address of worker w: an opaque, versioned blob that names this
+ * process, its job, rank and worker, and carries the card of every netmod
+ * the worker has (as ucp_worker_get_address or fi_getname).  Another
+ * process that inserts it (tern_peer_insert) can reach this worker,
+ * whatever carried it there.  Written into buf (capacity *len); *len is
+ * set to its size.  TERN_ERR_TRUNCATED (nothing written, *len the size
+ * needed) when buf is NULL or too small.  An address stays valid until
+ * tern_finalize; it changes when a netmod is added to the worker (for
+ * tern_connect or a port), so take it when you hand it out.
+ */
+tern_status_t tern_worker_address(tern_worker_t *w, void *buf, size_t *len);
+
+/**
+ * Insert a peer's address (from its tern_worker_address) and get its peer
+ * id, the dest / src of tern_isend, tern_irecv ... (as fi_av_insert or
+ * ucp_ep_create):
+ *  - a rank of this job: *peer is that rank.  In a context of
+ *    TERN_WIREUP_ADDRESS every rank's address, of every worker (i of
+ *    TERN_NUM_WORKERS, worker i's goes to worker i), is inserted once; the
+ *    insert that completes the set wires the job up: it chooses each peer's
+ *    netmod (shm with the ranks on this host, as tern_init does), connects
+ *    and waits for every other rank to have done the same (a barrier over
+ *    the new connections, which also gives the node's ranks their shared
+ *    segment).  Its own address is accepted too.  Elsewhere (tern_init) the
+ *    job is wired already and the insert only checks the address.
+ *  - a process of another job (a different job name): a peer of its own,
+ *    one rank of one worker, with an id after this job's ranks; the VC
+ *    goes over the highest-priority netmod both addresses have that reaches
+ *    other jobs, and is made by the first send; the other process inserts
+ *    this one's address too.  The same address inserted again gives the
+ *    same id.  Its VC fails when the netmod sees the peer gone (there is no
+ *    launcher to tell) and is closed by tern_finalize.
+ * TERN_ERR_MALFORMED naming the cause for what is not an address of this
+ * version (wrong magic or version, truncated, damaged); TERN_ERR_UNREACHABLE
+ * when no allowed netmod of this process reaches it (naming its netmods and
+ * this process's); TERN_ERR_INVALID_PARAM for an address of this job whose
+ * rank or worker is out of range, or that contradicts one inserted before.
+ * A failed wire-up fails every insert after it.  Not thread-safe: no other
+ * thread may use the context's workers during the call.
+ */
+tern_status_t tern_peer_insert(tern_context_t *ctx, const void *addr, size_t len, int *peer);
+
 /* ---- ports: one process to another, no collective ------------------------ */
 
 /** Longest port name tern_port_open writes, with its terminating NUL. */
@@ -392,8 +529,10 @@ tern_status_t tern_disconnect(tern_job_t *job);
 /**
  * Open a port other processes (of any job, or singletons) connect to; its
  * name, to hand them (a file, argv, tern_publish), in port.  Connections
- * are taken with tern_port_accept.  Ports use the first allowed netmod that
- * has them (tcp) and worker 0.
+ * are taken with tern_port_accept.  Ports use worker 0 and the netmods that
+ * take ports (tcp, verbs, dpdk on a shared medium): the name is worker 0's
+ * address with their cards (docs/addresses.md).  TERN_ERR_UNSUPPORTED
+ * naming why when no allowed netmod takes ports.
  */
 tern_status_t tern_port_open(tern_context_t *ctx, char port[TERN_PORT_NAME_MAX]);
 

@@ -17,7 +17,9 @@
  *     retransmission of SACK holes, a loss probe for the tail, and a
  *     retransmission timer with back-off and a floor (TERN_DPDK_RTO_MIN_US)
  *     above the ~10 ms stalls of a VM.  The receiver delivers in order to
- *     tern_handle_pkt and holds what came early (at most window frames).
+ *     the handler of each frame's type (tern_dpdk_handler_t: DATA to
+ *     tern_handle_pkt, LMT to dpdk_lmt.c) and holds what came early (at
+ *     most window frames).
  *   - Flow control: the receiver's window (frames) rides on every frame;
  *     a sender never has more than min(its window, the peer's) frames
  *     unacknowledged.  A full window queues the rest of the VC's sendq
@@ -47,7 +49,6 @@
 
 #define TERN_DPDK_MAGIC 0x4b445054u /* "TPDK" */
 #define TERN_DPDK_CARD_VERSION 1u
-#define TERN_DPDK_CARD_KEY "tern.dpdk"
 #define TERN_DPDK_WINDOW_MAX 1024u
 #define TERN_DPDK_BURST 32u
 
@@ -149,9 +150,13 @@ typedef struct tern_dpdk_port {
 
 typedef struct tern_dpdk tern_dpdk_t;
 
-/* Expand the template for worker w (peer: -1 for a per-worker port). */
-tern_status_t tern_dpdk_expand(const char *tmpl, const tern_dpdk_t *d, int peer, char *out,
-                               size_t len);
+/* Expand the template for the instance's worker (peer: -1 for a
+ * per-worker port), towards rank `peer` of job peer_job (the hash; this
+ * job's, or another's: then a rank is named "<job hex>_<rank>" and the
+ * pair's ends are ordered by (job, rank), so both sides expand the same
+ * names). */
+tern_status_t tern_dpdk_expand(const char *tmpl, const tern_dpdk_t *d, uint32_t peer_job,
+                               int peer, char *out, size_t len);
 /* Does the template make one port per peer? */
 bool tern_dpdk_per_peer(const char *tmpl);
 /* Create (vdev) or find (TERN_DPDK_PORT), configure and start a port. */
@@ -177,7 +182,7 @@ uint16_t tern_dpdk_port_rx(tern_dpdk_t *d, tern_dpdk_port_t *p, struct rte_mbuf 
 /* A frame the sender keeps until it is acked. */
 typedef struct tern_dpdk_slot {
     struct rte_mbuf *m;       /* copy frame (one reference ours); NULL: LMT zero-copy */
-    struct tern_dpdk_lmt_tx *lmt; /* zero-copy: the transfer it belongs to */
+    void *owner;              /* its type's handler's (LMT: the transfer it belongs to) */
     uint64_t offset;          /* zero-copy: payload offset in the message */
     uint64_t sent_ns;         /* last transmission */
     uint16_t len;             /* payload bytes */
@@ -192,7 +197,7 @@ enum tern_dpdk_vc_conn { DPDK_VC_IDLE = 0, DPDK_VC_UP, DPDK_VC_DEAD };
 typedef struct tern_dpdk_vc {
     tern_vc_t *vc;
     tern_dpdk_t *d;
-    tern_dpdk_card_t card;
+    tern_dpdk_card_t card;    /* card.job, card.rank: the peer's job (hash) and rank there */
     enum tern_dpdk_vc_conn conn;
     tern_dpdk_port_t *port;   /* its own (per peer) or the worker's */
     tern_dpdk_port_t own;     /* per-peer port storage */
@@ -235,6 +240,31 @@ typedef struct tern_dpdk_vc {
     bool on_live;
 } tern_dpdk_vc_t;
 
+/*
+ * The reliability layer's upper side.  dpdk_rel.c moves frames (sequence
+ * numbers, window, acks, retransmission) and knows nothing of what they
+ * carry: each frame type of the VC's sequence space belongs to the layer
+ * above that registered a handler for it at init (DATA: the engine's packet
+ * stream, dpdk_netmod.c; LMT: rendezvous payload, dpdk_lmt.c).  ACK and
+ * PROBE are the reliability layer's own; a received frame of any other type
+ * without a handler is malformed.  Handlers run on the worker's thread.
+ */
+typedef struct tern_dpdk_handler {
+    /* bytes of the type's own header between tern_dpdk_hdr_t and the
+     * payload (LMT: tern_dpdk_lmt_ext_t); hdr.len counts the payload only */
+    uint16_t ext_size;
+    /* An in-order frame: its ext_size header bytes at ext and len payload
+     * bytes (both in the frame: unaligned, valid during the call only). */
+    void (*rx)(tern_dpdk_vc_t *dv, const void *ext, const void *payload, uint16_t len);
+    /* A transmission of a slot of this type that kept no mbuf (slot.m NULL:
+     * the layer keeps the payload, as zero-copy LMT does); NULL when out of
+     * mbufs (the timers try again).  Needed only by a type that queues such
+     * slots. */
+    struct rte_mbuf *(*frame)(tern_dpdk_vc_t *dv, const tern_dpdk_slot_t *s);
+    /* The slot's frame was acknowledged (optional); its mbuf is freed after. */
+    void (*acked)(tern_dpdk_vc_t *dv, tern_dpdk_slot_t *s);
+} tern_dpdk_handler_t;
+
 typedef struct tern_dpdk_stats {
     uint64_t tx_frames, rx_frames, tx_bursts, rx_bursts, tx_full;
     uint64_t acks_sent, retransmits, fast_retransmits, probes, timeouts;
@@ -256,7 +286,11 @@ struct tern_dpdk {
     bool per_peer;
     tern_dpdk_port_t port;    /* the worker's port (shared medium) */
     struct rte_mempool *pool;
+    tern_dpdk_card_t card;    /* ours */
     tern_dpdk_vc_t *vcs;      /* by rank */
+    tern_dpdk_vc_t **remote;  /* VCs to other jobs' ranks (own allocations, kept until
+                               * finalize: frames in flight may still name them) */
+    int nremote, remote_cap;
     tern_dpdk_vc_t **by_port; /* per-peer ports: VC by DPDK port id */
     tern_list_t active;
     tern_list_t live;
@@ -267,12 +301,17 @@ struct tern_dpdk {
     int wait_ep;              /* block mode: the fd the engine sleeps on (timer_fd, intr_ep) */
     int intr_ep;              /* the ports' RX interrupts (DPDK's rte_epoll events) */
     bool intr_armed;          /* arm chose the interrupt: disarm consumes it */
+    const tern_dpdk_handler_t *up[TERN_DPDK_F_MAX]; /* by frame type (dpdk_rel.c) */
     tern_dpdk_stats_t stats;
 };
 
 static inline tern_dpdk_vc_t *tern_dpdk_vc(tern_vc_t *vc) { return (tern_dpdk_vc_t *)vc->nm_vc; }
 
 /* ---- dpdk_rel.c: frames, acks, retransmission ----------------------------------------- */
+
+/* Frames of `type` go up to h from now on (at init, before any frame
+ * moves; h is kept, not copied). */
+void tern_dpdk_rel_handler(tern_dpdk_t *d, uint8_t type, const tern_dpdk_handler_t *h);
 
 /* A new frame from the pool with Ethernet + tern headers for dv (type,
  * payload len filled by the caller); NULL when the pool is empty. */
@@ -287,6 +326,12 @@ bool tern_dpdk_window_open(const tern_dpdk_vc_t *dv);
 tern_status_t tern_dpdk_frame_queue(tern_dpdk_vc_t *dv, tern_dpdk_slot_t slot);
 /* Handle one received frame (ours: checked, the mbuf consumed). */
 void tern_dpdk_rx_frame(tern_dpdk_t *d, struct rte_mbuf *m);
+/* dpdk_netmod.c: the VC to rank of another job (hash), NULL when none; on
+ * a shared medium a first DATA frame from a process we have no address of
+ * (a client of our port) makes one through tern_port_incoming, from what
+ * the frame says (its MAC, nonce and window). */
+tern_dpdk_vc_t *tern_dpdk_remote_vc(tern_dpdk_t *d, uint32_t job, int rank,
+                                    const struct rte_mbuf *m);
 /* Holes below SACKed frames out for srtt + the reordering window. */
 void tern_dpdk_rack_timer(tern_dpdk_vc_t *dv);
 /* Timers of every active VC: retransmissions, probes, delayed acks. */
@@ -367,16 +412,10 @@ tern_status_t tern_dpdk_lmt_handle_cookie(tern_vc_t *vc, tern_request_t *req, co
                                           size_t cookie_len);
 tern_status_t tern_dpdk_lmt_done_send(tern_vc_t *vc, tern_request_t *sreq);
 tern_status_t tern_dpdk_lmt_done_recv(tern_vc_t *vc, tern_request_t *rreq);
-/* Make one LMT frame of the head transfer (false: out of mbufs); a slot
- * of a transfer was acked. */
+/* Register the LMT frames' handler with d's reliability layer (at init). */
+void tern_dpdk_lmt_attach(tern_dpdk_t *d);
+/* Make one LMT frame of the head transfer (false: out of mbufs). */
 bool tern_dpdk_lmt_push(tern_dpdk_vc_t *dv);
-void tern_dpdk_lmt_acked(tern_dpdk_vc_t *dv, tern_dpdk_slot_t *s);
-/* An LMT frame arrived in order. */
-void tern_dpdk_lmt_rx(tern_dpdk_vc_t *dv, const tern_dpdk_lmt_ext_t *ext, struct rte_mbuf *m,
-                      uint32_t off, uint16_t len);
-/* Build an LMT frame (zero-copy or copy) for a slot, for a first send or a
- * retransmission; NULL when out of mbufs. */
-struct rte_mbuf *tern_dpdk_lmt_frame(tern_dpdk_vc_t *dv, const tern_dpdk_slot_t *s);
 /* Completions whose PMD references are gone (checked from poll). */
 void tern_dpdk_lmt_reap(tern_dpdk_t *d);
 void tern_dpdk_lmt_drop(tern_dpdk_vc_t *dv);

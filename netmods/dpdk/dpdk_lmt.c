@@ -180,9 +180,11 @@ static void fill_lmt_hdr(struct rte_mbuf *m, const tern_dpdk_lmt_tx_t *t, uint64
     memcpy(rte_pktmbuf_mtod_offset(m, uint8_t *, FRAME_HDR), &ext, sizeof(ext));
 }
 
-struct rte_mbuf *tern_dpdk_lmt_frame(tern_dpdk_vc_t *dv, const tern_dpdk_slot_t *s)
+/* A transmission of a zero-copy slot (the reliability layer keeps no mbuf
+ * for it), first or again; NULL when out of mbufs. */
+static struct rte_mbuf *lmt_frame(tern_dpdk_vc_t *dv, const tern_dpdk_slot_t *s)
 {
-    tern_dpdk_lmt_tx_t *t = s->lmt;
+    tern_dpdk_lmt_tx_t *t = s->owner;
     struct rte_mbuf *h = tern_dpdk_frame_alloc(dv, TERN_DPDK_F_LMT);
     if (h == NULL)
         return NULL;
@@ -237,7 +239,7 @@ bool tern_dpdk_lmt_push(tern_dpdk_vc_t *dv)
     uint64_t left = t->total - t->next;
     uint16_t room = (uint16_t)(dv->payload_max - TERN_DPDK_LMT_EXT_SIZE);
     uint16_t len = left < room ? (uint16_t)left : room;
-    tern_dpdk_slot_t s = {.lmt = t, .offset = t->next, .len = len, .type = TERN_DPDK_F_LMT};
+    tern_dpdk_slot_t s = {.owner = t, .offset = t->next, .len = len, .type = TERN_DPDK_F_LMT};
     if (!t->zcopy) {
         s.m = copy_frame(dv, t, t->next, len);
         if (s.m == NULL)
@@ -259,9 +261,10 @@ bool tern_dpdk_lmt_push(tern_dpdk_vc_t *dv)
     return st == TERN_OK;
 }
 
-void tern_dpdk_lmt_acked(tern_dpdk_vc_t *dv, tern_dpdk_slot_t *s)
+/* A frame of a transfer (zero-copy or copied) was acknowledged. */
+static void lmt_acked(tern_dpdk_vc_t *dv, tern_dpdk_slot_t *s)
 {
-    tern_dpdk_lmt_tx_t *t = s->lmt;
+    tern_dpdk_lmt_tx_t *t = s->owner;
     t->acked += s->len;
     if (t->acked < t->total || t->next < t->total)
         return;
@@ -306,10 +309,16 @@ void tern_dpdk_lmt_drop(tern_dpdk_vc_t *dv)
 
 /* ---- receiver -------------------------------------------------------------- */
 
-void tern_dpdk_lmt_rx(tern_dpdk_vc_t *dv, const tern_dpdk_lmt_ext_t *ext, struct rte_mbuf *m,
-                      uint32_t off, uint16_t len)
+/* An LMT frame arrived in order: its payload goes to the receive its
+ * extension names, at the offset it names (the next bytes expected). */
+static void lmt_rx(tern_dpdk_vc_t *dv, const void *extp, const void *payload, uint16_t len)
 {
     tern_vc_t *vc = dv->vc;
+    tern_dpdk_lmt_ext_t e;
+    memcpy(&e, extp, sizeof(e));
+    e.cookie = rte_le_to_cpu_64(e.cookie);
+    e.offset = rte_le_to_cpu_64(e.offset);
+    const tern_dpdk_lmt_ext_t *ext = &e;
     tern_request_t *r = tern_request_lookup(vc->worker, ext->cookie);
     if (r == NULL || r->kind != TERN_REQ_RECV || r->vc != vc || r->lmt_mode != TERN_LMT_PUT ||
         tern_dpdk_req(r)->active != 1) {
@@ -327,6 +336,20 @@ void tern_dpdk_lmt_rx(tern_dpdk_vc_t *dv, const tern_dpdk_lmt_ext_t *ext, struct
         return;
     }
     /* bytes past a short receive buffer are dropped (TRUNCATED at DONE) */
-    tern_cursor_unpack(&r->cur, rte_pktmbuf_mtod_offset(m, const uint8_t *, off), len);
+    tern_cursor_unpack(&r->cur, payload, len);
     tern_dpdk_req(r)->received = have + len;
+}
+
+/* ---- the reliability layer's handler for LMT frames ---------------------------- */
+
+static const tern_dpdk_handler_t lmt_handler = {
+    .ext_size = TERN_DPDK_LMT_EXT_SIZE,
+    .rx = lmt_rx,
+    .frame = lmt_frame,
+    .acked = lmt_acked,
+};
+
+void tern_dpdk_lmt_attach(tern_dpdk_t *d)
+{
+    tern_dpdk_rel_handler(d, TERN_DPDK_F_LMT, &lmt_handler);
 }

@@ -32,6 +32,16 @@ static uint32_t new_nonce(void)
     return n != 0 ? n : 1;
 }
 
+/* DATA frames carry the VC's byte stream: up to the engine's parser (any
+ * number of packets, or a fragment of one). */
+static void rx_stream(tern_dpdk_vc_t *dv, const void *ext, const void *payload, uint16_t len)
+{
+    (void)ext;
+    tern_handle_pkt(dv->vc, payload, len);
+}
+
+static const tern_dpdk_handler_t stream_handler = {.rx = rx_stream};
+
 static tern_status_t dpdk_init(tern_worker_t *w, const void *config, void **shared, void **state)
 {
     const tern_dpdk_config_t *cfg = config;
@@ -45,19 +55,21 @@ static tern_status_t dpdk_init(tern_worker_t *w, const void *config, void **shar
     d->worker = w;
     d->cfg = cfg;
     d->port.id = RTE_MAX_ETHPORTS;
-    d->job = tern_dpdk_job_hash(ctx->pmix.nspace);
+    d->job = tern_ctx_job_hash(ctx);
     d->nonce = new_nonce();
     tern_list_init(&d->active);
     tern_list_init(&d->live);
     tern_list_init(&d->reap);
     d->timer_fd = d->wait_ep = d->intr_ep = -1;
+    tern_dpdk_rel_handler(d, TERN_DPDK_F_DATA, &stream_handler);
+    tern_dpdk_lmt_attach(d);
     if (w->index > 255)
         return tern_error(TERN_ERR_UNSUPPORTED, "dpdk: worker %d: frames name at most 256 "
                           "workers", w->index);
     d->vcs = calloc((size_t)ctx->size, sizeof(*d->vcs));
     if (d->vcs == NULL)
         return tern_error(TERN_ERR_NO_MEMORY, "dpdk VC table for %d ranks", ctx->size);
-    tern_status_t st = tern_dpdk_eal_start(cfg, ctx->pmix.nspace, ctx->rank);
+    tern_status_t st = tern_dpdk_eal_start(cfg, tern_ctx_job(ctx), ctx->rank);
     if (st != TERN_OK)
         return st;
     if (cfg->port[0] != '\0') {
@@ -69,7 +81,7 @@ static tern_status_t dpdk_init(tern_worker_t *w, const void *config, void **shar
         d->per_peer = tern_dpdk_per_peer(cfg->vdev);
         if (!d->per_peer) {
             char devargs[512];
-            st = tern_dpdk_expand(cfg->vdev, d, -1, devargs, sizeof(devargs));
+            st = tern_dpdk_expand(cfg->vdev, d, d->job, -1, devargs, sizeof(devargs));
             if (st == TERN_OK)
                 st = tern_dpdk_port_open(d, devargs, true, &d->port);
         }
@@ -85,13 +97,24 @@ static tern_status_t dpdk_init(tern_worker_t *w, const void *config, void **shar
         card.max_frame = d->port.max_frame;
         card.caps = d->port.multiseg ? TERN_DPDK_CAP_MULTISEG : 0;
     }
-    char key[64];
-    return tern_pmix_put(&ctx->pmix, tern_worker_key(w, TERN_DPDK_CARD_KEY, key, sizeof(key)),
-                         &card, sizeof(card));
+    d->card = card;
+    return TERN_OK;
 }
 
-static tern_status_t card_check(const void *data, size_t len, int rank, const tern_dpdk_t *d,
-                                tern_dpdk_card_t *out)
+static tern_status_t dpdk_card(void *state, void *buf, size_t *len)
+{
+    tern_dpdk_t *d = state;
+    if (*len < sizeof(d->card))
+        return tern_error(TERN_ERR_INVALID_PARAM, "dpdk: a card needs %zu bytes",
+                          sizeof(d->card));
+    memcpy(buf, &d->card, sizeof(d->card));
+    *len = sizeof(d->card);
+    return TERN_OK;
+}
+
+/* rank of job (hash)'s card */
+static tern_status_t card_check(const void *data, size_t len, uint32_t job, int rank,
+                                const tern_dpdk_t *d, tern_dpdk_card_t *out)
 {
     if (len != sizeof(*out))
         return tern_error(TERN_ERR_MALFORMED, "dpdk card of rank %d: %zu bytes, want %zu", rank,
@@ -101,7 +124,7 @@ static tern_status_t card_check(const void *data, size_t len, int rank, const te
         out->rank != rank)
         return tern_error(TERN_ERR_MALFORMED, "dpdk card of rank %d: not a version-%u card of "
                           "that rank", rank, TERN_DPDK_CARD_VERSION);
-    if (out->job != d->job || out->nonce == 0 || out->window < 8 ||
+    if (out->job != job || out->nonce == 0 || out->window < 8 ||
         out->window > TERN_DPDK_WINDOW_MAX)
         return tern_error(TERN_ERR_MALFORMED, "dpdk card of rank %d: job %#x nonce %#x window "
                           "%u", rank, out->job, out->nonce, out->window);
@@ -113,26 +136,16 @@ static tern_status_t card_check(const void *data, size_t len, int rank, const te
     return TERN_OK;
 }
 
-static tern_status_t dpdk_vc_init(void *state, tern_vc_t *vc)
+/* VC i of the instance: the job's ranks' (d->vcs), then other jobs' */
+static inline int nvcs(const tern_dpdk_t *d) { return d->ctx->size + d->nremote; }
+static inline tern_dpdk_vc_t *vc_at(const tern_dpdk_t *d, int i)
 {
-    tern_dpdk_t *d = state;
-    tern_dpdk_vc_t *dv = &d->vcs[vc->rank];
-    void *data;
-    size_t len;
-    char key[64];
-    tern_status_t st = tern_pmix_get(&d->ctx->pmix, vc->rank,
-                                     tern_worker_key(d->worker, TERN_DPDK_CARD_KEY, key,
-                                                     sizeof(key)),
-                                     &data, &len);
-    if (st != TERN_OK)
-        return tern_error_wrap(st,
-                               "dpdk: rank %d has no dpdk card (does it have a port?  "
-                               "TERN_NETMODS can leave dpdk out)",
-                               vc->rank);
-    st = card_check(data, len, vc->rank, d, &dv->card);
-    free(data);
-    if (st != TERN_OK)
-        return st;
+    return i < d->ctx->size ? &d->vcs[i] : d->remote[i - d->ctx->size];
+}
+
+/* dv (its card checked) carries vc: its port, window and endpoints. */
+static tern_status_t vc_setup(tern_dpdk_t *d, tern_dpdk_vc_t *dv, tern_vc_t *vc)
+{
     dv->vc = vc;
     dv->d = d;
     tern_pktq_init(&dv->sendq);
@@ -143,7 +156,8 @@ static tern_status_t dpdk_vc_init(void *state, tern_vc_t *vc)
     dv->own.id = RTE_MAX_ETHPORTS;
     if (d->per_peer) {
         char devargs[512];
-        st = tern_dpdk_expand(d->cfg->vdev, d, vc->rank, devargs, sizeof(devargs));
+        tern_status_t st = tern_dpdk_expand(d->cfg->vdev, d, dv->card.job, dv->card.rank,
+                                            devargs, sizeof(devargs));
         if (st == TERN_OK)
             st = tern_dpdk_port_open(d, devargs, true, &dv->own);
         if (st != TERN_OK)
@@ -165,11 +179,97 @@ static tern_status_t dpdk_vc_init(void *state, tern_vc_t *vc)
         return tern_error(TERN_ERR_NO_MEMORY, "dpdk window of %u frames", w);
     dv->peer_window = dv->card.window;
     dv->my_ep = TERN_DPDK_EP(d->ctx->rank, d->worker->index);
-    dv->peer_ep = TERN_DPDK_EP(vc->rank, d->worker->index);
+    dv->peer_ep = TERN_DPDK_EP(dv->card.rank, d->worker->index);
     dv->rto_ns = d->cfg->rto_min_us * 1000ull;
     dv->conn = DPDK_VC_UP;
     vc->nm_vc = dv;
     return TERN_OK;
+}
+
+static tern_status_t dpdk_vc_init(void *state, tern_vc_t *vc, const void *card, size_t len)
+{
+    tern_dpdk_t *d = state;
+    tern_dpdk_vc_t *dv = &d->vcs[vc->rank];
+    tern_status_t st = card_check(card, len, d->job, vc->rank, d, &dv->card);
+    return st == TERN_OK ? vc_setup(d, dv, vc) : st;
+}
+
+/* A VC to another job's rank (its own allocation, kept until finalize). */
+static tern_status_t remote_add(tern_dpdk_t *d, tern_vc_t *vc, const tern_dpdk_card_t *card)
+{
+    if (card->job == d->job)
+        return tern_error(TERN_ERR_UNSUPPORTED, "dpdk: job %08x has the same name hash as %s: "
+                          "their frames cannot be told apart", card->job, tern_ctx_job(d->ctx));
+    if (d->nremote == d->remote_cap) {
+        int cap = d->remote_cap ? 2 * d->remote_cap : 16;
+        tern_dpdk_vc_t **r = realloc(d->remote, (size_t)cap * sizeof(*r));
+        if (r == NULL)
+            return tern_error(TERN_ERR_NO_MEMORY, "dpdk: table of %d VCs to other jobs", cap);
+        d->remote = r;
+        d->remote_cap = cap;
+    }
+    tern_dpdk_vc_t *dv = calloc(1, sizeof(*dv));
+    if (dv == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "dpdk: VC to job %08x rank %d", card->job,
+                          card->rank);
+    dv->card = *card;
+    d->remote[d->nremote++] = dv; /* before the setup: finalize frees what it made */
+    tern_status_t st = vc_setup(d, dv, vc);
+    if (st != TERN_OK) { /* the engine forgets vc: so do we */
+        dv->vc = NULL;
+        dv->conn = DPDK_VC_DEAD;
+        vc->nm_vc = NULL;
+    }
+    return st;
+}
+
+/* Another job's rank (tern_connect, a port, tern_peer_insert). */
+static tern_status_t dpdk_vc_init_remote(void *state, tern_vc_t *vc, uint32_t job, int rank,
+                                         const void *data, size_t len)
+{
+    tern_dpdk_t *d = state;
+    tern_dpdk_card_t card;
+    tern_status_t st = card_check(data, len, job, rank, d, &card);
+    return st == TERN_OK ? remote_add(d, vc, &card) : st;
+}
+
+/* A point-to-point device is made for one peer on both sides: a process
+ * we have no address of cannot reach us through one. */
+static const char *dpdk_port_unable(void *state)
+{
+    tern_dpdk_t *d = state;
+    return d->per_peer ? "dpdk: TERN_DPDK_VDEV makes a point-to-point device per peer (it "
+                         "names %p, %l, %h or %R), which a process this one was given no "
+                         "address of cannot reach (ports need a shared medium)"
+                       : NULL;
+}
+
+tern_dpdk_vc_t *tern_dpdk_remote_vc(tern_dpdk_t *d, uint32_t job, int rank,
+                                    const struct rte_mbuf *m)
+{
+    for (int i = 0; i < d->nremote; i++)
+        if (d->remote[i]->card.job == job && d->remote[i]->card.rank == rank)
+            return d->remote[i];
+    const tern_dpdk_hdr_t *h =
+        rte_pktmbuf_mtod_offset(m, const tern_dpdk_hdr_t *, TERN_DPDK_ETH_HDR);
+    if (d->per_peer || (h->type != TERN_DPDK_F_DATA && h->type != TERN_DPDK_F_LMT))
+        return NULL;
+    /* a client of our port: what its frame says stands for its card */
+    const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+    uint16_t window = rte_le_to_cpu_16(h->window);
+    tern_dpdk_card_t card = {.magic = TERN_DPDK_MAGIC, .version = TERN_DPDK_CARD_VERSION,
+                             .rank = rank, .nonce = rte_le_to_cpu_32(h->src_nonce),
+                             .mtu = d->port.mtu, .max_frame = d->port.max_frame, .job = job,
+                             .window = window < 8 ? 8 : window > TERN_DPDK_WINDOW_MAX
+                                                             ? TERN_DPDK_WINDOW_MAX
+                                                             : window};
+    memcpy(card.mac, eth->src_addr.addr_bytes, 6);
+    if (card.nonce == 0)
+        return NULL;
+    tern_vc_t *vc = tern_port_incoming(d->worker, d, job, rank);
+    if (vc == NULL || remote_add(d, vc, &card) != TERN_OK)
+        return NULL;
+    return d->remote[d->nremote - 1];
 }
 
 /* The VC failed: requests only we hold fail here, rendezvous ones (on the
@@ -273,8 +373,8 @@ static unsigned dpdk_poll(void *state, int direction)
     if (!d->per_peer) {
         n += rx_port(d, &d->port);
     } else {
-        for (int r = 0; r < d->ctx->size; r++) {
-            tern_dpdk_vc_t *dv = &d->vcs[r];
+        for (int i = 0; i < nvcs(d); i++) {
+            tern_dpdk_vc_t *dv = vc_at(d, i);
             if (dv->vc == NULL || dv->conn == DPDK_VC_DEAD)
                 continue;
             /* a client brings its link up even with nothing to send (its
@@ -304,8 +404,8 @@ static void dpdk_check_peers(void *state)
     const tern_dpdk_config_t *cfg = d->cfg;
     d->now_ns = tern_now_ns();
     uint64_t ka = cfg->keepalive_ms * 1000000ull, limit = cfg->timeout_ms * 1000000ull;
-    for (int r = 0; d->per_peer && r < d->ctx->size; r++) {
-        tern_dpdk_vc_t *dv = &d->vcs[r];
+    for (int i = 0; d->per_peer && i < nvcs(d); i++) {
+        tern_dpdk_vc_t *dv = vc_at(d, i);
         if (dv->vc == NULL || dv->conn != DPDK_VC_UP || dv->vc->state == TERN_VC_FAILED)
             continue;
         if (tern_dpdk_port_check_link(d, &dv->own) && dv->on_live) {
@@ -356,10 +456,12 @@ static tern_status_t dpdk_finalize(void *state)
      * without progress, bounded (a peer that never finalizes costs a
      * warning and a delay, not a hang).  Every rank of the job has dpdk or
      * none has: it is enabled by the job's settings (TERN_DPDK_VDEV /
-     * TERN_DPDK_PORT), and a rank whose dpdk failed fails tern_init. */
+     * TERN_DPDK_PORT), and a rank whose dpdk failed fails tern_init.
+     * Without a launcher there is no such fence (the engine's finalize
+     * barrier and goodbyes over the VCs are all there is). */
     if (d->ctx->size > 1) {
-        tern_status_t fst = tern_pmix_fence_timed(&d->ctx->pmix, 5000);
-        if (fst != TERN_OK)
+        tern_status_t fst = tern_ctx_exit_fence(d->ctx, 5000);
+        if (fst != TERN_OK && fst != TERN_ERR_UNSUPPORTED)
             tern_warn("dpdk: exit barrier: %s; leaving anyway", tern_last_error());
     }
     /* A worker's
@@ -368,25 +470,28 @@ static tern_status_t dpdk_finalize(void *state)
      * pool their receive rings draw on. */
     d->finalizing = true; /* tern_mem_release ran: no tern_mem_put from here */
     bool keep_pool = false;
-    if (d->vcs != NULL)
-        for (int r = 0; r < d->ctx->size; r++)
-            if (d->vcs[r].vc != NULL && d->vcs[r].port == &d->vcs[r].own &&
-                d->vcs[r].own.id < RTE_MAX_ETHPORTS) {
-                tern_dpdk_port_abandon(&d->vcs[r].own);
-                keep_pool = true;
-            }
+    for (int i = 0; d->vcs != NULL && i < nvcs(d); i++) {
+        tern_dpdk_vc_t *dv = vc_at(d, i);
+        if ((dv->vc != NULL || i >= d->ctx->size) && d->per_peer &&
+            dv->own.id < RTE_MAX_ETHPORTS) {
+            tern_dpdk_port_abandon(&dv->own);
+            keep_pool = true;
+        }
+    }
     tern_dpdk_intr_detach(d, &d->port);
     tern_dpdk_port_close(&d->port);
-    if (d->vcs != NULL)
-        for (int r = 0; r < d->ctx->size; r++) {
-            tern_dpdk_vc_t *dv = &d->vcs[r];
-            if (dv->vc == NULL)
-                continue;
+    for (int i = 0; d->vcs != NULL && i < nvcs(d); i++) {
+        tern_dpdk_vc_t *dv = vc_at(d, i);
+        if (dv->vc != NULL) {
             tern_dpdk_lmt_drop(dv);
             tern_dpdk_rel_drop(dv);
-            free(dv->slots);
-            free(dv->ooo);
         }
+        free(dv->slots);
+        free(dv->ooo);
+    }
+    for (int i = 0; i < d->nremote; i++)
+        free(d->remote[i]);
+    free(d->remote);
     tern_list_t *l;
     while ((l = tern_list_pop_head(&d->reap)) != NULL) {
         tern_dpdk_lmt_tx_t *t = TERN_CONTAINER_OF(l, tern_dpdk_lmt_tx_t, link);
@@ -465,10 +570,10 @@ static int dpdk_counters(void *state, tern_counter_t *out, int max)
     tern_dpdk_fault_stats_t f = {0};
     if (d->port.fault != NULL)
         tern_dpdk_fault_stats(d->port.fault, &f);
-    for (int r = 0; d->per_peer && r < d->ctx->size; r++)
-        if (d->vcs[r].vc != NULL && d->vcs[r].own.fault != NULL) {
+    for (int i = 0; d->per_peer && i < nvcs(d); i++)
+        if (vc_at(d, i)->vc != NULL && vc_at(d, i)->own.fault != NULL) {
             tern_dpdk_fault_stats_t g;
-            tern_dpdk_fault_stats(d->vcs[r].own.fault, &g);
+            tern_dpdk_fault_stats(vc_at(d, i)->own.fault, &g);
             f.dropped += g.dropped;
             f.held += g.held;
             f.duplicated += g.duplicated;
@@ -480,9 +585,9 @@ static int dpdk_counters(void *state, tern_counter_t *out, int max)
     struct rte_eth_stats es;
     if (d->port.started && rte_eth_stats_get(d->port.id, &es) == 0)
         missed += es.imissed + es.ierrors, nombuf += es.rx_nombuf;
-    for (int r = 0; d->per_peer && r < d->ctx->size; r++)
-        if (d->vcs[r].vc != NULL && d->vcs[r].own.started &&
-            rte_eth_stats_get(d->vcs[r].own.id, &es) == 0)
+    for (int i = 0; d->per_peer && i < nvcs(d); i++)
+        if (vc_at(d, i)->vc != NULL && vc_at(d, i)->own.started &&
+            rte_eth_stats_get(vc_at(d, i)->own.id, &es) == 0)
             missed += es.imissed + es.ierrors, nombuf += es.rx_nombuf;
     const tern_counter_t all[] = {
         {"dpdk.tx_frames", s->tx_frames},       {"dpdk.rx_frames", s->rx_frames},
@@ -506,10 +611,16 @@ static int dpdk_counters(void *state, tern_counter_t *out, int max)
     return n;
 }
 
+static const tern_nm_conn_ops_t dpdk_conn = {
+    .vc_init_remote = dpdk_vc_init_remote,
+    .port_unable = dpdk_port_unable,
+};
+
 static const tern_nm_core_ops_t dpdk_core = {
     .reachable = dpdk_reachable,
     .init = dpdk_init,
     .finalize = dpdk_finalize,
+    .card = dpdk_card,
     .vc_init = dpdk_vc_init,
     .wireup_done = dpdk_wireup_done,
     .vc_destroy = dpdk_vc_destroy,
@@ -561,5 +672,6 @@ static const tern_netmod_desc_t dpdk_netmod = {
     .lmt = &dpdk_lmt,
     .wait = &dpdk_wait,
     .mem = &dpdk_mem,
+    .conn = &dpdk_conn,
 };
 TERN_NETMOD_DEFINE(dpdk_netmod)

@@ -5,6 +5,9 @@
  *   %p  the peer's rank      %l / %h  the lower / higher rank of the pair
  *   %R  "server" for the lower rank of the pair, "client" for the higher
  *   %L  this rank's index on its node                 %%  a percent sign
+ * Towards a rank of another job (tern_connect, tern_peer_insert) a rank is
+ * named "<job hex>_<rank>", the pair's ends are ordered by (job, rank) and
+ * %j is the lower end's job: both sides expand the same names.
  * e.g. memif between every pair of ranks:
  *   net_memif_%w_%p,role=%R,id=0,socket=/tmp/tern-%j-%w-%l-%h.sock,socket-abstract=no
  * and a shared medium, one port per worker:
@@ -58,10 +61,19 @@ bool tern_dpdk_per_peer(const char *tmpl)
     return false;
 }
 
-tern_status_t tern_dpdk_expand(const char *tmpl, const tern_dpdk_t *d, int peer, char *out,
-                               size_t len)
+/* A pair's end: "rank" within this job, "<job hex>_<rank>" across jobs. */
+static int end_name(char *out, size_t len, bool cross, uint32_t job, int rank)
+{
+    return cross ? snprintf(out, len, "%08x_%d", job, rank) : snprintf(out, len, "%d", rank);
+}
+
+tern_status_t tern_dpdk_expand(const char *tmpl, const tern_dpdk_t *d, uint32_t peer_job,
+                               int peer, char *out, size_t len)
 {
     int me = d->ctx->rank;
+    bool cross = peer >= 0 && peer_job != d->job;
+    /* the lower end of the pair, ordered by (job, rank) */
+    bool me_low = cross ? d->job < peer_job : me < peer;
     size_t n = 0;
     for (const char *p = tmpl; *p && n + 1 < len; p++) {
         if (*p != '%') {
@@ -73,21 +85,31 @@ tern_status_t tern_dpdk_expand(const char *tmpl, const tern_dpdk_t *d, int peer,
         switch (c) {
         case 'r': w = snprintf(out + n, len - n, "%d", me); break;
         case 'w': w = snprintf(out + n, len - n, "%d", d->worker->index); break;
-        case 'j': w = snprintf(out + n, len - n, "%08x", d->job); break;
-        case 'L': w = snprintf(out + n, len - n, "%u", d->ctx->pmix.local_rank); break;
+        case 'j': /* the pair's: the lower end's job */
+            w = snprintf(out + n, len - n, "%08x", cross && !me_low ? peer_job : d->job);
+            break;
+        case 'L':
+            if (tern_ctx_local_rank(d->ctx) < 0)
+                return tern_error(TERN_ERR_INVALID_PARAM, "TERN_DPDK_VDEV=\"%s\": %%L (this "
+                                  "rank's index on its node) is not known before the ranks' "
+                                  "addresses are in (a wire-up without a launcher)", tmpl);
+            w = snprintf(out + n, len - n, "%d", tern_ctx_local_rank(d->ctx));
+            break;
         case '%': w = snprintf(out + n, len - n, "%%"); break;
         case 'p': case 'l': case 'h': case 'R':
             if (peer < 0)
                 return tern_error(TERN_ERR_INVALID_PARAM, "TERN_DPDK_VDEV=\"%s\": %%%c "
                                   "without a peer", tmpl, c);
             if (c == 'p')
-                w = snprintf(out + n, len - n, "%d", peer);
+                w = end_name(out + n, len - n, cross, peer_job, peer);
             else if (c == 'l')
-                w = snprintf(out + n, len - n, "%d", me < peer ? me : peer);
+                w = me_low ? end_name(out + n, len - n, cross, d->job, me)
+                           : end_name(out + n, len - n, cross, peer_job, peer);
             else if (c == 'h')
-                w = snprintf(out + n, len - n, "%d", me < peer ? peer : me);
+                w = me_low ? end_name(out + n, len - n, cross, peer_job, peer)
+                           : end_name(out + n, len - n, cross, d->job, me);
             else
-                w = snprintf(out + n, len - n, "%s", me < peer ? "server" : "client");
+                w = snprintf(out + n, len - n, "%s", me_low ? "server" : "client");
             break;
         default:
             return tern_error(TERN_ERR_INVALID_PARAM, "TERN_DPDK_VDEV=\"%s\": unknown "

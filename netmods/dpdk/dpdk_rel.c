@@ -4,8 +4,9 @@
  *
  * Sender.  Frames [snd_una, snd_nxt) sit in the window (slots, by seq %
  * window): a copy frame keeps its mbuf (one reference ours; each
- * transmission hands the port another), a zero-copy LMT frame keeps where
- * its payload is (dpdk_lmt.c builds it again).  snd_high is the first
+ * transmission hands the port another), a slot without one (zero-copy
+ * LMT) keeps where its payload is, and its type's handler builds each
+ * transmission (tern_dpdk_handler_t.frame).  snd_high is the first
  * never transmitted (the port may refuse a burst: the rest waits).  An ack
  * releases every slot below it; SACK bits mark later ones received.  A
  * hole below frames that did arrive is sent again once frames sent a
@@ -20,12 +21,14 @@
  * Retransmissions are built afresh (a copy of the kept frame with current
  * ack fields): the port may still hold the earlier transmission.
  *
- * Receiver.  The frame at rcv_nxt goes to the engine at once, then every
- * early frame that now follows; an early frame (within the window) waits
- * in ooo[].  An early frame, a duplicate or a PROBE is answered with an ack
- * at once; in-order frames are acked when a frame goes back anyway, after
- * a quarter window, or TERN_DPDK_ACK_DELAY_US later.
+ * Receiver.  The frame at rcv_nxt goes up at once (to its type's handler:
+ * tern_dpdk_handler_t), then every early frame that now follows; an early
+ * frame (within the window) waits in ooo[].  An early frame, a duplicate
+ * or a PROBE is answered with an ack at once; in-order frames are acked
+ * when a frame goes back anyway, after a quarter window, or
+ * TERN_DPDK_ACK_DELAY_US later.
  */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,6 +52,19 @@ static inline tern_dpdk_hdr_t *hdr_of(struct rte_mbuf *m)
 static inline tern_dpdk_slot_t *slot(tern_dpdk_vc_t *dv, uint32_t seq)
 {
     return &dv->slots[seq & (dv->d->cfg->window - 1)];
+}
+
+void tern_dpdk_rel_handler(tern_dpdk_t *d, uint8_t type, const tern_dpdk_handler_t *h)
+{
+    assert(type < TERN_DPDK_F_MAX && type != TERN_DPDK_F_ACK && type != TERN_DPDK_F_PROBE);
+    d->up[type] = h;
+}
+
+/* The frame types this layer sends and takes itself: not in the sequence
+ * space, no payload. */
+static inline bool own_type(uint8_t type)
+{
+    return type == TERN_DPDK_F_ACK || type == TERN_DPDK_F_PROBE;
 }
 
 void tern_dpdk_mark_active(tern_dpdk_vc_t *dv)
@@ -102,7 +118,8 @@ struct rte_mbuf *tern_dpdk_frame_alloc(tern_dpdk_vc_t *dv, uint8_t type)
     struct rte_mbuf *m = rte_pktmbuf_alloc(d->pool);
     if (m == NULL)
         return NULL;
-    size_t len = FRAME_HDR + (type == TERN_DPDK_F_LMT ? TERN_DPDK_LMT_EXT_SIZE : 0);
+    const tern_dpdk_handler_t *up = d->up[type];
+    size_t len = FRAME_HDR + (up != NULL ? up->ext_size : 0);
     uint8_t *p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
     struct rte_ether_hdr *eth = (struct rte_ether_hdr *)p;
     eth->dst_addr = dv->peer_mac;
@@ -223,7 +240,7 @@ static struct rte_mbuf *frame_for(tern_dpdk_vc_t *dv, tern_dpdk_slot_t *s, uint3
 {
     struct rte_mbuf *m;
     if (s->m == NULL) {
-        m = tern_dpdk_lmt_frame(dv, s);
+        m = dv->d->up[s->type]->frame(dv, s);
         if (m != NULL)
             hdr_of(m)->seq = rte_cpu_to_le_32(seq);
         return m;
@@ -318,9 +335,10 @@ static void release_slot(tern_dpdk_vc_t *dv, tern_dpdk_slot_t *s)
         rte_pktmbuf_free(s->m);
         s->m = NULL;
     }
-    if (s->lmt != NULL)
-        tern_dpdk_lmt_acked(dv, s); /* zero-copy or copied, the transfer counts it */
-    s->lmt = NULL;
+    const tern_dpdk_handler_t *up = dv->d->up[s->type];
+    if (up->acked != NULL)
+        up->acked(dv, s); /* LMT: zero-copy or copied, the transfer counts it */
+    s->owner = NULL;
 }
 
 /* ---- acknowledgements in ------------------------------------------------- */
@@ -441,20 +459,13 @@ static void handle_ack(tern_dpdk_vc_t *dv, const tern_dpdk_hdr_t *h)
 
 /* ---- frames in ---------------------------------------------------------- */
 
+/* Up to the handler of its type (frame_ok saw one), then freed. */
 static void deliver(tern_dpdk_vc_t *dv, struct rte_mbuf *m)
 {
     tern_dpdk_hdr_t *h = hdr_of(m);
-    uint16_t len = rte_le_to_cpu_16(h->len);
-    if (h->type == TERN_DPDK_F_DATA) {
-        const void *p = rte_pktmbuf_mtod_offset(m, const void *, FRAME_HDR);
-        tern_handle_pkt(dv->vc, p, len);
-    } else {
-        tern_dpdk_lmt_ext_t ext;
-        memcpy(&ext, rte_pktmbuf_mtod_offset(m, const void *, FRAME_HDR), sizeof(ext));
-        ext.cookie = rte_le_to_cpu_64(ext.cookie);
-        ext.offset = rte_le_to_cpu_64(ext.offset);
-        tern_dpdk_lmt_rx(dv, &ext, m, FRAME_HDR + TERN_DPDK_LMT_EXT_SIZE, len);
-    }
+    const tern_dpdk_handler_t *up = dv->d->up[h->type];
+    const uint8_t *p = rte_pktmbuf_mtod_offset(m, const uint8_t *, FRAME_HDR);
+    up->rx(dv, p, p + up->ext_size, rte_le_to_cpu_16(h->len));
     rte_pktmbuf_free(m);
 }
 
@@ -521,7 +532,8 @@ static void rx_data(tern_dpdk_vc_t *dv, struct rte_mbuf *m, uint32_t seq)
         dv->ack_due_ns = d->now_ns + d->cfg->ack_delay_us * 1000ull;
 }
 
-/* Is m a well-formed frame of this job for this endpoint?  *dvp: its VC. */
+/* Is m a well-formed frame for this endpoint, from a rank of this job or
+ * of another job we know?  *dvp: its VC. */
 static bool frame_ok(tern_dpdk_t *d, struct rte_mbuf *m, tern_dpdk_vc_t **dvp)
 {
     if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
@@ -537,21 +549,21 @@ static bool frame_ok(tern_dpdk_t *d, struct rte_mbuf *m, tern_dpdk_vc_t **dvp)
     if (eth->ether_type != rte_cpu_to_be_16(TERN_DPDK_ETHERTYPE))
         return false;
     tern_dpdk_hdr_t *h = hdr_of(m);
-    if (rte_le_to_cpu_32(h->job) != d->job)
+    uint32_t job = rte_le_to_cpu_32(h->job);
+    if (job != d->job && rte_le_to_cpu_32(h->dst_nonce) != d->nonce)
         return false; /* another job's, on a shared medium */
     uint32_t src = rte_le_to_cpu_32(h->src);
     int rank = TERN_DPDK_EP_RANK(src);
     if (h->version != TERN_DPDK_WIRE_VERSION || h->type == 0 || h->type >= TERN_DPDK_F_MAX ||
         h->sack_block >= TERN_DPDK_WINDOW_MAX / 64 || rte_le_to_cpu_32(h->dst) != TERN_DPDK_EP(d->ctx->rank, d->worker->index) ||
-        rank < 0 || rank >= d->ctx->size || TERN_DPDK_EP_WORKER(src) != d->worker->index ||
-        rte_le_to_cpu_32(h->dst_nonce) != d->nonce)
+        rank < 0 || (job == d->job && rank >= d->ctx->size) ||
+        TERN_DPDK_EP_WORKER(src) != d->worker->index || rte_le_to_cpu_32(h->dst_nonce) != d->nonce)
         goto bad;
-    tern_dpdk_vc_t *dv = &d->vcs[rank];
-    if (dv->vc == NULL || rte_le_to_cpu_32(h->src_nonce) != dv->card.nonce)
-        goto bad;
-    uint32_t need = FRAME_HDR + (h->type == TERN_DPDK_F_LMT ? TERN_DPDK_LMT_EXT_SIZE : 0) +
-                    rte_le_to_cpu_16(h->len);
-    if (plen < need || ((h->type == TERN_DPDK_F_ACK || h->type == TERN_DPDK_F_PROBE) && h->len)) {
+    const tern_dpdk_handler_t *up = d->up[h->type];
+    if (!own_type(h->type) && up == NULL)
+        goto bad; /* a type nothing above takes */
+    uint32_t need = FRAME_HDR + (up != NULL ? up->ext_size : 0) + rte_le_to_cpu_16(h->len);
+    if (plen < need || (own_type(h->type) && h->len)) {
         tern_debug("dpdk: frame of %u bytes from rank %d (seq %u) carries %u", plen, rank,
                    rte_le_to_cpu_32(h->seq), need);
         goto bad;
@@ -567,6 +579,10 @@ static bool frame_ok(tern_dpdk_t *d, struct rte_mbuf *m, tern_dpdk_vc_t **dvp)
         }
         h->csum = rte_cpu_to_le_32(got);
     }
+    /* whole and ours: now its VC (which may be made for it, a port's) */
+    tern_dpdk_vc_t *dv = job == d->job ? &d->vcs[rank] : tern_dpdk_remote_vc(d, job, rank, m);
+    if (dv == NULL || dv->vc == NULL || rte_le_to_cpu_32(h->src_nonce) != dv->card.nonce)
+        goto bad;
     *dvp = dv;
     return true;
 bad:
@@ -600,7 +616,7 @@ void tern_dpdk_rx_frame(tern_dpdk_t *d, struct rte_mbuf *m)
     handle_ack(dv, h);
     if (h->flags & TERN_DPDK_FL_ACK_NOW)
         dv->ack_now = true;
-    if (h->type == TERN_DPDK_F_DATA || h->type == TERN_DPDK_F_LMT)
+    if (!own_type(h->type))
         rx_data(dv, m, rte_le_to_cpu_32(h->seq));
     else
         rte_pktmbuf_free(m);
@@ -734,7 +750,7 @@ void tern_dpdk_rel_drop(tern_dpdk_vc_t *dv)
             if (s->m != NULL)
                 rte_pktmbuf_free(s->m);
             s->m = NULL;
-            s->lmt = NULL;
+            s->owner = NULL;
         }
     dv->snd_una = dv->snd_high = dv->snd_nxt;
     if (dv->ooo != NULL)

@@ -1,14 +1,17 @@
 /*
  * The node segment: created by the first local rank, attached by the others
- * after the wire-up fence, unlinked by the creator once everyone attached
- * (so nothing is left in /dev/shm even if ranks are killed later; ternrun
- * also removes /dev/shm/tern-<nspace>-* for ranks killed before that).
+ * (after the wire-up fence; without a launcher as soon as it appears),
+ * unlinked by the creator once everyone attached (so nothing is left in
+ * /dev/shm even if ranks are killed later; ternrun also removes
+ * /dev/shm/tern-<nspace>-* for ranks killed before that).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -111,26 +114,28 @@ tern_status_t tern_shm_segment_validate(const tern_shm_seg_hdr_t *h, size_t mapp
     return TERN_OK;
 }
 
-static void seg_name(tern_shm_t *s, char *out, size_t len)
+void tern_shm_segment_name(tern_shm_t *s, char *out, size_t len)
 {
-    /* /tern-<nspace>-<creator's global rank>; nspace chars outside
+    /* /tern-<nspace>-<creator's global rank>.<nonce>; nspace chars outside
      * [A-Za-z0-9._-] become '_' (ternrun removes the same pattern). */
     char ns[64];
     size_t i = 0;
-    for (const char *p = s->ctx->pmix.nspace; *p && i < sizeof(ns) - 1; p++, i++)
+    for (const char *p = tern_ctx_job(s->ctx); *p && i < sizeof(ns) - 1; p++, i++)
         ns[i] = (char)(((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
                         (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_')
                            ? *p : '_');
     ns[i] = '\0';
-    snprintf(out, len, "/tern-%s-%d", ns, s->ctx->rank);
+    uint32_t nonce = 0;
+    if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce))
+        nonce = (uint32_t)getpid() * 2654435761u ^ (uint32_t)tern_now_ns();
+    snprintf(out, len, "/tern-%s-%d.%08x", ns, s->ctx->rank, nonce);
 }
 
-tern_status_t tern_shm_segment_create(tern_shm_t *s, tern_shm_card_t *card)
+tern_status_t tern_shm_segment_create(tern_shm_t *s)
 {
     tern_shm_seg_hdr_t h;
     layout(&h, s->cfg, (uint32_t)s->ctx->cfg.wait_mode, (uint32_t)s->nlocal,
            (uint32_t)s->ctx->num_workers);
-    seg_name(s, s->seg_name, sizeof(s->seg_name));
 
     int fd = shm_open(s->seg_name, O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0 && errno == EEXIST) { /* stale, from a killed job with our nspace */
@@ -168,12 +173,12 @@ tern_status_t tern_shm_segment_create(tern_shm_t *s, tern_shm_card_t *card)
     close(fd);
     s->size = h.total_size;
     /* The file is zero-filled: every fastbox empty, every index 0, every
-     * chunk free.  Others attach only after the fence that follows. */
+     * chunk free.  R5: the magic last, with a release store: an attacher
+     * that sees it (A5, attach) sees the header whole. */
     memcpy(s->base, &h, sizeof(h));
-    ((tern_shm_seg_hdr_t *)(void *)s->base)->magic = TERN_SHM_MAGIC;
+    __atomic_store_n(&((tern_shm_seg_hdr_t *)(void *)s->base)->magic, TERN_SHM_MAGIC,
+                     __ATOMIC_RELEASE);
     s->hdr = (const tern_shm_seg_hdr_t *)(const void *)s->base;
-    card->seg_size = h.total_size;
-    snprintf(card->seg_name, sizeof(card->seg_name), "%s", s->seg_name);
     return TERN_OK;
 
 err_unlink:
@@ -183,29 +188,57 @@ err_unlink:
     return st;
 }
 
-tern_status_t tern_shm_segment_attach(tern_shm_t *s, const tern_shm_card_t *c)
+/* One try at the creator's segment: TERN_ERR_AGAIN while it is not there
+ * or not whole yet (no file, no size, no magic). */
+static tern_status_t try_attach(tern_shm_t *s)
 {
-    snprintf(s->seg_name, sizeof(s->seg_name), "%s", c->seg_name);
     int fd = shm_open(s->seg_name, O_RDWR, 0);
     if (fd < 0)
-        return tern_error(TERN_ERR_SHM, "shm_open(/dev/shm%s) to attach: %s", s->seg_name,
-                          strerror(errno));
+        return errno == ENOENT ? TERN_ERR_AGAIN
+                               : tern_error(TERN_ERR_SHM, "shm_open(/dev/shm%s) to attach: %s",
+                                            s->seg_name, strerror(errno));
     struct stat sb;
-    if (fstat(fd, &sb) != 0 || (uint64_t)sb.st_size != c->seg_size) {
+    if (fstat(fd, &sb) != 0 || sb.st_size < (off_t)sizeof(tern_shm_seg_hdr_t)) {
         close(fd);
-        return tern_error(TERN_ERR_MALFORMED, "shm segment /dev/shm%s has %lld bytes, card says %" PRIu64,
-                          s->seg_name, (long long)sb.st_size, c->seg_size);
+        return TERN_ERR_AGAIN; /* created, not sized yet */
     }
-    s->base = mmap(NULL, c->seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    size_t size = (size_t)sb.st_size;
+    uint8_t *base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     int err = errno;
     close(fd);
-    if (s->base == MAP_FAILED) {
-        s->base = NULL;
+    if (base == MAP_FAILED)
         return tern_error(TERN_ERR_SHM, "mmap of /dev/shm%s: %s", s->seg_name, strerror(err));
+    /* A5: pairs with R5 in create */
+    if (__atomic_load_n(&((tern_shm_seg_hdr_t *)(void *)base)->magic, __ATOMIC_ACQUIRE) !=
+        TERN_SHM_MAGIC) {
+        munmap(base, size);
+        return TERN_ERR_AGAIN;
     }
-    s->size = c->seg_size;
+    s->base = base;
+    s->size = size;
     s->hdr = (const tern_shm_seg_hdr_t *)(const void *)s->base;
     return tern_shm_segment_validate(s->hdr, s->size, (uint32_t)s->nlocal, s->seg_name);
+}
+
+tern_status_t tern_shm_segment_attach(tern_shm_t *s, const tern_shm_card_t *c, int rank)
+{
+    snprintf(s->seg_name, sizeof(s->seg_name), "%s", c->seg_name);
+    uint64_t deadline = tern_now_ns() + TERN_SHM_ATTACH_S * 1000000000ull;
+    for (;;) {
+        tern_status_t st = try_attach(s);
+        if (st != TERN_ERR_AGAIN)
+            return st;
+        if (kill(c->pid, 0) != 0 && errno == ESRCH)
+            return tern_error(TERN_ERR_PEER_FAILED, "shm: the node's first rank (rank %d, pid "
+                              "%d) exited before it created the segment /dev/shm%s", rank,
+                              c->pid, s->seg_name);
+        if (tern_now_ns() > deadline)
+            return tern_error(TERN_ERR_TIMED_OUT, "shm: the node's first rank (rank %d, pid %d) "
+                              "did not create the segment /dev/shm%s within %d s (has it "
+                              "inserted every rank's address?)", rank, c->pid, s->seg_name,
+                              TERN_SHM_ATTACH_S);
+        usleep(1000); /* it is being made by another process: nothing to poll */
+    }
 }
 
 void tern_shm_segment_unlink(tern_shm_t *s)

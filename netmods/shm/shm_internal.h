@@ -60,7 +60,7 @@ typedef struct tern_shm {
     int widx;                 /* the worker's index: its channel set */
     struct tern_shm *w0;      /* worker 0's instance (NULL in worker 0's) */
     const tern_shm_config_t *cfg;
-    int my_idx, nlocal;
+    int my_idx, nlocal;      /* known at the first vc_init (init, with a launcher) */
     bool creator;
     char seg_name[96];
     uint8_t *base;
@@ -75,9 +75,19 @@ typedef struct tern_shm {
     int numa_node;            /* where our inbox lives, -1 if unplaced */
 } tern_shm_t;
 
+/* How long the node's ranks wait for the first one to create the segment
+ * (a wire-up without a launcher: it does when its addresses are in). */
+#define TERN_SHM_ATTACH_S 60
+
 /* segment.c */
-tern_status_t tern_shm_segment_create(tern_shm_t *s, tern_shm_card_t *card);
-tern_status_t tern_shm_segment_attach(tern_shm_t *s, const tern_shm_card_t *creator);
+/* The name this rank would create the node's segment under (its card). */
+void tern_shm_segment_name(tern_shm_t *s, char *out, size_t len);
+/* Create the node's segment under s->seg_name (the node's first rank). */
+tern_status_t tern_shm_segment_create(tern_shm_t *s);
+/* Attach to the segment the creator (rank, process pid) names in its card,
+ * waiting up to TERN_SHM_ATTACH_S for it to be created while that process
+ * lives (without a launcher it creates it when its own addresses are in). */
+tern_status_t tern_shm_segment_attach(tern_shm_t *s, const tern_shm_card_t *creator, int rank);
 void tern_shm_segment_unlink(tern_shm_t *s);
 void tern_shm_segment_detach(tern_shm_t *s);
 /* Check a header read from a mapping of `mapped` bytes (named `name` in the

@@ -154,13 +154,24 @@ typedef struct tern_shm_rkey {
 
 static_assert(sizeof(tern_shm_rkey_t) == 24, "shm remote key layout");
 
-/* Business card of a rank on this netmod (PMIx key "tern.shm"). */
+/* Business card of a rank on this netmod: its entry in the worker's
+ * address (engine/address.h).  Every rank names the segment it would
+ * create; the node's first rank (its lowest) creates it under that name,
+ * and the others attach to the name in its card.  The name carries a
+ * random nonce of the creator's, so a stale segment of an earlier job of
+ * the same name is never taken for it (without a launcher, ranks attach
+ * as soon as they see the name). */
+#define TERN_SHM_CARD_MAGIC 0x4d485354u /* "TSHM" */
+#define TERN_SHM_CARD_VERSION 1u
 typedef struct tern_shm_card {
-    int32_t status;           /* TERN_OK, or why the creator failed */
+    uint32_t magic;           /* TERN_SHM_CARD_MAGIC */
+    uint32_t version;         /* TERN_SHM_CARD_VERSION */
     int32_t pid;
-    uint64_t seg_size;        /* creator only */
-    char seg_name[96];        /* creator only: shm_open name */
-    char error[256];          /* creator only, when status != TERN_OK */
+    uint32_t reserved;        /* 0 */
+    char seg_name[96];        /* shm_open name of the segment it would create */
 } tern_shm_card_t;
+
+static_assert(sizeof(tern_shm_card_t) == 112, "shm card is a wire format");
+static_assert(offsetof(tern_shm_card_t, seg_name) == 16, "shm card layout");
 
 #endif

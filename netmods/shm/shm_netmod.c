@@ -12,12 +12,22 @@
 
 #include "netmods/shm/shm_internal.h"
 
-#define SHM_CARD_KEY "tern.shm"
 #define RECV_BUDGET 32 /* units per peer per poll: fairness between peers */
 
 static bool shm_reachable(tern_context_t *ctx, int rank)
 {
-    return rank != ctx->rank && tern_pmix_local_index(&ctx->pmix, rank) >= 0;
+    return rank != ctx->rank && tern_ctx_local_index(ctx, rank) >= 0;
+}
+
+/* The node's ranks, once known: with a launcher at init, without one at
+ * the first vc_init (tern_ctx_local_size is 0 until the addresses are in). */
+static tern_status_t know_node(tern_shm_t *s)
+{
+    s->nlocal = tern_ctx_local_size(s->ctx);
+    s->my_idx = tern_ctx_local_rank(s->ctx);
+    if (s->nlocal < 1 || s->my_idx < 0)
+        return tern_error(TERN_ERR_SHM, "shm: the ranks of this node are not known yet");
+    return TERN_OK;
 }
 
 static tern_status_t shm_init(tern_worker_t *w, const void *config, void **shared,
@@ -33,61 +43,68 @@ static tern_status_t shm_init(tern_worker_t *w, const void *config, void **share
     s->widx = w->index;
     s->cfg = config;
     s->wake_fd = -1;
+    s->numa_node = -1;
     if (w->index == 0) {
         *shared = s;
     } else {
-        /* worker 0's instance maps the segment and puts the card */
+        /* worker 0's instance maps the segment */
         s->w0 = *shared;
-        s->nlocal = (int)ctx->pmix.local_size;
-        s->my_idx = (int)ctx->pmix.local_rank;
-        s->numa_node = -1;
-        return s->w0 != NULL ? tern_shm_wake_open(s)
-                             : tern_error(TERN_ERR_SHM, "shm: worker %d before worker 0",
-                                          w->index);
+        if (s->w0 == NULL)
+            return tern_error(TERN_ERR_SHM, "shm: worker %d before worker 0", w->index);
     }
-    s->nlocal = (int)ctx->pmix.local_size;
-    s->my_idx = (int)ctx->pmix.local_rank;
-    s->numa_node = -1;
-
-    tern_shm_card_t card;
-    memset(&card, 0, sizeof(card));
-    card.pid = (int32_t)getpid();
     tern_status_t st = tern_shm_wake_open(s);
-    if (st == TERN_OK && s->my_idx == 0) {
-        st = tern_shm_segment_create(s, &card);
-    }
-    if (st != TERN_OK) {
-        /* Tell the other local ranks why, then fail after the fence. */
-        card.status = st;
-        snprintf(card.error, sizeof(card.error), "%s", tern_last_error());
-    }
-    tern_status_t pst = tern_pmix_put(&ctx->pmix, SHM_CARD_KEY, &card, sizeof(card));
-    return st != TERN_OK ? tern_error(st, "%s", card.error) : pst;
+    if (st != TERN_OK || w->index != 0)
+        return st;
+    /* the name this rank would create the segment under: the card's */
+    tern_shm_segment_name(s, s->seg_name, sizeof(s->seg_name));
+    /* with a launcher the node's first rank creates it now, and the others
+     * attach after the fence (where a failure here is told to them) */
+    if (tern_ctx_local_size(ctx) > 0 && tern_ctx_local_rank(ctx) == 0 &&
+        (st = know_node(s)) == TERN_OK)
+        st = tern_shm_segment_create(s);
+    return st;
 }
 
-static tern_status_t get_card(tern_shm_t *s, int rank, tern_shm_card_t *card)
+static tern_status_t shm_card(void *state, void *buf, size_t *len)
 {
-    void *data;
-    size_t len;
-    tern_status_t st = tern_pmix_get(&s->ctx->pmix, rank, SHM_CARD_KEY, &data, &len);
-    if (st != TERN_OK)
-        return st;
-    if (len != sizeof(*card)) {
-        free(data);
-        return tern_error(TERN_ERR_MALFORMED, "shm card of rank %d has %zu bytes, expected %zu",
-                          rank, len, sizeof(*card));
-    }
-    memcpy(card, data, sizeof(*card));
-    free(data);
-    card->seg_name[sizeof(card->seg_name) - 1] = '\0';
-    card->error[sizeof(card->error) - 1] = '\0';
+    tern_shm_t *s = state;
+    tern_shm_card_t c;
+    memset(&c, 0, sizeof(c));
+    c.magic = TERN_SHM_CARD_MAGIC;
+    c.version = TERN_SHM_CARD_VERSION;
+    c.pid = (int32_t)getpid();
+    snprintf(c.seg_name, sizeof(c.seg_name), "%s", s->w0 != NULL ? s->w0->seg_name : s->seg_name);
+    if (*len < sizeof(c))
+        return tern_error(TERN_ERR_INVALID_PARAM, "shm: a card needs %zu bytes", sizeof(c));
+    memcpy(buf, &c, sizeof(c));
+    *len = sizeof(c);
     return TERN_OK;
 }
 
-/* First vc_init: attach to the segment and bind the worker's doorbell. */
+static tern_status_t card_check(const void *data, size_t len, int rank, tern_shm_card_t *card)
+{
+    if (data == NULL || len != sizeof(*card))
+        return tern_error(TERN_ERR_MALFORMED, "shm card of rank %d has %zu bytes, expected %zu",
+                          rank, data == NULL ? (size_t)0 : len, sizeof(*card));
+    memcpy(card, data, sizeof(*card));
+    if (card->magic != TERN_SHM_CARD_MAGIC || card->version != TERN_SHM_CARD_VERSION ||
+        card->pid <= 0 || card->reserved != 0 ||
+        memchr(card->seg_name, '\0', sizeof(card->seg_name)) == NULL ||
+        strncmp(card->seg_name, "/tern-", 6) != 0 || strchr(card->seg_name + 1, '/') != NULL)
+        return tern_error(TERN_ERR_MALFORMED, "shm card of rank %d: not a version-%u shm card "
+                          "(magic %#x, pid %d)", rank, TERN_SHM_CARD_VERSION, card->magic,
+                          card->pid);
+    return TERN_OK;
+}
+
+/* First vc_init: attach to the segment (or, without a launcher, create it
+ * on the node's first rank) and bind the worker's doorbell. */
 static tern_status_t attach(tern_shm_t *s)
 {
     tern_context_t *ctx = s->ctx;
+    tern_status_t st = know_node(s);
+    if (st != TERN_OK)
+        return st;
     if (s->w0 != NULL) { /* worker 0's mapping, our channel set */
         if (s->w0->base == NULL)
             return tern_error(TERN_ERR_SHM, "shm: worker 0 has no segment for worker %d",
@@ -98,15 +115,18 @@ static tern_status_t attach(tern_shm_t *s)
         tern_shm_place_inbox(s);
         return tern_shm_use_segment(s);
     }
-    int creator = ctx->pmix.local_peers[0];
-    tern_shm_card_t cc;
-    tern_status_t st = get_card(s, creator, &cc);
+    if (s->base == NULL && s->my_idx == 0) {
+        st = tern_shm_segment_create(s);
+    } else if (s->base == NULL) {
+        int creator = tern_ctx_local_peer(ctx, 0);
+        size_t len = 0;
+        const void *data = tern_wire_card(s->worker, creator, "shm", &len);
+        tern_shm_card_t cc;
+        st = card_check(data, len, creator, &cc);
+        if (st == TERN_OK)
+            st = tern_shm_segment_attach(s, &cc, creator);
+    }
     if (st != TERN_OK)
-        return st;
-    if (cc.status != TERN_OK)
-        return tern_error((tern_status_t)cc.status, "local rank 0 (rank %d) could not create the shm segment: %s",
-                          creator, cc.error);
-    if (s->base == NULL && (st = tern_shm_segment_attach(s, &cc)) != TERN_OK)
         return st;
     tern_shm_place_inbox(s);
     return tern_shm_use_segment(s);
@@ -165,16 +185,16 @@ tern_status_t tern_shm_vc_setup(tern_shm_t *s, tern_vc_t *vc, int idx, int pid)
     return TERN_OK;
 }
 
-static tern_status_t shm_vc_init(void *state, tern_vc_t *vc)
+static tern_status_t shm_vc_init(void *state, tern_vc_t *vc, const void *data, size_t len)
 {
     tern_shm_t *s = state;
-    tern_status_t st;
-    if (s->vcs == NULL && (st = attach(s)) != TERN_OK)
-        return st;
     tern_shm_card_t card;
-    if ((st = get_card(s, vc->rank, &card)) != TERN_OK)
+    tern_status_t st = card_check(data, len, vc->rank, &card);
+    if (st == TERN_OK && s->vcs == NULL)
+        st = attach(s);
+    if (st != TERN_OK)
         return st;
-    return tern_shm_vc_setup(s, vc, tern_pmix_local_index(&s->ctx->pmix, vc->rank), card.pid);
+    return tern_shm_vc_setup(s, vc, tern_ctx_local_index(s->ctx, vc->rank), card.pid);
 }
 
 static tern_status_t shm_wireup_done(void *state)
@@ -334,6 +354,7 @@ static const tern_nm_core_ops_t shm_core = {
     .reachable = shm_reachable,
     .init = shm_init,
     .finalize = shm_finalize,
+    .card = shm_card,
     .vc_init = shm_vc_init,
     .wireup_done = shm_wireup_done,
     .vc_destroy = shm_vc_destroy,

@@ -28,7 +28,7 @@ void tern_shm_wake_addr(tern_shm_t *s, int rank, tern_shm_wake_addr_t *a)
 {
     /* FNV-1a of the namespace: names of any length fit, jobs stay apart */
     uint64_t h = 0xcbf29ce484222325ull;
-    for (const char *p = s->ctx->pmix.nspace; *p; p++)
+    for (const char *p = tern_ctx_job(s->ctx); *p; p++)
         h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
     int n = snprintf(a->name + 1, sizeof(a->name) - 1, "tern.%016llx.%d.%d",
                      (unsigned long long)h, rank, s->widx);

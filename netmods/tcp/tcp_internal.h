@@ -24,7 +24,7 @@
 #define TERN_TCP_RXBUF (64u * 1024u)
 #define TERN_TCP_WIOV 64
 
-/* Business card (PMIx key "tern.tcp"). */
+/* Business card: the tcp entry of a worker's address (engine/address.h). */
 typedef struct tern_tcp_card {
     uint32_t magic;
     uint32_t version;
@@ -116,7 +116,7 @@ static inline tern_tcp_t *tern_tcp_state(tern_vc_t *vc) { return (tern_tcp_t *)v
 
 /* tcp_conn.c: what a peer sends, checked before it is used (fuzzed by
  * tests/fuzz/fuzz_tcp_card.c) */
-/* rank's card from the len bytes PMIx returned: *out (hosts NUL-terminated)
+/* rank's card from the len bytes its address gave: *out (hosts NUL-terminated)
  * only when it is a card of this version for that rank, else
  * TERN_ERR_MALFORMED naming the rank. */
 tern_status_t tern_tcp_card_check(const void *data, size_t len, int rank, tern_tcp_card_t *out);

@@ -12,7 +12,6 @@
 
 #include "netmods/tcp/tcp_internal.h"
 
-#define TCP_CARD_KEY "tern.tcp"
 #define POLL_BUDGET 32
 
 /* ---- settings ---------------------------------------------------------- */
@@ -92,7 +91,7 @@ static tern_status_t card_addresses(const tern_tcp_config_t *cfg, char *out, siz
 }
 
 /* One listener and card per worker: worker i's connections go to the
- * peers' worker i (the card key names the worker). */
+ * peers' worker i (each worker's address carries its card). */
 static tern_status_t tcp_init(tern_worker_t *w, const void *config, void **shared, void **state)
 {
     tern_context_t *ctx = w->ctx;
@@ -109,7 +108,7 @@ static tern_status_t tcp_init(tern_worker_t *w, const void *config, void **share
     if (t->vcs == NULL || t->live == NULL)
         return tern_error(TERN_ERR_NO_MEMORY, "tcp VC table for %d ranks", ctx->size);
     t->live_cap = ctx->size;
-    t->job = tern_tcp_job_hash(ctx->pmix.nspace);
+    t->job = tern_ctx_job_hash(ctx);
     tern_status_t st = tern_sock_set_create(&t->set);
     if (st != TERN_OK)
         return st;
@@ -125,25 +124,26 @@ static tern_status_t tcp_init(tern_worker_t *w, const void *config, void **share
     if (st != TERN_OK)
         return st;
     t->card = card;
-    char key[64];
-    return tern_pmix_put(&ctx->pmix, tern_worker_key(w, TCP_CARD_KEY, key, sizeof(key)), &card,
-                         sizeof(card));
+    return TERN_OK;
 }
 
-static tern_status_t tcp_vc_init(void *state, tern_vc_t *vc)
+/* Our card (the worker's address carries it; a port's name too). */
+static tern_status_t tcp_card(void *state, void *buf, size_t *len)
+{
+    tern_tcp_t *t = state;
+    if (*len < sizeof(t->card))
+        return tern_error(TERN_ERR_INVALID_PARAM, "tcp: a card needs %zu bytes",
+                          sizeof(t->card));
+    memcpy(buf, &t->card, sizeof(t->card));
+    *len = sizeof(t->card);
+    return TERN_OK;
+}
+
+static tern_status_t tcp_vc_init(void *state, tern_vc_t *vc, const void *card, size_t len)
 {
     tern_tcp_t *t = state;
     tern_tcp_vc_t *tv = &t->vcs[vc->rank];
-    void *data;
-    size_t len;
-    char key[64];
-    tern_status_t st = tern_pmix_get(&t->ctx->pmix, vc->rank,
-                                     tern_worker_key(t->worker, TCP_CARD_KEY, key, sizeof(key)),
-                                     &data, &len);
-    if (st != TERN_OK)
-        return st;
-    st = tern_tcp_card_check(data, len, vc->rank, &tv->card);
-    free(data);
+    tern_status_t st = tern_tcp_card_check(card, len, vc->rank, &tv->card);
     if (st != TERN_OK)
         return st;
     tv->vc = vc;
@@ -159,7 +159,7 @@ tern_status_t tern_tcp_remote_add(tern_tcp_t *t, tern_vc_t *vc, uint32_t job, in
 {
     if (job == t->job)
         return tern_error(TERN_ERR_UNSUPPORTED, "tcp: job %08x has the same name hash as %s: "
-                          "their connections cannot be told apart", job, t->ctx->pmix.nspace);
+                          "their connections cannot be told apart", job, tern_ctx_job(t->ctx));
     if (t->nremote == t->remote_cap) {
         int cap = t->remote_cap ? 2 * t->remote_cap : 16;
         tern_tcp_vc_t **r = realloc(t->remote, (size_t)cap * sizeof(*r));
@@ -184,40 +184,10 @@ tern_status_t tern_tcp_remote_add(tern_tcp_t *t, tern_vc_t *vc, uint32_t job, in
     return TERN_OK;
 }
 
-/* tern_connect: rank of job nspace.  Its HELLO names that job's hash, by
- * which on_hello finds this VC. */
-static tern_status_t tcp_vc_init_remote(void *state, tern_vc_t *vc, const char *nspace, int rank)
-{
-    tern_tcp_t *t = state;
-    void *data;
-    size_t len;
-    char key[64];
-    tern_tcp_card_t card;
-    tern_status_t st = tern_pmix_get_of(&t->ctx->pmix, nspace, rank,
-                                        tern_worker_key(t->worker, TCP_CARD_KEY, key, sizeof(key)),
-                                        &data, &len);
-    if (st == TERN_OK) {
-        st = tern_tcp_card_check(data, len, rank, &card);
-        free(data);
-    }
-    return st == TERN_OK ? tern_tcp_remote_add(t, vc, tern_tcp_job_hash(nspace), rank, &card) : st;
-}
-
-/* ports (engine/port.c): our card goes in the port's name; a connector
- * reads it from there */
-static tern_status_t tcp_port_card(void *state, void *buf, size_t *len)
-{
-    tern_tcp_t *t = state;
-    if (*len < sizeof(t->card))
-        return tern_error(TERN_ERR_INVALID_PARAM, "tcp: a port card needs %zu bytes",
-                          sizeof(t->card));
-    memcpy(buf, &t->card, sizeof(t->card));
-    *len = sizeof(t->card);
-    return TERN_OK;
-}
-
-static tern_status_t tcp_vc_init_card(void *state, tern_vc_t *vc, const void *data, size_t len,
-                                      uint32_t job, int rank)
+/* Another job's rank (tern_connect, a port, tern_peer_insert): its HELLO
+ * names that job's hash, by which on_hello finds this VC. */
+static tern_status_t tcp_vc_init_remote(void *state, tern_vc_t *vc, uint32_t job, int rank,
+                                        const void *data, size_t len)
 {
     tern_tcp_t *t = state;
     tern_tcp_card_t card;
@@ -362,6 +332,7 @@ static const tern_nm_core_ops_t tcp_core = {
     .reachable = tcp_reachable,
     .init = tcp_init,
     .finalize = tcp_finalize,
+    .card = tcp_card,
     .vc_init = tcp_vc_init,
     .vc_destroy = tcp_vc_destroy,
     .vc_terminate = tcp_vc_terminate,
@@ -378,8 +349,6 @@ static const tern_nm_wait_ops_t tcp_wait = {
 
 static const tern_nm_conn_ops_t tcp_conn = {
     .vc_init_remote = tcp_vc_init_remote,
-    .port_card = tcp_port_card,
-    .vc_init_card = tcp_vc_init_card,
 };
 
 static const tern_netmod_desc_t tcp_netmod = {

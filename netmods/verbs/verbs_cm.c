@@ -15,10 +15,14 @@
  * The acceptor holds its sends until the RTU: before it, the connector's QP
  * may not be in RTR and would drop them.  A repeated REQ (the REP was lost)
  * gets the same REP again.  When both sides connect at once, the lower
- * rank's REQ wins: the higher rank connects its own QP to the lower rank's
- * and answers REP, and the lower rank ignores the higher rank's REQ.
- * Datagrams are checked (magic, version, ranks, and the source QPN against
- * the sender's card) before anything is done with them.
+ * (job, rank)'s REQ wins: the higher one connects its own QP to the lower
+ * one's and answers REP, and the lower one ignores the higher one's REQ.
+ * Datagrams name both ends as (job hash, rank), so ranks of other jobs
+ * (tern_connect, ports) are told apart; a REQ carries the connector's card,
+ * so a process we have no address of (a client of our port) is answered:
+ * the engine gives it a VC (tern_port_incoming) or we drop the REQ.
+ * Datagrams are checked (magic, version, ranks, jobs, and the source QPN
+ * against the sender's card) before anything is done with them.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -135,9 +139,10 @@ static void cm_send(tern_verbs_vc_t *tv, uint8_t type)
     uint32_t b = v->ud_tx_next;
     v->ud_tx_next = (b + 1) % TERN_VERBS_UD_SENDS;
     tern_verbs_cm_msg_t m = {.magic = TERN_VERBS_MAGIC, .version = TERN_VERBS_VERSION,
-                             .type = type, .src_rank = v->ctx->rank, .dst_rank = tv->vc->rank,
+                             .type = type, .src_rank = v->ctx->rank, .dst_rank = tv->peer_rank,
                              .qpn = tv->qp->qp_num, .psn = tv->psn, .credits = tv->rx_granted,
-                             .rd_atomic = responder_resources(v)};
+                             .rd_atomic = responder_resources(v), .src_job = v->job,
+                             .dst_job = tv->peer_job, .card = v->card};
     memcpy(tern_verbs_slab_buf(&v->udtx, b), &m, sizeof(m));
     struct ibv_sge sge = {(uintptr_t)tern_verbs_slab_buf(&v->udtx, b), sizeof(m),
                           v->udtx.mr->lkey};
@@ -225,11 +230,18 @@ static tern_status_t qp_create(tern_verbs_vc_t *tv)
         tv->qp = NULL;
         return st;
     }
+    tern_status_t st = tern_verbs_qpn_put(&v->qpns, tv->qp->qp_num, tv);
+    if (st != TERN_OK) {
+        free(tv->txe);
+        tv->txe = NULL;
+        ibv_destroy_qp(tv->qp);
+        tv->qp = NULL;
+        return st;
+    }
     for (uint64_t i = 0; i < cfg->tx_depth; i++)
         tv->txe[i].buf = -1;
     tv->sq_head = tv->sq_tail = 0;
     tv->unsignaled = 0;
-    tern_verbs_qpn_put(v->qpns, tv->qp->qp_num, tv);
     v->stats.connections++;
     tern_list_push_tail(&v->live, &tv->live_link);
     grant_credits(tv);
@@ -401,10 +413,11 @@ tern_status_t tern_verbs_send_rtu(tern_verbs_vc_t *tv)
 
 static void on_req(tern_verbs_vc_t *tv, const tern_verbs_cm_msg_t *m)
 {
-    int me = tv->v->ctx->rank;
+    tern_verbs_t *v = tv->v;
+    int me = v->ctx->rank;
     switch (tv->conn) {
     case VC_CONNECTING:
-        if (me < m->src_rank)
+        if (v->job < m->src_job || (v->job == m->src_job && me < m->src_rank))
             return; /* our REQ wins; the peer answers it */
         break;      /* theirs wins: connect our QP to theirs */
     case VC_ACCEPTED:
@@ -448,6 +461,29 @@ static void on_rep(tern_verbs_vc_t *tv, const tern_verbs_cm_msg_t *m)
     (void)tern_verbs_send_rtu(tv);
 }
 
+/* The VC a connection message names: a rank of this job, of a job we know
+ * (its address was given), or, for a REQ, a process the engine takes as a
+ * port peer; NULL when none. */
+static tern_verbs_vc_t *vc_of_msg(tern_verbs_t *v, const tern_verbs_cm_msg_t *m)
+{
+    if (m->src_job == v->job) {
+        if (m->src_rank >= v->ctx->size || m->src_rank == v->ctx->rank)
+            return NULL;
+        return &v->vcs[m->src_rank];
+    }
+    for (int i = 0; i < v->nremote; i++)
+        if (v->remote[i]->peer_job == m->src_job && v->remote[i]->peer_rank == m->src_rank)
+            return v->remote[i];
+    tern_verbs_card_t card;
+    if (m->type != TERN_VERBS_CM_REQ ||
+        tern_verbs_card_check(&m->card, sizeof(m->card), m->src_rank, v->dev, &card) != TERN_OK)
+        return NULL;
+    tern_vc_t *vc = tern_port_incoming(v->worker, v, m->src_job, m->src_rank);
+    if (vc == NULL || tern_verbs_remote_add(v, vc, m->src_job, m->src_rank, &card) != TERN_OK)
+        return NULL;
+    return v->remote[v->nremote - 1];
+}
+
 void tern_verbs_cm_recv(tern_verbs_t *v, const void *buf, size_t len, uint32_t src_qpn)
 {
     tern_verbs_cm_msg_t m;
@@ -455,14 +491,14 @@ void tern_verbs_cm_recv(tern_verbs_t *v, const void *buf, size_t len, uint32_t s
         return;
     memcpy(&m, buf, sizeof(m));
     if (m.magic != TERN_VERBS_MAGIC || m.version != TERN_VERBS_VERSION ||
-        m.dst_rank != v->ctx->rank || m.src_rank < 0 || m.src_rank >= v->ctx->size ||
-        m.src_rank == v->ctx->rank || m.qpn == 0 || m.credits == 0 || m.credits > 0xffffffu) {
+        m.dst_rank != v->ctx->rank || m.dst_job != v->job || m.src_rank < 0 || m.qpn == 0 ||
+        m.credits == 0 || m.credits > 0xffffffu) {
         tern_debug("verbs: datagram from UD QP %u dropped (not a connection message for rank %d)",
                    src_qpn, v->ctx->rank);
         return;
     }
-    tern_verbs_vc_t *tv = &v->vcs[m.src_rank];
-    if (tv->vc == NULL || tv->vc->nm_vc != tv || tv->card.ud_qpn != src_qpn ||
+    tern_verbs_vc_t *tv = vc_of_msg(v, &m);
+    if (tv == NULL || tv->vc == NULL || tv->vc->nm_vc != tv || tv->card.ud_qpn != src_qpn ||
         tv->vc->state == TERN_VC_FAILED) {
         tern_debug("verbs: connection message from rank %d (UD QP %u) dropped", m.src_rank,
                    src_qpn);

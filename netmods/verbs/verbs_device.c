@@ -415,6 +415,13 @@ void tern_verbs_async_events(tern_verbs_t *v)
             tern_warn("verbs %s: async event %s on port %d", v->dev->name,
                       ibv_event_type_str(ev.event_type), ev.element.port_num);
             break;
+        case IBV_EVENT_QP_LAST_WQE_REACHED:
+            /* a QP on the SRQ went to ERR: ours, retired when its VC ended
+             * (a disconnect, a port peer leaving); tern_verbs_reap destroys
+             * it once drained */
+            tern_debug("verbs %s: QP %u retired: its last WQE is reached", v->dev->name,
+                       ev.element.qp->qp_num);
+            break;
         case IBV_EVENT_CQ_ERR:
             tern_warn("verbs %s: async event %s (a completion queue overran)", v->dev->name,
                       ibv_event_type_str(ev.event_type));

@@ -6,10 +6,13 @@
  *    completion channel, a shared receive queue (SRQ) of seg_size buffers,
  *    and a UD QP that carries the connection manager's datagrams.  The
  *    device context is opened once per process and shared by the workers.
- *  - Per peer (lazily, on first use): one RC QP.  The business card in PMIx
- *    carries the worker's address (LID / GID, port, MTU) and its UD QPN;
- *    the RC QPN and PSN travel in the connection manager's REQ / REP
- *    datagrams (verbs_cm.c), so no QP exists for a peer never talked to.
+ *  - Per peer (lazily, on first use): one RC QP.  The card in the worker's
+ *    address (engine/address.h) carries the port's address (LID / GID,
+ *    port, MTU) and the UD QPN; the RC QPN and PSN travel in the
+ *    connection manager's REQ / REP datagrams (verbs_cm.c), so no QP exists
+ *    for a peer never talked to.  A REQ also names the connector's job and
+ *    carries its card, so a process of another job that has our address
+ *    (a port's name) reaches us without our having its address.
  *  - Every RC send is a SEND_WITH_IMM of one segment of the VC's byte
  *    stream; the immediate carries the message kind and returned credits.
  *    A sender holds credits for the peer's SRQ buffers (flow control) and
@@ -29,9 +32,8 @@
 #include "engine/pktq.h"
 
 #define TERN_VERBS_MAGIC 0x42525654u /* "TVRB" */
-#define TERN_VERBS_VERSION 1u
+#define TERN_VERBS_VERSION 2u /* 2: CM messages name jobs and carry the card */
 #define TERN_VERBS_BYTE_ORDER 0x01020304u
-#define TERN_VERBS_CARD_KEY "tern.verbs"
 #define TERN_VERBS_QKEY 0x7e4e0001u
 #define TERN_VERBS_GRH 40u            /* UD receives start with the GRH area */
 #define TERN_VERBS_UD_RECVS 64u       /* UD receive buffers (connection manager) */
@@ -41,7 +43,7 @@
 
 /* ---- wire formats -------------------------------------------------------- */
 
-/* Business card (PMIx key "tern.verbs", "tern.verbs.<worker>"). */
+/* Business card: the verbs entry of a worker's address. */
 typedef struct tern_verbs_card {
     uint32_t magic;
     uint16_t version;
@@ -73,8 +75,14 @@ typedef struct tern_verbs_cm_msg {
     uint8_t rd_atomic;       /* RDMA reads the sender's QP answers at once (responder
                               * resources): the peer's initiator depth is at most this */
     uint8_t reserved2[3];
+    uint32_t src_job;        /* the sender's job (tern_job_hash of its name) */
+    uint32_t dst_job;        /* the receiver's, as the sender knows it */
+    tern_verbs_card_t card;  /* the sender's: an acceptor that has no address of it (a port
+                              * peer) answers and connects with this */
 } tern_verbs_cm_msg_t;
-static_assert(sizeof(tern_verbs_cm_msg_t) == 32, "verbs CM message is a wire format");
+static_assert(sizeof(tern_verbs_cm_msg_t) == 80, "verbs CM message is a wire format");
+static_assert(offsetof(tern_verbs_cm_msg_t, src_job) == 32, "verbs CM message layout");
+static_assert(sizeof(tern_verbs_cm_msg_t) + 40 <= 128, "a CM message fits a UD buffer with its GRH");
 
 /* The immediate of every RC send: kind in the top byte, credits below. */
 enum tern_verbs_imm_kind {
@@ -174,6 +182,8 @@ typedef struct tern_verbs tern_verbs_t;
 typedef struct tern_verbs_vc {
     tern_vc_t *vc;
     tern_verbs_t *v;
+    uint32_t peer_job;        /* the peer's job (hash) and its rank there: the CM's names */
+    int peer_rank;
     enum tern_verbs_conn conn;
     tern_verbs_card_t card;
     struct ibv_ah *ah;        /* to the peer's UD QP (connection manager) */
@@ -236,7 +246,12 @@ struct tern_verbs {
     uint32_t *rx_repost;      /* consumed buffers to post again (batched) */
     uint32_t nrepost;
     bool repost_due;          /* a peer has half its grant waiting for a repost */
+    uint32_t job;             /* hash of this job's name */
+    tern_verbs_card_t card;   /* ours */
     tern_verbs_vc_t *vcs;     /* by rank */
+    tern_verbs_vc_t **remote; /* VCs to other jobs' ranks (own allocations, kept until
+                               * finalize: a retired QP still names its VC) */
+    int nremote, remote_cap;
     tern_list_t live;         /* VCs with a working QP */
     tern_list_t retired;      /* failed VCs whose QP (in ERR) still drains */
     tern_list_t pending;      /* VCs with queued work (sendq / rdmaq / credits) */
@@ -286,13 +301,20 @@ void tern_verbs_async_events(tern_verbs_t *v);
 /* ---- verbs_qpn.c: RC QPN -> VC -------------------------------------------- */
 struct qpn_map *tern_verbs_qpn_map_new(int capacity);
 void tern_verbs_qpn_map_free(struct qpn_map *m);
-void tern_verbs_qpn_put(struct qpn_map *m, uint32_t qpn, tern_verbs_vc_t *tv);
+/* map qpn to tv, growing *m when half full (TERN_ERR_NO_MEMORY) */
+tern_status_t tern_verbs_qpn_put(struct qpn_map **m, uint32_t qpn, tern_verbs_vc_t *tv);
 void tern_verbs_qpn_del(struct qpn_map *m, uint32_t qpn);
 tern_verbs_vc_t *tern_verbs_qpn_get(const struct qpn_map *m, uint32_t qpn);
 
 /* ---- verbs_cm.c: connections ---------------------------------------------- */
 tern_status_t tern_verbs_card_check(const void *data, size_t len, int rank,
                                     const tern_verbs_dev_t *dev, tern_verbs_card_t *out);
+/* A VC to rank of another job (its name hash), with its card. */
+tern_status_t tern_verbs_remote_add(tern_verbs_t *v, tern_vc_t *vc, uint32_t job, int rank,
+                                    const tern_verbs_card_t *card);
+/* The state of a VC: its lists empty, the peer named. */
+void tern_verbs_vc_setup(tern_verbs_t *v, tern_verbs_vc_t *tv, tern_vc_t *vc, uint32_t job,
+                         int rank);
 tern_status_t tern_verbs_connect(tern_verbs_vc_t *tv);
 void tern_verbs_cm_recv(tern_verbs_t *v, const void *buf, size_t len, uint32_t src_qpn);
 void tern_verbs_cm_timers(tern_verbs_t *v, uint64_t now);

@@ -31,6 +31,7 @@ static tern_status_t verbs_init(tern_worker_t *w, const void *config, void **sha
     v->ctx = ctx;
     v->worker = w;
     v->cfg = cfg;
+    v->job = tern_ctx_job_hash(ctx);
     tern_list_init(&v->live);
     tern_list_init(&v->retired);
     tern_list_init(&v->pending);
@@ -56,9 +57,19 @@ static tern_status_t verbs_init(tern_worker_t *w, const void *config, void **sha
                               .lid = d->port_attr.lid, .mtu = (uint8_t)d->port_attr.active_mtu,
                               .gid_index = d->gid_index, .ud_qpn = v->ud->qp_num};
     memcpy(card.gid, d->gid.raw, 16);
-    char key[64];
-    return tern_pmix_put(&ctx->pmix, tern_worker_key(w, TERN_VERBS_CARD_KEY, key, sizeof(key)),
-                         &card, sizeof(card));
+    v->card = card;
+    return TERN_OK;
+}
+
+static tern_status_t verbs_card(void *state, void *buf, size_t *len)
+{
+    tern_verbs_t *v = state;
+    if (*len < sizeof(v->card))
+        return tern_error(TERN_ERR_INVALID_PARAM, "verbs: a card needs %zu bytes",
+                          sizeof(v->card));
+    memcpy(buf, &v->card, sizeof(v->card));
+    *len = sizeof(v->card);
+    return TERN_OK;
 }
 
 static tern_status_t verbs_finalize(void *state)
@@ -70,44 +81,77 @@ static tern_status_t verbs_finalize(void *state)
         for (int r = 0; r < v->ctx->size; r++)
             if (v->vcs[r].vc != NULL)
                 tern_verbs_qp_drop(&v->vcs[r]);
+    for (int i = 0; i < v->nremote; i++)
+        tern_verbs_qp_drop(v->remote[i]);
     tern_verbs_worker_close(v);
     tern_verbs_dev_close(v->dev);
     if (v->qpns != NULL)
         tern_verbs_qpn_map_free(v->qpns);
     free(v->vcs);
+    for (int i = 0; i < v->nremote; i++)
+        free(v->remote[i]);
+    free(v->remote);
     free(v);
     return TERN_OK;
 }
 
-static tern_status_t verbs_vc_init(void *state, tern_vc_t *vc)
+void tern_verbs_vc_setup(tern_verbs_t *v, tern_verbs_vc_t *tv, tern_vc_t *vc, uint32_t job,
+                         int rank)
 {
-    tern_verbs_t *v = state;
-    tern_verbs_vc_t *tv = &v->vcs[vc->rank];
-    void *data;
-    size_t len;
-    char key[64];
-    tern_status_t st = tern_pmix_get(&v->ctx->pmix, vc->rank,
-                                     tern_worker_key(v->worker, TERN_VERBS_CARD_KEY, key,
-                                                     sizeof(key)),
-                                     &data, &len);
-    if (st != TERN_OK)
-        return tern_error_wrap(st,
-                               "verbs: rank %d has no verbs card (is it without a verbs "
-                               "device?  TERN_NETMODS can leave verbs out)",
-                               vc->rank);
-    st = tern_verbs_card_check(data, len, vc->rank, v->dev, &tv->card);
-    free(data);
-    if (st != TERN_OK)
-        return st;
     tv->vc = vc;
     tv->v = v;
+    tv->peer_job = job;
+    tv->peer_rank = rank;
     tv->conn = VC_IDLE;
     tern_pktq_init(&tv->sendq);
     tern_list_init(&tv->rdmaq);
     tern_list_init(&tv->live_link);
     tern_list_init(&tv->pend_link);
     vc->nm_vc = tv;
+}
+
+static tern_status_t verbs_vc_init(void *state, tern_vc_t *vc, const void *card, size_t len)
+{
+    tern_verbs_t *v = state;
+    tern_verbs_vc_t *tv = &v->vcs[vc->rank];
+    tern_status_t st = tern_verbs_card_check(card, len, vc->rank, v->dev, &tv->card);
+    if (st != TERN_OK)
+        return st;
+    tern_verbs_vc_setup(v, tv, vc, v->job, vc->rank);
     return TERN_OK;
+}
+
+tern_status_t tern_verbs_remote_add(tern_verbs_t *v, tern_vc_t *vc, uint32_t job, int rank,
+                                    const tern_verbs_card_t *card)
+{
+    if (job == v->job)
+        return tern_error(TERN_ERR_UNSUPPORTED, "verbs: job %08x has the same name hash as %s: "
+                          "their connections cannot be told apart", job, tern_ctx_job(v->ctx));
+    if (v->nremote == v->remote_cap) {
+        int cap = v->remote_cap ? 2 * v->remote_cap : 16;
+        tern_verbs_vc_t **r = realloc(v->remote, (size_t)cap * sizeof(*r));
+        if (r == NULL)
+            return tern_error(TERN_ERR_NO_MEMORY, "verbs: table of %d VCs to other jobs", cap);
+        v->remote = r;
+        v->remote_cap = cap;
+    }
+    tern_verbs_vc_t *tv = calloc(1, sizeof(*tv));
+    if (tv == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "verbs: VC to job %08x rank %d", job, rank);
+    tv->card = *card;
+    tern_verbs_vc_setup(v, tv, vc, job, rank);
+    v->remote[v->nremote++] = tv;
+    return TERN_OK;
+}
+
+/* Another job's rank (tern_connect, a port, tern_peer_insert). */
+static tern_status_t verbs_vc_init_remote(void *state, tern_vc_t *vc, uint32_t job, int rank,
+                                          const void *data, size_t len)
+{
+    tern_verbs_t *v = state;
+    tern_verbs_card_t card;
+    tern_status_t st = tern_verbs_card_check(data, len, rank, v->dev, &card);
+    return st == TERN_OK ? tern_verbs_remote_add(v, vc, job, rank, &card) : st;
 }
 
 /* The VC failed: requests only we hold fail here, rendezvous ones (on the
@@ -297,10 +341,15 @@ static int verbs_counters(void *state, tern_counter_t *out, int max)
     return n;
 }
 
+static const tern_nm_conn_ops_t verbs_conn = {
+    .vc_init_remote = verbs_vc_init_remote,
+};
+
 static const tern_nm_core_ops_t verbs_core = {
     .reachable = verbs_reachable,
     .init = verbs_init,
     .finalize = verbs_finalize,
+    .card = verbs_card,
     .vc_init = verbs_vc_init,
     .vc_destroy = verbs_vc_destroy,
     .vc_terminate = verbs_vc_terminate,
@@ -357,5 +406,6 @@ static const tern_netmod_desc_t verbs_netmod = {
     .lmt = &verbs_lmt,
     .wait = &verbs_wait,
     .mem = &verbs_mem,
+    .conn = &verbs_conn,
 };
 TERN_NETMOD_DEFINE(verbs_netmod)

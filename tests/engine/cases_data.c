@@ -261,7 +261,7 @@ static int case_stress(th_t *t)
                 CHECK(t, st == TERN_OK || st == TERN_INPROGRESS, "isend %s", tern_strerror(st));
                 nr++;
             }
-        CHECK_ST(t, tern_waitall(t->w, reqs, nr), TERN_OK);
+        CHECK_ST(t, tern_waitall(t->w, reqs, nr, NULL), TERN_OK);
         for (int p = 0; p < t->size; p++)
             for (int i = 0; i < WIN; i++) {
                 size_t slot = (size_t)p * WIN + (size_t)i;

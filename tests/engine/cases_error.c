@@ -354,10 +354,10 @@ static int case_null_handles(th_t *t)
     tern_worker_signal(NULL); /* returns, nothing to wake */
 
     tern_request_t *reqs[2] = {NULL, NULL};
-    CHECK_ST(t, tern_waitall(NULL, reqs, 2), TERN_ERR_INVALID_PARAM);
-    CHECK_ST(t, tern_waitall(t->w, NULL, 2), TERN_ERR_INVALID_PARAM);
-    CHECK_ST(t, tern_waitall(t->w, NULL, 0), TERN_OK);
-    CHECK_ST(t, tern_waitall(t->w, reqs, 2), TERN_OK);
+    CHECK_ST(t, tern_waitall(NULL, reqs, 2, NULL), TERN_ERR_INVALID_PARAM);
+    CHECK_ST(t, tern_waitall(t->w, NULL, 2, NULL), TERN_ERR_INVALID_PARAM);
+    CHECK_ST(t, tern_waitall(t->w, NULL, 0, NULL), TERN_OK);
+    CHECK_ST(t, tern_waitall(t->w, reqs, 2, NULL), TERN_OK);
 
     /* a pending request offered with a NULL worker stays pending and usable */
     tern_status_t st = tern_irecv(t->w, b, sizeof(b), me, 51, 0, NULL, &r);
@@ -367,12 +367,61 @@ static int case_null_handles(th_t *t)
     CHECK_ST(t, tern_test(NULL, r, &info), TERN_ERR_INVALID_PARAM);
     CHECK_ST(t, tern_wait(NULL, r, &info), TERN_ERR_INVALID_PARAM);
     reqs[0] = r;
-    CHECK_ST(t, tern_waitall(NULL, reqs, 1), TERN_ERR_INVALID_PARAM);
+    CHECK_ST(t, tern_waitall(NULL, reqs, 1, NULL), TERN_ERR_INVALID_PARAM);
     CHECK(t, reqs[0] == r, "tern_waitall with a NULL worker cleared the array");
     CHECK_ST(t, tern_send(t->w, "abc", 4, me, 51, 0), TERN_OK);
     CHECK_ST(t, tern_wait(t->w, r, &info), TERN_OK);
     CHECK(t, info.length == 4 && strcmp(b, "abc") == 0, "pending receive got %zu bytes",
           info.length);
+    return 0;
+}
+
+/* tern_waitall hands back each request's own status and completion info:
+ * a receive that succeeded, one truncated, a NULL entry and a cancelled
+ * receive, waited for together; the call returns the first error. */
+static int case_waitall_status(th_t *t)
+{
+    const bool on = t->size >= 2 && t->rank <= 1;
+    const int peer = 1 - t->rank;
+    char a[8] = {0}, b[8] = {0}, c[8] = {0};
+    tern_request_t *reqs[4] = {NULL, NULL, NULL, NULL};
+    if (on && t->rank == 0) {
+        CHECK_ST(t, tern_irecv(t->w, a, sizeof(a), TERN_ANY_SOURCE, 70, 0, NULL, &reqs[0]),
+                 TERN_INPROGRESS);
+        CHECK_ST(t, tern_irecv(t->w, b, sizeof(b), peer, 71, 0, NULL, &reqs[1]), TERN_INPROGRESS);
+        CHECK_ST(t, tern_irecv(t->w, c, sizeof(c), peer, 72, 0, NULL, &reqs[3]), TERN_INPROGRESS);
+        if (reqs[3] != NULL)
+            CHECK_ST(t, tern_cancel(t->w, reqs[3]), TERN_OK);
+    }
+    th_barrier(t); /* the receives are posted before anything is sent */
+    if (on && t->rank == 1) {
+        CHECK_ST(t, tern_send(t->w, "abc", 4, peer, 70, 0), TERN_OK);
+        CHECK_ST(t, tern_send(t->w, "0123456789abcdef", 16, peer, 71, 0), TERN_OK);
+    }
+    if (on && t->rank == 0) {
+        tern_recv_info_t in[4];
+        memset(in, 0x5a, sizeof(in));
+        CHECK_ST(t, tern_waitall(t->w, reqs, 4, in), TERN_ERR_TRUNCATED);
+        CHECK(t, !reqs[0] && !reqs[1] && !reqs[2] && !reqs[3], "entries not cleared");
+        CHECK(t,
+              in[0].status == TERN_OK && in[0].source == 1 && in[0].tag == 70 &&
+                  in[0].length == 4 && strcmp(a, "abc") == 0,
+              "entry 0: status %s, source %d, tag %d, %zu bytes", tern_strerror(in[0].status),
+              in[0].source, in[0].tag, in[0].length);
+        CHECK(t,
+              in[1].status == TERN_ERR_TRUNCATED && in[1].source == 1 && in[1].tag == 71 &&
+                  in[1].length == 16 && memcmp(b, "01234567", 8) == 0,
+              "entry 1: status %s, source %d, tag %d, %zu bytes", tern_strerror(in[1].status),
+              in[1].source, in[1].tag, in[1].length);
+        CHECK(t,
+              in[2].status == TERN_OK && in[2].source == TERN_ANY_SOURCE &&
+                  in[2].tag == TERN_ANY_TAG && in[2].length == 0,
+              "NULL entry: status %s, source %d, tag %d, %zu bytes", tern_strerror(in[2].status),
+              in[2].source, in[2].tag, in[2].length);
+        CHECK(t, in[3].status == TERN_ERR_CANCELED, "entry 3: status %s",
+              tern_strerror(in[3].status));
+    }
+    th_barrier(t);
     return 0;
 }
 
@@ -438,6 +487,14 @@ static int pubsub_refused(th_t *t)
 static int case_pubsub(th_t *t)
 {
     char *v = NULL;
+    if (t->by_address) { /* no launcher at all: refused, naming that */
+        CHECK_ST(t, tern_publish(t->ctx, "tern-test-svc", "port-4711"), TERN_ERR_UNSUPPORTED);
+        CHECK(t, strstr(tern_last_error(), "no launcher") != NULL, "message: %s",
+              tern_last_error());
+        CHECK_ST(t, tern_lookup(t->ctx, "tern-test-svc", &v), TERN_ERR_UNSUPPORTED);
+        CHECK(t, v == NULL, "lookup refused but returned \"%s\"", v);
+        return 0;
+    }
     if (getenv("TERN_TEST_NO_NAME_SERVICE") != NULL)
         return pubsub_refused(t);
     if (t->rank == 0) {
@@ -636,6 +693,7 @@ const th_case_t th_error_cases[] = {
     {"iov_empty", case_iov_empty},
     {"null_handles", case_null_handles},
     {"truncate", case_truncate},
+    {"waitall_status", case_waitall_status},
     {"wakeup", case_wakeup},
     {"pubsub", case_pubsub},
     {"peer_killed", case_peer_killed},

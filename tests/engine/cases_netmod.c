@@ -140,7 +140,7 @@ static int case_fanout(th_t *t)
                     if (st != TERN_INPROGRESS)
                         r[p * K + k] = NULL;
                 }
-            CHECK_ST(t, tern_waitall(t->w, r, (size_t)t->size * K), TERN_OK);
+            CHECK_ST(t, tern_waitall(t->w, r, (size_t)t->size * K, NULL), TERN_OK);
             for (double end = now_ms() + 1500; round == 0 && now_ms() < end;)
                 tern_progress(t->w); /* idle: background work of the netmod runs */
         }

@@ -6,17 +6,21 @@
 INFO=${TERN_INFO:-./tern_info}
 "$INFO" >/dev/null || fail "tern_info with defaults"
 "$INFO" | grep -q "TERN_EAGER_LIMIT" || fail "tern_info does not list TERN_EAGER_LIMIT"
-# every variable the code reads is listed (the engine's and each netmod's)
+# every variable the code reads is listed (the engine's, each netmod's, and
+# the other components' of the settings registry: iofwd's, the MPI layer's)
 for var in TERN_EAGER_LIMIT TERN_WAIT_MODE TERN_SPIN_COUNT TERN_HEALTH_MS TERN_LOG \
-           TERN_NETMODS TERN_CMA TERN_CMA_THRESHOLD TERN_TCP_ADDRS TERN_PORT_RANGE; do
+           TERN_NETMODS TERN_CMA TERN_CMA_THRESHOLD TERN_TCP_ADDRS TERN_PORT_RANGE TERN_RCACHE \
+           TERN_IOFWD_LINGER_MS TERN_IOFWD_REPORT TERN_MPI_BCAST_LONG \
+           TERN_MPI_BCAST_MIN_PROCS TERN_MPI_ALLREDUCE_LONG; do
     "$INFO" --params | grep -q "^$var " || fail "tern_info does not list $var"
 done
 for bad in "TERN_EAGER_LIMIT=abc" "TERN_EAGER_LIMIT=-1" "TERN_EAGER_LIMIT=99999999" \
            "TERN_SHM_NUM_CELLS=3" "TERN_SHM_CELL_SIZE=64" "TERN_WAIT_MODE=sleepy" \
            "TERN_SHM_FBOX_SIZE=65536" "TERN_SHM_COPY_CHUNK=1024" "TERN_LOG=4" \
            "TERN_NETMODS=shm,nosuch" "TERN_TCP_ADDRS=127.0.0.1,notanaddress" \
-           "TERN_PORT_RANGE=9000-8000" "TERN_PORT_RANGE=http" "TERN_CMA=sometimes" \
-           "TERN_CMA_THRESHOLD=big" "TERN_FAULT_CMA_EPERM_AFTER=-1"; do
+           "TERN_PORT_RANGE=9000-8000" "TERN_PORT_RANGE=http" "TERN_IOFWD_REPORT=2" \
+           "TERN_IOFWD_REPORT=yes" "TERN_CMA=sometimes" "TERN_CMA_THRESHOLD=big" \
+           "TERN_FAULT_CMA_EPERM_AFTER=-1"; do
     var=${bad%%=*}
     msg=$(env "$bad" "$INFO" 2>&1 >/dev/null) && fail "tern_info accepted $bad"
     echo "$msg" | grep -q "$var" || fail "message for $bad does not name $var: $msg"

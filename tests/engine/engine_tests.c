@@ -4,6 +4,9 @@
  *                                            peer_exit, peer_exit_sent and
  *                                            peer_crash (a rank ends in them)
  *   ternrun -n 2 ./engine_tests sizes iov    named cases
+ * or without one, each rank started by a script with TERN_TEST_ADDR_DIR
+ * (and TERN_TEST_RANK, _SIZE, _JOB): wired up by addresses exchanged
+ * through files (tests/engine/addr_wire.c, tests/engine/addr_wire.sh).
  * TERN_TEST_NETMOD=shm (or another netmod) makes the harness check that
  * every VC to another rank uses that netmod.  Exit status 0 only when every
  * case passed on this rank.
@@ -23,8 +26,9 @@ void th_barrier(th_t *t)
 
 static const th_case_t *find(const char *name)
 {
-    const th_case_t *tables[] = {th_data_cases,  th_error_cases,  th_wait_cases, th_worker_cases,
-                                 th_probe_cases, th_netmod_cases, th_cma_cases};
+    const th_case_t *tables[] = {th_data_cases,   th_error_cases, th_wait_cases,
+                                 th_worker_cases, th_probe_cases, th_netmod_cases,
+                                 th_cma_cases,    th_addr_cases,  th_addr_named_cases};
     for (size_t k = 0; k < sizeof(tables) / sizeof(tables[0]); k++)
         for (const th_case_t *c = tables[k]; c->name; c++)
             if (strcmp(c->name, name) == 0)
@@ -56,8 +60,12 @@ int main(int argc, char **argv)
      * the forced-refusal test runs the ranks so. */
     if (getenv("TERN_TEST_NONDUMPABLE") != NULL)
         prctl(PR_SET_DUMPABLE, 0);
-    tern_status_t st = tern_init(&t.ctx);
-    if (st != TERN_OK) {
+    tern_status_t st;
+    t.by_address = getenv("TERN_TEST_ADDR_DIR") != NULL;
+    if (t.by_address) {
+        if (th_init_by_address(&t) != 0)
+            return 1;
+    } else if ((st = tern_init(&t.ctx)) != TERN_OK) {
         fprintf(stderr, "engine_tests: tern_init: %s: %s\n", tern_strerror(st), tern_last_error());
         return 1;
     }
@@ -109,6 +117,8 @@ int main(int argc, char **argv)
             for (const th_case_t *c = th_worker_cases; c->name; c++)
                 run(&t, c);
             for (const th_case_t *c = th_probe_cases; c->name; c++)
+                run(&t, c);
+            for (const th_case_t *c = th_addr_cases; t.by_address && c->name; c++)
                 run(&t, c);
             continue;
         }

@@ -48,7 +48,7 @@ int main(int argc, char **argv)
             reqs[2 * r + 1] = NULL;
     }
     if (reqs != NULL) {
-        st = tern_waitall(w, reqs, 2 * (size_t)n);
+        st = tern_waitall(w, reqs, 2 * (size_t)n, NULL);
         CHECK(st == TERN_OK, "exchange: %s", tern_strerror(st));
     }
     for (int r = 0; in != NULL && r < n; r++)

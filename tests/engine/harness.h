@@ -18,6 +18,7 @@ typedef struct th {
     tern_context_t *ctx;
     tern_worker_t *w;
     int rank, size;
+    int by_address;      /* wired by addresses, no launcher (tests/engine/addr_wire.c) */
     int failures;
     const char *test;
 } th_t;

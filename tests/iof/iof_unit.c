@@ -4,7 +4,7 @@
  * with a timeout, complete giving up on a silent source, and flow control
  * (a stream is not read while its sink is full).
  */
-#include "iof/iof_internal.h"
+#include "launcher/iof/iof_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,11 +1,15 @@
 #!/bin/sh
 # tern_connect / tern_disconnect between two tern jobs under ternrun
 # (tests/launcher/tern_connect.c): 2 ranks spawn 2, both jobs connect,
-# every pair exchanges a word and 1 MiB (a rendezvous) both ways (on this
-# one host by the engine's same-host copy: each server rank's cma.get_bytes
-# counts the 2 clients' MiB), a receive
+# every pair exchanges a word and 1 MiB (a rendezvous) both ways, a receive
 # from any source names the other job's rank, an unknown job and the own
-# job are refused; after tern_disconnect the peer ids are invalid.  Then
+# job are refused; after tern_disconnect the peer ids are invalid.  Over
+# every built netmod that reaches other jobs, alone (TERN_NETMODS, its
+# netmods/<name>/test.env: tcp on loopback, verbs on tests/ibloop, dpdk on
+# memif, one link per pair of ranks of both jobs; their test.env turn the
+# engine's same-host copy off).  Then over tcp with the copy on (the
+# default): each server rank's cma.get_bytes counts the 2 clients' MiB,
+# the large messages of a connected job's ranks on this host.  Then
 # the same with a client rank dying before any byte went to it: the
 # server's VC to it fails with TERN_ERR_PEER_FAILED, told by ternrun's PMIx
 # event, and the other client still answers.  Last, a connect to a job whose
@@ -18,20 +22,47 @@ PROG=./tests/launcher/tern_connect
 # the connections between the jobs stay on loopback
 X="-x TERN_TCP_ADDRS=127.0.0.1"
 
-T=90 run -n 2 $X "$PROG" server 2
-expect_rc 0 "connect, exchange, disconnect"
-for r in 0 1; do
-    expect_out "^ok server $r\$" "server rank $r"
-    expect_out "^client $r of 2: exchanged with 2 server ranks\$" "client rank $r"
+INFO=${TERN_INFO:-./tern_info}
+built=$("$INFO" --netmods | sed -n 's/^netmods: \([^(]*\).*/\1/p' | head -1)
+for nm in tcp verbs dpdk; do
+    case " $built " in *" $nm "*) ;; *) continue ;; esac
+    (
+        if [ -f "${srcdir:-.}/netmods/$nm/test.env" ]; then
+            set -a
+            . "${srcdir:-.}/netmods/$nm/test.env"
+            set +a
+        fi
+        TERN_NETMODS=$nm
+        export TERN_NETMODS
+        T=90 run -n 2 $X "$PROG" server 2
+        expect_rc 0 "$nm: connect, exchange, disconnect"
+        for r in 0 1; do
+            expect_out "^ok server $r\$" "$nm: server rank $r"
+            expect_out "^client $r of 2: exchanged with 2 server ranks\$" "$nm: client rank $r"
+        done
+        expect_out "^server 0: client peers 2\\.\\.3 via $nm\$" "$nm: peer ids and netmod"
+        if grep -q FAIL "$OUT"; then fail "$nm: a check failed"; fi
+        if grep -q 'warning' "$ERR"; then fail "$nm: a clean disconnect warned"; fi
+        echo "# $nm: $(grep '^server 0: client peers' "$OUT")"
+        [ "$failures" -eq 0 ]
+    ) || failures=$((failures + 1))
 done
-expect_out '^server 0: client peers 2\.\.3 via tcp$' "peer ids and netmod"
-for r in 0 1; do
-    got=$(sed -n "s/^server $r cma.get_bytes=\([0-9]*\)$/\1/p" "$OUT")
-    [ "${got:-0}" -ge 2097152 ] ||
-        fail "server rank $r: the connected job's 1 MiB messages not by the same-host copy ($got)"
-done
-if grep -q FAIL "$OUT"; then fail "a check failed"; fi
-if grep -q 'warning' "$ERR"; then fail "a clean disconnect warned"; fi
+
+# the same-host copy for a connected job's ranks (tcp, TERN_CMA by default)
+(
+    TERN_NETMODS=tcp
+    export TERN_NETMODS
+    T=90 run -n 2 $X "$PROG" server 2
+    expect_rc 0 "tcp, the same-host copy: connect, exchange, disconnect"
+    for r in 0 1; do
+        got=$(sed -n "s/^server $r cma.get_bytes=\([0-9]*\)$/\1/p" "$OUT")
+        [ "${got:-0}" -ge 2097152 ] ||
+            fail "server rank $r: the connected job's 1 MiB messages not by the same-host copy ($got)"
+    done
+    if grep -q FAIL "$OUT"; then fail "tcp, the same-host copy: a check failed"; fi
+    echo "# tcp, the same-host copy: $(grep '^server . cma' "$OUT" | tr '\n' ' ')"
+    [ "$failures" -eq 0 ]
+) || failures=$((failures + 1))
 
 # a client rank dies (status 5) before its VCs carried anything: the
 # launcher's event fails them (no tcp connection to see end), only them

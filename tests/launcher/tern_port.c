@@ -6,14 +6,15 @@
  *                             clients as they come; from each: a word (tag
  *                             1) and 1 MiB (tag 2, a rendezvous) checked,
  *                             answered with the word + 1 (tag 3); then
- *                             disconnect them.  Prints "server took N" and
- *                             its same-host copy counters ("server
- *                             cma.get_bytes=B cma.refused=R ...").
+ *                             disconnect them.  Prints "server took N via
+ *                             NETMOD" (the netmod of the last client's VC),
+ *                             then its same-host copy counters ("server
+ *                             cma.get_bytes=B ... cma.refused=R ...").
  *                             Meant to run as a singleton (no launcher), as
  *                             the iofwd daemon will.
  *   tern_port client FILE     (every rank of a job) wait for FILE, connect
  *                             to the port, send and check the answer.
- *                             Prints "ok client R".
+ *                             Prints "ok client R via NETMOD".
  *
  * Every failed check prints "FAIL: ..." and makes the exit status 1.
  */
@@ -54,7 +55,7 @@ static void server(tern_context_t *ctx, int n, const char *file)
     tern_job_t *peers[64];
     unsigned char *big = malloc(BIG), *want = malloc(BIG);
     tern_status_t st = tern_port_open(ctx, port);
-    CHECK(st == TERN_OK, "tern_port_open: %s", tern_strerror(st));
+    CHECK(st == TERN_OK, "tern_port_open: %s: %s", tern_strerror(st), tern_last_error());
     if (st != TERN_OK)
         return;
     snprintf(tmp, sizeof(tmp), "%s.tmp", file);
@@ -65,6 +66,7 @@ static void server(tern_context_t *ctx, int n, const char *file)
         return;
     }
     int took = 0;
+    const char *via = "none";
     double end = now_s() + 60;
     while (took < n && now_s() < end) {
         tern_job_t *p;
@@ -76,6 +78,7 @@ static void server(tern_context_t *ctx, int n, const char *file)
             break;
         peers[took++] = p;
         int peer = tern_job_peer(p, 0);
+        via = tern_peer_netmod(ctx, peer) ? tern_peer_netmod(ctx, peer) : "none";
         uint32_t word = 0;
         tern_recv_info_t info;
         st = tern_recv(w, &word, sizeof(word), peer, 1, 0, &info);
@@ -94,7 +97,7 @@ static void server(tern_context_t *ctx, int n, const char *file)
         st = tern_disconnect(peers[i]);
         CHECK(st == TERN_OK, "disconnect: %s", tern_strerror(st));
     }
-    printf("server took %d\n", took);
+    printf("server took %d via %s\n", took, via);
     tern_counter_t c[64];
     int nc = tern_worker_counters(w, c, 64);
     printf("server");
@@ -128,6 +131,7 @@ static void client(tern_context_t *ctx, const char *file)
     if (st != TERN_OK)
         return;
     int peer = tern_job_peer(srv, 0), me = tern_rank(ctx);
+    const char *via = tern_peer_netmod(ctx, peer);
     uint32_t word = (uint32_t)(me * 10 + 7), answer = 0;
     unsigned char *big = malloc(BIG);
     fill(big, word);
@@ -141,7 +145,7 @@ static void client(tern_context_t *ctx, const char *file)
     st = tern_disconnect(srv);
     CHECK(st == TERN_OK, "disconnect: %s", tern_strerror(st));
     if (failures == 0)
-        printf("ok client %d\n", me);
+        printf("ok client %d via %s\n", me, via ? via : "none");
     free(big);
 }
 

@@ -5,8 +5,9 @@
  * two ports are joined by a pair of rte_rings (rte_eth_from_rings: what
  * one sends the other receives, nothing lost unless the fault shim says
  * so).  One thread polls both workers in turn, so every run with the same
- * seed sees the same frames.  The business cards go through an in-memory
- * table (tern_pmix_put / _get are wrapped at link time: -Wl,--wrap).
+ * seed sees the same frames.  Each rank's card goes straight to the
+ * other's vc_init, as the engine hands it from an address; the exit fence
+ * (tern_pmix_fence_timed) is wrapped at link time (-Wl,--wrap).
  *
  * Cases:
  *   clean      2 x 1500 messages of 0 .. 20000 bytes both ways, eager and
@@ -23,7 +24,11 @@
  *              goes on;
  *   silent     rank 1 stops polling: rank 0's send fails with
  *              TERN_ERR_PEER_FAILED naming rank 1 (TERN_DPDK_TIMEOUT_MS
- *              1000), within 10 s.
+ *              1000), within 10 s;
+ *   handlers   the reliability layer hands every in-order frame up through
+ *              the handler of its type (DATA and LMT tapped on both ranks),
+ *              and builds zero-copy LMT transmissions and reports LMT acks
+ *              through it: each frame exactly once.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +40,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "engine/address.h"
 #include "engine/engine_internal.h"
 #include "engine/netmod.h"
 #include "netmods/dpdk/dpdk_internal.h"
@@ -42,46 +48,9 @@
 
 #include "tests/unit/expect.h"
 
-/* ---- the business cards: an in-memory PMIx ---------------------------- */
+/* ---- the exit fence: both "ranks" are this process ---------------------- */
 
-static struct card {
-    int rank;
-    char key[64];
-    unsigned char data[128];
-    size_t len;
-} cards[16];
-static int ncards;
-
-tern_status_t __wrap_tern_pmix_put(tern_pmix_t *p, const char *key, const void *data, size_t len);
-tern_status_t __wrap_tern_pmix_get(tern_pmix_t *p, int rank, const char *key, void **data,
-                                   size_t *len);
 tern_status_t __wrap_tern_pmix_fence_timed(tern_pmix_t *p, unsigned timeout_ms);
-
-tern_status_t __wrap_tern_pmix_put(tern_pmix_t *p, const char *key, const void *data, size_t len)
-{
-    if (ncards == 16 || len > sizeof(cards[0].data))
-        return tern_error(TERN_ERR_NO_MEMORY, "card table");
-    struct card *c = &cards[ncards++];
-    c->rank = (int)p->rank;
-    snprintf(c->key, sizeof(c->key), "%s", key);
-    memcpy(c->data, data, len);
-    c->len = len;
-    return TERN_OK;
-}
-
-tern_status_t __wrap_tern_pmix_get(tern_pmix_t *p, int rank, const char *key, void **data,
-                                   size_t *len)
-{
-    (void)p;
-    for (int i = ncards - 1; i >= 0; i--)
-        if (cards[i].rank == rank && strcmp(cards[i].key, key) == 0) {
-            *data = malloc(cards[i].len);
-            memcpy(*data, cards[i].data, cards[i].len);
-            *len = cards[i].len;
-            return TERN_OK;
-        }
-    return tern_error(TERN_ERR_NOT_FOUND, "no %s of rank %d", key, rank);
-}
 
 tern_status_t __wrap_tern_pmix_fence_timed(tern_pmix_t *p, unsigned timeout_ms)
 {
@@ -119,7 +88,6 @@ static bool setup(const settings_t *s)
             return false;
         }
     }
-    ncards = 0;
     memset(ctx, 0, sizeof(ctx));
     memset(wk, 0, sizeof(wk));
     memset(vcs, 0, sizeof(vcs));
@@ -150,6 +118,7 @@ static bool setup(const settings_t *s)
         c->pmix.rank = (uint32_t)r;
         c->pmix.size = 2;
         snprintf(c->pmix.nspace, sizeof(c->pmix.nspace), "dpdk-ring-test");
+        c->job_hash = tern_job_hash(c->pmix.nspace);
         if (tern_worker_init(&wk[r], c, 0) != TERN_OK)
             return false;
         if (tern_netmod_instantiate(&nms[r][0], &tern_netmod_self) != TERN_OK ||
@@ -188,10 +157,20 @@ static bool setup(const settings_t *s)
         for (int q = 0; q < 2; q++)
             vcs[r][q].nm_state = nms[r][q == r ? 0 : 1].state;
     }
+    unsigned char card[2][TERN_ADDR_CARD_MAX];
+    size_t card_len[2];
+    for (int r = 0; r < 2; r++) {
+        card_len[r] = sizeof(card[r]);
+        if (nms[r][1].core.card(nms[r][1].state, card[r], &card_len[r]) != TERN_OK) {
+            fprintf(stderr, "rank %d: dpdk card: %s\n", r, tern_last_error());
+            return false;
+        }
+    }
     for (int r = 0; r < 2; r++)
         for (int q = 0; q < 2; q++) {
             tern_vc_t *vc = &vcs[r][q];
-            if (vc->nm->core.vc_init(vc->nm_state, vc) != TERN_OK) {
+            if (vc->nm->core.vc_init(vc->nm_state, vc, q == r ? NULL : card[q],
+                                     q == r ? 0 : card_len[q]) != TERN_OK) {
                 fprintf(stderr, "rank %d: VC to %d: %s\n", r, q, tern_last_error());
                 return false;
             }
@@ -572,6 +551,110 @@ static void case_silent(void)
     teardown();
 }
 
+/* ---- the handler table: every frame goes up through it ------------------- */
+
+static struct {
+    const tern_dpdk_handler_t *orig[2][TERN_DPDK_F_MAX];
+    tern_dpdk_handler_t tapped[2][TERN_DPDK_F_MAX];
+    uint64_t rx[2][TERN_DPDK_F_MAX], frame[2], acked[2];
+} tap;
+
+static int rank_of(const tern_dpdk_vc_t *dv)
+{
+    return dv->d == dpdk_of(0) ? 0 : 1;
+}
+
+static void tap_rx(int type, tern_dpdk_vc_t *dv, const void *ext, const void *payload, uint16_t len)
+{
+    int r = rank_of(dv);
+    tap.rx[r][type]++;
+    tap.orig[r][type]->rx(dv, ext, payload, len);
+}
+
+static void tap_rx_data(tern_dpdk_vc_t *dv, const void *ext, const void *payload, uint16_t len)
+{
+    tap_rx(TERN_DPDK_F_DATA, dv, ext, payload, len);
+}
+
+static void tap_rx_lmt(tern_dpdk_vc_t *dv, const void *ext, const void *payload, uint16_t len)
+{
+    tap_rx(TERN_DPDK_F_LMT, dv, ext, payload, len);
+}
+
+static struct rte_mbuf *tap_frame_lmt(tern_dpdk_vc_t *dv, const tern_dpdk_slot_t *s)
+{
+    int r = rank_of(dv);
+    tap.frame[r]++;
+    return tap.orig[r][TERN_DPDK_F_LMT]->frame(dv, s);
+}
+
+static void tap_acked_lmt(tern_dpdk_vc_t *dv, tern_dpdk_slot_t *s)
+{
+    int r = rank_of(dv);
+    tap.acked[r]++;
+    tap.orig[r][TERN_DPDK_F_LMT]->acked(dv, s);
+}
+
+static void case_handlers(void)
+{
+    settings_t s = {0};
+    if (!setup(&s)) {
+        EXPECT(false, "setup");
+        return;
+    }
+    memset(&tap, 0, sizeof(tap));
+    for (int r = 0; r < 2; r++) {
+        tern_dpdk_t *d = dpdk_of(r);
+        const int types[2] = {TERN_DPDK_F_DATA, TERN_DPDK_F_LMT};
+        for (int i = 0; i < 2; i++) {
+            int t = types[i];
+            tap.orig[r][t] = d->up[t];
+            EXPECT(d->up[t] != NULL && d->up[t]->rx != NULL,
+                   "rank %d: no handler for frame type %d after init", r, t);
+            if (d->up[t] == NULL)
+                goto out;
+            tap.tapped[r][t] = *d->up[t];
+        }
+        EXPECT(d->up[TERN_DPDK_F_ACK] == NULL && d->up[TERN_DPDK_F_PROBE] == NULL,
+               "rank %d: a handler for the reliability layer's own frames", r);
+        EXPECT(tap.orig[r][TERN_DPDK_F_LMT]->frame != NULL &&
+                   tap.orig[r][TERN_DPDK_F_LMT]->acked != NULL,
+               "rank %d: LMT handler without frame / acked", r);
+        tap.tapped[r][TERN_DPDK_F_DATA].rx = tap_rx_data;
+        tap.tapped[r][TERN_DPDK_F_LMT].rx = tap_rx_lmt;
+        tap.tapped[r][TERN_DPDK_F_LMT].frame = tap_frame_lmt;
+        tap.tapped[r][TERN_DPDK_F_LMT].acked = tap_acked_lmt;
+        tern_dpdk_rel_handler(d, TERN_DPDK_F_DATA, &tap.tapped[r][TERN_DPDK_F_DATA]);
+        tern_dpdk_rel_handler(d, TERN_DPDK_F_LMT, &tap.tapped[r][TERN_DPDK_F_LMT]);
+    }
+    exchange("handlers", 0);
+    for (int r = 0; r < 2; r++) {
+        tern_dpdk_vc_t *dv = dvc(r);
+        uint64_t up = tap.rx[r][TERN_DPDK_F_DATA] + tap.rx[r][TERN_DPDK_F_LMT];
+        EXPECT(tap.rx[r][TERN_DPDK_F_DATA] > 0 && tap.rx[r][TERN_DPDK_F_LMT] > 0,
+               "rank %d: %llu DATA, %llu LMT frames went up through the handlers", r,
+               (unsigned long long)tap.rx[r][TERN_DPDK_F_DATA],
+               (unsigned long long)tap.rx[r][TERN_DPDK_F_LMT]);
+        /* sequence numbers start at 0: rcv_nxt frames were taken in order */
+        EXPECT(up == dv->rcv_nxt, "rank %d: %llu frames handed up, %u taken in order", r,
+               (unsigned long long)up, dv->rcv_nxt);
+        EXPECT(tap.acked[r] == tap.rx[1 - r][TERN_DPDK_F_LMT],
+               "rank %d: %llu LMT acks "
+               "reported, the peer took %llu LMT frames",
+               r, (unsigned long long)tap.acked[r],
+               (unsigned long long)tap.rx[1 - r][TERN_DPDK_F_LMT]);
+        EXPECT(tap.frame[r] > 0 && tap.frame[r] == counter(r, "dpdk.zcopy_frames"),
+               "rank %d: %llu zero-copy frames built through the handler, %llu counted", r,
+               (unsigned long long)tap.frame[r],
+               (unsigned long long)counter(r, "dpdk.zcopy_frames"));
+    }
+    printf("handlers: ok (rank 1 took %llu DATA and %llu LMT frames through them)\n",
+           (unsigned long long)tap.rx[1][TERN_DPDK_F_DATA],
+           (unsigned long long)tap.rx[1][TERN_DPDK_F_LMT]);
+out:
+    teardown();
+}
+
 int main(void)
 {
     /* rank 0's EAL settings start EAL for the process (the rank-1 context
@@ -590,6 +673,7 @@ int main(void)
     case_window();
     case_malformed();
     case_silent();
+    case_handlers();
     if (failures) {
         fprintf(stderr, "dpdk_ring_test: %d failure(s)\n", failures);
         return 1;

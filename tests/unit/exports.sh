@@ -1,8 +1,12 @@
 #!/bin/sh
 # libtern.so exports exactly the public API: every function declared in
 # include/tern/*.h and nothing else (the version script engine/libtern.map).
-# An exported symbol no public header declares fails the test, and so does a
-# declared function the library does not export.
+# An exported symbol of a public version node (TERN_<n>.<m>) that no public
+# header declares fails the test, and so does a declared function the
+# library does not export there.  The private node (TERN_PRIVATE_*: tern's
+# own programs' access to internals) is checked apart: it exports exactly
+# the names the map lists in it, none of them declared in a public header,
+# and no symbol is exported under any other version.
 #
 # The declarations come from the preprocessed headers (static inline helpers
 # are definitions, not exports); the exports from the dynamic symbol table
@@ -55,12 +59,27 @@ awk '
     }' "$tmp/api.i" | sort -u >"$tmp/declared"
 [ -s "$tmp/declared" ] || fail "no tern_* declaration found in $srcdir/include/tern/*.h"
 
-# Exported: defined dynamic symbols, version suffix dropped; the version
-# nodes themselves (TERN_0.1, type A) are no symbols.
+# Exported: defined dynamic symbols by version node ("name node"); the
+# version nodes themselves (TERN_0.1, type A) are no symbols.
 # shellcheck disable=SC2086
 $NM -D --defined-only "$lib" >"$tmp/nm" || fail "$NM -D $lib failed"
-awk 'NF >= 3 && $(NF-1) != "A" { s = $NF; sub(/@.*/, "", s); print s }' "$tmp/nm" |
-    sort -u >"$tmp/exported"
+awk 'NF >= 3 && $(NF-1) != "A" {
+        s = $NF; v = s
+        if (sub(/@.*/, "", s)) sub(/^[^@]*@+/, "", v); else v = "(none)"
+        print s, v
+    }' "$tmp/nm" | sort -u >"$tmp/versioned"
+awk '$2 ~ /^TERN_[0-9]+\.[0-9]+$/ { print $1 }' "$tmp/versioned" | sort -u >"$tmp/exported"
+awk '$2 ~ /^TERN_PRIVATE_/ { print $1 }' "$tmp/versioned" | sort -u >"$tmp/private"
+other=$(awk '$2 !~ /^TERN_[0-9]+\.[0-9]+$/ && $2 !~ /^TERN_PRIVATE_/' "$tmp/versioned")
+# The private node's names as engine/libtern.map lists them
+map=$srcdir/engine/libtern.map
+[ -f "$map" ] || fail "$map missing"
+sed 's:/\*.*\*/::g' "$map" | awk '
+    /^TERN_PRIVATE_[^ ]* *\{/ { inside = 1; next }
+    inside && /^\}/ { inside = 0 }
+    inside && /^[ \t]*[A-Za-z_][A-Za-z0-9_]*;[ \t]*$/ { gsub(/[ \t;]/, ""); print }
+    ' | sort -u >"$tmp/private_map"
+[ -s "$tmp/private_map" ] || fail "no TERN_PRIVATE_* node with names in $map"
 
 extra=$(comm -13 "$tmp/declared" "$tmp/exported")
 missing=$(comm -23 "$tmp/declared" "$tmp/exported")
@@ -76,5 +95,32 @@ if [ -n "$missing" ]; then
     echo "$missing" | sed 's/^/  /' >&2
     rc=1
 fi
+if [ -n "$other" ]; then
+    echo "FAIL: exported under no known version node (TERN_<n>.<m> or TERN_PRIVATE_*):" >&2
+    echo "$other" | sed 's/^/  /' >&2
+    rc=1
+fi
 [ "$rc" -eq 0 ] && echo "exports match the public headers"
+
+# the private node: what the map lists, exported, and nothing public
+echo "$lib: $(wc -l <"$tmp/private") private symbols exported, $(wc -l <"$tmp/private_map") listed in TERN_PRIVATE_* of $map"
+pextra=$(comm -13 "$tmp/private_map" "$tmp/private")
+pmissing=$(comm -23 "$tmp/private_map" "$tmp/private")
+ppublic=$(comm -12 "$tmp/declared" "$tmp/private")
+if [ -n "$pextra" ]; then
+    echo "FAIL: private symbols exported that the map's private node does not list:" >&2
+    echo "$pextra" | sed 's/^/  /' >&2
+    rc=1
+fi
+if [ -n "$pmissing" ]; then
+    echo "FAIL: names of the map's private node not exported (misspelt, or gone):" >&2
+    echo "$pmissing" | sed 's/^/  /' >&2
+    rc=1
+fi
+if [ -n "$ppublic" ]; then
+    echo "FAIL: private symbols a public header declares (they belong in TERN_0.x):" >&2
+    echo "$ppublic" | sed 's/^/  /' >&2
+    rc=1
+fi
+[ "$rc" -eq 0 ] && echo "private exports match the map's private node"
 exit "$rc"

@@ -4,7 +4,7 @@
  * ABI, without a core table, with a required slot missing, or with half a
  * capability table (an LMT table without start_send, a wait table without
  * disarm, remote keys packed but never unpacked, a conn table without
- * vc_init_card) is refused with an error naming the netmod and the slot,
+ * vc_init_remote, a core table without card) is refused with an error naming the netmod and the slot,
  * and stays out of the registry; an absent table is an absent capability
  * (the instance's pointer is NULL); the core's optional slots get typed
  * no-ops, poll stays NULL.  Every built netmod passed the same check.
@@ -29,8 +29,13 @@ static tern_status_t t_state(void *state)
 {
     return TERN_OK;
 }
-static tern_status_t t_vc_state(void *state, tern_vc_t *vc)
+static tern_status_t t_vc_card(void *state, tern_vc_t *vc, const void *card, size_t len)
 {
+    return TERN_OK;
+}
+static tern_status_t t_card(void *state, void *buf, size_t *len)
+{
+    *len = 0;
     return TERN_OK;
 }
 static tern_status_t t_vc(tern_vc_t *vc)
@@ -89,20 +94,22 @@ static tern_status_t t_rkey_pack(void *state, void *memh, const void *addr, size
 {
     return TERN_OK;
 }
-static tern_status_t t_remote(void *state, tern_vc_t *vc, const char *nspace, int rank)
+static tern_status_t t_remote(void *state, tern_vc_t *vc, uint32_t job, int rank,
+                              const void *card, size_t len)
 {
     return TERN_OK;
 }
-static tern_status_t t_port_card(void *state, void *buf, size_t *len)
+static const char *t_port_unable(void *state)
 {
-    return TERN_OK;
+    return NULL;
 }
 
 static const tern_nm_core_ops_t core_full = {
     .reachable = t_reachable,
     .init = t_init,
     .finalize = t_state,
-    .vc_init = t_vc_state,
+    .card = t_card,
+    .vc_init = t_vc_card,
     .vc_destroy = t_vc,
     .vc_terminate = t_vc,
     .istart_contig_msg = t_istart,
@@ -119,6 +126,8 @@ static const tern_nm_lmt_ops_t lmt_full = {
     .done_send = t_done,
     .done_recv = t_done,
 };
+
+static const tern_nm_conn_ops_t conn_full = {.vc_init_remote = t_remote};
 
 static const tern_nm_wait_ops_t wait_full = {
     .wait_fd = t_wait_fd,
@@ -155,6 +164,8 @@ int main(void)
     core_no_send.send_noncontig = NULL;
     tern_nm_core_ops_t core_no_init = core_full;
     core_no_init.init = NULL;
+    tern_nm_core_ops_t core_no_card = core_full;
+    core_no_card.card = NULL;
     tern_nm_lmt_ops_t lmt_half = lmt_full;
     lmt_half.start_send = NULL;
     tern_nm_lmt_ops_t lmt_no_modes = lmt_full;
@@ -163,7 +174,7 @@ int main(void)
     const tern_nm_mem_ops_t mem_half_keys = {
         .mem_reg = t_reg, .mem_dereg = t_dereg, .rkey_pack = t_rkey_pack};
     const tern_nm_mem_ops_t mem_no_dereg = {.mem_reg = t_reg};
-    const tern_nm_conn_ops_t conn_half = {.vc_init_remote = t_remote, .port_card = t_port_card};
+    const tern_nm_conn_ops_t conn_half = {.port_unable = t_port_unable};
 
     const bad_case_t bad[] = {
         {"another ABI",
@@ -177,6 +188,9 @@ int main(void)
         {"core without init",
          {.abi = TERN_NETMOD_ABI, .name = "t-init", .core = &core_no_init},
          {"t-init", "core", "without init"}},
+        {"core without card",
+         {.abi = TERN_NETMOD_ABI, .name = "t-card", .core = &core_no_card},
+         {"t-card", "core", "without card"}},
         {"half an LMT table",
          {.abi = TERN_NETMOD_ABI, .name = "t-lmt", .core = &core_full, .lmt = &lmt_half},
          {"t-lmt", "lmt", "without start_send"}},
@@ -192,9 +206,9 @@ int main(void)
         {"mem table without mem_dereg",
          {.abi = TERN_NETMOD_ABI, .name = "t-dereg", .core = &core_full, .mem = &mem_no_dereg},
          {"t-dereg", "mem", "without mem_dereg"}},
-        {"conn table without vc_init_card",
+        {"conn table without vc_init_remote",
          {.abi = TERN_NETMOD_ABI, .name = "t-conn", .core = &core_full, .conn = &conn_half},
-         {"t-conn", "conn", "without vc_init_card"}},
+         {"t-conn", "conn", "without vc_init_remote"}},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         const bad_case_t *c = &bad[i];
@@ -220,7 +234,8 @@ int main(void)
                                             .reach = "nothing",
                                             .core = &core_full,
                                             .lmt = &lmt_full,
-                                            .wait = &wait_full};
+                                            .wait = &wait_full,
+                                            .conn = &conn_full};
     EXPECT(tern_netmod_register(&good) == TERN_OK, "whole tables: %s", tern_last_error());
     EXPECT(tern_netmod_find("t-good") == &good, "t-good is not in the registry");
     EXPECT(tern_netmod_count() == before + 1, "%d netmods", tern_netmod_count());
@@ -230,7 +245,7 @@ int main(void)
     tern_netmod_inst_t inst;
     EXPECT(tern_netmod_instantiate(&inst, &good) == TERN_OK, "instantiate: %s", tern_last_error());
     EXPECT(inst.lmt == &lmt_full && inst.wait == &wait_full && inst.mem == NULL &&
-               inst.conn == NULL,
+               inst.conn == &conn_full,
            "the instance's tables are not the descriptor's");
     EXPECT(inst.core.wireup_done != NULL && inst.core.check_peers != NULL &&
                inst.core.counters != NULL,

@@ -1,5 +1,5 @@
 /*
- * Unit test of ternrun's PMIx query answers (pmix-shim/server_query.c)
+ * Unit test of ternrun's PMIx query answers (pmix/server/server_query.c)
  * without a PMIx server or a job: the module's .query is called directly,
  * with the hooks of a fake host running two namespaces, and its answer
  * (given from a thread of its own) is awaited, bounded.
@@ -20,7 +20,7 @@
  *     pmix_data_array_t fails), the key is not answered, rather than
  *     answered with the others only
  */
-#include "pmix-shim/server_internal.h"
+#include "pmix/server/server_internal.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,0 +1,41 @@
+/*
+ * The MPI layer's settings (TERN_MPI_*): a table in tern's settings
+ * registry (engine/config.h), registered when libtern-mpi loads.  So
+ * tern_init, called by MPI_Init, refuses a bad value on every rank with a
+ * message naming the variable and its range, and tern_info lists them.
+ * MPI_Init then reads them into mpi.cfg.  The registry's calls are
+ * libtern's private interface (TERN_PRIVATE_0.0 in engine/libtern.map).
+ */
+#include "engine/config.h" /* before mpi_internal.h: libtern's, not hidden here */
+#include "mpi/mpi_internal.h"
+
+#define T mpi_config_t
+static const tern_config_entry_t entries[] = {
+    TERN_CFG_ENTRY_UINT("TERN_MPI_BCAST_LONG", T, bcast_long, 12288, 1, 1ull << 40,
+                        "MPI_Bcast of at least this many bytes, on at least "
+                        "TERN_MPI_BCAST_MIN_PROCS ranks, uses scatter + ring allgather; below "
+                        "it, a binomial tree"),
+    TERN_CFG_ENTRY_UINT("TERN_MPI_BCAST_MIN_PROCS", T, bcast_min_procs, 8, 1, 1u << 24,
+                        "fewest ranks on which MPI_Bcast uses scatter + ring allgather "
+                        "(TERN_MPI_BCAST_LONG)"),
+    TERN_CFG_ENTRY_UINT("TERN_MPI_ALLREDUCE_LONG", T, allreduce_long, 2048, 0, 1ull << 40,
+                        "MPI_Allreduce of more than this many bytes with a commutative op uses "
+                        "reduce-scatter + allgather (Rabenseifner); up to it, recursive "
+                        "doubling"),
+};
+#undef T
+
+static const tern_config_table_t mpi_config_table = {
+    .owner = "mpi",
+    .entries = entries,
+    .num_entries = sizeof(entries) / sizeof(entries[0]),
+    .struct_size = sizeof(mpi_config_t),
+};
+TERN_CONFIG_REGISTER(mpi_config_table)
+
+int mpi_config_load(void)
+{
+    if (tern_config_load_table(&mpi_config_table, &mpi.cfg, NULL) == TERN_OK)
+        return MPI_SUCCESS;
+    return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Init: %s", tern_last_error());
+}
