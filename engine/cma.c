@@ -1,98 +1,32 @@
 /*
- * The same-host copy's mechanics (engine/cma.h): host identity, cookies
- * and the copy step.  The protocol on a VC is engine/cma_lmt.c.
+ * The same-host copy's mechanics (engine/cma.h): cookies and the copy
+ * step.  The protocol on a VC is engine/cma_lmt.c; the host identity is
+ * the engine's (engine/address.c).
  */
 #include "engine/cma.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "engine/log.h"
-
-/* ---- host identity -------------------------------------------------------- */
-
-bool tern_cma_parse_boot_id(const char *text, uint8_t out[16])
-{
-    int n = 0;
-    for (const char *p = text; *p != '\0' && *p != '\n'; p++) {
-        if (*p == '-')
-            continue;
-        if (!isxdigit((unsigned char)*p) || n == 32)
-            return false;
-        int v = isdigit((unsigned char)*p) ? *p - '0' : tolower((unsigned char)*p) - 'a' + 10;
-        if (n % 2 == 0)
-            out[n / 2] = (uint8_t)(v << 4);
-        else
-            out[n / 2] |= (uint8_t)v;
-        n++;
-    }
-    return n == 32;
-}
-
-bool tern_cma_host_read(tern_cma_host_t *h)
-{
-    memset(h, 0, sizeof(*h));
-    char boot[64] = "";
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-    if (f != NULL) {
-        if (fgets(boot, sizeof(boot), f) == NULL)
-            boot[0] = '\0';
-        fclose(f);
-    }
-    struct stat p, n;
-    if (!tern_cma_parse_boot_id(boot, h->boot_id) || stat("/proc/self/ns/pid", &p) != 0 ||
-        stat("/proc/self/ns/net", &n) != 0) {
-        memset(h, 0, sizeof(*h));
-        return false;
-    }
-    h->pid_ns = (uint64_t)p.st_ino;
-    h->net_ns = (uint64_t)n.st_ino;
-    return true;
-}
-
-static tern_cma_host_t self_host;
-static bool self_known;
-static pthread_once_t self_once = PTHREAD_ONCE_INIT;
-
-static void read_self(void)
-{
-    self_known = tern_cma_host_read(&self_host);
-}
-
-const tern_cma_host_t *tern_cma_host_self(void)
-{
-    pthread_once(&self_once, read_self);
-    return self_known ? &self_host : NULL;
-}
-
-bool tern_cma_host_equal(const tern_cma_host_t *a, const tern_cma_host_t *b)
-{
-    static const uint8_t zero[16];
-    return a != NULL && b != NULL && memcmp(a->boot_id, zero, sizeof(zero)) != 0 &&
-           memcmp(a, b, sizeof(*a)) == 0;
-}
 
 /* ---- cookies ------------------------------------------------------------------ */
 
 size_t tern_cma_cookie_fill(tern_cma_cookie_t *c, enum tern_cma_kind kind, const tern_cursor_t *cur,
                             uint64_t len)
 {
-    const tern_cma_host_t *h = tern_cma_host_self();
     memset(c, 0, TERN_CMA_COOKIE_HDR);
     c->magic = TERN_CMA_MAGIC;
     c->kind = (uint8_t)kind;
     c->version = TERN_CMA_VERSION;
     c->pid = (int32_t)getpid();
-    if (h != NULL)
-        c->host = *h; /* unknown: all zero, which no peer takes for its own */
+    c->host = *tern_host_self(); /* unknown: a zero boot id, which matches no host */
     c->len = len;
     if (kind == TERN_CMA_HELLO || cur == NULL)
         return TERN_CMA_COOKIE_HDR;

@@ -8,17 +8,18 @@
  * fallback when CMA cannot be used.
  *
  * Two layers:
- *   engine/cma.c      host identity, the cookie wire format and the copy
+ *   engine/cma.c      the cookie wire format and the copy
  *                     step (no VC, no request: unit-tested alone);
  *   engine/cma_lmt.c  the protocol on a VC (modes TERN_LMT_CMA_GET / _PUT of
  *                     engine/pkt.h), its fallback, its progress queue and
  *                     its counters.
  *
- * Host identity: the kernel's boot id with the pid and network namespaces'
- * inode numbers.  Two processes with equal identities can name each other
- * by pid (same pid namespace of one kernel); separate network namespaces
- * stand for separate hosts (the tests model hosts so, and a process in
- * another network namespace is usually in another container).
+ * Host identity: the engine's, as in worker addresses (engine/address.h:
+ * the kernel's boot id with the pid and network namespaces' inode numbers).
+ * Two processes with equal identities can name each other by pid (same pid
+ * namespace of one kernel); separate network namespaces stand for separate
+ * hosts (the tests model hosts so, and a process in another network
+ * namespace is usually in another container).
  */
 #ifndef TERN_ENGINE_CMA_H
 #define TERN_ENGINE_CMA_H
@@ -33,6 +34,7 @@
 
 #include <tern/tern.h>
 
+#include "engine/address.h"
 #include "engine/cursor.h"
 #include "engine/pkt.h"
 
@@ -55,30 +57,6 @@ enum tern_cma_counter {
     TERN_CMA_C_FALLBACKS,     /* sends it handed back to the netmod's own path */
     TERN_CMA_NCOUNTERS
 };
-
-/* ---- host identity -------------------------------------------------------- */
-
-typedef struct tern_cma_host {
-    uint8_t boot_id[16]; /* /proc/sys/kernel/random/boot_id, as bytes */
-    uint64_t pid_ns;     /* inode of /proc/self/ns/pid */
-    uint64_t net_ns;     /* inode of /proc/self/ns/net */
-} tern_cma_host_t;
-
-static_assert(sizeof(tern_cma_host_t) == 32, "host identity is a wire format");
-
-/* Read this process's host identity now (no cache: a process that changed
- * namespaces gets its new one).  False, with *h zeroed, when /proc does not
- * tell (then no peer is known to share the host). */
-bool tern_cma_host_read(tern_cma_host_t *h);
-
-/* The identity read once per process (thread-safe); NULL when unknown. */
-const tern_cma_host_t *tern_cma_host_self(void);
-
-/* Equal identities, both known. */
-bool tern_cma_host_equal(const tern_cma_host_t *a, const tern_cma_host_t *b);
-
-/* Parse a boot id ("8-4-4-4-12" hex digits) into 16 bytes; false if it is not one. */
-bool tern_cma_parse_boot_id(const char *text, uint8_t out[16]);
 
 /* ---- cookies (wire format, host byte order like engine/pkt.h) --------------- */
 
@@ -108,19 +86,20 @@ typedef struct tern_cma_seg {
 
 /* OFFER, HELLO and KEY. */
 typedef struct tern_cma_cookie {
-    uint32_t magic;       /* TERN_CMA_MAGIC */
-    uint8_t kind;         /* enum tern_cma_kind */
-    uint8_t version;      /* TERN_CMA_VERSION */
-    uint16_t reserved;    /* zero */
-    int32_t pid;          /* the process whose memory the segments name */
-    uint32_t iovcnt;      /* segments in all; the first min(iovcnt, TERN_CMA_INLINE) inline */
-    tern_cma_host_t host; /* that process's host */
-    uint64_t len;         /* OFFER: message bytes; KEY: receive buffer bytes; HELLO: message */
-    uint64_t iov_addr;    /* its struct iovec array (the segments past the inline ones) */
+    uint32_t magic;      /* TERN_CMA_MAGIC */
+    uint8_t kind;        /* enum tern_cma_kind */
+    uint8_t version;     /* TERN_CMA_VERSION */
+    uint16_t reserved;   /* zero */
+    int32_t pid;         /* the process whose memory the segments name */
+    uint32_t iovcnt;     /* segments in all; the first min(iovcnt, TERN_CMA_INLINE) inline */
+    tern_host_id_t host; /* that process's host (engine/address.h, host byte order) */
+    uint64_t len;        /* OFFER: message bytes; KEY: receive buffer bytes; HELLO: message */
+    uint64_t iov_addr;   /* its struct iovec array (the segments past the inline ones) */
     tern_cma_seg_t seg[TERN_CMA_INLINE];
 } tern_cma_cookie_t;
 
 #define TERN_CMA_COOKIE_HDR 64
+static_assert(sizeof(tern_host_id_t) == 32, "the host identity in a CMA cookie");
 static_assert(offsetof(tern_cma_cookie_t, seg) == TERN_CMA_COOKIE_HDR, "CMA cookie layout");
 static_assert(sizeof(tern_cma_cookie_t) == TERN_COOKIE_MAX, "CMA cookie fills TERN_COOKIE_MAX");
 
@@ -202,7 +181,7 @@ typedef struct tern_vc tern_vc_t;
 
 /* May a rendezvous to vc's peer be offered to the same-host copy?  TERN_CMA
  * serves the VC, it is not self, nothing was refused or declined on it, and
- * this process knows its host. */
+ * this process knows its host (a boot id). */
 bool tern_cma_usable(const tern_vc_t *vc);
 /* The smallest message TERN_LMT_MODE=auto gives it (TERN_CMA_THRESHOLD, or
  * the VC's netmod's own). */

@@ -86,8 +86,8 @@ bool tern_cma_usable(const tern_vc_t *vc)
     if (vc->cma_off || scope == TERN_CMA_OFF || vc->nm->desc == &tern_netmod_self)
         return false;
     if (scope == TERN_CMA_OUTSIDE && vc->rank < ctx->size)
-        return false; /* a rank of this job */
-    return tern_cma_host_self() != NULL;
+        return false;                                          /* a rank of this job */
+    return tern_host_same(tern_host_self(), tern_host_self()); /* a boot id: known */
 }
 
 uint64_t tern_cma_threshold(const tern_vc_t *vc)
@@ -97,14 +97,14 @@ uint64_t tern_cma_threshold(const tern_vc_t *vc)
 }
 
 /* Why the receiver of an offer from host h (pid) cannot take it; 0: it can. */
-static int decline_reason(const tern_vc_t *vc, const tern_cma_host_t *h)
+static int decline_reason(const tern_vc_t *vc, const tern_host_id_t *h)
 {
     if (vc->cma_off)
         return TERN_CMA_R_REFUSED;
     uint64_t scope = vc->worker->ctx->cfg.cma;
     if (scope == TERN_CMA_OFF || (scope == TERN_CMA_OUTSIDE && vc->rank < vc->worker->ctx->size))
         return TERN_CMA_R_OFF;
-    if (!tern_cma_host_equal(h, tern_cma_host_self()))
+    if (!tern_host_same(h, tern_host_self()))
         return TERN_CMA_R_OTHER_HOST;
     return 0;
 }
@@ -281,7 +281,7 @@ tern_status_t tern_cma_start_send(tern_vc_t *vc, tern_request_t *s, const void *
     tern_status_t st = tern_cma_cookie_parse(cookie, cookie_len, TERN_CMA_KEY, &c, who);
     if (st != TERN_OK)
         return st;
-    if (!tern_cma_host_equal(&c.host, tern_cma_host_self()))
+    if (!tern_host_same(&c.host, tern_host_self()))
         return tern_error(TERN_ERR_MALFORMED,
                           "CMA key from rank %d names another host: it "
                           "took our put offer although it is not on this host",
