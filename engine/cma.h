@@ -204,6 +204,10 @@ tern_status_t tern_cma_handle_cookie(tern_vc_t *vc, tern_request_t *req, const v
 /* One step of the transfer at the head of w->cma_queue (not empty);
  * returns the work done. */
 unsigned tern_cma_progress(tern_worker_t *w);
+/* vc's peer named its host in its address (engine/address.h; NULL: no
+ * address): another host turns the copy off on vc before anything is
+ * offered, where a receiver would only decline it. */
+void tern_cma_vc_host(tern_vc_t *vc, const tern_host_id_t *peer);
 /* vc is failing: its transfers leave the queue (the engine fails them). */
 void tern_cma_vc_drop(tern_vc_t *vc);
 /* The worker's cma.* counters: up to max into out; returns how many exist. */

@@ -477,6 +477,12 @@ unsigned tern_cma_progress(tern_worker_t *w)
     return 1;
 }
 
+void tern_cma_vc_host(tern_vc_t *vc, const tern_host_id_t *peer)
+{
+    if (peer != NULL && !tern_host_same(peer, tern_host_self()))
+        vc->cma_off = true;
+}
+
 void tern_cma_vc_drop(tern_vc_t *vc)
 {
     tern_list_t *pos, *tmp;

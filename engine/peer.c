@@ -221,6 +221,8 @@ tern_status_t tern_wire_init_vcs(tern_worker_t *w)
         tern_status_t st = n->core.vc_init(n->state, vc, card, clen);
         if (st != TERN_OK)
             return st;
+        if (r != ctx->rank)
+            tern_cma_vc_host(vc, tern_wire_host(w, r)); /* the same-host copy's scope */
     }
     return TERN_OK;
 }
@@ -282,6 +284,7 @@ tern_status_t tern_remote_vc_init(tern_worker_t *w, tern_vc_t *vc, const tern_ad
         vc->nm_state = n->state;
         tern_status_t st = n->conn->vc_init_remote(n->state, vc, a->job, a->rank, card, clen);
         if (st == TERN_OK) {
+            tern_cma_vc_host(vc, &a->host); /* the same-host copy's scope */
             tern_worker_poll_netmod(w, n);
             return TERN_OK;
         }
