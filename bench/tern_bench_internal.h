@@ -36,7 +36,7 @@ void tb_check(const tb_env_t *env, tern_status_t st, const char *what);
 double tb_run(const tb_env_t *env, bp_test_t test, size_t size, long iters, long warmup);
 
 /* --counters (tern_bench_counters.c) */
-#define TB_MAX_COUNTERS 32
+#define TB_MAX_COUNTERS 64
 typedef struct tb_counts {
     int n;
     tern_counter_t before[TB_MAX_COUNTERS], after[TB_MAX_COUNTERS];

@@ -677,8 +677,7 @@ int tern_worker_counters(tern_worker_t *w, tern_counter_t *out, int max)
 {
     if (w == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_worker_counters: NULL worker");
-    /* the engine's same-host copy first (cma.*), then each netmod's */
-    int n = tern_cma_counters(w, out, out != NULL ? max : 0);
+    int n = 0;
     for (int i = 0; i < w->num_netmods; i++) {
         tern_netmod_inst_t *nm = &w->netmods[i];
         if (!nm->initialized)
@@ -687,6 +686,9 @@ int tern_worker_counters(tern_worker_t *w, tern_counter_t *out, int max)
         n += nm->core.counters(nm->state, room > 0 && out != NULL ? out + n : NULL,
                               out != NULL ? room : 0);
     }
+    /* then the engine's same-host copy (cma.*) */
+    int room = max > n ? max - n : 0;
+    n += tern_cma_counters(w, room > 0 && out != NULL ? out + n : NULL, out != NULL ? room : 0);
     return n;
 }
 

@@ -378,14 +378,14 @@ typedef struct tern_counter {
 } tern_counter_t;
 
 /**
- * The counters of w: first the engine's same-host copy (cma.get_bytes and
- * cma.put_bytes: bytes this worker moved with process_vm_readv / _writev;
- * cma.gets, cma.puts: transfers it completed; cma.refused: transfers the
- * kernel refused here; cma.declined: offers it declined (another host,
- * TERN_CMA); cma.fallbacks: sends it handed back to the netmod's own path),
- * then its netmods' (what each calls in its device library: verbs counts
- * ibv_post_send, ibv_post_srq_recv, ibv_poll_cq ...), for benchmarks that
- * report calls per message and tests.  Fills up to max entries of
+ * The counters of w: its netmods' (what each calls in its device library:
+ * verbs counts ibv_post_send, ibv_post_srq_recv, ibv_poll_cq ...), then
+ * the engine's same-host copy's (cma.get_bytes and cma.put_bytes: bytes
+ * this worker moved with process_vm_readv / _writev; cma.gets, cma.puts:
+ * transfers it completed; cma.refused: transfers the kernel refused here;
+ * cma.declined: offers it declined (its TERN_CMA, another host);
+ * cma.fallbacks: sends it handed back to the netmod's own path), for
+ * benchmarks that report calls per message and tests.  Fills up to max entries of
  * out (out may be NULL when max is 0) and returns how many counters exist,
  * or a negative TERN_ERR_INVALID_PARAM for a NULL worker.  Same thread as
  * the worker's other calls.

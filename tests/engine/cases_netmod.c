@@ -32,9 +32,9 @@
 
 static int connections(th_t *t, uint64_t *out)
 {
-    tern_counter_t c[32];
-    int n = tern_worker_counters(t->w, c, 32);
-    for (int i = 0; i < n && i < 32; i++) {
+    tern_counter_t c[64];
+    int n = tern_worker_counters(t->w, c, 64);
+    for (int i = 0; i < n && i < 64; i++) {
         const char *dot = strrchr(c[i].name, '.');
         if (dot != NULL && strcmp(dot, ".connections") == 0) {
             *out = c[i].value;
