@@ -111,6 +111,8 @@ static bool setup(const settings_t *s)
         tern_context_t *c = &ctx[r];
         if (tern_config_load(&c->cfg) != TERN_OK)
             return false;
+        c->cfg.cma = TERN_CMA_OFF; /* both ranks are this process: dpdk's own LMT, not the
+                                    * engine's same-host copy */
         c->rank = r;
         c->size = 2;
         c->workers = &wk[r];
