@@ -64,8 +64,13 @@ static void bad_params(void)
                "netmods nosuch");
     p = ok, p.fields = TERN_INIT_F_WIREUP, p.wireup = 7;
     expect_bad(&p, TERN_ERR_INVALID_PARAM, "wireup=7", "wireup 7");
+    /* the address wire-up needs a rank of a size and the job's name */
     p = ok, p.fields = TERN_INIT_F_WIREUP, p.wireup = TERN_WIREUP_ADDRESS;
-    expect_bad(&p, TERN_ERR_UNSUPPORTED, "TERN_WIREUP_ADDRESS", "wireup address");
+    expect_bad(&p, TERN_ERR_INVALID_PARAM, "params->rank=0 of params->size=0", "wireup address");
+    p.size = 2, p.rank = 2;
+    expect_bad(&p, TERN_ERR_INVALID_PARAM, "params->rank=2 of params->size=2", "address rank 2 of 2");
+    p.rank = 1, p.job = "";
+    expect_bad(&p, TERN_ERR_INVALID_PARAM, "params->job is empty", "address empty job");
     /* a bad field among good ones: refused all the same */
     p = ok, p.fields = TERN_INIT_F_WORKERS | TERN_INIT_F_WAIT_MODE, p.num_workers = 2,
     p.wait_mode = 9;
