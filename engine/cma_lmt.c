@@ -25,10 +25,13 @@
  * The message then moves from its first byte: what CMA moved is overwritten
  * (a refusal mid-way is the test hook's, or a peer turning non-dumpable).
  * Both sides stop offering CMA on the VC after any refusal or decline: the
- * kernel, the host and the setting do not change.  A kernel refusal is
- * logged once per process; every decline and refusal is counted (cma.*
- * counters of tern_worker_counters).  Any other error of a syscall fails the
- * VC, naming the cause (ESRCH: the peer died; EFAULT: a bad range).
+ * kernel, the host and the setting do not change; a VC whose peer's
+ * address names another host never offers it (tern_cma_vc_host).  A kernel
+ * refusal is logged once per process; every decline and refusal is counted
+ * (cma.* counters of tern_worker_counters).  Any other error fails the VC
+ * naming the cause: a segment array that cannot be read when its cookie
+ * arrives is a malformed cookie; in a step, ESRCH is the peer's death,
+ * EFAULT its memory gone, short segments a malformed cookie.
  *
  * State while the engine holds a request: its netmod scratch (req->nm) as
  * tern_cma_req_t (the netmod has not touched it yet, or takes it over from
