@@ -47,7 +47,7 @@ typedef struct tern_shm_config {
     uint64_t num_fbox;        /* TERN_SHM_NUM_FBOX: fastbox slots per peer (power of 2) */
     uint64_t cell_size;       /* TERN_SHM_CELL_SIZE: cell bytes */
     uint64_t num_cells;       /* TERN_SHM_NUM_CELLS: cells per peer (power of 2) */
-    uint64_t chunk_size;      /* TERN_SHM_COPY_CHUNK: cooperative LMT chunk, 0 = 64 KiB */
+    uint64_t chunk_size;      /* TERN_SHM_COPY_CHUNK: cooperative LMT chunk, 0 = by cache */
     uint64_t num_chunks;      /* TERN_SHM_COPY_CHUNKS: chunks per peer */
     uint64_t cma;             /* TERN_SHM_CMA: 1 = single-copy LMT through CMA allowed */
     uint64_t cma_threshold;   /* TERN_SHM_CMA_THRESHOLD: smallest message using CMA */
@@ -104,6 +104,18 @@ void tern_shm_wake_close(tern_shm_t *s);
 int tern_shm_wait_fd(void *state);
 bool tern_shm_arm(void *state);
 void tern_shm_disarm(void *state);
+
+/* shm_chunk.c: the copy chunk of TERN_SHM_COPY_CHUNK=0, from the cache
+ * hierarchy (the rule and its reasons are at the top of that file).  rule:
+ * l2_per_core 0 when unknown, pairs 0 when not known yet (no budget
+ * applied).  auto: hwloc's L2 through the rule, with the reason in words. */
+typedef struct tern_shm_chunk_choice {
+    uint64_t bytes;
+    char why[320];
+} tern_shm_chunk_choice_t;
+uint64_t tern_shm_chunk_rule(uint64_t l2_per_core, uint64_t pairs, uint64_t num_chunks);
+uint64_t tern_shm_l2_per_core(void);
+void tern_shm_chunk_auto(tern_shm_chunk_choice_t *out, uint64_t pairs, uint64_t num_chunks);
 
 /* placement.c: move our inbox to the NUMA node we are bound to */
 void tern_shm_place_inbox(tern_shm_t *s);

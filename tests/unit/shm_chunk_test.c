@@ -1,0 +1,102 @@
+/*
+ * Unit test of the shm copy chunk chosen when TERN_SHM_COPY_CHUNK is unset
+ * (netmods/shm/shm_chunk.c): the rule on L2 sizes of known CPUs and on
+ * node sizes past the copy-buffer budget, what tern_info is told, and the
+ * chunk a segment created with the setting unset really gets on this
+ * machine (a quarter of hwloc's L2 per core, not a fixed 64 KiB).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "netmods/shm/shm_internal.h"
+
+#include "tests/unit/expect.h"
+
+#define KiB UINT64_C(1024)
+#define MiB (KiB * 1024)
+
+static void rule_by_cache(void)
+{
+    static const struct {
+        uint64_t l2, want;
+        const char *cpu;
+    } c[] = {
+        {1 * MiB, 256 * KiB, "Zen 4/5, Skylake-SP: 1 MiB L2 per core"},
+        {512 * KiB, 128 * KiB, "Zen 2/3: 512 KiB"},
+        {1280 * KiB, 256 * KiB, "Ice Lake-SP: 1.25 MiB, rounded down to a power of two"},
+        {2 * MiB, 512 * KiB, "Sapphire Rapids: 2 MiB"},
+        {256 * KiB, 64 * KiB, "Haswell/Broadwell: 256 KiB"},
+        {128 * KiB, 64 * KiB, "small L2: never below 64 KiB"},
+        {32 * MiB, 1 * MiB, "an L3 reported as L2: never above 1 MiB"},
+        {0, 64 * KiB, "no L2 reported: 64 KiB"},
+    };
+    for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+        uint64_t got = tern_shm_chunk_rule(c[i].l2, 0, 4);
+        EXPECT(got == c[i].want, "%s: got %" PRIu64 ", want %" PRIu64, c[i].cpu, got, c[i].want);
+    }
+}
+
+static void rule_by_budget(void)
+{
+    /* 1 MiB L2 (256 KiB by cache), 4 chunks, 1 worker: 16 local ranks fit
+     * 256 MiB, 17 do not; 64 ranks stop at the 64 KiB floor */
+    EXPECT(tern_shm_chunk_rule(MiB, 16 * 16, 4) == 256 * KiB, "16 ranks keep 256 KiB");
+    EXPECT(tern_shm_chunk_rule(MiB, 17 * 17, 4) == 128 * KiB, "17 ranks: 128 KiB");
+    EXPECT(tern_shm_chunk_rule(MiB, 64 * 64, 4) == 64 * KiB, "64 ranks: the floor");
+    EXPECT(tern_shm_chunk_rule(MiB, 2 * 16 * 16, 4) == 128 * KiB, "2 workers x 16 ranks");
+    EXPECT(tern_shm_chunk_rule(0, 64 * 64, 4) == 64 * KiB, "unknown L2, many ranks");
+}
+
+/* What tern_info prints comes from the same choice, with its reason. */
+static void explained(void)
+{
+    tern_shm_chunk_choice_t ch;
+    uint64_t l2 = tern_shm_l2_per_core();
+    tern_shm_chunk_auto(&ch, 0, 4);
+    EXPECT(ch.bytes == tern_shm_chunk_rule(l2, 0, 4), "auto %" PRIu64 " vs rule", ch.bytes);
+    EXPECT(strstr(ch.why, l2 ? "L2 cache per core hwloc reports" : "no L2") != NULL,
+           "reason: %s", ch.why);
+}
+
+/* A segment created with the chunk unset (what tern_init does on local rank
+ * 0) carries the chunk of the rule, whatever the old fixed default was. */
+static void segment_gets_it(void)
+{
+    static tern_context_t ctx;
+    static tern_shm_config_t cfg = {.fbox_size = 512, .num_fbox = 64, .cell_size = 16384,
+                                     .num_cells = 16, .chunk_size = 0, .num_chunks = 4};
+    tern_shm_t s;
+    tern_shm_card_t card;
+    memset(&s, 0, sizeof(s));
+    memset(&card, 0, sizeof(card));
+    snprintf(ctx.pmix.nspace, sizeof(ctx.pmix.nspace), "shm_chunk_test.%d", (int)getpid());
+    ctx.num_workers = 1;
+    ctx.cfg.wait_mode = TERN_WAIT_YIELD;
+    s.ctx = &ctx;
+    s.cfg = &cfg;
+    s.nlocal = 2;
+    tern_status_t st = tern_shm_segment_create(&s, &card);
+    EXPECT(st == TERN_OK, "segment: %s", tern_last_error());
+    if (st != TERN_OK)
+        return;
+    uint64_t want = tern_shm_chunk_rule(tern_shm_l2_per_core(), 4, 4);
+    EXPECT(s.hdr->chunk_size == want, "segment chunk %u, rule %" PRIu64, s.hdr->chunk_size, want);
+    EXPECT(tern_shm_segment_validate(s.hdr, s.size, 2, s.seg_name) == TERN_OK, "%s",
+           tern_last_error());
+    printf("this machine: L2 per core %" PRIu64 " bytes, copy chunk %u\n", tern_shm_l2_per_core(),
+           s.hdr->chunk_size);
+    tern_shm_segment_detach(&s);
+}
+
+int main(void)
+{
+    rule_by_cache();
+    rule_by_budget();
+    explained();
+    segment_gets_it();
+    if (failures)
+        fprintf(stderr, "%d failure(s)\n", failures);
+    return failures ? 1 : 0;
+}
