@@ -7,13 +7,15 @@
 # This VM's absolute latency swings up to 3x between runs, so the script
 # never compares figures across runs: every round runs, in this order,
 #     tern lat 8 B,  ucx tag_lat 8 B,  mpich lat 8 B,  raw ping-pong,
-#     tern bw 4 MiB, ucx tag_bw 4 MiB, mpich bw 4 MiB,
+#     tern bw 4 MiB, memcpy 1 and 4 MiB (raw), ucx tag_bw 4 MiB, mpich bw 4 MiB,
 #     tern mr 8 B,   ucx tag_bw -s 8 (message rate),   mpich mr 8 B
 # so machine noise hits every tool alike, and it reports the MEDIAN of the
-# rounds per tool and the ratios tern/ucx, tern/mpich and tern/raw.  With
-# --sweep it also runs every size (1 B .. 4 MiB) for tern, ucx and mpich,
-# plots latency and bandwidth vs size, and checks tern's bandwidth for a dip
-# (each size against the next smaller one).
+# rounds per tool and the ratios tern/ucx, tern/mpich and tern/raw ("raw":
+# the physical limit, the cache-line ping-pong for latency and a one-core
+# memcpy of the same size for bandwidth).  With --sweep it also runs every
+# size (1 B .. 4 MiB) for tern, ucx and mpich, and memcpy from 16 KiB, plots
+# latency and bandwidth vs size, and checks tern's bandwidth for a dip (each
+# size against the next smaller one).
 #
 # It prints every command it runs and writes bench-results/compare-<date>.json
 # (and .png with --sweep).  It asserts nothing about speed: the issue-3
@@ -289,11 +291,14 @@ raw_one() {
     record raw lat 64 "$round" "$value"
 }
 
+# raw_memcpy ROUND [-m MIN:MAX]: one-core memcpy on core A (GB/s -> MB/s),
+# recorded as tool "memcpy" per size
 raw_memcpy() {
-    local log=$WORK/memcpy.log
-    run "$log" "$RAW" --memcpy -a "$CORE_A" -q || return 1
+    local round=$1 log=$WORK/memcpy-$1.log
+    shift
+    run "$log" "$RAW" --memcpy -a "$CORE_A" -q "$@" || return 1
     while read -r size value; do
-        record memcpy bw "$size" 1 "$(awk -v v="$value" 'BEGIN { printf "%.1f", v * 1000 }')"
+        record memcpy bw "$size" "$round" "$(awk -v v="$value" 'BEGIN { printf "%.1f", v * 1000 }')"
     done < <(grep -E '^[0-9]+ +[0-9.]+$' "$log")
 }
 
@@ -317,6 +322,7 @@ for r in $(seq 1 "$ROUNDS"); do
     if want mpich; then p2p_one mpich lat "$LAT_SIZE:$LAT_SIZE" "$r" -i "$LAT_ITERS" -w "$LAT_WARMUP"; fi
     if want raw; then raw_one "$r"; fi
     if want tern; then p2p_one tern bw "$BW_SIZE:$BW_SIZE" "$r" -i "$BW_ITERS" -w "$BW_WARMUP"; fi
+    if want raw; then raw_memcpy "$r"; fi
     if want ucx; then
         ucx_one tag_bw "$BW_SIZE" $((BW_ITERS * WINDOW)) $((BW_WARMUP * WINDOW)) "$r" bw
     fi
@@ -327,7 +333,6 @@ for r in $(seq 1 "$ROUNDS"); do
     fi
     if want mpich; then p2p_one mpich mr "$MR_SIZE:$MR_SIZE" "$r" -i "$MR_ITERS" -w "$MR_WARMUP"; fi
 done
-if want raw; then raw_memcpy; fi
 
 # Sweep: every tool gets the same counts per size, OSU-like, fewer above
 # 8 KiB.  tern_bench and mpi_bench sweep a size range per launch (two
@@ -357,6 +362,7 @@ if [ "$SWEEP" = 1 ]; then
                 p2p_one $tool $m "1:$SWEEP_SPLIT" "s$r" -i "${small[0]}" -w "${small[1]}"
                 p2p_one $tool $m "$((SWEEP_SPLIT * 2)):$BW_SIZE" "s$r" -i "${large[0]}" -w "${large[1]}" "${bopt[@]}"
             done
+            if want raw && [ $m = bw ]; then raw_memcpy "s$r" -m "$((SWEEP_SPLIT * 2)):$BW_SIZE"; fi
             if want tern; then
                 for mode in $LMT_MODES; do
                     p2p_one "tern-$mode" $m "$((SWEEP_SPLIT * 2)):$BW_SIZE" "s$r" -i "${large[0]}" -w "${large[1]}" "${bopt[@]}"
@@ -414,17 +420,21 @@ for tool in tern ucx mpich; do
     MED[$tool.mr]=$(median $tool mr "$MR_SIZE")
 done
 MED[raw.lat]=$(median raw lat 64)
-MED[raw.bw]=nan
-MED[raw.mr]=nan
 M_1M=$(median memcpy bw 1048576)
 M_4M=$(median memcpy bw 4194304)
+MED[raw.bw]=$(median memcpy bw "$BW_SIZE")   # bandwidth's limit: memcpy of the same size
+MED[raw.mr]=nan
 declare -A RAT RRM
 for m in lat bw mr; do
     for peer in ucx mpich raw; do
         RAT[$m.$peer]=$(ratio "${MED[tern.$m]}" "${MED[$peer.$m]}")
         case $m in lat) sz=$LAT_SIZE ;; bw) sz=$BW_SIZE ;; mr) sz=$MR_SIZE ;; esac
         if [ $peer = raw ]; then
-            RRM[$m.$peer]=$( [ $m = lat ] && rr_median tern raw lat "$sz" 64 || echo nan)
+            case $m in
+            lat) RRM[$m.$peer]=$(rr_median tern raw lat "$sz" 64) ;;
+            bw) RRM[$m.$peer]=$(rr_median tern memcpy bw "$sz") ;;
+            *) RRM[$m.$peer]=nan ;;
+            esac
         else
             RRM[$m.$peer]=$(rr_median tern $peer $m "$sz")
         fi
@@ -440,7 +450,7 @@ fmt() {  # fmt METRIC VALUE
 echo
 echo "# Per round (one-way latency in us, bandwidth in MB/s = 1e6 B/s, message rate in msg/s)"
 COLS=("tern lat $LAT_SIZE" "ucx lat $LAT_SIZE" "mpich lat $LAT_SIZE" "raw lat 64"
-      "tern bw $BW_SIZE" "ucx bw $BW_SIZE" "mpich bw $BW_SIZE"
+      "tern bw $BW_SIZE" "memcpy bw $BW_SIZE" "ucx bw $BW_SIZE" "mpich bw $BW_SIZE"
       "tern mr $MR_SIZE" "ucx mr $MR_SIZE" "mpich mr $MR_SIZE")
 printf '# %-5s' round
 for k in "${COLS[@]}"; do read -r kt km ks <<<"$k"; printf ' %10s' "$kt.$km"; done
@@ -458,6 +468,7 @@ done
 echo
 echo "# Medians of $ROUNDS interleaved rounds (tern netmod: $TERN_NETMOD; mpich: $MPI_LIBRARY)"
 echo "# ratio = tern / peer of the medians; [per-round ratios' median] in brackets"
+echo "# raw: the cache-line ping-pong (latency), a one-core memcpy of 4 MiB (bandwidth)"
 printf '# %-26s %9s %9s %9s %9s  %-16s %-16s %-16s\n' figure tern ucx mpich raw tern/ucx tern/mpich tern/raw
 declare -A LABEL=([lat]="latency 8 B one-way (us)" [bw]="bandwidth 4 MiB (MB/s)"
                   [mr]="message rate 8 B (msg/s)")
@@ -472,7 +483,9 @@ for m in lat bw mr; do
 done
 printf '  %-26s %s\n' "memcpy 1 / 4 MiB (MB/s)" "$(fmt bw "$M_1M") / $(fmt bw "$M_4M")"
 
-# Issue-3 targets, read from this run's ratios (printed, never asserted).
+# Targets, read from this run's ratios (printed, never asserted): issue 3's
+# from the ratios of the medians, issue 22's from the medians of the
+# per-round ratios (the robust figure on this VM).
 TARGETS=()   # "rule|ratio|verdict"
 target() {   # target RULE RATIO OP LIMIT
     local v
@@ -487,6 +500,8 @@ target "8 B latency   tern/raw   <= 1.5" "${RAT[lat.raw]}" "<=" 1.5
 target "4 MiB bw      tern/ucx   >= 1.1" "${RAT[bw.ucx]}" ">=" 1.1
 target "4 MiB bw      tern/mpich >= 1.2" "${RAT[bw.mpich]}" ">=" 1.2
 target "8 B msg rate  tern/ucx   >= 1.2" "${RAT[mr.ucx]}" ">=" 1.2
+target "8 B latency   tern/raw   <= 1.6 [per round, i22]" "${RRM[lat.raw]}" "<=" 1.6
+target "4 MiB bw      tern/memcpy >= 0.8 [per round, i22]" "${RRM[bw.raw]}" ">=" 0.8
 
 # ---- sweep tables and the no-dip check ----------------------------------
 DIPS=()
@@ -497,16 +512,20 @@ if [ "$SWEEP" = 1 ]; then
             for s in "${SWEEP_SIZES[@]}"; do SW[$tool.$m.$s]=$(median $tool $m "$s" sweep); done
         done
     done
+    for s in "${SWEEP_SIZES[@]}"; do SW[memcpy.bw.$s]=$(median memcpy bw "$s" sweep); done
     echo
-    echo "# Sweep: medians of $SWEEP_ROUNDS rounds; bw/prev = bandwidth / bandwidth at half the size"
-    printf '# %-9s %9s %9s %9s   %9s %9s %9s   %8s %8s %8s\n' size tern.lat ucx.lat mpich.lat \
-        tern.bw ucx.bw mpich.bw tern.b/p ucx.b/p mpich.b/p
+    echo "# Sweep: medians of $SWEEP_ROUNDS rounds; bw/prev = bandwidth / bandwidth at half the size;"
+    echo "# memcpy: one core copying the same size (rendezvous sizes), tern/mc = tern.bw / memcpy"
+    printf '# %-9s %9s %9s %9s   %9s %9s %9s %9s %7s   %8s %8s %8s\n' size tern.lat ucx.lat mpich.lat \
+        tern.bw ucx.bw mpich.bw memcpy tern/mc tern.b/p ucx.b/p mpich.b/p
     MIN_DIP=nan
     prev=""
     for s in "${SWEEP_SIZES[@]}"; do
-        printf '  %-9s %9s %9s %9s   %9s %9s %9s' "$s" \
+        q=$(ratio "${SW[tern.bw.$s]}" "${SW[memcpy.bw.$s]}")
+        printf '  %-9s %9s %9s %9s   %9s %9s %9s %9s %7s' "$s" \
             "$(fmt lat "${SW[tern.lat.$s]}")" "$(fmt lat "${SW[ucx.lat.$s]}")" "$(fmt lat "${SW[mpich.lat.$s]}")" \
-            "$(fmt bw "${SW[tern.bw.$s]}")" "$(fmt bw "${SW[ucx.bw.$s]}")" "$(fmt bw "${SW[mpich.bw.$s]}")"
+            "$(fmt bw "${SW[tern.bw.$s]}")" "$(fmt bw "${SW[ucx.bw.$s]}")" "$(fmt bw "${SW[mpich.bw.$s]}")" \
+            "$(fmt bw "${SW[memcpy.bw.$s]}")" "$( [ "$q" = nan ] && echo - || printf '%.2f' "$q")"
         flag=""
         for tool in tern ucx mpich; do
             if [ -n "$prev" ]; then q=$(ratio "${SW[$tool.bw.$s]}" "${SW[$tool.bw.$prev]}"); else q=nan; fi
@@ -547,10 +566,11 @@ if [ "$SWEEP" = 1 ]; then
 fi
 
 echo
-echo "# Issue-3 targets (ratios of this run's medians; read, not asserted)"
+echo "# Targets (issue 3: ratios of this run's medians; [per round, i22]: issue 22, the median"
+echo "# of the per-round ratios; read, not asserted)"
 for t in "${TARGETS[@]}"; do
     IFS='|' read -r rule val verdict <<<"$t"
-    printf '  %-44s %8s  %s\n' "$rule" "$val" "$verdict"
+    printf '  %-54s %8s  %s\n' "$rule" "$val" "$verdict"
 done
 [ ${#DIPS[@]} -eq 0 ] || echo "# tern bandwidth dips (size->size:ratio): ${DIPS[*]}"
 
@@ -616,10 +636,10 @@ echo "# wrote $OUT.json"
 if [ "$SWEEP" = 1 ]; then
     for m in lat bw; do
         {
-            echo "# size tern ucx mpich   (medians of $SWEEP_ROUNDS sweep rounds; $m)"
+            echo "# size tern ucx mpich memcpy   (medians of $SWEEP_ROUNDS sweep rounds; $m)"
             for s in "${SWEEP_SIZES[@]}"; do
                 row="$s"
-                for tool in tern ucx mpich; do v=${SW[$tool.$m.$s]}; row="$row ${v/nan/NaN}"; done
+                for tool in tern ucx mpich memcpy; do v=${SW[$tool.$m.$s]:-nan}; row="$row ${v/nan/NaN}"; done
                 echo "$row"
             done
         } >"$OUT-$m.dat"

@@ -8,8 +8,9 @@
  * / 2, in microseconds.
  *
  * With --memcpy it instead measures single-thread memcpy bandwidth (GB/s,
- * 1e9 bytes) for 1 MiB and 4 MiB on core A, the ceiling of any copy-based
- * large-message protocol.
+ * 1e9 bytes) on core A, the ceiling of any copy-based large-message
+ * protocol: for 1 MiB and 4 MiB, or for the powers of two of -m MIN:MAX
+ * (compare.sh --sweep: a reference at every rendezvous size).
  *
  * Memory ordering.  The line holds one sequence word `seq`; A (the parent)
  * writes odd values, B (the child) even ones:
@@ -64,19 +65,22 @@ struct raw_opts {
     const char *json;
     bool memcpy_mode;
     bool quiet;
+    size_t mc_min, mc_max; /* --memcpy -m: powers of two from mc_min to mc_max (0: none) */
 };
 
 static void raw_usage(FILE *f, const char *prog)
 {
     fprintf(f,
             "usage: %s [-a CORE] [-b CORE] [-n ITERS] [-w WARMUP] [--json FILE] [-q]\n"
-            "       %s --memcpy [-a CORE] [--json FILE]\n"
+            "       %s --memcpy [-a CORE] [-m MIN:MAX] [--json FILE] [-q]\n"
             "  -a CORE      core of process A (parent, timing side), default 0\n"
             "  -b CORE      core of process B (child), default 1\n"
             "  -n ITERS     timed round trips, default 1000000\n"
             "  -w WARMUP    untimed round trips first, default 10000\n"
             "  --json FILE  also write the result as JSON\n"
             "  --memcpy     measure memcpy bandwidth of 1 MiB and 4 MiB on core A\n"
+            "  -m MIN:MAX   --memcpy: the powers of two from MIN to MAX instead (k/m\n"
+            "               suffixes; 64 .. 1g)\n"
             "  -q           print only the figure\n",
             prog, prog);
 }
@@ -220,23 +224,34 @@ static double raw_memcpy_rate(uint8_t *dst, const uint8_t *src, size_t len)
     return (double)len * (double)reps / (double)ns; /* bytes/ns = GB/s */
 }
 
+#define RAW_MC_MAX_SIZES 32
+
 static int raw_memcpy(const struct raw_opts *o, int argc, char **argv)
 {
-    static const size_t sizes[] = {1u << 20, 4u << 20};
-    double gbps[2];
+    size_t sizes[RAW_MC_MAX_SIZES];
+    double gbps[RAW_MC_MAX_SIZES];
+    int n = 0;
     uint8_t *src, *dst;
+
+    if (o->mc_max == 0) { /* no -m: the two sizes compare.sh's main rounds use */
+        sizes[n++] = 1u << 20;
+        sizes[n++] = 4u << 20;
+    }
+    for (size_t s = o->mc_min; o->mc_max != 0 && s <= o->mc_max && n < RAW_MC_MAX_SIZES; s *= 2) {
+        sizes[n++] = s;
+    }
 
     if (bench_pin(o->core_a) != 0) {
         fprintf(stderr, "raw_pingpong: cannot pin to core %d: %s\n", o->core_a, strerror(errno));
         return 1;
     }
-    src = bench_alloc(sizes[1]);
-    dst = bench_alloc(sizes[1]);
+    src = bench_alloc(sizes[n - 1]);
+    dst = bench_alloc(sizes[n - 1]);
     if (src == NULL || dst == NULL) {
         fprintf(stderr, "raw_pingpong: out of memory\n");
         return 1;
     }
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < n; i++) {
         gbps[i] = raw_memcpy_rate(dst, src, sizes[i]);
     }
     bench_free(src);
@@ -246,7 +261,7 @@ static int raw_memcpy(const struct raw_opts *o, int argc, char **argv)
         printf("# memcpy bandwidth, one thread on core %d (GB/s = 1e9 B/s)\n", o->core_a);
         printf("# %-10s %s\n", "Size", "Bandwidth (GB/s)");
     }
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < n; i++) {
         printf("%-12zu %.2f\n", sizes[i], gbps[i]);
     }
     if (o->json != NULL) {
@@ -258,7 +273,7 @@ static int raw_memcpy(const struct raw_opts *o, int argc, char **argv)
         }
         fprintf(f, "{\n  \"benchmark\": \"memcpy\",\n  \"unit\": \"GB/s\",\n");
         fprintf(f, "  \"core\": %d,\n  \"results\": [", o->core_a);
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < n; i++) {
             fprintf(f, "%s\n    {\"size\": %zu, \"value\": %.3f}", i ? "," : "", sizes[i], gbps[i]);
         }
         fprintf(f, "\n  ],\n  \"hostname\": ");
@@ -304,10 +319,11 @@ int main(int argc, char **argv)
         .iters = 1000000,
         .warmup = 10000,
     };
+    size_t lo, hi;
     uint64_t v;
     int c;
 
-    while ((c = getopt_long(argc, argv, "a:b:n:w:qh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "a:b:n:w:m:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'a':
         case 'b':
@@ -324,6 +340,16 @@ int main(int argc, char **argv)
                 return 2;
             }
             *(c == 'n' ? &o.iters : &o.warmup) = v;
+            break;
+        case 'm':
+            if (bench_parse_range(optarg, &lo, &hi) != 0 || lo < 64 || hi > (1u << 30) ||
+                (lo & (lo - 1)) != 0) {
+                fprintf(stderr, "raw_pingpong: bad size range '%s' (want MIN:MAX, MIN a power "
+                                "of two, 64 .. 1g)\n", optarg);
+                return 2;
+            }
+            o.mc_min = lo;
+            o.mc_max = hi;
             break;
         case 'j':
             o.json = optarg;

@@ -1,0 +1,29 @@
+#!/bin/sh
+# bench/compare.sh measures its bandwidth reference, a one-core memcpy of
+# the same size, in every round (beside tern's bandwidth, so the ratio is
+# taken within a round), and raw_pingpong --memcpy -m measures a size range
+# (the reference of the sweep's rendezvous sizes).  Only the raw tool runs
+# (two short rounds): no speed is asserted, only that the figures are
+# there.  Runs from the top build directory.
+set -u
+srcdir=${srcdir:-.}
+fail() { echo "FAIL: $*" >&2; exit 1; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tern-compare-memcpy.XXXXXX") || fail "mktemp"
+trap 'rm -rf "$tmp"' EXIT
+
+out=$(timeout 120 ./raw_pingpong --memcpy -q -m 16k:64k) || fail "raw_pingpong --memcpy -m 16k:64k: $out"
+[ "$(printf '%s\n' "$out" | awk '$1 ~ /^(16384|32768|65536)$/ && $2 > 0' | wc -l)" -eq 3 ] ||
+    fail "raw_pingpong --memcpy -m 16k:64k did not give 16, 32 and 64 KiB: $out"
+msg=$(./raw_pingpong --memcpy -m 100:4k 2>&1) && fail "raw_pingpong accepted -m 100:4k"
+echo "$msg" | grep -q "bad size range" || fail "no message for -m 100:4k: $msg"
+
+timeout 300 bash "$srcdir/bench/compare.sh" --builddir . --tools raw --rounds 2 \
+    --lat-iters 2000 --outdir "$tmp" >"$tmp/log" 2>&1 || { cat "$tmp/log"; fail "compare.sh --tools raw"; }
+json=$(ls "$tmp"/compare-*.json 2>/dev/null | head -n 1)
+[ -n "$json" ] || { cat "$tmp/log"; fail "compare.sh wrote no JSON"; }
+for r in 1 2; do
+    grep -q "\"tool\": \"memcpy\", \"metric\": \"bw\", \"size\": 4194304, \"round\": \"$r\"" "$json" ||
+        fail "no memcpy 4 MiB figure in round $r of $json"
+done
+grep -q 'tern/memcpy >= 0.8' "$tmp/log" || fail "compare.sh prints no tern/memcpy target"
+echo "PASS: memcpy per round and per size"
