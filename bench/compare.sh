@@ -43,6 +43,10 @@ usage: $0 [options]
                     (default "$LMT_MODES"; "" for none), printed beside tern's
                     default choice
   --tools LIST      comma list of tern,ucx,mpich,raw (default all four)
+  --baseline DIR    also run another build of tern (ternrun and tern_bench under
+                    DIR, e.g. main's) as tool "base" right after tern in every
+                    round and sweep round, and print tern/base: before and after
+                    a change in one interleaved run
   --env "V=x ..."   environment settings for the tern runs only (TERN_* knobs,
                     see tern_info), e.g. --env "TERN_EAGER_LIMIT=32768"
   --lat-iters N     ping-pong round trips per latency run (default $LAT_ITERS)
@@ -72,6 +76,7 @@ MR_ITERS=5000
 MR_WARMUP=500
 OUTDIR=bench-results
 KEEP=0
+BASEDIR=""
 LMT_MODES="coop get put"
 CORE_A=0            # rank 0 / ucx client / raw side A
 CORE_B=1            # rank 1 / ucx server / raw side B
@@ -91,6 +96,7 @@ while [ $# -gt 0 ]; do
     --sweep) SWEEP=1 ;;
     --sweep-rounds) SWEEP_ROUNDS=${2:-}; is_count "$SWEEP_ROUNDS" || { echo "bad --sweep-rounds" >&2; exit 2; }; shift ;;
     --tools) TOOLS=${2:?--tools needs a list}; shift ;;
+    --baseline) BASEDIR=${2:?--baseline needs a build directory}; shift ;;
     --lmt-modes) LMT_MODES=${2-}; shift
         for x in $LMT_MODES; do
             case $x in null|coop|get|put) ;; *) echo "$0: --lmt-modes: no mode '$x'" >&2; exit 2 ;; esac
@@ -127,6 +133,12 @@ missing=0
 if want tern; then
     TERNRUN=$(find_prog ternrun) || { echo "$0: ternrun not found under $BUILDDIR or in PATH" >&2; missing=1; }
     TERN_BENCH=$(find_prog tern_bench) || { echo "$0: tern_bench not found under $BUILDDIR or in PATH" >&2; missing=1; }
+fi
+if [ -n "$BASEDIR" ]; then   # the baseline's programs, never from PATH
+    BASE_TERNRUN=$BASEDIR/ternrun BASE_TERN_BENCH=$BASEDIR/tern_bench
+    [ -x "$BASE_TERNRUN" ] && [ -x "$BASE_TERN_BENCH" ] ||
+        { echo "$0: --baseline $BASEDIR: no ternrun and tern_bench there" >&2; missing=1; }
+    want tern || { echo "$0: --baseline needs tern in --tools" >&2; missing=1; }
 fi
 if want raw; then
     RAW=$(find_prog raw_pingpong) || { echo "$0: raw_pingpong not found under $BUILDDIR or in PATH" >&2; missing=1; }
@@ -192,8 +204,9 @@ p2p_one() {
     shift 4
     json=$WORK/$tool-$test-$range-$round.json
     log=$WORK/$tool-$test-$range-$round.log
-    if [ "$tool" = tern ]; then
-        cmd=("$TERNRUN" -n 2 --bind-to core "$TERN_BENCH")
+    if [ "$tool" = tern ] || [ "$tool" = base ]; then
+        if [ "$tool" = tern ]; then cmd=("$TERNRUN" -n 2 --bind-to core "$TERN_BENCH")
+        else cmd=("$BASE_TERNRUN" -n 2 --bind-to core "$BASE_TERN_BENCH"); fi
         [ ${#TERN_ENV[@]} -eq 0 ] || cmd=(env "${TERN_ENV[@]}" "${cmd[@]}")
     elif [[ $tool == tern-* ]]; then   # tern with one LMT mode forced
         cmd=(env "${TERN_ENV[@]}" "TERN_LMT_MODE=${tool#tern-}" "$TERNRUN" -n 2 --bind-to core "$TERN_BENCH")
@@ -212,6 +225,8 @@ p2p_one() {
     done <<<"$pairs"
     if [ "$tool" = tern ]; then
         TERN_NETMOD=$(grep -o '"netmod": "[^"]*"' "$json" | head -n 1 | cut -d'"' -f4)
+    elif [ "$tool" = base ]; then
+        :
     else
         MPI_LIBRARY=$(grep -o '"netmod": "[^"]*"' "$json" | head -n 1 | cut -d'"' -f4)
     fi
@@ -310,6 +325,7 @@ TERN_NETMOD=unknown
 MPI_LIBRARY=unknown
 echo "# tern compare: $ROUNDS interleaved rounds on cores $CORE_A and $CORE_B, $(hostname), $DATE"
 echo "# tools: $TOOLS; UCX_TLS=${UCX_TLS-<unset: UCX default>}; tern env: ${TERN_ENV[*]:-<none>}"
+[ -z "$BASEDIR" ] || echo "# baseline (tool base, run right after tern): $BASE_TERNRUN, $BASE_TERN_BENCH"
 # Other busy processes on the cores turn spin-wait ping-pongs into scheduler
 # benchmarks: measure how busy the machine is (all CPUs, over 1 s, before and
 # after the runs), say so, and keep it with the results.
@@ -318,16 +334,19 @@ busy_before
 for r in $(seq 1 "$ROUNDS"); do
     echo "# ---- round $r of $ROUNDS"
     if want tern; then p2p_one tern lat "$LAT_SIZE:$LAT_SIZE" "$r" -i "$LAT_ITERS" -w "$LAT_WARMUP"; fi
+    if [ -n "$BASEDIR" ]; then p2p_one base lat "$LAT_SIZE:$LAT_SIZE" "$r" -i "$LAT_ITERS" -w "$LAT_WARMUP"; fi
     if want ucx; then ucx_one tag_lat "$LAT_SIZE" "$LAT_ITERS" "$LAT_WARMUP" "$r" lat; fi
     if want mpich; then p2p_one mpich lat "$LAT_SIZE:$LAT_SIZE" "$r" -i "$LAT_ITERS" -w "$LAT_WARMUP"; fi
     if want raw; then raw_one "$r"; fi
     if want tern; then p2p_one tern bw "$BW_SIZE:$BW_SIZE" "$r" -i "$BW_ITERS" -w "$BW_WARMUP"; fi
+    if [ -n "$BASEDIR" ]; then p2p_one base bw "$BW_SIZE:$BW_SIZE" "$r" -i "$BW_ITERS" -w "$BW_WARMUP"; fi
     if want raw; then raw_memcpy "$r"; fi
     if want ucx; then
         ucx_one tag_bw "$BW_SIZE" $((BW_ITERS * WINDOW)) $((BW_WARMUP * WINDOW)) "$r" bw
     fi
     if want mpich; then p2p_one mpich bw "$BW_SIZE:$BW_SIZE" "$r" -i "$BW_ITERS" -w "$BW_WARMUP"; fi
     if want tern; then p2p_one tern mr "$MR_SIZE:$MR_SIZE" "$r" -i "$MR_ITERS" -w "$MR_WARMUP"; fi
+    if [ -n "$BASEDIR" ]; then p2p_one base mr "$MR_SIZE:$MR_SIZE" "$r" -i "$MR_ITERS" -w "$MR_WARMUP"; fi
     if want ucx; then
         ucx_one tag_bw "$MR_SIZE" $((MR_ITERS * WINDOW)) $((MR_WARMUP * WINDOW)) "$r" mr
     fi
@@ -357,8 +376,8 @@ if [ "$SWEEP" = 1 ]; then
             # (tern_bench/mpi_bench -b): 20 windows of 16 KiB take 3 ms, which
             # one preemption on this VM turns into a "dip".
             bopt=(); [ $m = bw ] && bopt=(-b "$SWEEP_BYTES")
-            for tool in tern mpich; do
-                want $tool || continue
+            for tool in tern base mpich; do
+                if [ $tool = base ]; then [ -n "$BASEDIR" ] || continue; else want $tool || continue; fi
                 p2p_one $tool $m "1:$SWEEP_SPLIT" "s$r" -i "${small[0]}" -w "${small[1]}"
                 p2p_one $tool $m "$((SWEEP_SPLIT * 2)):$BW_SIZE" "s$r" -i "${large[0]}" -w "${large[1]}" "${bopt[@]}"
             done
@@ -483,6 +502,22 @@ for m in lat bw mr; do
 done
 printf '  %-26s %s\n' "memcpy 1 / 4 MiB (MB/s)" "$(fmt bw "$M_1M") / $(fmt bw "$M_4M")"
 
+# Before / after: tern against the baseline build, round by round.
+declare -A BRAT BRRM
+if [ -n "$BASEDIR" ]; then
+    echo
+    echo "# tern / baseline ($BASEDIR): ratio of the medians [per-round ratios' median]; per round"
+    for m in lat bw mr; do
+        case $m in lat) sz=$LAT_SIZE ;; bw) sz=$BW_SIZE ;; mr) sz=$MR_SIZE ;; esac
+        MED[base.$m]=$(median base $m "$sz")
+        BRAT[$m]=$(ratio "${MED[tern.$m]}" "${MED[base.$m]}")
+        BRRM[$m]=$(rr_median tern base $m "$sz")
+        printf '  %-26s %9s %9s  %-16s %s\n' "${LABEL[$m]}" "$(fmt $m "${MED[tern.$m]}")" \
+            "$(fmt $m "${MED[base.$m]}")" "${BRAT[$m]} [${BRRM[$m]}]" \
+            "$(round_ratios tern base $m "$sz" | tr '\n' ' ')"
+    done
+fi
+
 # Targets, read from this run's ratios (printed, never asserted): issue 3's
 # from the ratios of the medians, issue 22's from the medians of the
 # per-round ratios (the robust figure on this VM).
@@ -543,6 +578,20 @@ if [ "$SWEEP" = 1 ]; then
         prev=$s
     done
     target "no bw dip     tern min(size/prev) >= 0.9" "$MIN_DIP" ">=" 0.9
+    if [ -n "$BASEDIR" ]; then
+        echo
+        echo "# Sweep, tern / baseline per size (ratios of the medians of $SWEEP_ROUNDS sweep rounds;"
+        echo "# latency < 1 and bandwidth > 1 favour tern)"
+        printf '# %-9s %9s %9s %9s   %9s %9s %9s\n' size tern.lat base.lat lat.t/b tern.bw base.bw bw.t/b
+        for s in "${SWEEP_SIZES[@]}"; do
+            for m in lat bw; do SW[base.$m.$s]=$(median base $m "$s" sweep); done
+            printf '  %-9s %9s %9s %9s   %9s %9s %9s\n' "$s" \
+                "$(fmt lat "${SW[tern.lat.$s]}")" "$(fmt lat "${SW[base.lat.$s]}")" \
+                "$(ratio "${SW[tern.lat.$s]}" "${SW[base.lat.$s]}")" \
+                "$(fmt bw "${SW[tern.bw.$s]}")" "$(fmt bw "${SW[base.bw.$s]}")" \
+                "$(ratio "${SW[tern.bw.$s]}" "${SW[base.bw.$s]}")"
+        done
+    fi
     if [ -n "$LMT_MODES" ] && want tern; then
         echo
         echo "# Sweep by LMT mode (tern; auto = TERN_LMT_MODE unset, the netmod's choice by size)"
@@ -592,6 +641,11 @@ OUT=$OUTDIR/compare-$STAMP
     echo "  \"cpu_busy_percent\": {\"before\": $BUSY_START, \"after\": $BUSY_END},"
     echo "  \"ucx_tls\": $(if [ -n "${UCX_TLS+x}" ]; then json_str "$UCX_TLS"; else echo null; fi),"
     echo "  \"tern_env\": $(json_str "${TERN_ENV[*]:-}"),"
+    echo "  \"baseline\": $(if [ -n "$BASEDIR" ]; then json_str "$BASEDIR"; else echo null; fi),"
+    if [ -n "$BASEDIR" ]; then
+        echo "  \"ratios_tern_over_base\": {\"lat\": $(json_num "${BRAT[lat]}"), \"bw\": $(json_num "${BRAT[bw]}"), \"mr\": $(json_num "${BRAT[mr]}"),"
+        echo "    \"round_ratio_median\": {\"lat\": $(json_num "${BRRM[lat]}"), \"bw\": $(json_num "${BRRM[bw]}"), \"mr\": $(json_num "${BRRM[mr]}")}},"
+    fi
     echo "  \"lmt_modes_swept\": $(json_str "$([ "$SWEEP" = 1 ] && echo "$LMT_MODES")"),"
     echo "  \"tern_netmod\": $(json_str "$TERN_NETMOD"),"
     echo "  \"mpi_library\": $(json_str "$MPI_LIBRARY"),"

@@ -1,14 +1,15 @@
 #!/bin/sh
 # bench/compare.sh measures its bandwidth reference, a one-core memcpy of
 # the same size, in every round (beside tern's bandwidth, so the ratio is
-# taken within a round), and raw_pingpong --memcpy -m measures a size range
-# (the reference of the sweep's rendezvous sizes).  Only the raw tool runs
-# (two short rounds): no speed is asserted, only that the figures are
-# there.  Runs from the top build directory.
+# taken within a round); raw_pingpong --memcpy -m measures a size range
+# (the reference of the sweep's rendezvous sizes); --baseline runs a second
+# build right after tern in each round and prints tern / baseline (here the
+# same build twice).  Short runs: no speed is asserted, only that the
+# figures are there.  Runs from the top build directory.
 set -u
 srcdir=${srcdir:-.}
 fail() { echo "FAIL: $*" >&2; exit 1; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/tern-compare-memcpy.XXXXXX") || fail "mktemp"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tern-compare.XXXXXX") || fail "mktemp"
 trap 'rm -rf "$tmp"' EXIT
 
 out=$(timeout 120 ./raw_pingpong --memcpy -q -m 16k:64k) || fail "raw_pingpong --memcpy -m 16k:64k: $out"
@@ -26,4 +27,15 @@ for r in 1 2; do
         fail "no memcpy 4 MiB figure in round $r of $json"
 done
 grep -q 'tern/memcpy >= 0.8' "$tmp/log" || fail "compare.sh prints no tern/memcpy target"
-echo "PASS: memcpy per round and per size"
+
+rm -f "$tmp"/compare-*.json
+timeout 300 bash "$srcdir/bench/compare.sh" --builddir . --tools tern --baseline . --rounds 2 \
+    --lat-iters 2000 --bw-iters 1 --mr-iters 20 --outdir "$tmp" >"$tmp/log" 2>&1 ||
+    { cat "$tmp/log"; fail "compare.sh --baseline ."; }
+grep -Eq '^  latency 8 B one-way \(us\) .*\[[0-9.]+\] +[0-9.]+ [0-9.]+ *$' "$tmp/log" ||
+    { cat "$tmp/log"; fail "no tern / baseline latency line with two per-round ratios"; }
+json=$(ls "$tmp"/compare-*.json 2>/dev/null | head -n 1)
+grep -q '"tool": "base", "metric": "bw", "size": 4194304, "round": "2"' "$json" ||
+    fail "no baseline bandwidth in round 2 of $json"
+grep -q '"ratios_tern_over_base": {"lat": [0-9.]' "$json" || fail "no tern / baseline ratios in $json"
+echo "PASS: memcpy per round and per size, tern / baseline per round"
