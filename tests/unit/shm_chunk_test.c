@@ -1,7 +1,8 @@
 /*
  * Unit test of the shm copy chunk chosen when TERN_SHM_COPY_CHUNK is unset
  * (netmods/shm/shm_chunk.c): the rule on L2 sizes of known CPUs and on
- * node sizes past the copy-buffer budget, what tern_info is told, and the
+ * node sizes past the copy-buffer budget, the piece of a chunk the sender
+ * fills per message size (shm_lmt.c), what tern_info is told, and the
  * chunk a segment created with the setting unset really gets on this
  * machine (a quarter of hwloc's L2 per core, not a fixed 64 KiB).
  */
@@ -49,6 +50,28 @@ static void rule_by_budget(void)
     EXPECT(tern_shm_chunk_rule(0, 64 * 64, 4) == 64 * KiB, "unknown L2, many ranks");
 }
 
+/* The sender's piece per chunk: four pieces per message where the chunk
+ * allows, so both copies overlap for messages up to a few chunks. */
+static void pieces(void)
+{
+    static const struct {
+        uint32_t chunk;
+        uint64_t len, want;
+    } c[] = {
+        {256 * KiB, 16 * KiB + 1, 16 * KiB}, /* just past the eager limit: at least 16 KiB */
+        {256 * KiB, 64 * KiB, 16 * KiB},     {256 * KiB, 128 * KiB, 32 * KiB},
+        {256 * KiB, 256 * KiB, 64 * KiB},    {256 * KiB, 1 * MiB, 256 * KiB},
+        {256 * KiB, 4 * MiB, 256 * KiB},     /* large: whole chunks */
+        {64 * KiB, 128 * KiB, 32 * KiB},     {64 * KiB, 4 * MiB, 64 * KiB},
+        {4 * KiB, 1 * MiB, 4 * KiB},         /* a chunk below 16 KiB bounds it */
+    };
+    for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+        size_t got = tern_shm_coop_piece(c[i].chunk, c[i].len);
+        EXPECT(got == c[i].want, "chunk %u, message %" PRIu64 ": piece %zu, want %" PRIu64,
+               c[i].chunk, c[i].len, got, c[i].want);
+    }
+}
+
 /* What tern_info prints comes from the same choice, with its reason. */
 static void explained(void)
 {
@@ -94,6 +117,7 @@ int main(void)
 {
     rule_by_cache();
     rule_by_budget();
+    pieces();
     explained();
     segment_gets_it();
     if (failures)
