@@ -54,6 +54,9 @@ usage: $0 [options]
                     ucx_perftest gets 64 x N messages, the same bytes)
   --mr-iters N      windows of 64 x 8 B per message-rate run (default $MR_ITERS;
                     ucx_perftest gets 64 x N messages)
+  --quiet-pct P     a round is quiet when, in every run of it, other processes
+                    took at most P % of one CPU (default $QUIET_PCT); the issue-22
+                    ratios are also given over the quiet rounds alone
   --outdir DIR      where results go (default ./bench-results)
   --keep            keep the raw logs of every command (path is printed)
   -h, --help        this text
@@ -77,6 +80,7 @@ MR_WARMUP=500
 OUTDIR=bench-results
 KEEP=0
 BASEDIR=""
+QUIET_PCT=20
 LMT_MODES="coop get put"
 CORE_A=0            # rank 0 / ucx client / raw side A
 CORE_B=1            # rank 1 / ucx server / raw side B
@@ -113,6 +117,7 @@ while [ $# -gt 0 ]; do
     --bw-iters) BW_ITERS=${2:-}; is_count "$BW_ITERS" || { echo "bad --bw-iters" >&2; exit 2; }; shift ;;
     --mr-iters) MR_ITERS=${2:-}; is_count "$MR_ITERS" || { echo "bad --mr-iters" >&2; exit 2; }; shift ;;
     --outdir) OUTDIR=${2:?--outdir needs a directory}; shift ;;
+    --quiet-pct) QUIET_PCT=${2:-}; [[ $QUIET_PCT =~ ^[0-9]+$ ]] || { echo "bad --quiet-pct" >&2; exit 2; }; shift ;;
     --keep) KEEP=1 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "$0: unknown option '$1'" >&2; usage >&2; exit 2 ;;
@@ -195,6 +200,15 @@ NRUN=0
 
 record() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >>"$SAMPLES"; }
 
+# The largest share of one CPU other processes took in any run of a round
+# (LAST_OTHERS of run, compare_lib.sh): how much the round measured the
+# neighbours.
+declare -A ROUND_OTHERS
+note_others() {
+    local r=$1 v=${LAST_OTHERS:-0}
+    if [ -z "${ROUND_OTHERS[$r]:-}" ] || [ "$v" -gt "${ROUND_OTHERS[$r]}" ]; then ROUND_OTHERS[$r]=$v; fi
+}
+
 # ---- tern_bench and mpi_bench -------------------------------------------
 # Both print the same JSON (bench_p2p.c): one {"size": N, "value": V, ...}
 # object per line.  p2p_one TOOL TEST RANGE ROUND [EXTRA options...]
@@ -214,6 +228,7 @@ p2p_one() {
         cmd=("$MPIEXEC" -n 2 -bind-to core "$MPI_BENCH")
     fi
     run "$log" "${cmd[@]}" -t "$test" -m "$range" -q --json "$json" "$@" || return 1
+    note_others "$round"
     pairs=$(grep -o '"size": [0-9]*, "value": [0-9.eE+-]*' "$json" 2>/dev/null |
             awk '{ gsub(/[",]/, ""); print $2, $4 }')
     if [ -z "$pairs" ]; then
@@ -251,12 +266,13 @@ free_port() {
 # ucx_one TEST SIZE ITERS WARMUP ROUND METRIC
 ucx_one() {
     local test=$1 size=$2 iters=$3 warmup=$4 round=$5 metric=$6
-    local port log slog final value i
+    local port log slog final value i mark
     port=$(free_port) || { fail "no free TCP port for ucx_perftest"; return 1; }
     log=$WORK/ucx-$test-$size-$round.log
     slog=$WORK/ucx-server-$test-$size-$round.log
     echo "+ $UCX -c $CORE_B -p $port &"
     echo "$UCX -c $CORE_B -p $port &" >>"$COMMANDS"
+    others_mark mark   # the server is ours too: measured from its start to its reaping
     timeout "$CMD_TIMEOUT" "$UCX" -c "$CORE_B" -p "$port" >"$slog" 2>&1 &
     SERVER_PID=$!
     for i in $(seq 1 100); do   # up to 5 s for the server to listen
@@ -273,6 +289,8 @@ ucx_one() {
         sleep 0.05
     done
     stop_server
+    others_since "$mark"
+    note_others "$round"
     [ $rc -eq 0 ] || return 1
     # Final: iters lat50 lat_avg lat_overall bw_avg bw_overall rate_avg rate_overall
     # (latency in us, bandwidth in MiB/s, message rate in messages/s)
@@ -298,6 +316,7 @@ raw_one() {
     local round=$1 log value
     log=$WORK/raw-$round.log
     run "$log" "$RAW" -a "$CORE_A" -b "$CORE_B" -n "$LAT_ITERS" -w "$LAT_WARMUP" -q || return 1
+    note_others "$round"
     value=$(tail -n 1 "$log")
     if ! [[ $value =~ ^[0-9.]+$ ]]; then
         fail "raw_pingpong printed no figure"
@@ -312,6 +331,7 @@ raw_memcpy() {
     local round=$1 log=$WORK/memcpy-$1.log
     shift
     run "$log" "$RAW" --memcpy -a "$CORE_A" -q "$@" || return 1
+    note_others "$round"
     while read -r size value; do
         record memcpy bw "$size" "$round" "$(awk -v v="$value" 'BEGIN { printf "%.1f", v * 1000 }')"
     done < <(grep -E '^[0-9]+ +[0-9.]+$' "$log")
@@ -421,11 +441,13 @@ median() {
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "nan" || b == "nan" || b + 0 == 0) print "nan"; else printf "%.3f\n", a / b }'; }
 # The same ratio taken inside each round, then the median: robust to a
 # slow-down that hits a whole round (what interleaving is for).
+# (RR_ROUNDS="1 3 4": only those rounds)
 round_ratios() {
-    awk -F'\t' -v a="$1" -v b="$2" -v m="$3" -v s="$4" -v sb="${5:-$4}" '
+    awk -F'\t' -v a="$1" -v b="$2" -v m="$3" -v s="$4" -v sb="${5:-$4}" -v keep="${RR_ROUNDS:-}" '
+        BEGIN { n = split(keep, k, " "); for (i = 1; i <= n; i++) want[k[i]] = 1 }
         $4 !~ /^s/ && $2 == m && $3 == s && $1 == a { x[$4] = $5 }
         $4 !~ /^s/ && $2 == m && $3 == sb && $1 == b { y[$4] = $5 }
-        END { for (r in x) if ((r in y) && y[r] + 0 > 0) printf "%s %.3f\n", r, x[r] / y[r] }' "$SAMPLES" |
+        END { for (r in x) if ((r in y) && y[r] + 0 > 0 && (n == 0 || (r in want))) printf "%s %.3f\n", r, x[r] / y[r] }' "$SAMPLES" |
         sort -n | awk '{ print $2 }'
 }
 median_of() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
@@ -471,9 +493,11 @@ echo "# Per round (one-way latency in us, bandwidth in MB/s = 1e6 B/s, message r
 COLS=("tern lat $LAT_SIZE" "ucx lat $LAT_SIZE" "mpich lat $LAT_SIZE" "raw lat 64"
       "tern bw $BW_SIZE" "memcpy bw $BW_SIZE" "ucx bw $BW_SIZE" "mpich bw $BW_SIZE"
       "tern mr $MR_SIZE" "ucx mr $MR_SIZE" "mpich mr $MR_SIZE")
+# others%: the most CPU other processes took in a run of the round, in % of one CPU
+QUIET=()
 printf '# %-5s' round
 for k in "${COLS[@]}"; do read -r kt km ks <<<"$k"; printf ' %10s' "$kt.$km"; done
-echo
+printf ' %8s\n' others%
 for r in $(seq 1 "$ROUNDS"); do
     printf '  %-5s' "$r"
     for k in "${COLS[@]}"; do
@@ -482,7 +506,8 @@ for r in $(seq 1 "$ROUNDS"); do
             '$1 == t && $2 == m && $3 == s && $4 == r { print $5 }' "$SAMPLES")
         printf ' %10s' "$(fmt "$km" "$v")"
     done
-    echo
+    printf ' %8s\n' "${ROUND_OTHERS[$r]:--}"
+    [ "${ROUND_OTHERS[$r]:-0}" -le "$QUIET_PCT" ] && QUIET+=("$r")
 done
 echo
 echo "# Medians of $ROUNDS interleaved rounds (tern netmod: $TERN_NETMOD; mpich: $MPI_LIBRARY)"
@@ -501,6 +526,34 @@ for m in lat bw mr; do
     echo
 done
 printf '  %-26s %s\n' "memcpy 1 / 4 MiB (MB/s)" "$(fmt bw "$M_1M") / $(fmt bw "$M_4M")"
+
+# The same per-round ratios over the quiet rounds alone (others% <= QUIET_PCT).
+declare -A QRRM
+QKEEP="${QUIET[*]:-none}"
+for m in lat bw mr; do
+    case $m in lat) sz=$LAT_SIZE ;; bw) sz=$BW_SIZE ;; mr) sz=$MR_SIZE ;; esac
+    for peer in ucx mpich raw base; do
+        if [ $peer = raw ]; then
+            case $m in
+            lat) QRRM[$m.$peer]=$(RR_ROUNDS=$QKEEP rr_median tern raw lat "$sz" 64) ;;
+            bw) QRRM[$m.$peer]=$(RR_ROUNDS=$QKEEP rr_median tern memcpy bw "$sz") ;;
+            *) QRRM[$m.$peer]=nan ;;
+            esac
+        else
+            QRRM[$m.$peer]=$(RR_ROUNDS=$QKEEP rr_median tern $peer $m "$sz")
+        fi
+    done
+done
+echo
+echo "# quiet rounds (others% <= $QUIET_PCT in every run): ${#QUIET[@]} of $ROUNDS (${QUIET[*]:-none});"
+echo "# per-round ratios' medians over them:"
+for m in lat bw mr; do
+    printf '  %-26s' "${LABEL[$m]}"
+    for peer in ucx mpich raw base; do
+        [ "${QRRM[$m.$peer]}" = nan ] || printf '  tern/%s %s' "$( [ $peer = raw ] && [ $m = bw ] && echo memcpy || echo $peer)" "${QRRM[$m.$peer]}"
+    done
+    echo
+done
 
 # Before / after: tern against the baseline build, round by round.
 declare -A BRAT BRRM
@@ -537,6 +590,8 @@ target "4 MiB bw      tern/mpich >= 1.2" "${RAT[bw.mpich]}" ">=" 1.2
 target "8 B msg rate  tern/ucx   >= 1.2" "${RAT[mr.ucx]}" ">=" 1.2
 target "8 B latency   tern/raw   <= 1.6 [per round, i22]" "${RRM[lat.raw]}" "<=" 1.6
 target "4 MiB bw      tern/memcpy >= 0.8 [per round, i22]" "${RRM[bw.raw]}" ">=" 0.8
+target "8 B latency   tern/raw   <= 1.6 [quiet rounds, i22]" "${QRRM[lat.raw]}" "<=" 1.6
+target "4 MiB bw      tern/memcpy >= 0.8 [quiet rounds, i22]" "${QRRM[bw.raw]}" ">=" 0.8
 
 # ---- sweep tables and the no-dip check ----------------------------------
 DIPS=()
@@ -616,7 +671,7 @@ fi
 
 echo
 echo "# Targets (issue 3: ratios of this run's medians; [per round, i22]: issue 22, the median"
-echo "# of the per-round ratios; read, not asserted)"
+echo "# of the per-round ratios, of all rounds or of the quiet ones; read, not asserted)"
 for t in "${TARGETS[@]}"; do
     IFS='|' read -r rule val verdict <<<"$t"
     printf '  %-54s %8s  %s\n' "$rule" "$val" "$verdict"
@@ -642,6 +697,11 @@ OUT=$OUTDIR/compare-$STAMP
     echo "  \"ucx_tls\": $(if [ -n "${UCX_TLS+x}" ]; then json_str "$UCX_TLS"; else echo null; fi),"
     echo "  \"tern_env\": $(json_str "${TERN_ENV[*]:-}"),"
     echo "  \"baseline\": $(if [ -n "$BASEDIR" ]; then json_str "$BASEDIR"; else echo null; fi),"
+    printf '  "others_percent_by_round": {'
+    for r in $(seq 1 "$ROUNDS"); do printf '%s"%s": %s' "$([ "$r" -gt 1 ] && echo ', ')" "$r" "${ROUND_OTHERS[$r]:-null}"; done
+    echo "},"
+    echo "  \"quiet_pct\": $QUIET_PCT, \"quiet_rounds\": [$(IFS=,; echo "${QUIET[*]:-}")],"
+    echo "  \"quiet_round_ratio_median\": {\"lat_raw\": $(json_num "${QRRM[lat.raw]}"), \"bw_memcpy\": $(json_num "${QRRM[bw.raw]}"), \"lat_ucx\": $(json_num "${QRRM[lat.ucx]}"), \"bw_ucx\": $(json_num "${QRRM[bw.ucx]}"), \"mr_ucx\": $(json_num "${QRRM[mr.ucx]}"), \"lat_base\": $(json_num "${QRRM[lat.base]}"), \"bw_base\": $(json_num "${QRRM[bw.base]}"), \"mr_base\": $(json_num "${QRRM[mr.base]}")},"
     if [ -n "$BASEDIR" ]; then
         echo "  \"ratios_tern_over_base\": {\"lat\": $(json_num "${BRAT[lat]}"), \"bw\": $(json_num "${BRAT[bw]}"), \"mr\": $(json_num "${BRAT[mr]}"),"
         echo "    \"round_ratio_median\": {\"lat\": $(json_num "${BRRM[lat]}"), \"bw\": $(json_num "${BRRM[bw]}"), \"mr\": $(json_num "${BRRM[mr]}")}},"

@@ -1,7 +1,9 @@
 #!/bin/sh
 # bench/compare.sh measures its bandwidth reference, a one-core memcpy of
 # the same size, in every round (beside tern's bandwidth, so the ratio is
-# taken within a round); raw_pingpong --memcpy -m measures a size range
+# taken within a round), and says how much CPU other processes took in
+# each round (the quiet rounds get ratios of their own); raw_pingpong
+# --memcpy -m measures a size range
 # (the reference of the sweep's rendezvous sizes); --baseline runs a second
 # build right after tern in each round and prints tern / baseline (here the
 # same build twice).  Short runs: no speed is asserted, only that the
@@ -27,6 +29,12 @@ for r in 1 2; do
         fail "no memcpy 4 MiB figure in round $r of $json"
 done
 grep -q 'tern/memcpy >= 0.8' "$tmp/log" || fail "compare.sh prints no tern/memcpy target"
+# others%: a figure per round, and the quiet rounds named
+[ "$(awk '/^# round .* others%$/ { on = 1; next } on && /^  [12] / && $NF ~ /^[0-9]+$/ { n++ } END { print n + 0 }' "$tmp/log")" -eq 2 ] ||
+    { cat "$tmp/log"; fail "no others% figure for both rounds"; }
+grep -Eq '^# quiet rounds \(others% <= [0-9]+ in every run\): [0-2] of 2' "$tmp/log" ||
+    { cat "$tmp/log"; fail "no quiet-rounds line"; }
+grep -q '"others_percent_by_round": {"1": [0-9]*, "2": [0-9]*}' "$json" || fail "no others% in $json"
 
 rm -f "$tmp"/compare-*.json
 timeout 300 bash "$srcdir/bench/compare.sh" --builddir . --tools tern --baseline . --rounds 2 \
