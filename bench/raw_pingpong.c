@@ -7,6 +7,15 @@
  * spend above this figure is software.  Prints one-way latency = round trip
  * / 2, in microseconds.
  *
+ * With --rings the two sides exchange the same rounds through two rings of
+ * stamped 512-byte slots, one per direction, as shm's fastbox does: A
+ * fills its next slot of ring A->B (8 bytes of payload) and store-releases
+ * the slot's stamp i + 1 [R3], B load-acquires it [A3], answers in ring
+ * B->A [R4], A load-acquires that [A4].  Each line has one writer and one
+ * reader, so a message needs the writer to take the line back from the
+ * polling reader first: the floor of tern's own small-message latency, to
+ * read tern's figure against (raw: one line both ways).
+ *
  * With --memcpy it instead measures single-thread memcpy bandwidth (GB/s,
  * 1e9 bytes) on core A, the ceiling of any copy-based large-message
  * protocol: for 1 MiB and 4 MiB, or for the powers of two of -m MIN:MAX
@@ -46,11 +55,15 @@
 
 /* The shared page.  `seq` and its payload share the ping-pong line; `ready`
  * lives on its own line so start-up traffic does not touch the measured one. */
+#define RAW_RING_SLOTS 64 /* shm's default fastbox ring */
+#define RAW_SLOT 512
 struct raw_shared {
     alignas(RAW_LINE) _Atomic uint64_t seq;
     uint8_t payload[RAW_LINE - sizeof(uint64_t)];
     alignas(RAW_LINE) _Atomic uint32_t ready;
     _Atomic int32_t child_error; /* errno of a failed pin in B, 0 if none */
+    /* --rings: [0] A -> B, [1] B -> A; a slot's first word is its stamp */
+    alignas(4096) uint8_t ring[2][RAW_RING_SLOTS][RAW_SLOT];
 };
 
 _Static_assert(sizeof(_Atomic uint64_t) == 8, "seq must be one 64-bit word");
@@ -64,6 +77,7 @@ struct raw_opts {
     uint64_t warmup;
     const char *json;
     bool memcpy_mode;
+    bool rings;
     bool quiet;
     size_t mc_min, mc_max; /* --memcpy -m: powers of two from mc_min to mc_max (0: none) */
 };
@@ -71,12 +85,14 @@ struct raw_opts {
 static void raw_usage(FILE *f, const char *prog)
 {
     fprintf(f,
-            "usage: %s [-a CORE] [-b CORE] [-n ITERS] [-w WARMUP] [--json FILE] [-q]\n"
+            "usage: %s [-a CORE] [-b CORE] [-n ITERS] [-w WARMUP] [--rings] [--json FILE] [-q]\n"
             "       %s --memcpy [-a CORE] [-m MIN:MAX] [--json FILE] [-q]\n"
             "  -a CORE      core of process A (parent, timing side), default 0\n"
             "  -b CORE      core of process B (child), default 1\n"
             "  -n ITERS     timed round trips, default 1000000\n"
             "  -w WARMUP    untimed round trips first, default 10000\n"
+            "  --rings      a ring of stamped 512-byte slots per direction (shm's\n"
+            "               fastbox pattern) instead of one line both ways\n"
             "  --json FILE  also write the result as JSON\n"
             "  --memcpy     measure memcpy bandwidth of 1 MiB and 4 MiB on core A\n"
             "  -m MIN:MAX   --memcpy: the powers of two from MIN to MAX instead (k/m\n"
@@ -97,6 +113,37 @@ static uint64_t raw_side_a(struct raw_shared *sh, uint64_t first, uint64_t count
         }
     }
     return bench_now_ns() - t0;
+}
+
+/* --rings: the stamp of round i's slot in direction dir (0: A -> B). */
+static inline _Atomic uint32_t *raw_stamp(struct raw_shared *sh, int dir, uint64_t i)
+{
+    return (_Atomic uint32_t *)(void *)sh->ring[dir][i % RAW_RING_SLOTS];
+}
+
+static uint64_t raw_rings_a(struct raw_shared *sh, uint64_t first, uint64_t count)
+{
+    uint64_t t0 = bench_now_ns();
+
+    for (uint64_t i = first; i < first + count; i++) {
+        memcpy(sh->ring[0][i % RAW_RING_SLOTS] + 16, &i, sizeof(i));
+        atomic_store_explicit(raw_stamp(sh, 0, i), (uint32_t)(i + 1), memory_order_release); /* R3 */
+        while (atomic_load_explicit(raw_stamp(sh, 1, i), memory_order_acquire) !=
+               (uint32_t)(i + 1)) { /* A4 */
+        }
+    }
+    return bench_now_ns() - t0;
+}
+
+static void raw_rings_b(struct raw_shared *sh, uint64_t total)
+{
+    for (uint64_t i = 0; i < total; i++) {
+        while (atomic_load_explicit(raw_stamp(sh, 0, i), memory_order_acquire) !=
+               (uint32_t)(i + 1)) { /* A3 */
+        }
+        memcpy(sh->ring[1][i % RAW_RING_SLOTS] + 16, sh->ring[0][i % RAW_RING_SLOTS] + 16, 8);
+        atomic_store_explicit(raw_stamp(sh, 1, i), (uint32_t)(i + 1), memory_order_release); /* R4 */
+    }
 }
 
 /* Side B: answers every round until A sends the stop value. */
@@ -140,7 +187,11 @@ static int raw_pingpong(const struct raw_opts *o, int argc, char **argv)
         if (atomic_load_explicit(&sh->child_error, memory_order_relaxed) != 0) {
             _exit(1);
         }
-        raw_side_b(sh, o->warmup + o->iters);
+        if (o->rings) {
+            raw_rings_b(sh, o->warmup + o->iters);
+        } else {
+            raw_side_b(sh, o->warmup + o->iters);
+        }
         _exit(0);
     }
 
@@ -159,8 +210,9 @@ static int raw_pingpong(const struct raw_opts *o, int argc, char **argv)
         return 1;
     }
 
-    raw_side_a(sh, 0, o->warmup);
-    ns = raw_side_a(sh, o->warmup, o->iters);
+    uint64_t (*side_a)(struct raw_shared *, uint64_t, uint64_t) = o->rings ? raw_rings_a : raw_side_a;
+    side_a(sh, 0, o->warmup);
+    ns = side_a(sh, o->warmup, o->iters);
 
     if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         fprintf(stderr, "raw_pingpong: side B failed (status 0x%x)\n", status);
@@ -172,7 +224,8 @@ static int raw_pingpong(const struct raw_opts *o, int argc, char **argv)
     if (o->quiet) {
         printf("%.4f\n", lat_us);
     } else {
-        printf("# raw cache-line ping-pong, cores %d <-> %d\n", o->core_a, o->core_b);
+        printf("# raw %s ping-pong, cores %d <-> %d\n",
+               o->rings ? "two-ring (a line per direction)" : "cache-line", o->core_a, o->core_b);
         printf("# %-10s %-12s %s\n", "Size", "Iterations", "Latency (us)");
         printf("%-12d %-12llu %.4f\n", RAW_LINE, (unsigned long long)o->iters, lat_us);
     }
@@ -185,6 +238,7 @@ static int raw_pingpong(const struct raw_opts *o, int argc, char **argv)
             return 1;
         }
         fprintf(f, "{\n  \"benchmark\": \"raw_pingpong\",\n  \"unit\": \"us\",\n");
+        fprintf(f, "  \"pattern\": \"%s\",\n", o->rings ? "rings" : "line");
         fprintf(f, "  \"core_a\": %d,\n  \"core_b\": %d,\n", o->core_a, o->core_b);
         fprintf(f, "  \"size\": %d,\n  \"iterations\": %llu,\n  \"warmup\": %llu,\n", RAW_LINE,
                 (unsigned long long)o->iters, (unsigned long long)o->warmup);
@@ -310,6 +364,7 @@ int main(int argc, char **argv)
     static const struct option longopts[] = {
         {"json", required_argument, NULL, 'j'},
         {"memcpy", no_argument, NULL, 'M'},
+        {"rings", no_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -356,6 +411,9 @@ int main(int argc, char **argv)
             break;
         case 'M':
             o.memcpy_mode = true;
+            break;
+        case 'R':
+            o.rings = true;
             break;
         case 'q':
             o.quiet = true;

@@ -3,7 +3,7 @@
 # the same size, in every round (beside tern's bandwidth, so the ratio is
 # taken within a round), and says how much CPU other processes took in
 # each round (the quiet rounds get ratios of their own); raw_pingpong
-# --memcpy -m measures a size range
+# --memcpy -m measures a size range, --rings the ping-pong of shm's pattern
 # (the reference of the sweep's rendezvous sizes); --baseline runs a second
 # build right after tern in each round and prints tern / baseline (here the
 # same build twice).  Short runs: no speed is asserted, only that the
@@ -19,6 +19,9 @@ out=$(timeout 120 ./raw_pingpong --memcpy -q -m 16k:64k) || fail "raw_pingpong -
     fail "raw_pingpong --memcpy -m 16k:64k did not give 16, 32 and 64 KiB: $out"
 msg=$(./raw_pingpong --memcpy -m 100:4k 2>&1) && fail "raw_pingpong accepted -m 100:4k"
 echo "$msg" | grep -q "bad size range" || fail "no message for -m 100:4k: $msg"
+# --rings: the two-ring pattern (a line per direction) gives a latency too
+out=$(timeout 120 ./raw_pingpong --rings -q -n 2000 -w 100) || fail "raw_pingpong --rings: $out"
+echo "$out" | grep -Eq '^[0-9]+\.[0-9]+$' || fail "raw_pingpong --rings printed no figure: $out"
 
 timeout 300 bash "$srcdir/bench/compare.sh" --builddir . --tools raw --rounds 2 \
     --lat-iters 2000 --outdir "$tmp" >"$tmp/log" 2>&1 || { cat "$tmp/log"; fail "compare.sh --tools raw"; }
