@@ -4,27 +4,31 @@
  * creates the segment and writes it into the header, so every rank uses
  * the same; tern_info prints the choice and its reason.
  *
- * The rule: a quarter of the L2 cache per core (the smallest on the
- * machine, an L2 shared by several cores divided among them), rounded down
- * to a power of two, within 64 KiB .. 1 MiB.  Then halved while the node's
- * copy buffers (workers x nlocal^2 pairs x TERN_SHM_COPY_CHUNKS chunks)
- * would take more than 256 MiB of /dev/shm, never below 64 KiB.  An L2 that
- * hwloc does not report gives 64 KiB.
+ * The rule: the largest power of two such that the pair's whole copy ring
+ * (TERN_SHM_COPY_CHUNKS chunks, 4 by default) fills at most half of the L2
+ * cache per core (the smallest on the machine; an L2 shared by several
+ * cores divided among them), within 64 KiB .. 1 MiB: an eighth of the L2
+ * with 4 chunks, 128 KiB on a 1 MiB L2.  Then halved while the node's copy
+ * buffers (workers x nlocal^2 pairs x chunks) would take more than 256 MiB
+ * of /dev/shm, never below 64 KiB.  An L2 hwloc does not report: 64 KiB.
  *
- * Why a quarter.  While a message streams through the copy buffer, the
- * sender's L2 holds the chunk it is filling, the source lines it reads and
- * the chunk just filled, which the receiver is copying out of it; the
- * receiver's L2 holds that chunk and the destination lines.  A chunk of a
- * quarter of L2 leaves room for all of it, so the receiver reads each chunk
- * from the sender's cache.  Much larger, the chunk just filled is pushed
- * out to L3 (or memory) before the receiver reads it; much smaller, the
- * per-chunk handshake (a cache-line round trip) and the copy start-up are
- * paid more often.  Measured (bench/RESULTS.md) on AMD EPYC (Zen 5) guests
- * with 1 MiB L2 per core: 1 MiB chunks 10 GB/s at 4 MiB, or bimodal (24-26
- * or 5-6 GB/s); 256 KiB 22.9-24.7 GB/s in 6 of 6 runs where 64 KiB gave
- * 15-17 (issue 22), 28-29 GB/s on another host where 64 KiB gave 24-29
- * (issue 8).  The bounds: 64 KiB was the best fixed default measured, and
- * above 1 MiB a chunk outgrows the benefit of a larger copy.
+ * Why.  The copy pipeline runs out of the two cores' L2 caches: the sender
+ * fills a chunk while the receiver copies the previous one out of the
+ * sender's cache.  A ring that fits half of L2 stays there with the source
+ * lines the sender streams through and the destination lines the receiver
+ * writes; a larger ring spills to L3, which the other cores (and on a VM
+ * other guests) share, and the pipeline then falls with their traffic.
+ * Within that bound the chunk is as large as it can be, since each chunk
+ * costs a handshake (a cache-line round trip) and a copy start-up.
+ * Measured on this AMD EPYC (Zen 5) guest, 1 MiB L2 per core, 4 MiB messages
+ * against a one-core memcpy in the same rounds (bench/RESULTS.md, issue 22),
+ * 69 quiet rounds pooled: 64, 128 and 256 KiB chunks all 0.85 at the
+ * median, but 256 KiB (a 1 MiB ring) fell below 0.6 in 17 of them (tenth
+ * percentile 0.42) against 8 for 64 KiB (0.55) and 6 of 46 for 128 KiB
+ * (0.58); 512 KiB and 1 MiB reached 0.91-0.95 at the median and fell to
+ * 0.38 and 0.18 at the tenth percentile (the issue's "1 MiB bimodal").
+ * Another day the same guest gave 256 KiB 1.5x the 64 KiB bandwidth: the
+ * rule takes the larger chunk that keeps the ring in L2.
  */
 #include <hwloc.h>
 #include <inttypes.h>
@@ -48,7 +52,10 @@ static uint64_t pow2_floor(uint64_t v)
 
 uint64_t tern_shm_chunk_rule(uint64_t l2_per_core, uint64_t pairs, uint64_t num_chunks)
 {
-    uint64_t c = l2_per_core == 0 ? CHUNK_MIN : pow2_floor(l2_per_core / 4);
+    uint64_t ring = l2_per_core / 2; /* the most of L2 the ring may fill */
+    uint64_t c = l2_per_core == 0 || num_chunks == 0 || ring / num_chunks == 0
+                     ? CHUNK_MIN
+                     : pow2_floor(ring / num_chunks);
     c = c < CHUNK_MIN ? CHUNK_MIN : c > CHUNK_MAX ? CHUNK_MAX : c;
     while (c > CHUNK_MIN && pairs != 0 && pairs * num_chunks * c > COPY_BUDGET)
         c /= 2;
@@ -99,8 +106,9 @@ void tern_shm_chunk_auto(tern_shm_chunk_choice_t *out, uint64_t pairs, uint64_t 
         n = snprintf(out->why, sizeof(out->why), "hwloc reports no L2 cache: the fixed 64 KiB");
     else
         n = snprintf(out->why, sizeof(out->why),
-                     "%s, a quarter of the %s L2 cache per core hwloc reports (a power of two "
-                     "within 64 KiB..1 MiB)", cs, l2s);
+                     "%s, so the %" PRIu64 "-chunk ring fills at most half of the %s L2 cache "
+                     "per core hwloc reports (a power of two within 64 KiB..1 MiB)",
+                     cs, num_chunks, l2s);
     if (n < 0 || (size_t)n >= sizeof(out->why))
         return;
     if (pairs == 0 && by_cache > CHUNK_MIN)

@@ -4,7 +4,7 @@
  * node sizes past the copy-buffer budget, the piece of a chunk the sender
  * fills per message size (shm_lmt.c), what tern_info is told, and the
  * chunk a segment created with the setting unset really gets on this
- * machine (a quarter of hwloc's L2 per core, not a fixed 64 KiB).
+ * machine (a ring of half hwloc's L2 per core, not a fixed 64 KiB).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -20,33 +20,35 @@
 
 static void rule_by_cache(void)
 {
+    /* 4 chunks: the ring within half of L2, so an eighth of L2 per chunk */
     static const struct {
-        uint64_t l2, want;
+        uint64_t l2, chunks, want;
         const char *cpu;
     } c[] = {
-        {1 * MiB, 256 * KiB, "Zen 4/5, Skylake-SP: 1 MiB L2 per core"},
-        {512 * KiB, 128 * KiB, "Zen 2/3: 512 KiB"},
-        {1280 * KiB, 256 * KiB, "Ice Lake-SP: 1.25 MiB, rounded down to a power of two"},
-        {2 * MiB, 512 * KiB, "Sapphire Rapids: 2 MiB"},
-        {256 * KiB, 64 * KiB, "Haswell/Broadwell: 256 KiB"},
-        {128 * KiB, 64 * KiB, "small L2: never below 64 KiB"},
-        {32 * MiB, 1 * MiB, "an L3 reported as L2: never above 1 MiB"},
-        {0, 64 * KiB, "no L2 reported: 64 KiB"},
+        {1 * MiB, 4, 128 * KiB, "Zen 4/5, Skylake-SP: 1 MiB L2 per core"},
+        {512 * KiB, 4, 64 * KiB, "Zen 2/3: 512 KiB"},
+        {1280 * KiB, 4, 128 * KiB, "Ice Lake-SP: 1.25 MiB, rounded down to a power of two"},
+        {2 * MiB, 4, 256 * KiB, "Sapphire Rapids: 2 MiB"},
+        {256 * KiB, 4, 64 * KiB, "Haswell/Broadwell: 256 KiB, never below 64 KiB"},
+        {32 * MiB, 4, 1 * MiB, "an L3 reported as L2: never above 1 MiB"},
+        {0, 4, 64 * KiB, "no L2 reported: 64 KiB"},
+        {1 * MiB, 8, 64 * KiB, "8 chunks: half the chunk"},
+        {2 * MiB, 2, 512 * KiB, "2 chunks: twice the chunk"},
     };
     for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-        uint64_t got = tern_shm_chunk_rule(c[i].l2, 0, 4);
+        uint64_t got = tern_shm_chunk_rule(c[i].l2, 0, c[i].chunks);
         EXPECT(got == c[i].want, "%s: got %" PRIu64 ", want %" PRIu64, c[i].cpu, got, c[i].want);
     }
 }
 
 static void rule_by_budget(void)
 {
-    /* 1 MiB L2 (256 KiB by cache), 4 chunks, 1 worker: 16 local ranks fit
-     * 256 MiB, 17 do not; 64 ranks stop at the 64 KiB floor */
-    EXPECT(tern_shm_chunk_rule(MiB, 16 * 16, 4) == 256 * KiB, "16 ranks keep 256 KiB");
-    EXPECT(tern_shm_chunk_rule(MiB, 17 * 17, 4) == 128 * KiB, "17 ranks: 128 KiB");
+    /* 1 MiB L2 (128 KiB by cache), 4 chunks, 1 worker: 22 local ranks fit
+     * 256 MiB, 23 do not; 64 ranks stop at the 64 KiB floor */
+    EXPECT(tern_shm_chunk_rule(MiB, 22 * 22, 4) == 128 * KiB, "22 ranks keep 128 KiB");
+    EXPECT(tern_shm_chunk_rule(MiB, 23 * 23, 4) == 64 * KiB, "23 ranks: 64 KiB");
     EXPECT(tern_shm_chunk_rule(MiB, 64 * 64, 4) == 64 * KiB, "64 ranks: the floor");
-    EXPECT(tern_shm_chunk_rule(MiB, 2 * 16 * 16, 4) == 128 * KiB, "2 workers x 16 ranks");
+    EXPECT(tern_shm_chunk_rule(2 * MiB, 2 * 16 * 16, 4) == 128 * KiB, "2 workers x 16 ranks");
     EXPECT(tern_shm_chunk_rule(0, 64 * 64, 4) == 64 * KiB, "unknown L2, many ranks");
 }
 
@@ -84,7 +86,8 @@ static void explained(void)
 }
 
 /* A segment created with the chunk unset (what tern_init does on local rank
- * 0) carries the chunk of the rule, whatever the old fixed default was. */
+ * 0) carries the chunk of the rule (on a host with a 1 MiB L2 per core:
+ * 128 KiB, where the old default was a fixed 64 KiB). */
 static void segment_gets_it(void)
 {
     static tern_context_t ctx;
