@@ -6,7 +6,8 @@
 #
 # This VM's absolute latency swings up to 3x between runs, so the script
 # never compares figures across runs: every round runs, in this order,
-#     tern lat 8 B,  ucx tag_lat 8 B,  mpich lat 8 B,  raw ping-pong,
+#     tern lat 8 B,  ucx tag_lat 8 B,  mpich lat 8 B,  raw ping-pong (one line,
+#     then --rings: a ring per direction, shm's pattern),
 #     tern bw 4 MiB, memcpy 1 and 4 MiB (raw), ucx tag_bw 4 MiB, mpich bw 4 MiB,
 #     tern mr 8 B,   ucx tag_bw -s 8 (message rate),   mpich mr 8 B
 # so machine noise hits every tool alike, and it reports the MEDIAN of the
@@ -312,17 +313,21 @@ ucx_one() {
 }
 
 # ---- raw ----------------------------------------------------------------
+# raw_one ROUND [--rings]: the one-line ping-pong (tool raw), or with
+# --rings a ring of stamped slots per direction, shm's pattern (tool rings)
 raw_one() {
-    local round=$1 log value
-    log=$WORK/raw-$round.log
-    run "$log" "$RAW" -a "$CORE_A" -b "$CORE_B" -n "$LAT_ITERS" -w "$LAT_WARMUP" -q || return 1
+    local round=$1 tool=raw log value
+    shift
+    [ "${1:-}" = --rings ] && tool=rings
+    log=$WORK/$tool-$round.log
+    run "$log" "$RAW" -a "$CORE_A" -b "$CORE_B" -n "$LAT_ITERS" -w "$LAT_WARMUP" -q "$@" || return 1
     note_others "$round"
     value=$(tail -n 1 "$log")
     if ! [[ $value =~ ^[0-9.]+$ ]]; then
-        fail "raw_pingpong printed no figure"
+        fail "raw_pingpong $* printed no figure"
         return 1
     fi
-    record raw lat 64 "$round" "$value"
+    record $tool lat 64 "$round" "$value"
 }
 
 # raw_memcpy ROUND [-m MIN:MAX]: one-core memcpy on core A (GB/s -> MB/s),
@@ -357,7 +362,7 @@ for r in $(seq 1 "$ROUNDS"); do
     if [ -n "$BASEDIR" ]; then p2p_one base lat "$LAT_SIZE:$LAT_SIZE" "$r" -i "$LAT_ITERS" -w "$LAT_WARMUP"; fi
     if want ucx; then ucx_one tag_lat "$LAT_SIZE" "$LAT_ITERS" "$LAT_WARMUP" "$r" lat; fi
     if want mpich; then p2p_one mpich lat "$LAT_SIZE:$LAT_SIZE" "$r" -i "$LAT_ITERS" -w "$LAT_WARMUP"; fi
-    if want raw; then raw_one "$r"; fi
+    if want raw; then raw_one "$r"; raw_one "$r" --rings; fi
     if want tern; then p2p_one tern bw "$BW_SIZE:$BW_SIZE" "$r" -i "$BW_ITERS" -w "$BW_WARMUP"; fi
     if [ -n "$BASEDIR" ]; then p2p_one base bw "$BW_SIZE:$BW_SIZE" "$r" -i "$BW_ITERS" -w "$BW_WARMUP"; fi
     if want raw; then raw_memcpy "$r"; fi
@@ -490,7 +495,7 @@ fmt() {  # fmt METRIC VALUE
 
 echo
 echo "# Per round (one-way latency in us, bandwidth in MB/s = 1e6 B/s, message rate in msg/s)"
-COLS=("tern lat $LAT_SIZE" "ucx lat $LAT_SIZE" "mpich lat $LAT_SIZE" "raw lat 64"
+COLS=("tern lat $LAT_SIZE" "ucx lat $LAT_SIZE" "mpich lat $LAT_SIZE" "raw lat 64" "rings lat 64"
       "tern bw $BW_SIZE" "memcpy bw $BW_SIZE" "ucx bw $BW_SIZE" "mpich bw $BW_SIZE"
       "tern mr $MR_SIZE" "ucx mr $MR_SIZE" "mpich mr $MR_SIZE")
 # others%: the most CPU other processes took in a run of the round, in % of one CPU
@@ -512,7 +517,8 @@ done
 echo
 echo "# Medians of $ROUNDS interleaved rounds (tern netmod: $TERN_NETMOD; mpich: $MPI_LIBRARY)"
 echo "# ratio = tern / peer of the medians; [per-round ratios' median] in brackets"
-echo "# raw: the cache-line ping-pong (latency), a one-core memcpy of 4 MiB (bandwidth)"
+echo "# raw: the cache-line ping-pong (latency), a one-core memcpy of 4 MiB (bandwidth);"
+echo "# rings: raw_pingpong --rings, a ring of stamped slots per direction (shm's own pattern)"
 printf '# %-26s %9s %9s %9s %9s  %-16s %-16s %-16s\n' figure tern ucx mpich raw tern/ucx tern/mpich tern/raw
 declare -A LABEL=([lat]="latency 8 B one-way (us)" [bw]="bandwidth 4 MiB (MB/s)"
                   [mr]="message rate 8 B (msg/s)")
@@ -526,14 +532,23 @@ for m in lat bw mr; do
     echo
 done
 printf '  %-26s %s\n' "memcpy 1 / 4 MiB (MB/s)" "$(fmt bw "$M_1M") / $(fmt bw "$M_4M")"
+# shm's own floor: the ping-pong through a ring per direction (raw_pingpong --rings)
+MED[rings.lat]=$(median rings lat 64)
+RAT[lat.rings]=$(ratio "${MED[tern.lat]}" "${MED[rings.lat]}")
+RRM[lat.rings]=$(rr_median tern rings lat "$LAT_SIZE" 64)
+printf '  %-26s %9s  tern/rings %s [%s]; rings/raw %s [%s]\n' "two-ring ping-pong (us)" \
+    "$(fmt lat "${MED[rings.lat]}")" "${RAT[lat.rings]}" "${RRM[lat.rings]}" \
+    "$(ratio "${MED[rings.lat]}" "${MED[raw.lat]}")" "$(rr_median rings raw lat 64 64)"
 
 # The same per-round ratios over the quiet rounds alone (others% <= QUIET_PCT).
 declare -A QRRM
 QKEEP="${QUIET[*]:-none}"
 for m in lat bw mr; do
     case $m in lat) sz=$LAT_SIZE ;; bw) sz=$BW_SIZE ;; mr) sz=$MR_SIZE ;; esac
-    for peer in ucx mpich raw base; do
-        if [ $peer = raw ]; then
+    for peer in ucx mpich raw rings base; do
+        if [ $peer = rings ]; then
+            QRRM[$m.$peer]=$([ $m = lat ] && RR_ROUNDS=$QKEEP rr_median tern rings lat "$sz" 64 || echo nan)
+        elif [ $peer = raw ]; then
             case $m in
             lat) QRRM[$m.$peer]=$(RR_ROUNDS=$QKEEP rr_median tern raw lat "$sz" 64) ;;
             bw) QRRM[$m.$peer]=$(RR_ROUNDS=$QKEEP rr_median tern memcpy bw "$sz") ;;
@@ -549,7 +564,7 @@ echo "# quiet rounds (others% <= $QUIET_PCT in every run): ${#QUIET[@]} of $ROUN
 echo "# per-round ratios' medians over them:"
 for m in lat bw mr; do
     printf '  %-26s' "${LABEL[$m]}"
-    for peer in ucx mpich raw base; do
+    for peer in ucx mpich raw rings base; do
         [ "${QRRM[$m.$peer]}" = nan ] || printf '  tern/%s %s' "$( [ $peer = raw ] && [ $m = bw ] && echo memcpy || echo $peer)" "${QRRM[$m.$peer]}"
     done
     echo
@@ -701,7 +716,8 @@ OUT=$OUTDIR/compare-$STAMP
     for r in $(seq 1 "$ROUNDS"); do printf '%s"%s": %s' "$([ "$r" -gt 1 ] && echo ', ')" "$r" "${ROUND_OTHERS[$r]:-null}"; done
     echo "},"
     echo "  \"quiet_pct\": $QUIET_PCT, \"quiet_rounds\": [$(IFS=,; echo "${QUIET[*]:-}")],"
-    echo "  \"quiet_round_ratio_median\": {\"lat_raw\": $(json_num "${QRRM[lat.raw]}"), \"bw_memcpy\": $(json_num "${QRRM[bw.raw]}"), \"lat_ucx\": $(json_num "${QRRM[lat.ucx]}"), \"bw_ucx\": $(json_num "${QRRM[bw.ucx]}"), \"mr_ucx\": $(json_num "${QRRM[mr.ucx]}"), \"lat_base\": $(json_num "${QRRM[lat.base]}"), \"bw_base\": $(json_num "${QRRM[bw.base]}"), \"mr_base\": $(json_num "${QRRM[mr.base]}")},"
+    echo "  \"rings\": {\"lat\": $(json_num "${MED[rings.lat]}"), \"tern_over_rings\": $(json_num "${RAT[lat.rings]}"), \"round_ratio_median\": $(json_num "${RRM[lat.rings]}")},"
+    echo "  \"quiet_round_ratio_median\": {\"lat_rings\": $(json_num "${QRRM[lat.rings]}"), \"lat_raw\": $(json_num "${QRRM[lat.raw]}"), \"bw_memcpy\": $(json_num "${QRRM[bw.raw]}"), \"lat_ucx\": $(json_num "${QRRM[lat.ucx]}"), \"bw_ucx\": $(json_num "${QRRM[bw.ucx]}"), \"mr_ucx\": $(json_num "${QRRM[mr.ucx]}"), \"lat_base\": $(json_num "${QRRM[lat.base]}"), \"bw_base\": $(json_num "${QRRM[bw.base]}"), \"mr_base\": $(json_num "${QRRM[mr.base]}")},"
     if [ -n "$BASEDIR" ]; then
         echo "  \"ratios_tern_over_base\": {\"lat\": $(json_num "${BRAT[lat]}"), \"bw\": $(json_num "${BRAT[bw]}"), \"mr\": $(json_num "${BRAT[mr]}"),"
         echo "    \"round_ratio_median\": {\"lat\": $(json_num "${BRRM[lat]}"), \"bw\": $(json_num "${BRRM[bw]}"), \"mr\": $(json_num "${BRRM[mr]}")}},"

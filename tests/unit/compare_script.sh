@@ -35,6 +35,10 @@ grep -q 'tern/memcpy >= 0.8' "$tmp/log" || fail "compare.sh prints no tern/memcp
 # others%: a figure per round, and the quiet rounds named
 [ "$(awk '/^# round .* others%$/ { on = 1; next } on && /^  [12] / && $NF ~ /^[0-9]+$/ { n++ } END { print n + 0 }' "$tmp/log")" -eq 2 ] ||
     { cat "$tmp/log"; fail "no others% figure for both rounds"; }
+grep -Eq '^  two-ring ping-pong \(us\) +[0-9.]+  tern/rings' "$tmp/log" ||
+    { cat "$tmp/log"; fail "no two-ring (raw_pingpong --rings) line"; }
+grep -q '"tool": "rings", "metric": "lat", "size": 64, "round": "2"' "$json" ||
+    fail "no two-ring figure in round 2 of $json"
 grep -Eq '^# quiet rounds \(others% <= [0-9]+ in every run\): [0-2] of 2' "$tmp/log" ||
     { cat "$tmp/log"; fail "no quiet-rounds line"; }
 grep -q '"others_percent_by_round": {"1": [0-9]*, "2": [0-9]*}' "$json" || fail "no others% in $json"
