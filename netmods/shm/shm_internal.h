@@ -154,12 +154,14 @@ tern_status_t tern_shm_lmt_start_recv(tern_vc_t *vc, tern_request_t *rreq, const
 tern_status_t tern_shm_lmt_start_send(tern_vc_t *vc, tern_request_t *sreq, const void *cookie,
                                       size_t cookie_len);
 unsigned tern_shm_lmt_progress(tern_shm_t *s, tern_shm_vc_t *v);
-/* Bytes the sender puts in one chunk for a message of len: a quarter of
- * the message (a power of two, at least 16 KiB), at most a whole chunk.
- * The receiver copies a chunk out only once it is full, so a message that
- * fits one chunk would be copied in, then out, with no overlap: with the
- * chunk sized for large messages (shm_chunk.c: 256 KiB on a 1 MiB L2),
- * 32 KiB..1 MiB messages still go in four pieces both cores copy at once. */
+/* Bytes the sender puts in one chunk for a message of len when it is the
+ * last one queued: a quarter of the message (a power of two, at least 16
+ * KiB), at most a whole chunk.  The receiver copies a chunk out only once
+ * it is full, so a lone message that fits one chunk would be copied in,
+ * then out, with no overlap; in pieces both cores copy at once.  With more
+ * messages queued behind it the pipeline is full anyway and the sender
+ * fills whole chunks (fewer handshakes).  bench/RESULTS.md, issue 22:
+ * 64 KiB latency 0.83x, 32-64 KiB streaming bandwidth unchanged. */
 size_t tern_shm_coop_piece(uint32_t chunk_size, uint64_t len);
 tern_status_t tern_shm_lmt_start_coop_recv(tern_vc_t *vc, tern_request_t *rreq);
 
