@@ -127,7 +127,8 @@ static uint64_t raw_rings_a(struct raw_shared *sh, uint64_t first, uint64_t coun
 
     for (uint64_t i = first; i < first + count; i++) {
         memcpy(sh->ring[0][i % RAW_RING_SLOTS] + 16, &i, sizeof(i));
-        atomic_store_explicit(raw_stamp(sh, 0, i), (uint32_t)(i + 1), memory_order_release); /* R3 */
+        atomic_store_explicit(raw_stamp(sh, 0, i), (uint32_t)(i + 1),
+                              memory_order_release); /* R3 */
         while (atomic_load_explicit(raw_stamp(sh, 1, i), memory_order_acquire) !=
                (uint32_t)(i + 1)) { /* A4 */
         }
@@ -142,7 +143,8 @@ static void raw_rings_b(struct raw_shared *sh, uint64_t total)
                (uint32_t)(i + 1)) { /* A3 */
         }
         memcpy(sh->ring[1][i % RAW_RING_SLOTS] + 16, sh->ring[0][i % RAW_RING_SLOTS] + 16, 8);
-        atomic_store_explicit(raw_stamp(sh, 1, i), (uint32_t)(i + 1), memory_order_release); /* R4 */
+        atomic_store_explicit(raw_stamp(sh, 1, i), (uint32_t)(i + 1),
+                              memory_order_release); /* R4 */
     }
 }
 
@@ -210,7 +212,8 @@ static int raw_pingpong(const struct raw_opts *o, int argc, char **argv)
         return 1;
     }
 
-    uint64_t (*side_a)(struct raw_shared *, uint64_t, uint64_t) = o->rings ? raw_rings_a : raw_side_a;
+    uint64_t (*side_a)(struct raw_shared *, uint64_t, uint64_t) =
+        o->rings ? raw_rings_a : raw_side_a;
     side_a(sh, 0, o->warmup);
     ns = side_a(sh, o->warmup, o->iters);
 
@@ -399,8 +402,10 @@ int main(int argc, char **argv)
         case 'm':
             if (bench_parse_range(optarg, &lo, &hi) != 0 || lo < 64 || hi > (1u << 30) ||
                 (lo & (lo - 1)) != 0) {
-                fprintf(stderr, "raw_pingpong: bad size range '%s' (want MIN:MAX, MIN a power "
-                                "of two, 64 .. 1g)\n", optarg);
+                fprintf(stderr,
+                        "raw_pingpong: bad size range '%s' (want MIN:MAX, MIN a power "
+                        "of two, 64 .. 1g)\n",
+                        optarg);
                 return 2;
             }
             o.mc_min = lo;

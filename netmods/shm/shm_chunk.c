@@ -119,5 +119,6 @@ void tern_shm_chunk_auto(tern_shm_chunk_choice_t *out, uint64_t pairs, uint64_t 
     else if (out->bytes != by_cache)
         snprintf(out->why + n, sizeof(out->why) - (size_t)n,
                  "; lowered to %" PRIu64 " KiB so the copy buffers of %" PRIu64 " pairs x %" PRIu64
-                 " chunks stay within 256 MiB", out->bytes / KiB, pairs, num_chunks);
+                 " chunks stay within 256 MiB",
+                 out->bytes / KiB, pairs, num_chunks);
 }

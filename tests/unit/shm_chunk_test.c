@@ -63,9 +63,9 @@ static void pieces(void)
         {256 * KiB, 16 * KiB + 1, 16 * KiB}, /* just past the eager limit: at least 16 KiB */
         {256 * KiB, 64 * KiB, 16 * KiB},     {256 * KiB, 128 * KiB, 32 * KiB},
         {256 * KiB, 256 * KiB, 64 * KiB},    {256 * KiB, 1 * MiB, 256 * KiB},
-        {256 * KiB, 4 * MiB, 256 * KiB},     /* large: whole chunks */
+        {256 * KiB, 4 * MiB, 256 * KiB}, /* large: whole chunks */
         {64 * KiB, 128 * KiB, 32 * KiB},     {64 * KiB, 4 * MiB, 64 * KiB},
-        {4 * KiB, 1 * MiB, 4 * KiB},         /* a chunk below 16 KiB bounds it */
+        {4 * KiB, 1 * MiB, 4 * KiB}, /* a chunk below 16 KiB bounds it */
     };
     for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
         size_t got = tern_shm_coop_piece(c[i].chunk, c[i].len);
@@ -81,8 +81,8 @@ static void explained(void)
     uint64_t l2 = tern_shm_l2_per_core();
     tern_shm_chunk_auto(&ch, 0, 4);
     EXPECT(ch.bytes == tern_shm_chunk_rule(l2, 0, 4), "auto %" PRIu64 " vs rule", ch.bytes);
-    EXPECT(strstr(ch.why, l2 ? "L2 cache per core hwloc reports" : "no L2") != NULL,
-           "reason: %s", ch.why);
+    EXPECT(strstr(ch.why, l2 ? "L2 cache per core hwloc reports" : "no L2") != NULL, "reason: %s",
+           ch.why);
 }
 
 /* A segment created with the chunk unset (what tern_init does on local rank
@@ -91,8 +91,12 @@ static void explained(void)
 static void segment_gets_it(void)
 {
     static tern_context_t ctx;
-    static tern_shm_config_t cfg = {.fbox_size = 512, .num_fbox = 64, .cell_size = 16384,
-                                     .num_cells = 16, .chunk_size = 0, .num_chunks = 4};
+    static tern_shm_config_t cfg = {.fbox_size = 512,
+                                    .num_fbox = 64,
+                                    .cell_size = 16384,
+                                    .num_cells = 16,
+                                    .chunk_size = 0,
+                                    .num_chunks = 4};
     tern_shm_t s;
     tern_shm_card_t card;
     memset(&s, 0, sizeof(s));

@@ -55,8 +55,12 @@ typedef struct rank {
 } rank_t;
 
 static rank_t ranks[2];
-static tern_shm_config_t cfg = {.fbox_size = 512, .num_fbox = 4, .cell_size = 16384,
-                                .num_cells = 4, .chunk_size = 65536, .num_chunks = 2};
+static tern_shm_config_t cfg = {.fbox_size = 512,
+                                .num_fbox = 4,
+                                .cell_size = 16384,
+                                .num_cells = 4,
+                                .chunk_size = 65536,
+                                .num_chunks = 2};
 
 static int setup(void)
 {
@@ -133,8 +137,8 @@ static tern_status_t one(int from, size_t len, size_t cap, int *memcpys, int *co
         return TERN_ERR_INVALID_PARAM; /* reported by the caller */
     tern_pkt_hdr_t h = {.type = TERN_PKT_EAGER, .tag = 7, .len = len};
     memcpy_calls = complete_calls = 0;
-    tern_status_t st = tern_shm_istart_contig_msg(&src->vcs[1 - from], &h, sizeof(h), out, len,
-                                                  &sreq);
+    tern_status_t st =
+        tern_shm_istart_contig_msg(&src->vcs[1 - from], &h, sizeof(h), out, len, &sreq);
     unsigned got = tern_shm_poll_recv(&dst->shm, &dst->shm.vcs[from], 32);
     *memcpys = memcpy_calls;
     *completes = complete_calls;
