@@ -6,14 +6,17 @@
 #
 # This VM's absolute latency swings up to 3x between runs, so the script
 # never compares figures across runs: every round runs, in this order,
-#     tern lat 8 B,  ucx tag_lat 8 B,  mpich lat 8 B,  raw ping-pong,
-#     tern bw 4 MiB, ucx tag_bw 4 MiB, mpich bw 4 MiB,
+#     tern lat 8 B,  ucx tag_lat 8 B,  mpich lat 8 B,  raw ping-pong (one line,
+#     then --rings: a ring per direction, shm's pattern),
+#     tern bw 4 MiB, memcpy 1 and 4 MiB (raw), ucx tag_bw 4 MiB, mpich bw 4 MiB,
 #     tern mr 8 B,   ucx tag_bw -s 8 (message rate),   mpich mr 8 B
 # so machine noise hits every tool alike, and it reports the MEDIAN of the
-# rounds per tool and the ratios tern/ucx, tern/mpich and tern/raw.  With
-# --sweep it also runs every size (1 B .. 4 MiB) for tern, ucx and mpich,
-# plots latency and bandwidth vs size, and checks tern's bandwidth for a dip
-# (each size against the next smaller one).
+# rounds per tool and the ratios tern/ucx, tern/mpich and tern/raw ("raw":
+# the physical limit, the cache-line ping-pong for latency and a one-core
+# memcpy of the same size for bandwidth).  With --sweep it also runs every
+# size (1 B .. 4 MiB) for tern, ucx and mpich, and memcpy from 16 KiB, plots
+# latency and bandwidth vs size, and checks tern's bandwidth for a dip (each
+# size against the next smaller one).
 #
 # It prints every command it runs and writes bench-results/compare-<date>.json
 # (and .png with --sweep).  It asserts nothing about speed: the issue-3
@@ -41,9 +44,10 @@ usage: $0 [options]
                     (default "$LMT_MODES"; "" for none), printed beside tern's
                     default choice
   --tools LIST      comma list of tern,ucx,mpich,raw (default all four)
-  --base DIR        also run tern as built in DIR (another tree: the code before
-                    a change) right after tern in every round, and report
-                    tern / base per round: before and after in one run
+  --base DIR        also run another build of tern (ternrun and tern_bench under
+                    DIR, e.g. main's) as tool "base" right after tern in every
+                    round and sweep round, and print tern/base: before and after
+                    a change in one interleaved run (--baseline: the same)
   --env "V=x ..."   environment settings for the tern runs only (TERN_* knobs,
                     see tern_info), e.g. --env "TERN_EAGER_LIMIT=32768"
   --lat-iters N     ping-pong round trips per latency run (default $LAT_ITERS)
@@ -51,6 +55,9 @@ usage: $0 [options]
                     ucx_perftest gets 64 x N messages, the same bytes)
   --mr-iters N      windows of 64 x 8 B per message-rate run (default $MR_ITERS;
                     ucx_perftest gets 64 x N messages)
+  --quiet-pct P     a round is quiet when, in every run of it, other processes
+                    took at most P % of one CPU (default $QUIET_PCT); the issue-22
+                    ratios are also given over the quiet rounds alone
   --outdir DIR      where results go (default ./bench-results)
   --keep            keep the raw logs of every command (path is printed)
   -h, --help        this text
@@ -64,7 +71,6 @@ ROUNDS=7
 SWEEP=0
 SWEEP_ROUNDS=3
 TOOLS=tern,ucx,mpich,raw
-BASE_DIR=""
 TERN_ENV=()
 LAT_ITERS=100000
 LAT_WARMUP=10000
@@ -74,6 +80,8 @@ MR_ITERS=5000
 MR_WARMUP=500
 OUTDIR=bench-results
 KEEP=0
+BASEDIR=""
+QUIET_PCT=20
 LMT_MODES="coop get put"
 CORE_A=0            # rank 0 / ucx client / raw side A
 CORE_B=1            # rank 1 / ucx server / raw side B
@@ -93,7 +101,7 @@ while [ $# -gt 0 ]; do
     --sweep) SWEEP=1 ;;
     --sweep-rounds) SWEEP_ROUNDS=${2:-}; is_count "$SWEEP_ROUNDS" || { echo "bad --sweep-rounds" >&2; exit 2; }; shift ;;
     --tools) TOOLS=${2:?--tools needs a list}; shift ;;
-    --base) BASE_DIR=${2:?--base needs a build directory}; shift ;;
+    --base|--baseline) BASEDIR=${2:?$1 needs a build directory}; shift ;;
     --lmt-modes) LMT_MODES=${2-}; shift
         for x in $LMT_MODES; do
             case $x in null|coop|get|put) ;; *) echo "$0: --lmt-modes: no mode '$x'" >&2; exit 2 ;; esac
@@ -110,6 +118,7 @@ while [ $# -gt 0 ]; do
     --bw-iters) BW_ITERS=${2:-}; is_count "$BW_ITERS" || { echo "bad --bw-iters" >&2; exit 2; }; shift ;;
     --mr-iters) MR_ITERS=${2:-}; is_count "$MR_ITERS" || { echo "bad --mr-iters" >&2; exit 2; }; shift ;;
     --outdir) OUTDIR=${2:?--outdir needs a directory}; shift ;;
+    --quiet-pct) QUIET_PCT=${2:-}; [[ $QUIET_PCT =~ ^[0-9]+$ ]] || { echo "bad --quiet-pct" >&2; exit 2; }; shift ;;
     --keep) KEEP=1 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "$0: unknown option '$1'" >&2; usage >&2; exit 2 ;;
@@ -131,12 +140,11 @@ if want tern; then
     TERNRUN=$(find_prog ternrun) || { echo "$0: ternrun not found under $BUILDDIR or in PATH" >&2; missing=1; }
     TERN_BENCH=$(find_prog tern_bench) || { echo "$0: tern_bench not found under $BUILDDIR or in PATH" >&2; missing=1; }
 fi
-if [ -n "$BASE_DIR" ]; then
-    want tern || { echo "$0: --base compares tern builds: keep tern in --tools" >&2; missing=1; }
-    BASE_TERNRUN=$(BUILDDIR=$BASE_DIR find_prog ternrun) && [[ $BASE_TERNRUN == "$BASE_DIR"* ]] ||
-        { echo "$0: ternrun not found under --base $BASE_DIR" >&2; missing=1; }
-    BASE_BENCH=$(BUILDDIR=$BASE_DIR find_prog tern_bench) && [[ $BASE_BENCH == "$BASE_DIR"* ]] ||
-        { echo "$0: tern_bench not found under --base $BASE_DIR" >&2; missing=1; }
+if [ -n "$BASEDIR" ]; then   # the baseline's programs, never from PATH
+    BASE_TERNRUN=$BASEDIR/ternrun BASE_TERN_BENCH=$BASEDIR/tern_bench
+    [ -x "$BASE_TERNRUN" ] && [ -x "$BASE_TERN_BENCH" ] ||
+        { echo "$0: --baseline $BASEDIR: no ternrun and tern_bench there" >&2; missing=1; }
+    want tern || { echo "$0: --baseline needs tern in --tools" >&2; missing=1; }
 fi
 if want raw; then
     RAW=$(find_prog raw_pingpong) || { echo "$0: raw_pingpong not found under $BUILDDIR or in PATH" >&2; missing=1; }
@@ -193,6 +201,15 @@ NRUN=0
 
 record() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >>"$SAMPLES"; }
 
+# The largest share of one CPU other processes took in any run of a round
+# (LAST_OTHERS of run, compare_lib.sh): how much the round measured the
+# neighbours.
+declare -A ROUND_OTHERS
+note_others() {
+    local r=$1 v=${LAST_OTHERS:-0}
+    if [ -z "${ROUND_OTHERS[$r]:-}" ] || [ "$v" -gt "${ROUND_OTHERS[$r]}" ]; then ROUND_OTHERS[$r]=$v; fi
+}
+
 # ---- tern_bench and mpi_bench -------------------------------------------
 # Both print the same JSON (bench_p2p.c): one {"size": N, "value": V, ...}
 # object per line.  p2p_one TOOL TEST RANGE ROUND [EXTRA options...]
@@ -202,11 +219,9 @@ p2p_one() {
     shift 4
     json=$WORK/$tool-$test-$range-$round.json
     log=$WORK/$tool-$test-$range-$round.log
-    if [ "$tool" = tern ]; then
-        cmd=("$TERNRUN" -n 2 --bind-to core "$TERN_BENCH")
-        [ ${#TERN_ENV[@]} -eq 0 ] || cmd=(env "${TERN_ENV[@]}" "${cmd[@]}")
-    elif [ "$tool" = base ]; then      # tern as built in --base DIR
-        cmd=("$BASE_TERNRUN" -n 2 --bind-to core "$BASE_BENCH")
+    if [ "$tool" = tern ] || [ "$tool" = base ]; then
+        if [ "$tool" = tern ]; then cmd=("$TERNRUN" -n 2 --bind-to core "$TERN_BENCH")
+        else cmd=("$BASE_TERNRUN" -n 2 --bind-to core "$BASE_TERN_BENCH"); fi
         [ ${#TERN_ENV[@]} -eq 0 ] || cmd=(env "${TERN_ENV[@]}" "${cmd[@]}")
     elif [[ $tool == tern-* ]]; then   # tern with one LMT mode forced
         cmd=(env "${TERN_ENV[@]}" "TERN_LMT_MODE=${tool#tern-}" "$TERNRUN" -n 2 --bind-to core "$TERN_BENCH")
@@ -214,6 +229,7 @@ p2p_one() {
         cmd=("$MPIEXEC" -n 2 -bind-to core "$MPI_BENCH")
     fi
     run "$log" "${cmd[@]}" -t "$test" -m "$range" -q --json "$json" "$@" || return 1
+    note_others "$round"
     pairs=$(grep -o '"size": [0-9]*, "value": [0-9.eE+-]*' "$json" 2>/dev/null |
             awk '{ gsub(/[",]/, ""); print $2, $4 }')
     if [ -z "$pairs" ]; then
@@ -225,7 +241,9 @@ p2p_one() {
     done <<<"$pairs"
     if [ "$tool" = tern ]; then
         TERN_NETMOD=$(grep -o '"netmod": "[^"]*"' "$json" | head -n 1 | cut -d'"' -f4)
-    elif [ "$tool" = mpich ]; then
+    elif [ "$tool" = base ]; then
+        :
+    else
         MPI_LIBRARY=$(grep -o '"netmod": "[^"]*"' "$json" | head -n 1 | cut -d'"' -f4)
     fi
 }
@@ -249,12 +267,13 @@ free_port() {
 # ucx_one TEST SIZE ITERS WARMUP ROUND METRIC
 ucx_one() {
     local test=$1 size=$2 iters=$3 warmup=$4 round=$5 metric=$6
-    local port log slog final value i
+    local port log slog final value i mark
     port=$(free_port) || { fail "no free TCP port for ucx_perftest"; return 1; }
     log=$WORK/ucx-$test-$size-$round.log
     slog=$WORK/ucx-server-$test-$size-$round.log
     echo "+ $UCX -c $CORE_B -p $port &"
     echo "$UCX -c $CORE_B -p $port &" >>"$COMMANDS"
+    others_mark mark   # the server is ours too: measured from its start to its reaping
     timeout "$CMD_TIMEOUT" "$UCX" -c "$CORE_B" -p "$port" >"$slog" 2>&1 &
     SERVER_PID=$!
     for i in $(seq 1 100); do   # up to 5 s for the server to listen
@@ -271,6 +290,8 @@ ucx_one() {
         sleep 0.05
     done
     stop_server
+    others_since "$mark"
+    note_others "$round"
     [ $rc -eq 0 ] || return 1
     # Final: iters lat50 lat_avg lat_overall bw_avg bw_overall rate_avg rate_overall
     # (latency in us, bandwidth in MiB/s, message rate in messages/s)
@@ -292,23 +313,32 @@ ucx_one() {
 }
 
 # ---- raw ----------------------------------------------------------------
+# raw_one ROUND [--rings]: the one-line ping-pong (tool raw), or with
+# --rings a ring of stamped slots per direction, shm's pattern (tool rings)
 raw_one() {
-    local round=$1 log value
-    log=$WORK/raw-$round.log
-    run "$log" "$RAW" -a "$CORE_A" -b "$CORE_B" -n "$LAT_ITERS" -w "$LAT_WARMUP" -q || return 1
+    local round=$1 tool=raw log value
+    shift
+    [ "${1:-}" = --rings ] && tool=rings
+    log=$WORK/$tool-$round.log
+    run "$log" "$RAW" -a "$CORE_A" -b "$CORE_B" -n "$LAT_ITERS" -w "$LAT_WARMUP" -q "$@" || return 1
+    note_others "$round"
     value=$(tail -n 1 "$log")
     if ! [[ $value =~ ^[0-9.]+$ ]]; then
-        fail "raw_pingpong printed no figure"
+        fail "raw_pingpong $* printed no figure"
         return 1
     fi
-    record raw lat 64 "$round" "$value"
+    record $tool lat 64 "$round" "$value"
 }
 
+# raw_memcpy ROUND [-m MIN:MAX]: one-core memcpy on core A (GB/s -> MB/s),
+# recorded as tool "memcpy" per size
 raw_memcpy() {
-    local log=$WORK/memcpy.log
-    run "$log" "$RAW" --memcpy -a "$CORE_A" -q || return 1
+    local round=$1 log=$WORK/memcpy-$1.log
+    shift
+    run "$log" "$RAW" --memcpy -a "$CORE_A" -q "$@" || return 1
+    note_others "$round"
     while read -r size value; do
-        record memcpy bw "$size" 1 "$(awk -v v="$value" 'BEGIN { printf "%.1f", v * 1000 }')"
+        record memcpy bw "$size" "$round" "$(awk -v v="$value" 'BEGIN { printf "%.1f", v * 1000 }')"
     done < <(grep -E '^[0-9]+ +[0-9.]+$' "$log")
 }
 
@@ -320,6 +350,7 @@ TERN_NETMOD=unknown
 MPI_LIBRARY=unknown
 echo "# tern compare: $ROUNDS interleaved rounds on cores $CORE_A and $CORE_B, $(hostname), $DATE"
 echo "# tools: $TOOLS; UCX_TLS=${UCX_TLS-<unset: UCX default>}; tern env: ${TERN_ENV[*]:-<none>}"
+[ -z "$BASEDIR" ] || echo "# baseline (tool base, run right after tern): $BASE_TERNRUN, $BASE_TERN_BENCH"
 # Other busy processes on the cores turn spin-wait ping-pongs into scheduler
 # benchmarks: measure how busy the machine is (all CPUs, over 1 s, before and
 # after the runs), say so, and keep it with the results.
@@ -328,24 +359,24 @@ busy_before
 for r in $(seq 1 "$ROUNDS"); do
     echo "# ---- round $r of $ROUNDS"
     if want tern; then p2p_one tern lat "$LAT_SIZE:$LAT_SIZE" "$r" -i "$LAT_ITERS" -w "$LAT_WARMUP"; fi
-    if [ -n "$BASE_DIR" ]; then p2p_one base lat "$LAT_SIZE:$LAT_SIZE" "$r" -i "$LAT_ITERS" -w "$LAT_WARMUP"; fi
+    if [ -n "$BASEDIR" ]; then p2p_one base lat "$LAT_SIZE:$LAT_SIZE" "$r" -i "$LAT_ITERS" -w "$LAT_WARMUP"; fi
     if want ucx; then ucx_one tag_lat "$LAT_SIZE" "$LAT_ITERS" "$LAT_WARMUP" "$r" lat; fi
     if want mpich; then p2p_one mpich lat "$LAT_SIZE:$LAT_SIZE" "$r" -i "$LAT_ITERS" -w "$LAT_WARMUP"; fi
-    if want raw; then raw_one "$r"; fi
+    if want raw; then raw_one "$r"; raw_one "$r" --rings; fi
     if want tern; then p2p_one tern bw "$BW_SIZE:$BW_SIZE" "$r" -i "$BW_ITERS" -w "$BW_WARMUP"; fi
-    if [ -n "$BASE_DIR" ]; then p2p_one base bw "$BW_SIZE:$BW_SIZE" "$r" -i "$BW_ITERS" -w "$BW_WARMUP"; fi
+    if [ -n "$BASEDIR" ]; then p2p_one base bw "$BW_SIZE:$BW_SIZE" "$r" -i "$BW_ITERS" -w "$BW_WARMUP"; fi
+    if want raw; then raw_memcpy "$r"; fi
     if want ucx; then
         ucx_one tag_bw "$BW_SIZE" $((BW_ITERS * WINDOW)) $((BW_WARMUP * WINDOW)) "$r" bw
     fi
     if want mpich; then p2p_one mpich bw "$BW_SIZE:$BW_SIZE" "$r" -i "$BW_ITERS" -w "$BW_WARMUP"; fi
     if want tern; then p2p_one tern mr "$MR_SIZE:$MR_SIZE" "$r" -i "$MR_ITERS" -w "$MR_WARMUP"; fi
-    if [ -n "$BASE_DIR" ]; then p2p_one base mr "$MR_SIZE:$MR_SIZE" "$r" -i "$MR_ITERS" -w "$MR_WARMUP"; fi
+    if [ -n "$BASEDIR" ]; then p2p_one base mr "$MR_SIZE:$MR_SIZE" "$r" -i "$MR_ITERS" -w "$MR_WARMUP"; fi
     if want ucx; then
         ucx_one tag_bw "$MR_SIZE" $((MR_ITERS * WINDOW)) $((MR_WARMUP * WINDOW)) "$r" mr
     fi
     if want mpich; then p2p_one mpich mr "$MR_SIZE:$MR_SIZE" "$r" -i "$MR_ITERS" -w "$MR_WARMUP"; fi
 done
-if want raw; then raw_memcpy; fi
 
 # Sweep: every tool gets the same counts per size, OSU-like, fewer above
 # 8 KiB.  tern_bench and mpi_bench sweep a size range per launch (two
@@ -370,11 +401,12 @@ if [ "$SWEEP" = 1 ]; then
             # (tern_bench/mpi_bench -b): 20 windows of 16 KiB take 3 ms, which
             # one preemption on this VM turns into a "dip".
             bopt=(); [ $m = bw ] && bopt=(-b "$SWEEP_BYTES")
-            for tool in tern mpich; do
-                want $tool || continue
+            for tool in tern base mpich; do
+                if [ $tool = base ]; then [ -n "$BASEDIR" ] || continue; else want $tool || continue; fi
                 p2p_one $tool $m "1:$SWEEP_SPLIT" "s$r" -i "${small[0]}" -w "${small[1]}"
                 p2p_one $tool $m "$((SWEEP_SPLIT * 2)):$BW_SIZE" "s$r" -i "${large[0]}" -w "${large[1]}" "${bopt[@]}"
             done
+            if want raw && [ $m = bw ]; then raw_memcpy "s$r" -m "$((SWEEP_SPLIT * 2)):$BW_SIZE"; fi
             if want tern; then
                 for mode in $LMT_MODES; do
                     p2p_one "tern-$mode" $m "$((SWEEP_SPLIT * 2)):$BW_SIZE" "s$r" -i "${large[0]}" -w "${large[1]}" "${bopt[@]}"
@@ -414,11 +446,13 @@ median() {
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "nan" || b == "nan" || b + 0 == 0) print "nan"; else printf "%.3f\n", a / b }'; }
 # The same ratio taken inside each round, then the median: robust to a
 # slow-down that hits a whole round (what interleaving is for).
+# (RR_ROUNDS="1 3 4": only those rounds)
 round_ratios() {
-    awk -F'\t' -v a="$1" -v b="$2" -v m="$3" -v s="$4" -v sb="${5:-$4}" '
+    awk -F'\t' -v a="$1" -v b="$2" -v m="$3" -v s="$4" -v sb="${5:-$4}" -v keep="${RR_ROUNDS:-}" '
+        BEGIN { n = split(keep, k, " "); for (i = 1; i <= n; i++) want[k[i]] = 1 }
         $4 !~ /^s/ && $2 == m && $3 == s && $1 == a { x[$4] = $5 }
         $4 !~ /^s/ && $2 == m && $3 == sb && $1 == b { y[$4] = $5 }
-        END { for (r in x) if ((r in y) && y[r] + 0 > 0) printf "%s %.3f\n", r, x[r] / y[r] }' "$SAMPLES" |
+        END { for (r in x) if ((r in y) && y[r] + 0 > 0 && (n == 0 || (r in want))) printf "%s %.3f\n", r, x[r] / y[r] }' "$SAMPLES" |
         sort -n | awk '{ print $2 }'
 }
 median_of() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
@@ -432,17 +466,21 @@ for tool in tern ucx mpich; do
     MED[$tool.mr]=$(median $tool mr "$MR_SIZE")
 done
 MED[raw.lat]=$(median raw lat 64)
-MED[raw.bw]=nan
-MED[raw.mr]=nan
 M_1M=$(median memcpy bw 1048576)
 M_4M=$(median memcpy bw 4194304)
+MED[raw.bw]=$(median memcpy bw "$BW_SIZE")   # bandwidth's limit: memcpy of the same size
+MED[raw.mr]=nan
 declare -A RAT RRM
 for m in lat bw mr; do
     for peer in ucx mpich raw; do
         RAT[$m.$peer]=$(ratio "${MED[tern.$m]}" "${MED[$peer.$m]}")
         case $m in lat) sz=$LAT_SIZE ;; bw) sz=$BW_SIZE ;; mr) sz=$MR_SIZE ;; esac
         if [ $peer = raw ]; then
-            RRM[$m.$peer]=$( [ $m = lat ] && rr_median tern raw lat "$sz" 64 || echo nan)
+            case $m in
+            lat) RRM[$m.$peer]=$(rr_median tern raw lat "$sz" 64) ;;
+            bw) RRM[$m.$peer]=$(rr_median tern memcpy bw "$sz") ;;
+            *) RRM[$m.$peer]=nan ;;
+            esac
         else
             RRM[$m.$peer]=$(rr_median tern $peer $m "$sz")
         fi
@@ -457,12 +495,14 @@ fmt() {  # fmt METRIC VALUE
 
 echo
 echo "# Per round (one-way latency in us, bandwidth in MB/s = 1e6 B/s, message rate in msg/s)"
-COLS=("tern lat $LAT_SIZE" "ucx lat $LAT_SIZE" "mpich lat $LAT_SIZE" "raw lat 64"
-      "tern bw $BW_SIZE" "ucx bw $BW_SIZE" "mpich bw $BW_SIZE"
+COLS=("tern lat $LAT_SIZE" "ucx lat $LAT_SIZE" "mpich lat $LAT_SIZE" "raw lat 64" "rings lat 64"
+      "tern bw $BW_SIZE" "memcpy bw $BW_SIZE" "ucx bw $BW_SIZE" "mpich bw $BW_SIZE"
       "tern mr $MR_SIZE" "ucx mr $MR_SIZE" "mpich mr $MR_SIZE")
+# others%: the most CPU other processes took in a run of the round, in % of one CPU
+QUIET=()
 printf '# %-5s' round
 for k in "${COLS[@]}"; do read -r kt km ks <<<"$k"; printf ' %10s' "$kt.$km"; done
-echo
+printf ' %8s\n' others%
 for r in $(seq 1 "$ROUNDS"); do
     printf '  %-5s' "$r"
     for k in "${COLS[@]}"; do
@@ -471,11 +511,14 @@ for r in $(seq 1 "$ROUNDS"); do
             '$1 == t && $2 == m && $3 == s && $4 == r { print $5 }' "$SAMPLES")
         printf ' %10s' "$(fmt "$km" "$v")"
     done
-    echo
+    printf ' %8s\n' "${ROUND_OTHERS[$r]:--}"
+    [ "${ROUND_OTHERS[$r]:-0}" -le "$QUIET_PCT" ] && QUIET+=("$r")
 done
 echo
 echo "# Medians of $ROUNDS interleaved rounds (tern netmod: $TERN_NETMOD; mpich: $MPI_LIBRARY)"
 echo "# ratio = tern / peer of the medians; [per-round ratios' median] in brackets"
+echo "# raw: the cache-line ping-pong (latency), a one-core memcpy of 4 MiB (bandwidth);"
+echo "# rings: raw_pingpong --rings, a ring of stamped slots per direction (shm's own pattern)"
 printf '# %-26s %9s %9s %9s %9s  %-16s %-16s %-16s\n' figure tern ucx mpich raw tern/ucx tern/mpich tern/raw
 declare -A LABEL=([lat]="latency 8 B one-way (us)" [bw]="bandwidth 4 MiB (MB/s)"
                   [mr]="message rate 8 B (msg/s)")
@@ -489,26 +532,63 @@ for m in lat bw mr; do
     echo
 done
 printf '  %-26s %s\n' "memcpy 1 / 4 MiB (MB/s)" "$(fmt bw "$M_1M") / $(fmt bw "$M_4M")"
+# shm's own floor: the ping-pong through a ring per direction (raw_pingpong --rings)
+MED[rings.lat]=$(median rings lat 64)
+RAT[lat.rings]=$(ratio "${MED[tern.lat]}" "${MED[rings.lat]}")
+RRM[lat.rings]=$(rr_median tern rings lat "$LAT_SIZE" 64)
+printf '  %-26s %9s  tern/rings %s [%s]; rings/raw %s [%s]\n' "two-ring ping-pong (us)" \
+    "$(fmt lat "${MED[rings.lat]}")" "${RAT[lat.rings]}" "${RRM[lat.rings]}" \
+    "$(ratio "${MED[rings.lat]}" "${MED[raw.lat]}")" "$(rr_median rings raw lat 64 64)"
 
-# Before / after: tern against the --base build, ratio taken inside each
-# round (the two ran back to back), then the median and the range.
-declare -A BASE_RR
-if [ -n "$BASE_DIR" ]; then
+# The same per-round ratios over the quiet rounds alone (others% <= QUIET_PCT).
+declare -A QRRM
+QKEEP="${QUIET[*]:-none}"
+for m in lat bw mr; do
+    case $m in lat) sz=$LAT_SIZE ;; bw) sz=$BW_SIZE ;; mr) sz=$MR_SIZE ;; esac
+    for peer in ucx mpich raw rings base; do
+        if [ $peer = rings ]; then
+            QRRM[$m.$peer]=$([ $m = lat ] && RR_ROUNDS=$QKEEP rr_median tern rings lat "$sz" 64 || echo nan)
+        elif [ $peer = raw ]; then
+            case $m in
+            lat) QRRM[$m.$peer]=$(RR_ROUNDS=$QKEEP rr_median tern raw lat "$sz" 64) ;;
+            bw) QRRM[$m.$peer]=$(RR_ROUNDS=$QKEEP rr_median tern memcpy bw "$sz") ;;
+            *) QRRM[$m.$peer]=nan ;;
+            esac
+        else
+            QRRM[$m.$peer]=$(RR_ROUNDS=$QKEEP rr_median tern $peer $m "$sz")
+        fi
+    done
+done
+echo
+echo "# quiet rounds (others% <= $QUIET_PCT in every run): ${#QUIET[@]} of $ROUNDS (${QUIET[*]:-none});"
+echo "# per-round ratios' medians over them:"
+for m in lat bw mr; do
+    printf '  %-26s' "${LABEL[$m]}"
+    for peer in ucx mpich raw rings base; do
+        [ "${QRRM[$m.$peer]}" = nan ] || printf '  tern/%s %s' "$( [ $peer = raw ] && [ $m = bw ] && echo memcpy || echo $peer)" "${QRRM[$m.$peer]}"
+    done
     echo
-    echo "# Before / after: tern ($BUILDDIR) over base ($BASE_DIR), per-round ratios"
-    echo "# (latency: < 1 is faster; bandwidth and rate: > 1 is faster)"
-    printf '# %-26s %9s %9s  %-8s %s\n' figure tern base median "range (per round)"
+done
+
+# Before / after: tern against the baseline build, round by round.
+declare -A BRAT BRRM
+if [ -n "$BASEDIR" ]; then
+    echo
+    echo "# tern / baseline ($BASEDIR): ratio of the medians [per-round ratios' median]; per round"
     for m in lat bw mr; do
         case $m in lat) sz=$LAT_SIZE ;; bw) sz=$BW_SIZE ;; mr) sz=$MR_SIZE ;; esac
         MED[base.$m]=$(median base $m "$sz")
-        rr=$(round_ratios tern base $m "$sz")
-        BASE_RR[$m]=$(median_of <<<"$rr")
-        printf '  %-26s %9s %9s  %-8s %s\n' "${LABEL[$m]}" "$(fmt $m "${MED[tern.$m]}")" \
-            "$(fmt $m "${MED[base.$m]}")" "${BASE_RR[$m]}" "$(sort -g <<<"$rr" | sed -n '1p;$p' | paste -sd- -)"
+        BRAT[$m]=$(ratio "${MED[tern.$m]}" "${MED[base.$m]}")
+        BRRM[$m]=$(rr_median tern base $m "$sz")
+        printf '  %-26s %9s %9s  %-16s %s\n' "${LABEL[$m]}" "$(fmt $m "${MED[tern.$m]}")" \
+            "$(fmt $m "${MED[base.$m]}")" "${BRAT[$m]} [${BRRM[$m]}]" \
+            "$(round_ratios tern base $m "$sz" | tr '\n' ' ')"
     done
 fi
 
-# Issue-3 targets, read from this run's ratios (printed, never asserted).
+# Targets, read from this run's ratios (printed, never asserted): issue 3's
+# from the ratios of the medians, issue 22's from the medians of the
+# per-round ratios (the robust figure on this VM).
 TARGETS=()   # "rule|ratio|verdict"
 target() {   # target RULE RATIO OP LIMIT
     local v
@@ -523,6 +603,10 @@ target "8 B latency   tern/raw   <= 1.5" "${RAT[lat.raw]}" "<=" 1.5
 target "4 MiB bw      tern/ucx   >= 1.1" "${RAT[bw.ucx]}" ">=" 1.1
 target "4 MiB bw      tern/mpich >= 1.2" "${RAT[bw.mpich]}" ">=" 1.2
 target "8 B msg rate  tern/ucx   >= 1.2" "${RAT[mr.ucx]}" ">=" 1.2
+target "8 B latency   tern/raw   <= 1.6 [per round, i22]" "${RRM[lat.raw]}" "<=" 1.6
+target "4 MiB bw      tern/memcpy >= 0.8 [per round, i22]" "${RRM[bw.raw]}" ">=" 0.8
+target "8 B latency   tern/raw   <= 1.6 [quiet rounds, i22]" "${QRRM[lat.raw]}" "<=" 1.6
+target "4 MiB bw      tern/memcpy >= 0.8 [quiet rounds, i22]" "${QRRM[bw.raw]}" ">=" 0.8
 
 # ---- sweep tables and the no-dip check ----------------------------------
 DIPS=()
@@ -533,16 +617,20 @@ if [ "$SWEEP" = 1 ]; then
             for s in "${SWEEP_SIZES[@]}"; do SW[$tool.$m.$s]=$(median $tool $m "$s" sweep); done
         done
     done
+    for s in "${SWEEP_SIZES[@]}"; do SW[memcpy.bw.$s]=$(median memcpy bw "$s" sweep); done
     echo
-    echo "# Sweep: medians of $SWEEP_ROUNDS rounds; bw/prev = bandwidth / bandwidth at half the size"
-    printf '# %-9s %9s %9s %9s   %9s %9s %9s   %8s %8s %8s\n' size tern.lat ucx.lat mpich.lat \
-        tern.bw ucx.bw mpich.bw tern.b/p ucx.b/p mpich.b/p
+    echo "# Sweep: medians of $SWEEP_ROUNDS rounds; bw/prev = bandwidth / bandwidth at half the size;"
+    echo "# memcpy: one core copying the same size (rendezvous sizes), tern/mc = tern.bw / memcpy"
+    printf '# %-9s %9s %9s %9s   %9s %9s %9s %9s %7s   %8s %8s %8s\n' size tern.lat ucx.lat mpich.lat \
+        tern.bw ucx.bw mpich.bw memcpy tern/mc tern.b/p ucx.b/p mpich.b/p
     MIN_DIP=nan
     prev=""
     for s in "${SWEEP_SIZES[@]}"; do
-        printf '  %-9s %9s %9s %9s   %9s %9s %9s' "$s" \
+        q=$(ratio "${SW[tern.bw.$s]}" "${SW[memcpy.bw.$s]}")
+        printf '  %-9s %9s %9s %9s   %9s %9s %9s %9s %7s' "$s" \
             "$(fmt lat "${SW[tern.lat.$s]}")" "$(fmt lat "${SW[ucx.lat.$s]}")" "$(fmt lat "${SW[mpich.lat.$s]}")" \
-            "$(fmt bw "${SW[tern.bw.$s]}")" "$(fmt bw "${SW[ucx.bw.$s]}")" "$(fmt bw "${SW[mpich.bw.$s]}")"
+            "$(fmt bw "${SW[tern.bw.$s]}")" "$(fmt bw "${SW[ucx.bw.$s]}")" "$(fmt bw "${SW[mpich.bw.$s]}")" \
+            "$(fmt bw "${SW[memcpy.bw.$s]}")" "$( [ "$q" = nan ] && echo - || printf '%.2f' "$q")"
         flag=""
         for tool in tern ucx mpich; do
             if [ -n "$prev" ]; then q=$(ratio "${SW[$tool.bw.$s]}" "${SW[$tool.bw.$prev]}"); else q=nan; fi
@@ -560,6 +648,20 @@ if [ "$SWEEP" = 1 ]; then
         prev=$s
     done
     target "no bw dip     tern min(size/prev) >= 0.9" "$MIN_DIP" ">=" 0.9
+    if [ -n "$BASEDIR" ]; then
+        echo
+        echo "# Sweep, tern / baseline per size (ratios of the medians of $SWEEP_ROUNDS sweep rounds;"
+        echo "# latency < 1 and bandwidth > 1 favour tern)"
+        printf '# %-9s %9s %9s %9s   %9s %9s %9s\n' size tern.lat base.lat lat.t/b tern.bw base.bw bw.t/b
+        for s in "${SWEEP_SIZES[@]}"; do
+            for m in lat bw; do SW[base.$m.$s]=$(median base $m "$s" sweep); done
+            printf '  %-9s %9s %9s %9s   %9s %9s %9s\n' "$s" \
+                "$(fmt lat "${SW[tern.lat.$s]}")" "$(fmt lat "${SW[base.lat.$s]}")" \
+                "$(ratio "${SW[tern.lat.$s]}" "${SW[base.lat.$s]}")" \
+                "$(fmt bw "${SW[tern.bw.$s]}")" "$(fmt bw "${SW[base.bw.$s]}")" \
+                "$(ratio "${SW[tern.bw.$s]}" "${SW[base.bw.$s]}")"
+        done
+    fi
     if [ -n "$LMT_MODES" ] && want tern; then
         echo
         echo "# Sweep by LMT mode (tern; auto = TERN_LMT_MODE unset, the netmod's choice by size)"
@@ -583,10 +685,11 @@ if [ "$SWEEP" = 1 ]; then
 fi
 
 echo
-echo "# Issue-3 targets (ratios of this run's medians; read, not asserted)"
+echo "# Targets (issue 3: ratios of this run's medians; [per round, i22]: issue 22, the median"
+echo "# of the per-round ratios, of all rounds or of the quiet ones; read, not asserted)"
 for t in "${TARGETS[@]}"; do
     IFS='|' read -r rule val verdict <<<"$t"
-    printf '  %-44s %8s  %s\n' "$rule" "$val" "$verdict"
+    printf '  %-54s %8s  %s\n' "$rule" "$val" "$verdict"
 done
 [ ${#DIPS[@]} -eq 0 ] || echo "# tern bandwidth dips (size->size:ratio): ${DIPS[*]}"
 
@@ -608,6 +711,17 @@ OUT=$OUTDIR/compare-$STAMP
     echo "  \"cpu_busy_percent\": {\"before\": $BUSY_START, \"after\": $BUSY_END},"
     echo "  \"ucx_tls\": $(if [ -n "${UCX_TLS+x}" ]; then json_str "$UCX_TLS"; else echo null; fi),"
     echo "  \"tern_env\": $(json_str "${TERN_ENV[*]:-}"),"
+    echo "  \"baseline\": $(if [ -n "$BASEDIR" ]; then json_str "$BASEDIR"; else echo null; fi),"
+    printf '  "others_percent_by_round": {'
+    for r in $(seq 1 "$ROUNDS"); do printf '%s"%s": %s' "$([ "$r" -gt 1 ] && echo ', ')" "$r" "${ROUND_OTHERS[$r]:-null}"; done
+    echo "},"
+    echo "  \"quiet_pct\": $QUIET_PCT, \"quiet_rounds\": [$(IFS=,; echo "${QUIET[*]:-}")],"
+    echo "  \"rings\": {\"lat\": $(json_num "${MED[rings.lat]}"), \"tern_over_rings\": $(json_num "${RAT[lat.rings]}"), \"round_ratio_median\": $(json_num "${RRM[lat.rings]}")},"
+    echo "  \"quiet_round_ratio_median\": {\"lat_rings\": $(json_num "${QRRM[lat.rings]}"), \"lat_raw\": $(json_num "${QRRM[lat.raw]}"), \"bw_memcpy\": $(json_num "${QRRM[bw.raw]}"), \"lat_ucx\": $(json_num "${QRRM[lat.ucx]}"), \"bw_ucx\": $(json_num "${QRRM[bw.ucx]}"), \"mr_ucx\": $(json_num "${QRRM[mr.ucx]}"), \"lat_base\": $(json_num "${QRRM[lat.base]}"), \"bw_base\": $(json_num "${QRRM[bw.base]}"), \"mr_base\": $(json_num "${QRRM[mr.base]}")},"
+    if [ -n "$BASEDIR" ]; then
+        echo "  \"ratios_tern_over_base\": {\"lat\": $(json_num "${BRAT[lat]}"), \"bw\": $(json_num "${BRAT[bw]}"), \"mr\": $(json_num "${BRAT[mr]}"),"
+        echo "    \"round_ratio_median\": {\"lat\": $(json_num "${BRRM[lat]}"), \"bw\": $(json_num "${BRRM[bw]}"), \"mr\": $(json_num "${BRRM[mr]}")}},"
+    fi
     echo "  \"lmt_modes_swept\": $(json_str "$([ "$SWEEP" = 1 ] && echo "$LMT_MODES")"),"
     echo "  \"tern_netmod\": $(json_str "$TERN_NETMOD"),"
     echo "  \"mpi_library\": $(json_str "$MPI_LIBRARY"),"
@@ -619,11 +733,6 @@ OUT=$OUTDIR/compare-$STAMP
     done
     echo "    \"memcpy\": {\"1MiB\": $(json_num "$M_1M"), \"4MiB\": $(json_num "$M_4M")}"
     echo "  },"
-    if [ -n "$BASE_DIR" ]; then
-        echo "  \"base\": {\"builddir\": $(json_str "$BASE_DIR"),"
-        echo "    \"medians\": {\"lat\": $(json_num "${MED[base.lat]}"), \"bw\": $(json_num "${MED[base.bw]}"), \"mr\": $(json_num "${MED[base.mr]}")},"
-        echo "    \"round_ratio_median_tern_over_base\": {\"lat\": $(json_num "${BASE_RR[lat]}"), \"bw\": $(json_num "${BASE_RR[bw]}"), \"mr\": $(json_num "${BASE_RR[mr]}")}},"
-    fi
     echo "  \"ratios_tern_over\": {"
     for peer in ucx mpich raw; do
         echo "    \"$peer\": {\"lat\": $(json_num "${RAT[lat.$peer]}"), \"bw\": $(json_num "${RAT[bw.$peer]}"), \"mr\": $(json_num "${RAT[mr.$peer]}"),"
@@ -657,10 +766,10 @@ echo "# wrote $OUT.json"
 if [ "$SWEEP" = 1 ]; then
     for m in lat bw; do
         {
-            echo "# size tern ucx mpich   (medians of $SWEEP_ROUNDS sweep rounds; $m)"
+            echo "# size tern ucx mpich memcpy   (medians of $SWEEP_ROUNDS sweep rounds; $m)"
             for s in "${SWEEP_SIZES[@]}"; do
                 row="$s"
-                for tool in tern ucx mpich; do v=${SW[$tool.$m.$s]}; row="$row ${v/nan/NaN}"; done
+                for tool in tern ucx mpich memcpy; do v=${SW[$tool.$m.$s]:-nan}; row="$row ${v/nan/NaN}"; done
                 echo "$row"
             done
         } >"$OUT-$m.dat"

@@ -1,6 +1,6 @@
 # What bench/compare.sh and bench/mpi_compare.sh share, sourced by both
 # (installed beside them).  The callers set BUILDDIR, COMMANDS,
-# CMD_TIMEOUT, and count NRUN and FAILURES.
+# CMD_TIMEOUT and WORK (a scratch directory), and count NRUN and FAILURES.
 # shellcheck shell=bash
 
 # find_prog NAME: NAME in the build tree (top, bench/, launcher/), else on PATH
@@ -20,16 +20,43 @@ fail() {
     FAILURES=$((FAILURES + 1))
 }
 
+# The CPU time other processes took while ours ran, in % of one CPU: the
+# busy time of all CPUs (/proc/stat) minus what our children used (bash's
+# `times`, once they are reaped), over the wall time.  On a shared machine
+# it tells a round that measured the neighbours from one that measured the
+# tools.  others_mark VAR keeps the starting point in VAR; others_since
+# "$VAR" sets LAST_OTHERS to the percentage since then.  `times` runs in
+# this shell (in a $(...) it would see the subshell's children only),
+# into a file in the caller's WORK directory.
+others_now() {   # sets OTHERS_NOW="busy_ticks children_seconds wall_seconds"
+    local kids busy
+    times >"$WORK/others.times"
+    kids=$(awk 'NR == 2 { n = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); n += a[1] * 60 + a[2] } printf "%.3f", n }' "$WORK/others.times")
+    busy=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat)
+    OTHERS_NOW="$busy $kids $(date +%s.%N)"
+}
+others_mark() { others_now; printf -v "$1" '%s' "$OTHERS_NOW"; }
+others_since() {
+    others_now
+    LAST_OTHERS=$(awk -v a="$1" -v b="$OTHERS_NOW" -v hz="${OTHERS_HZ:=$(getconf CLK_TCK 2>/dev/null || echo 100)}" '
+        BEGIN { split(a, x, " "); split(b, y, " ");
+                t = y[3] - x[3]; o = (y[1] - x[1]) / hz - (y[2] - x[2]);
+                printf "%.0f\n", (t > 0 && o > 0 ? 100 * o / t : 0) }')
+}
+
 # run LOG CMD...: CMD under timeout, its output in LOG, recorded in
-# COMMANDS; a failure is counted and its last lines shown
+# COMMANDS; a failure is counted and its last lines shown.  LAST_OTHERS:
+# the others' CPU share while it ran (others_since).
 run() {
-    local log=$1 rc
+    local log=$1 rc mark
     shift
     NRUN=$((NRUN + 1))
     echo "+ $*"
     echo "$*" >>"$COMMANDS"
+    others_mark mark
     timeout "$CMD_TIMEOUT" "$@" </dev/null >"$log" 2>&1
     rc=$?
+    others_since "$mark"
     if [ $rc -ne 0 ]; then
         fail "exit status $rc from: $*$([ $rc = 124 ] && echo " (timed out after $CMD_TIMEOUT s)") (last lines of output follow)"
         tail -n 5 "$log" >&2

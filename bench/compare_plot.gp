@@ -1,6 +1,7 @@
 # compare_plot.gp — latency and bandwidth vs message size, one line per tool.
 # Called by compare.sh --sweep with:
-#   latfile, bwfile  "size tern ucx mpich" rows (medians of the sweep rounds)
+#   latfile, bwfile  "size tern ucx mpich memcpy" rows (medians of the sweep rounds;
+#                    memcpy: bw only, one core copying that size, NaN where not run)
 #   outfile          PNG to write
 #   rawlat           raw cache-line ping-pong one-way latency (us), "nan" if none
 #   memcpy           single-thread memcpy 4 MiB (MB/s), "nan" if none
@@ -30,6 +31,7 @@ set key bottom right
 plot bwfile using 1:2 with linespoints title "tern (window 64)", \
      bwfile using 1:3 with linespoints title "ucx\\_perftest tag\\_bw", \
      bwfile using 1:4 with linespoints title "MPICH (mpi\\_bench, window 64)", \
-     (memcpy eq "nan" ? NaN : real(memcpy)) with lines dashtype 2 title "memcpy 4 MiB, one core"
+     bwfile using 1:5 with lines dashtype 2 title "memcpy, one core (same size)", \
+     (memcpy eq "nan" ? NaN : real(memcpy)) with lines dashtype 3 title "memcpy 4 MiB, one core"
 
 unset multiplot

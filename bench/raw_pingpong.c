@@ -7,9 +7,19 @@
  * spend above this figure is software.  Prints one-way latency = round trip
  * / 2, in microseconds.
  *
+ * With --rings the two sides exchange the same rounds through two rings of
+ * stamped 512-byte slots, one per direction, as shm's fastbox does: A
+ * fills its next slot of ring A->B (8 bytes of payload) and store-releases
+ * the slot's stamp i + 1 [R3], B load-acquires it [A3], answers in ring
+ * B->A [R4], A load-acquires that [A4].  Each line has one writer and one
+ * reader, so a message needs the writer to take the line back from the
+ * polling reader first: the floor of tern's own small-message latency, to
+ * read tern's figure against (raw: one line both ways).
+ *
  * With --memcpy it instead measures single-thread memcpy bandwidth (GB/s,
- * 1e9 bytes) for 1 MiB and 4 MiB on core A, the ceiling of any copy-based
- * large-message protocol.
+ * 1e9 bytes) on core A, the ceiling of any copy-based large-message
+ * protocol: for 1 MiB and 4 MiB, or for the powers of two of -m MIN:MAX
+ * (compare.sh --sweep: a reference at every rendezvous size).
  *
  * Memory ordering.  The line holds one sequence word `seq`; A (the parent)
  * writes odd values, B (the child) even ones:
@@ -45,11 +55,15 @@
 
 /* The shared page.  `seq` and its payload share the ping-pong line; `ready`
  * lives on its own line so start-up traffic does not touch the measured one. */
+#define RAW_RING_SLOTS 64 /* shm's default fastbox ring */
+#define RAW_SLOT 512
 struct raw_shared {
     alignas(RAW_LINE) _Atomic uint64_t seq;
     uint8_t payload[RAW_LINE - sizeof(uint64_t)];
     alignas(RAW_LINE) _Atomic uint32_t ready;
     _Atomic int32_t child_error; /* errno of a failed pin in B, 0 if none */
+    /* --rings: [0] A -> B, [1] B -> A; a slot's first word is its stamp */
+    alignas(4096) uint8_t ring[2][RAW_RING_SLOTS][RAW_SLOT];
 };
 
 _Static_assert(sizeof(_Atomic uint64_t) == 8, "seq must be one 64-bit word");
@@ -63,20 +77,26 @@ struct raw_opts {
     uint64_t warmup;
     const char *json;
     bool memcpy_mode;
+    bool rings;
     bool quiet;
+    size_t mc_min, mc_max; /* --memcpy -m: powers of two from mc_min to mc_max (0: none) */
 };
 
 static void raw_usage(FILE *f, const char *prog)
 {
     fprintf(f,
-            "usage: %s [-a CORE] [-b CORE] [-n ITERS] [-w WARMUP] [--json FILE] [-q]\n"
-            "       %s --memcpy [-a CORE] [--json FILE]\n"
+            "usage: %s [-a CORE] [-b CORE] [-n ITERS] [-w WARMUP] [--rings] [--json FILE] [-q]\n"
+            "       %s --memcpy [-a CORE] [-m MIN:MAX] [--json FILE] [-q]\n"
             "  -a CORE      core of process A (parent, timing side), default 0\n"
             "  -b CORE      core of process B (child), default 1\n"
             "  -n ITERS     timed round trips, default 1000000\n"
             "  -w WARMUP    untimed round trips first, default 10000\n"
+            "  --rings      a ring of stamped 512-byte slots per direction (shm's\n"
+            "               fastbox pattern) instead of one line both ways\n"
             "  --json FILE  also write the result as JSON\n"
             "  --memcpy     measure memcpy bandwidth of 1 MiB and 4 MiB on core A\n"
+            "  -m MIN:MAX   --memcpy: the powers of two from MIN to MAX instead (k/m\n"
+            "               suffixes; 64 .. 1g)\n"
             "  -q           print only the figure\n",
             prog, prog);
 }
@@ -93,6 +113,39 @@ static uint64_t raw_side_a(struct raw_shared *sh, uint64_t first, uint64_t count
         }
     }
     return bench_now_ns() - t0;
+}
+
+/* --rings: the stamp of round i's slot in direction dir (0: A -> B). */
+static inline _Atomic uint32_t *raw_stamp(struct raw_shared *sh, int dir, uint64_t i)
+{
+    return (_Atomic uint32_t *)(void *)sh->ring[dir][i % RAW_RING_SLOTS];
+}
+
+static uint64_t raw_rings_a(struct raw_shared *sh, uint64_t first, uint64_t count)
+{
+    uint64_t t0 = bench_now_ns();
+
+    for (uint64_t i = first; i < first + count; i++) {
+        memcpy(sh->ring[0][i % RAW_RING_SLOTS] + 16, &i, sizeof(i));
+        atomic_store_explicit(raw_stamp(sh, 0, i), (uint32_t)(i + 1),
+                              memory_order_release); /* R3 */
+        while (atomic_load_explicit(raw_stamp(sh, 1, i), memory_order_acquire) !=
+               (uint32_t)(i + 1)) { /* A4 */
+        }
+    }
+    return bench_now_ns() - t0;
+}
+
+static void raw_rings_b(struct raw_shared *sh, uint64_t total)
+{
+    for (uint64_t i = 0; i < total; i++) {
+        while (atomic_load_explicit(raw_stamp(sh, 0, i), memory_order_acquire) !=
+               (uint32_t)(i + 1)) { /* A3 */
+        }
+        memcpy(sh->ring[1][i % RAW_RING_SLOTS] + 16, sh->ring[0][i % RAW_RING_SLOTS] + 16, 8);
+        atomic_store_explicit(raw_stamp(sh, 1, i), (uint32_t)(i + 1),
+                              memory_order_release); /* R4 */
+    }
 }
 
 /* Side B: answers every round until A sends the stop value. */
@@ -136,7 +189,11 @@ static int raw_pingpong(const struct raw_opts *o, int argc, char **argv)
         if (atomic_load_explicit(&sh->child_error, memory_order_relaxed) != 0) {
             _exit(1);
         }
-        raw_side_b(sh, o->warmup + o->iters);
+        if (o->rings) {
+            raw_rings_b(sh, o->warmup + o->iters);
+        } else {
+            raw_side_b(sh, o->warmup + o->iters);
+        }
         _exit(0);
     }
 
@@ -155,8 +212,10 @@ static int raw_pingpong(const struct raw_opts *o, int argc, char **argv)
         return 1;
     }
 
-    raw_side_a(sh, 0, o->warmup);
-    ns = raw_side_a(sh, o->warmup, o->iters);
+    uint64_t (*side_a)(struct raw_shared *, uint64_t, uint64_t) =
+        o->rings ? raw_rings_a : raw_side_a;
+    side_a(sh, 0, o->warmup);
+    ns = side_a(sh, o->warmup, o->iters);
 
     if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         fprintf(stderr, "raw_pingpong: side B failed (status 0x%x)\n", status);
@@ -168,7 +227,8 @@ static int raw_pingpong(const struct raw_opts *o, int argc, char **argv)
     if (o->quiet) {
         printf("%.4f\n", lat_us);
     } else {
-        printf("# raw cache-line ping-pong, cores %d <-> %d\n", o->core_a, o->core_b);
+        printf("# raw %s ping-pong, cores %d <-> %d\n",
+               o->rings ? "two-ring (a line per direction)" : "cache-line", o->core_a, o->core_b);
         printf("# %-10s %-12s %s\n", "Size", "Iterations", "Latency (us)");
         printf("%-12d %-12llu %.4f\n", RAW_LINE, (unsigned long long)o->iters, lat_us);
     }
@@ -181,6 +241,7 @@ static int raw_pingpong(const struct raw_opts *o, int argc, char **argv)
             return 1;
         }
         fprintf(f, "{\n  \"benchmark\": \"raw_pingpong\",\n  \"unit\": \"us\",\n");
+        fprintf(f, "  \"pattern\": \"%s\",\n", o->rings ? "rings" : "line");
         fprintf(f, "  \"core_a\": %d,\n  \"core_b\": %d,\n", o->core_a, o->core_b);
         fprintf(f, "  \"size\": %d,\n  \"iterations\": %llu,\n  \"warmup\": %llu,\n", RAW_LINE,
                 (unsigned long long)o->iters, (unsigned long long)o->warmup);
@@ -220,23 +281,34 @@ static double raw_memcpy_rate(uint8_t *dst, const uint8_t *src, size_t len)
     return (double)len * (double)reps / (double)ns; /* bytes/ns = GB/s */
 }
 
+#define RAW_MC_MAX_SIZES 32
+
 static int raw_memcpy(const struct raw_opts *o, int argc, char **argv)
 {
-    static const size_t sizes[] = {1u << 20, 4u << 20};
-    double gbps[2];
+    size_t sizes[RAW_MC_MAX_SIZES];
+    double gbps[RAW_MC_MAX_SIZES];
+    int n = 0;
     uint8_t *src, *dst;
+
+    if (o->mc_max == 0) { /* no -m: the two sizes compare.sh's main rounds use */
+        sizes[n++] = 1u << 20;
+        sizes[n++] = 4u << 20;
+    }
+    for (size_t s = o->mc_min; o->mc_max != 0 && s <= o->mc_max && n < RAW_MC_MAX_SIZES; s *= 2) {
+        sizes[n++] = s;
+    }
 
     if (bench_pin(o->core_a) != 0) {
         fprintf(stderr, "raw_pingpong: cannot pin to core %d: %s\n", o->core_a, strerror(errno));
         return 1;
     }
-    src = bench_alloc(sizes[1]);
-    dst = bench_alloc(sizes[1]);
+    src = bench_alloc(sizes[n - 1]);
+    dst = bench_alloc(sizes[n - 1]);
     if (src == NULL || dst == NULL) {
         fprintf(stderr, "raw_pingpong: out of memory\n");
         return 1;
     }
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < n; i++) {
         gbps[i] = raw_memcpy_rate(dst, src, sizes[i]);
     }
     bench_free(src);
@@ -246,7 +318,7 @@ static int raw_memcpy(const struct raw_opts *o, int argc, char **argv)
         printf("# memcpy bandwidth, one thread on core %d (GB/s = 1e9 B/s)\n", o->core_a);
         printf("# %-10s %s\n", "Size", "Bandwidth (GB/s)");
     }
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < n; i++) {
         printf("%-12zu %.2f\n", sizes[i], gbps[i]);
     }
     if (o->json != NULL) {
@@ -258,7 +330,7 @@ static int raw_memcpy(const struct raw_opts *o, int argc, char **argv)
         }
         fprintf(f, "{\n  \"benchmark\": \"memcpy\",\n  \"unit\": \"GB/s\",\n");
         fprintf(f, "  \"core\": %d,\n  \"results\": [", o->core_a);
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < n; i++) {
             fprintf(f, "%s\n    {\"size\": %zu, \"value\": %.3f}", i ? "," : "", sizes[i], gbps[i]);
         }
         fprintf(f, "\n  ],\n  \"hostname\": ");
@@ -295,6 +367,7 @@ int main(int argc, char **argv)
     static const struct option longopts[] = {
         {"json", required_argument, NULL, 'j'},
         {"memcpy", no_argument, NULL, 'M'},
+        {"rings", no_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -304,10 +377,11 @@ int main(int argc, char **argv)
         .iters = 1000000,
         .warmup = 10000,
     };
+    size_t lo, hi;
     uint64_t v;
     int c;
 
-    while ((c = getopt_long(argc, argv, "a:b:n:w:qh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "a:b:n:w:m:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'a':
         case 'b':
@@ -325,11 +399,26 @@ int main(int argc, char **argv)
             }
             *(c == 'n' ? &o.iters : &o.warmup) = v;
             break;
+        case 'm':
+            if (bench_parse_range(optarg, &lo, &hi) != 0 || lo < 64 || hi > (1u << 30) ||
+                (lo & (lo - 1)) != 0) {
+                fprintf(stderr,
+                        "raw_pingpong: bad size range '%s' (want MIN:MAX, MIN a power "
+                        "of two, 64 .. 1g)\n",
+                        optarg);
+                return 2;
+            }
+            o.mc_min = lo;
+            o.mc_max = hi;
+            break;
         case 'j':
             o.json = optarg;
             break;
         case 'M':
             o.memcpy_mode = true;
+            break;
+        case 'R':
+            o.rings = true;
             break;
         case 'q':
             o.quiet = true;

@@ -69,6 +69,10 @@ typedef struct tern_config_table {
     size_t struct_size;                 /* bytes of the struct it fills */
     /* Cross-field rules once every entry is loaded (NULL: none). */
     tern_status_t (*validate)(const void *config);
+    /* Defaults decided on this machine at run time (NULL: none): one line
+     * into buf saying what config's unset values become here and why, for
+     * tern_info; "" when there is nothing to say. */
+    void (*explain)(const void *config, char *buf, size_t len);
 } tern_config_table_t;
 
 /* The engine's own settings. */

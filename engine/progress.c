@@ -66,10 +66,10 @@ void tern_health_check(tern_worker_t *w)
         tern_jobs_take_dead(w);
 }
 
-unsigned tern_progress(tern_worker_t *w)
+/* One poll of every netmod; inline in the waits below, which would
+ * otherwise call the exported tern_progress through the PLT on every spin. */
+static inline unsigned progress(tern_worker_t *w)
 {
-    if (TERN_UNLIKELY(w == NULL))
-        return 0;
     unsigned n = 0;
     for (int i = 0; i < w->num_pollers; i++)
         n += w->pollers[i]->core.poll(w->pollers[i]->state, TERN_POLL_ALL);
@@ -81,6 +81,13 @@ unsigned tern_progress(tern_worker_t *w)
         tern_health_check(w);
     }
     return n;
+}
+
+unsigned tern_progress(tern_worker_t *w)
+{
+    if (TERN_UNLIKELY(w == NULL))
+        return 0;
+    return progress(w);
 }
 
 static tern_status_t reap(tern_request_t *r, tern_recv_info_t *info)
@@ -113,7 +120,7 @@ tern_status_t tern_test(tern_worker_t *w, tern_request_t *req, tern_recv_info_t 
     if (req == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_test: NULL request");
     if (!(req->flags & TERN_REQF_COMPLETE))
-        tern_progress(w);
+        progress(w);
     if (!(req->flags & TERN_REQF_COMPLETE))
         return TERN_INPROGRESS;
     return reap(req, info);
@@ -126,7 +133,7 @@ tern_status_t tern_wait(tern_worker_t *w, tern_request_t *req, tern_recv_info_t 
     if (req == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_wait: NULL request");
     while (!(req->flags & TERN_REQF_COMPLETE)) {
-        if (tern_progress(w) == 0 && w->idle_polls >= w->ctx->cfg.spin_count)
+        if (progress(w) == 0 && w->idle_polls >= w->ctx->cfg.spin_count)
             tern_idle_step(w, UINT64_MAX);
     }
     return reap(req, info);

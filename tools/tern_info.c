@@ -56,6 +56,11 @@ static tern_status_t print_table(const tern_config_table_t *t, bool netmod, cons
         tern_config_format_range(e, range, sizeof(range));
         printf("%-26s %-12s %-12s %-16s %s\n", e->env, val, def, range, e->desc);
     }
+    char why[512] = "";
+    if (t->explain != NULL && st == TERN_OK)
+        t->explain(cfg, why, sizeof(why));
+    if (why[0] != '\0')
+        printf("# %s\n", why);
     free(loaded);
     return st;
 }

@@ -33,14 +33,7 @@ static void layout(tern_shm_seg_hdr_t *h, const tern_shm_config_t *cfg, uint32_t
     h->num_fbox = (uint32_t)cfg->num_fbox;
     h->cell_size = (uint32_t)cfg->cell_size;
     h->num_cells = (uint32_t)cfg->num_cells;
-    h->chunk_size = (uint32_t)cfg->chunk_size;
-    /* Unset (0): 64 KiB.  A chunk must leave the sender's L2 room for
-     * the rest of the pipeline, so the receiver reads it cache to cache: on
-     * a Zen 5 guest (1 MiB L2) 1 MiB chunks fell to 10 GB/s from 1 MiB
-     * messages on, 64 KiB ones held 25-29 GB/s and pipelined 128-256 KiB
-     * messages 1.3x faster (bench/RESULTS.md, issue 8). */
-    if (h->chunk_size == 0)
-        h->chunk_size = 64u << 10;
+    h->chunk_size = (uint32_t)cfg->chunk_size; /* resolved: never 0 (shm_chunk.c) */
     h->num_chunks = (uint32_t)cfg->num_chunks;
     h->wait_mode = wait_mode;
     h->off_doorbells = TERN_CACHE_LINE * 2;
@@ -134,7 +127,15 @@ void tern_shm_segment_name(tern_shm_t *s, char *out, size_t len)
 tern_status_t tern_shm_segment_create(tern_shm_t *s)
 {
     tern_shm_seg_hdr_t h;
-    layout(&h, s->cfg, (uint32_t)s->ctx->cfg.wait_mode, (uint32_t)s->nlocal,
+    tern_shm_config_t cfg = *s->cfg;
+    if (cfg.chunk_size == 0) { /* unset: from the cache hierarchy */
+        tern_shm_chunk_choice_t ch;
+        uint64_t pairs = (uint64_t)s->ctx->num_workers * (uint64_t)s->nlocal * (uint64_t)s->nlocal;
+        tern_shm_chunk_auto(&ch, pairs, cfg.num_chunks);
+        cfg.chunk_size = ch.bytes;
+        tern_debug("TERN_SHM_COPY_CHUNK unset: %" PRIu64 " bytes: %s", ch.bytes, ch.why);
+    }
+    layout(&h, &cfg, (uint32_t)s->ctx->cfg.wait_mode, (uint32_t)s->nlocal,
            (uint32_t)s->ctx->num_workers);
 
     int fd = shm_open(s->seg_name, O_CREAT | O_EXCL | O_RDWR, 0600);

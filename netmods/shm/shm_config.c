@@ -1,6 +1,7 @@
 /* shm netmod settings: the TERN_SHM_* variables, validated by the engine's
  * loader and listed by tern_info. */
 #include <inttypes.h>
+#include <stdio.h>
 
 #include "netmods/shm/shm_internal.h"
 
@@ -18,7 +19,8 @@ static const tern_config_entry_t shm_entries[] = {
     TERN_CFG_ENTRY_POW2("TERN_SHM_NUM_CELLS", T, num_cells, 16, 2, 4096,
                         "shm cells per peer pair"),
     TERN_CFG_ENTRY_POW2("TERN_SHM_COPY_CHUNK", T, chunk_size, 0, 0, 16 * MiB,
-                        "shm cooperative LMT chunk bytes (>= 4096); 0: 64 KiB"),
+                        "shm cooperative LMT chunk bytes (>= 4096); 0: from the L2 cache per "
+                        "core (tern_info says what it is here)"),
     TERN_CFG_ENTRY_POW2("TERN_SHM_COPY_CHUNKS", T, num_chunks, 4, 2, 256,
                         "shm cooperative LMT chunks per peer pair"),
 };
@@ -35,9 +37,21 @@ static tern_status_t shm_config_validate(const void *config)
                           c->fbox_size, c->cell_size);
     if (c->chunk_size != 0 && c->chunk_size < 4 * KiB)
         return tern_error(TERN_ERR_INVALID_PARAM,
-                          "TERN_SHM_COPY_CHUNK=%" PRIu64 ": 0 (64 KiB) or 4096 .. %llu",
+                          "TERN_SHM_COPY_CHUNK=%" PRIu64 ": 0 (by cache size) or 4096 .. %llu",
                           c->chunk_size, 16 * MiB);
     return TERN_OK;
+}
+
+/* tern_info: what an unset TERN_SHM_COPY_CHUNK becomes on this machine. */
+static void shm_config_explain(const void *config, char *buf, size_t len)
+{
+    const tern_shm_config_t *c = config;
+    buf[0] = '\0';
+    if (c->chunk_size != 0)
+        return;
+    tern_shm_chunk_choice_t ch;
+    tern_shm_chunk_auto(&ch, 0, c->num_chunks);
+    snprintf(buf, len, "TERN_SHM_COPY_CHUNK=0 here: %" PRIu64 " bytes: %s", ch.bytes, ch.why);
 }
 
 const tern_config_table_t tern_shm_config_table = {
@@ -46,4 +60,5 @@ const tern_config_table_t tern_shm_config_table = {
     .num_entries = sizeof(shm_entries) / sizeof(shm_entries[0]),
     .struct_size = sizeof(tern_shm_config_t),
     .validate = shm_config_validate,
+    .explain = shm_config_explain,
 };

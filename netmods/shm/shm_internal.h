@@ -45,7 +45,7 @@ typedef struct tern_shm_config {
     uint64_t num_fbox;        /* TERN_SHM_NUM_FBOX: fastbox slots per peer (power of 2) */
     uint64_t cell_size;       /* TERN_SHM_CELL_SIZE: cell bytes */
     uint64_t num_cells;       /* TERN_SHM_NUM_CELLS: cells per peer (power of 2) */
-    uint64_t chunk_size;      /* TERN_SHM_COPY_CHUNK: cooperative LMT chunk, 0 = 64 KiB */
+    uint64_t chunk_size;      /* TERN_SHM_COPY_CHUNK: cooperative LMT chunk, 0 = by cache */
     uint64_t num_chunks;      /* TERN_SHM_COPY_CHUNKS: chunks per peer */
 } tern_shm_config_t;
 
@@ -110,6 +110,18 @@ int tern_shm_wait_fd(void *state);
 bool tern_shm_arm(void *state);
 void tern_shm_disarm(void *state);
 
+/* shm_chunk.c: the copy chunk of TERN_SHM_COPY_CHUNK=0, from the cache
+ * hierarchy (the rule and its reasons are at the top of that file).  rule:
+ * l2_per_core 0 when unknown, pairs 0 when not known yet (no budget
+ * applied).  auto: hwloc's L2 through the rule, with the reason in words. */
+typedef struct tern_shm_chunk_choice {
+    uint64_t bytes;
+    char why[320];
+} tern_shm_chunk_choice_t;
+uint64_t tern_shm_chunk_rule(uint64_t l2_per_core, uint64_t pairs, uint64_t num_chunks);
+uint64_t tern_shm_l2_per_core(void);
+void tern_shm_chunk_auto(tern_shm_chunk_choice_t *out, uint64_t pairs, uint64_t num_chunks);
+
 /* placement.c: move our inbox to the NUMA node we are bound to */
 void tern_shm_place_inbox(tern_shm_t *s);
 
@@ -143,6 +155,16 @@ static inline bool tern_shm_rx_ready(const tern_shm_t *s, tern_shm_vc_t *v)
 typedef struct tern_shm_req {
     uint64_t done;      /* bytes moved so far */
 } tern_shm_req_t;
+
+/* Bytes the sender puts in one chunk for a message of len when it is the
+ * last one queued: a quarter of the message (a power of two, at least 16
+ * KiB), at most a whole chunk.  The receiver copies a chunk out only once
+ * it is full, so a lone message that fits one chunk would be copied in,
+ * then out, with no overlap; in pieces both cores copy at once.  With more
+ * messages queued behind it the pipeline is full anyway and the sender
+ * fills whole chunks (fewer handshakes).  bench/RESULTS.md, issue 22:
+ * 64 KiB latency 0.83x, 32-64 KiB streaming bandwidth unchanged. */
+size_t tern_shm_coop_piece(uint32_t chunk_size, uint64_t len);
 
 static inline tern_shm_req_t *tern_shm_req(tern_request_t *r)
 {

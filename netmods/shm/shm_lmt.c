@@ -99,6 +99,14 @@ tern_status_t tern_shm_lmt_done_recv(tern_vc_t *vc, tern_request_t *rreq)
                       vc->rank);
 }
 
+size_t tern_shm_coop_piece(uint32_t chunk_size, uint64_t len)
+{
+    size_t piece = 16u << 10;
+    while (piece < chunk_size && piece < len / 4)
+        piece *= 2;
+    return piece < chunk_size ? piece : chunk_size;
+}
+
 static unsigned progress_send(tern_shm_t *s, tern_shm_vc_t *v)
 {
     unsigned n = 0;
@@ -110,7 +118,13 @@ static unsigned progress_send(tern_shm_t *s, tern_shm_vc_t *v)
             /* A4: the reader's release of len=0 ends its reads of the chunk. */
             if (atomic_load_explicit(&ch->len, memory_order_acquire) != 0)
                 return n;
-            size_t k = tern_cursor_pack(&r->cur, chunk_data(s, c, c->chunk), s->hdr->chunk_size);
+            /* The last message queued goes in pieces, so the receiver starts
+             * copying early; with more queued behind it the pipeline is
+             * already full, and whole chunks take fewer handshakes. */
+            size_t piece = r->link.next == &v->lmt_txq
+                               ? tern_shm_coop_piece(s->hdr->chunk_size, r->msg_len)
+                               : s->hdr->chunk_size;
+            size_t k = tern_cursor_pack(&r->cur, chunk_data(s, c, c->chunk), piece);
             ch->rreq_id = r->remote_id;
             atomic_store_explicit(&ch->len, (uint32_t)k, memory_order_release); /* R4 */
             if (s->ring_doorbells)

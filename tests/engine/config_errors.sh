@@ -14,6 +14,11 @@ for var in TERN_EAGER_LIMIT TERN_WAIT_MODE TERN_SPIN_COUNT TERN_HEALTH_MS TERN_L
            TERN_MPI_BCAST_MIN_PROCS TERN_MPI_ALLREDUCE_LONG; do
     "$INFO" --params | grep -q "^$var " || fail "tern_info does not list $var"
 done
+# the copy chunk an unset TERN_SHM_COPY_CHUNK becomes here, and why (shm_chunk.c)
+"$INFO" --params | grep -Eq '^# TERN_SHM_COPY_CHUNK=0 here: [0-9]+ bytes: .*(L2|64 KiB)' ||
+    fail "tern_info does not say what TERN_SHM_COPY_CHUNK=0 is: $("$INFO" --params | grep COPY_CHUNK)"
+TERN_SHM_COPY_CHUNK=65536 "$INFO" --params | grep -q "COPY_CHUNK=0 here" &&
+    fail "tern_info explains the chunk default when TERN_SHM_COPY_CHUNK is set"
 for bad in "TERN_EAGER_LIMIT=abc" "TERN_EAGER_LIMIT=-1" "TERN_EAGER_LIMIT=99999999" \
            "TERN_SHM_NUM_CELLS=3" "TERN_SHM_CELL_SIZE=64" "TERN_WAIT_MODE=sleepy" \
            "TERN_SHM_FBOX_SIZE=65536" "TERN_SHM_COPY_CHUNK=1024" "TERN_LOG=4" \
