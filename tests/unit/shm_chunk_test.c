@@ -107,7 +107,8 @@ static void segment_gets_it(void)
     s.ctx = &ctx;
     s.cfg = &cfg;
     s.nlocal = 2;
-    tern_status_t st = tern_shm_segment_create(&s, &card);
+    tern_shm_segment_name(&s, s.seg_name, sizeof(s.seg_name));
+    tern_status_t st = tern_shm_segment_create(&s);
     EXPECT(st == TERN_OK, "segment: %s", tern_last_error());
     if (st != TERN_OK)
         return;

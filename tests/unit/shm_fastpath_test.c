@@ -95,7 +95,8 @@ static int setup(void)
     }
     tern_shm_card_t card;
     memset(&card, 0, sizeof(card));
-    if (tern_shm_segment_create(&ranks[0].shm, &card) != TERN_OK)
+    tern_shm_segment_name(&ranks[0].shm, ranks[0].shm.seg_name, sizeof(ranks[0].shm.seg_name));
+    if (tern_shm_segment_create(&ranks[0].shm) != TERN_OK)
         return -1;
     ranks[1].shm.base = ranks[0].shm.base; /* the same mapping serves both */
     ranks[1].shm.size = ranks[0].shm.size;
