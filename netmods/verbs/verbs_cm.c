@@ -1,7 +1,7 @@
 /*
  * verbs netmod: the connection manager.  RC queue pairs are made lazily,
  * on the first send in either direction, through datagrams on each worker's
- * UD QP (whose number is in the PMIx card), as MVAPICH's on-demand
+ * UD QP (whose number is in its card, in the worker address), as MVAPICH's on-demand
  * connection manager does:
  *
  *   connector                              acceptor
