@@ -96,8 +96,8 @@ static void write_seeds(void)
         ctx.num_workers = (int)geo[i].workers;
         ctx.cfg.wait_mode = geo[i].wait;
         tern_shm_t s = {.ctx = &ctx, .cfg = &cfg, .nlocal = (int)geo[i].nlocal};
-        tern_shm_card_t card = {0};
-        if (tern_shm_segment_create(&s, &card) != TERN_OK) {
+        tern_shm_segment_name(&s, s.seg_name, sizeof(s.seg_name));
+        if (tern_shm_segment_create(&s) != TERN_OK) {
             fprintf(stderr, "fuzz_shm_header: seed %zu: %s\n", i, tern_last_error());
             exit(1);
         }
