@@ -86,22 +86,10 @@ ssize_t tern_cma_step(tern_cma_xfer_t *x, tern_cursor_t *cur)
         return 0;
     struct iovec l[TERN_CMA_IOV], r[TERN_CMA_IOV];
     uint64_t left = x->want - x->done;
-    size_t lbytes, rbytes = 0;
+    size_t lbytes, rbytes;
     int lc = tern_cursor_slice(cur, l, TERN_CMA_IOV, left < TERN_CMA_STEP ? left : TERN_CMA_STEP,
                                &lbytes);
-    int rc = 0;
-    uint64_t idx = x->seg, off = x->seg_off;
-    for (; idx < x->nseg && rc < TERN_CMA_IOV && rbytes < lbytes; idx++, off = 0) {
-        if (off >= x->segs[idx].iov_len)
-            continue;
-        size_t n = x->segs[idx].iov_len - off;
-        if (n > lbytes - rbytes)
-            n = lbytes - rbytes;
-        r[rc].iov_base = (char *)x->segs[idx].iov_base + off;
-        r[rc].iov_len = n;
-        rbytes += n;
-        rc++;
-    }
+    int rc = tern_cursor_slice(&x->peer, r, TERN_CMA_IOV, lbytes, &rbytes);
     if (rbytes == 0)
         return -EMSGSIZE;
     /* both sides must describe the same bytes: trim the local slice */
@@ -119,16 +107,7 @@ ssize_t tern_cma_step(tern_cma_xfer_t *x, tern_cursor_t *cur)
         return -EFAULT; /* no progress: a range is not accessible */
     tern_cursor_advance(cur, (size_t)got);
     x->done += (uint64_t)got;
-    for (uint64_t moved = (uint64_t)got; moved > 0 && x->seg < x->nseg;) {
-        size_t room = x->segs[x->seg].iov_len - x->seg_off;
-        size_t n = moved < room ? moved : room;
-        x->seg_off += n;
-        moved -= n;
-        if (x->seg_off == x->segs[x->seg].iov_len) {
-            x->seg++;
-            x->seg_off = 0;
-        }
-    }
+    tern_cursor_advance(&x->peer, (size_t)got);
     return got;
 }
 

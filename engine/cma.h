@@ -139,12 +139,12 @@ tern_status_t tern_cma_cookie_parse(const void *buf, size_t len, enum tern_cma_k
 
 /* A transfer between a local cursor and a peer's segments. */
 typedef struct tern_cma_xfer {
-    pid_t pid;                /* the peer */
-    bool write;               /* put: process_vm_writev; get: process_vm_readv */
-    const struct iovec *segs; /* the peer's segments, in its address space */
-    uint64_t nseg;
-    uint64_t seg, seg_off; /* where the next byte of the peer's side is */
-    uint64_t done, want;   /* bytes moved so far, bytes to move */
+    pid_t pid;  /* the peer */
+    bool write; /* put: process_vm_writev; get: process_vm_readv */
+    /* the peer's segments (addresses in its space, never dereferenced
+     * here): the cursor only slices and advances them */
+    tern_cursor_t peer;
+    uint64_t done, want; /* bytes moved so far, bytes to move */
     /* test hook (TERN_FAULT_CMA_EPERM_AFTER): calls fail with EPERM once
      * done has reached it; TERN_CMA_FAULT_OFF never */
     uint64_t fault_after;

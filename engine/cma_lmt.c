@@ -189,16 +189,19 @@ static int take_segments(tern_vc_t *vc, tern_request_t *r, const tern_cma_cookie
     r->tmpbuf = segs;
     q->x = (tern_cma_xfer_t){.pid = c->pid,
                              .write = write,
-                             .segs = segs,
-                             .nseg = c->iovcnt,
                              .want = want,
                              .fault_after = vc->worker->ctx->cfg.fault_cma_after_bytes};
-    if (c->iovcnt > TERN_CMA_INLINE)
-        return tern_cma_read_iov(c->pid, c->iov_addr, segs, c->iovcnt, q->x.fault_after);
-    for (uint32_t i = 0; i < c->iovcnt; i++) {
-        segs[i].iov_base = (void *)(uintptr_t)c->seg[i].base;
-        segs[i].iov_len = c->seg[i].len;
+    if (c->iovcnt > TERN_CMA_INLINE) {
+        int rc = tern_cma_read_iov(c->pid, c->iov_addr, segs, c->iovcnt, q->x.fault_after);
+        if (rc != 0)
+            return rc;
+    } else {
+        for (uint32_t i = 0; i < c->iovcnt; i++) {
+            segs[i].iov_base = (void *)(uintptr_t)c->seg[i].base;
+            segs[i].iov_len = c->seg[i].len;
+        }
     }
+    tern_cursor_init(&q->x.peer, segs, (int)c->iovcnt); /* at most 2^20 (cookie parse) */
     return 0;
 }
 

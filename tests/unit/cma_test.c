@@ -254,12 +254,9 @@ static void test_get_put(void)
            "the child's iovec array read: %d", rc);
     tern_cursor_t cur;
     tern_cursor_init(&cur, l, NR);
-    tern_cma_xfer_t x = {.pid = pid,
-                         .write = false,
-                         .segs = segs,
-                         .nseg = NS,
-                         .want = total,
-                         .fault_after = TERN_CMA_FAULT_OFF};
+    tern_cma_xfer_t x = {
+        .pid = pid, .write = false, .want = total, .fault_after = TERN_CMA_FAULT_OFF};
+    tern_cursor_init(&x.peer, segs, NS);
     int steps = 0;
     ssize_t got;
     while ((got = tern_cma_step(&x, &cur)) > 0)
@@ -278,8 +275,8 @@ static void test_get_put(void)
 
     /* the hook: the first step moves, the next one is refused */
     tern_cursor_init(&cur, l, NR);
-    x = (tern_cma_xfer_t){
-        .pid = pid, .segs = segs, .nseg = NS, .want = total, .fault_after = 1u << 20};
+    x = (tern_cma_xfer_t){.pid = pid, .want = total, .fault_after = 1u << 20};
+    tern_cursor_init(&x.peer, segs, NS);
     while ((got = tern_cma_step(&x, &cur)) > 0)
         ;
     EXPECT(got == -EPERM && tern_cma_refusal(got) && x.done >= 1u << 20 &&
@@ -292,14 +289,14 @@ static void test_get_put(void)
     /* a remote range that is not mapped */
     struct iovec nowhere = {(void *)(uintptr_t)4096, 4096};
     tern_cursor_init(&cur, l, NR);
-    x = (tern_cma_xfer_t){
-        .pid = pid, .segs = &nowhere, .nseg = 1, .want = 4096, .fault_after = TERN_CMA_FAULT_OFF};
+    x = (tern_cma_xfer_t){.pid = pid, .want = 4096, .fault_after = TERN_CMA_FAULT_OFF};
+    tern_cursor_init(&x.peer, &nowhere, 1);
     got = tern_cma_step(&x, &cur);
     EXPECT(got == -EFAULT, "unmapped remote range: %zd", got);
     /* segments that end before the transfer */
     tern_cursor_init(&cur, l, NR);
-    x = (tern_cma_xfer_t){
-        .pid = pid, .segs = segs, .nseg = 2, .want = total, .fault_after = TERN_CMA_FAULT_OFF};
+    x = (tern_cma_xfer_t){.pid = pid, .want = total, .fault_after = TERN_CMA_FAULT_OFF};
+    tern_cursor_init(&x.peer, segs, 2);
     while ((got = tern_cma_step(&x, &cur)) > 0)
         ;
     EXPECT(got == -EMSGSIZE && x.done == segs[0].iov_len + segs[1].iov_len,
@@ -308,8 +305,8 @@ static void test_get_put(void)
 
     /* the peer has gone */
     tern_cursor_init(&cur, l, NR);
-    x = (tern_cma_xfer_t){
-        .pid = pid, .segs = segs, .nseg = NS, .want = total, .fault_after = TERN_CMA_FAULT_OFF};
+    x = (tern_cma_xfer_t){.pid = pid, .want = total, .fault_after = TERN_CMA_FAULT_OFF};
+    tern_cursor_init(&x.peer, segs, NS);
     got = tern_cma_step(&x, &cur);
     EXPECT(got == -ESRCH, "exited peer: %zd", got);
 
@@ -320,12 +317,9 @@ static void test_get_put(void)
         for (size_t j = 0; j < l[i].iov_len; j++)
             ((uint8_t *)l[i].iov_base)[j] = pat(2, k++);
     tern_cursor_init(&cur, l, NR);
-    x = (tern_cma_xfer_t){.pid = pid,
-                          .write = true,
-                          .segs = rsegs,
-                          .nseg = NS,
-                          .want = total,
-                          .fault_after = TERN_CMA_FAULT_OFF};
+    x = (tern_cma_xfer_t){
+        .pid = pid, .write = true, .want = total, .fault_after = TERN_CMA_FAULT_OFF};
+    tern_cursor_init(&x.peer, rsegs, NS);
     while ((got = tern_cma_step(&x, &cur)) > 0)
         ;
     EXPECT(got == 0 && x.done == total, "put: %zd after %llu", got, (unsigned long long)x.done);
@@ -360,11 +354,8 @@ static void test_kernel_refusal(void)
         ok = ok && syscall(SYS_capset, &hdr, data) == 0;
         char buf[64];
         struct iovec l = {buf, sizeof(buf)}, r = {(void *)remote, sizeof(buf)};
-        tern_cma_xfer_t x = {.pid = target,
-                             .segs = &r,
-                             .nseg = 1,
-                             .want = sizeof(buf),
-                             .fault_after = TERN_CMA_FAULT_OFF};
+        tern_cma_xfer_t x = {.pid = target, .want = sizeof(buf), .fault_after = TERN_CMA_FAULT_OFF};
+        tern_cursor_init(&x.peer, &r, 1);
         tern_cursor_t cur;
         tern_cursor_init(&cur, &l, 1);
         ssize_t got = ok ? tern_cma_step(&x, &cur) : -1;
