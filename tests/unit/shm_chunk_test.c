@@ -98,9 +98,7 @@ static void segment_gets_it(void)
                                     .chunk_size = 0,
                                     .num_chunks = 4};
     tern_shm_t s;
-    tern_shm_card_t card;
     memset(&s, 0, sizeof(s));
-    memset(&card, 0, sizeof(card));
     snprintf(ctx.pmix.nspace, sizeof(ctx.pmix.nspace), "shm_chunk_test.%d", (int)getpid());
     ctx.num_workers = 1;
     ctx.cfg.wait_mode = TERN_WAIT_YIELD;

@@ -93,8 +93,6 @@ static int setup(void)
         r->shm.wake_fd = -1;
         r->shm.numa_node = -1;
     }
-    tern_shm_card_t card;
-    memset(&card, 0, sizeof(card));
     tern_shm_segment_name(&ranks[0].shm, ranks[0].shm.seg_name, sizeof(ranks[0].shm.seg_name));
     if (tern_shm_segment_create(&ranks[0].shm) != TERN_OK)
         return -1;
