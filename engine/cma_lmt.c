@@ -272,6 +272,34 @@ static tern_status_t sender_fall_back(tern_vc_t *vc, tern_request_t *s, uint64_t
     return send_note(vc, false, rid, &n, nm_cookie);
 }
 
+static tern_status_t decline(tern_vc_t *vc, tern_request_t *r, uint64_t id, int reason, int err);
+
+/* How a transfer that cannot use the copy hands its message back to the
+ * netmod: the sender's fall-back, the receiver's decline (id: the other
+ * side's request). */
+typedef tern_status_t cma_fall_back_fn(tern_vc_t *vc, tern_request_t *r, uint64_t id, int reason,
+                                       int err);
+
+/* Take the peer's segments from c for r and queue r for the copy in state;
+ * when the kernel refuses even the segment array, fall_back. */
+static tern_status_t queue_copy(tern_vc_t *vc, tern_request_t *r, const tern_cma_cookie_t *c,
+                                bool write, uint64_t want, uint64_t id, uint8_t state,
+                                cma_fall_back_fn *fall_back)
+{
+    int rc = take_segments(vc, r, c, write, want);
+    if (rc == -ENOMEM)
+        return TERN_ERR_NO_MEMORY;
+    if (rc != 0) {
+        if (!tern_cma_refusal(rc))
+            return bad_segments(vc, c, rc);
+        kernel_refused(vc, c->pid, false, -rc); /* the segment array is read */
+        return fall_back(vc, r, id, TERN_CMA_R_KERNEL, -rc);
+    }
+    cma_req(r)->state = state;
+    tern_list_push_tail(&vc->worker->cma_queue, &r->link);
+    return TERN_OK;
+}
+
 tern_status_t tern_cma_start_send(tern_vc_t *vc, tern_request_t *s, const void *cookie,
                                   size_t cookie_len)
 {
@@ -293,18 +321,7 @@ tern_status_t tern_cma_start_send(tern_vc_t *vc, tern_request_t *s, const void *
                           "took our put offer although it is not on this host",
                           vc->rank);
     uint64_t want = c.len < s->msg_len ? c.len : s->msg_len;
-    int rc = take_segments(vc, s, &c, true, want);
-    if (rc == -ENOMEM)
-        return TERN_ERR_NO_MEMORY;
-    if (rc != 0) {
-        if (!tern_cma_refusal(rc))
-            return bad_segments(vc, &c, rc);
-        kernel_refused(vc, c.pid, false, -rc);
-        return sender_fall_back(vc, s, s->remote_id, TERN_CMA_R_KERNEL, -rc);
-    }
-    q->state = S_PUT_WRITING;
-    tern_list_push_tail(&vc->worker->cma_queue, &s->link);
-    return TERN_OK;
+    return queue_copy(vc, s, &c, true, want, s->remote_id, S_PUT_WRITING, sender_fall_back);
 }
 
 static void put_finish(tern_vc_t *vc, tern_request_t *s)
@@ -367,18 +384,7 @@ tern_status_t tern_cma_start_recv(tern_vc_t *vc, tern_request_t *r, const void *
         return tern_lmt_send_cts(vc, r, &key, klen);
     }
     uint64_t want = r->msg_len < r->cur.total ? r->msg_len : r->cur.total;
-    int rc = take_segments(vc, r, &c, false, want);
-    if (rc == -ENOMEM)
-        return TERN_ERR_NO_MEMORY;
-    if (rc != 0) {
-        if (!tern_cma_refusal(rc))
-            return bad_segments(vc, &c, rc);
-        kernel_refused(vc, c.pid, false, -rc);
-        return decline(vc, r, id, TERN_CMA_R_KERNEL, -rc);
-    }
-    q->state = S_GET_READING;
-    tern_list_push_tail(&vc->worker->cma_queue, &r->link);
-    return TERN_OK;
+    return queue_copy(vc, r, &c, false, want, id, S_GET_READING, decline);
 }
 
 static void get_finish(tern_vc_t *vc, tern_request_t *r)
