@@ -431,9 +431,11 @@ mn_check_suite() {
 #      its output printed, a FAIL line printed
 #   2  as 0, but a rank runs in the wrong namespace (a FAIL line printed)
 mn_await_posted() {
-    local job=$1 out=$2 np=$3 ppn=$4 label=$5 i r pid want posted bad=0
+    local job=$1 out=$2 np=$3 ppn=$4 label=$5 r pid want posted bad=0
     MN_VICTIMS=""
-    for i in $(seq 1 300); do
+    # bounded by the job's own limit, not a guess at how fast a loaded box starts it
+    local limit=${MN_TIMEOUT:-180} deadline=$((SECONDS + ${MN_TIMEOUT:-180}))
+    while [ "$SECONDS" -lt "$deadline" ]; do
         [ "$(grep -c '^ready ' "$out")" -ge "$np" ] && break
         kill -0 "$job" 2>/dev/null || break
         sleep 0.1
@@ -442,10 +444,11 @@ mn_await_posted() {
         mn_kill_tree "$job"
         wait "$job"
         cat "$out"
-        echo "FAIL: $label: the job did not start (not $np 'ready' lines within 30 s)"
+        echo "FAIL: $label: the job did not start (not $np 'ready' lines within $limit s)"
         return 1
     fi
-    for i in $(seq 1 300); do
+    deadline=$((SECONDS + limit))
+    while [ "$SECONDS" -lt "$deadline" ]; do
         posted=0
         for r in $(seq 0 $((ppn - 1))); do
             grep -q "^posted $r\$" "$out" && posted=$((posted + 1))
@@ -458,7 +461,7 @@ mn_await_posted() {
         mn_kill_tree "$job"
         wait "$job"
         cat "$out"
-        echo "FAIL: $label: $posted of host 1's $ppn ranks said they posted their wait within 30 s"
+        echo "FAIL: $label: $posted of host 1's $ppn ranks said they posted their wait within $limit s"
         return 1
     fi
     for r in $(seq 0 $((np - 1))); do
