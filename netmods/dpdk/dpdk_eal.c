@@ -38,14 +38,6 @@ static int eal_state;           /* 0 not tried, 1 up, -1 failed */
 static tern_status_t eal_status;
 static char eal_msg[512];
 
-uint32_t tern_dpdk_job_hash(const char *nspace)
-{
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (const char *p = nspace; *p; p++)
-        h = (h ^ (uint8_t)*p) * 16777619u;
-    return h != 0 ? h : 1;
-}
-
 /* Free hugepages and a hugetlbfs mount: what --in-memory needs. */
 static bool hugepages_usable(void)
 {
@@ -89,7 +81,7 @@ static tern_status_t start(const tern_dpdk_config_t *cfg, const char *job, int r
     if (pthread_getaffinity_np(pthread_self(), sizeof(saved), &saved) != 0)
         CPU_SET(0, &saved);
     ARG("tern");
-    ARG("--file-prefix=tern-%08x-%d", tern_dpdk_job_hash(job), rank);
+    ARG("--file-prefix=tern-%08x-%d", tern_job_hash(job), rank);
     ARG("-l");
     ARG("%d", first_cpu(&saved));
     if (cfg->port[0] != '\0') {

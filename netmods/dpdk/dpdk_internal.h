@@ -120,7 +120,6 @@ void tern_dpdk_fault_stats(const tern_dpdk_fault_t *f, tern_dpdk_fault_stats_t *
 tern_status_t tern_dpdk_eal_start(const tern_dpdk_config_t *cfg, const char *job, int rank);
 /* Why dpdk cannot run in this process (NULL: it can). */
 const char *tern_dpdk_eal_unavailable(void);
-uint32_t tern_dpdk_job_hash(const char *nspace);
 
 /* ---- ports (dpdk_port.c) ---------------------------------------------------------- */
 

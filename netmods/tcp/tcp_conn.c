@@ -32,11 +32,6 @@ bool tern_tcp_hello_valid(const tern_tcp_hello_t *h, int size, int me)
            h->rank < size && h->rank != me;
 }
 
-uint32_t tern_tcp_job_hash(const char *name)
-{
-    return tern_job_hash(name);
-}
-
 tern_tcp_vc_t *tern_tcp_vc_of_hello(tern_tcp_t *t, const tern_tcp_hello_t *h)
 {
     if (h->job == t->job) {

@@ -37,7 +37,7 @@ typedef struct tern_tcp_hello {
     uint32_t magic;
     uint32_t version;
     int32_t rank;
-    uint32_t job;             /* tern_tcp_job_hash of the connector's job */
+    uint32_t job;             /* tern_job_hash of the connector's job */
 } tern_tcp_hello_t;
 
 typedef struct tern_tcp_verdict {
@@ -123,8 +123,6 @@ tern_status_t tern_tcp_card_check(const void *data, size_t len, int rank, tern_t
 /* Is h a HELLO of this version from another rank of a job of size ranks
  * (me: the receiving rank)? */
 bool tern_tcp_hello_valid(const tern_tcp_hello_t *h, int size, int me);
-/* 32-bit FNV-1a of a job name: the job field of HELLO (tern_job_hash) */
-uint32_t tern_tcp_job_hash(const char *name);
 /* a VC to rank of job (hash) with that card (NULL: it connected to our
  * port, we cannot connect back): registered so that its HELLO finds it */
 tern_status_t tern_tcp_remote_add(tern_tcp_t *t, tern_vc_t *vc, uint32_t job, int rank,
