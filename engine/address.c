@@ -19,11 +19,6 @@
 static tern_host_id_t host_self;
 static pthread_once_t host_once = PTHREAD_ONCE_INIT;
 
-static int hexval(int c)
-{
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 static void host_read(void)
 {
     /* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx": 16 bytes in hex with dashes */
@@ -37,7 +32,7 @@ static void host_read(void)
     uint8_t id[16];
     int n = 0;
     for (const char *p = text; *p && n < 32; p++) {
-        int v = hexval(*p);
+        int v = tern_hex_digit(*p);
         if (v < 0)
             continue;
         if (n % 2 == 0)

@@ -120,4 +120,11 @@ const void *tern_addr_card(const tern_addr_t *a, const char *name, size_t *len);
 /* "shm tcp": the netmods a has cards of, for messages. */
 void tern_addr_names(const tern_addr_t *a, char *out, size_t len);
 
+/* The value of a lowercase hex digit, -1 for any other character (boot
+ * ids, port names). */
+static inline int tern_hex_digit(int c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
 #endif

@@ -88,11 +88,6 @@ tern_status_t tern_port_open(tern_context_t *ctx, char port[TERN_PORT_NAME_MAX])
     return TERN_OK;
 }
 
-static int hexval(int c)
-{
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 /* the address bytes a port name carries, into buf (PORT_ADDR_MAX) */
 static tern_status_t parse(const char *port, unsigned char *buf, size_t *len)
 {
@@ -109,7 +104,7 @@ static tern_status_t parse(const char *port, unsigned char *buf, size_t *len)
                           "has %zu hex digits",
                           n);
     for (size_t i = 0; i < n / 2; i++) {
-        int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+        int hi = tern_hex_digit(hex[2 * i]), lo = tern_hex_digit(hex[2 * i + 1]);
         if (hi < 0 || lo < 0)
             return tern_error(TERN_ERR_INVALID_PARAM,
                               "tern_port_connect: the port name is not "
