@@ -283,6 +283,23 @@ static inline void tern_request_release(tern_request_t *r)
     tern_list_push_tail(&r->worker->free_reqs, &r->link);
 }
 
+/*
+ * Complete a request with status (inline fast path: a user's request with
+ * nothing to undo).  The slow part drops its id and its VC-list entry, and
+ * gives an internal request (a control packet's, nobody reaps it) back to
+ * the pool.
+ */
+void tern_request_complete_slow(tern_request_t *r);
+static inline void tern_request_complete(tern_request_t *r, tern_status_t status)
+{
+    r->status = status;
+    r->flags |= TERN_REQF_COMPLETE;
+    r->worker->completions++;
+    if (TERN_UNLIKELY((r->flags & (TERN_REQF_HAS_ID | TERN_REQF_VCLIST)) ||
+                      !(r->flags & (TERN_REQF_USER | TERN_REQF_UNEXP | TERN_REQF_MPROBED))))
+        tern_request_complete_slow(r);
+}
+
 /* ---- other jobs (tern_connect, engine/connect.c) ------------------------- */
 
 #define TERN_MAX_JOBS 256                /* connected jobs and port peers */
@@ -494,8 +511,6 @@ tern_context_t *tern_context_live(void);
 /* The same for a VC closed on purpose (tern_disconnect): no warning, and
  * receives from any source are left posted. */
 void tern_vc_close(tern_vc_t *vc, const char *why);
-
-void tern_request_complete(tern_request_t *req, tern_status_t status);
 
 /* Check a user iovec (0..TERN_IOV_MAX entries, no NULL base with a length,
  * lengths adding up to at most SSIZE_MAX, so never wrapping) and set *total;
