@@ -556,7 +556,8 @@ tern_status_t tern_send_ctrl(tern_vc_t *vc, const tern_pkt_hdr_t *hdr,
 tern_status_t tern_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
                                   size_t hdrlen);
 
-/* Rendezvous: the receive request matched an RTS; start the transfer. */
+/* Rendezvous: the receive request matched an RTS; start the transfer.  A
+ * start that fails completes the receive with its status (and returns it). */
 tern_status_t tern_lmt_recv_matched(tern_request_t *rreq, const void *cookie,
                                     size_t cookie_len);
 

@@ -158,11 +158,12 @@ tern_status_t tern_lmt_recv_matched(tern_request_t *rreq, const void *cookie, si
     }
     tern_status_t st = cma_mode(rreq->lmt_mode) ? tern_cma_start_recv(vc, rreq, cookie, cookie_len)
                                                 : tern_lmt_recv_start(rreq, cookie, cookie_len);
-    /* A start that failed before it put the receive on the VC's list (a
-     * malformed cookie): the caller fails the VC, which must complete the
-     * receive too, or it would wait forever. */
-    if (st < 0 && !(rreq->flags & (TERN_REQF_COMPLETE | TERN_REQF_VCLIST)))
-        tern_lmt_track(vc, rreq);
+    /* A start that failed (a malformed cookie, a refused send) ends the
+     * receive here with its cause, on the VC's list or not: whether the
+     * caller then fails the VC (the parser) or not (a later receive that
+     * matched the RTS), the receive must not wait forever. */
+    if (st < 0 && !(rreq->flags & TERN_REQF_COMPLETE))
+        tern_request_complete(rreq, st);
     return st;
 }
 
