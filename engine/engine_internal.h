@@ -283,6 +283,23 @@ static inline void tern_request_release(tern_request_t *r)
     tern_list_push_tail(&r->worker->free_reqs, &r->link);
 }
 
+/*
+ * Complete a request with status (inline fast path: a user's request with
+ * nothing to undo).  The slow part drops its id and its VC-list entry, and
+ * gives an internal request (a control packet's, nobody reaps it) back to
+ * the pool.
+ */
+void tern_request_complete_slow(tern_request_t *r);
+static inline void tern_request_complete(tern_request_t *r, tern_status_t status)
+{
+    r->status = status;
+    r->flags |= TERN_REQF_COMPLETE;
+    r->worker->completions++;
+    if (TERN_UNLIKELY((r->flags & (TERN_REQF_HAS_ID | TERN_REQF_VCLIST)) ||
+                      !(r->flags & (TERN_REQF_USER | TERN_REQF_UNEXP | TERN_REQF_MPROBED))))
+        tern_request_complete_slow(r);
+}
+
 /* ---- other jobs (tern_connect, engine/connect.c) ------------------------- */
 
 #define TERN_MAX_JOBS 256                /* connected jobs and port peers */
@@ -495,8 +512,6 @@ tern_context_t *tern_context_live(void);
  * receives from any source are left posted. */
 void tern_vc_close(tern_vc_t *vc, const char *why);
 
-void tern_request_complete(tern_request_t *req, tern_status_t status);
-
 /* Check a user iovec (0..TERN_IOV_MAX entries, no NULL base with a length,
  * lengths adding up to at most SSIZE_MAX, so never wrapping) and set *total;
  * TERN_ERR_INVALID_PARAM naming the call (what) and the entry otherwise. */
@@ -541,7 +556,8 @@ tern_status_t tern_send_ctrl(tern_vc_t *vc, const tern_pkt_hdr_t *hdr,
 tern_status_t tern_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, const void *hdr,
                                   size_t hdrlen);
 
-/* Rendezvous: the receive request matched an RTS; start the transfer. */
+/* Rendezvous: the receive request matched an RTS; start the transfer.  A
+ * start that fails completes the receive with its status (and returns it). */
 tern_status_t tern_lmt_recv_matched(tern_request_t *rreq, const void *cookie,
                                     size_t cookie_len);
 

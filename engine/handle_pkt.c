@@ -207,18 +207,13 @@ static inline bool eager_fast(tern_vc_t *vc, const uint8_t *p, size_t len)
     tern_copy_small(r->cur.iov[0].iov_base, p + TERN_PKT_HDR_SIZE, n);
     r->cur.pos = n;
     r->flags |= TERN_REQF_DATA_DONE;
-    /* The user's receive, whole and untruncated, nothing else to undo:
-     * complete it here (what tern_recv_data_complete would do, without
-     * its two calls); anything else takes the general completion. */
-    if (TERN_LIKELY(n == h.len && r->on_data_avail == NULL && r->tmpbuf == NULL &&
-                    (r->flags & (TERN_REQF_USER | TERN_REQF_HAS_ID | TERN_REQF_VCLIST)) ==
-                        TERN_REQF_USER)) {
-        r->status = TERN_OK;
-        r->flags |= TERN_REQF_COMPLETE;
-        w->completions++;
-    } else {
+    /* Whole and untruncated, no staging buffer, no chained handler: what
+     * tern_recv_data_complete would come to, without its call; a truncated
+     * or chained receive takes it. */
+    if (TERN_LIKELY(n == h.len && r->on_data_avail == NULL && r->tmpbuf == NULL))
+        tern_request_complete(r, TERN_OK);
+    else
         tern_recv_data_complete(r);
-    }
     return true;
 }
 

@@ -34,20 +34,16 @@ tern_status_t tern_send_ctrl(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const voi
         tern_status_t st = vc->nm->core.istart_contig_msg(vc, hdr, sizeof(*hdr), NULL, 0, &s);
         return st < 0 ? st : TERN_OK; /* a queued s is internal: freed when sent */
     }
-    tern_request_t *s = tern_request_alloc(vc->worker, TERN_REQ_SEND);
-    if (s == NULL)
-        return TERN_ERR_NO_MEMORY;
-    s->tmpbuf = malloc(cookie_len); /* the cookie must outlive a queued send */
-    if (s->tmpbuf == NULL) {
-        tern_request_release(s);
+    void *copy = malloc(cookie_len); /* the cookie must outlive a queued send */
+    if (copy == NULL)
         return tern_error(TERN_ERR_NO_MEMORY, "control packet cookie");
+    memcpy(copy, cookie, cookie_len);
+    tern_request_t *s = tern_request_alloc_contig_send(vc, copy, cookie_len, 0);
+    if (s == NULL) {
+        free(copy);
+        return TERN_ERR_NO_MEMORY;
     }
-    memcpy(s->tmpbuf, cookie, cookie_len);
-    s->vc = vc;
-    s->peer = vc->rank;
-    s->iov1.iov_base = s->tmpbuf;
-    s->iov1.iov_len = cookie_len;
-    tern_cursor_init(&s->cur, &s->iov1, 1);
+    s->tmpbuf = copy; /* freed with s */
     tern_status_t st = vc->nm->core.send_noncontig(vc, s, hdr, sizeof(*hdr));
     if (st < 0 && !(s->flags & TERN_REQF_COMPLETE))
         tern_request_release(s);
@@ -158,11 +154,12 @@ tern_status_t tern_lmt_recv_matched(tern_request_t *rreq, const void *cookie, si
     }
     tern_status_t st = cma_mode(rreq->lmt_mode) ? tern_cma_start_recv(vc, rreq, cookie, cookie_len)
                                                 : tern_lmt_recv_start(rreq, cookie, cookie_len);
-    /* A start that failed before it put the receive on the VC's list (a
-     * malformed cookie): the caller fails the VC, which must complete the
-     * receive too, or it would wait forever. */
-    if (st < 0 && !(rreq->flags & (TERN_REQF_COMPLETE | TERN_REQF_VCLIST)))
-        tern_lmt_track(vc, rreq);
+    /* A start that failed (a malformed cookie, a refused send) ends the
+     * receive here with its cause, on the VC's list or not: whether the
+     * caller then fails the VC (the parser) or not (a later receive that
+     * matched the RTS), the receive must not wait forever. */
+    if (st < 0 && !(rreq->flags & TERN_REQF_COMPLETE))
+        tern_request_complete(rreq, st);
     return st;
 }
 

@@ -107,7 +107,9 @@ typedef void tern_nm_check_peers_fn(void *state);
  * the instance has (names static, "<netmod>.<what>"). */
 typedef int tern_nm_counters_fn(void *state, tern_counter_t *out, int max);
 /* Send hdr + data (the caller's, valid until completion); *sreq = NULL if
- * all went out now, else a new request that completes when it has. */
+ * all went out now, else a new request that completes when it has.  hdr is
+ * one engine packet header here and in send_noncontig (hdrlen ==
+ * TERN_PKT_HDR_SIZE), which a queued send keeps (engine/pktq.h). */
 typedef tern_status_t tern_nm_istart_contig_msg_fn(tern_vc_t *vc, const void *hdr, size_t hdrlen,
                                                    const void *data, size_t len,
                                                    tern_request_t **sreq);

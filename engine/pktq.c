@@ -1,21 +1,18 @@
 /* The packet send queue under every netmod: see pktq.h. */
+#include <assert.h>
 #include <string.h>
 
 #include "engine/pktq.h"
 
-tern_status_t tern_pktq_push(tern_pktq_t *q, tern_request_t *r, const void *hdr, size_t hdrlen,
-                             size_t hsent)
+void tern_pktq_push(tern_pktq_t *q, tern_request_t *r, const void *hdr, size_t hdrlen, size_t hsent)
 {
-    if (TERN_UNLIKELY(hdrlen > TERN_PKTQ_HDR_MAX || hsent > hdrlen))
-        return tern_error(TERN_ERR_INVALID_PARAM,
-                          "send to rank %d: a %zu-byte packet header (%zu sent); a queued send "
-                          "keeps at most %d",
-                          r->peer, hdrlen, hsent, TERN_PKTQ_HDR_MAX);
+    /* every header is an engine packet header, which fits (static_assert
+     * next to TERN_PKTQ_HDR_MAX): a longer one is a bug in the caller */
+    assert(hdrlen <= TERN_PKTQ_HDR_MAX && hsent <= hdrlen);
     memcpy(r->pq.bytes, hdr, hdrlen);
     r->pq.len = (uint8_t)hdrlen;
     r->pq.sent = (uint8_t)hsent;
     tern_list_push_tail(&q->reqs, &r->link);
-    return TERN_OK;
 }
 
 int tern_pktq_iov(tern_request_t *r, struct iovec *iov, int max, size_t max_bytes, size_t *bytes)

@@ -38,10 +38,10 @@ static inline tern_request_t *tern_pktq_head(const tern_pktq_t *q)
 
 /* Queue r behind q's requests: hdr (hdrlen bytes, the first hsent of them
  * already sent) then the rest of r->cur.  hdr is copied: the caller's may
- * go.  TERN_ERR_INVALID_PARAM, naming the length, for a header longer than
- * TERN_PKTQ_HDR_MAX (nothing is queued). */
-tern_status_t tern_pktq_push(tern_pktq_t *q, tern_request_t *r, const void *hdr, size_t hdrlen,
-                             size_t hsent);
+ * go.  hdrlen is at most TERN_PKTQ_HDR_MAX, which every engine packet
+ * header fits (asserted); it cannot fail. */
+void tern_pktq_push(tern_pktq_t *q, tern_request_t *r, const void *hdr, size_t hdrlen,
+                    size_t hsent);
 
 /* Bytes of r still to send. */
 static inline size_t tern_pktq_left(const tern_request_t *r)

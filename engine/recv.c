@@ -117,10 +117,8 @@ tern_status_t tern_recv_bind(tern_worker_t *w, tern_request_t *u, const struct i
         size_t clen = u->tmp_have;
         u->tmpbuf = NULL;
         u->tmp_have = 0;
-        tern_status_t st = tern_lmt_recv_matched(r, cookie, clen);
+        (void)tern_lmt_recv_matched(r, cookie, clen); /* a failure completes r */
         free(cookie);
-        if (st < 0 && !(r->flags & TERN_REQF_COMPLETE))
-            tern_request_complete(r, st);
     }
     /* else: an eager message still streaming into tmpbuf; completes later. */
     *req = r;

@@ -55,11 +55,9 @@ void tern_request_release_slow(tern_request_t *r)
     tern_list_push_tail(&r->worker->free_reqs, &r->link);
 }
 
-void tern_request_complete(tern_request_t *r, tern_status_t status)
+/* tern_request_complete's out-of-line part (engine_internal.h). */
+void tern_request_complete_slow(tern_request_t *r)
 {
-    r->status = status;
-    r->flags |= TERN_REQF_COMPLETE;
-    r->worker->completions++;
     if (r->flags & TERN_REQF_HAS_ID)
         tern_request_unregister(r);
     if (r->flags & TERN_REQF_VCLIST) {

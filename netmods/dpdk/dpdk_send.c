@@ -68,16 +68,13 @@ void tern_dpdk_push(tern_dpdk_vc_t *dv)
 /* Queue r (with the unframed rest of hdr) behind what waits; push now
  * (r may complete inside this call: only for requests the caller owns),
  * else the poll moves it. */
-static tern_status_t enqueue(tern_dpdk_vc_t *dv, tern_request_t *r, const void *hdr,
-                             size_t hdrlen, bool push_now)
+static void enqueue(tern_dpdk_vc_t *dv, tern_request_t *r, const void *hdr, size_t hdrlen,
+                    bool push_now)
 {
-    tern_status_t st = tern_pktq_push(&dv->sendq, r, hdr, hdrlen, 0);
-    if (st != TERN_OK)
-        return st;
+    tern_pktq_push(&dv->sendq, r, hdr, hdrlen, 0);
     tern_dpdk_mark_active(dv);
     if (push_now)
         tern_dpdk_push(dv);
-    return TERN_OK;
 }
 
 tern_status_t tern_dpdk_istart_contig_msg(tern_vc_t *vc, const void *hdr, size_t hdrlen,
@@ -108,11 +105,7 @@ tern_status_t tern_dpdk_istart_contig_msg(tern_vc_t *vc, const void *hdr, size_t
     if (r == NULL)
         return TERN_ERR_NO_MEMORY;
     /* completes in poll, never inside this call */
-    tern_status_t st = enqueue(dv, r, hdr, hdrlen, false);
-    if (st != TERN_OK) {
-        tern_request_release(r);
-        return st;
-    }
+    enqueue(dv, r, hdr, hdrlen, false);
     *sreq = r;
     return TERN_OK;
 }
@@ -121,5 +114,6 @@ tern_status_t tern_dpdk_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, cons
                                        size_t hdrlen)
 {
     tern_dpdk_vc(vc)->d->now_ns = tern_now_ns();
-    return enqueue(tern_dpdk_vc(vc), sreq, hdr, hdrlen, true);
+    enqueue(tern_dpdk_vc(vc), sreq, hdr, hdrlen, true);
+    return TERN_OK;
 }

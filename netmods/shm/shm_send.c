@@ -8,6 +8,7 @@
  * engine/pktq.h: its header in req->pq, payload progress in req->cur) and
  * goes on from poll, in order.
  */
+#include <assert.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -114,11 +115,10 @@ tern_status_t tern_shm_istart_contig_msg(tern_vc_t *vc, const void *hdr, size_t 
                            s->fbox_mask, s->fbox_size)) != NULL) {
             uint8_t *d = (uint8_t *)u + TERN_SHM_UNIT_HDR;
             /* Copies of a known size are inlined: a call to memcpy per part
-             * is a good share of an 8-byte message's time. */
-            if (TERN_LIKELY(hdrlen == TERN_PKT_HDR_SIZE))
-                memcpy(d, hdr, TERN_PKT_HDR_SIZE);
-            else
-                memcpy(d, hdr, hdrlen);
+             * is a good share of an 8-byte message's time.  hdr is always
+             * one engine packet header (netmod.h). */
+            assert(hdrlen == TERN_PKT_HDR_SIZE);
+            memcpy(d, hdr, TERN_PKT_HDR_SIZE);
             tern_copy_small(d + hdrlen, data, len);
             u->len = (uint32_t)(hdrlen + len);
             u->pad = 0;
@@ -133,18 +133,17 @@ tern_status_t tern_shm_istart_contig_msg(tern_vc_t *vc, const void *hdr, size_t 
     }
     /* Could not send it all now: a request carries the rest. */
     tern_request_t *r = tern_request_alloc_contig_send(vc, data, len, dsent);
-    tern_status_t st = r != NULL ? tern_pktq_push(&v->sendq, r, hdr, hdrlen, hsent)
-                                 : tern_error(TERN_ERR_NO_MEMORY, "shm send to rank %d: no "
-                                              "request for the rest of a packet", vc->rank);
-    if (st != TERN_OK) {
-        if (r != NULL)
-            tern_request_release(r);
+    if (r == NULL) {
+        tern_status_t st =
+            tern_error(TERN_ERR_NO_MEMORY,
+                       "shm send to rank %d: no request for the rest of a packet", vc->rank);
         /* Part of the packet may be in the channel already: the stream is
          * torn, so the VC fails loudly rather than lose data silently. */
         if (hsent > 0)
             tern_vc_fail(vc, st, tern_last_error());
         return st;
     }
+    tern_pktq_push(&v->sendq, r, hdr, hdrlen, hsent);
     *sreq = r;
     return TERN_OK;
 }
@@ -159,10 +158,8 @@ tern_status_t tern_shm_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, const
         tern_request_complete(sreq, TERN_OK);
         return TERN_OK;
     }
-    tern_status_t st = tern_pktq_push(&v->sendq, sreq, hdr, hdrlen, hsent);
-    if (st != TERN_OK && hsent > 0)
-        tern_vc_fail(vc, st, tern_last_error()); /* torn, as above */
-    return st;
+    tern_pktq_push(&v->sendq, sreq, hdr, hdrlen, hsent);
+    return TERN_OK;
 }
 
 unsigned tern_shm_progress_sendq(tern_shm_t *s, tern_shm_vc_t *v)

@@ -87,14 +87,12 @@ static tern_status_t enqueue(tern_tcp_vc_t *tv, tern_request_t *r, const void *h
         if (st != TERN_OK)
             return st;
     }
-    tern_status_t st = tern_pktq_push(&tv->sendq, r, hdr, hdrlen, hsent);
-    if (st != TERN_OK)
-        return st;
+    tern_pktq_push(&tv->sendq, r, hdr, hdrlen, hsent);
     if (try_now) {
         tern_tcp_flush(tv);
         return TERN_OK;
     }
-    st = kick(tv);
+    tern_status_t st = kick(tv);
     if (st != TERN_OK)
         tern_pktq_remove(r);
     return st;

@@ -324,10 +324,9 @@ static tern_status_t enqueue(tern_verbs_vc_t *tv, tern_request_t *r, const void 
         if (st != TERN_OK)
             return st;
     }
-    tern_status_t st = tern_pktq_push(&tv->sendq, r, hdr, hdrlen, 0);
-    if (st == TERN_OK)
-        tern_verbs_mark_pending(tv);
-    return st;
+    tern_pktq_push(&tv->sendq, r, hdr, hdrlen, 0);
+    tern_verbs_mark_pending(tv);
+    return TERN_OK;
 }
 
 tern_status_t tern_verbs_istart_contig_msg(tern_vc_t *vc, const void *hdr, size_t hdrlen,

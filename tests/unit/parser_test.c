@@ -256,6 +256,43 @@ static void test_cma_cookie(const char *what, uint64_t rts_len, uint32_t nseg, u
     teardown();
 }
 
+/* A rendezvous start that fails ends the receive itself, with the cause,
+ * whatever the caller does next: complete, its id and VC-list entry gone,
+ * the VC untouched (failing it is the caller's choice). */
+static void test_start_fails(void)
+{
+    setup();
+    char buf[8];
+    tern_request_t *r;
+    tern_vc_t *vc = &worker.vcs[1];
+    EXPECT(tern_irecv(&worker, buf, sizeof(buf), 1, 0, 0, NULL, &r) == TERN_INPROGRESS, "post");
+    /* matched to a CMA-get RTS without a cookie, as the parser would */
+    tern_list_del(&r->link);
+    r->flags &= ~(uint32_t)TERN_REQF_POSTED;
+    r->vc = vc;
+    r->peer = 1;
+    r->msg_len = 99999;
+    r->remote_id = 5;
+    r->lmt_mode = TERN_LMT_CMA_GET;
+    tern_status_t st = tern_lmt_recv_matched(r, NULL, 0);
+    EXPECT(st == TERN_ERR_MALFORMED, "start without a cookie: %s", tern_strerror(st));
+    EXPECT((r->flags & TERN_REQF_COMPLETE) && r->status == st &&
+               !(r->flags & (TERN_REQF_HAS_ID | TERN_REQF_VCLIST)) &&
+               tern_list_empty(&vc->lmt_wait),
+           "failed start: flags %#x, status %s", r->flags, tern_strerror(r->status));
+    EXPECT(vc->state != TERN_VC_FAILED, "failed start failed the VC");
+    EXPECT(tern_test(&worker, r, NULL) == TERN_ERR_MALFORMED, "reap the failed start");
+    /* the same RTS unexpected, matched by a later receive: it ends at once */
+    tern_pkt_hdr_t h = {.type = TERN_PKT_RTS, .flags = TERN_LMT_CMA_GET, .len = 99999, .sreq = 5};
+    EXPECT(feed((const uint8_t *)&h, sizeof(h), 0) == TERN_OK, "unexpected RTS: %s",
+           tern_last_error());
+    EXPECT(tern_irecv(&worker, buf, sizeof(buf), 1, 0, 0, NULL, &r) == TERN_INPROGRESS,
+           "receive matching it");
+    EXPECT(r->flags & TERN_REQF_COMPLETE, "receive matching a bad RTS not complete");
+    EXPECT(tern_test(&worker, r, NULL) == TERN_ERR_MALFORMED, "reap it");
+    teardown();
+}
+
 int main(void)
 {
     const size_t steps[] = {1, 3, 39, 40, 41, 64, 1000, 0, 1 << 20};
@@ -278,6 +315,7 @@ int main(void)
     test_malformed("CMA RTS without a cookie", (tern_pkt_hdr_t){.type = TERN_PKT_RTS, .flags = TERN_LMT_CMA_GET, .tag = 0, .len = 99999, .sreq = 5});
     test_cma_cookie("CMA cookie of another length", 99999, 2, 0, "its RTS says 99999");
     test_cma_cookie("CMA segments unreadable", 60, 20, 8, "cannot be read: Bad address");
+    test_start_fails();
     test_bye();
     printf("%s parser_test (%d failures)\n", failures ? "FAIL" : "PASS", failures);
     return failures ? 1 : 0;

@@ -7,9 +7,12 @@
  * Besides the data and the statuses, it checks what the path must not do
  * for a small message (the calls are wrapped at link time and counted):
  * call memcpy (a library call for 8 bytes costs more than the copy, on
- * every message's critical path), or take the general completion
- * (tern_recv_data_complete) for a whole, untruncated receive.  A truncated
- * receive must still take the general completion and say TRUNCATED.
+ * every message's critical path), or make an out-of-line completion call
+ * for a whole, untruncated receive: neither the general completion
+ * (tern_recv_data_complete) nor the request's slow completion
+ * (tern_request_complete_slow: ids, VC lists, internal requests).  A
+ * truncated receive must still take the general completion and say
+ * TRUNCATED.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -22,7 +25,8 @@
 
 #include "tests/unit/expect.h"
 
-/* link: -Wl,--wrap=memcpy,--wrap=tern_recv_data_complete */
+/* link: -Wl,--wrap=memcpy,--wrap=tern_recv_data_complete,--wrap=tern_request_complete_slow
+ * complete_calls counts both completion calls. */
 static int memcpy_calls, complete_calls;
 void *__real_memcpy(void *dst, const void *src, size_t n);
 void *__wrap_memcpy(void *dst, const void *src, size_t n);
@@ -37,6 +41,13 @@ void __wrap_tern_recv_data_complete(tern_request_t *r)
 {
     complete_calls++;
     __real_tern_recv_data_complete(r);
+}
+void __real_tern_request_complete_slow(tern_request_t *r);
+void __wrap_tern_request_complete_slow(tern_request_t *r);
+void __wrap_tern_request_complete_slow(tern_request_t *r)
+{
+    complete_calls++;
+    __real_tern_request_complete_slow(r);
 }
 
 /* Call counts are a property of optimised code (an -O0 build calls memcpy
