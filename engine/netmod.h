@@ -373,8 +373,8 @@ const void *tern_wire_card(tern_worker_t *w, int rank, const char *netmod, size_
 
 /* An exit barrier with the job's other ranks, without progress and given
  * up after timeout_ms (TERN_ERR_TIMED_OUT): dpdk's finalize, so no rank
- * leaves while a peer still polls a link to it.  TERN_ERR_UNSUPPORTED
- * without a launcher to fence with (TERN_WIREUP_ADDRESS). */
+ * leaves while a peer still polls a link to it.  Without a launcher to
+ * fence with (TERN_WIREUP_ADDRESS, a singleton) it succeeds at once. */
 tern_status_t tern_ctx_exit_fence(tern_context_t *ctx, unsigned timeout_ms);
 
 #endif

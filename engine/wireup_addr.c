@@ -35,8 +35,12 @@ bool tern_init_params_by_address(const tern_init_params_t *p)
 
 tern_status_t tern_address_context(tern_context_t *ctx, const tern_init_params_t *p)
 {
-    tern_pmix_t *j = &ctx->pmix; /* not initialised: only its job fields are used */
+    /* PMIx is not used: the pmix layer's singleton mode, in which every
+     * tern_pmix_* call that needs a launcher refuses and the fences
+     * succeed at once (pmix/client/client.h); its job fields are ours. */
+    tern_pmix_t *j = &ctx->pmix;
     memset(j, 0, sizeof(*j));
+    j->singleton = true;
     snprintf(j->nspace, sizeof(j->nspace), "%s", p->job);
     j->rank = (uint32_t)p->rank;
     j->size = (uint32_t)p->size;

@@ -461,7 +461,7 @@ static tern_status_t dpdk_finalize(void *state)
      * barrier and goodbyes over the VCs are all there is). */
     if (d->ctx->size > 1) {
         tern_status_t fst = tern_ctx_exit_fence(d->ctx, 5000);
-        if (fst != TERN_OK && fst != TERN_ERR_UNSUPPORTED)
+        if (fst != TERN_OK)
             tern_warn("dpdk: exit barrier: %s; leaving anyway", tern_last_error());
     }
     /* A worker's
