@@ -212,7 +212,8 @@ typedef struct tern_nm_mem_ops {
  * vc_init_remote (required): vc (vc->rank its peer id) to rank `rank` of
  *   the job whose name hashes to `job` (tern_job_hash), with its card; get
  *   ready to connect to it on the first send, or to be connected from it
- *   (a connection from it names (job, rank), and finds this VC).
+ *   (a connection from it names (job, rank), and finds this VC).  job is
+ *   never this job's hash (the engine refuses such a peer).
  *   TERN_ERR_UNREACHABLE when this card cannot be reached from here (the
  *   engine tries the next netmod both have: both sides come to the same).
  * port_unable (optional): NULL when this instance takes connections from

@@ -197,9 +197,6 @@ static tern_status_t dpdk_vc_init(void *state, tern_vc_t *vc, const void *card, 
 /* A VC to another job's rank (its own allocation, kept until finalize). */
 static tern_status_t remote_add(tern_dpdk_t *d, tern_vc_t *vc, const tern_dpdk_card_t *card)
 {
-    if (card->job == d->job)
-        return tern_error(TERN_ERR_UNSUPPORTED, "dpdk: job %08x has the same name hash as %s: "
-                          "their frames cannot be told apart", card->job, tern_ctx_job(d->ctx));
     if (d->nremote == d->remote_cap) {
         int cap = d->remote_cap ? 2 * d->remote_cap : 16;
         tern_dpdk_vc_t **r = realloc(d->remote, (size_t)cap * sizeof(*r));
