@@ -237,6 +237,12 @@ typedef struct tern_nm_conn_ops {
  * NULL).  vc->nm / nm_state are set; the netmod sets nm_vc. */
 tern_vc_t *tern_port_incoming(tern_worker_t *w, void *nm_state, uint32_t job, int rank);
 
+/* engine/peer.c: a netmod's table of its VCs to other jobs' ranks (n
+ * entries of elem bytes, room for *cap) with room for one more: table
+ * itself, or grown (16 at first, then doubled; *cap updated).  NULL when
+ * out of memory: table is unchanged and still the caller's. */
+void *tern_remote_table_room(void *table, int n, int *cap, size_t elem);
+
 /* 32-bit FNV-1a of a job name (tcp's HELLO, port names) */
 uint32_t tern_job_hash(const char *name);
 

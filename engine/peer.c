@@ -366,3 +366,14 @@ tern_status_t tern_insert_other(tern_context_t *ctx, const tern_addr_t *a, int *
     *peer = j->base;
     return TERN_OK;
 }
+
+void *tern_remote_table_room(void *table, int n, int *cap, size_t elem)
+{
+    if (n < *cap)
+        return table;
+    int grown = *cap ? 2 * *cap : 16;
+    void *t = realloc(table, (size_t)grown * elem);
+    if (t != NULL)
+        *cap = grown;
+    return t;
+}
