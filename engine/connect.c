@@ -195,6 +195,14 @@ static tern_status_t remote_vc(tern_worker_t *w, tern_vc_t *vc, const char *name
         st = tern_error(TERN_ERR_MALFORMED, "%s: an address of job %08x rank %d worker %d, not "
                         "of job %08x rank %d worker %d", what, a.job, a.rank, a.worker,
                         tern_job_hash(name), r, w->index);
+    /* The netmods tell jobs apart by name hash (tcp's HELLO, verbs' and
+     * dpdk's messages).  Only here can another job have ours: an address
+     * of our hash is taken as our own (tern_peer_insert), a port of it is
+     * refused as ours (tern_port_connect). */
+    if (st == TERN_OK && a.job == w->ctx->job_hash)
+        st = tern_error(TERN_ERR_UNSUPPORTED, "tern_connect: job %s has the same name hash "
+                        "(%08x) as this job, %s: their connections cannot be told apart",
+                        name, a.job, w->ctx->pmix.nspace);
     if (st == TERN_OK) {
         tern_vc_rewire(vc);
         st = tern_remote_vc_init(w, vc, &a, false);

@@ -563,9 +563,11 @@ tern_status_t tern_finalize(tern_context_t *ctx)
     }
     ctx->finalizing = true;
     /* the fence progresses every worker: a peer still draining may need
-     * our acknowledgements (dpdk) */
-    if (!by_address)
-        st = tern_pmix_fence_progress(&ctx->pmix, progress_all, ctx);
+     * our acknowledgements (dpdk); without a launcher it succeeds at once
+     * (the barrier above was the job's) */
+    tern_status_t fst = tern_pmix_fence_progress(&ctx->pmix, progress_all, ctx);
+    if (st == TERN_OK)
+        st = fst;
     /* test hook: this rank learns of the fence's end late, as under a
      * launcher that releases it to the nodes at different times, and goes
      * on polling while the others close (tests/engine/finalize_tcp.sh).
@@ -613,9 +615,6 @@ int tern_ctx_local_index(const tern_context_t *ctx, int rank)
 
 tern_status_t tern_ctx_exit_fence(tern_context_t *ctx, unsigned timeout_ms)
 {
-    if (ctx->wireup == TERN_WIREUP_ADDRESS)
-        return tern_error(TERN_ERR_UNSUPPORTED, "no launcher to fence with (a context wired by "
-                          "addresses)");
     return tern_pmix_fence_timed(&ctx->pmix, timeout_ms);
 }
 tern_worker_t *tern_context_worker(tern_context_t *ctx) { return ctx ? &ctx->workers[0] : NULL; }
@@ -713,21 +712,10 @@ tern_status_t tern_barrier(tern_context_t *ctx)
     return tern_pmix_fence_progress(&ctx->pmix, progress_default, ctx);
 }
 
-/* What needs a launcher, in a context wired by addresses: refused. */
-static tern_status_t no_launcher(const tern_context_t *ctx, const char *what)
-{
-    if (ctx->wireup != TERN_WIREUP_ADDRESS)
-        return TERN_OK;
-    return tern_error(TERN_ERR_UNSUPPORTED, "%s: this context was wired by addresses "
-                      "(TERN_WIREUP_ADDRESS): there is no launcher", what);
-}
-
+/* Without a launcher (a singleton, or wired by addresses) the pmix layer
+ * refuses what needs one and its abort ends this process only. */
 void tern_abort(tern_context_t *ctx, int status, const char *msg)
 {
-    if (ctx != NULL && ctx->wireup == TERN_WIREUP_ADDRESS) {
-        fprintf(stderr, "tern: abort (status %d): %s\n", status, msg ? msg : "");
-        _Exit(status & 0xff ? status & 0xff : 1); /* no launcher to kill the others */
-    }
     if (ctx != NULL)
         tern_pmix_abort(&ctx->pmix, status, msg);
     _Exit(status ? status : 1); /* PMIx_Abort returned: the launcher did not kill us */
@@ -737,8 +725,7 @@ tern_status_t tern_publish(tern_context_t *ctx, const char *key, const char *val
 {
     if (ctx == NULL || key == NULL || value == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_publish: NULL context, key or value");
-    tern_status_t st = no_launcher(ctx, "tern_publish");
-    return st != TERN_OK ? st : tern_pmix_publish(&ctx->pmix, key, value);
+    return tern_pmix_publish(&ctx->pmix, key, value);
 }
 
 tern_status_t tern_lookup(tern_context_t *ctx, const char *key, char **value)
@@ -746,16 +733,14 @@ tern_status_t tern_lookup(tern_context_t *ctx, const char *key, char **value)
     if (ctx == NULL || key == NULL || value == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM,
                           "tern_lookup: NULL context, key or value pointer");
-    tern_status_t st = no_launcher(ctx, "tern_lookup");
-    return st != TERN_OK ? st : tern_pmix_lookup(&ctx->pmix, key, value);
+    return tern_pmix_lookup(&ctx->pmix, key, value);
 }
 
 tern_status_t tern_unpublish(tern_context_t *ctx, const char *key)
 {
     if (ctx == NULL || key == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_unpublish: NULL context or key");
-    tern_status_t st = no_launcher(ctx, "tern_unpublish");
-    return st != TERN_OK ? st : tern_pmix_unpublish(&ctx->pmix, key);
+    return tern_pmix_unpublish(&ctx->pmix, key);
 }
 
 tern_status_t tern_spawn(tern_context_t *ctx, const char *const argv[], int n,
@@ -766,11 +751,6 @@ tern_status_t tern_spawn(tern_context_t *ctx, const char *const argv[], int n,
                           "tern_spawn: NULL context, program or job buffer");
     if (n < 1)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_spawn: %d ranks (at least 1)", n);
-    tern_status_t st = no_launcher(ctx, "tern_spawn");
-    if (st != TERN_OK)
-        return st;
-    if (!ctx->pmix.initialized)
-        return tern_error(TERN_ERR_UNSUPPORTED, "tern_spawn: not started by a PMIx launcher");
     job[0] = '\0';
     return tern_pmix_spawn(&ctx->pmix, argv, n, env, wdir, job, TERN_JOB_NAME_MAX);
 }

@@ -399,10 +399,22 @@ void tern_jobs_take_dead(tern_worker_t *w);
  * those that take ports only: port_only) into a malloc'd *out; NULL out:
  * into w->addr (the one tern_worker_address gives). */
 tern_status_t tern_worker_make_address(tern_worker_t *w, bool port_only, void **out, size_t *len);
-/* The wire-up's table of the job's ranks' addresses on worker w: keep the
- * len bytes at buf (what: who gave them, for messages), checked to be an
- * address of this job's rank `rank` (-1: any) for worker w.  The same
- * address again is no error; another one for the same rank is. */
+/* An address as the wire-up keeps it: a copy of the len bytes at buf,
+ * decoded once (what: who gave them, for messages; TERN_ERR_MALFORMED as
+ * tern_addr_decode says); tern_peer_addr_of is the decoded view, which
+ * points into the copy.  Freed with free(). */
+struct tern_peer_addr;
+tern_status_t tern_peer_addr_copy(const void *buf, size_t len, const char *what,
+                                  struct tern_peer_addr **out);
+const struct tern_addr *tern_peer_addr_of(const struct tern_peer_addr *p);
+/* The wire-up's table of the job's ranks' addresses on worker w: keep p
+ * (always taken: kept, or freed), checked to be an address of this job's
+ * rank `rank` for worker w.  rank -1: any, the caller has checked it is
+ * one of the job's ranks (tern_peer_insert).  The same address again is
+ * no error; another one for the same rank is.  tern_wire_add: the same of
+ * a copy of the len bytes at buf, rank >= 0. */
+tern_status_t tern_wire_keep(tern_worker_t *w, struct tern_peer_addr *p, int rank,
+                             const char *what);
 tern_status_t tern_wire_add(tern_worker_t *w, const void *buf, size_t len, int rank,
                             const char *what);
 /* vc_init of every VC of worker w with the card of its netmod in the

@@ -214,7 +214,8 @@ typedef struct tern_nm_mem_ops {
  * vc_init_remote (required): vc (vc->rank its peer id) to rank `rank` of
  *   the job whose name hashes to `job` (tern_job_hash), with its card; get
  *   ready to connect to it on the first send, or to be connected from it
- *   (a connection from it names (job, rank), and finds this VC).
+ *   (a connection from it names (job, rank), and finds this VC).  job is
+ *   never this job's hash (the engine refuses such a peer).
  *   TERN_ERR_UNREACHABLE when this card cannot be reached from here (the
  *   engine tries the next netmod both have: both sides come to the same).
  * port_unable (optional): NULL when this instance takes connections from
@@ -237,6 +238,12 @@ typedef struct tern_nm_conn_ops {
  * open there (nm_state: the instance's state; its port_unable must say
  * NULL).  vc->nm / nm_state are set; the netmod sets nm_vc. */
 tern_vc_t *tern_port_incoming(tern_worker_t *w, void *nm_state, uint32_t job, int rank);
+
+/* engine/peer.c: a netmod's table of its VCs to other jobs' ranks (n
+ * entries of elem bytes, room for *cap) with room for one more: table
+ * itself, or grown (16 at first, then doubled; *cap updated).  NULL when
+ * out of memory: table is unchanged and still the caller's. */
+void *tern_remote_table_room(void *table, int n, int *cap, size_t elem);
 
 /* 32-bit FNV-1a of a job name (tcp's HELLO, port names) */
 uint32_t tern_job_hash(const char *name);
@@ -375,8 +382,8 @@ const void *tern_wire_card(tern_worker_t *w, int rank, const char *netmod, size_
 
 /* An exit barrier with the job's other ranks, without progress and given
  * up after timeout_ms (TERN_ERR_TIMED_OUT): dpdk's finalize, so no rank
- * leaves while a peer still polls a link to it.  TERN_ERR_UNSUPPORTED
- * without a launcher to fence with (TERN_WIREUP_ADDRESS). */
+ * leaves while a peer still polls a link to it.  Without a launcher to
+ * fence with (TERN_WIREUP_ADDRESS, a singleton) it succeeds at once. */
 tern_status_t tern_ctx_exit_fence(tern_context_t *ctx, unsigned timeout_ms);
 
 #endif

@@ -117,61 +117,77 @@ tern_status_t tern_worker_address(tern_worker_t *w, void *buf, size_t *len)
 
 /* ---- the job's ranks, during the wire-up ------------------------------------ */
 
+tern_status_t tern_peer_addr_copy(const void *buf, size_t len, const char *what,
+                                  struct tern_peer_addr **out)
+{
+    struct tern_peer_addr *p = malloc(sizeof(*p) + len);
+    if (p == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "%s: a copy of %zu bytes", what, len);
+    memcpy(p->bytes, buf, len);
+    p->len = len;
+    tern_status_t st = tern_addr_decode(p->bytes, len, what, &p->a); /* the view into our copy */
+    if (st != TERN_OK) {
+        free(p);
+        return st;
+    }
+    *out = p;
+    return TERN_OK;
+}
+
+const tern_addr_t *tern_peer_addr_of(const struct tern_peer_addr *p)
+{
+    return &p->a;
+}
+
+tern_status_t tern_wire_keep(tern_worker_t *w, struct tern_peer_addr *p, int rank, const char *what)
+{
+    tern_context_t *ctx = w->ctx;
+    const tern_addr_t *a = &p->a;
+    tern_status_t st = TERN_OK;
+    if (a->job != ctx->job_hash)
+        st = tern_error(TERN_ERR_INVALID_PARAM,
+                        "%s: an address of job %08x, not of this "
+                        "job (%s, %08x)",
+                        what, a->job, ctx->pmix.nspace, ctx->job_hash);
+    else if (rank >= 0 && a->rank != rank)
+        st = tern_error(TERN_ERR_MALFORMED, "%s: rank %d's address names rank %d", what, rank,
+                        a->rank);
+    else if (a->worker != w->index)
+        st = tern_error(TERN_ERR_INVALID_PARAM,
+                        "%s: the address of worker %d given for "
+                        "worker %d",
+                        what, a->worker, w->index);
+    else if (a->rank == ctx->rank) { /* ours: nothing to keep, if it is ours */
+        if (a->pid != (int)getpid() || !tern_host_same(&a->host, tern_host_self()))
+            st = tern_error(TERN_ERR_INVALID_PARAM,
+                            "%s: an address of rank %d (this "
+                            "process's) from another process (pid %d)",
+                            what, a->rank, a->pid);
+    } else if (w->wire == NULL && /* a->rank is one of ours: it is rank, or the caller's */
+               (w->wire = calloc((size_t)ctx->size, sizeof(*w->wire))) == NULL) {
+        st = tern_error(TERN_ERR_NO_MEMORY, "addresses of %d ranks", ctx->size);
+    } else if (w->wire[a->rank] != NULL) {
+        const struct tern_peer_addr *old = w->wire[a->rank];
+        if (old->len != p->len || memcmp(old->bytes, p->bytes, p->len) != 0)
+            st = tern_error(TERN_ERR_INVALID_PARAM,
+                            "%s: another address of rank %d (worker %d) "
+                            "than the one inserted before (pid %d, now pid %d)",
+                            what, a->rank, a->worker, old->a.pid, a->pid);
+    } else {
+        w->wire[a->rank] = p;
+        w->wire_have++;
+        return TERN_OK;
+    }
+    free(p); /* refused, ours or the same again: not kept */
+    return st;
+}
+
 tern_status_t tern_wire_add(tern_worker_t *w, const void *buf, size_t len, int rank,
                             const char *what)
 {
-    tern_context_t *ctx = w->ctx;
-    tern_addr_t a;
-    tern_status_t st = tern_addr_decode(buf, len, what, &a);
-    if (st != TERN_OK)
-        return st;
-    if (a.job != ctx->job_hash)
-        return tern_error(TERN_ERR_INVALID_PARAM,
-                          "%s: an address of job %08x, not of this "
-                          "job (%s, %08x)",
-                          what, a.job, ctx->pmix.nspace, ctx->job_hash);
-    if (rank >= 0 && a.rank != rank)
-        return tern_error(TERN_ERR_MALFORMED, "%s: rank %d's address names rank %d", what, rank,
-                          a.rank);
-    if (a.rank >= ctx->size || a.worker >= ctx->num_workers)
-        return tern_error(TERN_ERR_INVALID_PARAM,
-                          "%s: an address of rank %d, worker %d; the "
-                          "job has ranks 0..%d and %d workers (TERN_NUM_WORKERS is the same on "
-                          "every rank)",
-                          what, a.rank, a.worker, ctx->size - 1, ctx->num_workers);
-    if (a.worker != w->index)
-        return tern_error(TERN_ERR_INVALID_PARAM,
-                          "%s: the address of worker %d given for "
-                          "worker %d",
-                          what, a.worker, w->index);
-    if (a.rank == ctx->rank) { /* ours: nothing to keep, if it is ours */
-        if (a.pid != (int)getpid() || !tern_host_same(&a.host, tern_host_self()))
-            return tern_error(TERN_ERR_INVALID_PARAM,
-                              "%s: an address of rank %d (this "
-                              "process's) from another process (pid %d)",
-                              what, a.rank, a.pid);
-        return TERN_OK;
-    }
-    if (w->wire == NULL && (w->wire = calloc((size_t)ctx->size, sizeof(*w->wire))) == NULL)
-        return tern_error(TERN_ERR_NO_MEMORY, "addresses of %d ranks", ctx->size);
-    struct tern_peer_addr *old = w->wire[a.rank];
-    if (old != NULL) {
-        if (old->len == len && memcmp(old->bytes, buf, len) == 0)
-            return TERN_OK;
-        return tern_error(TERN_ERR_INVALID_PARAM,
-                          "%s: another address of rank %d (worker %d) "
-                          "than the one inserted before (pid %d, now pid %d)",
-                          what, a.rank, a.worker, old->a.pid, a.pid);
-    }
-    struct tern_peer_addr *p = malloc(sizeof(*p) + len);
-    if (p == NULL)
-        return tern_error(TERN_ERR_NO_MEMORY, "the address of rank %d", a.rank);
-    memcpy(p->bytes, buf, len);
-    p->len = len;
-    tern_addr_decode(p->bytes, len, what, &p->a); /* the view into our copy */
-    w->wire[a.rank] = p;
-    w->wire_have++;
-    return TERN_OK;
+    struct tern_peer_addr *p = NULL;
+    tern_status_t st = tern_peer_addr_copy(buf, len, what, &p);
+    return st != TERN_OK ? st : tern_wire_keep(w, p, rank, what);
 }
 
 const void *tern_wire_card(tern_worker_t *w, int rank, const char *netmod, size_t *len)
@@ -365,4 +381,15 @@ tern_status_t tern_insert_other(tern_context_t *ctx, const tern_addr_t *a, int *
     }
     *peer = j->base;
     return TERN_OK;
+}
+
+void *tern_remote_table_room(void *table, int n, int *cap, size_t elem)
+{
+    if (n < *cap)
+        return table;
+    int grown = *cap ? 2 * *cap : 16;
+    void *t = realloc(table, (size_t)grown * elem);
+    if (t != NULL)
+        *cap = grown;
+    return t;
 }

@@ -35,8 +35,12 @@ bool tern_init_params_by_address(const tern_init_params_t *p)
 
 tern_status_t tern_address_context(tern_context_t *ctx, const tern_init_params_t *p)
 {
-    tern_pmix_t *j = &ctx->pmix; /* not initialised: only its job fields are used */
+    /* PMIx is not used: the pmix layer's singleton mode, in which every
+     * tern_pmix_* call that needs a launcher refuses and the fences
+     * succeed at once (pmix/client/client.h); its job fields are ours. */
+    tern_pmix_t *j = &ctx->pmix;
     memset(j, 0, sizeof(*j));
+    j->singleton = true;
     snprintf(j->nspace, sizeof(j->nspace), "%s", p->job);
     j->rank = (uint32_t)p->rank;
     j->size = (uint32_t)p->size;
@@ -172,28 +176,31 @@ static bool job_complete(const tern_context_t *ctx)
     return true;
 }
 
-static tern_status_t insert_own(tern_context_t *ctx, const void *buf, size_t len,
-                                const tern_addr_t *a, int *peer)
+/* p: the address, copied and decoded (always taken) */
+static tern_status_t insert_own(tern_context_t *ctx, struct tern_peer_addr *p, int *peer)
 {
-    if (a->rank >= ctx->size || a->worker >= ctx->num_workers)
-        return tern_error(TERN_ERR_INVALID_PARAM,
-                          "tern_peer_insert: an address of rank %d, "
-                          "worker %d of this job; it has ranks 0..%d and %d workers "
-                          "(TERN_NUM_WORKERS is the same on every rank)",
-                          a->rank, a->worker, ctx->size - 1, ctx->num_workers);
-    if (ctx->wired == TERN_INPROGRESS) {
-        tern_status_t st =
-            tern_wire_add(&ctx->workers[a->worker], buf, len, -1, "tern_peer_insert");
+    const tern_addr_t *a = tern_peer_addr_of(p);
+    int rank = a->rank, worker = a->worker;
+    tern_status_t st = TERN_OK;
+    if (rank >= ctx->size || worker >= ctx->num_workers) {
+        st = tern_error(TERN_ERR_INVALID_PARAM,
+                        "tern_peer_insert: an address of rank %d, "
+                        "worker %d of this job; it has ranks 0..%d and %d workers "
+                        "(TERN_NUM_WORKERS is the same on every rank)",
+                        rank, worker, ctx->size - 1, ctx->num_workers);
+    } else if (ctx->wired == TERN_INPROGRESS) {
+        st = tern_wire_keep(&ctx->workers[worker], p, -1, "tern_peer_insert");
+        p = NULL;
         if (st == TERN_OK && job_complete(ctx))
             st = tern_address_wireup(ctx);
-        if (st != TERN_OK)
-            return st;
     } else if (ctx->wired != TERN_OK) {
-        return tern_error(ctx->wired, "tern_peer_insert: the job's wire-up failed: %s",
-                          ctx->wire_msg != NULL ? ctx->wire_msg : "");
+        st = tern_error(ctx->wired, "tern_peer_insert: the job's wire-up failed: %s",
+                        ctx->wire_msg != NULL ? ctx->wire_msg : "");
     }
-    *peer = a->rank; /* wired already (with a launcher, or complete): nothing to do */
-    return TERN_OK;
+    free(p); /* wired already (with a launcher, or complete): nothing to keep */
+    if (st == TERN_OK)
+        *peer = rank;
+    return st;
 }
 
 tern_status_t tern_peer_insert(tern_context_t *ctx, const void *addr, size_t len, int *peer)
@@ -201,11 +208,13 @@ tern_status_t tern_peer_insert(tern_context_t *ctx, const void *addr, size_t len
     if (ctx == NULL || addr == NULL || peer == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_peer_insert: NULL context, address or "
                                                   "peer id pointer");
-    tern_addr_t a;
-    tern_status_t st = tern_addr_decode(addr, len, "tern_peer_insert", &a);
+    struct tern_peer_addr *p = NULL;
+    tern_status_t st = tern_peer_addr_copy(addr, len, "tern_peer_insert", &p);
     if (st != TERN_OK)
         return st;
-    if (a.job == ctx->job_hash)
-        return insert_own(ctx, addr, len, &a, peer);
-    return tern_insert_other(ctx, &a, peer);
+    if (tern_peer_addr_of(p)->job == ctx->job_hash)
+        return insert_own(ctx, p, peer);
+    st = tern_insert_other(ctx, tern_peer_addr_of(p), peer); /* the netmods copy the card */
+    free(p);
+    return st;
 }

@@ -197,17 +197,11 @@ static tern_status_t dpdk_vc_init(void *state, tern_vc_t *vc, const void *card, 
 /* A VC to another job's rank (its own allocation, kept until finalize). */
 static tern_status_t remote_add(tern_dpdk_t *d, tern_vc_t *vc, const tern_dpdk_card_t *card)
 {
-    if (card->job == d->job)
-        return tern_error(TERN_ERR_UNSUPPORTED, "dpdk: job %08x has the same name hash as %s: "
-                          "their frames cannot be told apart", card->job, tern_ctx_job(d->ctx));
-    if (d->nremote == d->remote_cap) {
-        int cap = d->remote_cap ? 2 * d->remote_cap : 16;
-        tern_dpdk_vc_t **r = realloc(d->remote, (size_t)cap * sizeof(*r));
-        if (r == NULL)
-            return tern_error(TERN_ERR_NO_MEMORY, "dpdk: table of %d VCs to other jobs", cap);
-        d->remote = r;
-        d->remote_cap = cap;
-    }
+    tern_dpdk_vc_t **r = tern_remote_table_room(d->remote, d->nremote, &d->remote_cap, sizeof(*r));
+    if (r == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "dpdk: table of %d VCs to other jobs",
+                          d->nremote + 1);
+    d->remote = r;
     tern_dpdk_vc_t *dv = calloc(1, sizeof(*dv));
     if (dv == NULL)
         return tern_error(TERN_ERR_NO_MEMORY, "dpdk: VC to job %08x rank %d", card->job,
@@ -461,7 +455,7 @@ static tern_status_t dpdk_finalize(void *state)
      * barrier and goodbyes over the VCs are all there is). */
     if (d->ctx->size > 1) {
         tern_status_t fst = tern_ctx_exit_fence(d->ctx, 5000);
-        if (fst != TERN_OK && fst != TERN_ERR_UNSUPPORTED)
+        if (fst != TERN_OK)
             tern_warn("dpdk: exit barrier: %s; leaving anyway", tern_last_error());
     }
     /* A worker's

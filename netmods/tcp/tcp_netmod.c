@@ -157,17 +157,11 @@ static tern_status_t tcp_vc_init(void *state, tern_vc_t *vc, const void *card, s
 tern_status_t tern_tcp_remote_add(tern_tcp_t *t, tern_vc_t *vc, uint32_t job, int rank,
                                   const tern_tcp_card_t *card)
 {
-    if (job == t->job)
-        return tern_error(TERN_ERR_UNSUPPORTED, "tcp: job %08x has the same name hash as %s: "
-                          "their connections cannot be told apart", job, tern_ctx_job(t->ctx));
-    if (t->nremote == t->remote_cap) {
-        int cap = t->remote_cap ? 2 * t->remote_cap : 16;
-        tern_tcp_vc_t **r = realloc(t->remote, (size_t)cap * sizeof(*r));
-        if (r == NULL)
-            return tern_error(TERN_ERR_NO_MEMORY, "tcp: table of %d VCs to other jobs", cap);
-        t->remote = r;
-        t->remote_cap = cap;
-    }
+    tern_tcp_vc_t **r = tern_remote_table_room(t->remote, t->nremote, &t->remote_cap, sizeof(*r));
+    if (r == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "tcp: table of %d VCs to other jobs",
+                          t->nremote + 1);
+    t->remote = r;
     tern_tcp_vc_t *tv = calloc(1, sizeof(*tv));
     if (tv == NULL)
         return tern_error(TERN_ERR_NO_MEMORY, "tcp: VC to job %08x rank %d", job, rank);

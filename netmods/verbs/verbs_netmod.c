@@ -124,17 +124,11 @@ static tern_status_t verbs_vc_init(void *state, tern_vc_t *vc, const void *card,
 tern_status_t tern_verbs_remote_add(tern_verbs_t *v, tern_vc_t *vc, uint32_t job, int rank,
                                     const tern_verbs_card_t *card)
 {
-    if (job == v->job)
-        return tern_error(TERN_ERR_UNSUPPORTED, "verbs: job %08x has the same name hash as %s: "
-                          "their connections cannot be told apart", job, tern_ctx_job(v->ctx));
-    if (v->nremote == v->remote_cap) {
-        int cap = v->remote_cap ? 2 * v->remote_cap : 16;
-        tern_verbs_vc_t **r = realloc(v->remote, (size_t)cap * sizeof(*r));
-        if (r == NULL)
-            return tern_error(TERN_ERR_NO_MEMORY, "verbs: table of %d VCs to other jobs", cap);
-        v->remote = r;
-        v->remote_cap = cap;
-    }
+    tern_verbs_vc_t **r = tern_remote_table_room(v->remote, v->nremote, &v->remote_cap, sizeof(*r));
+    if (r == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "verbs: table of %d VCs to other jobs",
+                          v->nremote + 1);
+    v->remote = r;
     tern_verbs_vc_t *tv = calloc(1, sizeof(*tv));
     if (tv == NULL)
         return tern_error(TERN_ERR_NO_MEMORY, "verbs: VC to job %08x rank %d", job, rank);

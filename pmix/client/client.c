@@ -333,11 +333,14 @@ static tern_status_t singleton_init(tern_pmix_t *p)
     return TERN_OK;
 }
 
+/* A singleton is also what a context wired by addresses has (engine/
+ * wireup_addr.c): the message names both. */
 static tern_status_t singleton_refuses(const char *what)
 {
-    return tern_error(TERN_ERR_UNSUPPORTED, "%s: this process was started without a launcher "
-                      "(a job of one rank, no PMIx server): start it with ternrun, srun "
-                      "--mpi=pmix or mpirun", what);
+    return tern_error(TERN_ERR_UNSUPPORTED, "%s: there is no launcher (no PMIx server): this "
+                      "process was started without a launcher (a job of one rank: start it "
+                      "with ternrun, srun --mpi=pmix or mpirun) or wired by addresses "
+                      "(TERN_WIREUP_ADDRESS)", what);
 }
 
 /* A launcher whose PMIx server lacks an operation answers NOT-SUPPORTED

@@ -30,7 +30,8 @@ typedef struct tern_pmix {
     uint32_t local_size;
     int *local_peers;      /* global ranks on this node, ascending */
     bool initialized;      /* PMIx_Init succeeded */
-    bool singleton;        /* no launcher: a job of one rank, PMIx not used */
+    bool singleton;        /* no launcher (a job of one rank, or wired by addresses):
+                            * PMIx not used */
     struct tern_pmix_deaths *deaths; /* NULL: no death events (the server refused) */
 } tern_pmix_t;
 
@@ -46,7 +47,10 @@ typedef struct tern_pmix_death {
  * at once, get finds nothing, the name service, spawn and connect are
  * TERN_ERR_UNSUPPORTED.  A process a launcher started whose server cannot
  * be reached fails with TERN_ERR_PMIX, as before.  standalone: a singleton
- * whatever the environment says (tern_init_standalone). */
+ * whatever the environment says (tern_init_standalone).  A context wired
+ * by addresses (engine/wireup_addr.c) does not call this: it sets singleton
+ * itself, with its own rank, size and job name, and gets the same refusals
+ * and no-op fences. */
 tern_status_t tern_pmix_init(tern_pmix_t *p, bool standalone);
 tern_status_t tern_pmix_finalize(tern_pmix_t *p);
 

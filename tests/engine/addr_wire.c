@@ -201,6 +201,15 @@ static int case_addresses(th_t *t)
     CHECK_ST(t, tern_peer_insert(t->ctx, a, len, &peer), TERN_OK);
     CHECK(t, peer == t->rank, "own address: peer %d", peer);
 
+    /* this job's, but no rank or worker of it: refused, also once wired */
+    memcpy(bad, a, len);
+    uint32_t v32 = htole32((uint32_t)t->size);
+    memcpy(bad + 16, &v32, 4);
+    expect_refused(t, bad, len, TERN_ERR_INVALID_PARAM, "it has ranks 0..", "rank == size");
+    memcpy(bad, a, len);
+    bad[20] = 0xff; /* worker 255: beyond TERN_NUM_WORKERS */
+    expect_refused(t, bad, len, TERN_ERR_INVALID_PARAM, "it has ranks 0..", "worker 255");
+
     memcpy(bad, a, len);
     bad[0] ^= 0x20;
     expect_refused(t, bad, len, TERN_ERR_MALFORMED, "not a tern address", "wrong magic");

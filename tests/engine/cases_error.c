@@ -493,6 +493,14 @@ static int case_pubsub(th_t *t)
               tern_last_error());
         CHECK_ST(t, tern_lookup(t->ctx, "tern-test-svc", &v), TERN_ERR_UNSUPPORTED);
         CHECK(t, v == NULL, "lookup refused but returned \"%s\"", v);
+        CHECK_ST(t, tern_unpublish(t->ctx, "tern-test-svc"), TERN_ERR_UNSUPPORTED);
+        CHECK(t, strstr(tern_last_error(), "no launcher") != NULL, "message: %s",
+              tern_last_error());
+        const char *argv[] = {"true", NULL};
+        char job[TERN_JOB_NAME_MAX] = "untouched";
+        CHECK_ST(t, tern_spawn(t->ctx, argv, 1, NULL, NULL, job), TERN_ERR_UNSUPPORTED);
+        CHECK(t, strstr(tern_last_error(), "no launcher") != NULL, "message: %s",
+              tern_last_error());
         return 0;
     }
     if (getenv("TERN_TEST_NO_NAME_SERVICE") != NULL)
