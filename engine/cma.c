@@ -44,7 +44,8 @@ tern_status_t tern_cma_cookie_parse(const void *buf, size_t len, enum tern_cma_k
                                     tern_cma_cookie_t *c, const char *who)
 {
     memset(c, 0, sizeof(*c));
-    memcpy(c, buf, len < sizeof(*c) ? len : sizeof(*c));
+    if (buf != NULL && len > 0) /* no cookie at all is parsed as an empty one */
+        memcpy(c, buf, len < sizeof(*c) ? len : sizeof(*c));
     uint32_t inl = c->iovcnt < TERN_CMA_INLINE ? c->iovcnt : TERN_CMA_INLINE;
     const char *what = NULL;
     if (len < TERN_CMA_COOKIE_HDR || c->magic != TERN_CMA_MAGIC)

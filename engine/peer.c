@@ -123,7 +123,8 @@ tern_status_t tern_peer_addr_copy(const void *buf, size_t len, const char *what,
     struct tern_peer_addr *p = malloc(sizeof(*p) + len);
     if (p == NULL)
         return tern_error(TERN_ERR_NO_MEMORY, "%s: a copy of %zu bytes", what, len);
-    memcpy(p->bytes, buf, len);
+    if (len > 0) /* buf may be NULL for an empty address: decode refuses it */
+        memcpy(p->bytes, buf, len);
     p->len = len;
     tern_status_t st = tern_addr_decode(p->bytes, len, what, &p->a); /* the view into our copy */
     if (st != TERN_OK) {
