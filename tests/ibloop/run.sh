@@ -8,7 +8,8 @@
 #     included), then a RoCE-mode run, then two hosts in two network
 #     namespaces (skipped, with the reason, when ip netns is unusable);
 #  3. ibv_devinfo -v and rdma-core's ibv_{rc,srq,ud}_pingpong run on ibloop
-#     as outside users (skipped when ibverbs-utils is not installed);
+#     as outside users (skipped when ibverbs-utils is not installed), and
+#     libfabric's fi_info -l loads beside it (skipped without libfabric-bin);
 #  4. nothing may be left in /dev/shm.
 set -u
 
@@ -149,6 +150,20 @@ if command -v ibv_devinfo >/dev/null 2>&1; then
     rm -f ibloop-devinfo.tmp
 else
     echo "# skip ibv_devinfo: ibverbs-utils not installed"
+fi
+
+# libfabric loads beside ibloop (its libefa.so.1 links private verbs
+# functions: ibloop_private.c), with every symbol bound at start-up: its
+# programs, Open MPI's mtl ofi and tern's provider run on ibloop
+if command -v fi_info >/dev/null 2>&1; then
+    if ext timeout 30 fi_info -l >ibloop-fi.tmp 2>&1 && grep -q 'version:' ibloop-fi.tmp; then
+        echo "ok fi_info -l loads libfabric beside ibloop"
+    else
+        fail "fi_info -l beside ibloop:"; sed 's/^/#   /' ibloop-fi.tmp
+    fi
+    rm -f ibloop-fi.tmp
+else
+    echo "# skip fi_info: libfabric-bin not installed"
 fi
 
 # TCP ports for the pingpongs' out-of-band exchange: below the kernel's
