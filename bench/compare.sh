@@ -694,7 +694,6 @@ done
 [ ${#DIPS[@]} -eq 0 ] || echo "# tern bandwidth dips (size->size:ratio): ${DIPS[*]}"
 
 # ---- JSON ---------------------------------------------------------------
-json_num() { if [ "$1" = nan ] || [ -z "$1" ]; then printf null; else printf '%s' "$1"; fi; }
 
 mkdir -p "$OUTDIR" || { echo "$0: cannot create $OUTDIR" >&2; exit 1; }
 OUT=$OUTDIR/compare-$STAMP

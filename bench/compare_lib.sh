@@ -1,6 +1,7 @@
-# What bench/compare.sh and bench/mpi_compare.sh share, sourced by both
-# (installed beside them).  The callers set BUILDDIR, COMMANDS,
-# CMD_TIMEOUT and WORK (a scratch directory), and count NRUN and FAILURES.
+# What bench/compare.sh, bench/mpi_compare.sh and bench/ofi_compare.sh
+# share, sourced by each (installed beside them).  The callers set BUILDDIR,
+# COMMANDS, CMD_TIMEOUT and WORK (a scratch directory), and count NRUN and
+# FAILURES.
 # shellcheck shell=bash
 
 # find_prog NAME: NAME in the build tree (top, bench/, launcher/), else on PATH
@@ -90,4 +91,80 @@ json_str() {
     s=${s//\"/\\\"}
     s=${s//$'\t'/\\t}
     printf '"%s"' "$s"
+}
+
+# ---- per-size sweeps: medians, per-round ratios, formatting -------------
+# (bench/mpi_compare.sh and bench/ofi_compare.sh: one launch of a tool sweeps
+# every size, samples are "tool <TAB> test <TAB> size <TAB> round <TAB> value")
+
+# sweep_stats SAMPLES "TOOLS" "TESTS" "SIZES" "PAIRS": one awk pass printing,
+# per tool, test and size, "med TOOL TEST SIZE V", the median of the rounds,
+# and per pair A:B of PAIRS "rr A B TEST SIZE V", the median of the ratios
+# A / B taken inside each round (V "nan" where there is no figure).  The
+# ratios are taken inside a round because this VM's absolute figures swing
+# up to 3x between runs.
+sweep_stats() {
+    awk -F'\t' -v tools="$2" -v tests="$3" -v sizes="$4" -v pairs="$5" '
+        function median(arr, n,    i, j, t) {
+            for (i = 2; i <= n; i++)   # insertion sort: a handful of rounds
+                for (j = i; j > 1 && arr[j - 1] > arr[j]; j--) { t = arr[j]; arr[j] = arr[j - 1]; arr[j - 1] = t }
+            if (n == 0) return "nan"
+            return n % 2 ? sprintf("%.6g", arr[(n + 1) / 2]) : sprintf("%.6g", (arr[n / 2] + arr[n / 2 + 1]) / 2)
+        }
+        { v[$1, $2, $3, $4] = $5; rounds[$4] = 1 }
+        END {
+            nt = split(tools, T, " "); nx = split(tests, X, " "); ns = split(sizes, S, " ")
+            np = split(pairs, P, " ")
+            for (x = 1; x <= nx; x++) for (s = 1; s <= ns; s++) {
+                for (t = 1; t <= nt; t++) {
+                    n = 0; delete a
+                    for (r in rounds) if ((T[t], X[x], S[s], r) in v) a[++n] = v[T[t], X[x], S[s], r]
+                    print "med", T[t], X[x], S[s], median(a, n)
+                }
+                for (p = 1; p <= np; p++) {
+                    split(P[p], ab, ":"); n = 0; delete a
+                    for (r in rounds)
+                        if (((ab[1], X[x], S[s], r) in v) && ((ab[2], X[x], S[s], r) in v) && v[ab[2], X[x], S[s], r] + 0 > 0)
+                            a[++n] = v[ab[1], X[x], S[s], r] / v[ab[2], X[x], S[s], r]
+                    print "rr", ab[1], ab[2], X[x], S[s], median(a, n)
+                }
+            }
+        }' "$1"
+}
+
+# sweep_read STATS: sweep_stats's rows into the caller's associative arrays
+# MED[TOOL.TEST.SIZE] and RR[A.B.TEST.SIZE] (declare -A MED RR first)
+sweep_read() {
+    local kind a b c d e
+    while read -r kind a b c d e; do
+        if [ "$kind" = med ]; then MED[$a.$b.$c]=$d; else RR[$a.$b.$c.$d]=$e; fi
+    done <"$1"
+}
+
+# sweep_fmt TEST VALUE: a figure as the tables print it ("-" for none)
+sweep_fmt() {
+    awk -v m="$1" -v v="$2" 'BEGIN { if (v == "nan" || v == "") print "-";
+        else if (m == "lat" || m == "allreduce") printf "%.3f\n", v;
+        else if (m == "mr") printf "%.4g\n", v; else printf "%.1f\n", v }'
+}
+
+# ratio_fmt RATIO: three decimals, "-" for none
+ratio_fmt() { if [ "$1" = nan ] || [ -z "$1" ]; then echo -; else awk -v v="$1" 'BEGIN { printf "%.3f\n", v }'; fi; }
+
+# ratio_better TEST RATIO: is RATIO (A / B of the figures) in A's favour?
+# Latency is better lower, everything else higher.
+ratio_better() {
+    awk -v m="$1" -v q="$2" 'BEGIN { if (q == "nan" || q == "") exit 1;
+        exit !((m == "lat" || m == "allreduce") ? q < 1 : q > 1) }'
+}
+
+# json_num V: a JSON number, null for "nan" or nothing
+json_num() { if [ "$1" = nan ] || [ -z "$1" ]; then printf null; else printf '%s' "$1"; fi; }
+
+# json_list ITEM...: a JSON list of strings
+json_list() {
+    local first=1 x
+    printf '['
+    for x in "$@"; do [ $first = 1 ] || printf ', '; first=0; json_str "$x"; done
+    printf ']'
 }

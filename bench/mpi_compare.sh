@@ -275,54 +275,14 @@ BUSY_END=$(cpu_busy)
 echo "# CPU busy after the runs: ${BUSY_END}%"
 
 # ---- medians and ratios -------------------------------------------------
-# One awk pass: per tool, test and size the median of the rounds; per pair
-# (ternmpi against tern, mpich, ompi; tern against mpich, ompi) the median
-# of the ratios taken inside each round.  Rows: "med TOOL TEST SIZE V" and
-# "rr A B TEST SIZE V" (V "nan" when there is no figure).
+# Per tool, test and size the median of the rounds; per pair (ternmpi
+# against tern, mpich, ompi; tern against mpich, ompi) the median of the
+# ratios taken inside each round (compare_lib.sh: sweep_stats).
 STATS=$WORK/stats.txt
-awk -F'\t' -v tools="${ALL_TOOLS[*]}" -v tests="${RUN_TESTS[*]}" -v sizes="${SIZES[*]}" '
-    function median(arr, n,    i, j, t) {
-        for (i = 2; i <= n; i++)   # insertion sort: a handful of rounds
-            for (j = i; j > 1 && arr[j - 1] > arr[j]; j--) { t = arr[j]; arr[j] = arr[j - 1]; arr[j - 1] = t }
-        if (n == 0) return "nan"
-        return n % 2 ? sprintf("%.6g", arr[(n + 1) / 2]) : sprintf("%.6g", (arr[n / 2] + arr[n / 2 + 1]) / 2)
-    }
-    { v[$1, $2, $3, $4] = $5; rounds[$4] = 1 }
-    END {
-        nt = split(tools, T, " "); nx = split(tests, X, " "); ns = split(sizes, S, " ")
-        np = split("ternmpi:tern ternmpi:mpich ternmpi:ompi tern:mpich tern:ompi ternmpi:base", P, " ")
-        for (x = 1; x <= nx; x++) for (s = 1; s <= ns; s++) {
-            for (t = 1; t <= nt; t++) {
-                n = 0; delete a
-                for (r in rounds) if ((T[t], X[x], S[s], r) in v) a[++n] = v[T[t], X[x], S[s], r]
-                print "med", T[t], X[x], S[s], median(a, n)
-            }
-            for (p = 1; p <= np; p++) {
-                split(P[p], ab, ":"); n = 0; delete a
-                for (r in rounds)
-                    if (((ab[1], X[x], S[s], r) in v) && ((ab[2], X[x], S[s], r) in v) && v[ab[2], X[x], S[s], r] + 0 > 0)
-                        a[++n] = v[ab[1], X[x], S[s], r] / v[ab[2], X[x], S[s], r]
-                print "rr", ab[1], ab[2], X[x], S[s], median(a, n)
-            }
-        }
-    }' "$SAMPLES" >"$STATS"
+sweep_stats "$SAMPLES" "${ALL_TOOLS[*]}" "${RUN_TESTS[*]}" "${SIZES[*]}" \
+    "ternmpi:tern ternmpi:mpich ternmpi:ompi tern:mpich tern:ompi ternmpi:base" >"$STATS"
 declare -A MED RR
-while read -r kind a b c d e; do
-    if [ "$kind" = med ]; then MED[$a.$b.$c]=$d; else RR[$a.$b.$c.$d]=$e; fi
-done <"$STATS"
-
-fmt() {  # fmt TEST VALUE
-    awk -v m="$1" -v v="$2" 'BEGIN { if (v == "nan" || v == "") print "-";
-        else if (m == "lat" || m == "allreduce") printf "%.3f\n", v;
-        else if (m == "mr") printf "%.4g\n", v; else printf "%.1f\n", v }'
-}
-rfmt() { if [ "$1" = nan ] || [ -z "$1" ]; then echo -; else awk -v v="$1" 'BEGIN { printf "%.3f\n", v }'; fi; }
-# better TEST RATIO: is ratio (A / B of the figures) in A's favour?  Latency
-# is better lower, everything else higher.
-better() {
-    awk -v m="$1" -v q="$2" 'BEGIN { if (q == "nan") exit 1;
-        exit !((m == "lat" || m == "allreduce") ? q < 1 : q > 1) }'
-}
+sweep_read "$STATS"
 
 echo
 echo "# Medians of $ROUNDS interleaved rounds; ratios are the medians of the per-round ratios of the"
@@ -338,13 +298,13 @@ for test in "${RUN_TESTS[@]}"; do
     for s in "${SIZES[@]}"; do
         [ "${MED[tern.$test.$s]}${MED[ternmpi.$test.$s]}${MED[mpich.$test.$s]}${MED[ompi.$test.$s]}" != nannannannan ] || continue
         printf '  %-9s %10s %10s %10s %10s   %9s %9s %9s' "$s" \
-            "$(fmt "$test" "${MED[tern.$test.$s]}")" "$(fmt "$test" "${MED[ternmpi.$test.$s]}")" \
-            "$(fmt "$test" "${MED[mpich.$test.$s]}")" "$(fmt "$test" "${MED[ompi.$test.$s]}")" \
-            "$(rfmt "${RR[ternmpi.tern.$test.$s]}")" "$(rfmt "${RR[ternmpi.mpich.$test.$s]}")" \
-            "$(rfmt "${RR[ternmpi.ompi.$test.$s]}")"
+            "$(sweep_fmt "$test" "${MED[tern.$test.$s]}")" "$(sweep_fmt "$test" "${MED[ternmpi.$test.$s]}")" \
+            "$(sweep_fmt "$test" "${MED[mpich.$test.$s]}")" "$(sweep_fmt "$test" "${MED[ompi.$test.$s]}")" \
+            "$(ratio_fmt "${RR[ternmpi.tern.$test.$s]}")" "$(ratio_fmt "${RR[ternmpi.mpich.$test.$s]}")" \
+            "$(ratio_fmt "${RR[ternmpi.ompi.$test.$s]}")"
         # "where tern's core is ahead of both": the layer should be too.
-        if better "$test" "${RR[tern.mpich.$test.$s]}" && better "$test" "${RR[tern.ompi.$test.$s]}"; then
-            if better "$test" "${RR[ternmpi.mpich.$test.$s]}" && better "$test" "${RR[ternmpi.ompi.$test.$s]}"; then
+        if ratio_better "$test" "${RR[tern.mpich.$test.$s]}" && ratio_better "$test" "${RR[tern.ompi.$test.$s]}"; then
+            if ratio_better "$test" "${RR[ternmpi.mpich.$test.$s]}" && ratio_better "$test" "${RR[ternmpi.ompi.$test.$s]}"; then
                 printf '  core+layer ahead'
             else
                 printf '  <- core ahead, layer not'
@@ -365,7 +325,7 @@ if [ -n "$BASE_DIR" ]; then
     echo
     for s in "${SIZES[@]}"; do
         printf '  %-9s' "$s"
-        for test in "${RUN_TESTS[@]}"; do printf ' %10s' "$(rfmt "${RR[ternmpi.base.$test.$s]:-nan}")"; done
+        for test in "${RUN_TESTS[@]}"; do printf ' %10s' "$(ratio_fmt "${RR[ternmpi.base.$test.$s]:-nan}")"; done
         echo
     done
 fi
@@ -378,7 +338,7 @@ if [ "$LAT_TARGET" = nan ]; then LAT_VERDICT="not measured"
 elif awk -v q="$LAT_TARGET" 'BEGIN { exit !(q <= 1.10) }'; then LAT_VERDICT=met
 else LAT_VERDICT=$(awk -v q="$LAT_TARGET" 'BEGIN { printf "MISSED: the layer adds %.0f%%\n", (q - 1) * 100 }')
 fi
-printf '  %-58s %8s  %s\n' "$LAT_SIZE B latency   ternmpi/tern <= 1.10" "$(rfmt "$LAT_TARGET")" "$LAT_VERDICT"
+printf '  %-58s %8s  %s\n' "$LAT_SIZE B latency   ternmpi/tern <= 1.10" "$(ratio_fmt "$LAT_TARGET")" "$LAT_VERDICT"
 if ! want tern || ! want mpich || ! want ompi; then AHEAD_VERDICT="not measured (a tool was skipped)"
 elif [ ${#BEHIND[@]} -eq 0 ]; then AHEAD_VERDICT=met
 else AHEAD_VERDICT="MISSED at ${BEHIND[*]}"
@@ -387,14 +347,6 @@ printf '  %-58s %8s  %s\n' "layer ahead of MPICH and Open MPI wherever the core 
 for s in "${SKIPPED[@]}"; do echo "# skipped $s"; done
 
 # ---- JSON ---------------------------------------------------------------
-json_num() { if [ "$1" = nan ] || [ -z "$1" ]; then printf null; else printf '%s' "$1"; fi; }
-json_list() {  # json_list ITEM...: a JSON list of strings
-    local first=1 x
-    printf '['
-    for x in "$@"; do [ $first = 1 ] || printf ', '; first=0; json_str "$x"; done
-    printf ']'
-}
-
 mkdir -p "$OUTDIR" || { echo "$0: cannot create $OUTDIR" >&2; exit 1; }
 OUT=$OUTDIR/mpi_compare-$STAMP
 {
