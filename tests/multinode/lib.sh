@@ -11,6 +11,8 @@
 #   mn_mpirun NP [OPTS --] PROG ARGS...
 #                             run PROG on NP ranks, 2 per host (timeout
 #                             $MN_TIMEOUT s); stdout/stderr are the ranks'
+#   mn_mpirun_cmd NP [OPTS --] PROG ARGS...
+#                             the same command into the array MN_CMD
 #   mn_ns_pids N              pids running in host N's namespace
 #   mn_netmod_env NM          the environment (and medium) for netmod NM
 #                             between the hosts, shm inside each
@@ -263,6 +265,21 @@ mn_setup() {
 # host 1, $MN_PPN (2) ranks per host unless the options bring their own
 # placement (--rankfile / -rf).  Options start with "-" and end at "--".
 mn_mpirun() {
+    mn_mpirun_cmd "$@"
+    printf '+' >&2
+    printf ' %q' "${MN_CMD[@]}" >&2
+    printf '\n' >&2
+    # in the background, so that a signal to the script runs its trap (and
+    # the cleanup) at once instead of after mpirun has ended
+    "${MN_CMD[@]}" </dev/null &
+    wait $!
+}
+
+# mn_mpirun_cmd NP [MPIRUN-OPTIONS... --] PROG ARGS...: mn_mpirun's command
+# into the array MN_CMD, not run (bench/ofi_compare.sh runs it its way).  A
+# variable the options pass as -x NAME=value is not passed again from the
+# environment.
+mn_mpirun_cmd() {
     local np=$1 v prog place=1
     local -a opts=()
     shift
@@ -277,24 +294,30 @@ mn_mpirun() {
     # the ranks' LD_LIBRARY_PATH / LD_BIND_NOW (e.g. tests/ibloop, which may
     # be instrumented with ASan) are theirs only: -x NAME=value below, and
     # mpirun itself runs without them
-    local cmd=(timeout -k 5 "$MN_TIMEOUT" env -u LD_LIBRARY_PATH -u LD_BIND_NOW
+    MN_CMD=(timeout -k 5 "$MN_TIMEOUT" env -u LD_LIBRARY_PATH -u LD_BIND_NOW
         ip netns exec "$MN_NS1" unshare --uts
         env TMPDIR="$MN_DIR/tmp1" MN_HOSTNAME="$MN_NS1"
         sh -c 'hostname "$MN_HOSTNAME" && unset MN_HOSTNAME && exec "$@"' mn_host1
         "$MPIRUN_OMPI" --allow-run-as-root --oversubscribe
         --hostfile "$MN_HOSTFILE" -n "$np")
-    [ "$place" = 1 ] && cmd+=(--map-by "ppr:${MN_PPN:-2}:node" --bind-to none)
-    cmd+=(--mca plm_rsh_agent "$MN_AGENT"
+    [ "$place" = 1 ] && MN_CMD+=(--map-by "ppr:${MN_PPN:-2}:node" --bind-to none)
+    MN_CMD+=(--mca plm_rsh_agent "$MN_AGENT"
         --mca plm_rsh_no_tree_spawn 1
         --mca oob_tcp_if_include "$MN_IF1,$MN_IF2"
-        --mca btl_tcp_if_include "$MN_IF1,$MN_IF2"
-        --mca btl ^openib
         -x PATH)
-    [ -n "${LD_LIBRARY_PATH:-}" ] && cmd+=(-x "LD_LIBRARY_PATH=$LD_LIBRARY_PATH")
-    [ -n "${LD_BIND_NOW:-}" ] && cmd+=(-x "LD_BIND_NOW=$LD_BIND_NOW")
+    # Open MPI's btl tcp (pml ob1 across the hosts: bench/ofi_compare.sh
+    # --hosts) gets the veth pair's subnet: given the two interface names,
+    # each host finds one of them missing, calls the list invalid and
+    # disables the btl ("unreachable proc")
+    MN_CMD+=(--mca btl_tcp_if_include "${MN_ADDR1%.*}.0/24")
+    # openib (and its search for HCAs) is left out unless the options
+    # choose the btls themselves
+    [[ " ${opts[*]-} " == *" --mca btl "* ]] || MN_CMD+=(--mca btl ^openib)
+    [ -n "${LD_LIBRARY_PATH:-}" ] && MN_CMD+=(-x "LD_LIBRARY_PATH=$LD_LIBRARY_PATH")
+    [ -n "${LD_BIND_NOW:-}" ] && MN_CMD+=(-x "LD_BIND_NOW=$LD_BIND_NOW")
     for v in $(env | sed -n 's/^\(TERN_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(IBLOOP_[A-Z0-9_]*\)=.*/\1/p
                              s/^\([AUL]SAN_OPTIONS\)=.*/\1/p'); do
-        cmd+=(-x "$v")
+        [[ " ${opts[*]-} " == *" $v="* ]] || MN_CMD+=(-x "$v")
     done
     # the remote host starts in the same directory, but give it no chance to
     # resolve a relative program differently
@@ -304,14 +327,7 @@ mn_mpirun() {
     /*) ;;
     */*) prog=$(cd "$(dirname "$prog")" && pwd)/$(basename "$prog") ;;
     esac
-    cmd+=(${opts[@]+"${opts[@]}"} "$prog" "$@")
-    printf '+' >&2
-    printf ' %q' "${cmd[@]}" >&2
-    printf '\n' >&2
-    # in the background, so that a signal to the script runs its trap (and
-    # the cleanup) at once instead of after mpirun has ended
-    "${cmd[@]}" </dev/null &
-    wait $!
+    MN_CMD+=(${opts[@]+"${opts[@]}"} "$prog" "$@")
 }
 
 # mn_netmod_env NM: export the environment of a job with shm inside the
