@@ -29,7 +29,7 @@
 #include <tern/status.h>
 
 #define TERN_ADDR_MAGIC 0x52444154u /* bytes "TADR" */
-#define TERN_ADDR_VERSION 1u
+#define TERN_ADDR_VERSION 2u /* 2: the engine packets carry 64-bit tags (issue 23) */
 #define TERN_ADDR_NAME_MAX 16   /* a netmod name, NUL-padded */
 #define TERN_ADDR_CARDS_MAX 8   /* entries in one address */
 #define TERN_ADDR_CARD_MAX 1024 /* bytes of one card */

@@ -49,6 +49,11 @@ enum tern_req_flags {
     TERN_REQF_VCLIST = 1u << 7,    /* on its VC's rendezvous list (vc_link) */
     TERN_REQF_MPROBED = 1u << 8,   /* an unexpected message a matched probe took: held
                                     * (as if unexpected) until tern_imrecv binds a buffer */
+    TERN_REQF_CQ = 1u << 9,        /* completes into the worker's CQ (context), then is
+                                    * released: nobody reaps it (engine/cq.c) */
+    TERN_REQF_CQ_ERRORS = 1u << 10, /* with CQ: an entry only when it fails */
+    TERN_REQF_HAS_DATA = 1u << 11, /* the message carried immediate data (req->data) */
+    TERN_REQF_DISCARD = 1u << 12,  /* a claimed message dropped unread (tern_tmrecv) */
 };
 
 /*
@@ -101,11 +106,15 @@ struct tern_request {
     tern_status_t status;
 
     /* matching: what was asked (recv) and what arrived / was sent */
-    int match_src, match_tag; /* may be wildcards */
+    int match_src;            /* may be TERN_ANY_SOURCE */
     uint16_t space;
     int peer;                 /* dest (send) or actual source (recv) */
-    int tag;                  /* actual tag */
+    uint64_t match_tag;       /* a receive takes tags t with (t ^ match_tag) & ~match_ignore == 0 */
+    uint64_t match_ignore;
+    uint64_t tag;             /* actual tag */
     size_t msg_len;           /* message length as sent */
+    uint64_t data;            /* immediate data: TERN_REQF_HAS_DATA's (recv), to send */
+    void *context;            /* TERN_REQF_CQ: the user's, for its completion entry */
 
     tern_cursor_t cur;        /* user buffer (recv) or source data (send) */
     struct iovec iov1;        /* storage for the contiguous case */
@@ -207,6 +216,12 @@ struct tern_worker {
     tern_list_t cma_queue;                  /* same-host copies in progress (req->link) */
     uint64_t cma_count[TERN_CMA_NCOUNTERS]; /* their counters (engine/cma.h) */
     unsigned completions;               /* requests completed (wakes waits) */
+    /* completion queue (engine/cq.c): a ring of entries, room reserved for
+     * every pending CQ operation when it is posted, so a completion never
+     * needs memory */
+    tern_cq_entry_t *cq;
+    uint32_t cq_cap, cq_head, cq_count;
+    uint32_t cq_reserved;               /* pending CQ operations: slots promised */
     unsigned wait_seen;                 /* completions when tern_worker_wait last returned */
 };
 
@@ -232,9 +247,11 @@ static inline tern_request_t *tern_request_alloc(tern_worker_t *w, int kind)
     r->kind = (uint8_t)kind;
     r->flags = 0;
     r->status = TERN_INPROGRESS;
-    r->match_src = r->match_tag = 0;
+    r->match_src = 0;
+    r->match_tag = r->match_ignore = 0;
     r->space = 0;
-    r->peer = r->tag = 0;
+    r->peer = 0;
+    r->tag = 0;
     r->msg_len = 0;
     r->cur.iov = NULL;
     r->cur.iovcnt = r->cur.idx = 0;
@@ -295,7 +312,7 @@ static inline void tern_request_complete(tern_request_t *r, tern_status_t status
     r->status = status;
     r->flags |= TERN_REQF_COMPLETE;
     r->worker->completions++;
-    if (TERN_UNLIKELY((r->flags & (TERN_REQF_HAS_ID | TERN_REQF_VCLIST)) ||
+    if (TERN_UNLIKELY((r->flags & (TERN_REQF_HAS_ID | TERN_REQF_VCLIST | TERN_REQF_CQ)) ||
                       !(r->flags & (TERN_REQF_USER | TERN_REQF_UNEXP | TERN_REQF_MPROBED))))
         tern_request_complete_slow(r);
 }
@@ -595,14 +612,43 @@ tern_status_t tern_lmt_send_cts(tern_vc_t *vc, tern_request_t *rreq, const void 
 
 /* Complete a receive: status from truncation, then on_data_avail chain. */
 void tern_recv_data_complete(tern_request_t *rreq);
+
+/* The worker's completion queue (engine/cq.c).  reserve before posting a
+ * TERN_OP_CQ operation (its only failure point), then exactly one of put
+ * (its entry), unreserve (no entry after all) or, for a request flagged
+ * TERN_REQF_CQ, its completion (tern_cq_complete does put or unreserve). */
+tern_status_t tern_cq_reserve(tern_worker_t *w);
+void tern_cq_unreserve(tern_worker_t *w);
+void tern_cq_put(tern_worker_t *w, const tern_cq_entry_t *e);
+void tern_cq_entry_of(const tern_request_t *r, tern_status_t st, tern_cq_entry_t *e);
+void tern_cq_complete(tern_request_t *r);
+void tern_cq_destroy(tern_worker_t *w);
 /* recv.c, shared with probe.c: argument checks of a receive from src with
  * tag; the info of a receive r that ended with st; a receive for message u
  * (NULL: post one) into iov (owned: the copy it keeps, or NULL). */
 tern_status_t tern_recv_check_args(tern_worker_t *w, int src, int tag, tern_request_t **req);
+tern_status_t tern_recv_check_src(tern_worker_t *w, int src);
+/* Send side (engine/send.c): dest's VC is there and active; post a send. */
+tern_status_t tern_send_check_dest(tern_worker_t *w, int dest);
+tern_status_t tern_send_post(tern_worker_t *w, const struct iovec *iov, int iovcnt, bool contig,
+                             size_t len, int dest, uint64_t tag, uint16_t space, bool sync,
+                             uint8_t pflags, uint64_t data, tern_request_t **req);
+/* Receive the matched-probe message msg (engine/probe.c). */
+tern_status_t tern_mrecv(tern_worker_t *w, const struct iovec *iov, int iovcnt, bool contig,
+                         tern_message_t *msg, tern_recv_info_t *info, tern_cq_entry_t *done,
+                         tern_request_t **req);
+/* Match the unexpected queue, else post: a receive (src, tag, ignore,
+ * space) into iov (contig: iov is the caller's single entry, not copied). */
+tern_status_t tern_recv_post(tern_worker_t *w, const struct iovec *iov, int iovcnt, bool contig,
+                             int src, uint64_t tag, uint64_t ignore, uint16_t space,
+                             tern_recv_info_t *info, tern_cq_entry_t *done, tern_request_t **req);
 void tern_recv_fill_info(tern_recv_info_t *info, const tern_request_t *r, tern_status_t st);
+/* done: when non-NULL and the receive completes within the call, its CQ
+ * entry (context not set) */
 tern_status_t tern_recv_bind(tern_worker_t *w, tern_request_t *u, const struct iovec *iov,
-                             int iovcnt, struct iovec *owned, int src, int tag, uint16_t space,
-                             tern_recv_info_t *info, tern_request_t **req);
+                             int iovcnt, struct iovec *owned, int src, uint64_t tag,
+                             uint64_t ignore, uint16_t space, tern_recv_info_t *info,
+                             tern_cq_entry_t *done, tern_request_t **req);
 
 uint64_t tern_now_ns(void);
 

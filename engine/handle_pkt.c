@@ -38,6 +38,10 @@ static void bind_message(tern_request_t *r, tern_vc_t *vc, const tern_pkt_hdr_t 
     r->tag = hdr->tag;
     r->space = hdr->space;
     r->msg_len = hdr->len;
+    if (TERN_UNLIKELY(hdr->flags & TERN_PKT_F_DATA)) {
+        r->flags |= TERN_REQF_HAS_DATA;
+        r->data = hdr->rreq;
+    }
 }
 
 static tern_status_t handle_eager(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const uint8_t *cookie)
@@ -76,11 +80,11 @@ static tern_status_t handle_rts(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const 
 {
     tern_worker_t *w = vc->worker;
     /* the CMA modes are the engine's: any netmod's RTS may name them */
-    if (hdr->flags != TERN_LMT_NULL && hdr->flags != TERN_LMT_CMA_GET &&
-        hdr->flags != TERN_LMT_CMA_PUT &&
-        (vc->nm->lmt == NULL || !(vc->nm->lmt->modes(vc->nm_state) & (1u << hdr->flags))))
+    unsigned mode = hdr->flags & TERN_PKT_LMT_MASK;
+    if (mode != TERN_LMT_NULL && mode != TERN_LMT_CMA_GET && mode != TERN_LMT_CMA_PUT &&
+        (vc->nm->lmt == NULL || !(vc->nm->lmt->modes(vc->nm_state) & (1u << mode))))
         return tern_error(TERN_ERR_MALFORMED, "RTS from rank %d asks for LMT mode %u, which "
-                          "netmod %s does not have", vc->rank, hdr->flags, vc->nm->name);
+                          "netmod %s does not have", vc->rank, mode, vc->nm->name);
     tern_request_t *r = tern_match_posted(w, vc->rank, hdr->tag, hdr->space);
     bool matched = r != NULL;
     if (!matched) {
@@ -101,7 +105,7 @@ static tern_status_t handle_rts(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const 
     }
     bind_message(r, vc, hdr);
     r->remote_id = hdr->sreq;
-    r->lmt_mode = hdr->flags;
+    r->lmt_mode = (uint8_t)mode;
     if (matched)
         return tern_lmt_recv_matched(r, cookie, hdr->cookie_len);
     return TERN_OK;
@@ -142,12 +146,15 @@ static const pkt_handler_t pkt_handlers[TERN_PKT_TYPE_MAX] = {
 
 static tern_status_t validate(const tern_vc_t *vc, const tern_pkt_hdr_t *h)
 {
-    bool flags_ok = h->type == TERN_PKT_RTS
-                        ? h->flags >= TERN_LMT_NULL && h->flags < TERN_LMT_NMODES
-                        : h->flags == 0;
-    if (h->type == 0 || h->type >= TERN_PKT_TYPE_MAX || !flags_ok || h->reserved != 0 ||
+    /* EAGER and RTS may carry immediate data (F_DATA, in rreq); without it
+     * rreq is zero.  An RTS names its mode below the flag. */
+    bool msg = h->type == TERN_PKT_EAGER || h->type == TERN_PKT_RTS;
+    unsigned mode = h->flags & (msg ? TERN_PKT_LMT_MASK | 0x70u : 0xffu);
+    bool flags_ok = h->type == TERN_PKT_RTS ? mode >= TERN_LMT_NULL && mode < TERN_LMT_NMODES
+                                            : mode == 0;
+    if (h->type == 0 || h->type >= TERN_PKT_TYPE_MAX || !flags_ok ||
         h->cookie_len > TERN_COOKIE_MAX ||
-        ((h->type == TERN_PKT_EAGER || h->type == TERN_PKT_RTS) && h->tag < 0) ||
+        (msg && !(h->flags & TERN_PKT_F_DATA) && h->rreq != 0) ||
         ((h->type == TERN_PKT_EAGER || h->type == TERN_PKT_DATA) && h->cookie_len != 0) ||
         (h->type == TERN_PKT_BYE && (h->cookie_len != 0 || h->len != 0)))
         return tern_error(TERN_ERR_MALFORMED,
@@ -189,8 +196,8 @@ static inline bool eager_fast(tern_vc_t *vc, const uint8_t *p, size_t len)
 {
     tern_pkt_hdr_t h;
     memcpy(&h, p, TERN_PKT_HDR_SIZE);
-    if (h.type != TERN_PKT_EAGER || h.flags != 0 || h.reserved != 0 || h.cookie_len != 0 ||
-        h.tag < 0 || h.len != len - TERN_PKT_HDR_SIZE)
+    if (h.type != TERN_PKT_EAGER || (h.flags == 0 ? h.rreq != 0 : h.flags != TERN_PKT_F_DATA) ||
+        h.cookie_len != 0 || h.len != len - TERN_PKT_HDR_SIZE)
         return false;
     tern_worker_t *w = vc->worker;
     if (tern_list_empty(&w->posted))
@@ -198,7 +205,7 @@ static inline bool eager_fast(tern_vc_t *vc, const uint8_t *p, size_t len)
     tern_request_t *r = TERN_CONTAINER_OF(w->posted.next, tern_request_t, link);
     /* only the head of the posted queue: a deeper match takes the slow path */
     if (r->space != h.space || (r->match_src != TERN_ANY_SOURCE && r->match_src != vc->rank) ||
-        (r->match_tag != TERN_ANY_TAG && r->match_tag != h.tag) || r->cur.iovcnt != 1)
+        ((h.tag ^ r->match_tag) & ~r->match_ignore) != 0 || r->cur.iovcnt != 1)
         return false;
     tern_list_del(&r->link);
     r->flags &= ~(uint32_t)TERN_REQF_POSTED;

@@ -56,23 +56,30 @@ enum tern_lmt_mode {
     TERN_LMT_NMODES = 7
 };
 
+/* Flag of EAGER and RTS packets: rreq carries 64 bits of immediate data
+ * (tern_tsend's TERN_OP_DATA).  In an RTS it sits above the LMT mode. */
+#define TERN_PKT_F_DATA 0x80u
+#define TERN_PKT_LMT_MASK 0x0fu
+
 typedef struct tern_pkt_hdr {
     uint8_t type;        /* enum tern_pkt_type */
-    uint8_t flags;       /* RTS: enum tern_lmt_mode (NULL..CMA_PUT); else zero */
+    uint8_t flags;       /* RTS: enum tern_lmt_mode (NULL..CMA_PUT) | F_DATA; EAGER: 0 or
+                          * F_DATA; else zero */
     uint16_t space;      /* matching space */
-    int32_t tag;         /* EAGER/RTS: tag >= 0 */
+    uint32_t cookie_len; /* bytes of cookie after the header */
+    uint64_t tag;        /* EAGER/RTS: the 64-bit tag (every value allowed) */
     uint64_t len;        /* EAGER/RTS: message length; DATA: payload length */
     uint64_t sreq;       /* sender's request id (RTS, CTS, DONE-to-sender) */
-    uint64_t rreq;       /* receiver's request id (CTS, DATA, DONE-to-receiver) */
-    uint32_t cookie_len; /* bytes of cookie after the header */
-    uint32_t reserved;   /* must be zero */
+    uint64_t rreq;       /* receiver's request id (CTS, DATA, DONE-to-receiver); EAGER/RTS
+                          * with F_DATA: the immediate data, else zero */
 } tern_pkt_hdr_t;
 
 #define TERN_PKT_HDR_SIZE 40
 #define TERN_COOKIE_MAX 256
 
 static_assert(sizeof(tern_pkt_hdr_t) == TERN_PKT_HDR_SIZE, "pkt header is a wire format");
-static_assert(offsetof(tern_pkt_hdr_t, len) == 8, "pkt header layout");
-static_assert(offsetof(tern_pkt_hdr_t, cookie_len) == 32, "pkt header layout");
+static_assert(offsetof(tern_pkt_hdr_t, tag) == 8, "pkt header layout");
+static_assert(offsetof(tern_pkt_hdr_t, len) == 16, "pkt header layout");
+static_assert(offsetof(tern_pkt_hdr_t, rreq) == 32, "pkt header layout");
 
 #endif

@@ -33,7 +33,7 @@ static void probe_info(tern_recv_info_t *info, const tern_request_t *u)
 
 /* Between two probes that found nothing: src's connection failed (its
  * status), else idle as a wait does. */
-static tern_status_t probe_wait(tern_worker_t *w, int src)
+static tern_status_t tern_probe_wait(tern_worker_t *w, int src)
 {
     tern_vc_t *vc = src != TERN_ANY_SOURCE ? tern_vc_of(w, src) : NULL;
     if (vc != NULL && vc->state == TERN_VC_FAILED)
@@ -50,7 +50,8 @@ tern_status_t tern_iprobe(tern_worker_t *w, int src, int tag, uint16_t space, in
     if (st != TERN_OK)
         return st;
     tern_progress(w);
-    tern_request_t *u = tern_peek_unexpected(w, src, tag, space);
+    tern_request_t *u = tern_peek_unexpected(w, src, tern_match_int_tag(tag),
+                                              tern_match_int_ignore(tag), space);
     *flag = u != NULL;
     if (u != NULL)
         probe_info(info, u);
@@ -63,7 +64,7 @@ tern_status_t tern_probe(tern_worker_t *w, int src, int tag, uint16_t space,
     int flag = 0;
     tern_status_t st;
     while ((st = tern_iprobe(w, src, tag, space, &flag, info)) == TERN_OK && !flag) {
-        if ((st = probe_wait(w, src)) != TERN_OK)
+        if ((st = tern_probe_wait(w, src)) != TERN_OK)
             return st;
     }
     return st;
@@ -79,7 +80,8 @@ tern_status_t tern_improbe(tern_worker_t *w, int src, int tag, uint16_t space, i
         return st;
     *msg = NULL;
     tern_progress(w);
-    tern_request_t *u = tern_match_unexpected(w, src, tag, space);
+    tern_request_t *u = tern_match_unexpected(w, src, tern_match_int_tag(tag),
+                                               tern_match_int_ignore(tag), space);
     *flag = u != NULL;
     if (u == NULL)
         return TERN_OK;
@@ -95,14 +97,15 @@ tern_status_t tern_mprobe(tern_worker_t *w, int src, int tag, uint16_t space,
     int flag = 0;
     tern_status_t st;
     while ((st = tern_improbe(w, src, tag, space, &flag, msg, info)) == TERN_OK && !flag) {
-        if ((st = probe_wait(w, src)) != TERN_OK)
+        if ((st = tern_probe_wait(w, src)) != TERN_OK)
             return st;
     }
     return st;
 }
 
-static tern_status_t mrecv(tern_worker_t *w, const struct iovec *iov, int iovcnt, bool contig,
-                           tern_message_t *msg, tern_recv_info_t *info, tern_request_t **req)
+tern_status_t tern_mrecv(tern_worker_t *w, const struct iovec *iov, int iovcnt, bool contig,
+                         tern_message_t *msg, tern_recv_info_t *info, tern_cq_entry_t *done,
+                         tern_request_t **req)
 {
     tern_request_t *u = (tern_request_t *)msg;
     if (w == NULL || req == NULL || u == NULL)
@@ -115,7 +118,8 @@ static tern_status_t mrecv(tern_worker_t *w, const struct iovec *iov, int iovcnt
     if (!contig && (owned = tern_iov_dup(iov, iovcnt)) == NULL)
         return TERN_ERR_NO_MEMORY;
     u->flags &= ~(uint32_t)TERN_REQF_MPROBED;
-    return tern_recv_bind(w, u, iov, iovcnt, owned, u->peer, u->tag, u->space, info, req);
+    return tern_recv_bind(w, u, iov, iovcnt, owned, u->peer, u->tag, 0, u->space, info, done,
+                          req);
 }
 
 tern_status_t tern_imrecv(tern_worker_t *w, void *buf, size_t len, tern_message_t *msg,
@@ -127,7 +131,7 @@ tern_status_t tern_imrecv(tern_worker_t *w, void *buf, size_t len, tern_message_
     if (st != TERN_OK)
         return st;
     struct iovec iov = {.iov_base = buf, .iov_len = len};
-    return mrecv(w, &iov, 1, true, msg, info, req);
+    return tern_mrecv(w, &iov, 1, true, msg, info, NULL, req);
 }
 
 tern_status_t tern_imrecvv(tern_worker_t *w, const struct iovec *iov, int iovcnt,
@@ -135,7 +139,7 @@ tern_status_t tern_imrecvv(tern_worker_t *w, const struct iovec *iov, int iovcnt
 {
     size_t total;
     tern_status_t st = tern_iov_check(iov, iovcnt, "receive", &total);
-    return st != TERN_OK ? st : mrecv(w, iov, iovcnt, false, msg, info, req);
+    return st != TERN_OK ? st : tern_mrecv(w, iov, iovcnt, false, msg, info, NULL, req);
 }
 
 tern_status_t tern_cancel(tern_worker_t *w, tern_request_t *req)

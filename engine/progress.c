@@ -100,8 +100,9 @@ static tern_status_t reap(tern_request_t *r, tern_recv_info_t *info)
             st == vc->fail_status)
             tern_error(st, "%s", vc->fail_msg);
         else if (st == TERN_ERR_CANCELED)
-            tern_error(st, "receive from %s %d (tag %d) cancelled before it matched",
-                       r->peer == TERN_ANY_SOURCE ? "any rank," : "rank", r->peer, r->tag);
+            tern_error(st, "receive from %s %d (tag %llu) cancelled before it matched",
+                       r->peer == TERN_ANY_SOURCE ? "any rank," : "rank", r->peer,
+                       (unsigned long long)r->tag);
     }
     if (info != NULL) {
         info->source = r->peer;

@@ -10,7 +10,7 @@ void tern_recv_fill_info(tern_recv_info_t *info, const tern_request_t *r, tern_s
 {
     if (info != NULL) {
         info->source = r->peer;
-        info->tag = r->tag;
+        info->tag = (int)(r->tag & TERN_TAG_MAX); /* core.h's tags; tagged.h's low bits */
         info->length = r->msg_len;
         info->status = st;
     }
@@ -18,12 +18,12 @@ void tern_recv_fill_info(tern_recv_info_t *info, const tern_request_t *r, tern_s
 
 static tern_status_t truncation_status(const tern_request_t *r)
 {
-    if (r->msg_len <= r->cur.total)
+    if (r->msg_len <= r->cur.total || (r->flags & TERN_REQF_DISCARD)) /* dropped: asked for */
         return TERN_OK;
     return tern_error(TERN_ERR_TRUNCATED,
-                      "message of %zu bytes from rank %d (tag %d) truncated to the %zu-byte "
+                      "message of %zu bytes from rank %d (tag %llu) truncated to the %zu-byte "
                       "receive buffer",
-                      r->msg_len, r->peer, r->tag, r->cur.total);
+                      r->msg_len, r->peer, (unsigned long long)r->tag, r->cur.total);
 }
 
 void tern_recv_data_complete(tern_request_t *r)
@@ -47,14 +47,19 @@ tern_status_t tern_recv_check_args(tern_worker_t *w, int src, int tag, tern_requ
         return tern_error(TERN_ERR_INVALID_PARAM, "receive: worker is NULL");
     if (req == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "receive: request pointer is NULL");
+    if (tag != TERN_ANY_TAG && tag < 0)
+        return tern_error(TERN_ERR_INVALID_TAG, "receive tag %d: tags are 0..%d or TERN_ANY_TAG",
+                          tag, TERN_TAG_MAX);
+    return tern_recv_check_src(w, src);
+}
+
+tern_status_t tern_recv_check_src(tern_worker_t *w, int src)
+{
     tern_vc_t *vc = src != TERN_ANY_SOURCE ? tern_vc_of(w, src) : NULL;
     if (src != TERN_ANY_SOURCE && vc == NULL)
         return tern_error(TERN_ERR_INVALID_RANK, "receive from rank %d: job has ranks 0..%d%s",
                           src, w->ctx->size - 1,
                           src >= w->ctx->size ? " and it is no rank of a connected job" : "");
-    if (tag != TERN_ANY_TAG && tag < 0)
-        return tern_error(TERN_ERR_INVALID_TAG, "receive tag %d: tags are 0..%d or TERN_ANY_TAG",
-                          tag, TERN_TAG_MAX);
     if (vc != NULL && vc->state == TERN_VC_FAILED)
         return tern_error(vc->fail_status, "receive from rank %d: %s", src,
                           "its connection has failed");
@@ -66,13 +71,16 @@ tern_status_t tern_recv_check_args(tern_worker_t *w, int src, int tag, tern_requ
  * TERN_ERR_TRUNCATED, info filled, *req NULL) or a request (TERN_INPROGRESS).
  * owned: iov's copy the request keeps (non-contiguous), or NULL. */
 tern_status_t tern_recv_bind(tern_worker_t *w, tern_request_t *u, const struct iovec *iov,
-                             int iovcnt, struct iovec *owned, int src, int tag, uint16_t space,
-                             tern_recv_info_t *info, tern_request_t **req)
+                             int iovcnt, struct iovec *owned, int src, uint64_t tag,
+                             uint64_t ignore, uint16_t space, tern_recv_info_t *info,
+                             tern_cq_entry_t *done, tern_request_t **req)
 {
     if (u != NULL && (u->flags & TERN_REQF_COMPLETE)) {
         /* a probed message whose connection failed before it was all here */
         tern_status_t st = u->status;
         tern_recv_fill_info(info, u, st);
+        if (done != NULL)
+            tern_cq_entry_of(u, st, done);
         free(u->tmpbuf);
         u->tmpbuf = NULL;
         tern_request_release(u);
@@ -87,6 +95,8 @@ tern_status_t tern_recv_bind(tern_worker_t *w, tern_request_t *u, const struct i
         u->cur = c;
         tern_status_t st = truncation_status(u);
         tern_recv_fill_info(info, u, st);
+        if (done != NULL)
+            tern_cq_entry_of(u, st, done);
         tern_request_release(u);
         free(owned);
         return st;
@@ -104,6 +114,7 @@ tern_status_t tern_recv_bind(tern_worker_t *w, tern_request_t *u, const struct i
     }
     r->match_src = src;
     r->match_tag = tag;
+    r->match_ignore = ignore;
     r->space = space;
     tern_request_bind_buffer(r, iov, iovcnt, owned);
     r->flags |= TERN_REQF_USER;
@@ -125,16 +136,16 @@ tern_status_t tern_recv_bind(tern_worker_t *w, tern_request_t *u, const struct i
     return TERN_INPROGRESS;
 }
 
-static tern_status_t post_recv(tern_worker_t *w, const struct iovec *iov, int iovcnt, bool contig,
-                               int src, int tag, uint16_t space, tern_recv_info_t *info,
-                               tern_request_t **req)
+tern_status_t tern_recv_post(tern_worker_t *w, const struct iovec *iov, int iovcnt, bool contig,
+                             int src, uint64_t tag, uint64_t ignore, uint16_t space,
+                             tern_recv_info_t *info, tern_cq_entry_t *done, tern_request_t **req)
 {
     *req = NULL;
     struct iovec *owned = NULL; /* copied before matching: nothing to undo after */
     if (!contig && (owned = tern_iov_dup(iov, iovcnt)) == NULL)
         return TERN_ERR_NO_MEMORY;
-    tern_request_t *u = tern_match_unexpected(w, src, tag, space);
-    return tern_recv_bind(w, u, iov, iovcnt, owned, src, tag, space, info, req);
+    tern_request_t *u = tern_match_unexpected(w, src, tag, ignore, space);
+    return tern_recv_bind(w, u, iov, iovcnt, owned, src, tag, ignore, space, info, done, req);
 }
 
 tern_status_t tern_irecv(tern_worker_t *w, void *buf, size_t len, int src, int tag,
@@ -153,7 +164,8 @@ tern_status_t tern_irecv(tern_worker_t *w, void *buf, size_t len, int src, int t
         if (r == NULL)
             return TERN_ERR_NO_MEMORY;
         r->peer = r->match_src = src;
-        r->tag = r->match_tag = tag;
+        r->tag = r->match_tag = tern_match_int_tag(tag);
+        r->match_ignore = tern_match_int_ignore(tag);
         r->space = space;
         r->iov1.iov_base = buf;
         r->iov1.iov_len = len;
@@ -166,7 +178,8 @@ tern_status_t tern_irecv(tern_worker_t *w, void *buf, size_t len, int src, int t
         return TERN_INPROGRESS;
     }
     struct iovec iov = {.iov_base = buf, .iov_len = len};
-    return post_recv(w, &iov, 1, true, src, tag, space, info, req);
+    return tern_recv_post(w, &iov, 1, true, src, tern_match_int_tag(tag),
+                          tern_match_int_ignore(tag), space, info, NULL, req);
 }
 
 tern_status_t tern_irecvv(tern_worker_t *w, const struct iovec *iov, int iovcnt, int src, int tag,
@@ -178,7 +191,8 @@ tern_status_t tern_irecvv(tern_worker_t *w, const struct iovec *iov, int iovcnt,
     size_t total;
     if ((st = tern_iov_check(iov, iovcnt, "receive", &total)) != TERN_OK)
         return st;
-    return post_recv(w, iov, iovcnt, false, src, tag, space, info, req);
+    return tern_recv_post(w, iov, iovcnt, false, src, tern_match_int_tag(tag),
+                          tern_match_int_ignore(tag), space, info, NULL, req);
 }
 
 tern_status_t tern_recv(tern_worker_t *w, void *buf, size_t len, int src, int tag,

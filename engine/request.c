@@ -64,6 +64,10 @@ void tern_request_complete_slow(tern_request_t *r)
         tern_list_del(&r->vc_link);
         r->flags &= ~(uint32_t)TERN_REQF_VCLIST;
     }
+    if (r->flags & TERN_REQF_CQ) { /* its entry goes to the CQ; nobody reaps it */
+        tern_cq_complete(r);
+        return;
+    }
     /* Internal requests (control packets) have nobody to reap them. */
     if (!(r->flags & (TERN_REQF_USER | TERN_REQF_UNEXP | TERN_REQF_MPROBED)))
         tern_request_release(r);
@@ -186,6 +190,7 @@ void tern_worker_pool_destroy(tern_worker_t *w)
         s = n;
     }
     w->slabs = NULL;
+    tern_cq_destroy(w);
     free(w->id_table);
     free(w->id_next_free);
     w->id_table = NULL;

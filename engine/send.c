@@ -17,14 +17,19 @@ static tern_status_t check_args(tern_worker_t *w, int dest, int tag, tern_reques
         return tern_error(TERN_ERR_INVALID_PARAM, "send: worker is NULL");
     if (req == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "send: request pointer is NULL");
+    if (tag < 0)
+        return tern_error(TERN_ERR_INVALID_TAG, "send tag %d: tags are 0..%d (no wildcard)", tag,
+                          TERN_TAG_MAX);
+    return tern_send_check_dest(w, dest);
+}
+
+tern_status_t tern_send_check_dest(tern_worker_t *w, int dest)
+{
     tern_vc_t *vc = tern_vc_of(w, dest);
     if (vc == NULL)
         return tern_error(TERN_ERR_INVALID_RANK, "send to rank %d: job has ranks 0..%d%s", dest,
                           w->ctx->size - 1,
                           dest >= w->ctx->size ? " and it is no rank of a connected job" : "");
-    if (tag < 0)
-        return tern_error(TERN_ERR_INVALID_TAG, "send tag %d: tags are 0..%d (no wildcard)", tag,
-                          TERN_TAG_MAX);
     if (vc->state != TERN_VC_ACTIVE)
         return tern_error(vc->state == TERN_VC_FAILED ? vc->fail_status : TERN_ERR_PEER_FAILED,
                           "send to rank %d: its connection is %s", dest,
@@ -33,7 +38,8 @@ static tern_status_t check_args(tern_worker_t *w, int dest, int tag, tern_reques
 }
 
 /* Rendezvous: register sreq, send RTS with the mode and the netmod's cookie. */
-static tern_status_t start_rndv(tern_vc_t *vc, tern_request_t *s, int tag, uint16_t space)
+static tern_status_t start_rndv(tern_vc_t *vc, tern_request_t *s, uint64_t tag, uint16_t space,
+                                uint8_t pflags, uint64_t data)
 {
     uint8_t cookie[TERN_COOKIE_MAX];
     size_t clen = 0;
@@ -52,17 +58,18 @@ static tern_status_t start_rndv(tern_vc_t *vc, tern_request_t *s, int tag, uint1
             return st;
     }
     s->lmt_mode = (uint8_t)mode;
-    tern_pkt_hdr_t h = {.type = TERN_PKT_RTS, .flags = (uint8_t)mode, .space = space,
-                        .tag = tag, .len = s->msg_len, .sreq = id,
+    tern_pkt_hdr_t h = {.type = TERN_PKT_RTS, .flags = (uint8_t)(mode | pflags), .space = space,
+                        .tag = tag, .len = s->msg_len, .sreq = id, .rreq = data,
                         .cookie_len = (uint32_t)clen};
     return tern_send_ctrl(vc, &h, cookie, clen);
 }
 
 /* sync: by rendezvous whatever the size, so the send completes only once
- * the receiver has matched it (tern_issend) */
-static tern_status_t do_send(tern_worker_t *w, const struct iovec *iov, int iovcnt, bool contig,
-                             size_t len, int dest, int tag, uint16_t space, bool sync,
-                             tern_request_t **req)
+ * the receiver has matched it (tern_issend).  pflags: TERN_PKT_F_DATA with
+ * data, or 0 (and data 0). */
+tern_status_t tern_send_post(tern_worker_t *w, const struct iovec *iov, int iovcnt, bool contig,
+                             size_t len, int dest, uint64_t tag, uint16_t space, bool sync,
+                             uint8_t pflags, uint64_t data, tern_request_t **req)
 {
     tern_vc_t *vc = tern_vc_of(w, dest);
     *req = NULL;
@@ -87,10 +94,11 @@ static tern_status_t do_send(tern_worker_t *w, const struct iovec *iov, int iovc
 
     tern_status_t st;
     if (len <= vc->eager_limit && !sync) {
-        tern_pkt_hdr_t h = {.type = TERN_PKT_EAGER, .space = space, .tag = tag, .len = len};
+        tern_pkt_hdr_t h = {.type = TERN_PKT_EAGER, .flags = pflags, .space = space, .tag = tag,
+                            .len = len, .rreq = data};
         st = vc->nm->core.send_noncontig(vc, s, &h, sizeof(h));
     } else {
-        st = start_rndv(vc, s, tag, space);
+        st = start_rndv(vc, s, tag, space, pflags, data);
     }
     if (st < 0) {
         tern_request_release(s);
@@ -117,7 +125,8 @@ tern_status_t tern_isend(tern_worker_t *w, const void *buf, size_t len, int dest
     tern_vc_t *vc = tern_vc_of(w, dest);
     if (TERN_LIKELY(len <= vc->eager_limit)) {
         /* eager, contiguous: straight to the netmod */
-        tern_pkt_hdr_t h = {.type = TERN_PKT_EAGER, .space = space, .tag = tag, .len = len};
+        tern_pkt_hdr_t h = {.type = TERN_PKT_EAGER, .space = space, .tag = (uint64_t)tag,
+                            .len = len};
         tern_request_t *s = NULL;
         *req = NULL;
         st = vc->nm->core.istart_contig_msg(vc, &h, sizeof(h), buf, len, &s);
@@ -125,7 +134,7 @@ tern_status_t tern_isend(tern_worker_t *w, const void *buf, size_t len, int dest
             return st;
         s->flags |= TERN_REQF_USER;
         s->peer = dest;
-        s->tag = tag;
+        s->tag = (uint64_t)tag;
         s->msg_len = len;
         *req = s;
         return TERN_INPROGRESS;
@@ -134,7 +143,7 @@ tern_status_t tern_isend(tern_worker_t *w, const void *buf, size_t len, int dest
     if ((st = tern_len_check(len, "send")) != TERN_OK)
         return st;
     struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-    return do_send(w, &iov, 1, true, len, dest, tag, space, false, req);
+    return tern_send_post(w, &iov, 1, true, len, dest, (uint64_t)tag, space, false, 0, 0, req);
 }
 
 static tern_status_t sendv(tern_worker_t *w, const struct iovec *iov, int iovcnt, int dest,
@@ -146,7 +155,7 @@ static tern_status_t sendv(tern_worker_t *w, const struct iovec *iov, int iovcnt
     size_t len;
     if ((st = tern_iov_check(iov, iovcnt, "send", &len)) != TERN_OK)
         return st;
-    return do_send(w, iov, iovcnt, false, len, dest, tag, space, sync, req);
+    return tern_send_post(w, iov, iovcnt, false, len, dest, (uint64_t)tag, space, sync, 0, 0, req);
 }
 
 tern_status_t tern_isendv(tern_worker_t *w, const struct iovec *iov, int iovcnt, int dest,
@@ -166,7 +175,7 @@ tern_status_t tern_issend(tern_worker_t *w, const void *buf, size_t len, int des
     if ((st = tern_len_check(len, "synchronous send")) != TERN_OK)
         return st;
     struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-    return do_send(w, &iov, 1, true, len, dest, tag, space, true, req);
+    return tern_send_post(w, &iov, 1, true, len, dest, (uint64_t)tag, space, true, 0, 0, req);
 }
 
 tern_status_t tern_issendv(tern_worker_t *w, const struct iovec *iov, int iovcnt, int dest,

@@ -65,9 +65,9 @@ static void check_eager(const tern_pkt_hdr_t *h, const uint8_t *body, void *arg)
     if (h->len != want ||
         th_verify(body, want, (uint64_t)e->from * 100000u + (uint64_t)e->next) != (size_t)-1) {
         if (e->bad++ == 0)
-            fprintf(stderr, "FAIL [%s] rank %d: packet %d from rank %d: tag %d len %llu "
+            fprintf(stderr, "FAIL [%s] rank %d: packet %d from rank %d: tag %llu len %llu "
                     "(want %zu) or bytes differ\n", e->t->test, e->t->rank, e->next, e->from,
-                    h->tag, (unsigned long long)h->len, want);
+                    (unsigned long long)h->tag, (unsigned long long)h->len, want);
     }
     e->next++;
 }

@@ -26,9 +26,10 @@ void th_barrier(th_t *t)
 
 static const th_case_t *find(const char *name)
 {
-    const th_case_t *tables[] = {th_data_cases,   th_error_cases, th_wait_cases,
-                                 th_worker_cases, th_probe_cases, th_netmod_cases,
-                                 th_cma_cases,    th_addr_cases,  th_addr_named_cases};
+    const th_case_t *tables[] = {th_data_cases,   th_error_cases,  th_wait_cases,
+                                 th_worker_cases, th_probe_cases,  th_tagged_cases,
+                                 th_netmod_cases, th_cma_cases,    th_addr_cases,
+                                 th_addr_named_cases};
     for (size_t k = 0; k < sizeof(tables) / sizeof(tables[0]); k++)
         for (const th_case_t *c = tables[k]; c->name; c++)
             if (strcmp(c->name, name) == 0)
@@ -117,6 +118,8 @@ int main(int argc, char **argv)
             for (const th_case_t *c = th_worker_cases; c->name; c++)
                 run(&t, c);
             for (const th_case_t *c = th_probe_cases; c->name; c++)
+                run(&t, c);
+            for (const th_case_t *c = th_tagged_cases; c->name; c++)
                 run(&t, c);
             for (const th_case_t *c = th_addr_cases; t.by_address && c->name; c++)
                 run(&t, c);

@@ -302,7 +302,10 @@ int main(void)
     test_malformed("type zero", (tern_pkt_hdr_t){.type = 0});
     test_malformed("nonzero flags", (tern_pkt_hdr_t){.type = TERN_PKT_EAGER, .flags = 1});
     test_malformed("huge eager", (tern_pkt_hdr_t){.type = TERN_PKT_EAGER, .len = 1ull << 40});
-    test_malformed("negative tag", (tern_pkt_hdr_t){.type = TERN_PKT_EAGER, .tag = -4});
+    test_malformed("eager with rreq but no data flag", (tern_pkt_hdr_t){.type = TERN_PKT_EAGER, .tag = 4, .rreq = 5});
+    test_malformed("eager with a flag beside data", (tern_pkt_hdr_t){.type = TERN_PKT_EAGER, .flags = TERN_PKT_F_DATA | 1, .rreq = 5});
+    test_malformed("DATA with the data flag", (tern_pkt_hdr_t){.type = TERN_PKT_DATA, .flags = TERN_PKT_F_DATA, .len = 5, .rreq = 42});
+    test_malformed("RTS with an unknown flag", (tern_pkt_hdr_t){.type = TERN_PKT_RTS, .flags = 0x40 | TERN_LMT_NULL, .len = 99999});
     test_malformed("cookie too long", (tern_pkt_hdr_t){.type = TERN_PKT_RTS, .flags = TERN_LMT_NULL, .cookie_len = 4096});
     test_malformed("RTS without a mode", (tern_pkt_hdr_t){.type = TERN_PKT_RTS, .tag = 1, .len = 99999});
     test_malformed("RTS with an unknown mode", (tern_pkt_hdr_t){.type = TERN_PKT_RTS, .flags = 9, .tag = 1, .len = 99999});
