@@ -283,7 +283,9 @@ static int av_lookup(struct fid_av *f, fi_addr_t fi_addr, void *addr, size_t *ad
         ret = -FI_EINVAL;
     } else {
         const struct tfi_av_entry *e = &av->tab[fi_addr];
-        memcpy(addr, e->name, e->len < *addrlen ? e->len : *addrlen);
+        size_t n = e->len < *addrlen ? e->len : *addrlen;
+        if (n > 0) /* addr may be NULL with a 0 length: asking the size */
+            memcpy(addr, e->name, n);
         *addrlen = e->len;
     }
     tfi_unlock(av->dom);

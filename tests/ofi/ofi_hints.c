@@ -345,6 +345,9 @@ static void test_av(struct tep *t)
     blen = 4;
     CHECK_RET(fi_av_lookup(t->av, a[0], back, &blen), 0, "fi_av_lookup short buffer");
     CHECK(blen == len, "fi_av_lookup says the whole length");
+    blen = 0; /* the size alone: no buffer at all */
+    CHECK_RET(fi_av_lookup(t->av, a[0], NULL, &blen), 0, "fi_av_lookup(NULL, 0)");
+    CHECK(blen == len, "fi_av_lookup(NULL, 0) says the length");
     CHECK_RET(fi_av_lookup(t->av, 99, back, &blen), -FI_EINVAL, "fi_av_lookup bad fi_addr");
     char s[128];
     size_t slen = sizeof(s);
