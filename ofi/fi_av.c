@@ -107,8 +107,8 @@ static int decode(struct tfi_av *av, const uint8_t *p, size_t *len, int *peer)
         return -FI_EINVAL;
     }
     if (get16(p + 4) != NAME_VERSION) {
-        TFI_INFO(FI_LOG_AV, "fi_av_insert: a tern name of version %u (this is %u)\n",
-                 get16(p + 4), NAME_VERSION);
+        TFI_INFO(FI_LOG_AV, "fi_av_insert: a tern name of version %u (this is %u)\n", get16(p + 4),
+                 NAME_VERSION);
         return -FI_EINVAL;
     }
     if (magic == MAGIC_COMPACT) {
@@ -211,8 +211,8 @@ static int av_insert(struct fid_av *f, const void *addr, size_t count, fi_addr_t
         if (errs != NULL)
             errs[i] = -err;
         if (err != 0 && async) {
-            struct fi_eq_err_entry e = {.fid = &av->av.fid, .context = context, .data = i,
-                                        .err = -err};
+            struct fi_eq_err_entry e = {
+                .fid = &av->av.fid, .context = context, .data = i, .err = -err};
             tfi_eq_post(av->eq, FI_AV_COMPLETE, &e, sizeof(e), true);
         }
         p += len;
@@ -228,8 +228,8 @@ static int av_insert(struct fid_av *f, const void *addr, size_t count, fi_addr_t
     return (int)ok;
 }
 
-static int av_insertsvc(struct fid_av *f, const char *node, const char *service,
-                        fi_addr_t *fi_addr, uint64_t flags, void *context)
+static int av_insertsvc(struct fid_av *f, const char *node, const char *service, fi_addr_t *fi_addr,
+                        uint64_t flags, void *context)
 {
     return -FI_ENOSYS; /* no node / service resolution: names come from fi_getname */
 }
@@ -283,7 +283,9 @@ static int av_lookup(struct fid_av *f, fi_addr_t fi_addr, void *addr, size_t *ad
         ret = -FI_EINVAL;
     } else {
         const struct tfi_av_entry *e = &av->tab[fi_addr];
-        memcpy(addr, e->name, e->len < *addrlen ? e->len : *addrlen);
+        size_t n = e->len < *addrlen ? e->len : *addrlen;
+        if (n > 0) /* addr may be NULL with a 0 length: asking the size */
+            memcpy(addr, e->name, n);
         *addrlen = e->len;
     }
     tfi_unlock(av->dom);
@@ -360,8 +362,7 @@ static int av_control(struct fid *fid, int command, void *arg)
     return -FI_ENOSYS;
 }
 
-static int av_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops,
-                       void *context)
+static int av_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *context)
 {
     return -FI_ENOSYS;
 }
@@ -375,8 +376,7 @@ static int av_tostr(const struct fid *fid, char *buf, size_t len)
     return 0;
 }
 
-static int av_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops,
-                      void *context)
+static int av_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops, void *context)
 {
     return -FI_ENOSYS;
 }

@@ -171,8 +171,7 @@ static int cntr_tostr(const struct fid *fid, char *buf, size_t len)
     return 0;
 }
 
-static int cntr_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops,
-                        void *context)
+static int cntr_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops, void *context)
 {
     return -FI_ENOSYS;
 }
@@ -203,8 +202,9 @@ int tfi_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr, struct f
             wait = attr->wait_obj;
             break;
         default:
-            TFI_INFO(FI_LOG_CNTR, "fi_cntr_open: wait object %d: tern counters offer "
-                                  "FI_WAIT_NONE, FI_WAIT_UNSPEC or FI_WAIT_YIELD\n",
+            TFI_INFO(FI_LOG_CNTR,
+                     "fi_cntr_open: wait object %d: tern counters offer "
+                     "FI_WAIT_NONE, FI_WAIT_UNSPEC or FI_WAIT_YIELD\n",
                      (int)attr->wait_obj);
             return -FI_ENOSYS;
         }

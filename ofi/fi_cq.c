@@ -355,8 +355,7 @@ static int cq_control(struct fid *fid, int command, void *arg)
     return -FI_ENOSYS; /* FI_GETWAIT: no file descriptor to hand out */
 }
 
-static int cq_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops,
-                       void *context)
+static int cq_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *context)
 {
     return -FI_ENOSYS;
 }
@@ -370,8 +369,7 @@ static int cq_tostr(const struct fid *fid, char *buf, size_t len)
     return 0;
 }
 
-static int cq_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops,
-                      void *context)
+static int cq_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops, void *context)
 {
     return -FI_ENOSYS;
 }
@@ -393,8 +391,8 @@ int tfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_c
         return -FI_EINVAL;
     if (attr->flags & ~(uint64_t)FI_AFFINITY)
         return -FI_EBADFLAGS;
-    enum fi_cq_format fmt = attr->format == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT
-                                                                : attr->format;
+    enum fi_cq_format fmt =
+        attr->format == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT : attr->format;
     if (fmt > FI_CQ_FORMAT_TAGGED)
         return -FI_EINVAL;
     switch (attr->wait_obj) {
@@ -403,8 +401,9 @@ int tfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_c
     case FI_WAIT_YIELD:
         break;
     default:
-        TFI_INFO(FI_LOG_CQ, "fi_cq_open: wait object %d: tern CQs offer FI_WAIT_NONE, "
-                            "FI_WAIT_UNSPEC or FI_WAIT_YIELD (no file descriptor)\n",
+        TFI_INFO(FI_LOG_CQ,
+                 "fi_cq_open: wait object %d: tern CQs offer FI_WAIT_NONE, "
+                 "FI_WAIT_UNSPEC or FI_WAIT_YIELD (no file descriptor)\n",
                  (int)attr->wait_obj);
         return -FI_ENOSYS;
     }

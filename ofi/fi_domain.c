@@ -126,8 +126,8 @@ static int domain_no_stx(struct fid_domain *domain, struct fi_tx_attr *attr, str
     return -FI_ENOSYS;
 }
 
-static int domain_no_srx(struct fid_domain *domain, struct fi_rx_attr *attr,
-                         struct fid_ep **rx_ep, void *context)
+static int domain_no_srx(struct fid_domain *domain, struct fi_rx_attr *attr, struct fid_ep **rx_ep,
+                         void *context)
 {
     return -FI_ENOSYS;
 }
@@ -187,8 +187,8 @@ int tfi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_
     if (d == NULL)
         return -FI_ENOMEM;
     const struct fi_domain_attr *da = info->domain_attr;
-    d->threading = da != NULL && da->threading != FI_THREAD_UNSPEC ? da->threading
-                                                                    : FI_THREAD_DOMAIN;
+    d->threading =
+        da != NULL && da->threading != FI_THREAD_UNSPEC ? da->threading : FI_THREAD_DOMAIN;
     d->locked = d->threading != FI_THREAD_DOMAIN;
     d->caps = info->caps != 0 ? info->caps : TFI_CAPS;
     d->mr_mode = da != NULL ? da->mr_mode : 0;

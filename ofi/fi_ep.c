@@ -338,7 +338,8 @@ static int ep_enable(struct tfi_ep *ep)
         TFI_INFO(FI_LOG_EP_CTRL, "fi_enable: no AV bound\n");
         return -FI_ENOAV;
     }
-    if (((ep->caps & FI_SEND) && ep->tx_cq == NULL) || ((ep->caps & FI_RECV) && ep->rx_cq == NULL)) {
+    if (((ep->caps & FI_SEND) && ep->tx_cq == NULL) ||
+        ((ep->caps & FI_RECV) && ep->rx_cq == NULL)) {
         TFI_INFO(FI_LOG_EP_CTRL, "fi_enable: a %s CQ is needed (failures report there)\n",
                  ep->tx_cq == NULL ? "transmit" : "receive");
         return -FI_ENOCQ;
@@ -424,8 +425,7 @@ static int ep_close(struct fid *fid)
     return 0;
 }
 
-static int ep_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops,
-                       void *context)
+static int ep_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *context)
 {
     return -FI_ENOSYS;
 }
@@ -439,8 +439,7 @@ static int ep_tostr(const struct fid *fid, char *buf, size_t len)
     return 0;
 }
 
-static int ep_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops,
-                      void *context)
+static int ep_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops, void *context)
 {
     return -FI_ENOSYS;
 }

@@ -207,8 +207,7 @@ static int eq_control(struct fid *fid, int command, void *arg)
     return -FI_ENOSYS; /* FI_GETWAIT: no file descriptor to hand out */
 }
 
-static int eq_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops,
-                       void *context)
+static int eq_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *context)
 {
     return -FI_ENOSYS;
 }
@@ -222,8 +221,7 @@ static int eq_tostr(const struct fid *fid, char *buf, size_t len)
     return 0;
 }
 
-static int eq_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops,
-                      void *context)
+static int eq_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops, void *context)
 {
     return -FI_ENOSYS;
 }
@@ -244,8 +242,7 @@ int tfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_e
     if (fabric == NULL || attr == NULL || out == NULL)
         return -FI_EINVAL;
     if (attr->flags & ~(uint64_t)FI_AFFINITY) {
-        TFI_INFO(FI_LOG_EQ, "fi_eq_open: flags 0x%llx unknown\n",
-                 (unsigned long long)attr->flags);
+        TFI_INFO(FI_LOG_EQ, "fi_eq_open: flags 0x%llx unknown\n", (unsigned long long)attr->flags);
         return -FI_EBADFLAGS;
     }
     switch (attr->wait_obj) {
@@ -255,8 +252,9 @@ int tfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_e
     case FI_WAIT_YIELD:
         break;
     default:
-        TFI_INFO(FI_LOG_EQ, "fi_eq_open: wait object %d: tern EQs wait on a condition "
-                            "variable (FI_WAIT_UNSPEC, FI_WAIT_MUTEX_COND) or not at all\n",
+        TFI_INFO(FI_LOG_EQ,
+                 "fi_eq_open: wait object %d: tern EQs wait on a condition "
+                 "variable (FI_WAIT_UNSPEC, FI_WAIT_MUTEX_COND) or not at all\n",
                  (int)attr->wait_obj);
         return -FI_ENOSYS;
     }

@@ -80,8 +80,8 @@ static int fabric_no_trywait(struct fid_fabric *fabric, struct fid **fids, int c
     return -FI_ENOSYS; /* no wait objects to arm */
 }
 
-static int fabric_domain2(struct fid_fabric *fabric, struct fi_info *info,
-                          struct fid_domain **dom, uint64_t flags, void *context)
+static int fabric_domain2(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
+                          uint64_t flags, void *context)
 {
     if (flags != 0)
         return -FI_EBADFLAGS; /* FI_PEER: tern is no peer provider */

@@ -308,14 +308,14 @@ static struct fi_info *make_info(const struct fi_info *h)
     struct fi_domain_attr *d = fi->domain_attr;
     d->domain = hd != NULL ? hd->domain : NULL;
     d->name = strdup(TFI_NAME);
-    d->threading = hd != NULL && hd->threading != FI_THREAD_UNSPEC ? hd->threading
-                                                                    : FI_THREAD_DOMAIN;
+    d->threading =
+        hd != NULL && hd->threading != FI_THREAD_UNSPEC ? hd->threading : FI_THREAD_DOMAIN;
     d->control_progress = hd != NULL && hd->control_progress != FI_PROGRESS_UNSPEC
                               ? hd->control_progress
                               : FI_PROGRESS_AUTO;
     d->data_progress = FI_PROGRESS_MANUAL;
-    d->resource_mgmt = hd != NULL && hd->resource_mgmt != FI_RM_UNSPEC ? hd->resource_mgmt
-                                                                        : FI_RM_ENABLED;
+    d->resource_mgmt =
+        hd != NULL && hd->resource_mgmt != FI_RM_UNSPEC ? hd->resource_mgmt : FI_RM_ENABLED;
     d->av_type = hd != NULL ? hd->av_type : FI_AV_UNSPEC;
     d->mr_mode = out_mr_mode(hd != NULL ? hd->mr_mode : 0);
     d->mr_key_size = TFI_MR_KEY_SIZE;

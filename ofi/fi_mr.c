@@ -21,8 +21,7 @@ struct tfi_mr {
     struct tfi_mr *next; /* key chain */
 };
 
-#define ACCESS_BITS                                                                                \
-    (FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
+#define ACCESS_BITS (FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 
 static size_t slot(const struct tfi_domain *d, uint64_t key)
 {
@@ -113,8 +112,7 @@ static int mr_control(struct fid *fid, int command, void *arg)
     return -FI_ENOSYS;
 }
 
-static int mr_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops,
-                       void *context)
+static int mr_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *context)
 {
     return -FI_ENOSYS;
 }
@@ -128,8 +126,7 @@ static int mr_tostr(const struct fid *fid, char *buf, size_t len)
     return 0;
 }
 
-static int mr_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops,
-                      void *context)
+static int mr_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops, void *context)
 {
     return -FI_ENOSYS;
 }
@@ -148,8 +145,8 @@ static int mr_regv(struct fid *fid, const struct iovec *iov, size_t count, uint6
                    uint64_t offset, uint64_t requested_key, uint64_t flags, struct fid_mr **out,
                    void *context)
 {
-    if (fid == NULL || fid->fclass != FI_CLASS_DOMAIN ||
-        !tfi_is_domain((struct fid_domain *)fid) || out == NULL)
+    if (fid == NULL || fid->fclass != FI_CLASS_DOMAIN || !tfi_is_domain((struct fid_domain *)fid) ||
+        out == NULL)
         return -FI_EINVAL;
     struct tfi_domain *d = (struct tfi_domain *)fid;
     if (count > TFI_MR_IOV_LIMIT || (iov == NULL && count > 0))

@@ -25,8 +25,12 @@ static ssize_t msend(struct fid_ep *f, const void *buf, size_t len, void *desc, 
     ssize_t ret = msg_ok(ep);
     if (ret != 0)
         return ret;
-    struct tfi_xfer x = {.buf = buf, .len = len, .addr = dest, .space = TFI_SPACE_MSG,
-                         .context = context, .flags = ep->tx_op_flags};
+    struct tfi_xfer x = {.buf = buf,
+                         .len = len,
+                         .addr = dest,
+                         .space = TFI_SPACE_MSG,
+                         .context = context,
+                         .flags = ep->tx_op_flags};
     return tfi_send(ep, &x);
 }
 
@@ -39,8 +43,12 @@ static ssize_t msendv(struct fid_ep *f, const struct iovec *iov, void **desc, si
         return ret;
     if (iov == NULL && count > 0)
         return -FI_EINVAL;
-    struct tfi_xfer x = {.iov = iov, .iov_count = count, .addr = dest, .space = TFI_SPACE_MSG,
-                         .context = context, .flags = ep->tx_op_flags};
+    struct tfi_xfer x = {.iov = iov,
+                         .iov_count = count,
+                         .addr = dest,
+                         .space = TFI_SPACE_MSG,
+                         .context = context,
+                         .flags = ep->tx_op_flags};
     return tfi_send(ep, &x);
 }
 
@@ -54,8 +62,12 @@ static ssize_t msendmsg(struct fid_ep *f, const struct fi_msg *msg, uint64_t fla
         return -FI_EINVAL;
     if (flags & ~(uint64_t)SEND_FLAGS)
         return -FI_EBADFLAGS;
-    struct tfi_xfer x = {.iov = msg->msg_iov, .iov_count = msg->iov_count, .addr = msg->addr,
-                         .space = TFI_SPACE_MSG, .context = msg->context, .data = msg->data,
+    struct tfi_xfer x = {.iov = msg->msg_iov,
+                         .iov_count = msg->iov_count,
+                         .addr = msg->addr,
+                         .space = TFI_SPACE_MSG,
+                         .context = msg->context,
+                         .data = msg->data,
                          .flags = flags};
     return tfi_send(ep, &x);
 }
@@ -67,8 +79,12 @@ static ssize_t msenddata(struct fid_ep *f, const void *buf, size_t len, void *de
     ssize_t ret = msg_ok(ep);
     if (ret != 0)
         return ret;
-    struct tfi_xfer x = {.buf = buf, .len = len, .addr = dest, .space = TFI_SPACE_MSG,
-                         .context = context, .data = data,
+    struct tfi_xfer x = {.buf = buf,
+                         .len = len,
+                         .addr = dest,
+                         .space = TFI_SPACE_MSG,
+                         .context = context,
+                         .data = data,
                          .flags = ep->tx_op_flags | FI_REMOTE_CQ_DATA};
     return tfi_send(ep, &x);
 }
@@ -79,8 +95,8 @@ static ssize_t minject(struct fid_ep *f, const void *buf, size_t len, fi_addr_t 
     ssize_t ret = msg_ok(ep);
     if (ret != 0)
         return ret;
-    struct tfi_xfer x = {.buf = buf, .len = len, .addr = dest, .space = TFI_SPACE_MSG,
-                         .inject_only = true};
+    struct tfi_xfer x = {
+        .buf = buf, .len = len, .addr = dest, .space = TFI_SPACE_MSG, .inject_only = true};
     return tfi_send(ep, &x);
 }
 
@@ -91,8 +107,13 @@ static ssize_t minjectdata(struct fid_ep *f, const void *buf, size_t len, uint64
     ssize_t ret = msg_ok(ep);
     if (ret != 0)
         return ret;
-    struct tfi_xfer x = {.buf = buf, .len = len, .addr = dest, .space = TFI_SPACE_MSG,
-                         .data = data, .flags = FI_REMOTE_CQ_DATA, .inject_only = true};
+    struct tfi_xfer x = {.buf = buf,
+                         .len = len,
+                         .addr = dest,
+                         .space = TFI_SPACE_MSG,
+                         .data = data,
+                         .flags = FI_REMOTE_CQ_DATA,
+                         .inject_only = true};
     return tfi_send(ep, &x);
 }
 
@@ -103,8 +124,12 @@ static ssize_t mrecv(struct fid_ep *f, void *buf, size_t len, void *desc, fi_add
     ssize_t ret = msg_ok(ep);
     if (ret != 0)
         return ret;
-    struct tfi_xfer x = {.buf = buf, .len = len, .addr = src, .space = TFI_SPACE_MSG,
-                         .context = context, .flags = ep->rx_op_flags};
+    struct tfi_xfer x = {.buf = buf,
+                         .len = len,
+                         .addr = src,
+                         .space = TFI_SPACE_MSG,
+                         .context = context,
+                         .flags = ep->rx_op_flags};
     return tfi_recv(ep, &x);
 }
 
@@ -117,8 +142,12 @@ static ssize_t mrecvv(struct fid_ep *f, const struct iovec *iov, void **desc, si
         return ret;
     if (iov == NULL && count > 0)
         return -FI_EINVAL;
-    struct tfi_xfer x = {.iov = iov, .iov_count = count, .addr = src, .space = TFI_SPACE_MSG,
-                         .context = context, .flags = ep->rx_op_flags};
+    struct tfi_xfer x = {.iov = iov,
+                         .iov_count = count,
+                         .addr = src,
+                         .space = TFI_SPACE_MSG,
+                         .context = context,
+                         .flags = ep->rx_op_flags};
     return tfi_recv(ep, &x);
 }
 
@@ -132,8 +161,12 @@ static ssize_t mrecvmsg(struct fid_ep *f, const struct fi_msg *msg, uint64_t fla
         return -FI_EINVAL;
     if (flags & ~(uint64_t)RECV_FLAGS)
         return -FI_EBADFLAGS; /* FI_MULTI_RECV, FI_PEEK / FI_CLAIM (tagged only) ... */
-    struct tfi_xfer x = {.iov = msg->msg_iov, .iov_count = msg->iov_count, .addr = msg->addr,
-                         .space = TFI_SPACE_MSG, .context = msg->context, .flags = flags};
+    struct tfi_xfer x = {.iov = msg->msg_iov,
+                         .iov_count = msg->iov_count,
+                         .addr = msg->addr,
+                         .space = TFI_SPACE_MSG,
+                         .context = msg->context,
+                         .flags = flags};
     return tfi_recv(ep, &x);
 }
 

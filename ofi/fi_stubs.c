@@ -96,11 +96,10 @@ static ssize_t no_readwrite(struct fid_ep *ep, const void *buf, size_t count, vo
 {
     return -FI_ENOSYS;
 }
-static ssize_t no_readwritev(struct fid_ep *ep, const struct fi_ioc *iov, void **desc,
-                             size_t count, struct fi_ioc *resultv, void **result_desc,
-                             size_t result_count, fi_addr_t dest_addr, uint64_t addr,
-                             uint64_t key, enum fi_datatype datatype, enum fi_op op,
-                             void *context)
+static ssize_t no_readwritev(struct fid_ep *ep, const struct fi_ioc *iov, void **desc, size_t count,
+                             struct fi_ioc *resultv, void **result_desc, size_t result_count,
+                             fi_addr_t dest_addr, uint64_t addr, uint64_t key,
+                             enum fi_datatype datatype, enum fi_op op, void *context)
 {
     return -FI_ENOSYS;
 }
@@ -117,12 +116,11 @@ static ssize_t no_compwrite(struct fid_ep *ep, const void *buf, size_t count, vo
 {
     return -FI_ENOSYS;
 }
-static ssize_t no_compwritev(struct fid_ep *ep, const struct fi_ioc *iov, void **desc,
-                             size_t count, const struct fi_ioc *comparev, void **compare_desc,
+static ssize_t no_compwritev(struct fid_ep *ep, const struct fi_ioc *iov, void **desc, size_t count,
+                             const struct fi_ioc *comparev, void **compare_desc,
                              size_t compare_count, struct fi_ioc *resultv, void **result_desc,
-                             size_t result_count, fi_addr_t dest_addr, uint64_t addr,
-                             uint64_t key, enum fi_datatype datatype, enum fi_op op,
-                             void *context)
+                             size_t result_count, fi_addr_t dest_addr, uint64_t addr, uint64_t key,
+                             enum fi_datatype datatype, enum fi_op op, void *context)
 {
     return -FI_ENOSYS;
 }
@@ -175,22 +173,19 @@ static ssize_t no_alltoall(struct fid_ep *ep, const void *buf, size_t count, voi
 }
 static ssize_t no_allreduce(struct fid_ep *ep, const void *buf, size_t count, void *desc,
                             void *result, void *result_desc, fi_addr_t coll_addr,
-                            enum fi_datatype datatype, enum fi_op op, uint64_t flags,
-                            void *context)
+                            enum fi_datatype datatype, enum fi_op op, uint64_t flags, void *context)
 {
     return -FI_ENOSYS;
 }
-static ssize_t no_reduce(struct fid_ep *ep, const void *buf, size_t count, void *desc,
-                         void *result, void *result_desc, fi_addr_t coll_addr,
-                         fi_addr_t root_addr, enum fi_datatype datatype, enum fi_op op,
-                         uint64_t flags, void *context)
+static ssize_t no_reduce(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result,
+                         void *result_desc, fi_addr_t coll_addr, fi_addr_t root_addr,
+                         enum fi_datatype datatype, enum fi_op op, uint64_t flags, void *context)
 {
     return -FI_ENOSYS;
 }
 static ssize_t no_scatter(struct fid_ep *ep, const void *buf, size_t count, void *desc,
-                          void *result, void *result_desc, fi_addr_t coll_addr,
-                          fi_addr_t root_addr, enum fi_datatype datatype, uint64_t flags,
-                          void *context)
+                          void *result, void *result_desc, fi_addr_t coll_addr, fi_addr_t root_addr,
+                          enum fi_datatype datatype, uint64_t flags, void *context)
 {
     return -FI_ENOSYS;
 }
@@ -211,7 +206,7 @@ struct fi_ops_collective tfi_no_collective_ops = {
     .broadcast = no_broadcast,
     .alltoall = no_alltoall,
     .allreduce = no_allreduce,
-    .allgather = no_alltoall,      /* same signature */
+    .allgather = no_alltoall,       /* same signature */
     .reduce_scatter = no_allreduce, /* same signature */
     .reduce = no_reduce,
     .scatter = no_scatter,

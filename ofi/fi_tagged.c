@@ -20,8 +20,7 @@
 
 #include "ofi/tern_fi.h"
 
-#define RECV_FLAGS                                                                                 \
-    (FI_COMPLETION | FI_PEEK | FI_CLAIM | FI_DISCARD | FI_MORE | FI_REMOTE_CQ_DATA)
+#define RECV_FLAGS (FI_COMPLETION | FI_PEEK | FI_CLAIM | FI_DISCARD | FI_MORE | FI_REMOTE_CQ_DATA)
 #define SEND_FLAGS                                                                                 \
     (FI_COMPLETION | FI_REMOTE_CQ_DATA | FI_INJECT | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE |   \
      FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE | FI_MORE)
@@ -43,8 +42,12 @@ static ssize_t tsend(struct fid_ep *f, const void *buf, size_t len, void *desc, 
     ssize_t ret = tagged_ok(ep);
     if (ret != 0)
         return ret;
-    struct tfi_xfer x = {.buf = buf, .len = len, .addr = dest, .tag = tag,
-                         .space = TFI_SPACE_TAGGED, .context = context,
+    struct tfi_xfer x = {.buf = buf,
+                         .len = len,
+                         .addr = dest,
+                         .tag = tag,
+                         .space = TFI_SPACE_TAGGED,
+                         .context = context,
                          .flags = ep->tx_op_flags};
     return tfi_send(ep, &x);
 }
@@ -58,8 +61,12 @@ static ssize_t tsendv(struct fid_ep *f, const struct iovec *iov, void **desc, si
         return ret;
     if (iov == NULL && count > 0)
         return -FI_EINVAL;
-    struct tfi_xfer x = {.iov = iov, .iov_count = count, .addr = dest, .tag = tag,
-                         .space = TFI_SPACE_TAGGED, .context = context,
+    struct tfi_xfer x = {.iov = iov,
+                         .iov_count = count,
+                         .addr = dest,
+                         .tag = tag,
+                         .space = TFI_SPACE_TAGGED,
+                         .context = context,
                          .flags = ep->tx_op_flags};
     return tfi_send(ep, &x);
 }
@@ -74,9 +81,14 @@ static ssize_t tsendmsg(struct fid_ep *f, const struct fi_msg_tagged *msg, uint6
         return -FI_EINVAL;
     if (flags & ~(uint64_t)SEND_FLAGS)
         return -FI_EBADFLAGS;
-    struct tfi_xfer x = {.iov = msg->msg_iov, .iov_count = msg->iov_count, .addr = msg->addr,
-                         .tag = msg->tag, .space = TFI_SPACE_TAGGED, .context = msg->context,
-                         .data = msg->data, .flags = flags};
+    struct tfi_xfer x = {.iov = msg->msg_iov,
+                         .iov_count = msg->iov_count,
+                         .addr = msg->addr,
+                         .tag = msg->tag,
+                         .space = TFI_SPACE_TAGGED,
+                         .context = msg->context,
+                         .data = msg->data,
+                         .flags = flags};
     return tfi_send(ep, &x);
 }
 
@@ -87,8 +99,13 @@ static ssize_t tsenddata(struct fid_ep *f, const void *buf, size_t len, void *de
     ssize_t ret = tagged_ok(ep);
     if (ret != 0)
         return ret;
-    struct tfi_xfer x = {.buf = buf, .len = len, .addr = dest, .tag = tag,
-                         .space = TFI_SPACE_TAGGED, .context = context, .data = data,
+    struct tfi_xfer x = {.buf = buf,
+                         .len = len,
+                         .addr = dest,
+                         .tag = tag,
+                         .space = TFI_SPACE_TAGGED,
+                         .context = context,
+                         .data = data,
                          .flags = ep->tx_op_flags | FI_REMOTE_CQ_DATA};
     return tfi_send(ep, &x);
 }
@@ -99,8 +116,12 @@ static ssize_t tinject(struct fid_ep *f, const void *buf, size_t len, fi_addr_t 
     ssize_t ret = tagged_ok(ep);
     if (ret != 0)
         return ret;
-    struct tfi_xfer x = {.buf = buf, .len = len, .addr = dest, .tag = tag,
-                         .space = TFI_SPACE_TAGGED, .inject_only = true};
+    struct tfi_xfer x = {.buf = buf,
+                         .len = len,
+                         .addr = dest,
+                         .tag = tag,
+                         .space = TFI_SPACE_TAGGED,
+                         .inject_only = true};
     return tfi_send(ep, &x);
 }
 
@@ -111,8 +132,13 @@ static ssize_t tinjectdata(struct fid_ep *f, const void *buf, size_t len, uint64
     ssize_t ret = tagged_ok(ep);
     if (ret != 0)
         return ret;
-    struct tfi_xfer x = {.buf = buf, .len = len, .addr = dest, .tag = tag,
-                         .space = TFI_SPACE_TAGGED, .data = data, .flags = FI_REMOTE_CQ_DATA,
+    struct tfi_xfer x = {.buf = buf,
+                         .len = len,
+                         .addr = dest,
+                         .tag = tag,
+                         .space = TFI_SPACE_TAGGED,
+                         .data = data,
+                         .flags = FI_REMOTE_CQ_DATA,
                          .inject_only = true};
     return tfi_send(ep, &x);
 }
@@ -126,8 +152,13 @@ static ssize_t trecv(struct fid_ep *f, void *buf, size_t len, void *desc, fi_add
     ssize_t ret = tagged_ok(ep);
     if (ret != 0)
         return ret;
-    struct tfi_xfer x = {.buf = buf, .len = len, .addr = src, .tag = tag, .ignore = ignore,
-                         .space = TFI_SPACE_TAGGED, .context = context,
+    struct tfi_xfer x = {.buf = buf,
+                         .len = len,
+                         .addr = src,
+                         .tag = tag,
+                         .ignore = ignore,
+                         .space = TFI_SPACE_TAGGED,
+                         .context = context,
                          .flags = ep->rx_op_flags};
     return tfi_recv(ep, &x);
 }
@@ -141,8 +172,13 @@ static ssize_t trecvv(struct fid_ep *f, const struct iovec *iov, void **desc, si
         return ret;
     if (iov == NULL && count > 0)
         return -FI_EINVAL;
-    struct tfi_xfer x = {.iov = iov, .iov_count = count, .addr = src, .tag = tag,
-                         .ignore = ignore, .space = TFI_SPACE_TAGGED, .context = context,
+    struct tfi_xfer x = {.iov = iov,
+                         .iov_count = count,
+                         .addr = src,
+                         .tag = tag,
+                         .ignore = ignore,
+                         .space = TFI_SPACE_TAGGED,
+                         .context = context,
                          .flags = ep->rx_op_flags};
     return tfi_recv(ep, &x);
 }
@@ -154,8 +190,9 @@ static ssize_t peek(struct tfi_ep *ep, const struct fi_msg_tagged *msg, uint64_t
         return -FI_EINVAL; /* claim it or drop it, not both */
     if ((flags & FI_CLAIM) && msg->context == NULL)
         return -FI_EINVAL; /* the claimed message is kept in the fi_context */
-    unsigned pf = (flags & FI_CLAIM) ? TERN_PROBE_CLAIM : (flags & FI_DISCARD) ? TERN_PROBE_DISCARD
-                                                                            : 0;
+    unsigned pf = (flags & FI_CLAIM)     ? TERN_PROBE_CLAIM
+                  : (flags & FI_DISCARD) ? TERN_PROBE_DISCARD
+                                         : 0;
     struct tfi_domain *d = ep->dom;
     tfi_lock(d);
     int src;
@@ -169,8 +206,8 @@ static ssize_t peek(struct tfi_ep *ep, const struct fi_msg_tagged *msg, uint64_t
         ret = st == TERN_OK ? 0 : tfi_errno(st);
     }
     if (ret == 0) {
-        struct tfi_cqe c = {.context = msg->context, .flags = FI_RECV | FI_TAGGED,
-                            .src = FI_ADDR_NOTAVAIL};
+        struct tfi_cqe c = {
+            .context = msg->context, .flags = FI_RECV | FI_TAGGED, .src = FI_ADDR_NOTAVAIL};
         if (found) {
             c.len = e.msg_len;
             c.tag = e.tag;
@@ -253,9 +290,14 @@ static ssize_t trecvmsg(struct fid_ep *f, const struct fi_msg_tagged *msg, uint6
         return claimed(ep, msg, flags);
     if (flags & FI_DISCARD)
         return -FI_EINVAL; /* with FI_PEEK or FI_CLAIM only */
-    struct tfi_xfer x = {.iov = msg->msg_iov, .iov_count = msg->iov_count, .addr = msg->addr,
-                         .tag = msg->tag, .ignore = msg->ignore, .space = TFI_SPACE_TAGGED,
-                         .context = msg->context, .flags = flags};
+    struct tfi_xfer x = {.iov = msg->msg_iov,
+                         .iov_count = msg->iov_count,
+                         .addr = msg->addr,
+                         .tag = msg->tag,
+                         .ignore = msg->ignore,
+                         .space = TFI_SPACE_TAGGED,
+                         .context = msg->context,
+                         .flags = flags};
     return tfi_recv(ep, &x);
 }
 

@@ -113,8 +113,8 @@ ssize_t tfi_send(struct tfi_ep *ep, const struct tfi_xfer *x)
     if (x->iov == NULL)
         st = tern_tsend(ep->w, x->buf, x->len, peer, x->tag, x->space, &op, NULL);
     else if (x->iov_count == 1) /* the contiguous path: no iovec copy */
-        st = tern_tsend(ep->w, x->iov[0].iov_base, x->iov[0].iov_len, peer, x->tag, x->space,
-                        &op, NULL);
+        st = tern_tsend(ep->w, x->iov[0].iov_base, x->iov[0].iov_len, peer, x->tag, x->space, &op,
+                        NULL);
     else
         st = tern_tsendv(ep->w, x->iov, (int)x->iov_count, peer, x->tag, x->space, &op, NULL);
     if (st < 0) {
@@ -167,14 +167,13 @@ ssize_t tfi_recv(struct tfi_ep *ep, const struct tfi_xfer *x)
     tern_request_t **reqp = pooled ? &req : NULL;
     tern_status_t st;
     if (x->iov == NULL)
-        st = tern_trecv(ep->w, (void *)x->buf, x->len, src, x->tag, x->ignore, x->space, &op,
-                        reqp);
+        st = tern_trecv(ep->w, (void *)x->buf, x->len, src, x->tag, x->ignore, x->space, &op, reqp);
     else if (x->iov_count == 1)
         st = tern_trecv(ep->w, x->iov[0].iov_base, x->iov[0].iov_len, src, x->tag, x->ignore,
                         x->space, &op, reqp);
     else
-        st = tern_trecvv(ep->w, x->iov, (int)x->iov_count, src, x->tag, x->ignore, x->space,
-                         &op, reqp);
+        st = tern_trecvv(ep->w, x->iov, (int)x->iov_count, src, x->tag, x->ignore, x->space, &op,
+                         reqp);
     if (st < 0) {
         tfi_record_drop(ep, rec);
         tfi_unlock(d);

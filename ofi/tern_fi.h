@@ -61,21 +61,21 @@
 #define TFI_CAPS_SECONDARY (FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SOURCE)
 #define TFI_CAPS (TFI_CAPS_PRIMARY | TFI_CAPS_MODIFIERS | TFI_CAPS_SECONDARY)
 #define TFI_TX_CAPS (FI_TAGGED | FI_MSG | FI_SEND | FI_LOCAL_COMM | FI_REMOTE_COMM)
-#define TFI_RX_CAPS                                                                               \
+#define TFI_RX_CAPS                                                                                \
     (FI_TAGGED | FI_MSG | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define TFI_DOMAIN_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define TFI_MSG_ORDER FI_ORDER_SAS /* send order per (source, space) */
 /* op_flags an endpoint may carry by default: every completion level is
  * met (MATCH, DELIVERY and TRANSMIT by a synchronous send) */
-#define TFI_TX_OP_FLAGS                                                                           \
-    (FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE | \
-     FI_MATCH_COMPLETE)
+#define TFI_TX_OP_FLAGS                                                                            \
+    (FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE |                       \
+     FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE)
 #define TFI_RX_OP_FLAGS FI_COMPLETION
-#define TFI_IOV_LIMIT 1024           /* reported; up to TERN_IOV_MAX accepted */
-#define TFI_CQ_DATA_SIZE 8           /* the engine's immediate data: 64 bits */
+#define TFI_IOV_LIMIT 1024 /* reported; up to TERN_IOV_MAX accepted */
+#define TFI_CQ_DATA_SIZE 8 /* the engine's immediate data: 64 bits */
 #define TFI_MR_KEY_SIZE 8
 #define TFI_MR_IOV_LIMIT 64
-#define TFI_QUEUE_SIZE 65536         /* reported tx/rx depth: tern queues grow */
+#define TFI_QUEUE_SIZE 65536 /* reported tx/rx depth: tern queues grow */
 #define TFI_INJECT_SIZE_DEFAULT 4096
 #define TFI_INJECT_SIZE_MAX (1u << 20)
 
@@ -102,7 +102,7 @@ void tfi_settings(struct tfi_settings *s);
 int tfi_ctx_acquire(tern_context_t **ctx);
 /* Drop one; the last tern_finalize()s the context. */
 void tfi_ctx_release(void);
-bool tfi_ctx_pmix(void);        /* wired through PMIx (the compact names) */
+bool tfi_ctx_pmix(void);         /* wired through PMIx (the compact names) */
 uint32_t tfi_ctx_job_hash(void); /* FNV-1a of tern_job_name() */
 /* A worker for an endpoint: worker 0 first, then tern_worker_create. */
 int tfi_worker_take(tern_worker_t **w);
@@ -165,7 +165,7 @@ struct tfi_av {
     struct fid_av av;
     struct tfi_domain *dom;
     enum fi_av_type type;
-    bool event;          /* FI_EVENT: inserts complete on the bound EQ */
+    bool event; /* FI_EVENT: inserts complete on the bound EQ */
     struct tfi_eq *eq;
     struct tfi_av_entry *tab; /* fi_addr_t = index, for FI_AV_MAP and FI_AV_TABLE */
     size_t n, cap;
@@ -246,12 +246,12 @@ int tfi_eq_post(struct tfi_eq *eq, uint32_t event, const void *buf, size_t len, 
 
 /* One posted operation: the context of its engine operation. */
 struct tfi_op {
-    void *context;       /* the application's */
-    struct tfi_ep *ep;   /* NULL once its endpoint is closed */
-    uint64_t flags;      /* completion flags: FI_SEND / FI_RECV | FI_TAGGED / FI_MSG */
-    unsigned kind;       /* TFI_OP_* */
-    tern_request_t *req; /* pending receive: for tern_cancel */
-    struct tfi_op *hnext;        /* cancel table chain, or the free list */
+    void *context;              /* the application's */
+    struct tfi_ep *ep;          /* NULL once its endpoint is closed */
+    uint64_t flags;             /* completion flags: FI_SEND / FI_RECV | FI_TAGGED / FI_MSG */
+    unsigned kind;              /* TFI_OP_* */
+    tern_request_t *req;        /* pending receive: for tern_cancel */
+    struct tfi_op *hnext;       /* cancel table chain, or the free list */
     struct tfi_op *prev, *next; /* the endpoint's outstanding ops */
 };
 
@@ -352,7 +352,7 @@ struct tfi_xfer {
     uint16_t space;
     void *context;
     uint64_t data;
-    uint64_t flags; /* FI_* operation flags in effect (op_flags or the *msg call's) */
+    uint64_t flags;   /* FI_* operation flags in effect (op_flags or the *msg call's) */
     bool inject_only; /* fi_inject / fi_tinject: no completion at all */
 };
 ssize_t tfi_send(struct tfi_ep *ep, const struct tfi_xfer *x);

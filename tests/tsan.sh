@@ -17,6 +17,8 @@
 #   the MPI layer at MPI_THREAD_MULTIPLE (tests/mpi/mpi_thread.c), shm, tcp
 #   engine/sock: wait_timeout, wakeup_from_thread,
 #     post_from_thread_while_waiting (posts while another thread waits)
+#   the libfabric provider (when built): two threads on one FI_THREAD_SAFE
+#     endpoint in each of two processes (tests/ofi/ofi_ops threads)
 . "${srcdir:-.}/tests/engine/lib.sh"
 TERN_INFO=${TERN_INFO:-./tern_info}
 supp=$(cd "${srcdir:-.}" && pwd)/tests/tsan.supp
@@ -84,5 +86,25 @@ if "$TERN_INFO" 2>/dev/null | grep -Eq '^netmods:.* verbs( |$)'; then
         TERN_NETMODS=verbs TERN_TEST_NETMOD=verbs run_engine 2 "--bind-to none" $cases) \
         >"$out" 2>&1
     verdict $? "engine cases $cases over verbs"
+fi
+# the libfabric provider, when built: tests/ofi/ofi_ops's threads case (two
+# threads on one FI_THREAD_SAFE endpoint and CQ, each process a job of one
+# reaching the other over tcp); libfabric loads the instrumented provider
+if [ -x ./tests/ofi/ofi_ops ] && [ -f ./.libs/libtern-fi.so ]; then
+    ofi=$(mktemp -d)
+    mkdir "$ofi/prov" && ln -s "$(pwd)/.libs/libtern-fi.so" "$ofi/prov/libtern-fi.so"
+    (
+        for v in $(env | sed -n 's/^\(PMIX_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+        export FI_PROVIDER_PATH="$ofi/prov" TERN_NETMODS=tcp
+        timeout -k 5 300 ./tests/ofi/ofi_ops A "$ofi" safe threads </dev/null &
+        a=$!
+        timeout -k 5 300 ./tests/ofi/ofi_ops B "$ofi" safe threads </dev/null
+        rb=$?
+        wait "$a"
+        ra=$?
+        [ "$ra" -eq 0 ] && [ "$rb" -eq 0 ]
+    ) >"$out" 2>&1
+    verdict $? "libfabric provider, FI_THREAD_SAFE, two threads per process (tests/ofi/ofi_ops)"
+    rm -rf "$ofi"
 fi
 exit "$failed"

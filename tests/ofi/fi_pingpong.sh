@@ -12,13 +12,13 @@ for mode in tagged msg; do
     port=$((port + 1))
     s=$OFI_TMP/server.$mode
     c=$OFI_TMP/client.$mode
-    TERN_NETMODS=tcp timeout -k 5 "$OFI_TIMEOUT" "$FI_PINGPONG" -p tern -e rdm -m "$mode" -c \
+    TERN_NETMODS=tcp ofi_ext timeout -k 5 "$OFI_TIMEOUT" "$FI_PINGPONG" -p tern -e rdm -m "$mode" -c \
         -I 50 -B "$port" >"$s" 2>&1 </dev/null &
     spid=$!
     # the client retries its control connection until the server listens
     tries=0
     while :; do
-        TERN_NETMODS=tcp timeout -k 5 "$OFI_TIMEOUT" "$FI_PINGPONG" -p tern -e rdm -m "$mode" -c \
+        TERN_NETMODS=tcp ofi_ext timeout -k 5 "$OFI_TIMEOUT" "$FI_PINGPONG" -p tern -e rdm -m "$mode" -c \
             -I 50 -P "$port" 127.0.0.1 >"$c" 2>&1 </dev/null
         rc=$?
         grep -q "ctrl/connect\|Connection refused" "$c" || break

@@ -20,3 +20,19 @@ unset FI_PROVIDER FI_LOG_LEVEL FI_LOG_PROV FI_TERN_NETMODS FI_TERN_WIREUP FI_TER
     FI_TERN_INJECT_SIZE
 for v in $(env | sed -n 's/^\(PMIX_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 OFI_TIMEOUT=${OFI_TIMEOUT:-120}
+# ofi_ext CMD...: run a program built elsewhere (fi_info, fi_pingpong) that
+# loads the provider: in a sanitizer build the provider's runtimes
+# (libasan, libubsan, libtsan) must be in the process first
+OFI_PRE=""
+for rt in $(ldd "$OFI_SO" | awk '/lib(asan|ubsan|tsan)\.so/ {print $3}'); do
+    OFI_PRE="$OFI_PRE${OFI_PRE:+:}$rt"
+done
+ofi_ext() {
+    if [ -n "$OFI_PRE" ]; then
+        LD_PRELOAD="$OFI_PRE" \
+            ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0:verify_asan_link_order=0" \
+            "$@"
+    else
+        "$@"
+    fi
+}

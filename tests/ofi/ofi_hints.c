@@ -26,6 +26,8 @@ struct hcase {
     int want; /* 0: accepted, else -FI_ENODATA */
 };
 
+// clang-format off
+/* one hint a line, the table in columns */
 #define H(n, stmt)                                                                                 \
     static void set_##n(struct fi_info *h)                                                         \
     {                                                                                              \
@@ -118,6 +120,7 @@ static const struct hcase hcases[] = {
     NO(dom_caps),      NO(dom_srx),        OK(dom_rm),          NO(dom_tclass),
     NO(fab_name),      NO(src_addr),       NO(dest_garbage),    OK(ompi),
 };
+// clang-format on
 
 /* What an accepted hint must come back with (beyond being accepted). */
 static void check_out(const char *name, const struct fi_info *h, const struct fi_info *fi)
@@ -138,16 +141,15 @@ static void check_out(const char *name, const struct fi_info *h, const struct fi
         CHECK(!(fi->caps & (FI_MSG | FI_DIRECTED_RECV | FI_SOURCE)),
               "%s: primary caps not asked for are reported", name);
     if (h->ep_attr->mem_tag_format != 0)
-        CHECK(fi->ep_attr->mem_tag_format == h->ep_attr->mem_tag_format, "%s: tag format",
-              name);
+        CHECK(fi->ep_attr->mem_tag_format == h->ep_attr->mem_tag_format, "%s: tag format", name);
     else
         CHECK(fi->ep_attr->mem_tag_format == ~0ull, "%s: 64 tag bits", name);
     enum fi_threading t = h->domain_attr->threading;
     CHECK(fi->domain_attr->threading == (t == FI_THREAD_UNSPEC ? FI_THREAD_DOMAIN : t),
           "%s: threading %d", name, (int)fi->domain_attr->threading);
     int mr = h->domain_attr->mr_mode;
-    CHECK(fi->domain_attr->mr_mode == (mr == FI_MR_BASIC ? FI_MR_BASIC : 0), "%s: mr_mode %d",
-          name, fi->domain_attr->mr_mode);
+    CHECK(fi->domain_attr->mr_mode == (mr == FI_MR_BASIC ? FI_MR_BASIC : 0), "%s: mr_mode %d", name,
+          fi->domain_attr->mr_mode);
     if (h->domain_attr->av_type != FI_AV_UNSPEC)
         CHECK(fi->domain_attr->av_type == h->domain_attr->av_type, "%s: av_type", name);
     CHECK(fi->tx_attr->inject_size >= h->tx_attr->inject_size && fi->tx_attr->inject_size > 0,
@@ -241,8 +243,11 @@ static void test_mr(struct tep *t)
     CHECK_RET(fi_mr_reg(t->domain, NULL, 8, FI_SEND, 0, 43, 0, &b, NULL), -FI_EINVAL,
               "fi_mr_reg NULL buffer with a length");
     struct iovec iov = {buf, sizeof(buf)};
-    struct fi_mr_attr ma = {.mr_iov = &iov, .iov_count = 1, .access = FI_SEND,
-                            .requested_key = 44, .iface = FI_HMEM_CUDA};
+    struct fi_mr_attr ma = {.mr_iov = &iov,
+                            .iov_count = 1,
+                            .access = FI_SEND,
+                            .requested_key = 44,
+                            .iface = FI_HMEM_CUDA};
     CHECK_RET(fi_mr_regattr(t->domain, &ma, 0, &c), -FI_ENOSYS, "fi_mr_regattr CUDA memory");
     ma.iface = FI_HMEM_SYSTEM;
     CHECK_RET(fi_mr_regattr(t->domain, &ma, 0, &c), 0, "fi_mr_regattr host memory");
@@ -345,13 +350,15 @@ static void test_av(struct tep *t)
     blen = 4;
     CHECK_RET(fi_av_lookup(t->av, a[0], back, &blen), 0, "fi_av_lookup short buffer");
     CHECK(blen == len, "fi_av_lookup says the whole length");
+    blen = 0; /* the size alone: no buffer at all */
+    CHECK_RET(fi_av_lookup(t->av, a[0], NULL, &blen), 0, "fi_av_lookup(NULL, 0)");
+    CHECK(blen == len, "fi_av_lookup(NULL, 0) says the length");
     CHECK_RET(fi_av_lookup(t->av, 99, back, &blen), -FI_EINVAL, "fi_av_lookup bad fi_addr");
     char s[128];
     size_t slen = sizeof(s);
     CHECK(fi_av_straddr(t->av, name, s, &slen) == s && strncmp(s, "tern://", 7) == 0,
           "fi_av_straddr");
-    CHECK(fi_av_insertsvc(t->av, "localhost", "7", a, 0, NULL) == -FI_ENOSYS,
-          "fi_av_insertsvc");
+    CHECK(fi_av_insertsvc(t->av, "localhost", "7", a, 0, NULL) == -FI_ENOSYS, "fi_av_insertsvc");
     fi_addr_t gone = 99;
     CHECK_RET(fi_av_remove(t->av, &gone, 1, 0), -FI_EINVAL, "fi_av_remove bad fi_addr");
     CHECK_RET(fi_av_remove(t->av, a, 1, 1), -FI_EINVAL, "fi_av_remove flags");
@@ -373,8 +380,8 @@ static void test_ep(struct tep *t, struct fi_info *fi)
               "fi_inject above inject_size");
     CHECK_RET(fi_tsend(t->ep, NULL, 8, NULL, self, 1, &ctx), -FI_EINVAL, "fi_tsend NULL buffer");
     struct iovec iov = {buf, 8};
-    struct fi_msg_tagged m = {.msg_iov = &iov, .iov_count = 1, .addr = self, .tag = 5,
-                              .context = &ctx};
+    struct fi_msg_tagged m = {
+        .msg_iov = &iov, .iov_count = 1, .addr = self, .tag = 5, .context = &ctx};
     CHECK_RET(fi_tsendmsg(t->ep, &m, FI_FENCE), -FI_EBADFLAGS, "fi_tsendmsg FI_FENCE");
     CHECK_RET(fi_tsendmsg(t->ep, NULL, 0), -FI_EINVAL, "fi_tsendmsg NULL msg");
     CHECK_RET(fi_trecvmsg(t->ep, &m, FI_MULTI_RECV), -FI_EBADFLAGS, "fi_trecvmsg FI_MULTI_RECV");
@@ -440,8 +447,7 @@ static void test_unbound(struct fi_info *fi)
     char buf[8];
     struct fi_context ctx;
     CHECK_RET(fi_tsend(t.ep, buf, 8, NULL, 0, 1, &ctx), -FI_EOPBADSTATE, "fi_tsend not enabled");
-    CHECK_RET(fi_trecv(t.ep, buf, 8, NULL, 0, 1, 0, &ctx), -FI_EOPBADSTATE,
-              "fi_trecv not enabled");
+    CHECK_RET(fi_trecv(t.ep, buf, 8, NULL, 0, 1, 0, &ctx), -FI_EOPBADSTATE, "fi_trecv not enabled");
     CHECK_RET(fi_enable(t.ep), -FI_ENOAV, "fi_enable without an AV");
     CHECK_RET(fi_ep_bind(t.ep, &t.av->fid, 0), 0, "fi_ep_bind(av)");
     CHECK_RET(fi_ep_bind(t.ep, &t.av->fid, 0), -FI_EINVAL, "a second AV");

@@ -26,10 +26,10 @@ void sync_peer(void)
     uint64_t tag = SYNC_TAG | sync_seq++;
     /* FI_COMPLETION: a completion under FI_SELECTIVE_COMPLETION too */
     struct iovec ri = {&in, 1}, si = {&out, 1};
-    struct fi_msg_tagged rm = {.msg_iov = &ri, .iov_count = 1, .addr = PEER, .tag = tag,
-                               .context = &rc};
-    struct fi_msg_tagged sm = {.msg_iov = &si, .iov_count = 1, .addr = PEER, .tag = tag,
-                               .context = &sc};
+    struct fi_msg_tagged rm = {
+        .msg_iov = &ri, .iov_count = 1, .addr = PEER, .tag = tag, .context = &rc};
+    struct fi_msg_tagged sm = {
+        .msg_iov = &si, .iov_count = 1, .addr = PEER, .tag = tag, .context = &sc};
     CHECK_RET(fi_trecvmsg(T.ep, &rm, FI_COMPLETION), 0, "sync: fi_trecvmsg");
     CHECK_RET(fi_tsendmsg(T.ep, &sm, FI_COMPLETION), 0, "sync: fi_tsendmsg");
     wait_ok(&sc, "sync send", NULL);

@@ -8,11 +8,11 @@
 
 #include "tests/ofi/ofi_util.h"
 
-extern struct tep T;     /* this process's endpoint */
-extern fi_addr_t PEER;   /* the other process, in T's AV */
-extern int ROLE;         /* 0: A, 1: B */
+extern struct tep T;   /* this process's endpoint */
+extern fi_addr_t PEER; /* the other process, in T's AV */
+extern int ROLE;       /* 0: A, 1: B */
 #define IS_A (ROLE == 0)
-#define WAIT_S 60.0      /* hang guard of one completion */
+#define WAIT_S 60.0 /* hang guard of one completion */
 
 /* Both sides: meet (a tagged message each way). */
 void sync_peer(void);

@@ -62,8 +62,8 @@ static void case_tagged(void)
     check_bytes(got, "nine", 4, "nine");
     CHECK(e.flags == (FI_RECV | FI_TAGGED), "receive flags 0x%llx (no data: no FI_REMOTE_CQ_DATA)",
           (unsigned long long)e.flags);
-    CHECK(src == PEER, "FI_SOURCE: the sender's fi_addr %llu (want %llu)",
-          (unsigned long long)src, (unsigned long long)PEER);
+    CHECK(src == PEER, "FI_SOURCE: the sender's fi_addr %llu (want %llu)", (unsigned long long)src,
+          (unsigned long long)PEER);
     /* the two others through one wide mask, in send order */
     for (int i = 0; i < 2; i++) {
         CHECK_RET(fi_trecv(T.ep, got, 16, NULL, FI_ADDR_UNSPEC, 0x1234000000000000ull,
@@ -102,9 +102,9 @@ static void case_data(void)
     }
     uint64_t want[4] = {0xdeadbeefcafef00dull, 1, 2, 3};
     for (int i = 0; i < 4; i++) {
-        int ret = i < 2 ? (int)fi_trecv(T.ep, got, sizeof(got), NULL, PEER, 0x10 + (uint64_t)i, 0,
-                                        &c[i])
-                        : (int)fi_recv(T.ep, got, sizeof(got), NULL, PEER, &c[i]);
+        int ret =
+            i < 2 ? (int)fi_trecv(T.ep, got, sizeof(got), NULL, PEER, 0x10 + (uint64_t)i, 0, &c[i])
+                  : (int)fi_recv(T.ep, got, sizeof(got), NULL, PEER, &c[i]);
         CHECK_RET(ret, 0, "receive of data");
         struct fi_cq_err_entry e = wait_ok(&c[i], "a receive with data", NULL);
         CHECK((e.flags & FI_REMOTE_CQ_DATA) && e.data == want[i],
@@ -231,8 +231,8 @@ static void case_claim(void)
     e = wait_ok(&r, "the unclaimed message", NULL);
     check_bytes(got, "second", 6, "a claimed message is no receive's");
     struct iovec iov = {claimed, 16};
-    struct fi_msg_tagged m = {.msg_iov = &iov, .iov_count = 1, .addr = PEER, .tag = 0x40,
-                              .context = &cl};
+    struct fi_msg_tagged m = {
+        .msg_iov = &iov, .iov_count = 1, .addr = PEER, .tag = 0x40, .context = &cl};
     CHECK_RET(fi_trecvmsg(T.ep, &m, FI_CLAIM | FI_COMPLETION), 0, "FI_CLAIM");
     e = wait_ok(&cl, "the claimed message", NULL);
     CHECK(e.err == 0 && e.len == 5 && e.tag == 0x40, "the claimed message's entry");
@@ -316,9 +316,9 @@ static void case_formats(void)
         struct fi_context c;
         char got[8];
         if (IS_A) {
-            CHECK_RET(fi_tsenddata(T.ep, "fmt", 3, NULL, 100 + (uint64_t)i, PEER,
-                                   0x80 + (uint64_t)i, &c),
-                      0, "tsenddata");
+            CHECK_RET(
+                fi_tsenddata(T.ep, "fmt", 3, NULL, 100 + (uint64_t)i, PEER, 0x80 + (uint64_t)i, &c),
+                0, "tsenddata");
             wait_ok(&c, "send", NULL);
             continue;
         }
@@ -362,8 +362,8 @@ static void case_counters(void)
         for (int i = 0; i < 5; i++) /* op_flags 0: no completion, but counted */
             CHECK_RET(fi_tsend(T.ep, buf, 8, NULL, PEER, 0x90, NULL), 0, "tsend");
         struct iovec iov = {buf, 8};
-        struct fi_msg_tagged m = {.msg_iov = &iov, .iov_count = 1, .addr = PEER, .tag = 0x90,
-                                  .context = &c};
+        struct fi_msg_tagged m = {
+            .msg_iov = &iov, .iov_count = 1, .addr = PEER, .tag = 0x90, .context = &c};
         CHECK_RET(fi_tsendmsg(T.ep, &m, FI_COMPLETION), 0, "tsendmsg FI_COMPLETION");
         CHECK_RET(fi_tsend(T.ep, buf, 64, NULL, PEER, 0x91, NULL), 0, "tsend to be truncated");
         CHECK_RET(fi_cntr_wait(tx, 7, 60000), 0, "fi_cntr_wait(send, 7)");
@@ -376,8 +376,8 @@ static void case_counters(void)
         for (int i = 0; i < 5; i++)
             CHECK_RET(fi_trecv(T.ep, got[i], 64, NULL, PEER, 0x90, 0, NULL), 0, "trecv");
         struct iovec iov = {got[5], 64};
-        struct fi_msg_tagged m = {.msg_iov = &iov, .iov_count = 1, .addr = PEER, .tag = 0x90,
-                                  .context = &c};
+        struct fi_msg_tagged m = {
+            .msg_iov = &iov, .iov_count = 1, .addr = PEER, .tag = 0x90, .context = &c};
         CHECK_RET(fi_trecvmsg(T.ep, &m, FI_COMPLETION), 0, "trecvmsg FI_COMPLETION");
         CHECK_RET(fi_cntr_wait(rx, 6, 60000), 0, "fi_cntr_wait(recv, 6)");
         struct fi_cq_err_entry e = wait_ok(&c, "the one receive asking for a completion", NULL);
@@ -416,8 +416,8 @@ static void case_delivery(void)
     char got[8];
     if (IS_A) {
         struct iovec iov = {"sync", 4};
-        struct fi_msg_tagged m = {.msg_iov = &iov, .iov_count = 1, .addr = PEER, .tag = 0xa0,
-                                  .context = &s};
+        struct fi_msg_tagged m = {
+            .msg_iov = &iov, .iov_count = 1, .addr = PEER, .tag = 0xa0, .context = &s};
         CHECK_RET(fi_tsendmsg(T.ep, &m, FI_DELIVERY_COMPLETE | FI_COMPLETION), 0,
                   "tsendmsg FI_DELIVERY_COMPLETE");
         /* B posts the matching receive only after "go", sent below: the
@@ -509,9 +509,11 @@ static void case_threads(void)
 }
 
 const struct ops_case ops_cases[] = {
-    {"tagged", case_tagged},   {"data", case_data},       {"inject", case_inject},
-    {"msg", case_msg},         {"peek", case_peek},       {"claim", case_claim},
-    {"discard", case_discard}, {"cancel", case_cancel},   {"trunc", case_trunc},
-    {"formats", case_formats}, {"counters", case_counters}, {"delivery", case_delivery},
-    {"threads", case_threads}, {NULL, NULL},
+    {"tagged", case_tagged},     {"data", case_data},
+    {"inject", case_inject},     {"msg", case_msg},
+    {"peek", case_peek},         {"claim", case_claim},
+    {"discard", case_discard},   {"cancel", case_cancel},
+    {"trunc", case_trunc},       {"formats", case_formats},
+    {"counters", case_counters}, {"delivery", case_delivery},
+    {"threads", case_threads},   {NULL, NULL},
 };

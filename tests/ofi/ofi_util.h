@@ -190,8 +190,8 @@ static inline int tep_poll(struct tep *t)
 /* The completion of the operation with context ctx (success or error),
  * reading the CQ until it comes; false after `secs` seconds (a hang guard,
  * not a timing assertion: the scripts bound the runs with timeout too). */
-static inline bool tep_wait(struct tep *t, void *ctx, struct fi_cq_err_entry *out,
-                            fi_addr_t *src, double secs)
+static inline bool tep_wait(struct tep *t, void *ctx, struct fi_cq_err_entry *out, fi_addr_t *src,
+                            double secs)
 {
     double end = now_s() + secs;
     for (;;) {
