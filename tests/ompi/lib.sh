@@ -118,10 +118,12 @@ ompi_provider_dir() {
 # to open it fails MPI_Init; the provider include list holds tern alone (by
 # default Open MPI excludes shm, sockets, tcp... and would take any other
 # one).  mtl_ofi_verbose 1 makes each rank print the provider it chose
-# ("mtl:ofi:prov: tern"), which ompi_check counts.
+# ("mtl:ofi:prov: tern"), which ompi_check counts.  btl self alone: pml cm
+# uses no btl, and Open MPI's vader would make a 4 MiB segment in /dev/shm
+# per rank, which a killed rank leaves behind.
 ompi_tern_args() {
     OMPI_TERN=(--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include "$OMPI_PROV"
-        --mca mtl_ofi_verbose 1)
+        --mca mtl_ofi_verbose 1 --mca btl self)
     [ -z "$OMPI_FI_DIR" ] || OMPI_TERN+=(-x "FI_PROVIDER_PATH=$OMPI_FI_DIR")
 }
 
