@@ -27,6 +27,7 @@
 # directory (automake sets it).  TERN_TEST_OFI_PROVIDER=NAME (a diagnosis
 # aid, default tern) runs the same jobs over another libfabric provider,
 # e.g. sockets, to tell Open MPI's own behaviour from tern's.
+# shellcheck shell=bash
 set -u
 
 OMPI_SRCDIR=${srcdir:-.}
