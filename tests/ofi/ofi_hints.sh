@@ -11,7 +11,7 @@ TERN_NETMODS=tcp FI_LOG_LEVEL=info timeout -k 5 "$OFI_TIMEOUT" ./tests/ofi/ofi_h
 rc=$?
 cat "$out"
 if [ "$rc" -ne 0 ]; then
-    grep -a "tern" "$err" | tail -40
+    grep -a "tern\|runtime error\|Sanitizer" "$err" | tail -40
     fail "ofi_hints exited $rc"
 fi
 [ "$(grep -c '^ok hint ' "$out")" -ge 60 ] || fail "too few hint cases ran"
