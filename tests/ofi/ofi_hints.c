@@ -471,9 +471,44 @@ static void test_unbound(struct fi_info *fi)
     printf("ok endpoint states\n");
 }
 
-int main(void)
+/* FI_TERN_NUM_WORKERS=2 (the script sets it): two endpoints, a third refused */
+static void test_workers(void)
+{
+    struct fi_info *h = tern_hints(), *fi = NULL;
+    h->domain_attr->ep_cnt = 2;
+    CHECK_RET(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &fi), 0, "ep_cnt 2 with 2 workers");
+    fi_freeinfo(h);
+    if (fi == NULL)
+        return;
+    CHECK(fi->domain_attr->ep_cnt == 2, "ep_cnt %zu", fi->domain_attr->ep_cnt);
+    struct tep t = {.info = fi};
+    CHECK_RET(tep_open_ep(&t, FI_CQ_FORMAT_TAGGED, 0), 0, "the first endpoint");
+    struct fid_ep *e2 = NULL, *e3 = NULL;
+    CHECK_RET(fi_endpoint(t.domain, fi, &e2, NULL), 0, "a second endpoint (worker 1)");
+    CHECK_RET(fi_endpoint(t.domain, fi, &e3, NULL), -FI_EBUSY, "a third endpoint");
+    if (e2 != NULL) {
+        char a[8192], b[8192];
+        size_t la = sizeof(a), lb = sizeof(b);
+        CHECK_RET(fi_getname(&t.ep->fid, a, &la), 0, "fi_getname");
+        CHECK_RET(fi_getname(&e2->fid, b, &lb), 0, "fi_getname");
+        CHECK(la != lb || memcmp(a, b, la) != 0, "two endpoints, two names");
+        CHECK_RET(fi_close(&e2->fid), 0, "fi_close(second endpoint)");
+        CHECK_RET(fi_endpoint(t.domain, fi, &e2, NULL), 0, "its worker handed out again");
+        CHECK_RET(fi_close(&e2->fid), 0, "fi_close");
+    }
+    tep_close(&t);
+    fi_freeinfo(fi);
+    printf("ok two workers, two endpoints\n");
+}
+
+int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc > 1 && strcmp(argv[1], "workers") == 0) {
+        test_workers();
+        printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
+        return failures ? 1 : 0;
+    }
     test_hints();
     struct fi_info *fi = open_info(FI_THREAD_DOMAIN);
     struct tep t = {.info = fi};

@@ -2,7 +2,8 @@
 # fi_getinfo hint by hint and the bad calls of every object, through
 # libfabric with the build tree's provider (tests/ofi/ofi_hints.c), over
 # tcp; then libfabric's log (FI_LOG_LEVEL=info) must name the field of each
-# refused hint.
+# refused hint.  Then with FI_TERN_NUM_WORKERS=2: two endpoints (workers 0
+# and 1), a third -FI_EBUSY.
 . "${srcdir:-.}/tests/ofi/lib.sh"
 out=$OFI_TMP/hints.out
 err=$OFI_TMP/hints.err
@@ -11,7 +12,7 @@ TERN_NETMODS=tcp FI_LOG_LEVEL=info timeout -k 5 "$OFI_TIMEOUT" ./tests/ofi/ofi_h
 rc=$?
 cat "$out"
 if [ "$rc" -ne 0 ]; then
-    grep -a "tern" "$err" | tail -40
+    grep -a "tern\|runtime error\|Sanitizer" "$err" | tail -40
     fail "ofi_hints exited $rc"
 fi
 [ "$(grep -c '^ok hint ' "$out")" -ge 60 ] || fail "too few hint cases ran"
@@ -28,4 +29,11 @@ for field in "caps: FI_RMA" "caps: FI_ATOMIC" "caps: FI_MULTI_RECV" "addr_format
         fail "no log line names the refused hint \"$field\""
 done
 grep -a -q "tern context: job fi-" "$err" || fail "the context was not a job of one of its own"
+# two workers: two endpoints, a third refused with -FI_EBUSY
+FI_TERN_NUM_WORKERS=2 TERN_NETMODS=tcp timeout -k 5 "$OFI_TIMEOUT" ./tests/ofi/ofi_hints workers \
+    >"$out" 2>"$err" </dev/null
+rc=$?
+cat "$out"
+[ "$rc" -eq 0 ] || { grep -a "tern\|runtime error\|Sanitizer" "$err" | tail -20; fail "workers: exited $rc"; }
+grep -q "^ok two workers" "$out" || fail "the two-worker case did not run"
 echo "PASS: fi_getinfo hints and bad calls"
