@@ -15,6 +15,7 @@
 
 #include "engine/engine_internal.h"
 
+/* The ring's capacity is a power of two (64, doubled): indexes wrap by mask. */
 static tern_status_t grow(tern_worker_t *w, uint32_t need)
 {
     uint32_t cap = w->cq_cap ? w->cq_cap : 64;
@@ -28,7 +29,7 @@ static tern_status_t grow(tern_worker_t *w, uint32_t need)
         return tern_error(TERN_ERR_NO_MEMORY, "completion queue of %u entries", cap);
     /* unwrap the old ring, oldest first */
     for (uint32_t i = 0; i < w->cq_count; i++)
-        ring[i] = w->cq[(w->cq_head + i) % w->cq_cap];
+        ring[i] = w->cq[(w->cq_head + i) & (w->cq_cap - 1)];
     free(w->cq);
     w->cq = ring;
     w->cq_cap = cap;
@@ -58,7 +59,7 @@ void tern_cq_put(tern_worker_t *w, const tern_cq_entry_t *e)
 {
     assert(w->cq_reserved > 0 && w->cq_count < w->cq_cap);
     w->cq_reserved--;
-    w->cq[(w->cq_head + w->cq_count) % w->cq_cap] = *e;
+    w->cq[(w->cq_head + w->cq_count) & (w->cq_cap - 1)] = *e;
     w->cq_count++;
 }
 
@@ -88,17 +89,18 @@ void tern_cq_entry_of(const tern_request_t *r, tern_status_t st, tern_cq_entry_t
 }
 
 /* From tern_request_complete_slow: r (its id and VC-list entry gone) has
- * its final status; queue its entry (unless only failures are wanted and
- * it succeeded) and give it back to the pool. */
+ * its final status; write its entry straight into its reserved slot
+ * (unless only failures are wanted and it succeeded) and give it back to
+ * the pool. */
 void tern_cq_complete(tern_request_t *r)
 {
     tern_worker_t *w = r->worker;
-    if ((r->flags & TERN_REQF_CQ_ERRORS) && r->status == TERN_OK) {
-        tern_cq_unreserve(w);
-    } else {
-        tern_cq_entry_t e;
-        tern_cq_entry_of(r, r->status, &e);
-        tern_cq_put(w, &e);
+    assert(w->cq_reserved > 0);
+    w->cq_reserved--;
+    if (!(r->flags & TERN_REQF_CQ_ERRORS) || r->status != TERN_OK) {
+        assert(w->cq_count < w->cq_cap);
+        tern_cq_entry_of(r, r->status, &w->cq[(w->cq_head + w->cq_count) & (w->cq_cap - 1)]);
+        w->cq_count++;
     }
     r->flags &= ~(uint32_t)(TERN_REQF_CQ | TERN_REQF_CQ_ERRORS | TERN_REQF_USER);
     tern_request_release(r);
@@ -121,7 +123,7 @@ int tern_cq_read(tern_worker_t *w, tern_cq_entry_t *out, int max)
     int n = 0;
     while (n < max && w->cq_count > 0) {
         out[n++] = w->cq[w->cq_head];
-        w->cq_head = (w->cq_head + 1) % w->cq_cap;
+        w->cq_head = (w->cq_head + 1) & (w->cq_cap - 1);
         w->cq_count--;
     }
     return n;

@@ -266,6 +266,34 @@ static tern_status_t trecv(tern_worker_t *w, const struct iovec *iov, int iovcnt
                            int src, uint64_t want, uint64_t ignore, uint16_t space, uint32_t f,
                            const tern_op_t *op, tern_request_t **req)
 {
+    if (TERN_LIKELY(contig && tern_list_empty(&w->unexpected))) {
+        /* nothing can match yet: post at once, as tern_irecv does */
+        tern_request_t *r = tern_request_alloc(w, TERN_REQ_RECV);
+        if (r == NULL) {
+            if (f & TERN_OP_CQ)
+                tern_cq_unreserve(w);
+            return TERN_ERR_NO_MEMORY;
+        }
+        r->peer = r->match_src = src;
+        r->tag = r->match_tag = want;
+        r->match_ignore = ignore;
+        r->space = space;
+        r->iov1 = iov[0];
+        r->cur.iov = &r->iov1;
+        r->cur.iovcnt = 1;
+        r->cur.total = iov[0].iov_len;
+        r->flags = TERN_REQF_POSTED;
+        if (f & TERN_OP_CQ) {
+            r->context = op->context;
+            r->flags |= TERN_REQF_CQ | ((f & TERN_OP_CQ_ERRORS) ? TERN_REQF_CQ_ERRORS : 0);
+        } else {
+            r->flags |= TERN_REQF_USER;
+        }
+        tern_list_push_tail(&w->posted, &r->link);
+        if (req != NULL)
+            *req = r;
+        return (f & TERN_OP_CQ) ? TERN_OK : TERN_INPROGRESS;
+    }
     tern_cq_entry_t done = {.flags = 0};
     tern_request_t *r = NULL;
     tern_status_t st = tern_recv_post(w, iov, iovcnt, contig, src, want, ignore, space, NULL,
