@@ -32,8 +32,13 @@ set -u
 
 OMPI_SRCDIR=${srcdir:-.}
 MPIRUN_OMPI=${MPIRUN_OMPI:-mpirun.openmpi}
-# configure's mpicc.openmpi (one that builds an Open MPI program), else PATH
-OMPI_MPICC=${TERN_TEST_MPICC_OMPI-}
+# make check passes configure's mpicc.openmpi (one that builds an Open MPI
+# program; empty: none, and the scripts skip); run by hand, PATH's
+if [ "${TERN_TEST_MPICC_OMPI+set}" = set ]; then
+    OMPI_MPICC=$TERN_TEST_MPICC_OMPI
+else
+    OMPI_MPICC=$(command -v mpicc.openmpi 2>/dev/null)
+fi
 OMPI_MPICXX=${TERN_TEST_MPICXX_OMPI:-mpicxx.openmpi}
 OMPI_FI_DIR="" OMPI_FI_SO=""
 OMPI_PROV=${TERN_TEST_OFI_PROVIDER:-tern}
@@ -49,7 +54,6 @@ ompi_fail() {
 }
 
 ompi_skip_unless_possible() {
-    [ -n "$OMPI_MPICC" ] || OMPI_MPICC=$(command -v mpicc.openmpi 2>/dev/null)
     [ -n "$OMPI_MPICC" ] ||
         ompi_skip "no Open MPI mpicc (configure found none that builds a program; Debian: libopenmpi-dev)"
     command -v "$MPIRUN_OMPI" >/dev/null 2>&1 ||
