@@ -655,6 +655,8 @@ uint64_t tern_now_ns(void);
 /* Idle path (progress.c, wait.c): peer health every TERN_HEALTH_MS; one
  * idle step after an empty poll by the wait mode, never past deadline_ns. */
 void tern_health_check(tern_worker_t *w);
-void tern_idle_step(tern_worker_t *w, uint64_t deadline_ns);
+/* One idle step of a wait; returns the events a progress round inside it
+ * handled (block mode), which the caller counts as activity. */
+unsigned tern_idle_step(tern_worker_t *w, uint64_t deadline_ns);
 
 #endif

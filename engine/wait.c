@@ -102,8 +102,10 @@ static void disarm_all(tern_worker_t *w, int upto)
 }
 
 /* Block mode: sleep until a netmod's fd or the wake-up fd fires, the health
- * period ends, or deadline_ns. */
-static void block(tern_worker_t *w, uint64_t deadline_ns)
+ * period ends, or deadline_ns.  Returns the events its own progress round
+ * (the one after arming, which closes the race with an arrival) handled:
+ * then it did not sleep, and the caller must count them as activity. */
+static unsigned block(tern_worker_t *w, uint64_t deadline_ns)
 {
     tern_context_t *ctx = w->ctx;
     int armed = 0;
@@ -111,8 +113,8 @@ static void block(tern_worker_t *w, uint64_t deadline_ns)
     for (; armed < w->num_netmods && sleep_ok; armed++)
         if (w->netmods[armed].initialized && w->netmods[armed].wait != NULL)
             sleep_ok = w->netmods[armed].wait->arm(w->netmods[armed].state);
-    unsigned before = w->completions;
-    if (sleep_ok && tern_progress(w) == 0 && w->completions == before &&
+    unsigned before = w->completions, events = 0;
+    if (sleep_ok && (events = tern_progress(w)) == 0 && w->completions == before &&
         !atomic_load_explicit(&w->signaled, memory_order_acquire)) {
         uint64_t ms = ctx->cfg.health_ms, now = tern_now_ns();
         if (deadline_ns != UINT64_MAX) {
@@ -131,17 +133,19 @@ static void block(tern_worker_t *w, uint64_t deadline_ns)
             tern_health_check(w);
     }
     disarm_all(w, armed);
+    return events;
 }
 
-void tern_idle_step(tern_worker_t *w, uint64_t deadline_ns)
+unsigned tern_idle_step(tern_worker_t *w, uint64_t deadline_ns)
 {
     const tern_config_t *cfg = &w->ctx->cfg;
     if (cfg->wait_mode == TERN_WAIT_SPIN || w->idle_polls < cfg->spin_count)
-        return; /* spin phase: poll again at once (no pause: it delays arrivals) */
-    if (cfg->wait_mode == TERN_WAIT_YIELD)
+        return 0; /* spin phase: poll again at once (no pause: it delays arrivals) */
+    if (cfg->wait_mode == TERN_WAIT_YIELD) {
         sched_yield();
-    else
-        block(w, deadline_ns);
+        return 0;
+    }
+    return block(w, deadline_ns);
 }
 
 void tern_worker_signal(tern_worker_t *w)
@@ -180,7 +184,11 @@ tern_status_t tern_worker_wait(tern_worker_t *w, int timeout_ms)
             st = TERN_ERR_TIMED_OUT;
             break;
         }
-        tern_idle_step(w, deadline);
+        /* block mode's own progress round (after arming) may take what
+         * arrives, an unexpected message say: that is activity too, or a
+         * probe-then-wait caller would sleep with its message queued */
+        if (tern_idle_step(w, deadline) != 0)
+            break;
     }
     w->wait_seen = w->completions;
     return st;

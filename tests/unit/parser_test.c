@@ -293,6 +293,65 @@ static void test_start_fails(void)
     teardown();
 }
 
+/* tern_worker_wait in block mode: a message the progress round inside the
+ * idle step takes (the one after arming the netmods) is activity.  The
+ * capture netmod's poll delivers an eager message on its second call,
+ * which is that round's: the wait must return TERN_OK at once, and the
+ * message be there for a probe.  (It used to go back to sleep with the
+ * message queued until its deadline: MPI_Probe hung, the message being an
+ * unexpected one, no completion.) */
+static int polls;
+static unsigned cap_poll(void *state, int what)
+{
+    (void)state;
+    (void)what;
+    if (++polls != 2)
+        return 0;
+    uint8_t buf[64];
+    size_t n = put_eager(buf, 9, 8, 3);
+    return tern_handle_pkt(&worker.vcs[1], buf, n) == TERN_OK ? 1 : 0;
+}
+static int cap_wait_fd(void *state)
+{
+    (void)state;
+    return -1;
+}
+static bool cap_arm(void *state)
+{
+    (void)state;
+    return true;
+}
+static void cap_disarm(void *state)
+{
+    (void)state;
+}
+static const tern_nm_wait_ops_t cap_wait = {
+    .wait_fd = cap_wait_fd, .arm = cap_arm, .disarm = cap_disarm};
+
+static void test_block_wait_sees_arrival(void)
+{
+    setup();
+    ctx.cfg.wait_mode = TERN_WAIT_BLOCK;
+    ctx.cfg.spin_count = 0;
+    ctx.cfg.health_ms = 1000000000; /* no health round in the test */
+    cap.core.poll = cap_poll;
+    cap.wait = &cap_wait;
+    cap.initialized = true;
+    worker.pollers[0] = &cap;
+    worker.num_pollers = 1;
+    polls = 0;
+    tern_status_t st = tern_worker_wait(&worker, 3000);
+    EXPECT(st == TERN_OK, "block-mode wait after an arrival in its own round: %s (polls %d)",
+           tern_strerror(st), polls);
+    int flag = 0;
+    tern_recv_info_t info;
+    EXPECT(tern_iprobe(&worker, 1, 9, 0, &flag, &info) == TERN_OK && flag && info.length == 8,
+           "the message the wait saw arrive: flag %d", flag);
+    cap.initialized = false;
+    worker.num_pollers = 0;
+    teardown();
+}
+
 int main(void)
 {
     const size_t steps[] = {1, 3, 39, 40, 41, 64, 1000, 0, 1 << 20};
@@ -319,6 +378,7 @@ int main(void)
     test_cma_cookie("CMA cookie of another length", 99999, 2, 0, "its RTS says 99999");
     test_cma_cookie("CMA segments unreadable", 60, 20, 8, "cannot be read: Bad address");
     test_start_fails();
+    test_block_wait_sees_arrival();
     test_bye();
     printf("%s parser_test (%d failures)\n", failures ? "FAIL" : "PASS", failures);
     return failures ? 1 : 0;
