@@ -214,7 +214,7 @@ note_others() {
 # Both print the same JSON (bench_p2p.c): one {"size": N, "value": V, ...}
 # object per line.  p2p_one TOOL TEST RANGE ROUND [EXTRA options...]
 p2p_one() {
-    local tool=$1 test=$2 range=$3 round=$4 json log pairs
+    local tool=$1 test=$2 range=$3 round=$4 json log
     local -a cmd
     shift 4
     json=$WORK/$tool-$test-$range-$round.json
@@ -230,15 +230,7 @@ p2p_one() {
     fi
     run "$log" "${cmd[@]}" -t "$test" -m "$range" -q --json "$json" "$@" || return 1
     note_others "$round"
-    pairs=$(grep -o '"size": [0-9]*, "value": [0-9.eE+-]*' "$json" 2>/dev/null |
-            awk '{ gsub(/[",]/, ""); print $2, $4 }')
-    if [ -z "$pairs" ]; then
-        fail "no figures in $json from $tool"
-        return 1
-    fi
-    while read -r size value; do
-        record "$tool" "$test" "$size" "$round" "$value"
-    done <<<"$pairs"
+    record_json "$tool" "$test" "$round" "$json" || return 1
     if [ "$tool" = tern ]; then
         TERN_NETMOD=$(grep -o '"netmod": "[^"]*"' "$json" | head -n 1 | cut -d'"' -f4)
     elif [ "$tool" = base ]; then

@@ -21,6 +21,69 @@ fail() {
     FAILURES=$((FAILURES + 1))
 }
 
+# in_list ITEM LIST: ITEM is one of the comma list LIST
+in_list() { [[ ",$2," == *",$1,"* ]]; }
+
+# cmp_select FIRST: check --tests (TESTS) and --tools (TOOLS) against
+# ALL_TESTS and ALL_TOOLS (exit 2 naming an unknown one), put FIRST among
+# TOOLS (the tool the ratios divide), and set RUN_TESTS (in ALL_TESTS'
+# order), FACTOR (2; 4 with QUICK=1), SIZES (1 .. MAX_SIZE by FACTOR) and
+# EXTRA_LAT (1 when LAT_SIZE, the latency targets' size, is not among them:
+# lat then runs it in a launch of its own).
+cmp_select() {
+    local t
+    for t in ${TESTS//,/ }; do
+        in_list "$t" "$(IFS=,; echo "${ALL_TESTS[*]}")" ||
+            { echo "$0: unknown test '$t' in --tests" >&2; exit 2; }
+    done
+    for t in ${TOOLS//,/ }; do
+        in_list "$t" "$(IFS=,; echo "${ALL_TOOLS[*]}")" ||
+            { echo "$0: unknown tool '$t' in --tools (this script has ${ALL_TOOLS[*]})" >&2; exit 2; }
+    done
+    in_list "$1" "$TOOLS" || TOOLS="$1,$TOOLS"
+    RUN_TESTS=()
+    for t in "${ALL_TESTS[@]}"; do in_list "$t" "$TESTS" && RUN_TESTS+=("$t"); done
+    FACTOR=2
+    [ "${QUICK:-0}" = 1 ] && FACTOR=4
+    SIZES=()
+    local s
+    for ((s = 1; s <= MAX_SIZE; s *= FACTOR)); do SIZES+=("$s"); done
+    EXTRA_LAT=0
+    if ! in_list "$LAT_SIZE" "$(IFS=,; echo "${SIZES[*]}")" && [ "$LAT_SIZE" -le "$MAX_SIZE" ]; then
+        EXTRA_LAT=1
+        mapfile -t SIZES < <(printf '%s\n' "${SIZES[@]}" "$LAT_SIZE" | sort -n)
+    fi
+}
+
+# skip TOOL WHY: leave a peer out of this run, saying why (SKIPPED, TOOLS).
+SKIPPED=()
+skip() {
+    echo "# skipping $1: $2" >&2
+    SKIPPED+=("$1: $2")
+    TOOLS=$(tr ',' '\n' <<<"$TOOLS" | grep -vx "$1" | paste -sd, -)
+}
+
+# json_pairs FILE: the "size value" lines of a bench program's --json file
+# (nothing when it has no figure).
+json_pairs() {
+    grep -o '"size": [0-9]*, "value": [0-9.eE+-]*' "$1" 2>/dev/null |
+        awk '{ gsub(/[",]/, ""); print $2, $4 }'
+}
+
+# record_json TOOL TEST ROUND FILE: the caller's record() for every figure
+# of FILE; 1 (a failure counted) when it has none.
+record_json() {
+    local pairs size value
+    pairs=$(json_pairs "$4")
+    if [ -z "$pairs" ]; then
+        fail "no figures in $4 from $1"
+        return 1
+    fi
+    while read -r size value; do
+        record "$1" "$2" "$size" "$3" "$value"
+    done <<<"$pairs"
+}
+
 # The CPU time other processes took while ours ran, in % of one CPU: the
 # busy time of all CPUs (/proc/stat) minus what our children used (bash's
 # `times`, once they are reaped), over the wall time.  On a shared machine

@@ -108,39 +108,10 @@ done
 
 ALL_TESTS=(lat bw bibw mr allreduce)
 ALL_TOOLS=(tern ternmpi mpich ompi)
-in_list() { [[ ",$2," == *",$1,"* ]]; }
-for t in ${TESTS//,/ }; do
-    in_list "$t" "$(IFS=,; echo "${ALL_TESTS[*]}")" || { echo "$0: unknown test '$t' in --tests" >&2; exit 2; }
-done
-for t in ${TOOLS//,/ }; do
-    in_list "$t" "$(IFS=,; echo "${ALL_TOOLS[*]}")" || { echo "$0: unknown tool '$t' in --tools" >&2; exit 2; }
-done
-in_list ternmpi "$TOOLS" || TOOLS="ternmpi,$TOOLS"
-RUN_TESTS=()
-for t in "${ALL_TESTS[@]}"; do in_list "$t" "$TESTS" && RUN_TESTS+=("$t"); done
-FACTOR=2
-[ "$QUICK" = 1 ] && FACTOR=4
-SIZES=()
-for ((s = 1; s <= MAX_SIZE; s *= FACTOR)); do SIZES+=("$s"); done
-# The latency target's size is not a power of 4: with --quick, lat runs it
-# in a launch of its own (lat only; the other tests have no row there).
-EXTRA_LAT=0
-if ! in_list "$LAT_SIZE" "$(IFS=,; echo "${SIZES[*]}")" && [ "$LAT_SIZE" -le "$MAX_SIZE" ]; then
-    EXTRA_LAT=1
-    mapfile -t SIZES < <(printf '%s\n' "${SIZES[@]}" "$LAT_SIZE" | sort -n)
-fi
+cmp_select ternmpi # compare_lib.sh: RUN_TESTS, SIZES, EXTRA_LAT
 
 # ---- locate the programs ------------------------------------------------
 # First hit among the build-dir candidates, then PATH.
-
-# skip TOOL WHY: leave a peer out of this run, saying why.
-SKIPPED=()
-skip() {
-    echo "# skipping $1: $2" >&2
-    SKIPPED+=("$1: $2")
-    TOOLS=$(tr ',' '\n' <<<"$TOOLS" | grep -vx "$1" | paste -sd, -)
-}
-
 missing=0
 TERNRUN=$(find_prog ternrun) || { echo "$0: ternrun not found under $BUILDDIR or in PATH" >&2; missing=1; }
 MPI_BENCH_TERN=$(find_prog mpi_bench_tern) ||
@@ -223,7 +194,7 @@ record() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >>"$SAMPLES"; }
 # MIN:MAX); its JSON (bench_p2p.c: one {"size": N, "value": V, ...} object
 # per line) into the samples.
 one() {
-    local tool=$1 test=$2 round=$3 range=${4:-1:$MAX_SIZE} json log pairs
+    local tool=$1 test=$2 round=$3 range=${4:-1:$MAX_SIZE} json log
     local -a cmd
     json=$WORK/$tool-$test-$range-$round.json
     log=$WORK/$tool-$test-$range-$round.log
@@ -236,15 +207,7 @@ one() {
     esac
     if [[ $tool == tern* || $tool == base ]] && [ ${#TERN_ENV[@]} -gt 0 ]; then cmd=(env "${TERN_ENV[@]}" "${cmd[@]}"); fi
     run "$log" "${cmd[@]}" -t "$test" -m "$range" -f "$FACTOR" -q --json "$json" || return 1
-    pairs=$(grep -o '"size": [0-9]*, "value": [0-9.eE+-]*' "$json" 2>/dev/null |
-            awk '{ gsub(/[",]/, ""); print $2, $4 }')
-    if [ -z "$pairs" ]; then
-        fail "no figures in $json from $tool"
-        return 1
-    fi
-    while read -r size value; do
-        record "$tool" "$test" "$size" "$round" "$value"
-    done <<<"$pairs"
+    record_json "$tool" "$test" "$round" "$json" || return 1
     LIBRARY[$tool]=$(grep -o '"netmod": "[^"]*"' "$json" | head -n 1 | cut -d'"' -f4)
 }
 

@@ -133,37 +133,10 @@ fi
 # titles (one word each: the plot's legend)
 declare -A TITLE_OF=([ompi_tern]="OpenMPI+tern($NETMOD)" [ompi_vader]="OpenMPI-ob1/vader"
     [ompi_ucx]="OpenMPI-ucx" [ompi_tcp]="OpenMPI-ob1/tcp" [ternmpi]="tern-MPI($NETMOD)")
-in_list() { [[ ",$2," == *",$1,"* ]]; }
 [ -n "$TOOLS" ] || TOOLS=$(IFS=,; echo "${ALL_TOOLS[*]}")
-for t in ${TESTS//,/ }; do
-    in_list "$t" "$(IFS=,; echo "${ALL_TESTS[*]}")" || { echo "$0: unknown test '$t' in --tests" >&2; exit 2; }
-done
-for t in ${TOOLS//,/ }; do
-    in_list "$t" "$(IFS=,; echo "${ALL_TOOLS[*]}")" ||
-        { echo "$0: unknown tool '$t' in --tools (this mode has ${ALL_TOOLS[*]})" >&2; exit 2; }
-done
-in_list ompi_tern "$TOOLS" || TOOLS="ompi_tern,$TOOLS"
-RUN_TESTS=()
-for t in "${ALL_TESTS[@]}"; do in_list "$t" "$TESTS" && RUN_TESTS+=("$t"); done
-FACTOR=2
-[ "$QUICK" = 1 ] && FACTOR=4
-SIZES=()
-for ((s = 1; s <= MAX_SIZE; s *= FACTOR)); do SIZES+=("$s"); done
-# the latency targets' size is not a power of 4: with --quick, lat runs it
-# in a launch of its own
-EXTRA_LAT=0
-if ! in_list "$LAT_SIZE" "$(IFS=,; echo "${SIZES[*]}")" && [ "$LAT_SIZE" -le "$MAX_SIZE" ]; then
-    EXTRA_LAT=1
-    mapfile -t SIZES < <(printf '%s\n' "${SIZES[@]}" "$LAT_SIZE" | sort -n)
-fi
+cmp_select ompi_tern # compare_lib.sh: RUN_TESTS, SIZES, EXTRA_LAT
 
 # ---- locate the programs ------------------------------------------------
-SKIPPED=()
-skip() {
-    echo "# skipping $1: $2" >&2
-    SKIPPED+=("$1: $2")
-    TOOLS=$(tr ',' '\n' <<<"$TOOLS" | grep -vx "$1" | paste -sd, -)
-}
 want() { in_list "$1" "$TOOLS"; }
 
 missing=0
@@ -286,7 +259,7 @@ record() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >>"$SAMPLES"; }
 # MIN:MAX); its JSON (one {"size": N, "value": V, ...} object per line) into
 # the samples
 one() {
-    local tool=$1 test=$2 round=$3 range=${4:-1:$MAX_SIZE} json log pairs nprov prog
+    local tool=$1 test=$2 round=$3 range=${4:-1:$MAX_SIZE} json log nprov prog
     json=$WORK/$tool-$test-$range-$round.json
     log=$WORK/$tool-$test-$range-$round.log
     prog=$MPI_BENCH_OMPI
@@ -300,15 +273,7 @@ one() {
             return 1
         fi
     fi
-    pairs=$(grep -o '"size": [0-9]*, "value": [0-9.eE+-]*' "$json" 2>/dev/null |
-        awk '{ gsub(/[",]/, ""); print $2, $4 }')
-    if [ -z "$pairs" ]; then
-        fail "no figures in $json from $tool"
-        return 1
-    fi
-    while read -r size value; do
-        record "$tool" "$test" "$size" "$round" "$value"
-    done <<<"$pairs"
+    record_json "$tool" "$test" "$round" "$json" || return 1
 }
 
 # ---- the interleaved rounds ---------------------------------------------
