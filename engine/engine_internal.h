@@ -288,6 +288,34 @@ static inline tern_request_t *tern_request_alloc_contig_send(tern_vc_t *vc, cons
     return r;
 }
 
+/*
+ * Post a receive into the contiguous buffer [buf, buf + len) when nothing
+ * unexpected can match it (the caller checked the queue is empty): the
+ * common, expected case of tern_irecv and tern_trecv, inline.  flags: the
+ * request's completion flags (USER, or CQ ...), POSTED added.  NULL when
+ * out of memory (nothing posted).
+ */
+static inline tern_request_t *tern_recv_post_now(tern_worker_t *w, void *buf, size_t len, int src,
+                                                 uint64_t tag, uint64_t ignore, uint16_t space,
+                                                 uint32_t flags)
+{
+    tern_request_t *r = tern_request_alloc(w, TERN_REQ_RECV);
+    if (r == NULL)
+        return NULL;
+    r->peer = r->match_src = src;
+    r->tag = r->match_tag = tag;
+    r->match_ignore = ignore;
+    r->space = space;
+    r->iov1.iov_base = buf;
+    r->iov1.iov_len = len;
+    r->cur.iov = &r->iov1;
+    r->cur.iovcnt = 1;
+    r->cur.total = len;
+    r->flags = flags | TERN_REQF_POSTED;
+    tern_list_push_tail(&w->posted, &r->link);
+    return r;
+}
+
 /* Give a request back to the pool (inline fast path: nothing to undo). */
 static inline void tern_request_release(tern_request_t *r)
 {

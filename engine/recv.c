@@ -160,20 +160,11 @@ tern_status_t tern_irecv(tern_worker_t *w, void *buf, size_t len, int src, int t
         return st;
     if (TERN_LIKELY(tern_list_empty(&w->unexpected))) {
         /* Nothing can match yet: post at once (the common, expected case). */
-        tern_request_t *r = tern_request_alloc(w, TERN_REQ_RECV);
+        tern_request_t *r =
+            tern_recv_post_now(w, buf, len, src, tern_match_int_tag(tag),
+                               tern_match_int_ignore(tag), space, TERN_REQF_USER);
         if (r == NULL)
             return TERN_ERR_NO_MEMORY;
-        r->peer = r->match_src = src;
-        r->tag = r->match_tag = tern_match_int_tag(tag);
-        r->match_ignore = tern_match_int_ignore(tag);
-        r->space = space;
-        r->iov1.iov_base = buf;
-        r->iov1.iov_len = len;
-        r->cur.iov = &r->iov1;
-        r->cur.iovcnt = 1;
-        r->cur.total = len;
-        r->flags = TERN_REQF_USER | TERN_REQF_POSTED;
-        tern_list_push_tail(&w->posted, &r->link);
         *req = r;
         return TERN_INPROGRESS;
     }

@@ -268,28 +268,18 @@ static tern_status_t trecv(tern_worker_t *w, const struct iovec *iov, int iovcnt
 {
     if (TERN_LIKELY(contig && tern_list_empty(&w->unexpected))) {
         /* nothing can match yet: post at once, as tern_irecv does */
-        tern_request_t *r = tern_request_alloc(w, TERN_REQ_RECV);
+        uint32_t flags = !(f & TERN_OP_CQ)          ? TERN_REQF_USER
+                         : (f & TERN_OP_CQ_ERRORS) ? TERN_REQF_CQ | TERN_REQF_CQ_ERRORS
+                                                   : TERN_REQF_CQ;
+        tern_request_t *r = tern_recv_post_now(w, iov[0].iov_base, iov[0].iov_len, src, want,
+                                               ignore, space, flags);
         if (r == NULL) {
             if (f & TERN_OP_CQ)
                 tern_cq_unreserve(w);
             return TERN_ERR_NO_MEMORY;
         }
-        r->peer = r->match_src = src;
-        r->tag = r->match_tag = want;
-        r->match_ignore = ignore;
-        r->space = space;
-        r->iov1 = iov[0];
-        r->cur.iov = &r->iov1;
-        r->cur.iovcnt = 1;
-        r->cur.total = iov[0].iov_len;
-        r->flags = TERN_REQF_POSTED;
-        if (f & TERN_OP_CQ) {
+        if (f & TERN_OP_CQ)
             r->context = op->context;
-            r->flags |= TERN_REQF_CQ | ((f & TERN_OP_CQ_ERRORS) ? TERN_REQF_CQ_ERRORS : 0);
-        } else {
-            r->flags |= TERN_REQF_USER;
-        }
-        tern_list_push_tail(&w->posted, &r->link);
         if (req != NULL)
             *req = r;
         return (f & TERN_OP_CQ) ? TERN_OK : TERN_INPROGRESS;
