@@ -742,14 +742,7 @@ OUT=$OUTDIR/compare-$STAMP
     awk -F'\t' '{ printf "%s    {\"tool\": \"%s\", \"metric\": \"%s\", \"size\": %s, \"round\": \"%s\", \"value\": %s}",
                   (NR > 1 ? ",\n" : ""), $1, $2, $3, $4, $5 } END { if (NR) print "" }' "$SAMPLES"
     echo "  ],"
-    echo "  \"commands\": ["
-    n=$(wc -l <"$COMMANDS"); i=0
-    while IFS= read -r c; do
-        i=$((i + 1))
-        printf '    %s%s\n' "$(json_str "$c")" "$([ $i -lt "$n" ] && echo ,)"
-    done <"$COMMANDS"
-    echo "  ]"
-    echo "}"
+    json_commands
 } >"$OUT.json"
 echo "# wrote $OUT.json"
 
@@ -765,17 +758,7 @@ if [ "$SWEEP" = 1 ]; then
             done
         } >"$OUT-$m.dat"
     done
-    if command -v gnuplot >/dev/null; then
-        echo "+ gnuplot -e ... $SCRIPT_DIR/compare_plot.gp"
-        if gnuplot -e "latfile='$OUT-lat.dat'; bwfile='$OUT-bw.dat'; outfile='$OUT.png'; rawlat='${MED[raw.lat]}'; memcpy='$M_4M'; title='$(hostname) $DATE, cores $CORE_A-$CORE_B'" \
-            "$SCRIPT_DIR/compare_plot.gp"; then
-            echo "# wrote $OUT.png"
-        else
-            fail "gnuplot failed"
-        fi
-    else
-        echo "# gnuplot not found: no plot (data in $OUT-lat.dat, $OUT-bw.dat)"
-    fi
+    plot_png "$SCRIPT_DIR/compare_plot.gp" "latfile='$OUT-lat.dat'; bwfile='$OUT-bw.dat'; outfile='$OUT.png'; rawlat='${MED[raw.lat]}'; memcpy='$M_4M'; title='$(hostname) $DATE, cores $CORE_A-$CORE_B'" "$OUT-lat.dat, $OUT-bw.dat"
 fi
 
 echo "# $NRUN tool runs in $((T_END - T_START)) s, $FAILURES failure(s)"

@@ -63,6 +63,37 @@ skip() {
     TOOLS=$(tr ',' '\n' <<<"$TOOLS" | grep -vx "$1" | paste -sd, -)
 }
 
+# json_commands: the end of a results object, every command the run ran
+# (COMMANDS, one line each) as its "commands" array.
+json_commands() {
+    local n i=0 c
+    echo "  \"commands\": ["
+    n=$(wc -l <"$COMMANDS")
+    while IFS= read -r c; do
+        i=$((i + 1))
+        printf '    %s%s\n' "$(json_str "$c")" "$([ $i -lt "$n" ] && echo ,)"
+    done <"$COMMANDS"
+    echo "  ]"
+    echo "}"
+}
+
+# plot_png SCRIPT VARS WHERE: gnuplot SCRIPT with -e VARS (which name
+# outfile); says what it wrote, or, without gnuplot, where the figures are
+# (WHERE); a failed gnuplot is a failure, its messages shown.
+plot_png() {
+    if ! command -v gnuplot >/dev/null; then
+        echo "# gnuplot not found: no plot (the figures are in $3)"
+        return 0
+    fi
+    echo "+ gnuplot -e ... $1"
+    if gnuplot -e "$2" "$1" 2>"$WORK/gnuplot.log"; then
+        echo "# wrote $OUT.png"
+    else
+        cat "$WORK/gnuplot.log" >&2
+        fail "gnuplot failed"
+    fi
+}
+
 # json_pairs FILE: the "size value" lines of a bench program's --json file
 # (nothing when it has no figure).
 json_pairs() {

@@ -434,15 +434,7 @@ OUT=$OUTDIR/ofi_compare-$([ "$HOSTS" = 1 ] && echo hosts-)$STAMP
     awk -F'\t' '{ printf "%s    {\"tool\": \"%s\", \"test\": \"%s\", \"size\": %s, \"round\": %s, \"value\": %s}",
                   (NR > 1 ? ",\n" : ""), $1, $2, $3, $4, $5 } END { if (NR) print "" }' "$SAMPLES"
     echo "  ],"
-    echo "  \"commands\": ["
-    n=$(wc -l <"$COMMANDS")
-    i=0
-    while IFS= read -r c; do
-        i=$((i + 1))
-        printf '    %s%s\n' "$(json_str "$c")" "$([ $i -lt "$n" ] && echo ,)"
-    done <"$COMMANDS"
-    echo "  ]"
-    echo "}"
+    json_commands
 } >"$OUT.json"
 echo "# wrote $OUT.json"
 
@@ -463,18 +455,7 @@ for test in "${RUN_TESTS[@]}"; do
         done
     } >"$WORK/plot-$test.dat"
 done
-if command -v gnuplot >/dev/null; then
-    echo "+ gnuplot -e ... $SCRIPT_DIR/ofi_compare_plot.gp"
-    if gnuplot -e "prefix='$WORK/plot'; names='${NAMES# }'; tests=' ${RUN_TESTS[*]} '; outfile='$OUT.png'; title='Open MPI over tern vs its peers ($MODE): $(hostname) $DATE, cores $CORE_A-$CORE_B, $ROUNDS rounds'" \
-        "$SCRIPT_DIR/ofi_compare_plot.gp" 2>"$WORK/gnuplot.log"; then
-        echo "# wrote $OUT.png"
-    else
-        cat "$WORK/gnuplot.log" >&2
-        fail "gnuplot failed"
-    fi
-else
-    echo "# gnuplot not found: no plot (the figures are in $OUT.json)"
-fi
+plot_png "$SCRIPT_DIR/ofi_compare_plot.gp" "prefix='$WORK/plot'; names='${NAMES# }'; tests=' ${RUN_TESTS[*]} '; outfile='$OUT.png'; title='Open MPI over tern vs its peers ($MODE): $(hostname) $DATE, cores $CORE_A-$CORE_B, $ROUNDS rounds'" "$OUT.json"
 
 echo "# $NRUN launches in $((T_END - T_START)) s, $FAILURES failure(s)"
 [ "$FAILURES" = 0 ]
