@@ -53,8 +53,8 @@ int tfi_cq_push(struct tfi_cq *cq, const struct tfi_cqe *e)
 
 /* The provider's entry of the engine's completion e of op (its error
  * fields are the caller's). */
-static inline void fill(const struct tfi_ep *ep, const struct tfi_op *op,
-                        const tern_cq_entry_t *e, struct tfi_cqe *c)
+static inline void fill(const struct tfi_ep *ep, const struct tfi_op *op, const tern_cq_entry_t *e,
+                        struct tfi_cqe *c)
 {
     *c = (struct tfi_cqe){.context = op->context, .flags = op->flags, .src = FI_ADDR_NOTAVAIL};
     if (op->kind & TFI_OP_RECV) {
@@ -109,7 +109,7 @@ static void complete(struct tfi_ep *ep, const tern_cq_entry_t *e)
     }
     struct tfi_ep *owner = op->ep; /* NULL: its endpoint was closed */
     if (owner != NULL) {
-        tfi_ep_untrack(owner, op);
+        tfi_ep_untrack(op);
         deliver(owner, op, e);
     }
     tfi_op_put(ep->dom, op);
@@ -219,7 +219,7 @@ static size_t read_direct(struct tfi_cq *cq, void *buf, size_t count, fi_addr_t 
         struct tfi_op *op = e[i].context;
         if (e[i].status != TERN_OK || !(op->kind & TFI_OP_POOLED) || op->ep != ep)
             break;
-        tfi_ep_untrack(ep, op);
+        tfi_ep_untrack(op);
         if (op->kind & TFI_OP_COMP) {
             struct tfi_cqe c;
             fill(ep, op, &e[i], &c);

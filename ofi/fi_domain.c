@@ -27,13 +27,13 @@ struct tfi_op *tfi_op_get(struct tfi_domain *d)
             return NULL;
         d->chunks[d->nchunks++] = c;
         for (size_t i = 0; i < OPS_PER_CHUNK; i++) {
-            c[i].hnext = d->free_ops;
+            c[i].next = d->free_ops;
             d->free_ops = &c[i];
         }
     }
     struct tfi_op *op = d->free_ops;
-    d->free_ops = op->hnext;
-    op->hnext = NULL;
+    d->free_ops = op->next;
+    op->next = op->prev = op; /* tracked by no endpoint */
     op->req = NULL;
     return op;
 }
@@ -42,7 +42,7 @@ void tfi_op_put(struct tfi_domain *d, struct tfi_op *op)
 {
     op->ep = NULL;
     op->kind = 0;
-    op->hnext = d->free_ops;
+    op->next = d->free_ops;
     d->free_ops = op;
 }
 

@@ -5,10 +5,12 @@
  * i of a process talks to worker i of its peers, so endpoints pair up in
  * the order processes open them.
  *
- * The endpoint keeps its outstanding operations in a list (so that
- * fi_close can orphan those still in the engine: their completions are
- * then dropped) and its pending receives in a table by context, which
- * makes fi_cancel O(1): the engine request handle is kept with the op.
+ * The endpoint keeps the operations the engine still holds in a list, so
+ * that fi_close can cancel and orphan them (their completions are then
+ * dropped) and fi_cancel can find a pending receive by its context (the
+ * engine request handle is kept with the op).  What its plain calls need
+ * (the completion record, the tern flags) is worked out once, when it is
+ * enabled (tfi_ep_plan).
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -17,71 +19,41 @@
 
 #include "ofi/tern_fi.h"
 
-/* ---- outstanding operations and the cancel table ------------------------------ */
+/* ---- outstanding operations ------------------------------------------------------ */
 
-static size_t bucket_of(const struct tfi_ep *ep, const void *context)
+static bool want_completion(bool selective, uint64_t op_flags)
 {
-    uintptr_t k = (uintptr_t)context >> 3;
-    return (size_t)((k * 0x9e3779b97f4a7c15ull) >> 40) & (ep->nbuckets - 1);
+    return !selective || (op_flags & FI_COMPLETION);
 }
 
-static void hash_grow(struct tfi_ep *ep)
+static void plan(struct tfi_plan *p, bool ready, bool selective, uint64_t op_flags, bool counted,
+                 unsigned dir)
 {
-    size_t n = ep->nbuckets * 2;
-    struct tfi_op **b = calloc(n, sizeof(*b));
-    if (b == NULL)
-        return; /* longer chains, still correct */
-    struct tfi_op **old = ep->buckets;
-    size_t oldn = ep->nbuckets;
-    ep->buckets = b;
-    ep->nbuckets = n;
-    for (size_t i = 0; i < oldn; i++) {
-        for (struct tfi_op *op = old[i], *nx; op != NULL; op = nx) {
-            nx = op->hnext;
-            size_t s = bucket_of(ep, op->context);
-            op->hnext = b[s];
-            b[s] = op;
-        }
-    }
-    free(old);
-}
-
-void tfi_ep_track(struct tfi_ep *ep, struct tfi_op *op)
-{
-    op->next = ep->outstanding.next;
-    op->prev = &ep->outstanding;
-    op->next->prev = op;
-    ep->outstanding.next = op;
-    if (op->req != NULL && (op->kind & TFI_OP_RECV)) {
-        if (ep->nhashed >= ep->nbuckets)
-            hash_grow(ep);
-        size_t s = bucket_of(ep, op->context);
-        op->hnext = ep->buckets[s];
-        ep->buckets[s] = op;
-        ep->nhashed++;
-        op->kind |= TFI_OP_HASHED;
+    bool want = want_completion(selective, op_flags);
+    /* an endpoint-wide FI_INJECT or a completion level above the
+     * default takes the general path (tfi_send) */
+    p->plain =
+        ready &&
+        !(op_flags & (FI_INJECT | FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE));
+    if (!want && !counted) {
+        p->tflags = TERN_OP_CQ | TERN_OP_CQ_ERRORS;
+        p->kind = 0;
+    } else {
+        p->tflags = TERN_OP_CQ;
+        p->kind = TFI_OP_POOLED | dir | (want ? TFI_OP_COMP : 0);
     }
 }
 
-void tfi_ep_untrack(struct tfi_ep *ep, struct tfi_op *op)
+void tfi_ep_plan(struct tfi_ep *ep)
 {
-    op->prev->next = op->next;
-    op->next->prev = op->prev;
-    op->next = op->prev = op;
-    if (op->kind & TFI_OP_HASHED) {
-        for (struct tfi_op **p = &ep->buckets[bucket_of(ep, op->context)]; *p != NULL;
-             p = &(*p)->hnext) {
-            if (*p == op) {
-                *p = op->hnext;
-                break;
-            }
-        }
-        op->hnext = NULL;
-        op->kind &= ~TFI_OP_HASHED;
-        ep->nhashed--;
-    }
+    plan(&ep->tx, ep->enabled && (ep->caps & FI_SEND), ep->tx_selective, ep->tx_op_flags,
+         ep->tx_cntr != NULL, 0);
+    plan(&ep->rx, ep->enabled && (ep->caps & FI_RECV), ep->rx_selective, ep->rx_op_flags,
+         ep->rx_cntr != NULL, TFI_OP_RECV);
 }
 
+/* fi_cancel walks the outstanding list: cancelling is rare, and a list
+ * walk there keeps every post and completion free of a table by context. */
 static ssize_t ep_cancel(fid_t fid, void *context)
 {
     struct tfi_ep *ep = (struct tfi_ep *)fid;
@@ -89,8 +61,8 @@ static ssize_t ep_cancel(fid_t fid, void *context)
         return -FI_EINVAL;
     ssize_t ret = -FI_ENOENT;
     tfi_lock(ep->dom);
-    for (struct tfi_op *op = ep->buckets[bucket_of(ep, context)]; op != NULL; op = op->hnext) {
-        if (op->context == context) {
+    for (struct tfi_op *op = ep->outstanding.next; op != &ep->outstanding; op = op->next) {
+        if (op->context == context && op->req != NULL && (op->kind & TFI_OP_RECV)) {
             /* the CANCELED completion (or the real one, had it matched)
              * comes through the CQ as usual */
             tern_status_t st = tern_cancel(ep->w, op->req);
@@ -345,6 +317,7 @@ static int ep_enable(struct tfi_ep *ep)
         return -FI_ENOCQ;
     }
     ep->enabled = true;
+    tfi_ep_plan(ep);
     return 0;
 }
 
@@ -372,6 +345,7 @@ static int ep_control(struct fid *fid, int command, void *arg)
         if (want & ~allowed)
             return -FI_EBADFLAGS;
         *opf = want;
+        tfi_ep_plan(ep);
         return 0;
     }
     default: /* FI_ALIAS, FI_GETWAIT ... */
@@ -393,16 +367,20 @@ static int ep_close(struct fid *fid)
     tfi_lock(d);
     /* Pending receives are cancelled, and what is still in the engine gets
      * a bounded time to complete (into the CQs, which are still bound);
-     * what is left after it is orphaned: its completion will be dropped. */
-    for (size_t i = 0; i < ep->nbuckets; i++)
-        for (struct tfi_op *op = ep->buckets[i]; op != NULL; op = op->hnext)
+     * the worker's CQ is emptied (operations that completed within their
+     * call are there only), and what is left after that is orphaned: its
+     * completion will be dropped by the worker's next owner. */
+    for (struct tfi_op *op = ep->outstanding.next; op != &ep->outstanding; op = op->next)
+        if (op->req != NULL && (op->kind & TFI_OP_RECV))
             tern_cancel(ep->w, op->req);
     uint64_t end = now_ms() + 1000;
     while (ep->outstanding.next != &ep->outstanding && now_ms() < end)
         tfi_ep_progress(ep);
+    while (tern_cq_count(ep->w) > 0)
+        tfi_ep_progress(ep);
     while (ep->outstanding.next != &ep->outstanding) {
         struct tfi_op *op = ep->outstanding.next;
-        tfi_ep_untrack(ep, op);
+        tfi_ep_untrack(op);
         op->ep = NULL;
     }
     if (ep->tx_cq != NULL)
@@ -419,7 +397,6 @@ static int ep_close(struct fid *fid)
         atomic_fetch_sub(&ep->eq->refs, 1);
     tfi_worker_give(ep->w);
     tfi_unlock(d);
-    free(ep->buckets);
     atomic_fetch_sub(&d->refs, 1);
     free(ep);
     return 0;
@@ -468,15 +445,8 @@ int tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep 
     struct tfi_ep *ep = calloc(1, sizeof(*ep));
     if (ep == NULL)
         return -FI_ENOMEM;
-    ep->nbuckets = 64;
-    ep->buckets = calloc(ep->nbuckets, sizeof(*ep->buckets));
-    if (ep->buckets == NULL) {
-        free(ep);
-        return -FI_ENOMEM;
-    }
     int ret = tfi_worker_take(&ep->w);
     if (ret != 0) {
-        free(ep->buckets);
         free(ep);
         return ret;
     }

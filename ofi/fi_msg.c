@@ -23,15 +23,8 @@ static ssize_t msend(struct fid_ep *f, const void *buf, size_t len, void *desc, 
 {
     struct tfi_ep *ep = (struct tfi_ep *)f;
     ssize_t ret = msg_ok(ep);
-    if (ret != 0)
-        return ret;
-    struct tfi_xfer x = {.buf = buf,
-                         .len = len,
-                         .addr = dest,
-                         .space = TFI_SPACE_MSG,
-                         .context = context,
-                         .flags = ep->tx_op_flags};
-    return tfi_send(ep, &x);
+    return ret != 0 ? ret
+                    : tfi_send_plain(ep, buf, len, dest, 0, TFI_SPACE_MSG, context, 0, 0, false);
 }
 
 static ssize_t msendv(struct fid_ep *f, const struct iovec *iov, void **desc, size_t count,
@@ -77,27 +70,16 @@ static ssize_t msenddata(struct fid_ep *f, const void *buf, size_t len, void *de
 {
     struct tfi_ep *ep = (struct tfi_ep *)f;
     ssize_t ret = msg_ok(ep);
-    if (ret != 0)
-        return ret;
-    struct tfi_xfer x = {.buf = buf,
-                         .len = len,
-                         .addr = dest,
-                         .space = TFI_SPACE_MSG,
-                         .context = context,
-                         .data = data,
-                         .flags = ep->tx_op_flags | FI_REMOTE_CQ_DATA};
-    return tfi_send(ep, &x);
+    return ret != 0 ? ret
+                    : tfi_send_plain(ep, buf, len, dest, 0, TFI_SPACE_MSG, context, data,
+                                     TERN_OP_DATA, false);
 }
 
 static ssize_t minject(struct fid_ep *f, const void *buf, size_t len, fi_addr_t dest)
 {
     struct tfi_ep *ep = (struct tfi_ep *)f;
     ssize_t ret = msg_ok(ep);
-    if (ret != 0)
-        return ret;
-    struct tfi_xfer x = {
-        .buf = buf, .len = len, .addr = dest, .space = TFI_SPACE_MSG, .inject_only = true};
-    return tfi_send(ep, &x);
+    return ret != 0 ? ret : tfi_send_plain(ep, buf, len, dest, 0, TFI_SPACE_MSG, NULL, 0, 0, true);
 }
 
 static ssize_t minjectdata(struct fid_ep *f, const void *buf, size_t len, uint64_t data,
@@ -105,16 +87,9 @@ static ssize_t minjectdata(struct fid_ep *f, const void *buf, size_t len, uint64
 {
     struct tfi_ep *ep = (struct tfi_ep *)f;
     ssize_t ret = msg_ok(ep);
-    if (ret != 0)
-        return ret;
-    struct tfi_xfer x = {.buf = buf,
-                         .len = len,
-                         .addr = dest,
-                         .space = TFI_SPACE_MSG,
-                         .data = data,
-                         .flags = FI_REMOTE_CQ_DATA,
-                         .inject_only = true};
-    return tfi_send(ep, &x);
+    return ret != 0 ? ret
+                    : tfi_send_plain(ep, buf, len, dest, 0, TFI_SPACE_MSG, NULL, data, TERN_OP_DATA,
+                                     true);
 }
 
 static ssize_t mrecv(struct fid_ep *f, void *buf, size_t len, void *desc, fi_addr_t src,
@@ -122,15 +97,7 @@ static ssize_t mrecv(struct fid_ep *f, void *buf, size_t len, void *desc, fi_add
 {
     struct tfi_ep *ep = (struct tfi_ep *)f;
     ssize_t ret = msg_ok(ep);
-    if (ret != 0)
-        return ret;
-    struct tfi_xfer x = {.buf = buf,
-                         .len = len,
-                         .addr = src,
-                         .space = TFI_SPACE_MSG,
-                         .context = context,
-                         .flags = ep->rx_op_flags};
-    return tfi_recv(ep, &x);
+    return ret != 0 ? ret : tfi_recv_plain(ep, buf, len, src, 0, 0, TFI_SPACE_MSG, context);
 }
 
 static ssize_t mrecvv(struct fid_ep *f, const struct iovec *iov, void **desc, size_t count,

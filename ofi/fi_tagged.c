@@ -40,16 +40,9 @@ static ssize_t tsend(struct fid_ep *f, const void *buf, size_t len, void *desc, 
 {
     struct tfi_ep *ep = (struct tfi_ep *)f;
     ssize_t ret = tagged_ok(ep);
-    if (ret != 0)
-        return ret;
-    struct tfi_xfer x = {.buf = buf,
-                         .len = len,
-                         .addr = dest,
-                         .tag = tag,
-                         .space = TFI_SPACE_TAGGED,
-                         .context = context,
-                         .flags = ep->tx_op_flags};
-    return tfi_send(ep, &x);
+    return ret != 0
+               ? ret
+               : tfi_send_plain(ep, buf, len, dest, tag, TFI_SPACE_TAGGED, context, 0, 0, false);
 }
 
 static ssize_t tsendv(struct fid_ep *f, const struct iovec *iov, void **desc, size_t count,
@@ -97,32 +90,17 @@ static ssize_t tsenddata(struct fid_ep *f, const void *buf, size_t len, void *de
 {
     struct tfi_ep *ep = (struct tfi_ep *)f;
     ssize_t ret = tagged_ok(ep);
-    if (ret != 0)
-        return ret;
-    struct tfi_xfer x = {.buf = buf,
-                         .len = len,
-                         .addr = dest,
-                         .tag = tag,
-                         .space = TFI_SPACE_TAGGED,
-                         .context = context,
-                         .data = data,
-                         .flags = ep->tx_op_flags | FI_REMOTE_CQ_DATA};
-    return tfi_send(ep, &x);
+    return ret != 0 ? ret
+                    : tfi_send_plain(ep, buf, len, dest, tag, TFI_SPACE_TAGGED, context, data,
+                                     TERN_OP_DATA, false);
 }
 
 static ssize_t tinject(struct fid_ep *f, const void *buf, size_t len, fi_addr_t dest, uint64_t tag)
 {
     struct tfi_ep *ep = (struct tfi_ep *)f;
     ssize_t ret = tagged_ok(ep);
-    if (ret != 0)
-        return ret;
-    struct tfi_xfer x = {.buf = buf,
-                         .len = len,
-                         .addr = dest,
-                         .tag = tag,
-                         .space = TFI_SPACE_TAGGED,
-                         .inject_only = true};
-    return tfi_send(ep, &x);
+    return ret != 0 ? ret
+                    : tfi_send_plain(ep, buf, len, dest, tag, TFI_SPACE_TAGGED, NULL, 0, 0, true);
 }
 
 static ssize_t tinjectdata(struct fid_ep *f, const void *buf, size_t len, uint64_t data,
@@ -130,17 +108,9 @@ static ssize_t tinjectdata(struct fid_ep *f, const void *buf, size_t len, uint64
 {
     struct tfi_ep *ep = (struct tfi_ep *)f;
     ssize_t ret = tagged_ok(ep);
-    if (ret != 0)
-        return ret;
-    struct tfi_xfer x = {.buf = buf,
-                         .len = len,
-                         .addr = dest,
-                         .tag = tag,
-                         .space = TFI_SPACE_TAGGED,
-                         .data = data,
-                         .flags = FI_REMOTE_CQ_DATA,
-                         .inject_only = true};
-    return tfi_send(ep, &x);
+    return ret != 0 ? ret
+                    : tfi_send_plain(ep, buf, len, dest, tag, TFI_SPACE_TAGGED, NULL, data,
+                                     TERN_OP_DATA, true);
 }
 
 /* ---- receives --------------------------------------------------------------------- */
@@ -150,17 +120,8 @@ static ssize_t trecv(struct fid_ep *f, void *buf, size_t len, void *desc, fi_add
 {
     struct tfi_ep *ep = (struct tfi_ep *)f;
     ssize_t ret = tagged_ok(ep);
-    if (ret != 0)
-        return ret;
-    struct tfi_xfer x = {.buf = buf,
-                         .len = len,
-                         .addr = src,
-                         .tag = tag,
-                         .ignore = ignore,
-                         .space = TFI_SPACE_TAGGED,
-                         .context = context,
-                         .flags = ep->rx_op_flags};
-    return tfi_recv(ep, &x);
+    return ret != 0 ? ret
+                    : tfi_recv_plain(ep, buf, len, src, tag, ignore, TFI_SPACE_TAGGED, context);
 }
 
 static ssize_t trecvv(struct fid_ep *f, const struct iovec *iov, void **desc, size_t count,
@@ -251,19 +212,21 @@ static ssize_t claimed(struct tfi_ep *ep, const struct fi_msg_tagged *msg, uint6
         return -FI_ENOMEM;
     }
     tern_message_t *m = fc->internal[0];
+    tern_request_t *req = NULL;
+    tern_request_t **reqp = (rec->kind & TFI_OP_POOLED) ? &req : NULL;
     tern_status_t st;
     if (flags & FI_DISCARD)
-        st = tern_tmrecv(ep->w, NULL, 0, m, &op, NULL);
+        st = tern_tmrecv(ep->w, NULL, 0, m, &op, reqp);
     else
-        st = tern_tmrecvv(ep->w, msg->msg_iov, (int)msg->iov_count, m, &op, NULL);
+        st = tern_tmrecvv(ep->w, msg->msg_iov, (int)msg->iov_count, m, &op, reqp);
     if (st < 0) {
         tfi_record_drop(ep, rec);
         tfi_unlock(d);
         return tfi_errno(st);
     }
     fc->internal[0] = fc->internal[1] = fc->internal[2] = NULL; /* received exactly once */
-    if (rec->kind & TFI_OP_POOLED)
-        tfi_ep_track(ep, rec); /* matched already: nothing to cancel */
+    if (req != NULL)
+        tfi_ep_track(ep, rec); /* matched already: nothing to cancel (req stays NULL) */
     tfi_unlock(d);
     return 0;
 }

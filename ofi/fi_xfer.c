@@ -110,19 +110,21 @@ ssize_t tfi_send(struct tfi_ep *ep, const struct tfi_xfer *x)
         return -FI_ENOMEM;
     }
     tern_status_t st;
+    tern_request_t *req = NULL;
+    tern_request_t **reqp = rec != NULL && (rec->kind & TFI_OP_POOLED) ? &req : NULL;
     if (x->iov == NULL)
-        st = tern_tsend(ep->w, x->buf, x->len, peer, x->tag, x->space, &op, NULL);
+        st = tern_tsend(ep->w, x->buf, x->len, peer, x->tag, x->space, &op, reqp);
     else if (x->iov_count == 1) /* the contiguous path: no iovec copy */
         st = tern_tsend(ep->w, x->iov[0].iov_base, x->iov[0].iov_len, peer, x->tag, x->space, &op,
-                        NULL);
+                        reqp);
     else
-        st = tern_tsendv(ep->w, x->iov, (int)x->iov_count, peer, x->tag, x->space, &op, NULL);
+        st = tern_tsendv(ep->w, x->iov, (int)x->iov_count, peer, x->tag, x->space, &op, reqp);
     if (st < 0) {
         tfi_record_drop(ep, rec);
         tfi_unlock(d);
         return tfi_errno(st);
     }
-    if (rec != NULL && (rec->kind & TFI_OP_POOLED))
+    if (req != NULL) /* still in the engine */
         tfi_ep_track(ep, rec);
     else if (x->inject_only && ep->tx_cntr != NULL) /* done, as far as the sender can tell */
         atomic_fetch_add(&ep->tx_cntr->value, 1);
@@ -179,8 +181,128 @@ ssize_t tfi_recv(struct tfi_ep *ep, const struct tfi_xfer *x)
         tfi_unlock(d);
         return tfi_errno(st);
     }
-    if (pooled) {
-        rec->req = req; /* pending: fi_cancel finds it by context */
+    if (req != NULL) { /* pending: fi_cancel finds it by context */
+        rec->req = req;
+        tfi_ep_track(ep, rec);
+    }
+    tfi_unlock(d);
+    return 0;
+}
+
+/* ---- the plain calls ---------------------------------------------------------- */
+
+/* The record of a plain call in direction p, or the static op; NULL: no memory. */
+static inline struct tfi_op *plain_record(struct tfi_ep *ep, const struct tfi_plan *p, bool recv,
+                                          uint16_t space, void *context)
+{
+    bool tagged = space == TFI_SPACE_TAGGED;
+    if (p->kind == 0)
+        return &silent[(recv ? 2 : 0) + (tagged ? 0 : 1)];
+    struct tfi_op *rec = tfi_op_get(ep->dom);
+    if (TFI_UNLIKELY(rec == NULL))
+        return NULL;
+    rec->context = context;
+    rec->ep = ep;
+    rec->flags = (recv ? FI_RECV : FI_SEND) | (tagged ? FI_TAGGED : FI_MSG);
+    rec->kind = p->kind;
+    return rec;
+}
+
+ssize_t tfi_send_plain(struct tfi_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag,
+                       uint16_t space, void *context, uint64_t data, uint32_t tflags,
+                       bool inject_only)
+{
+    if (TFI_UNLIKELY(!ep->tx.plain)) {
+        struct tfi_xfer x = {.buf = buf,
+                             .len = len,
+                             .addr = dest,
+                             .tag = tag,
+                             .space = space,
+                             .context = context,
+                             .data = data,
+                             .flags = (inject_only ? 0 : ep->tx_op_flags) |
+                                      ((tflags & TERN_OP_DATA) ? FI_REMOTE_CQ_DATA : 0),
+                             .inject_only = inject_only};
+        return tfi_send(ep, &x);
+    }
+    if (TFI_UNLIKELY((buf == NULL && len > 0) || len > ep->max_msg_size ||
+                     (inject_only && len > ep->inject_size)))
+        return -FI_EINVAL;
+    struct tfi_domain *d = ep->dom;
+    tfi_lock(d);
+    int peer = tfi_av_peer(ep->av, dest);
+    if (TFI_UNLIKELY(peer < 0)) {
+        tfi_unlock(d);
+        return -FI_EINVAL;
+    }
+    tern_op_t op = {.flags = tflags, .data = data, .context = NULL};
+    struct tfi_op *rec = NULL;
+    if (inject_only) {
+        op.flags |= TERN_OP_INJECT;
+    } else {
+        op.flags |= ep->tx.tflags;
+        if ((rec = plain_record(ep, &ep->tx, false, space, context)) == NULL) {
+            tfi_unlock(d);
+            return -FI_ENOMEM;
+        }
+        op.context = rec;
+    }
+    tern_request_t *req = NULL;
+    tern_status_t st = tern_tsend(ep->w, buf, len, peer, tag, space, &op,
+                                  rec != NULL && ep->tx.kind != 0 ? &req : NULL);
+    if (TFI_UNLIKELY(st < 0)) {
+        tfi_record_drop(ep, rec);
+        tfi_unlock(d);
+        return tfi_errno(st);
+    }
+    if (req != NULL) /* still in the engine */
+        tfi_ep_track(ep, rec);
+    else if (inject_only && ep->tx_cntr != NULL)
+        atomic_fetch_add(&ep->tx_cntr->value, 1);
+    tfi_unlock(d);
+    return 0;
+}
+
+ssize_t tfi_recv_plain(struct tfi_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag,
+                       uint64_t ignore, uint16_t space, void *context)
+{
+    if (TFI_UNLIKELY(!ep->rx.plain)) {
+        struct tfi_xfer x = {.buf = buf,
+                             .len = len,
+                             .addr = src,
+                             .tag = tag,
+                             .ignore = ignore,
+                             .space = space,
+                             .context = context,
+                             .flags = ep->rx_op_flags};
+        return tfi_recv(ep, &x);
+    }
+    if (TFI_UNLIKELY(buf == NULL && len > 0))
+        return -FI_EINVAL;
+    struct tfi_domain *d = ep->dom;
+    tfi_lock(d);
+    int from;
+    ssize_t ret = tfi_recv_source(ep, src, &from);
+    if (TFI_UNLIKELY(ret != 0)) {
+        tfi_unlock(d);
+        return ret;
+    }
+    struct tfi_op *rec = plain_record(ep, &ep->rx, true, space, context);
+    if (TFI_UNLIKELY(rec == NULL)) {
+        tfi_unlock(d);
+        return -FI_ENOMEM;
+    }
+    tern_op_t op = {.flags = ep->rx.tflags, .data = 0, .context = rec};
+    tern_request_t *req = NULL;
+    tern_status_t st =
+        tern_trecv(ep->w, buf, len, from, tag, ignore, space, &op, ep->rx.kind != 0 ? &req : NULL);
+    if (TFI_UNLIKELY(st < 0)) {
+        tfi_record_drop(ep, rec);
+        tfi_unlock(d);
+        return tfi_errno(st);
+    }
+    if (req != NULL) { /* pending: fi_cancel finds it by context */
+        rec->req = req;
         tfi_ep_track(ep, rec);
     }
     tfi_unlock(d);

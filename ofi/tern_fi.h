@@ -44,6 +44,7 @@
 #include <tern/tern.h>
 
 #define TFI_NAME "tern"
+#define TFI_UNLIKELY(x) __builtin_expect(!!(x), 0)
 /* The oldest API a caller may ask for (fi_cq_err_entry has err_data_size,
  * mr_mode is the 1.5 bit mask) and the one the provider implements. */
 #define TFI_API_MIN FI_VERSION(1, 5)
@@ -242,17 +243,27 @@ int tfi_eq_post(struct tfi_eq *eq, uint32_t event, const void *buf, size_t len, 
 #define TFI_OP_RECV (1u << 0)   /* a receive (else a send) */
 #define TFI_OP_POOLED (1u << 1) /* from the domain's pool (else a static "silent" op) */
 #define TFI_OP_COMP (1u << 2)   /* a successful completion is reported */
-#define TFI_OP_HASHED (1u << 3) /* in its endpoint's cancel table */
 
-/* One posted operation: the context of its engine operation. */
+/* One posted operation: the context of its engine operation.  It is on its
+ * endpoint's list of outstanding operations only while the engine holds it
+ * (the post returned a request); one that completed within the call has
+ * its entry in the worker's CQ already, and links to itself. */
 struct tfi_op {
     void *context;              /* the application's */
     struct tfi_ep *ep;          /* NULL once its endpoint is closed */
     uint64_t flags;             /* completion flags: FI_SEND / FI_RECV | FI_TAGGED / FI_MSG */
     unsigned kind;              /* TFI_OP_* */
     tern_request_t *req;        /* pending receive: for tern_cancel */
-    struct tfi_op *hnext;       /* cancel table chain, or the free list */
-    struct tfi_op *prev, *next; /* the endpoint's outstanding ops */
+    struct tfi_op *prev, *next; /* the endpoint's outstanding ops; the free list (next) */
+};
+
+/* How the plain calls of one direction (fi_tsend, fi_trecv, fi_send ...:
+ * the endpoint's op_flags, one contiguous buffer) complete, worked out
+ * when the endpoint is enabled or its op_flags change (tfi_ep_plan). */
+struct tfi_plan {
+    bool plain;      /* the plain calls may take tfi_send_plain / tfi_recv_plain */
+    uint32_t tflags; /* TERN_OP_CQ, with TERN_OP_CQ_ERRORS when no record is kept */
+    unsigned kind;   /* a pooled record's TFI_OP_*; 0: no record (a static op) */
 };
 
 struct tfi_ep {
@@ -269,9 +280,7 @@ struct tfi_ep {
     uint64_t tx_op_flags, rx_op_flags;
     size_t inject_size;
     size_t max_msg_size;
-    /* cancel table: pending receives by context (fi_cancel in O(1)) */
-    struct tfi_op **buckets;
-    size_t nbuckets, nhashed;
+    struct tfi_plan tx, rx;
     struct tfi_op outstanding; /* sentinel of the outstanding ops' list */
 };
 
@@ -328,10 +337,24 @@ void tfi_mr_keys_free(struct tfi_domain *d);
 /* fi_ep.c */
 int tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
                  void *context);
-/* Start tracking op on ep (outstanding list; with req, the cancel table). */
-void tfi_ep_track(struct tfi_ep *ep, struct tfi_op *op);
-/* Stop tracking op (its completion arrived, or its post failed). */
-void tfi_ep_untrack(struct tfi_ep *ep, struct tfi_op *op);
+/* Work out ep->tx and ep->rx again (fi_enable, FI_SETOPSFLAG). */
+void tfi_ep_plan(struct tfi_ep *ep);
+
+/* op is held by the engine: on ep's outstanding list (fi_close, fi_cancel) */
+static inline void tfi_ep_track(struct tfi_ep *ep, struct tfi_op *op)
+{
+    op->next = ep->outstanding.next;
+    op->prev = &ep->outstanding;
+    op->next->prev = op;
+    ep->outstanding.next = op;
+}
+/* op's completion arrived (a no-op for one never tracked: it links to itself) */
+static inline void tfi_ep_untrack(struct tfi_op *op)
+{
+    op->prev->next = op->next;
+    op->next->prev = op->prev;
+    op->next = op->prev = op;
+}
 
 /* fi_tagged.c, fi_msg.c: the ops tables; fi_stubs.c: "not supported" */
 extern struct fi_ops_tagged tfi_tagged_ops;
@@ -357,6 +380,15 @@ struct tfi_xfer {
 };
 ssize_t tfi_send(struct tfi_ep *ep, const struct tfi_xfer *x);
 ssize_t tfi_recv(struct tfi_ep *ep, const struct tfi_xfer *x);
+/* The plain calls (one buffer, the endpoint's op_flags; the caller checked
+ * the capability of the space): without building a tfi_xfer when
+ * ep->tx.plain / ep->rx.plain, else through tfi_send / tfi_recv.
+ * tflags: TERN_OP_DATA or 0. */
+ssize_t tfi_send_plain(struct tfi_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag,
+                       uint16_t space, void *context, uint64_t data, uint32_t tflags,
+                       bool inject_only);
+ssize_t tfi_recv_plain(struct tfi_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag,
+                       uint64_t ignore, uint16_t space, void *context);
 /* The completion record of an operation (domain lock held): a pooled op
  * when it reports (a success entry or a counter), else a static op and
  * TERN_OP_CQ_ERRORS in op->flags; NULL when out of memory.  Sets

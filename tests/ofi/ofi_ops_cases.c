@@ -282,6 +282,41 @@ static void case_cancel(void)
     CHECK_RET(fi_cancel(&T.ep->fid, &c), -FI_ENOENT, "fi_cancel of a completed receive");
 }
 
+/* ---- fi_close with operations outstanding ---------------------------------------------- */
+
+/* Sends whose entries nobody read and a receive that never matched when
+ * the endpoint closes: the next endpoint (on the same tern worker) sees
+ * none of their completions, only its own. */
+static void case_close(void)
+{
+    struct fi_context r, s[3];
+    char got[3][8];
+    if (IS_A) {
+        for (int i = 0; i < 3; i++)
+            CHECK_RET(fi_tsend(T.ep, "gone", 4, NULL, PEER, 0xa0, &s[i]), 0, "tsend");
+    } else {
+        CHECK_RET(fi_trecv(T.ep, got[0], 8, NULL, PEER, 0xa1, 0, &r), 0, "trecv (never matched)");
+    }
+    reopen(FI_CQ_FORMAT_TAGGED, 0);
+    sync_peer();
+    if (!IS_A) { /* the three messages wait for the new endpoint's receives */
+        for (int i = 0; i < 3; i++)
+            CHECK_RET(fi_trecv(T.ep, got[i], 8, NULL, PEER, 0xa0, 0, &s[i]), 0, "trecv");
+        for (int i = 0; i < 3; i++) {
+            struct fi_cq_err_entry e =
+                wait_ok(&s[i], "a message sent to the closed endpoint", NULL);
+            CHECK(e.err == 0 && e.len == 4, "message %d: err %d len %zu", i, e.err, e.len);
+            check_bytes(got[i], "gone", 4, "a message sent before the reopen");
+        }
+    }
+    for (int i = 0; i < 20; i++)
+        tep_poll(&T);
+    CHECK(T.nstash == 0,
+          "after the reopen, %d completion(s) of the closed endpoint's "
+          "operations reached the new one",
+          T.nstash);
+}
+
 /* ---- truncation ------------------------------------------------------------------------ */
 
 static void case_trunc(void)
@@ -509,11 +544,9 @@ static void case_threads(void)
 }
 
 const struct ops_case ops_cases[] = {
-    {"tagged", case_tagged},     {"data", case_data},
-    {"inject", case_inject},     {"msg", case_msg},
-    {"peek", case_peek},         {"claim", case_claim},
-    {"discard", case_discard},   {"cancel", case_cancel},
-    {"trunc", case_trunc},       {"formats", case_formats},
-    {"counters", case_counters}, {"delivery", case_delivery},
-    {"threads", case_threads},   {NULL, NULL},
+    {"tagged", case_tagged},     {"data", case_data},       {"inject", case_inject},
+    {"msg", case_msg},           {"peek", case_peek},       {"claim", case_claim},
+    {"discard", case_discard},   {"cancel", case_cancel},   {"close", case_close},
+    {"trunc", case_trunc},       {"formats", case_formats}, {"counters", case_counters},
+    {"delivery", case_delivery}, {"threads", case_threads}, {NULL, NULL},
 };
