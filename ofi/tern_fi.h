@@ -211,6 +211,7 @@ struct tfi_cq {
     size_t cap, head, count;
     struct tfi_ep **eps; /* endpoints bound (progressed by fi_cq_read) */
     size_t neps, epcap;
+    bool delivered; /* the last read returned completions (fi_cq.c: no poll right after) */
     atomic_bool signaled;
     atomic_int refs;
 };
