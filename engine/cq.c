@@ -37,30 +37,12 @@ static tern_status_t grow(tern_worker_t *w, uint32_t need)
     return TERN_OK;
 }
 
-tern_status_t tern_cq_reserve(tern_worker_t *w)
+tern_status_t tern_cq_reserve_grow(tern_worker_t *w)
 {
-    uint32_t need = w->cq_count + w->cq_reserved + 1;
-    if (TERN_UNLIKELY(need > w->cq_cap)) {
-        tern_status_t st = grow(w, need);
-        if (st != TERN_OK)
-            return st;
-    }
-    w->cq_reserved++;
-    return TERN_OK;
-}
-
-void tern_cq_unreserve(tern_worker_t *w)
-{
-    assert(w->cq_reserved > 0);
-    w->cq_reserved--;
-}
-
-void tern_cq_put(tern_worker_t *w, const tern_cq_entry_t *e)
-{
-    assert(w->cq_reserved > 0 && w->cq_count < w->cq_cap);
-    w->cq_reserved--;
-    w->cq[(w->cq_head + w->cq_count) & (w->cq_cap - 1)] = *e;
-    w->cq_count++;
+    tern_status_t st = grow(w, w->cq_count + w->cq_reserved + 1);
+    if (st == TERN_OK)
+        w->cq_reserved++;
+    return st;
 }
 
 void tern_cq_entry_of(const tern_request_t *r, tern_status_t st, tern_cq_entry_t *e)
@@ -84,8 +66,8 @@ void tern_cq_entry_of(const tern_request_t *r, tern_status_t st, tern_cq_entry_t
     }
     /* what landed in the buffer: all of it, or the buffer's size */
     e->length = (r->flags & TERN_REQF_DISCARD) ? 0
-                : r->msg_len < r->cur.total   ? r->msg_len
-                                              : r->cur.total;
+                : r->msg_len < r->cur.total    ? r->msg_len
+                                               : r->cur.total;
 }
 
 /* From tern_request_complete_slow: r (its id and VC-list entry gone) has
@@ -95,13 +77,10 @@ void tern_cq_entry_of(const tern_request_t *r, tern_status_t st, tern_cq_entry_t
 void tern_cq_complete(tern_request_t *r)
 {
     tern_worker_t *w = r->worker;
-    assert(w->cq_reserved > 0);
-    w->cq_reserved--;
-    if (!(r->flags & TERN_REQF_CQ_ERRORS) || r->status != TERN_OK) {
-        assert(w->cq_count < w->cq_cap);
-        tern_cq_entry_of(r, r->status, &w->cq[(w->cq_head + w->cq_count) & (w->cq_cap - 1)]);
-        w->cq_count++;
-    }
+    if (!(r->flags & TERN_REQF_CQ_ERRORS) || r->status != TERN_OK)
+        tern_cq_entry_of(r, r->status, tern_cq_slot(w));
+    else
+        tern_cq_unreserve(w);
     r->flags &= ~(uint32_t)(TERN_REQF_CQ | TERN_REQF_CQ_ERRORS | TERN_REQF_USER);
     tern_request_release(r);
 }
@@ -116,16 +95,17 @@ void tern_cq_destroy(tern_worker_t *w)
 int tern_cq_read(tern_worker_t *w, tern_cq_entry_t *out, int max)
 {
     if (w == NULL || max < 0 || (out == NULL && max > 0))
-        return tern_error(TERN_ERR_INVALID_PARAM, "tern_cq_read: NULL worker, or %d entries "
-                          "into %p", max, (void *)out);
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "tern_cq_read: NULL worker, or %d entries "
+                          "into %p",
+                          max, (void *)out);
     if (w->cq_count == 0)
         tern_progress(w);
-    int n = 0;
-    while (n < max && w->cq_count > 0) {
-        out[n++] = w->cq[w->cq_head];
-        w->cq_head = (w->cq_head + 1) & (w->cq_cap - 1);
-        w->cq_count--;
-    }
+    int n = max < (int)w->cq_count ? max : (int)w->cq_count;
+    for (int i = 0; i < n; i++)
+        out[i] = w->cq[(w->cq_head + (uint32_t)i) & (w->cq_cap - 1)];
+    w->cq_head = (w->cq_head + (uint32_t)n) & (w->cq_cap - 1);
+    w->cq_count -= (uint32_t)n;
     return n;
 }
 

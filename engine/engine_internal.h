@@ -30,8 +30,8 @@ typedef struct tern_netmod_inst tern_netmod_inst_t; /* engine/netmod.h */
 /* A peer's remote key, unpacked by its netmod (rkey_unpack). */
 #define TERN_RKEY_MAX 64
 typedef struct tern_rkey {
-    uint64_t addr, len;  /* the range it opens in the peer */
-    uint64_t key;        /* the netmod's: shm the pid, verbs the rkey ... */
+    uint64_t addr, len; /* the range it opens in the peer */
+    uint64_t key;       /* the netmod's: shm the pid, verbs the rkey ... */
 } tern_rkey_t;
 
 /* ---- requests ------------------------------------------------------------ */
@@ -39,21 +39,21 @@ typedef struct tern_rkey {
 enum tern_req_kind { TERN_REQ_SEND = 1, TERN_REQ_RECV = 2 };
 
 enum tern_req_flags {
-    TERN_REQF_COMPLETE = 1u << 0,  /* final status set; user may reap */
-    TERN_REQF_UNEXP = 1u << 1,     /* sits in the unexpected queue */
-    TERN_REQF_USER = 1u << 2,      /* handed to the user (they reap it) */
-    TERN_REQF_RNDV = 1u << 3,      /* unexpected entry is an RTS, not data */
-    TERN_REQF_DATA_DONE = 1u << 4, /* all payload bytes arrived in tmpbuf */
-    TERN_REQF_POSTED = 1u << 5,    /* sits in the posted queue */
-    TERN_REQF_HAS_ID = 1u << 6,    /* registered in the id table */
-    TERN_REQF_VCLIST = 1u << 7,    /* on its VC's rendezvous list (vc_link) */
-    TERN_REQF_MPROBED = 1u << 8,   /* an unexpected message a matched probe took: held
-                                    * (as if unexpected) until tern_imrecv binds a buffer */
-    TERN_REQF_CQ = 1u << 9,        /* completes into the worker's CQ (context), then is
-                                    * released: nobody reaps it (engine/cq.c) */
+    TERN_REQF_COMPLETE = 1u << 0,   /* final status set; user may reap */
+    TERN_REQF_UNEXP = 1u << 1,      /* sits in the unexpected queue */
+    TERN_REQF_USER = 1u << 2,       /* handed to the user (they reap it) */
+    TERN_REQF_RNDV = 1u << 3,       /* unexpected entry is an RTS, not data */
+    TERN_REQF_DATA_DONE = 1u << 4,  /* all payload bytes arrived in tmpbuf */
+    TERN_REQF_POSTED = 1u << 5,     /* sits in the posted queue */
+    TERN_REQF_HAS_ID = 1u << 6,     /* registered in the id table */
+    TERN_REQF_VCLIST = 1u << 7,     /* on its VC's rendezvous list (vc_link) */
+    TERN_REQF_MPROBED = 1u << 8,    /* an unexpected message a matched probe took: held
+                                     * (as if unexpected) until tern_imrecv binds a buffer */
+    TERN_REQF_CQ = 1u << 9,         /* completes into the worker's CQ (context), then is
+                                     * released: nobody reaps it (engine/cq.c) */
     TERN_REQF_CQ_ERRORS = 1u << 10, /* with CQ: an entry only when it fails */
-    TERN_REQF_HAS_DATA = 1u << 11, /* the message carried immediate data (req->data) */
-    TERN_REQF_DISCARD = 1u << 12,  /* a claimed message dropped unread (tern_tmrecv) */
+    TERN_REQF_HAS_DATA = 1u << 11,  /* the message carried immediate data (req->data) */
+    TERN_REQF_DISCARD = 1u << 12,   /* a claimed message dropped unread (tern_tmrecv) */
 };
 
 /*
@@ -65,8 +65,8 @@ enum tern_req_flags {
 #define TERN_PKTQ_HDR_MAX 48
 typedef struct tern_pktq_hdr {
     uint8_t bytes[TERN_PKTQ_HDR_MAX];
-    uint8_t len;               /* header bytes */
-    uint8_t sent;              /* of them gone out */
+    uint8_t len;  /* header bytes */
+    uint8_t sent; /* of them gone out */
 } tern_pktq_hdr_t;
 static_assert(TERN_PKT_HDR_SIZE <= TERN_PKTQ_HDR_MAX, "an engine header fits a queued send");
 
@@ -79,16 +79,16 @@ static_assert(TERN_PKT_HDR_SIZE <= TERN_PKTQ_HDR_MAX, "an engine header fits a q
 #define TERN_REQ_NM_SIZE 80
 typedef union tern_req_nm {
     unsigned char bytes[TERN_REQ_NM_SIZE];
-    uint64_t align_u64;        /* aligned for words and pointers: what netmods keep */
+    uint64_t align_u64; /* aligned for words and pointers: what netmods keep */
     void *align_ptr;
 } tern_req_nm_t;
-#define TERN_REQ_NM(req, type)                                                            \
-    ((void)sizeof(struct {                                                                \
-        static_assert(sizeof(type) <= TERN_REQ_NM_SIZE &&                                 \
-                          _Alignof(type) <= _Alignof(tern_req_nm_t),                      \
-                      #type " does not fit the netmod scratch of a request");             \
-        int unused;                                                                       \
-    }),                                                                                   \
+#define TERN_REQ_NM(req, type)                                                                     \
+    ((void)sizeof(struct {                                                                         \
+         static_assert(sizeof(type) <= TERN_REQ_NM_SIZE &&                                         \
+                           _Alignof(type) <= _Alignof(tern_req_nm_t),                              \
+                       #type " does not fit the netmod scratch of a request");                     \
+         int unused;                                                                               \
+     }),                                                                                           \
      (type *)(void *)(req)->nm.bytes)
 
 /*
@@ -97,41 +97,41 @@ typedef union tern_req_nm {
  * Pooled per worker: no malloc per message once the pool is warm.
  */
 struct tern_request {
-    tern_list_t link;          /* posted / unexpected / netmod queue */
-    tern_list_t vc_link;       /* VC's list of rendezvous requests */
+    tern_list_t link;    /* posted / unexpected / netmod queue */
+    tern_list_t vc_link; /* VC's list of rendezvous requests */
     tern_worker_t *worker;
     uint8_t kind;
-    uint8_t lmt_mode;         /* rendezvous: enum tern_lmt_mode of this transfer */
+    uint8_t lmt_mode; /* rendezvous: enum tern_lmt_mode of this transfer */
     uint32_t flags;
     tern_status_t status;
 
     /* matching: what was asked (recv) and what arrived / was sent */
-    int match_src;            /* may be TERN_ANY_SOURCE */
+    int match_src; /* may be TERN_ANY_SOURCE */
     uint16_t space;
-    int peer;                 /* dest (send) or actual source (recv) */
-    uint64_t match_tag;       /* a receive takes tags t with (t ^ match_tag) & ~match_ignore == 0 */
+    int peer;           /* dest (send) or actual source (recv) */
+    uint64_t match_tag; /* a receive takes tags t with (t ^ match_tag) & ~match_ignore == 0 */
     uint64_t match_ignore;
-    uint64_t tag;             /* actual tag */
-    size_t msg_len;           /* message length as sent */
-    uint64_t data;            /* immediate data: TERN_REQF_HAS_DATA's (recv), to send */
-    void *context;            /* TERN_REQF_CQ: the user's, for its completion entry */
+    uint64_t tag;   /* actual tag */
+    size_t msg_len; /* message length as sent */
+    uint64_t data;  /* immediate data: TERN_REQF_HAS_DATA's (recv), to send */
+    void *context;  /* TERN_REQF_CQ: the user's, for its completion entry */
 
-    tern_cursor_t cur;        /* user buffer (recv) or source data (send) */
-    struct iovec iov1;        /* storage for the contiguous case */
-    struct iovec *iov_copy;   /* owned copy of a user iovec (isendv/irecvv) */
+    tern_cursor_t cur;      /* user buffer (recv) or source data (send) */
+    struct iovec iov1;      /* storage for the contiguous case */
+    struct iovec *iov_copy; /* owned copy of a user iovec (isendv/irecvv) */
 
     tern_vc_t *vc;
-    uint64_t remote_id;       /* the peer's request id (rendezvous) */
+    uint64_t remote_id; /* the peer's request id (rendezvous) */
     uint32_t id_index, id_gen;
 
-    void *tmpbuf;             /* unexpected eager payload */
-    size_t tmp_have;          /* bytes of it received so far */
+    void *tmpbuf;    /* unexpected eager payload */
+    size_t tmp_have; /* bytes of it received so far */
 
     /* called once the payload is all in place; default completes the req */
     void (*on_data_avail)(tern_request_t *req);
 
-    tern_pktq_hdr_t pq;       /* a queued send's header (engine/pktq.h) */
-    tern_req_nm_t nm;         /* the netmod's scratch (LMT progress): TERN_REQ_NM */
+    tern_pktq_hdr_t pq; /* a queued send's header (engine/pktq.h) */
+    tern_req_nm_t nm;   /* the netmod's scratch (LMT progress): TERN_REQ_NM */
 };
 
 /* ---- virtual connections -------------------------------------------------- */
@@ -143,30 +143,30 @@ enum tern_rx_state { TERN_RX_HDR = 0, TERN_RX_PAYLOAD, TERN_RX_COOKIE };
 /* Stream-parser state: packets may arrive in any number of fragments. */
 typedef struct tern_vc_rx {
     enum tern_rx_state state;
-    size_t have;                        /* bytes of header (+cookie) kept */
+    size_t have; /* bytes of header (+cookie) kept */
     uint8_t buf[TERN_PKT_HDR_SIZE + TERN_COOKIE_MAX];
-    size_t payload_left;                /* bytes still to stream into sink */
-    tern_request_t *sink;               /* receive request being filled */
-    size_t sink_skip;                   /* bytes to drop (truncation) */
+    size_t payload_left;  /* bytes still to stream into sink */
+    tern_request_t *sink; /* receive request being filled */
+    size_t sink_skip;     /* bytes to drop (truncation) */
 } tern_vc_rx_t;
 
 struct tern_vc {
-    int rank;                           /* peer's global rank */
+    int rank; /* peer's global rank */
     enum tern_vc_state state;
     tern_status_t fail_status;
-    char *fail_msg;                     /* why it failed (malloc'd), for every request it fails */
-    tern_netmod_inst_t *nm;             /* the netmod instance carrying it */
-    void *nm_state;                     /* the netmod's per-context state */
-    void *nm_vc;                        /* the netmod's per-VC state */
+    char *fail_msg;         /* why it failed (malloc'd), for every request it fails */
+    tern_netmod_inst_t *nm; /* the netmod instance carrying it */
+    void *nm_state;         /* the netmod's per-context state */
+    void *nm_vc;            /* the netmod's per-VC state */
     tern_worker_t *worker;
-    size_t eager_limit;                 /* largest payload sent eagerly */
+    size_t eager_limit; /* largest payload sent eagerly */
     tern_vc_rx_t rx;
-    tern_list_t lmt_wait;               /* rendezvous requests in flight (vc_link) */
-    bool port_peer;                     /* its end is how a port peer leaves: no warning */
-    bool bye_sent;                      /* we said BYE on it (tern_vc_say_bye) */
-    bool peer_bye;                      /* the peer said BYE: its stream's end is a close */
-    bool cma_off;                       /* the same-host copy was refused or declined on it:
-                                         * the netmod's own path from now on (cma_lmt.c) */
+    tern_list_t lmt_wait; /* rendezvous requests in flight (vc_link) */
+    bool port_peer;       /* its end is how a port peer leaves: no warning */
+    bool bye_sent;        /* we said BYE on it (tern_vc_say_bye) */
+    bool peer_bye;        /* the peer said BYE: its stream's end is a close */
+    bool cma_off;         /* the same-host copy was refused or declined on it:
+                           * the netmod's own path from now on (cma_lmt.c) */
 };
 
 /* ---- worker ---------------------------------------------------------------- */
@@ -183,26 +183,26 @@ typedef struct tern_req_slab tern_req_slab_t;
  */
 struct tern_worker {
     tern_context_t *ctx;
-    int index;                          /* i: pairs with worker i of the peers */
-    _Atomic int in_use;                 /* handed out (tern_worker_create, or 0) */
-    tern_vc_t *vcs;                     /* one per rank */
-    tern_netmod_inst_t *netmods;        /* [0] is self, then by priority */
+    int index;                   /* i: pairs with worker i of the peers */
+    _Atomic int in_use;          /* handed out (tern_worker_create, or 0) */
+    tern_vc_t *vcs;              /* one per rank */
+    tern_netmod_inst_t *netmods; /* [0] is self, then by priority */
     int num_netmods;
     tern_netmod_inst_t *pollers[TERN_MAX_NETMODS]; /* those with a poll op */
     int num_pollers;
-    tern_list_t posted;                 /* posted receives, in post order */
-    tern_list_t unexpected;             /* unexpected messages, in arrival order */
-    tern_list_t free_reqs;              /* request pool */
+    tern_list_t posted;     /* posted receives, in post order */
+    tern_list_t unexpected; /* unexpected messages, in arrival order */
+    tern_list_t free_reqs;  /* request pool */
     tern_req_slab_t *slabs;
-    tern_request_t **id_table;          /* rendezvous ids -> requests */
+    tern_request_t **id_table; /* rendezvous ids -> requests */
     uint32_t id_cap, id_free_head;
     uint32_t *id_next_free;
     uint32_t id_gen;
 
     /* tern_worker_wait: cross-thread wakeup and block mode (progress.c) */
     _Atomic uint32_t signaled;
-    int wake_fd;                        /* eventfd tern_worker_signal writes */
-    int epfd;                           /* epoll over wake_fd and the netmods' fds */
+    int wake_fd; /* eventfd tern_worker_signal writes */
+    int epfd;    /* epoll over wake_fd and the netmods' fds */
 
     /* addresses (engine/peer.c): this worker's, and the job's ranks' while
      * the wire-up reads them (by rank, NULL until known) */
@@ -211,20 +211,19 @@ struct tern_worker {
     struct tern_peer_addr **wire;
     int wire_have;
 
-    unsigned idle_polls;                /* consecutive polls with no event */
+    unsigned idle_polls; /* consecutive polls with no event */
     uint64_t last_health_ns;
     tern_list_t cma_queue;                  /* same-host copies in progress (req->link) */
     uint64_t cma_count[TERN_CMA_NCOUNTERS]; /* their counters (engine/cma.h) */
-    unsigned completions;               /* requests completed (wakes waits) */
+    unsigned completions;                   /* requests completed (wakes waits) */
     /* completion queue (engine/cq.c): a ring of entries, room reserved for
      * every pending CQ operation when it is posted, so a completion never
      * needs memory */
     tern_cq_entry_t *cq;
     uint32_t cq_cap, cq_head, cq_count;
-    uint32_t cq_reserved;               /* pending CQ operations: slots promised */
-    unsigned wait_seen;                 /* completions when tern_worker_wait last returned */
+    uint32_t cq_reserved; /* pending CQ operations: slots promised */
+    unsigned wait_seen;   /* completions when tern_worker_wait last returned */
 };
-
 
 tern_request_t *tern_request_alloc_slow(tern_worker_t *w, int kind);
 void tern_request_release_slow(tern_request_t *req);
@@ -347,7 +346,7 @@ static inline void tern_request_complete(tern_request_t *r, tern_status_t status
 
 /* ---- other jobs (tern_connect, engine/connect.c) ------------------------- */
 
-#define TERN_MAX_JOBS 256                /* connected jobs and port peers */
+#define TERN_MAX_JOBS 256 /* connected jobs and port peers */
 
 /*
  * Another job this context is connected to: its ranks are the peers
@@ -361,12 +360,12 @@ struct tern_job {
     tern_context_t *ctx;
     char name[256];
     int base, size;
-    tern_vc_t **vcs;                    /* per worker: size VCs */
-    struct tern_pmix_deaths *deaths;    /* its ranks' deaths the launcher reports, or NULL */
+    tern_vc_t **vcs;                 /* per worker: size VCs */
+    struct tern_pmix_deaths *deaths; /* its ranks' deaths the launcher reports, or NULL */
     bool connected;
-    bool port;                          /* a port peer (port.c): one rank, worker 0 only */
-    bool inserted;                      /* tern_peer_insert's: one rank, of addr_job */
-    uint32_t addr_job;                  /* its job's name hash and its rank there */
+    bool port;         /* a port peer (port.c): one rank, worker 0 only */
+    bool inserted;     /* tern_peer_insert's: one rank, of addr_job */
+    uint32_t addr_job; /* its job's name hash and its rank there */
     int addr_rank;
 };
 
@@ -377,18 +376,18 @@ struct tern_job {
 #define TERN_SPACE_ENGINE 0xffffu
 
 struct tern_context {
-    tern_pmix_t pmix;                   /* TERN_WIREUP_ADDRESS: not initialised; its job
-                                         * name, rank, size and node fields are ours */
+    tern_pmix_t pmix; /* TERN_WIREUP_ADDRESS: not initialised; its job
+                       * name, rank, size and node fields are ours */
     int rank, size;
-    int wireup;                         /* enum tern_wireup: how the job is wired */
-    uint32_t job_hash;                  /* tern_job_hash of the job's name */
+    int wireup;        /* enum tern_wireup: how the job is wired */
+    uint32_t job_hash; /* tern_job_hash of the job's name */
     /* TERN_WIREUP_ADDRESS: TERN_INPROGRESS until the insert that completes
      * the job's addresses has wired it up, then how that went */
     tern_status_t wired;
-    char *wire_msg;                     /* why the wire-up failed (malloc'd) */
-    uint32_t barrier_epoch;             /* barriers done (engine/barrier.c) */
+    char *wire_msg;         /* why the wire-up failed (malloc'd) */
+    uint32_t barrier_epoch; /* barriers done (engine/barrier.c) */
     tern_config_t cfg;
-    tern_worker_t *workers;             /* cfg.num_workers of them; [0] the default */
+    tern_worker_t *workers; /* cfg.num_workers of them; [0] the default */
     int num_workers;
     /* per registered netmod: what its instances of all workers share
      * (shm: the segment mapping); given to each instance's init */
@@ -398,7 +397,7 @@ struct tern_context {
      * njobs (connect.c), read with an acquire load by tern_remote_vc */
     tern_job_t *jobs[TERN_MAX_JOBS];
     _Atomic int njobs;
-    int next_base;                      /* peer id of the next job's rank 0 */
+    int next_base; /* peer id of the next job's rank 0 */
     /* ports (port.c): one is open (connections naming an unknown job are
      * taken on worker 0's netmods that take ports), and the peers accepted
      * but not yet taken by tern_port_accept */
@@ -605,8 +604,8 @@ void tern_request_unregister(tern_request_t *req);
 
 /* Send a control packet (CTS, DONE, COOKIE) on vc; queued if vc is busy.
  * A failed VC refuses (its netmod and the peer named). */
-tern_status_t tern_send_ctrl(tern_vc_t *vc, const tern_pkt_hdr_t *hdr,
-                             const void *cookie, size_t cookie_len);
+tern_status_t tern_send_ctrl(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const void *cookie,
+                             size_t cookie_len);
 /* Send hdr + the payload of sreq's cursor on vc (sreq->vc is vc) through
  * its netmod (the null mode's DATA, a netmod falling back to the stream);
  * completes sreq when sent.  A failed VC refuses as tern_send_ctrl does. */
@@ -615,8 +614,7 @@ tern_status_t tern_send_noncontig(tern_vc_t *vc, tern_request_t *sreq, const voi
 
 /* Rendezvous: the receive request matched an RTS; start the transfer.  A
  * start that fails completes the receive with its status (and returns it). */
-tern_status_t tern_lmt_recv_matched(tern_request_t *rreq, const void *cookie,
-                                    size_t cookie_len);
+tern_status_t tern_lmt_recv_matched(tern_request_t *rreq, const void *cookie, size_t cookie_len);
 
 /* Rendezvous bookkeeping: give req an id and put it on vc's list (failing
  * vc completes it).  Returns the id, 0 when out of memory. */
@@ -645,9 +643,31 @@ void tern_recv_data_complete(tern_request_t *rreq);
  * TERN_OP_CQ operation (its only failure point), then exactly one of put
  * (its entry), unreserve (no entry after all) or, for a request flagged
  * TERN_REQF_CQ, its completion (tern_cq_complete does put or unreserve). */
-tern_status_t tern_cq_reserve(tern_worker_t *w);
-void tern_cq_unreserve(tern_worker_t *w);
-void tern_cq_put(tern_worker_t *w, const tern_cq_entry_t *e);
+/* The ring grown to hold one more promised slot, and that slot promised. */
+tern_status_t tern_cq_reserve_grow(tern_worker_t *w);
+static inline tern_status_t tern_cq_reserve(tern_worker_t *w)
+{
+    if (TERN_UNLIKELY(w->cq_count + w->cq_reserved >= w->cq_cap))
+        return tern_cq_reserve_grow(w);
+    w->cq_reserved++;
+    return TERN_OK;
+}
+static inline void tern_cq_unreserve(tern_worker_t *w)
+{
+    assert(w->cq_reserved > 0);
+    w->cq_reserved--;
+}
+/* The next entry of the ring, in a slot promised before (the caller fills it). */
+static inline tern_cq_entry_t *tern_cq_slot(tern_worker_t *w)
+{
+    assert(w->cq_reserved > 0 && w->cq_count < w->cq_cap);
+    w->cq_reserved--;
+    return &w->cq[(w->cq_head + w->cq_count++) & (w->cq_cap - 1)];
+}
+static inline void tern_cq_put(tern_worker_t *w, const tern_cq_entry_t *e)
+{
+    *tern_cq_slot(w) = *e;
+}
 void tern_cq_entry_of(const tern_request_t *r, tern_status_t st, tern_cq_entry_t *e);
 void tern_cq_complete(tern_request_t *r);
 void tern_cq_destroy(tern_worker_t *w);

@@ -23,16 +23,24 @@
 /* Where a dropped message goes: nowhere (TERN_REQF_DISCARD) */
 static const struct iovec no_buffer = {.iov_base = NULL, .iov_len = 0};
 
-static tern_status_t op_flags(const tern_op_t *op, uint32_t allowed, const char *what,
-                              uint32_t *f)
+static tern_status_t __attribute__((noinline, cold))
+bad_op_flags(uint32_t f, uint32_t allowed, const char *what)
+{
+    if (f & ~allowed)
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "%s: op flags %#x not allowed here (this call "
+                          "takes %#x)",
+                          what, f & ~allowed, allowed);
+    return tern_error(TERN_ERR_INVALID_PARAM, "%s: TERN_OP_CQ_ERRORS without TERN_OP_CQ", what);
+}
+
+static inline tern_status_t op_flags(const tern_op_t *op, uint32_t allowed, const char *what,
+                                     uint32_t *f)
 {
     *f = op != NULL ? op->flags : 0;
-    if (TERN_UNLIKELY(*f & ~allowed))
-        return tern_error(TERN_ERR_INVALID_PARAM, "%s: op flags %#x not allowed here (this call "
-                          "takes %#x)", what, *f & ~allowed, allowed);
-    if (TERN_UNLIKELY((*f & TERN_OP_CQ_ERRORS) && !(*f & TERN_OP_CQ)))
-        return tern_error(TERN_ERR_INVALID_PARAM, "%s: TERN_OP_CQ_ERRORS without TERN_OP_CQ",
-                          what);
+    if (TERN_UNLIKELY((*f & ~allowed) ||
+                      (*f & (TERN_OP_CQ_ERRORS | TERN_OP_CQ)) == TERN_OP_CQ_ERRORS))
+        return bad_op_flags(*f, allowed, what);
     return TERN_OK;
 }
 
@@ -71,16 +79,16 @@ static tern_status_t inject_detach(tern_request_t *r)
 }
 
 static tern_status_t tsend(tern_worker_t *w, const struct iovec *iov, int iovcnt, bool contig,
-                           size_t len, int dest, uint64_t tag, uint16_t space,
-                           const tern_op_t *op, tern_request_t **req)
+                           size_t len, int dest, uint64_t tag, uint16_t space, const tern_op_t *op,
+                           tern_request_t **req)
 {
     uint32_t f = op != NULL ? op->flags : 0;
     if (req != NULL)
         *req = NULL;
-    tern_status_t st = tern_send_check_dest(w, dest);
-    if (st != TERN_OK)
-        return st;
+    tern_status_t st;
     tern_vc_t *vc = tern_vc_of(w, dest);
+    if (TERN_UNLIKELY(vc == NULL || vc->state != TERN_VC_ACTIVE))
+        return tern_send_check_dest(w, dest); /* says why */
     bool sync = (f & TERN_OP_SYNC) != 0;
     uint8_t pflags = (f & TERN_OP_DATA) ? TERN_PKT_F_DATA : 0;
     uint64_t data = (f & TERN_OP_DATA) ? op->data : 0;
@@ -103,8 +111,12 @@ static tern_status_t tsend(tern_worker_t *w, const struct iovec *iov, int iovcnt
     tern_request_t *r = NULL;
     if (contig && !sync && len <= vc->eager_limit) {
         /* eager and contiguous: straight to the netmod, as tern_isend */
-        tern_pkt_hdr_t h = {.type = TERN_PKT_EAGER, .flags = pflags, .space = space, .tag = tag,
-                            .len = len, .rreq = data};
+        tern_pkt_hdr_t h = {.type = TERN_PKT_EAGER,
+                            .flags = pflags,
+                            .space = space,
+                            .tag = tag,
+                            .len = len,
+                            .rreq = data};
         st = vc->nm->core.istart_contig_msg(vc, &h, sizeof(h), iov[0].iov_base, len, &r);
         if (st >= 0 && r != NULL) {
             r->peer = dest;
@@ -124,9 +136,13 @@ static tern_status_t tsend(tern_worker_t *w, const struct iovec *iov, int iovcnt
             if (f & TERN_OP_CQ_ERRORS) {
                 tern_cq_unreserve(w);
             } else {
-                tern_cq_entry_t e = {.context = op->context, .flags = TERN_CQ_SEND,
-                                     .status = TERN_OK, .peer = dest, .tag = tag,
-                                     .length = len, .msg_len = len};
+                tern_cq_entry_t e = {.context = op->context,
+                                     .flags = TERN_CQ_SEND,
+                                     .status = TERN_OK,
+                                     .peer = dest,
+                                     .tag = tag,
+                                     .length = len,
+                                     .msg_len = len};
                 tern_cq_put(w, &e);
             }
         }
@@ -170,14 +186,15 @@ fail:
     return st;
 }
 
-static tern_status_t send_args(tern_worker_t *w, const tern_op_t *op, tern_request_t **req)
+static inline tern_status_t send_args(tern_worker_t *w, const tern_op_t *op, tern_request_t **req)
 {
     uint32_t f;
     if (TERN_UNLIKELY(w == NULL))
         return tern_error(TERN_ERR_INVALID_PARAM, "tagged send: worker is NULL");
     tern_status_t st = op_flags(op, SEND_FLAGS, "tagged send", &f);
-    if (st == TERN_OK && req == NULL && !(f & (TERN_OP_CQ | TERN_OP_INJECT)))
-        st = tern_error(TERN_ERR_INVALID_PARAM, "tagged send: request pointer is NULL (only a "
+    if (TERN_UNLIKELY(st == TERN_OK && req == NULL && !(f & (TERN_OP_CQ | TERN_OP_INJECT))))
+        st = tern_error(TERN_ERR_INVALID_PARAM,
+                        "tagged send: request pointer is NULL (only a "
                         "TERN_OP_CQ or TERN_OP_INJECT send may go without one)");
     return st;
 }
@@ -197,8 +214,7 @@ tern_status_t tern_tsend(tern_worker_t *w, const void *buf, size_t len, int dest
 }
 
 tern_status_t tern_tsendv(tern_worker_t *w, const struct iovec *iov, int iovcnt, int dest,
-                          uint64_t tag, uint16_t space, const tern_op_t *op,
-                          tern_request_t **req)
+                          uint64_t tag, uint16_t space, const tern_op_t *op, tern_request_t **req)
 {
     tern_status_t st = send_args(w, op, req);
     if (st != TERN_OK)
@@ -246,20 +262,23 @@ static tern_status_t recv_finish(tern_worker_t *w, uint32_t f, const tern_op_t *
     return TERN_OK;
 }
 
-static tern_status_t recv_args(tern_worker_t *w, int src, const tern_op_t *op,
-                               tern_request_t **req, uint32_t *f)
+static inline tern_status_t recv_args(tern_worker_t *w, int src, const tern_op_t *op,
+                                      tern_request_t **req, uint32_t *f)
 {
     if (TERN_UNLIKELY(w == NULL))
         return tern_error(TERN_ERR_INVALID_PARAM, "tagged receive: worker is NULL");
     tern_status_t st = op_flags(op, RECV_FLAGS, "tagged receive", f);
-    if (st == TERN_OK && req == NULL && !(*f & TERN_OP_CQ))
+    if (TERN_UNLIKELY(st == TERN_OK && req == NULL && !(*f & TERN_OP_CQ)))
         st = tern_error(TERN_ERR_INVALID_PARAM, "tagged receive: request pointer is NULL (only "
-                        "a TERN_OP_CQ receive may go without one)");
-    if (st == TERN_OK)
-        st = tern_recv_check_src(w, src);
-    if (st == TERN_OK && (*f & TERN_OP_CQ))
-        st = tern_cq_reserve(w);
-    return st;
+                                                "a TERN_OP_CQ receive may go without one)");
+    if (st != TERN_OK)
+        return st;
+    if (src != TERN_ANY_SOURCE) {
+        const tern_vc_t *vc = tern_vc_of(w, src);
+        if (TERN_UNLIKELY(vc == NULL || vc->state == TERN_VC_FAILED))
+            return tern_recv_check_src(w, src); /* says why */
+    }
+    return (*f & TERN_OP_CQ) ? tern_cq_reserve(w) : TERN_OK;
 }
 
 static tern_status_t trecv(tern_worker_t *w, const struct iovec *iov, int iovcnt, bool contig,
@@ -268,11 +287,11 @@ static tern_status_t trecv(tern_worker_t *w, const struct iovec *iov, int iovcnt
 {
     if (TERN_LIKELY(contig && tern_list_empty(&w->unexpected))) {
         /* nothing can match yet: post at once, as tern_irecv does */
-        uint32_t flags = !(f & TERN_OP_CQ)          ? TERN_REQF_USER
+        uint32_t flags = !(f & TERN_OP_CQ)         ? TERN_REQF_USER
                          : (f & TERN_OP_CQ_ERRORS) ? TERN_REQF_CQ | TERN_REQF_CQ_ERRORS
                                                    : TERN_REQF_CQ;
-        tern_request_t *r = tern_recv_post_now(w, iov[0].iov_base, iov[0].iov_len, src, want,
-                                               ignore, space, flags);
+        tern_request_t *r =
+            tern_recv_post_now(w, iov[0].iov_base, iov[0].iov_len, src, want, ignore, space, flags);
         if (r == NULL) {
             if (f & TERN_OP_CQ)
                 tern_cq_unreserve(w);
@@ -292,11 +311,10 @@ static tern_status_t trecv(tern_worker_t *w, const struct iovec *iov, int iovcnt
 }
 
 tern_status_t tern_trecv(tern_worker_t *w, void *buf, size_t len, int src, uint64_t want,
-                         uint64_t ignore, uint16_t space, const tern_op_t *op,
-                         tern_request_t **req)
+                         uint64_t ignore, uint16_t space, const tern_op_t *op, tern_request_t **req)
 {
-    uint32_t f;
-    if (buf == NULL && len > 0)
+    uint32_t f = 0;
+    if (TERN_UNLIKELY(buf == NULL && len > 0))
         return tern_error(TERN_ERR_INVALID_PARAM, "receive of %zu bytes into a NULL buffer", len);
     tern_status_t st = tern_len_check(len, "receive");
     if (st == TERN_OK)
@@ -311,7 +329,7 @@ tern_status_t tern_trecvv(tern_worker_t *w, const struct iovec *iov, int iovcnt,
                           uint64_t want, uint64_t ignore, uint16_t space, const tern_op_t *op,
                           tern_request_t **req)
 {
-    uint32_t f;
+    uint32_t f = 0;
     size_t total;
     tern_status_t st = tern_iov_check(iov, iovcnt, "receive", &total);
     if (st == TERN_OK)
@@ -323,16 +341,17 @@ tern_status_t tern_trecvv(tern_worker_t *w, const struct iovec *iov, int iovcnt,
 
 /* ---- probes ------------------------------------------------------------- */
 
-tern_status_t tern_tprobe(tern_worker_t *w, int src, uint64_t want, uint64_t ignore,
-                          uint16_t space, unsigned flags, int *flag, tern_message_t **msg,
-                          tern_cq_entry_t *entry)
+tern_status_t tern_tprobe(tern_worker_t *w, int src, uint64_t want, uint64_t ignore, uint16_t space,
+                          unsigned flags, int *flag, tern_message_t **msg, tern_cq_entry_t *entry)
 {
     if (w == NULL || flag == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_tprobe: NULL worker or flag");
     if (flags & ~(TERN_PROBE_CLAIM | TERN_PROBE_DISCARD) ||
         flags == (TERN_PROBE_CLAIM | TERN_PROBE_DISCARD))
-        return tern_error(TERN_ERR_INVALID_PARAM, "tern_tprobe: flags %#x (CLAIM or DISCARD, "
-                          "not both)", flags);
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "tern_tprobe: flags %#x (CLAIM or DISCARD, "
+                          "not both)",
+                          flags);
     if ((flags & TERN_PROBE_CLAIM) && msg == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_tprobe: CLAIM without a message pointer");
     tern_status_t st = tern_recv_check_src(w, src);
@@ -380,10 +399,9 @@ static tern_status_t tmrecv(tern_worker_t *w, const struct iovec *iov, int iovcn
     if (st != TERN_OK)
         return st;
     tern_request_t *u = (tern_request_t *)msg;
-    if (u == NULL || u->worker != w || u->kind != TERN_REQ_RECV ||
-        !(u->flags & TERN_REQF_MPROBED))
+    if (u == NULL || u->worker != w || u->kind != TERN_REQ_RECV || !(u->flags & TERN_REQF_MPROBED))
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_tmrecv: not a message of this worker's "
-                          "claims (or received already)");
+                                                  "claims (or received already)");
     if ((f & TERN_OP_CQ) && (st = tern_cq_reserve(w)) != TERN_OK)
         return st;
     if (f & TERN_OP_DISCARD) {
