@@ -261,7 +261,9 @@ void mpi_status_empty(MPI_Status *s, int source)
 {
     if (s == MPI_STATUS_IGNORE)
         return;
-    *s = (MPI_Status){.MPI_SOURCE = source, .MPI_TAG = MPI_ANY_TAG, .MPI_ERROR = MPI_SUCCESS};
+    s->count_lo = s->count_hi_and_cancelled = 0; /* MPI_ERROR: the caller's (mpi_internal.h) */
+    s->MPI_SOURCE = source;
+    s->MPI_TAG = MPI_ANY_TAG;
 }
 
 int MPI_Comm_rank(MPI_Comm comm, int *rank)

@@ -360,6 +360,29 @@ int MPI_Type_free(MPI_Datatype *datatype)
     return MPI_SUCCESS;
 }
 
+MPI_Datatype mpi_dt_hold(MPI_Datatype dt)
+{
+    mpi_dtype_t *t = mpi_dt_predefined(dt) ? NULL : mpi_dt_get(dt);
+    if (t == NULL || t->pair)
+        return dt; /* predefined (and pair) types are never freed */
+    mpi_dt_retain(t);
+    MPI_Datatype h = mpi_dt_register(t);
+    if (h == MPI_DATATYPE_NULL)
+        mpi_dt_release(t);
+    return h;
+}
+
+void mpi_dt_drop(MPI_Datatype h)
+{
+    mpi_dtype_t *t = mpi_dt_predefined(h) ? NULL : mpi_dt_get(h);
+    if (t == NULL || t->pair)
+        return;
+    mpi_table_lock();
+    types[h - MPI_DT_DERIVED_BASE] = NULL;
+    mpi_table_unlock();
+    mpi_dt_release(t);
+}
+
 /* ---- packing ---------------------------------------------------------------- */
 
 static int pack_args(MPI_Comm comm, MPI_Datatype dt, int count, int *position, const char *call,

@@ -52,6 +52,8 @@ typedef struct mpi_comm {
  * (MPI_*_init, p2p_modes.c), kept until MPI_Request_free: MPI_Start runs
  * its operation as an ordinary request, inner, whose status it takes. */
 enum mpi_req_kind { REQ_FREE = 0, REQ_TERN, REQ_DONE, REQ_SCHED, REQ_PERSIST };
+/* a persistent request's arguments freed, its type's hold let go (p2p_modes.c) */
+void mpi_persist_free(void *aux);
 
 typedef struct mpi_req mpi_req_t;
 struct mpi_req {
@@ -218,6 +220,12 @@ typedef struct mpi_dt_view {
 const mpi_dtype_t *mpi_dt_lookup(MPI_Datatype dt, mpi_dt_view_t *v);
 /* a table entry for t (refs 1, taken over): its handle, or 0 (no memory) */
 MPI_Datatype mpi_dt_register(mpi_dtype_t *t);
+/* A handle of the request's own for the type of dt (a derived one: the
+ * same type under a second handle, referenced), so that MPI_Type_free of
+ * the user's handle cannot take it from a persistent request; dt itself
+ * for a predefined type; MPI_DATATYPE_NULL when out of memory. */
+MPI_Datatype mpi_dt_hold(MPI_Datatype dt);
+void mpi_dt_drop(MPI_Datatype h); /* mpi_dt_hold's handle let go */
 void mpi_dt_retain(mpi_dtype_t *t);
 void mpi_dt_release(mpi_dtype_t *t); /* freed at 0 */
 void mpi_dt_destroy(mpi_dtype_t *t);
@@ -232,19 +240,35 @@ bool mpi_dt_iov(const void *buf, int count, const mpi_dtype_t *t, struct iovec *
 size_t mpi_dt_pack_t(const void *buf, int count, const mpi_dtype_t *t, void *out);
 size_t mpi_dt_unpack_t(const void *in, size_t len, void *buf, int count, const mpi_dtype_t *t);
 
+/*
+ * Statuses.  MPI_ERROR is the caller's: a call that completes one
+ * operation (MPI_Recv, MPI_Wait, MPI_Probe, MPI_Mprobe, MPI_Mrecv, ...)
+ * returns its error and leaves the field as it was, as MPICH does; only the
+ * calls that complete several (Waitall, Testall, Waitsome, Testsome) write
+ * it, each status's own class.  So these helpers write the other four
+ * fields and never MPI_ERROR.
+ */
 /* a tern receive's result as an MPI status (source in the communicator) */
 int mpi_comm_rank_of(const mpi_comm_t *c, int peer); /* comm.c: the rank of a tern peer id */
 static inline void mpi_status_from(MPI_Status *s, const mpi_comm_t *c,
-                                   const tern_recv_info_t *info, int err)
+                                   const tern_recv_info_t *info)
 {
     if (s == MPI_STATUS_IGNORE)
         return;
-    /* every member named: stores, not a zeroing rep stos */
-    *s = (MPI_Status){.count_lo = (int)(info->length & 0x7fffffff),
-                      .count_hi_and_cancelled = (int)((info->length >> 31) << 1),
-                      .MPI_SOURCE = c->identity ? info->source
-                                                : mpi_comm_rank_of(c, info->source),
-                      .MPI_TAG = info->tag, .MPI_ERROR = err};
+    s->count_lo = (int)(info->length & 0x7fffffff);
+    s->count_hi_and_cancelled = (int)((info->length >> 31) << 1);
+    s->MPI_SOURCE = c->identity ? info->source : mpi_comm_rank_of(c, info->source);
+    s->MPI_TAG = info->tag;
+}
+/* *src into *dst but its MPI_ERROR (dst may be MPI_STATUS_IGNORE) */
+static inline void mpi_status_copy(MPI_Status *dst, const MPI_Status *src)
+{
+    if (dst == MPI_STATUS_IGNORE)
+        return;
+    dst->count_lo = src->count_lo;
+    dst->count_hi_and_cancelled = src->count_hi_and_cancelled;
+    dst->MPI_SOURCE = src->MPI_SOURCE;
+    dst->MPI_TAG = src->MPI_TAG;
 }
 void mpi_status_empty(MPI_Status *s, int source);
 

@@ -112,7 +112,7 @@ static int improbe(int source, int tag, MPI_Comm comm, bool block, int *flag,
     }
     msg_set(slot, m, comm);
     *message = slot + 2;
-    mpi_status_from(status, c, &info, MPI_SUCCESS);
+    mpi_status_from(status, c, &info);
     return MPI_SUCCESS;
 }
 
@@ -197,7 +197,7 @@ static int mrecv_start(void *buf, int count, MPI_Datatype dt, MPI_Message *messa
     q->err = mpi_class_of(st);
     if (st == TERN_OK || st == TERN_ERR_TRUNCATED) {
         /* a truncation is raised when the request completes, as MPI_Irecv's */
-        mpi_status_from(&q->status, mpi_comm_get(comm), &info, q->err);
+        mpi_status_from(&q->status, mpi_comm_get(comm), &info);
         if (st != TERN_OK)
             snprintf(mpi_last_error, sizeof(mpi_last_error), "%s", tern_last_error());
         return MPI_SUCCESS;

@@ -17,7 +17,10 @@ int mpi_check_p2p(MPI_Comm comm, const void *buf, int count, MPI_Datatype dt, in
                   bool recv, const char *call)
 {
     int e = mpi_check_comm(comm, call);
-    if (e == MPI_SUCCESS)
+    /* no element of no type (MPI_DATATYPE_NULL, count 0): accepted, as MPICH
+     * does; it moves nothing (a zero-length message, or none with
+     * MPI_PROC_NULL) */
+    if (e == MPI_SUCCESS && !(count == 0 && dt == MPI_DATATYPE_NULL))
         e = mpi_check_buf(comm, buf, count, dt, call);
     if (e == MPI_SUCCESS)
         e = mpi_check_rank(comm, peer, recv, call);
@@ -75,7 +78,7 @@ static int req_from(MPI_Comm comm, tern_status_t st, tern_request_t *r, bool rec
         q->kind = REQ_DONE;
         q->err = st == TERN_OK ? MPI_SUCCESS : mpi_class_of(st);
         if (recv)
-            mpi_status_from(&q->status, c, info, q->err);
+            mpi_status_from(&q->status, c, info);
         else
             mpi_status_empty(&q->status, MPI_ANY_SOURCE);
         if (st != TERN_OK) /* raised when the request is waited for */
@@ -216,7 +219,7 @@ static int dt_blocking(void *buf, int count, MPI_Datatype dt, int peer, int tag,
     if (st == TERN_INPROGRESS)
         st = mpi_wait_tern(c->w, r, &info);
     if (mode == DT_RECV && (st == TERN_OK || st == TERN_ERR_TRUNCATED)) {
-        mpi_status_from(status, c, &info, mpi_class_of(st));
+        mpi_status_from(status, c, &info);
         if (s != NULL)
             dt_unstage(s, info.length);
     }
@@ -354,9 +357,8 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
     int ttag = tag == MPI_ANY_TAG ? TERN_ANY_TAG : tag;
     tern_status_t st = mpi_polling() ? mpi_recv_tern(c->w, buf, len, src, ttag, c->space, &info)
                                      : tern_recv(c->w, buf, len, src, ttag, c->space, &info);
-    int err = mpi_class_of(st);
     if (st == TERN_OK || st == TERN_ERR_TRUNCATED)
-        mpi_status_from(status, c, &info, err);
+        mpi_status_from(status, c, &info);
     return st == TERN_OK ? MPI_SUCCESS : mpi_raise_tern(comm, st, "MPI_Recv");
 }
 
@@ -373,8 +375,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
         return e;
     MPI_Status st[2];
     e = MPI_Waitall(2, r, st);
-    if (status != MPI_STATUS_IGNORE)
-        *status = st[0];
+    mpi_status_copy(status, &st[0]);
     return e == MPI_ERR_IN_STATUS ? (st[0].MPI_ERROR ? st[0].MPI_ERROR : st[1].MPI_ERROR) : e;
 }
 
@@ -402,7 +403,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
     if (st != TERN_OK)
         return mpi_raise_tern(comm, st, "MPI_Iprobe");
     if (*flag)
-        mpi_status_from(status, c, &info, MPI_SUCCESS);
+        mpi_status_from(status, c, &info);
     return MPI_SUCCESS;
 }
 

@@ -271,12 +271,17 @@ static int persist_new(const persist_t *args, MPI_Request *request, const char *
     if (request == NULL)
         return mpi_raise(args->comm, MPI_ERR_REQUEST, "%s: NULL request pointer", call);
     persist_t *p = malloc(sizeof(*p));
+    MPI_Datatype held = args->dt == MPI_DATATYPE_NULL ? args->dt : mpi_dt_hold(args->dt);
     MPI_Request h;
-    if (p == NULL || mpi_req_new(&h) != MPI_SUCCESS) {
+    if (p == NULL || (held == MPI_DATATYPE_NULL && args->dt != MPI_DATATYPE_NULL) ||
+        mpi_req_new(&h) != MPI_SUCCESS) {
         free(p);
+        if (held != args->dt)
+            mpi_dt_drop(held);
         return mpi_raise(args->comm, MPI_ERR_NO_MEM, "%s: no memory for the request", call);
     }
     *p = *args;
+    p->dt = held; /* the request's own handle: MPI_Type_free of the user's leaves it */
     mpi_req_t *q = &mpi.reqs[h - 1]; /* free until its kind is set */
     q->kind = REQ_PERSIST;
     q->comm = args->comm;
@@ -321,6 +326,15 @@ int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int t
 {
     persist_t a = {PERSIST_RECV, buf, count, datatype, source, tag, comm};
     return persist_new(&a, request, "MPI_Recv_init");
+}
+
+void mpi_persist_free(void *aux)
+{
+    persist_t *p = aux;
+    if (p == NULL)
+        return;
+    mpi_dt_drop(p->dt);
+    free(p);
 }
 
 /* Run the operation of an inactive persistent request: its request into
@@ -429,8 +443,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
     MPI_Status st[2];
     e = MPI_Waitall(2, r, st);
     free(tmp);
-    if (status != MPI_STATUS_IGNORE)
-        *status = st[0];
+    mpi_status_copy(status, &st[0]);
     if (e != MPI_ERR_IN_STATUS)
         return e;
     return st[0].MPI_ERROR != MPI_SUCCESS ? st[0].MPI_ERROR

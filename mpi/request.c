@@ -86,7 +86,7 @@ static void req_release(mpi_req_t *q)
     if (q == &mpi.reqs[MPI_REQ_SENT - 1])
         return; /* shared by every send that completed at once */
     if (q->kind == REQ_PERSIST)
-        free(q->aux);
+        mpi_persist_free(q->aux);
     q->aux = NULL;
     mpi_table_lock();
     req_push((int)(q - mpi.reqs) + 1);
@@ -146,7 +146,7 @@ static void req_finished(mpi_req_t *q, tern_status_t st, const tern_recv_info_t 
     q->r = NULL;
     q->err = st == TERN_OK || st == TERN_ERR_CANCELED ? MPI_SUCCESS : mpi_class_of(st);
     if (q->recv) { /* a freed communicator's entry keeps its ranks (comm.c) */
-        mpi_status_from(&q->status, &mpi.comms[q->comm], info, q->err);
+        mpi_status_from(&q->status, &mpi.comms[q->comm], info);
         if (st == TERN_ERR_CANCELED)
             q->status.count_hi_and_cancelled |= 1;
     } else {
@@ -189,8 +189,7 @@ static bool req_active(MPI_Request h)
 static void req_take(MPI_Request *h, MPI_Status *status, int *err)
 {
     mpi_req_t *q = mpi_req_get(*h);
-    if (status != MPI_STATUS_IGNORE)
-        *status = q->status;
+    mpi_status_copy(status, &q->status);
     *err = q->err;
     if (q->kind == REQ_PERSIST) {
         q->active = false;
@@ -271,8 +270,7 @@ static inline bool wait_fast(MPI_Request *h, MPI_Status *status)
     }
     mpi_req_t *q = &mpi.reqs[*h - 1]; /* valid: checked by the caller */
     if (q->kind == REQ_DONE && q->err == MPI_SUCCESS && !mpi.mt) { /* done when started */
-        if (status != MPI_STATUS_IGNORE)
-            *status = q->status;
+        mpi_status_copy(status, &q->status);
         req_push(*h);
         *h = MPI_REQUEST_NULL;
         return true;
@@ -286,7 +284,7 @@ static inline bool wait_fast(MPI_Request *h, MPI_Status *status)
         return false;
     }
     if (q->recv) /* a freed communicator's entry keeps its ranks (comm.c) */
-        mpi_status_from(status, &mpi.comms[q->comm], &info, MPI_SUCCESS);
+        mpi_status_from(status, &mpi.comms[q->comm], &info);
     else
         mpi_status_empty(status, MPI_ANY_SOURCE);
     req_push(*h); /* req_release's, without the table lock (not MULTIPLE) */
@@ -360,13 +358,18 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
         MPI_Status *s = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
         if (requests[i] == MPI_REQUEST_NULL) {
             mpi_status_empty(s, MPI_ANY_SOURCE);
+            if (s != MPI_STATUS_IGNORE)
+                s->MPI_ERROR = MPI_SUCCESS; /* a call of several: each status's class */
             continue;
         }
         if (mpi_req_get(requests[i]) == NULL)
             return mpi_raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Waitall: request %d is not "
                              "valid", requests[i]);
-        if (wait_fast(&requests[i], s))
-            continue; /* MPI_ERROR: MPI_SUCCESS, set by wait_fast */
+        if (wait_fast(&requests[i], s)) {
+            if (s != MPI_STATUS_IGNORE)
+                s->MPI_ERROR = MPI_SUCCESS;
+            continue;
+        }
         MPI_Comm comm = mpi_req_get(requests[i])->comm;
         int err;
         req_wait(mpi_req_get(requests[i]));

@@ -393,6 +393,84 @@ static void mprobe(void)
     free(seen);
 }
 
+/* Bugs public test programs found (issue 24): a derived type freed after
+ * MPI_Send_init / MPI_Recv_init stays the requests'; the calls that complete
+ * one operation leave status.MPI_ERROR as it was, as MPICH does; no element
+ * of no type (MPI_DATATYPE_NULL, count 0) is accepted, as MPICH does. */
+static void regressions(void)
+{
+    MPI_Datatype vt;
+    MPI_Type_vector(4, 1, 2, MPI_INT, &vt);
+    MPI_Type_commit(&vt);
+    int sbuf[8], rbuf[8];
+    for (int i = 0; i < 8; i++)
+        sbuf[i] = rank * 100 + i;
+    MPI_Request pr[2];
+    MPI_Recv_init(rbuf, 1, vt, left, 80, MPI_COMM_WORLD, &pr[0]);
+    MPI_Send_init(sbuf, 1, vt, right, 80, MPI_COMM_WORLD, &pr[1]);
+    MPI_Type_free(&vt);
+    CHECK(vt == MPI_DATATYPE_NULL, "MPI_Type_free left the handle");
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < 8; i++)
+            rbuf[i] = -1;
+        CHECK(MPI_Startall(2, pr) == MPI_SUCCESS, "round %d: MPI_Startall after MPI_Type_free",
+              round);
+        MPI_Waitall(2, pr, MPI_STATUSES_IGNORE);
+        for (int i = 0; i < 8; i++)
+            CHECK(rbuf[i] == (i % 2 == 0 ? left * 100 + i : -1), "round %d: element %d is %d",
+                  round, i, rbuf[i]);
+    }
+    MPI_Request_free(&pr[0]);
+    MPI_Request_free(&pr[1]);
+#ifdef TERN_MPI_H /* what MPICH does; the standard leaves MPI_ERROR undefined there */
+    enum { MARK = 12345 };
+    MPI_Status st;
+    int x = rank, y = -1, flag = 0;
+    MPI_Request sr, rr;
+    MPI_Message m;
+    for (int k = 0; k < 3; k++) {
+        MPI_Isend(&x, 1, MPI_INT, right, 81, MPI_COMM_WORLD, &sr);
+        st.MPI_ERROR = MARK;
+        if (k == 0) {
+            MPI_Mprobe(left, 81, MPI_COMM_WORLD, &m, &st);
+            CHECK(st.MPI_ERROR == MARK, "MPI_Mprobe wrote MPI_ERROR (%d)", st.MPI_ERROR);
+            MPI_Mrecv(&y, 1, MPI_INT, &m, &st);
+            CHECK(st.MPI_ERROR == MARK, "MPI_Mrecv wrote MPI_ERROR (%d)", st.MPI_ERROR);
+        } else if (k == 1) {
+            while (!flag)
+                MPI_Improbe(left, 81, MPI_COMM_WORLD, &flag, &m, &st);
+            CHECK(st.MPI_ERROR == MARK, "MPI_Improbe wrote MPI_ERROR (%d)", st.MPI_ERROR);
+            MPI_Imrecv(&y, 1, MPI_INT, &m, &rr);
+            MPI_Wait(&rr, &st);
+            CHECK(st.MPI_ERROR == MARK, "MPI_Wait (Imrecv) wrote MPI_ERROR (%d)", st.MPI_ERROR);
+        } else {
+            MPI_Probe(left, 81, MPI_COMM_WORLD, &st);
+            CHECK(st.MPI_ERROR == MARK, "MPI_Probe wrote MPI_ERROR (%d)", st.MPI_ERROR);
+            MPI_Recv(&y, 1, MPI_INT, left, 81, MPI_COMM_WORLD, &st);
+            CHECK(st.MPI_ERROR == MARK, "MPI_Recv wrote MPI_ERROR (%d)", st.MPI_ERROR);
+        }
+        CHECK(y == left, "case %d: got %d from %d", k, y, left);
+        MPI_Wait(&sr, &st);
+        CHECK(st.MPI_ERROR == MARK, "MPI_Wait (Isend) wrote MPI_ERROR (%d)", st.MPI_ERROR);
+    }
+    CHECK(MPI_Irecv(NULL, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &rr) ==
+              MPI_SUCCESS,
+          "MPI_Irecv(NULL, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL) refused");
+    MPI_Wait(&rr, &st);
+    CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_ERROR == MARK, "PROC_NULL status: %d %d",
+          st.MPI_SOURCE, st.MPI_ERROR);
+    CHECK(MPI_Send(NULL, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD) == MPI_SUCCESS,
+          "MPI_Send(NULL, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL) refused");
+    CHECK(MPI_Send_init(NULL, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &rr) ==
+              MPI_SUCCESS,
+          "MPI_Send_init with MPI_DATATYPE_NULL refused");
+    MPI_Start(&rr);
+    MPI_Wait(&rr, MPI_STATUS_IGNORE);
+    MPI_Request_free(&rr);
+#endif
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static int info_class(int e)
 {
     int cls = -1;
@@ -483,6 +561,7 @@ int main(int argc, char **argv)
     some();
     MPI_Barrier(MPI_COMM_WORLD);
     mprobe();
+    regressions();
     info();
     if (failures == 0)
         printf("ok rank %d of %d\n", rank, size);
