@@ -1,0 +1,19 @@
+#!/bin/sh
+# mpi/pmpi-update.sh [include/mpi.h] — regenerate the PMPI_ block of the
+# header from its MPI_ prototypes (mpi/pmpi.awk), after adding or changing
+# a function; tests/mpi/pmpi.sh fails until this has been run.
+set -eu
+here=$(dirname "$0")
+hdr=${1:-$here/../include/mpi.h}
+tmp=$(mktemp)
+trap 'rm -f "$tmp" "$tmp.block"' EXIT
+awk -v mode=header -f "$here/pmpi.awk" "$hdr" >"$tmp.block"
+awk -v blockfile="$tmp.block" '
+    /^\/\* ---- PMPI_/ { print; inhead = 1; next }
+    inhead && /\*\/$/ { print; while ((getline line < blockfile) > 0) print line; inhead = 0; skip = 1; next }
+    inhead { print; next }
+    skip && /^\/\* ---- end of PMPI_/ { skip = 0; print; next }
+    skip { next }
+    { print }' "$hdr" >"$tmp"
+cat "$tmp" >"$hdr"
+echo "$hdr: $(grep -c '^\(int\|double\) PMPI_' "$hdr") PMPI_ prototypes"
