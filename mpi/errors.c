@@ -1,7 +1,9 @@
 /*
- * MPI error classes, strings and handlers.  Error codes are the classes;
- * the message of the last error (naming the call and tern's cause) is kept
- * and MPI_Error_string of that code returns it.
+ * MPI error classes, strings and handlers.  Error codes are the classes
+ * (user classes and codes: errhandler.c); the message of the last error
+ * (naming the call and tern's cause) is kept and MPI_Error_string of that
+ * code returns it.  An error goes to its communicator's handler: fatal
+ * (abort the job), return, or a user function (errhandler.c).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -61,24 +63,59 @@ int mpi_class_of(tern_status_t st)
     }
 }
 
-int mpi_raise(MPI_Comm comm, int errclass, const char *fmt, ...)
+static const char *class_name(int cls)
 {
-    va_list ap;
-    va_start(ap, fmt);
+    const char *t = NULL;
+    if (cls >= 0 && cls < (int)(sizeof(class_text) / sizeof(class_text[0])))
+        t = class_text[cls];
+    else
+        mpi_user_code(cls, NULL, &t);
+    return t != NULL && t[0] != '\0' ? t : "?";
+}
+
+/* The handler of comm (or of MPI_COMM_WORLD when comm is not one) for
+ * code, the message formatted: returns code when the handler returns. */
+static int raise_v(MPI_Comm comm, int code, const char *fmt, va_list ap)
+{
     vsnprintf(mpi_last_error, sizeof(mpi_last_error), fmt, ap);
-    va_end(ap);
     mpi_comm_t *c = mpi_comm_get(comm);
     MPI_Errhandler h = c != NULL ? c->errh
                       : mpi.comms != NULL ? mpi.comms[MPI_COMM_WORLD].errh
                                           : MPI_ERRORS_ARE_FATAL;
     if (h == MPI_ERRORS_RETURN && mpi.init)
-        return errclass;
-    fprintf(stderr, "tern MPI: fatal error (%s): %s\n", class_text[errclass] ? class_text[errclass]
-                                                                           : "?", mpi_last_error);
+        return code;
+    MPI_Comm_errhandler_function *fn = mpi.init ? mpi_errh_function(h) : NULL;
+    if (fn != NULL) {
+        MPI_Comm which = c != NULL ? comm : MPI_COMM_WORLD;
+        int arg = code;
+        fn(&which, &arg); /* the handler may look at both; MPI gives it copies */
+        return code;
+    }
+    int cls = code;
+    mpi_user_code(code, &cls, NULL);
+    fprintf(stderr, "tern MPI: fatal error (%s): %s\n", class_name(cls), mpi_last_error);
     fflush(stderr);
     if (mpi.ctx != NULL)
-        tern_abort(mpi.ctx, errclass ? errclass : 1, mpi_last_error);
-    _Exit(errclass ? errclass : 1);
+        tern_abort(mpi.ctx, cls > 0 && cls < 256 ? cls : 1, mpi_last_error);
+    _Exit(cls > 0 && cls < 256 ? cls : 1);
+}
+
+int mpi_raise(MPI_Comm comm, int errclass, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = raise_v(comm, errclass, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+int mpi_raise_code(MPI_Comm comm, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = raise_v(comm, code, fmt, ap);
+    va_end(ap);
+    return r;
 }
 
 int mpi_raise_tern(MPI_Comm comm, tern_status_t st, const char *call)
@@ -88,21 +125,37 @@ int mpi_raise_tern(MPI_Comm comm, tern_status_t st, const char *call)
 
 int MPI_Error_class(int errorcode, int *errorclass)
 {
-    if (errorclass == NULL || errorcode < 0 || errorcode >= MPI_ERR_LASTCODE)
-        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_class: code %d", errorcode);
-    *errorclass = errorcode;
+    int cls = errorcode;
+    bool ok = errorcode >= 0 && (errorcode <= MPI_ERR_LASTCODE ||
+                                 mpi_user_code(errorcode, &cls, NULL));
+    if (errorclass == NULL || !ok)
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_class: code %d (predefined "
+                         "codes are 0..%d, then those MPI_Add_error_class / _code made)",
+                         errorcode, MPI_ERR_LASTCODE);
+    *errorclass = cls;
     return MPI_SUCCESS;
 }
 
 int MPI_Error_string(int errorcode, char *string, int *resultlen)
 {
-    if (string == NULL || resultlen == NULL || errorcode < 0 || errorcode >= MPI_ERR_LASTCODE)
+    const char *user = NULL;
+    bool is_user = errorcode > MPI_ERR_LASTCODE && mpi_user_code(errorcode, NULL, &user);
+    if (string == NULL || resultlen == NULL || errorcode < 0 ||
+        (errorcode > MPI_ERR_LASTCODE && !is_user))
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_string: code %d", errorcode);
-    const char *t = class_text[errorcode] ? class_text[errorcode] : "unknown error code";
-    /* the last error's own message, when it is this class's */
-    int n = errorcode != MPI_SUCCESS && mpi_last_error[0]
+    int n;
+    if (is_user) {
+        n = snprintf(string, MPI_MAX_ERROR_STRING, "%s", user); /* "" until one is added */
+    } else {
+        const char *t = errorcode < (int)(sizeof(class_text) / sizeof(class_text[0])) &&
+                                class_text[errorcode]
+                            ? class_text[errorcode]
+                            : "unknown error code";
+        /* the last error's own message, when it is this class's */
+        n = errorcode != MPI_SUCCESS && mpi_last_error[0]
                 ? snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", t, mpi_last_error)
                 : snprintf(string, MPI_MAX_ERROR_STRING, "%s", t);
+    }
     *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
     return MPI_SUCCESS;
 }
@@ -112,9 +165,10 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
     int e = mpi_check_comm(comm, "MPI_Comm_set_errhandler");
     if (e != MPI_SUCCESS)
         return e;
-    if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN)
-        return mpi_raise(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler: handler %d is neither "
-                         "MPI_ERRORS_ARE_FATAL nor MPI_ERRORS_RETURN", errhandler);
+    if (!mpi_errh_valid(errhandler))
+        return mpi_raise(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler: %d is not an error "
+                         "handler (MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN or one of "
+                         "MPI_Comm_create_errhandler, not freed)", errhandler);
     mpi_comm_get(comm)->errh = errhandler;
     return MPI_SUCCESS;
 }
@@ -127,5 +181,6 @@ int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
     if (errhandler == NULL)
         return mpi_raise(comm, MPI_ERR_ARG, "MPI_Comm_get_errhandler: NULL handler pointer");
     *errhandler = mpi_comm_get(comm)->errh;
+    mpi_errh_retain(*errhandler); /* the caller's to MPI_Errhandler_free */
     return MPI_SUCCESS;
 }

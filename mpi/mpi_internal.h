@@ -121,8 +121,17 @@ extern __thread char mpi_last_error[MPI_MAX_ERROR_STRING];
 int mpi_class_of(tern_status_t st);
 int mpi_raise(MPI_Comm comm, int errclass, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* raise with an error code (a user code of MPI_Add_error_code too) */
+int mpi_raise_code(MPI_Comm comm, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* raise for a failed tern call: its class, tern_last_error()'s message */
 int mpi_raise_tern(MPI_Comm comm, tern_status_t st, const char *call);
+/* errhandler.c: handler objects and user codes */
+bool mpi_errh_valid(MPI_Errhandler h); /* one MPI_Comm_set_errhandler takes */
+void mpi_errh_retain(MPI_Errhandler h); /* a user reference more (get_errhandler) */
+MPI_Comm_errhandler_function *mpi_errh_function(MPI_Errhandler h); /* NULL: predefined */
+/* a code of MPI_Add_error_class / _code: its class and string (either may be NULL) */
+bool mpi_user_code(int code, int *cls, const char **text);
 
 /* checks: an initialised library, a valid communicator, datatype, count,
  * rank (peer or MPI_PROC_NULL; any source allowed when any) and tag */
