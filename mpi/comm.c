@@ -142,7 +142,17 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     if (ranks == NULL)
         return mpi_raise(comm, MPI_ERR_NO_MEM, "MPI_Comm_dup");
     memcpy(ranks, c->ranks, sizeof(int) * (size_t)c->size);
-    return comm_create(comm, ranks, c->size, c->rank, newcomm, "MPI_Comm_dup");
+    e = comm_create(comm, ranks, c->size, c->rank, newcomm, "MPI_Comm_dup");
+    if (e != MPI_SUCCESS)
+        return e;
+    /* the attributes, as their copy callbacks decide (attr.c) */
+    int ae = mpi_attr_comm_copy(comm, *newcomm);
+    if (ae != MPI_SUCCESS) {
+        MPI_Comm_free(newcomm);
+        return mpi_raise_code(comm, ae, "MPI_Comm_dup: a copy callback of an attribute failed "
+                              "(%d)", ae);
+    }
+    return MPI_SUCCESS;
 }
 
 /* (color, key, rank) of every rank of the parent, gathered; the members
@@ -202,6 +212,10 @@ int MPI_Comm_free(MPI_Comm *comm)
                       "are not freed");
     if (e != MPI_SUCCESS)
         return e;
+    /* its attributes first, their delete callbacks seeing the communicator;
+     * a failure of one is returned, the communicator is freed all the same
+     * (every attribute is gone: none would be deleted again) */
+    int ae = mpi_attr_comm_delete(*comm);
     mpi_comm_t *c = mpi_comm_get(*comm);
     mpi_table_lock();
     ctx_release(c->context);
@@ -210,8 +224,11 @@ int MPI_Comm_free(MPI_Comm *comm)
      * communicator takes the slot */
     c->used = false;
     mpi_table_unlock();
+    MPI_Comm was = *comm;
     *comm = MPI_COMM_NULL;
-    return MPI_SUCCESS;
+    return ae == MPI_SUCCESS ? MPI_SUCCESS
+                             : mpi_raise_code(was, ae, "MPI_Comm_free: a delete callback of an "
+                                              "attribute failed (%d)", ae);
 }
 
 int mpi_check_init(const char *call)

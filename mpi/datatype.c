@@ -352,6 +352,11 @@ int MPI_Type_free(MPI_Datatype *datatype)
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_free: datatype %#x is %s",
                          *datatype, t != NULL || predefined_size(*datatype) != 0
                                         ? "predefined" : "not a valid derived datatype");
+    /* its attributes first, their delete callbacks seeing the type (attr.c) */
+    int ae = mpi_attr_type_delete(*datatype);
+    if (ae != MPI_SUCCESS)
+        return mpi_raise_code(MPI_COMM_WORLD, ae, "MPI_Type_free: a delete callback of an "
+                              "attribute failed (%d)", ae);
     mpi_table_lock();
     types[*datatype - MPI_DT_DERIVED_BASE] = NULL;
     mpi_table_unlock();

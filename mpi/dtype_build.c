@@ -384,6 +384,14 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
         t->lb_mark = old->lb_mark;
         t->ub_mark = old->ub_mark;
         t->committed = old->committed;
+        /* the attributes, as their copy callbacks decide (attr.c) */
+        int ae = mpi_attr_type_copy(oldtype, *newtype);
+        if (ae != MPI_SUCCESS) {
+            mpi_attr_type_delete(*newtype);
+            MPI_Type_free(newtype);
+            return mpi_raise_code(MPI_COMM_WORLD, ae, "%s: a copy callback of an attribute "
+                                  "failed (%d)", call, ae);
+        }
     }
     return e;
 }

@@ -64,6 +64,12 @@ int MPI_Finalize(void)
     int e = mpi_check_init("MPI_Finalize");
     if (e != MPI_SUCCESS)
         return e;
+    /* MPI: the attributes of MPI_COMM_SELF are deleted first (libraries
+     * hang their clean-up on them), then MPI_COMM_WORLD's */
+    int ae = mpi_attr_comm_delete(MPI_COMM_SELF);
+    int we = mpi_attr_comm_delete(MPI_COMM_WORLD);
+    if (ae == MPI_SUCCESS)
+        ae = we;
     mpi_bsend_drain(); /* MPI: buffered messages are delivered */
     mpi_coll_finalize();
     mpi_reap_freed(true);
@@ -73,9 +79,9 @@ int MPI_Finalize(void)
     mpi.w = NULL;
     mpi_comms_finalize();
     mpi.finalized = 1;
-    return st == TERN_OK ? MPI_SUCCESS
-                         : mpi_raise(MPI_COMM_WORLD, mpi_class_of(st), "MPI_Finalize: %s",
-                                     tern_last_error());
+    if (st == TERN_OK)
+        return ae; /* a delete callback's error, or MPI_SUCCESS */
+    return mpi_raise(MPI_COMM_WORLD, mpi_class_of(st), "MPI_Finalize: %s", tern_last_error());
 }
 
 int MPI_Initialized(int *flag)

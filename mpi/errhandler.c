@@ -214,6 +214,11 @@ int MPI_Add_error_string(int errorcode, const char *string)
     return MPI_SUCCESS;
 }
 
+int mpi_last_user_code(void)
+{
+    return MPI_ERR_LASTCODE + __atomic_load_n(&ncodes, __ATOMIC_ACQUIRE);
+}
+
 bool mpi_user_code(int code, int *cls, const char **text)
 {
     const user_code_t *c = user_code(code);

@@ -36,6 +36,7 @@ static const char *const class_text[MPI_ERR_LASTCODE] = {
     [MPI_ERR_INFO_VALUE] = "invalid info value",
     [MPI_ERR_INFO_NOKEY] = "no such key in the info object",
     [MPI_ERR_NO_MEM] = "out of memory",
+    [MPI_ERR_KEYVAL] = "invalid attribute key (keyval)",
     [MPI_ERR_UNSUPPORTED_OPERATION] = "operation not supported",
     [MPI_ERR_PROC_FAILED] = "a process failed",
 };

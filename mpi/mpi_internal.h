@@ -132,6 +132,15 @@ void mpi_errh_retain(MPI_Errhandler h); /* a user reference more (get_errhandler
 MPI_Comm_errhandler_function *mpi_errh_function(MPI_Errhandler h); /* NULL: predefined */
 /* a code of MPI_Add_error_class / _code: its class and string (either may be NULL) */
 bool mpi_user_code(int code, int *cls, const char **text);
+int mpi_last_user_code(void); /* MPI_LASTUSEDCODE */
+/* attr.c: predefined keyvals; the attributes of a dup copied (the first
+ * copy callback's error), of a freed object deleted (the first delete
+ * callback's error) */
+bool mpi_attr_predefined(int keyval);
+int mpi_attr_comm_copy(MPI_Comm comm, MPI_Comm newcomm);
+int mpi_attr_comm_delete(MPI_Comm comm);
+int mpi_attr_type_copy(MPI_Datatype type, MPI_Datatype newtype);
+int mpi_attr_type_delete(MPI_Datatype type);
 
 /* checks: an initialised library, a valid communicator, datatype, count,
  * rank (peer or MPI_PROC_NULL; any source allowed when any) and tag */
