@@ -297,6 +297,10 @@ int MPI_Group_free(MPI_Group *group);
 int MPI_Type_size(MPI_Datatype datatype, int *size);
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
 int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);
+int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
+int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
 
 /* derived datatypes */
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
@@ -349,6 +353,18 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
 int MPI_Cancel(MPI_Request *request);
 int MPI_Test_cancelled(const MPI_Status *status, int *flag);
+
+/* generalized requests, and statuses made by the application */
+typedef int(MPI_Grequest_query_function)(void *extra_state, MPI_Status *status);
+typedef int(MPI_Grequest_free_function)(void *extra_state);
+typedef int(MPI_Grequest_cancel_function)(void *extra_state, int complete);
+int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
+                       MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
+                       MPI_Request *request);
+int MPI_Grequest_complete(MPI_Request request);
+int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count);
+int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
+int MPI_Status_set_cancelled(MPI_Status *status, int flag);
 int MPI_Request_free(MPI_Request *request);
 int MPI_Wait(MPI_Request *request, MPI_Status *status);
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
@@ -522,6 +538,10 @@ int PMPI_Group_free(MPI_Group *group);
 int PMPI_Type_size(MPI_Datatype datatype, int *size);
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);
+int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
+int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
 int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
 int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
                      MPI_Datatype *newtype);
@@ -570,6 +590,13 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
 int PMPI_Cancel(MPI_Request *request);
 int PMPI_Test_cancelled(const MPI_Status *status, int *flag);
+int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
+                        MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
+                        MPI_Request *request);
+int PMPI_Grequest_complete(MPI_Request request);
+int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count);
+int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
+int PMPI_Status_set_cancelled(MPI_Status *status, int flag);
 int PMPI_Request_free(MPI_Request *request);
 int PMPI_Wait(MPI_Request *request, MPI_Status *status);
 int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status);

@@ -321,6 +321,43 @@ int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint 
     return e;
 }
 
+int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
+{
+    mpi_dt_view_t v;
+    int e, dummy;
+    const mpi_dtype_t *t = query(datatype, &v, size != NULL ? &dummy : NULL, "MPI_Type_size_x",
+                                 &e);
+    if (t != NULL)
+        *size = (MPI_Count)t->size;
+    return e;
+}
+
+int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    mpi_dt_view_t v;
+    int e, dummy;
+    const mpi_dtype_t *t = query(datatype, &v, lb && extent ? &dummy : NULL,
+                                 "MPI_Type_get_extent_x", &e);
+    if (t != NULL) {
+        *lb = t->lb;
+        *extent = t->extent;
+    }
+    return e;
+}
+
+int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
+{
+    mpi_dt_view_t v;
+    int e, dummy;
+    const mpi_dtype_t *t = query(datatype, &v, true_lb && true_extent ? &dummy : NULL,
+                                 "MPI_Type_get_true_extent_x", &e);
+    if (t != NULL) {
+        *true_lb = t->true_lb;
+        *true_extent = t->true_extent;
+    }
+    return e;
+}
+
 int MPI_Type_commit(MPI_Datatype *datatype)
 {
     int e = mpi_check_init("MPI_Type_commit");
@@ -508,19 +545,11 @@ int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 }
 
 /* Whole elements, then the basic elements of a partial one, run by run;
- * a partial basic element makes it MPI_UNDEFINED. */
-int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
+ * -1: a partial basic element (MPI_UNDEFINED). */
+static long long elements_of(const mpi_dtype_t *t, long long bytes)
 {
-    mpi_dt_view_t v;
-    int e;
-    const mpi_dtype_t *t = count_args(status, datatype, count, &v, "MPI_Get_elements", &e);
-    if (t == NULL)
-        return e;
-    long long bytes = status_bytes(status);
-    if (t->size == 0) {
-        *count = 0;
-        return MPI_SUCCESS;
-    }
+    if (t->size == 0)
+        return 0;
     long long n = bytes / t->size * t->nelems, rem = bytes % t->size;
     for (int i = 0; i < t->nruns && rem > 0; i++) {
         long long bs = predefined_size(t->runs[i].type);
@@ -530,6 +559,88 @@ int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count
         if (k < t->runs[i].n)
             break;
     }
-    *count = rem != 0 || n > INT_MAX ? MPI_UNDEFINED : (int)n;
+    return rem != 0 ? -1 : n;
+}
+
+/* The bytes of n basic elements of t: whole elements, then the first of
+ * the next one's runs (the inverse of elements_of). */
+static long long bytes_of_elements(const mpi_dtype_t *t, long long n)
+{
+    if (t->nelems == 0)
+        return 0;
+    long long bytes = n / t->nelems * t->size, rem = n % t->nelems;
+    for (int i = 0; i < t->nruns && rem > 0; i++) {
+        long long k = rem < t->runs[i].n ? rem : t->runs[i].n;
+        bytes += k * predefined_size(t->runs[i].type);
+        rem -= k;
+    }
+    return bytes;
+}
+
+int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    mpi_dt_view_t v;
+    int e;
+    const mpi_dtype_t *t = count_args(status, datatype, count, &v, "MPI_Get_elements", &e);
+    if (t == NULL)
+        return e;
+    long long n = elements_of(t, status_bytes(status));
+    *count = n < 0 || n > INT_MAX ? MPI_UNDEFINED : (int)n;
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    mpi_dt_view_t v;
+    int e, dummy;
+    const mpi_dtype_t *t = count_args(status, datatype, count != NULL ? &dummy : NULL, &v,
+                                      "MPI_Get_elements_x", &e);
+    if (t == NULL)
+        return e;
+    long long n = elements_of(t, status_bytes(status));
+    *count = n < 0 ? MPI_UNDEFINED : (MPI_Count)n;
+    return MPI_SUCCESS;
+}
+
+/* MPI_Status_set_elements(_x): the status says count basic elements of
+ * datatype arrived (a generalized request's, say); the cancelled bit kept */
+static int set_elements(MPI_Status *status, MPI_Datatype datatype, long long count,
+                        const char *call)
+{
+    int e = mpi_check_init(call);
+    if (e != MPI_SUCCESS)
+        return e;
+    mpi_dt_view_t v;
+    int dummy;
+    const mpi_dtype_t *t = count_args(status, datatype, &dummy, &v, call, &e);
+    if (t == NULL)
+        return e;
+    if (count < 0)
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_COUNT, "%s: count %lld", call, count);
+    long long bytes = bytes_of_elements(t, count);
+    if (bytes >= (1ll << 62))
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_COUNT, "%s: %lld elements do not fit a status",
+                         call, count);
+    status->count_lo = (int)(bytes & 0x7fffffff);
+    status->count_hi_and_cancelled =
+        (int)(((bytes >> 31) << 1) | (status->count_hi_and_cancelled & 1));
+    return MPI_SUCCESS;
+}
+
+int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
+{
+    return set_elements(status, datatype, count, "MPI_Status_set_elements");
+}
+
+int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
+{
+    return set_elements(status, datatype, count, "MPI_Status_set_elements_x");
+}
+
+int MPI_Status_set_cancelled(MPI_Status *status, int flag)
+{
+    if (status == NULL || status == MPI_STATUS_IGNORE)
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Status_set_cancelled: no status");
+    status->count_hi_and_cancelled = (status->count_hi_and_cancelled & ~1) | (flag ? 1 : 0);
     return MPI_SUCCESS;
 }

@@ -50,12 +50,17 @@ typedef struct mpi_comm {
  * its own progress function (non-blocking collectives); REQ_DONE: the
  * final status is in the entry; REQ_PERSIST: a persistent request
  * (MPI_*_init, p2p_modes.c), kept until MPI_Request_free: MPI_Start runs
- * its operation as an ordinary request, inner, whose status it takes. */
-enum mpi_req_kind { REQ_FREE = 0, REQ_TERN, REQ_DONE, REQ_SCHED, REQ_PERSIST };
+ * its operation as an ordinary request, inner, whose status it takes;
+ * REQ_GREQ: a generalized request (greq.c), its callbacks in aux. */
+enum mpi_req_kind { REQ_FREE = 0, REQ_TERN, REQ_DONE, REQ_SCHED, REQ_PERSIST, REQ_GREQ };
 /* a persistent request's arguments freed, its type's hold let go (p2p_modes.c) */
 void mpi_persist_free(void *aux);
-
+/* greq.c: has MPI_Grequest_complete been called (then query_fn and free_fn
+ * have run, the entry's status and err set); MPI_Cancel's call of cancel_fn */
 typedef struct mpi_req mpi_req_t;
+bool mpi_greq_poll(mpi_req_t *q);
+int mpi_greq_cancel(mpi_req_t *q);
+
 struct mpi_req {
     enum mpi_req_kind kind;
     bool recv, freed;         /* freed: MPI_Request_free, reaped when it completes */

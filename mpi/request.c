@@ -126,6 +126,12 @@ static bool req_poll(mpi_req_t *q)
         q->kind = REQ_DONE;
         return true;
     }
+    if (q->kind == REQ_GREQ) {
+        if (!mpi_greq_poll(q))
+            return false;
+        q->kind = REQ_DONE;
+        return true;
+    }
     if (q->kind != REQ_TERN)
         return true;
     tern_recv_info_t info;
@@ -513,6 +519,8 @@ int MPI_Cancel(MPI_Request *request)
     if (e != MPI_SUCCESS || *request == MPI_REQUEST_NULL)
         return e;
     mpi_req_t *q = mpi_req_get(*request);
+    if (q->kind == REQ_GREQ)
+        return mpi_greq_cancel(q);
     if (!q->recv)
         return mpi_raise(q->comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Cancel: sends cannot be "
                          "cancelled (receives only)");
