@@ -82,6 +82,7 @@ void mpi_dt_destroy(mpi_dtype_t *t)
 {
     if (t == NULL)
         return;
+    mpi_dt_env_free(t->env);
     free(t->blocks);
     free(t->runs);
     free(t);

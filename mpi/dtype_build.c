@@ -195,6 +195,19 @@ static int fail(build_t *b, int e, const char *call)
                                : e;
 }
 
+/* A constructor's type made (e MPI_SUCCESS): its envelope recorded, or
+ * the type freed again when there is no memory for it. */
+static int env_done(int e, MPI_Datatype *newtype, int combiner, int ni, const int *ints, int na,
+                    const MPI_Aint *aints, int nd, const MPI_Datatype *types, const char *call)
+{
+    if (e != MPI_SUCCESS)
+        return e;
+    if (mpi_dt_set_env(*newtype, combiner, ni, ints, na, aints, nd, types) == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    MPI_Type_free(newtype);
+    return mpi_raise(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "%s: no memory for the type", call);
+}
+
 static int check_lengths(int count, const int lens[], const char *call)
 {
     if (count > 0 && lens == NULL)
@@ -219,7 +232,8 @@ int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
     const mpi_dtype_t *old = old_type(oldtype, &v, call, &e);
     if (old != NULL)
         e = add_group(&b, old, 0, count);
-    return e == MPI_SUCCESS ? build_done(&b, false, newtype, call) : fail(&b, e, call);
+    e = e == MPI_SUCCESS ? build_done(&b, false, newtype, call) : fail(&b, e, call);
+    return env_done(e, newtype, MPI_COMBINER_CONTIGUOUS, 1, &count, 0, NULL, 1, &oldtype, call);
 }
 
 /* count blocks of blocklength old elements, stride bytes apart */
@@ -234,11 +248,18 @@ static int vector(int count, int blocklength, MPI_Aint stride, bool bytes, MPI_D
     const mpi_dtype_t *old = old_type(oldtype, &v, call, &e);
     if (old != NULL && blocklength < 0)
         e = mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: block length %d", call, blocklength);
+    MPI_Aint given = stride;
     if (old != NULL && e == MPI_SUCCESS && !bytes)
         stride *= old->extent;
     for (int i = 0; old != NULL && e == MPI_SUCCESS && i < count; i++)
         e = add_group(&b, old, i * stride, blocklength);
-    return e == MPI_SUCCESS ? build_done(&b, false, newtype, call) : fail(&b, e, call);
+    e = e == MPI_SUCCESS ? build_done(&b, false, newtype, call) : fail(&b, e, call);
+    if (bytes) {
+        int ints[2] = {count, blocklength};
+        return env_done(e, newtype, MPI_COMBINER_HVECTOR, 2, ints, 1, &given, 1, &oldtype, call);
+    }
+    int ints[3] = {count, blocklength, (int)given};
+    return env_done(e, newtype, MPI_COMBINER_VECTOR, 3, ints, 0, NULL, 1, &oldtype, call);
 }
 
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
@@ -279,7 +300,34 @@ static int indexed(int count, const int lens[], int len, const int idisp[], cons
     for (int i = 0; old != NULL && e == MPI_SUCCESS && i < count; i++)
         e = add_group(&b, old, idisp != NULL ? idisp[i] * old->extent : adisp[i],
                       lens != NULL ? lens[i] : len);
-    return e == MPI_SUCCESS ? build_done(&b, false, newtype, call) : fail(&b, e, call);
+    e = e == MPI_SUCCESS ? build_done(&b, false, newtype, call) : fail(&b, e, call);
+    if (e != MPI_SUCCESS)
+        return e;
+    /* the envelope: count, the lengths (or the one length), the integer
+     * displacements; byte displacements as addresses (MPI-3.1 4.1.13) */
+    int combiner = lens != NULL ? (idisp != NULL ? MPI_COMBINER_INDEXED : MPI_COMBINER_HINDEXED)
+                                : (idisp != NULL ? MPI_COMBINER_INDEXED_BLOCK
+                                                 : MPI_COMBINER_HINDEXED_BLOCK);
+    int ni = 1 + (lens != NULL ? count : 1) + (idisp != NULL ? count : 0);
+    int *ints = malloc(sizeof(int) * (size_t)ni);
+    if (ints == NULL) {
+        MPI_Type_free(newtype);
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "%s: no memory for the type", call);
+    }
+    int k = 0;
+    ints[k++] = count;
+    if (lens != NULL)
+        for (int i = 0; i < count; i++)
+            ints[k++] = lens[i];
+    else
+        ints[k++] = len;
+    if (idisp != NULL)
+        for (int i = 0; i < count; i++)
+            ints[k++] = idisp[i];
+    e = env_done(e, newtype, combiner, ni, ints, idisp != NULL ? 0 : count, adisp, 1, &oldtype,
+                 call);
+    free(ints);
+    return e;
 }
 
 int MPI_Type_indexed(int count, const int array_of_blocklengths[],
@@ -303,6 +351,14 @@ int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of
 {
     return indexed(count, NULL, blocklength, array_of_displacements, NULL, oldtype, newtype,
                    "MPI_Type_create_indexed_block");
+}
+
+int MPI_Type_create_hindexed_block(int count, int blocklength,
+                                   const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                                   MPI_Datatype *newtype)
+{
+    return indexed(count, NULL, blocklength, NULL, array_of_displacements, oldtype, newtype,
+                   "MPI_Type_create_hindexed_block");
 }
 
 static int type_struct(int count, const int lens[], const MPI_Aint disps[],
@@ -332,11 +388,26 @@ int MPI_Type_create_struct(int count, const int array_of_blocklengths[],
                            const MPI_Aint array_of_displacements[],
                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
-    int e = mpi_check_init("MPI_Type_create_struct");
+    static const char call[] = "MPI_Type_create_struct";
+    int e = mpi_check_init(call);
     if (e != MPI_SUCCESS)
         return e;
-    return type_struct(count, array_of_blocklengths, array_of_displacements, array_of_types,
-                       newtype, "MPI_Type_create_struct");
+    e = type_struct(count, array_of_blocklengths, array_of_displacements, array_of_types,
+                    newtype, call);
+    if (e != MPI_SUCCESS)
+        return e;
+    int *ints = malloc(sizeof(int) * (size_t)(count + 1));
+    if (ints == NULL) {
+        MPI_Type_free(newtype);
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "%s: no memory for the type", call);
+    }
+    ints[0] = count;
+    for (int i = 0; i < count; i++)
+        ints[i + 1] = array_of_blocklengths[i];
+    e = env_done(e, newtype, MPI_COMBINER_STRUCT, count + 1, ints, count, array_of_displacements,
+                 count, array_of_types, call);
+    free(ints);
+    return e;
 }
 
 /* old's typemap with the bounds given (both explicit from now on) */
@@ -357,7 +428,9 @@ int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
     b.t->lb_mark = b.t->ub_mark = true;
     b.mlb = lb;
     b.mub = lb + extent;
-    return build_done(&b, false, newtype, call);
+    e = build_done(&b, false, newtype, call);
+    MPI_Aint bounds[2] = {lb, extent};
+    return env_done(e, newtype, MPI_COMBINER_RESIZED, 0, NULL, 2, bounds, 1, &oldtype, call);
 }
 
 /* the same typemap, committed if old is (MPI-3.1 4.1.10) */
@@ -384,6 +457,9 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
         t->lb_mark = old->lb_mark;
         t->ub_mark = old->ub_mark;
         t->committed = old->committed;
+        if (env_done(MPI_SUCCESS, newtype, MPI_COMBINER_DUP, 0, NULL, 0, NULL, 1, &oldtype,
+                     call) != MPI_SUCCESS)
+            return MPI_ERR_NO_MEM; /* raised, the new type freed */
         /* the attributes, as their copy callbacks decide (attr.c) */
         int ae = mpi_attr_type_copy(oldtype, *newtype);
         if (ae != MPI_SUCCESS) {

@@ -216,6 +216,7 @@ typedef struct mpi_dtype {
     int nblocks, nruns;
     mpi_dt_block_t *blocks;
     mpi_dt_run_t *runs;
+    struct mpi_dt_env *env;   /* how it was made (dtype_env.c); NULL: named */
 } mpi_dtype_t;
 
 static inline bool mpi_dt_predefined(MPI_Datatype dt)
@@ -252,6 +253,12 @@ void mpi_dt_drop(MPI_Datatype h); /* mpi_dt_hold's handle let go */
 void mpi_dt_retain(mpi_dtype_t *t);
 void mpi_dt_release(mpi_dtype_t *t); /* freed at 0 */
 void mpi_dt_destroy(mpi_dtype_t *t);
+/* dtype_env.c: record how h was made (MPI_Type_get_envelope / _contents),
+ * referencing its derived old types; MPI_ERR_NO_MEM */
+struct mpi_dt_env;
+int mpi_dt_set_env(MPI_Datatype h, int combiner, int ni, const int *ints, int na,
+                   const MPI_Aint *aints, int nd, const MPI_Datatype *types);
+void mpi_dt_env_free(struct mpi_dt_env *env);
 /* dtype_build.c: the pair types, built into the table's first entries */
 int mpi_dt_build_pairs(void);
 /* count elements of t at buf as an iovec list for tern (cross-element
