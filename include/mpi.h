@@ -167,6 +167,9 @@ typedef void(MPI_User_function)(void *invec, void *inoutvec, int *len, MPI_Datat
 
 /* the send buffer argument of a collective that works in place */
 #define MPI_IN_PLACE ((void *)-1)
+/* the buffer argument of a derived type whose displacements are absolute
+ * addresses (MPI_Get_address) */
+#define MPI_BOTTOM ((void *)0)
 
 /* threads */
 #define MPI_THREAD_SINGLE 0

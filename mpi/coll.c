@@ -459,7 +459,7 @@ static int local_copy(const coll_t *k, const void *src, int scount, MPI_Datatype
 
 /* displacements count extents */
 static size_t disp(int displ, MPI_Datatype dt) { return (size_t)displ * (size_t)mpi_dt_extent(dt); }
-static char *at(const void *buf, int displ, MPI_Datatype dt) { return (char *)buf + disp(displ, dt); }
+static char *at(const void *buf, int displ, MPI_Datatype dt) { return mpi_addr(buf, disp(displ, dt)); }
 
 /* The checks Gatherv and Scatterv share: mine (count, dt) is every rank's
  * own buffer (MPI_IN_PLACE at the root), the root's v arguments. */

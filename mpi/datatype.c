@@ -140,6 +140,7 @@ int mpi_check_buf(MPI_Comm comm, const void *buf, int count, MPI_Datatype dt, co
                              "(MPI_Type_commit it before communicating with it)", call, dt);
         if (t->size == 0)
             return MPI_SUCCESS; /* nothing is read or written */
+        return MPI_SUCCESS; /* buf may be MPI_BOTTOM: the type's displacements are addresses */
     }
     if (buf == NULL && count > 0)
         return mpi_raise(comm, MPI_ERR_BUFFER, "%s: NULL buffer for %d elements", call, count);
@@ -155,9 +156,9 @@ size_t mpi_dt_pack_t(const void *buf, int count, const mpi_dtype_t *t, void *out
 {
     char *o = out;
     for (int i = 0; i < count; i++) {
-        const char *el = (const char *)buf + (MPI_Aint)i * t->extent;
+        const char *el = mpi_addr(buf, (MPI_Aint)i * t->extent);
         for (int k = 0; k < t->nblocks; k++) {
-            memcpy(o, el + t->blocks[k].off, (size_t)t->blocks[k].len);
+            memcpy(o, mpi_addr(el, t->blocks[k].off), (size_t)t->blocks[k].len);
             o += t->blocks[k].len;
         }
     }
@@ -169,10 +170,10 @@ size_t mpi_dt_unpack_t(const void *in, size_t len, void *buf, int count, const m
     const char *p = in;
     size_t left = len;
     for (int i = 0; i < count && left > 0; i++) {
-        char *el = (char *)buf + (MPI_Aint)i * t->extent;
+        char *el = mpi_addr(buf, (MPI_Aint)i * t->extent);
         for (int k = 0; k < t->nblocks && left > 0; k++) {
             size_t n = (size_t)t->blocks[k].len < left ? (size_t)t->blocks[k].len : left;
-            memcpy(el + t->blocks[k].off, p, n);
+            memcpy(mpi_addr(el, t->blocks[k].off), p, n);
             p += n;
             left -= n;
         }
@@ -252,9 +253,9 @@ bool mpi_dt_iov(const void *buf, int count, const mpi_dtype_t *t, struct iovec *
     struct iovec *v = *iov;
     int k = 0;
     for (int i = 0; i < count; i++) {
-        char *el = (char *)(uintptr_t)buf + (MPI_Aint)i * t->extent;
+        char *el = mpi_addr(buf, (MPI_Aint)i * t->extent);
         for (int j = 0; j < t->nblocks; j++) {
-            char *p = el + t->blocks[j].off;
+            char *p = mpi_addr(el, t->blocks[j].off);
             if (k > 0 && (char *)v[k - 1].iov_base + v[k - 1].iov_len == p) {
                 v[k - 1].iov_len += (size_t)t->blocks[j].len;
             } else {
@@ -457,7 +458,8 @@ int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf
     if (*position + need > outsize)
         return mpi_raise(comm, MPI_ERR_TRUNCATE, "MPI_Pack: %lld bytes at position %d do not "
                          "fit in %d", need, *position, outsize);
-    if (need > 0 && (inbuf == NULL || outbuf == NULL))
+    /* a derived type's inbuf may be MPI_BOTTOM (absolute displacements) */
+    if (need > 0 && ((inbuf == NULL && mpi_dt_predefined(datatype)) || outbuf == NULL))
         return mpi_raise(comm, MPI_ERR_BUFFER, "MPI_Pack: NULL buffer");
     *position += (int)mpi_dt_pack_t(inbuf, incount, t, (char *)outbuf + *position);
     return MPI_SUCCESS;
@@ -475,7 +477,7 @@ int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int o
     if (*position + need > insize)
         return mpi_raise(comm, MPI_ERR_TRUNCATE, "MPI_Unpack: %lld bytes at position %d, the "
                          "buffer has %d", need, *position, insize);
-    if (need > 0 && (inbuf == NULL || outbuf == NULL))
+    if (need > 0 && (inbuf == NULL || (outbuf == NULL && mpi_dt_predefined(datatype))))
         return mpi_raise(comm, MPI_ERR_BUFFER, "MPI_Unpack: NULL buffer");
     *position += (int)mpi_dt_unpack_t((const char *)inbuf + *position, (size_t)need, outbuf,
                                       outcount, t);

@@ -219,6 +219,14 @@ typedef struct mpi_dtype {
     struct mpi_dt_env *env;   /* how it was made (dtype_env.c); NULL: named */
 } mpi_dtype_t;
 
+/* buf + off as an address: buf may be MPI_BOTTOM (NULL) with off an
+ * absolute address (MPI_Get_address), which pointer arithmetic on NULL
+ * would not allow */
+static inline char *mpi_addr(const void *buf, MPI_Aint off)
+{
+    return (char *)((uintptr_t)buf + (uintptr_t)off);
+}
+
 static inline bool mpi_dt_predefined(MPI_Datatype dt)
 {
     return (dt & ~0xffff) == 0;
