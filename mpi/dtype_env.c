@@ -67,6 +67,8 @@ int mpi_dt_set_env(MPI_Datatype h, int combiner, int ni, const int *ints, int na
         }
         env->nd = i + 1; /* what mpi_dt_env_free releases */
     }
+    /* a type made through others (subarray, darray) says how the user made it */
+    mpi_dt_env_free(t->env);
     t->env = env;
     return MPI_SUCCESS;
 }
