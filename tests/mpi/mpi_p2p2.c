@@ -471,6 +471,30 @@ static void regressions(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* MPI_Cancel of a send: either it is cancelled and the receiver never sees
+ * the message, or it completes and the receiver gets it (MPI-3.1 3.8.4);
+ * the sender tells which, and the receiver checks */
+static void cancel_send(void)
+{
+    int x = 1000 + rank, got = -1, cancelled = -1, flag = 0;
+    MPI_Request r;
+    MPI_Status st;
+    MPI_Isend(&x, 1, MPI_INT, right, 85, MPI_COMM_WORLD, &r);
+    CHECK(MPI_Cancel(&r) == MPI_SUCCESS, "MPI_Cancel of a send refused");
+    MPI_Wait(&r, &st);
+    MPI_Test_cancelled(&st, &cancelled);
+    int peer_cancelled = -1;
+    MPI_Sendrecv(&cancelled, 1, MPI_INT, right, 86, &peer_cancelled, 1, MPI_INT, left, 86,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (!peer_cancelled) {
+        MPI_Recv(&got, 1, MPI_INT, left, 85, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        CHECK(got == 1000 + left, "the uncancelled send's message: %d", got);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Iprobe(left, 85, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    CHECK(!flag, "a message left over after MPI_Cancel of a send (cancelled %d)", peer_cancelled);
+}
+
 static int info_class(int e)
 {
     int cls = -1;
@@ -562,6 +586,7 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     mprobe();
     regressions();
+    cancel_send();
     info();
     if (failures == 0)
         printf("ok rank %d of %d\n", rank, size);
