@@ -340,6 +340,7 @@ void mpi_bsend_drain(void);
 /* op.c: is op valid for dt (raises otherwise); does it commute; in op inout */
 int mpi_op_check(MPI_Op op, MPI_Datatype dt, MPI_Comm comm, const char *call);
 bool mpi_op_commutes(MPI_Op op);
+bool mpi_op_valid(MPI_Op op); /* a predefined operation, or one made and not freed */
 void mpi_op_apply(MPI_Op op, const void *in, void *inout, int count, MPI_Datatype dt);
 
 /* non-blocking collectives under way (coll_nb.c; read unlocked only below

@@ -130,6 +130,13 @@ int mpi_op_check(MPI_Op op, MPI_Datatype dt, MPI_Comm comm, const char *call)
     return MPI_SUCCESS;
 }
 
+bool mpi_op_valid(MPI_Op op)
+{
+    if (op >= USER_BASE && op < USER_BASE + USER_MAX)
+        return user_ops[op - USER_BASE].used;
+    return op >= MPI_MAX && op <= MPI_MINLOC;
+}
+
 bool mpi_op_commutes(MPI_Op op)
 {
     return op < USER_BASE || user_ops[op - USER_BASE].commute;

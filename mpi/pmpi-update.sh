@@ -16,4 +16,4 @@ awk -v blockfile="$tmp.block" '
     skip { next }
     { print }' "$hdr" >"$tmp"
 cat "$tmp" >"$hdr"
-echo "$hdr: $(grep -c '^\(int\|double\) PMPI_' "$hdr") PMPI_ prototypes"
+echo "$hdr: $(grep -c '^\(int\|double\|MPI_Aint\) PMPI_' "$hdr") PMPI_ prototypes"

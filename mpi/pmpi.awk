@@ -5,7 +5,7 @@
 #   awk -v mode=names  -f mpi/pmpi.awk include/mpi.h   the MPI_ function names
 #
 # Every function prototype of the header (a line starting "int MPI_" or
-# "double MPI_", up to its ";") gets a PMPI_ twin with the same parameters.
+# "double MPI_" or "MPI_Aint MPI_", up to its ";") gets a PMPI_ twin with the same parameters.
 # The library defines the MPI_ functions and the linker makes each PMPI_
 # name the same address (mpi/Makefile.inc), so a tool that defines MPI_Send
 # and calls PMPI_Send reaches tern's.  Prototypes inside the generated
@@ -13,13 +13,13 @@
 /^\/\* ---- PMPI_/ { inblock = 1 }
 /^\/\* ---- end of PMPI_/ { inblock = 0; next }
 inblock { next }
-!proto && /^(int|double) MPI_[A-Za-z0-9_]+\(/ { proto = 1; text = "" }
+!proto && /^(int|double|MPI_Aint) MPI_[A-Za-z0-9_]+\(/ { proto = 1; text = "" }
 proto {
     text = text (text == "" ? "" : "\n") $0
     if ($0 ~ /;[ \t]*(\/\*.*)?$/) {
         proto = 0
         name = text
-        sub(/^(int|double) /, "", name)
+        sub(/^(int|double|MPI_Aint) /, "", name)
         sub(/\(.*/, "", name)
         gsub(/\n/, "\n", text)
         if (mode == "names")

@@ -543,6 +543,34 @@ int MPI_Cancel(MPI_Request *request)
     return MPI_SUCCESS;
 }
 
+/* Has the request finished, without taking it (it stays for a wait) */
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    int e = mpi_check_init("MPI_Request_get_status");
+    if (e != MPI_SUCCESS)
+        return e;
+    if (flag == NULL)
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Request_get_status: NULL flag");
+    if (request == MPI_REQUEST_NULL || request == MPI_REQ_SENT) {
+        *flag = 1;
+        mpi_status_empty(status, MPI_ANY_SOURCE);
+        return MPI_SUCCESS;
+    }
+    mpi_req_t *q = mpi_req_get(request);
+    if (q == NULL)
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Request_get_status: request %d "
+                         "is not valid", request);
+    if (q->kind == REQ_PERSIST && !q->active) {
+        *flag = 1;
+        mpi_status_empty(status, MPI_ANY_SOURCE);
+        return MPI_SUCCESS;
+    }
+    *flag = req_poll(q);
+    if (*flag)
+        mpi_status_copy(status, &q->status);
+    return MPI_SUCCESS;
+}
+
 int MPI_Test_cancelled(const MPI_Status *status, int *flag)
 {
     if (status == NULL || flag == NULL)
