@@ -63,10 +63,14 @@ int mpi_class_of(tern_status_t st)
 
 int mpi_raise(MPI_Comm comm, int errclass, const char *fmt, ...)
 {
+    /* formatted aside first: an argument may be mpi_last_error itself (a
+     * wait adding its name to the message of the operation that failed) */
+    char msg[sizeof(mpi_last_error)];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(mpi_last_error, sizeof(mpi_last_error), fmt, ap);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    memcpy(mpi_last_error, msg, sizeof(msg));
     mpi_comm_t *c = mpi_comm_get(comm);
     MPI_Errhandler h = c != NULL ? c->errh
                       : mpi.comms != NULL ? mpi.comms[MPI_COMM_WORLD].errh
