@@ -67,6 +67,7 @@ sched_t *nb_sched_new(const coll_t *k, int *e)
         return NULL;
     }
     s->k = *k;
+    s->held = MPI_DATATYPE_NULL;
     s->tag = NB_TAG_BASE + (int)(k->c->nbc_seq++ % NB_TAG_SPAN);
     return s;
 }
@@ -81,6 +82,8 @@ void nb_sched_free(sched_t *s)
             mpi_dt_release(s->ops[i].t);
     if (s->dt != NULL)
         mpi_dt_release(s->dt);
+    if (s->held != MPI_DATATYPE_NULL)
+        mpi_dt_drop(s->held);
     for (int i = 0; i < s->nbufs; i++)
         coll_tmp_free(s->bufs[i]);
     free(s->bufs);
@@ -490,6 +493,15 @@ sched_t *nb_red_sched(const coll_t *k, const coll_red_t *r, const void *user, in
         return NULL;
     }
     s->out = s->work;
+    if (!mpi_dt_predefined(r->dt)) { /* the store at the end needs the type, freed or not */
+        s->held = mpi_dt_hold(r->dt);
+        if (s->held == MPI_DATATYPE_NULL) {
+            nb_sched_free(s);
+            *e = mpi_raise(k->comm, MPI_ERR_NO_MEM, "%s: datatype table", k->call);
+            return NULL;
+        }
+        s->red.dt = s->sred.dt = s->held;
+    }
     return s;
 }
 

@@ -51,6 +51,8 @@ typedef struct sched {
     char *out;
     int count;
     mpi_dtype_t *dt;         /* END_UNPACK: count of these (referenced) */
+    MPI_Datatype held;       /* reductions: a handle of the schedule's own for
+                              * red.dt (mpi_dt_hold), or MPI_DATATYPE_NULL */
     char **bufs;             /* nb_buf's, freed with the schedule */
     int nbufs, bufcap;
     char byte;               /* the barrier's messages */

@@ -382,9 +382,21 @@ static void alltoallv_inplace_interleaved(MPI_Comm comm)
 
 /* ---- derived types ---------------------------------------------------------- */
 
-/* vec (ints 0 and 2 of 3) as the receive type of Iallgather and Igather
- * and the send type of Iscatter and Ialltoall, freed as soon as they are
- * started: the schedules keep what they need */
+/* a sum of ints, or of vec's (ints 0 and 2 of 3) */
+static void vsum(void *in, void *io, int *len, MPI_Datatype *dt)
+{
+    int *a = in, *b = io;
+    for (int i = 0; *dt == MPI_INT && i < *len; i++)
+        b[i] += a[i];
+    for (int e = 0; *dt != MPI_INT && e < *len; e++) {
+        b[3 * e] += a[3 * e];
+        b[3 * e + 2] += a[3 * e + 2];
+    }
+}
+
+/* vec (ints 0 and 2 of 3) as the receive type of Iallgather and Igather,
+ * the send type of Iscatter and Ialltoall and Iscan's type, freed as soon
+ * as they are started: the schedules keep what they need */
 static void derived(MPI_Comm comm, int n, MPI_Datatype base_vec)
 {
     MPI_Datatype vec;
@@ -393,22 +405,28 @@ static void derived(MPI_Comm comm, int n, MPI_Datatype base_vec)
     int *mine = ints(2 * (size_t)n, 0), *ag = ints(3 * all, GAP), *g = ints(3 * all, GAP);
     int *sv = ints(3 * all, GAP), *s = ints(2 * (size_t)n + 1, GAP);
     int *av = ints(3 * all, GAP), *a = ints(2 * all, GAP);
-    for (int x = 0; x < 2 * n; x++)
+    int *sin = ints(3 * (size_t)n, GAP), *sout = ints(3 * (size_t)n, GAP);
+    for (int x = 0; x < 2 * n; x++) {
         mine[x] = val(rank, x);
+        sin[vec_slot(1, x)] = rank * 1000 + x;
+    }
+    MPI_Op sumop;
+    MPI_Op_create(vsum, 1, &sumop);
     for (int p = 0; p < size; p++)
         for (int x = 0; x < 2 * n; x++) {
             sv[(size_t)p * 3 * (size_t)n + (size_t)vec_slot(1, x)] = val(p, 300000 + x);
             av[(size_t)p * 3 * (size_t)n + (size_t)vec_slot(1, x)] = a2a_val(rank, p, x);
         }
     int root = size - 1;
-    MPI_Request rq[4];
+    MPI_Request rq[5];
     MPI_Iallgather(mine, 2 * n, MPI_INT, ag, n, vec, comm, &rq[0]);
     MPI_Igather(mine, 2 * n, MPI_INT, g, n, vec, root, comm, &rq[1]);
     MPI_Iscatter(sv, n, vec, s, 2 * n, MPI_INT, root, comm, &rq[2]);
     MPI_Ialltoall(av, n, vec, a, 2 * n, MPI_INT, comm, &rq[3]);
+    MPI_Iscan(sin, sout, n, vec, sumop, comm, &rq[4]);
     MPI_Type_free(&vec);
-    wait_reverse(rq, 4);
-    int *want = ints(3 * all + 1, GAP);
+    wait_reverse(rq, 5);
+    int *want = ints(3 * all + 3 * (size_t)n + 1, GAP);
     for (int p = 0; p < size; p++)
         for (int x = 0; x < 2 * n; x++)
             want[(size_t)p * 3 * (size_t)n + (size_t)vec_slot(1, x)] = val(p, x);
@@ -423,6 +441,14 @@ static void derived(MPI_Comm comm, int n, MPI_Datatype base_vec)
         for (int x = 0; x < 2 * n; x++)
             want[(size_t)p * 2 * (size_t)n + (size_t)x] = a2a_val(p, rank, x);
     check_ints(a, want, 2 * all, "ialltoall from a vector type", n);
+    for (int x = 0; x < 3 * n; x++)
+        want[x] = GAP;
+    for (int x = 0; x < 2 * n; x++)
+        want[vec_slot(1, x)] = 1000 * rank * (rank + 1) / 2 + (rank + 1) * x;
+    check_ints(sout, want, 3 * (size_t)n, "iscan of a vector type", n);
+    MPI_Op_free(&sumop);
+    free(sin);
+    free(sout);
     free(want);
     free(mine);
     free(ag);
