@@ -194,12 +194,14 @@ static int iallgatherv(const coll_t *k, const void *sendbuf, int sendcount,
 {
     int size = k->c->size, rank = k->c->rank, e = MPI_SUCCESS;
     bool contig = mpi_dt_is_contig(recvtype);
-    size_t *off = malloc(sizeof(size_t) * 2 * (size_t)size), *len = off + size, total = 0;
+    /* block i: len[i] bytes at base + off[i] (a displacement may be negative) */
+    ptrdiff_t *off = malloc((sizeof(ptrdiff_t) + sizeof(size_t)) * (size_t)size);
+    size_t *len = (size_t *)(off + size), total = 0;
     if (off == NULL)
         return mpi_raise(k->comm, MPI_ERR_NO_MEM, "%s: offsets", k->call);
     for (int i = 0; i < size; i++) {
         len[i] = mpi_dt_pack_size(recvcounts[i], recvtype);
-        off[i] = contig ? (size_t)(at(recvbuf, displs[i], recvtype) - (char *)recvbuf) : total;
+        off[i] = contig ? at(recvbuf, displs[i], recvtype) - (char *)recvbuf : (ptrdiff_t)total;
         total += len[i];
     }
     sched_t *s = nb_sched_new(k, &e);

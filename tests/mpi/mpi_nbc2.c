@@ -167,20 +167,23 @@ static void allgathers(MPI_Comm comm, int n)
     v_layout(n, c, d, &tot);
     size_t all = (size_t)size * (size_t)n;
     int *mine = ints((size_t)n + (size_t)size, 0), *g = ints(all, GAP), *gi = ints(all, GAP);
-    int *gv = ints((size_t)tot, GAP), *gvi = ints((size_t)tot, GAP);
-    int *want = ints(all > (size_t)tot ? all : (size_t)tot, GAP);
+    int *gv = ints((size_t)tot, GAP), *gvi = ints((size_t)tot, GAP), *gvn = ints((size_t)tot, GAP);
+    int *want = ints(all > (size_t)tot ? all : (size_t)tot, GAP), *dn = ints((size_t)size, 0);
+    for (int r = 0; r < size; r++)
+        dn[r] = d[r] - tot; /* negative, from the end of gvn */
     for (int i = 0; i < n + size; i++)
         mine[i] = val(rank, i);
     for (int i = 0; i < n; i++)
         gi[(size_t)rank * (size_t)n + (size_t)i] = val(rank, i);
     for (int i = 0; i < c[rank]; i++)
         gvi[d[rank] + i] = val(rank, i);
-    MPI_Request rq[4];
+    MPI_Request rq[5];
     MPI_Iallgather(mine, n, MPI_INT, g, n, MPI_INT, comm, &rq[0]);
     MPI_Iallgatherv(mine, c[rank], MPI_INT, gv, c, d, MPI_INT, comm, &rq[1]);
     MPI_Iallgather(MPI_IN_PLACE, n, MPI_INT, gi, n, MPI_INT, comm, &rq[2]);
     MPI_Iallgatherv(MPI_IN_PLACE, c[rank], MPI_INT, gvi, c, d, MPI_INT, comm, &rq[3]);
-    wait_reverse(rq, 4);
+    MPI_Iallgatherv(mine, c[rank], MPI_INT, gvn + tot, c, dn, MPI_INT, comm, &rq[4]);
+    wait_reverse(rq, 5);
     for (int r = 0; r < size; r++)
         for (int i = 0; i < n; i++)
             want[(size_t)r * (size_t)n + (size_t)i] = val(r, i);
@@ -193,11 +196,14 @@ static void allgathers(MPI_Comm comm, int n)
             want[d[r] + i] = val(r, i);
     check_ints(gv, want, (size_t)tot, "iallgatherv", n);
     check_ints(gvi, want, (size_t)tot, "iallgatherv in place", n);
+    check_ints(gvn, want, (size_t)tot, "iallgatherv, negative displacements", n);
     free(mine);
     free(g);
     free(gi);
     free(gv);
     free(gvi);
+    free(gvn);
+    free(dn);
     free(want);
     free(c);
     free(d);
