@@ -1,9 +1,9 @@
 /*
  * Non-blocking collectives: each is a schedule, a list of operations in
  * rounds (the sends and receives of a round are posted together; once they
- * all completed, the round's local steps run: reductions, copies, unpacks), carried
- * by a REQ_SCHED request whose progress hook moves it on without ever
- * blocking.  MPI_Test / Wait* drive it (req_poll), and so does every wait
+ * all completed, the round's local steps run: reductions, copies,
+ * unpacks), carried by a REQ_SCHED request whose progress hook moves it on
+ * without ever blocking.  MPI_Test / Wait* drive it (req_poll), and so does every wait
  * of the layer that polls (mpi_block, mt.c: blocking collectives, blocking
  * point to point while schedules are under way): a rank blocked in one
  * may owe its peers the next round of a schedule.  The schedules under way
@@ -78,7 +78,7 @@ void nb_sched_free(sched_t *s)
     coll_tmp_free(s->work);
     coll_tmp_free(s->tmp);
     for (int i = 0; i < s->nops; i++)
-        if (s->ops[i].kind == NB_UNPACK)
+        if (s->ops[i].kind == NB_UNPACK && s->ops[i].t != NULL)
             mpi_dt_release(s->ops[i].t);
     if (s->dt != NULL)
         mpi_dt_release(s->dt);
@@ -136,9 +136,10 @@ void nb_add_unpack(sched_t *s, const void *src, void *dst, size_t len, int count
                    MPI_Datatype dt)
 {
     mpi_dtype_t *t = mpi_dt_get(dt); /* a contiguous type is never unpacked: derived */
+    int n = s->nops;
     nb_add(s, NB_UNPACK, 0, src, dst, len);
-    if (s->nomem)
-        return;
+    if (s->nops == n)
+        return; /* no memory (s->nomem) */
     mpi_dt_retain(t);
     s->ops[s->nops - 1].count = count;
     s->ops[s->nops - 1].t = t;
