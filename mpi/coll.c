@@ -675,16 +675,17 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
         return e;
     int size = k.c->size, rank = k.c->rank;
     char *copy = NULL;
-    if (sendbuf == MPI_IN_PLACE) { /* send what recvbuf holds now */
-        size_t total = 0;
-        for (int i = 0; i < size; i++) {
-            size_t end = disp(rdispls[i] + recvcounts[i], recvtype);
-            total = end > total ? end : total;
-        }
+    if (sendbuf == MPI_IN_PLACE) {
+        /* send what recvbuf holds now: every byte the blocks touch (an
+         * element may reach past its extent, or before its lb) */
+        MPI_Aint lo = 0, hi = 0;
+        for (int i = 0; i < size; i++)
+            coll_span(recvcounts[i], recvtype, (MPI_Aint)disp(rdispls[i], recvtype), &lo, &hi);
+        size_t total = (size_t)(hi - lo);
         if ((copy = coll_tmp(total)) == NULL)
             return mpi_raise(comm, MPI_ERR_NO_MEM, "MPI_Alltoallv: %zu bytes", total);
-        memcpy(copy, recvbuf, total);
-        sendbuf = copy;
+        memcpy(copy, (char *)recvbuf + lo, total);
+        sendbuf = copy - lo; /* lo <= 0: inside copy */
         sendcounts = recvcounts;
         sdispls = rdispls;
         sendtype = recvtype;

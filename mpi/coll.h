@@ -53,6 +53,9 @@ typedef struct coll_stage {
 int coll_stage_in(const coll_t *k, const void *buf, int count, MPI_Datatype dt, bool pack,
                   coll_stage_t *s);
 void coll_stage_out(coll_stage_t *s, void *buf, int count, MPI_Datatype dt, bool unpack);
+/* widen [*lo, *hi) to the bytes count elements of dt at offset at touch
+ * (true bounds: an element may reach past its extent, or before its lb) */
+void coll_span(int count, MPI_Datatype dt, MPI_Aint at, MPI_Aint *lo, MPI_Aint *hi);
 
 /* A reduction's working buffer: n elements of t (the type op is applied
  * to) at stride ext, len bytes.  DIRECT: the user's own layout (t is the

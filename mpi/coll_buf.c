@@ -47,6 +47,19 @@ void coll_stage_out(coll_stage_t *s, void *buf, int count, MPI_Datatype dt, bool
     s->staged = false;
 }
 
+void coll_span(int count, MPI_Datatype dt, MPI_Aint at, MPI_Aint *lo, MPI_Aint *hi)
+{
+    mpi_dt_view_t v;
+    const mpi_dtype_t *t = mpi_dt_lookup(dt, &v);
+    if (t == NULL || count <= 0 || t->size == 0)
+        return;
+    MPI_Aint last = (MPI_Aint)(count - 1) * t->extent; /* the last element's offset */
+    MPI_Aint a = at + t->true_lb + (last < 0 ? last : 0);
+    MPI_Aint b = at + t->true_lb + t->true_extent + (last > 0 ? last : 0);
+    *lo = a < *lo ? a : *lo;
+    *hi = b > *hi ? b : *hi;
+}
+
 /* ---- reductions' working buffers ------------------------------------------- */
 
 static bool elementwise_op(MPI_Op op) { return op >= MPI_MAX && op <= MPI_BXOR; }

@@ -1,9 +1,9 @@
 /*
  * Non-blocking collectives: each is a schedule, a list of operations in
  * rounds (the sends and receives of a round are posted together; once they
- * all completed, the round's local steps run: reductions, copies), carried
- * by a REQ_SCHED request whose progress hook moves it on without ever
- * blocking.  MPI_Test / Wait* drive it (req_poll), and so does every wait
+ * all completed, the round's local steps run: reductions, copies,
+ * unpacks), carried by a REQ_SCHED request whose progress hook moves it on
+ * without ever blocking.  MPI_Test / Wait* drive it (req_poll), and so does every wait
  * of the layer that polls (mpi_block, mt.c: blocking collectives, blocking
  * point to point while schedules are under way): a rank blocked in one
  * may owe its peers the next round of a schedule.  The schedules under way
@@ -19,15 +19,16 @@
  *
  * Algorithms: the blocking ones', chosen the same way: dissemination
  * barrier, binomial or scatter + ring broadcast, binomial reduce,
- * recursive-doubling or Rabenseifner allreduce.  A failed tern operation
- * ends the schedule after the round's other operations completed; its
- * class is the request's error.
+ * recursive-doubling or Rabenseifner allreduce (the others: coll_nb_gather.c,
+ * coll_alltoall.c, coll_nb_red.c, building on coll_nb.h).  A failed tern
+ * operation ends the schedule after the round's other operations
+ * completed; its class is the request's error.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi/coll.h"
+#include "mpi/coll_nb.h"
 
 int coll_nb_active; /* entries of active[] (nb_lock's under MPI_THREAD_MULTIPLE) */
 static mpi_req_t **active;
@@ -58,60 +59,39 @@ static void active_remove(mpi_req_t *q)
         }
 }
 
-enum nb_kind { NB_SEND, NB_RECV, NB_REDUCE, NB_COPY };
-
-typedef struct nb_op {
-    enum nb_kind kind;
-    int round;
-    int peer;           /* send, recv: tern peer id (the communicator may be freed first) */
-    const char *src;    /* send, reduce (dst = src op dst), copy */
-    char *dst;          /* recv, reduce, copy */
-    size_t len;         /* send, recv, copy */
-    int from, n;        /* reduce: elements [from, from + n) (n < 0: all) */
-    tern_request_t *r;  /* a send or receive under way */
-} nb_op_t;
-
-/* what is left to do once the last round ran */
-enum nb_end { END_NONE, END_STORE, END_UNPACK };
-
-typedef struct sched {
-    coll_t k;
-    int tag, round;
-    nb_op_t *ops;
-    int nops, cap, cur, end; /* ops [cur, end): the round under way */
-    bool posted, nomem;
-    int err;
-    coll_red_t red;
-    char *work, *tmp;        /* reductions: working buffers; bcast: the staging buffer */
-    coll_stage_t stage;
-    enum nb_end fin;
-    void *user;              /* END_STORE / END_UNPACK into */
-    int count;
-    MPI_Datatype dt;
-    char byte;               /* the barrier's messages */
-} sched_t;
-
-static sched_t *sched_new(const coll_t *k)
+sched_t *nb_sched_new(const coll_t *k, int *e)
 {
     sched_t *s = calloc(1, sizeof(*s));
-    if (s == NULL)
+    if (s == NULL) {
+        *e = mpi_raise(k->comm, MPI_ERR_NO_MEM, "%s: schedule", k->call);
         return NULL;
+    }
     s->k = *k;
+    s->held = MPI_DATATYPE_NULL;
     s->tag = NB_TAG_BASE + (int)(k->c->nbc_seq++ % NB_TAG_SPAN);
     return s;
 }
 
-static void sched_free(sched_t *s)
+void nb_sched_free(sched_t *s)
 {
-    coll_stage_out(&s->stage, NULL, 0, s->dt, false);
+    coll_stage_out(&s->stage, NULL, 0, MPI_DATATYPE_NULL, false);
     coll_tmp_free(s->work);
     coll_tmp_free(s->tmp);
+    for (int i = 0; i < s->nops; i++)
+        if (s->ops[i].kind == NB_UNPACK && s->ops[i].t != NULL)
+            mpi_dt_release(s->ops[i].t);
+    if (s->dt != NULL)
+        mpi_dt_release(s->dt);
+    if (s->held != MPI_DATATYPE_NULL)
+        mpi_dt_drop(s->held);
+    for (int i = 0; i < s->nbufs; i++)
+        coll_tmp_free(s->bufs[i]);
+    free(s->bufs);
     free(s->ops);
     free(s);
 }
 
-/* one operation in the current round; peer: communicator rank */
-static void add(sched_t *s, enum nb_kind kind, int peer, const void *src, void *dst, size_t len)
+void nb_add(sched_t *s, enum nb_kind kind, int peer, const void *src, void *dst, size_t len)
 {
     if (s->nops == s->cap) {
         int cap = s->cap ? 2 * s->cap : 16;
@@ -129,17 +109,110 @@ static void add(sched_t *s, enum nb_kind kind, int peer, const void *src, void *
                                   .dst = dst, .len = len, .n = -1};
 }
 
+void nb_next_round(sched_t *s) { s->round++; }
+
+void *nb_buf(sched_t *s, size_t len)
+{
+    if (s->nbufs == s->bufcap) {
+        int cap = s->bufcap ? 2 * s->bufcap : 8;
+        char **v = realloc(s->bufs, sizeof(*v) * (size_t)cap);
+        if (v == NULL) {
+            s->nomem = true;
+            return NULL;
+        }
+        s->bufs = v;
+        s->bufcap = cap;
+    }
+    char *p = coll_tmp(len);
+    if (p == NULL) {
+        s->nomem = true;
+        return NULL;
+    }
+    s->bufs[s->nbufs++] = p;
+    return p;
+}
+
+void nb_add_unpack(sched_t *s, const void *src, void *dst, size_t len, int count,
+                   MPI_Datatype dt)
+{
+    mpi_dtype_t *t = mpi_dt_get(dt); /* a contiguous type is never unpacked: derived */
+    int n = s->nops;
+    nb_add(s, NB_UNPACK, 0, src, dst, len);
+    if (s->nops == n)
+        return; /* no memory (s->nomem) */
+    mpi_dt_retain(t);
+    s->ops[s->nops - 1].count = count;
+    s->ops[s->nops - 1].t = t;
+}
+
+void nb_send_block(sched_t *s, int peer, const void *buf, int count, MPI_Datatype dt)
+{
+    size_t len = mpi_dt_pack_size(count, dt);
+    if (!mpi_dt_is_contig(dt) && len > 0) {
+        char *b = nb_buf(s, len);
+        if (b == NULL)
+            return;
+        mpi_dt_pack(buf, count, dt, b);
+        buf = b;
+    }
+    nb_add(s, NB_SEND, peer, buf, NULL, len);
+}
+
+void nb_recv_block(sched_t *s, int peer, void *buf, int count, MPI_Datatype dt)
+{
+    size_t len = mpi_dt_pack_size(count, dt);
+    if (mpi_dt_is_contig(dt) || len == 0) {
+        nb_add(s, NB_RECV, peer, NULL, buf, len);
+        return;
+    }
+    char *b = nb_buf(s, len);
+    if (b == NULL)
+        return;
+    nb_add(s, NB_RECV, peer, NULL, b, len);
+    nb_add_unpack(s, b, buf, len, count, dt);
+}
+
+int nb_copy_now(const coll_t *k, const void *src, int scount, MPI_Datatype stype, void *dst,
+                int rcount, MPI_Datatype rtype)
+{
+    coll_stage_t s;
+    int e = coll_stage_in(k, src, scount, stype, true, &s);
+    if (e != MPI_SUCCESS)
+        return e;
+    size_t n = mpi_dt_pack_size(rcount, rtype);
+    if (mpi_dt_is_contig(rtype))
+        memmove(dst, s.bytes, s.len < n ? s.len : n);
+    else
+        mpi_dt_unpack(s.bytes, s.len, dst, rcount, rtype);
+    coll_stage_out(&s, NULL, 0, stype, false);
+    return MPI_SUCCESS;
+}
+
+int *nb_equal_blocks(const coll_t *k, int n, int **displs)
+{
+    int size = k->c->size;
+    int *c = malloc(sizeof(int) * (size_t)size * 2);
+    if (c == NULL) {
+        mpi_raise(k->comm, MPI_ERR_NO_MEM, "%s: counts", k->call);
+        return NULL;
+    }
+    *displs = c + size;
+    for (int i = 0; i < size; i++) {
+        c[i] = n;
+        (*displs)[i] = i * n;
+    }
+    return c;
+}
+
 /* a reduction of elements [from, from + n) only */
 static void add_part(sched_t *s, const char *src, char *dst, int from, int n)
 {
-    add(s, NB_REDUCE, 0, src, dst, 0);
+    nb_add(s, NB_REDUCE, 0, src, dst, 0);
     if (!s->nomem) {
         s->ops[s->nops - 1].from = from;
         s->ops[s->nops - 1].n = n;
     }
 }
-
-static void next_round(sched_t *s) { s->round++; }
 
 /* ---- running a schedule ------------------------------------------------- */
 
@@ -203,15 +276,17 @@ static void local_steps(sched_t *s)
             coll_red_apply_part(&s->red, o->src, o->dst, o->from, o->n);
         else if (o->kind == NB_COPY && o->len > 0)
             memcpy(o->dst, o->src, o->len);
+        else if (o->kind == NB_UNPACK)
+            mpi_dt_unpack_t(o->src, o->len, o->dst, o->count, o->t);
     }
 }
 
 static void finish(sched_t *s)
 {
     if (s->err == MPI_SUCCESS && s->fin == END_STORE)
-        s->err = coll_red_store(&s->k, &s->red, s->work, s->user);
-    if (s->err == MPI_SUCCESS && s->fin == END_UNPACK)
-        coll_stage_out(&s->stage, s->user, s->count, s->dt, true);
+        s->err = coll_red_store(&s->k, &s->sred, s->out, s->user);
+    if (s->err == MPI_SUCCESS && s->fin == END_UNPACK && s->stage.staged)
+        mpi_dt_unpack_t(s->stage.bytes, s->stage.len, s->user, s->count, s->dt);
 }
 
 /* (nb_lock held) */
@@ -239,7 +314,7 @@ static bool nb_progress(mpi_req_t *q)
     finish(s);
     q->err = s->err;
     mpi_status_empty(&q->status, MPI_ANY_SOURCE);
-    sched_free(s);
+    nb_sched_free(s);
     q->aux = NULL;
     active_remove(q);
     return true;
@@ -284,18 +359,17 @@ void mpi_coll_finalize(void)
     coll_tmp_drain();
 }
 
-/* The request that carries s (s freed on failure), moved on once. */
-static int sched_start(sched_t *s, MPI_Request *request)
+int nb_start(sched_t *s, MPI_Request *request)
 {
     const coll_t k = s->k;
     MPI_Request h;
     if (s->nomem) {
-        sched_free(s);
+        nb_sched_free(s);
         return mpi_raise(k.comm, MPI_ERR_NO_MEM, "%s: schedule", k.call);
     }
     int e = mpi_req_new(&h);
     if (e != MPI_SUCCESS) {
-        sched_free(s);
+        nb_sched_free(s);
         return mpi_raise(k.comm, e, "%s: request table", k.call);
     }
     mpi_req_t *q = &mpi.reqs[h - 1];
@@ -306,7 +380,7 @@ static int sched_start(sched_t *s, MPI_Request *request)
     bool listed = active_add(q);
     mpi_mt_unlock(&nb_lock);
     if (!listed) {
-        sched_free(s);
+        nb_sched_free(s);
         q->aux = NULL;
         q->kind = REQ_DONE;
         MPI_Request_free(&h);
@@ -319,17 +393,12 @@ static int sched_start(sched_t *s, MPI_Request *request)
     return MPI_SUCCESS;
 }
 
-static int nb_begin(coll_t *k, MPI_Comm comm, const char *call, MPI_Request *request)
+int nb_begin(coll_t *k, MPI_Comm comm, const char *call, MPI_Request *request)
 {
     int e = coll_start(k, comm, call);
     if (e == MPI_SUCCESS && request == NULL)
         e = mpi_raise(comm, MPI_ERR_REQUEST, "%s: NULL request pointer", call);
     return e;
-}
-
-static int nomem(const coll_t *k)
-{
-    return mpi_raise(k->comm, MPI_ERR_NO_MEM, "%s: schedule", k->call);
 }
 
 /* ---- the collectives ------------------------------------------------------ */
@@ -340,16 +409,16 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
     int e = nb_begin(&k, comm, "MPI_Ibarrier", request);
     if (e != MPI_SUCCESS)
         return e;
-    sched_t *s = sched_new(&k);
+    sched_t *s = nb_sched_new(&k, &e);
     if (s == NULL)
-        return nomem(&k);
+        return e;
     static const char zero;
     int size = k.c->size, rank = k.c->rank;
-    for (int step = 1; step < size; step <<= 1, next_round(s)) { /* dissemination */
-        add(s, NB_RECV, (rank - step + size) % size, NULL, &s->byte, 1);
-        add(s, NB_SEND, (rank + step) % size, &zero, NULL, 1);
+    for (int step = 1; step < size; step <<= 1, nb_next_round(s)) { /* dissemination */
+        nb_add(s, NB_RECV, (rank - step + size) % size, NULL, &s->byte, 1);
+        nb_add(s, NB_SEND, (rank + step) % size, &zero, NULL, 1);
     }
-    return sched_start(s, request);
+    return nb_start(s, request);
 }
 
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
@@ -363,20 +432,21 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
         e = mpi_check_buf(comm, buffer, count, datatype, k.call);
     if (e != MPI_SUCCESS)
         return e;
-    sched_t *s = sched_new(&k);
+    sched_t *s = nb_sched_new(&k, &e);
     if (s == NULL)
-        return nomem(&k);
+        return e;
     int size = k.c->size, rank = k.c->rank, rel = (rank - root + size) % size;
     if ((e = coll_stage_in(&k, buffer, count, datatype, rank == root, &s->stage)) !=
         MPI_SUCCESS) {
-        sched_free(s);
+        nb_sched_free(s);
         return e;
     }
-    if (rank != root) {
+    if (rank != root && s->stage.staged) { /* the type may be freed meanwhile */
         s->fin = END_UNPACK;
         s->user = buffer;
         s->count = count;
-        s->dt = datatype;
+        s->dt = mpi_dt_get(datatype);
+        mpi_dt_retain(s->dt);
     }
     char *buf = s->stage.bytes;
     size_t len = s->stage.len;
@@ -389,8 +459,8 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
             size_t a = lng ? coll_bcast_piece(len, size, rel) : 0;
             size_t b = lng ? coll_bcast_piece(len, size, rel + mask < size ? rel + mask : size)
                            : len;
-            add(s, NB_RECV, (rank - mask + size) % size, NULL, buf + a, b - a);
-            next_round(s);
+            nb_add(s, NB_RECV, (rank - mask + size) % size, NULL, buf + a, b - a);
+            nb_next_round(s);
             break;
         }
     for (mask >>= 1; mask > 0; mask >>= 1) {
@@ -399,32 +469,39 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
             continue;
         size_t a = lng ? coll_bcast_piece(len, size, lo) : 0;
         size_t b = lng ? coll_bcast_piece(len, size, hi) : len;
-        add(s, NB_SEND, (rank + mask) % size, buf + a, NULL, b - a);
+        nb_add(s, NB_SEND, (rank + mask) % size, buf + a, NULL, b - a);
     }
-    next_round(s);
+    nb_next_round(s);
     int right = (rank + 1) % size, left = (rank - 1 + size) % size;
-    for (int i = 0; lng && i < size - 1; i++, next_round(s)) {
+    for (int i = 0; lng && i < size - 1; i++, nb_next_round(s)) {
         int sp = (rel - i + size) % size, rp = (rel - i - 1 + size) % size;
         size_t s0 = coll_bcast_piece(len, size, sp), r0 = coll_bcast_piece(len, size, rp);
-        add(s, NB_RECV, left, NULL, buf + r0, coll_bcast_piece(len, size, rp + 1) - r0);
-        add(s, NB_SEND, right, buf + s0, NULL, coll_bcast_piece(len, size, sp + 1) - s0);
+        nb_add(s, NB_RECV, left, NULL, buf + r0, coll_bcast_piece(len, size, rp + 1) - r0);
+        nb_add(s, NB_SEND, right, buf + s0, NULL, coll_bcast_piece(len, size, sp + 1) - s0);
     }
-    return sched_start(s, request);
+    return nb_start(s, request);
 }
 
-/* a reduction's schedule with its working buffers (work loaded from user) */
-static sched_t *red_sched(const coll_t *k, const coll_red_t *r, const void *user, int *e)
+sched_t *nb_red_sched(const coll_t *k, const coll_red_t *r, const void *user, int *e)
 {
-    sched_t *s = sched_new(k);
-    if (s == NULL) {
-        *e = nomem(k);
+    sched_t *s = nb_sched_new(k, e);
+    if (s == NULL)
         return NULL;
-    }
-    s->red = *r;
+    s->red = s->sred = *r;
     if ((*e = coll_red_bufs(k, r, user, &s->work, &s->tmp)) != MPI_SUCCESS) {
         s->work = s->tmp = NULL;
-        sched_free(s);
+        nb_sched_free(s);
         return NULL;
+    }
+    s->out = s->work;
+    if (!mpi_dt_predefined(r->dt)) { /* the store at the end needs the type, freed or not */
+        s->held = mpi_dt_hold(r->dt);
+        if (s->held == MPI_DATATYPE_NULL) {
+            nb_sched_free(s);
+            *e = mpi_raise(k->comm, MPI_ERR_NO_MEM, "%s: datatype table", k->call);
+            return NULL;
+        }
+        s->red.dt = s->sred.dt = s->held;
     }
     return s;
 }
@@ -434,15 +511,15 @@ static void iallreduce_rd(sched_t *s, int newrank, int pof2, int rem)
 {
     int rank = s->k.c->rank;
     bool commute = mpi_op_commutes(s->red.op);
-    for (int mask = 1; mask < pof2; mask <<= 1, next_round(s)) {
+    for (int mask = 1; mask < pof2; mask <<= 1, nb_next_round(s)) {
         int newdst = newrank ^ mask, dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
-        add(s, NB_RECV, dst, NULL, s->tmp, s->red.len);
-        add(s, NB_SEND, dst, s->work, NULL, s->red.len);
+        nb_add(s, NB_RECV, dst, NULL, s->tmp, s->red.len);
+        nb_add(s, NB_SEND, dst, s->work, NULL, s->red.len);
         if (commute || dst < rank) {
-            add(s, NB_REDUCE, 0, s->tmp, s->work, 0);
+            nb_add(s, NB_REDUCE, 0, s->tmp, s->work, 0);
         } else {
-            add(s, NB_REDUCE, 0, s->work, s->tmp, 0); /* tmp = work op tmp */
-            add(s, NB_COPY, 0, s->tmp, s->work, s->red.len);
+            nb_add(s, NB_REDUCE, 0, s->work, s->tmp, 0); /* tmp = work op tmp */
+            nb_add(s, NB_COPY, 0, s->tmp, s->work, s->red.len);
         }
     }
 }
@@ -459,13 +536,13 @@ static void swap(sched_t *s, int pof2, int dst, int slo, int shi, char *into, in
                  bool reduce)
 {
     size_t r0 = blk_off(s, pof2, rlo), s0 = blk_off(s, pof2, slo);
-    add(s, NB_RECV, dst, NULL, into + r0, blk_off(s, pof2, rhi) - r0);
-    add(s, NB_SEND, dst, s->work + s0, NULL, blk_off(s, pof2, shi) - s0);
+    nb_add(s, NB_RECV, dst, NULL, into + r0, blk_off(s, pof2, rhi) - r0);
+    nb_add(s, NB_SEND, dst, s->work + s0, NULL, blk_off(s, pof2, shi) - s0);
     if (reduce) {
         int from = coll_block_first(s->red.n, pof2, rlo);
         add_part(s, s->tmp, s->work, from, coll_block_first(s->red.n, pof2, rhi) - from);
     }
-    next_round(s);
+    nb_next_round(s);
 }
 
 /* those of coll_long.c's Rabenseifner allreduce: blocks [lo, hi) of the
@@ -504,7 +581,7 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
         e = coll_red_args(&k, comm, k.call, sendbuf, recvbuf, count, datatype, op, -1, &r);
     if (e != MPI_SUCCESS)
         return e;
-    sched_t *s = red_sched(&k, &r, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, &e);
+    sched_t *s = nb_red_sched(&k, &r, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, &e);
     if (s == NULL)
         return e;
     s->fin = END_STORE;
@@ -515,14 +592,14 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     int rem = size - pof2, newrank = rank - rem;
     if (rank < 2 * rem) { /* fold in the ranks beyond pof2 */
         if (rank % 2 == 0) {
-            add(s, NB_SEND, rank + 1, s->work, NULL, r.len);
+            nb_add(s, NB_SEND, rank + 1, s->work, NULL, r.len);
             newrank = -1;
         } else {
-            add(s, NB_RECV, rank - 1, NULL, s->tmp, r.len);
-            add(s, NB_REDUCE, 0, s->tmp, s->work, 0); /* work = lower op work */
+            nb_add(s, NB_RECV, rank - 1, NULL, s->tmp, r.len);
+            nb_add(s, NB_REDUCE, 0, s->tmp, s->work, 0); /* work = lower op work */
             newrank = rank / 2;
         }
-        next_round(s);
+        nb_next_round(s);
     }
     if (newrank >= 0 && coll_allreduce_is_long(&k, &r))
         iallreduce_long(s, newrank, pof2, rem);
@@ -530,14 +607,39 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
         iallreduce_rd(s, newrank, pof2, rem);
     if (rank < 2 * rem) {
         if (rank % 2)
-            add(s, NB_SEND, rank - 1, s->work, NULL, r.len);
+            nb_add(s, NB_SEND, rank - 1, s->work, NULL, r.len);
         else
-            add(s, NB_RECV, rank + 1, NULL, s->work, r.len);
+            nb_add(s, NB_RECV, rank + 1, NULL, s->work, r.len);
     }
-    return sched_start(s, request);
+    return nb_start(s, request);
 }
 
 /* the binomial reduce of coll.c's reduce_tree, as rounds */
+void nb_reduce_rounds(sched_t *s, int root)
+{
+    int size = s->k.c->size, rank = s->k.c->rank;
+    size_t len = s->red.len;
+    int tree_root = mpi_op_commutes(s->red.op) ? root : 0; /* non-commutative: 0 hands it on */
+    int rel = (rank - tree_root + size) % size;
+    for (int mask = 1; mask < size; mask <<= 1, nb_next_round(s)) {
+        if (rel & mask) {
+            nb_add(s, NB_SEND, ((rel & ~mask) + tree_root) % size, s->work, NULL, len);
+            nb_next_round(s);
+            break;
+        }
+        if ((rel | mask) >= size)
+            continue;
+        nb_add(s, NB_RECV, ((rel | mask) + tree_root) % size, NULL, s->tmp, len);
+        nb_add(s, NB_REDUCE, 0, s->work, s->tmp, 0); /* tmp = work op tmp (lower op higher) */
+        nb_add(s, NB_COPY, 0, s->tmp, s->work, len);
+    }
+    if (tree_root != root && rank == 0)
+        nb_add(s, NB_SEND, root, s->work, NULL, len);
+    else if (tree_root != root && rank == root)
+        nb_add(s, NB_RECV, 0, NULL, s->work, len);
+    nb_next_round(s);
+}
+
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 int root, MPI_Comm comm, MPI_Request *request)
 {
@@ -548,31 +650,13 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
         e = coll_red_args(&k, comm, k.call, sendbuf, recvbuf, count, datatype, op, root, &r);
     if (e != MPI_SUCCESS)
         return e;
-    sched_t *s = red_sched(&k, &r, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, &e);
+    sched_t *s = nb_red_sched(&k, &r, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, &e);
     if (s == NULL)
         return e;
-    int size = k.c->size, rank = k.c->rank;
-    if (rank == root) {
+    if (k.c->rank == root) {
         s->fin = END_STORE;
         s->user = recvbuf;
     }
-    int tree_root = mpi_op_commutes(op) ? root : 0; /* non-commutative: 0 hands it on */
-    int rel = (rank - tree_root + size) % size;
-    for (int mask = 1; mask < size; mask <<= 1, next_round(s)) {
-        if (rel & mask) {
-            add(s, NB_SEND, ((rel & ~mask) + tree_root) % size, s->work, NULL, r.len);
-            next_round(s);
-            break;
-        }
-        if ((rel | mask) >= size)
-            continue;
-        add(s, NB_RECV, ((rel | mask) + tree_root) % size, NULL, s->tmp, r.len);
-        add(s, NB_REDUCE, 0, s->work, s->tmp, 0); /* tmp = work op tmp (lower op higher) */
-        add(s, NB_COPY, 0, s->tmp, s->work, r.len);
-    }
-    if (tree_root != root && rank == 0)
-        add(s, NB_SEND, root, s->work, NULL, r.len);
-    else if (tree_root != root && rank == root)
-        add(s, NB_RECV, 0, NULL, s->work, r.len);
-    return sched_start(s, request);
+    nb_reduce_rounds(s, root);
+    return nb_start(s, request);
 }

@@ -80,7 +80,11 @@ static const char *class_name(int cls)
  * code, the message formatted: returns code when the handler returns. */
 static int raise_v(MPI_Comm comm, int code, const char *fmt, va_list ap)
 {
-    vsnprintf(mpi_last_error, sizeof(mpi_last_error), fmt, ap);
+    /* formatted aside first: an argument may be mpi_last_error itself (a
+     * wait adding its name to the message of the operation that failed) */
+    char msg[sizeof(mpi_last_error)];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    memcpy(mpi_last_error, msg, sizeof(msg));
     mpi_comm_t *c = mpi_comm_get(comm);
     MPI_Errhandler h = c != NULL ? c->errh
                       : mpi.comms != NULL ? mpi.comms[MPI_COMM_WORLD].errh
