@@ -26,6 +26,7 @@ typedef long MPI_Aint;
 typedef long long MPI_Count;
 typedef int MPI_Message;
 typedef int MPI_Info;
+typedef int MPI_Fint; /* a handle as Fortran holds it */
 
 typedef struct MPI_Status {
     int count_lo;                 /* bytes received, low 31 bits */
@@ -229,6 +230,24 @@ extern int *const MPI_WEIGHTS_EMPTY;
 #define MPI_TYPECLASS_INTEGER 2
 #define MPI_TYPECLASS_COMPLEX 3
 typedef MPI_Comm_errhandler_function MPI_Handler_function; /* MPI-1 */
+
+/* handles to and from Fortran: the same ints (as MPICH's macros) */
+#define MPI_Comm_c2f(comm) ((MPI_Fint)(comm))
+#define MPI_Comm_f2c(comm) ((MPI_Comm)(comm))
+#define MPI_Type_c2f(datatype) ((MPI_Fint)(datatype))
+#define MPI_Type_f2c(datatype) ((MPI_Datatype)(datatype))
+#define MPI_Group_c2f(group) ((MPI_Fint)(group))
+#define MPI_Group_f2c(group) ((MPI_Group)(group))
+#define MPI_Info_c2f(info) ((MPI_Fint)(info))
+#define MPI_Info_f2c(info) ((MPI_Info)(info))
+#define MPI_Request_c2f(request) ((MPI_Fint)(request))
+#define MPI_Request_f2c(request) ((MPI_Request)(request))
+#define MPI_Op_c2f(op) ((MPI_Fint)(op))
+#define MPI_Op_f2c(op) ((MPI_Op)(op))
+#define MPI_Errhandler_c2f(errhandler) ((MPI_Fint)(errhandler))
+#define MPI_Errhandler_f2c(errhandler) ((MPI_Errhandler)(errhandler))
+#define MPI_Message_c2f(msg) ((MPI_Fint)(msg))
+#define MPI_Message_f2c(msg) ((MPI_Message)(msg))
 
 /* comparisons */
 #define MPI_IDENT 0
@@ -643,6 +662,8 @@ int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
 
 /* small calls of several chapters (mpi/misc.c), and MPI-1 names MPI-3
  * removed that MPICH still exports */
+int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status);
+int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status);
 int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
                      MPI_Op op);
 int MPI_Op_commutative(MPI_Op op, int *commute);
@@ -1000,6 +1021,8 @@ int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
                              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
                              void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
                              const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request);
+int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status);
+int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status);
 int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
                       MPI_Op op);
 int PMPI_Op_commutative(MPI_Op op, int *commute);

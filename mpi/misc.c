@@ -123,6 +123,25 @@ int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
     return MPI_SUCCESS;
 }
 
+/* A status as Fortran's MPI_STATUS_SIZE integers: the C struct's five
+ * ints in order (MPICH's layout, MPI_SOURCE at index 2 as MPI_SOURCE's
+ * Fortran value says) */
+int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
+{
+    if (c_status == NULL || c_status == MPI_STATUS_IGNORE || f_status == NULL)
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Status_c2f: no status");
+    memcpy(f_status, c_status, sizeof(*c_status));
+    return MPI_SUCCESS;
+}
+
+int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
+{
+    if (f_status == NULL || c_status == NULL || c_status == MPI_STATUS_IGNORE)
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Status_f2c: no status");
+    memcpy(c_status, f_status, sizeof(*c_status));
+    return MPI_SUCCESS;
+}
+
 /* ---- MPI-1 names ------------------------------------------------------------------ */
 
 int MPI_Address(void *location, MPI_Aint *address)

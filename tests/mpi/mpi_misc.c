@@ -76,6 +76,14 @@ int main(int argc, char **argv)
     CHECK(y == (rank - 1 + size) % size, "the message: %d", y);
 
     MPI_Pcontrol(1);
+    MPI_Fint fs[sizeof(MPI_Status) / sizeof(MPI_Fint)];
+    MPI_Status back;
+    MPI_Status_c2f(&st, fs);
+    MPI_Status_f2c(fs, &back);
+    CHECK(back.MPI_SOURCE == st.MPI_SOURCE && back.MPI_TAG == st.MPI_TAG &&
+              MPI_Comm_f2c(MPI_Comm_c2f(MPI_COMM_WORLD)) == MPI_COMM_WORLD &&
+              MPI_Type_f2c(MPI_Type_c2f(MPI_INT)) == MPI_INT,
+          "c2f / f2c");
     MPI_Aint base, at;
     int arr[4];
     MPI_Get_address(&arr[0], &base);
