@@ -14,7 +14,7 @@
 #     two workers register memory through the process's one registration
 #     cache, whose userfaultfd monitor thread runs beside them
 #   tests/unit/rcache_test: the registration cache and its monitor thread
-#   the MPI layer at MPI_THREAD_MULTIPLE (tests/mpi/mpi_thread.c), shm, tcp
+#   the MPI layer at MPI_THREAD_MULTIPLE (tests/mpi/mpi_thread.c, mpi_greq.c), shm, tcp
 #   engine/sock: wait_timeout, wakeup_from_thread,
 #     post_from_thread_while_waiting (posts while another thread waits)
 #   the libfabric provider (when built): two threads on one FI_THREAD_SAFE
@@ -63,22 +63,26 @@ else
 fi
 # the MPI layer at MPI_THREAD_MULTIPLE (tests/mpi/mpi_thread.c: four
 # threads per rank at once, on their own communicators and on
-# MPI_COMM_WORLD), two workers per rank, over shm and tcp
-mpi_thread=$(mktemp)
-# shellcheck disable=SC2086
-if ./ternmpicc ${TERN_TEST_CFLAGS:-} -O1 -I"${srcdir:-.}" "${srcdir:-.}/tests/mpi/mpi_thread.c" \
-    -o "$mpi_thread" >"$out" 2>&1; then
-    for nm in shm tcp; do
-        TERN_NETMODS=$nm TERN_TCP_ADDRS=127.0.0.1 timeout -k 5 300 \
-            ./ternrun -n 2 --bind-to none "$mpi_thread" </dev/null >"$out" 2>&1
-        rc=$?
-        [ "$(grep -c '^ok rank' "$out")" -eq 2 ] || [ "$rc" -ne 0 ] || rc=1
-        verdict "$rc" "MPI_THREAD_MULTIPLE (tests/mpi/mpi_thread.c) over $nm"
-    done
-else
-    verdict 1 "ternmpicc tests/mpi/mpi_thread.c"
-fi
-rm -f "$mpi_thread"
+# MPI_COMM_WORLD; tests/mpi/mpi_greq.c: a generalized request completed by
+# another thread while MPI_Wait waits), two workers per rank, over shm and
+# tcp
+mpi_prog=$(mktemp)
+for prog in mpi_thread mpi_greq; do
+    # shellcheck disable=SC2086
+    if ./ternmpicc ${TERN_TEST_CFLAGS:-} -O1 -I"${srcdir:-.}" "${srcdir:-.}/tests/mpi/$prog.c" \
+        -o "$mpi_prog" >"$out" 2>&1; then
+        for nm in shm tcp; do
+            TERN_NETMODS=$nm TERN_TCP_ADDRS=127.0.0.1 timeout -k 5 300 \
+                ./ternrun -n 2 --bind-to none "$mpi_prog" </dev/null >"$out" 2>&1
+            rc=$?
+            [ "$(grep -c '^ok rank' "$out")" -eq 2 ] || [ "$rc" -ne 0 ] || rc=1
+            verdict "$rc" "MPI_THREAD_MULTIPLE (tests/mpi/$prog.c) over $nm"
+        done
+    else
+        verdict 1 "ternmpicc tests/mpi/$prog.c"
+    fi
+done
+rm -f "$mpi_prog"
 if "$TERN_INFO" 2>/dev/null | grep -Eq '^netmods:.* verbs( |$)'; then
     # the workers of a rank share the device context; on tests/ibloop
     # (instrumented too: built in this tree), with its helper thread
