@@ -82,30 +82,52 @@ int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datat
     return MPI_SUCCESS;
 }
 
+/* The checks both directions make: the representation, count elements of a
+ * committed type external32 can carry from *position, within size bytes;
+ * the type, or NULL with *e set. */
+static const mpi_dtype_t *pack_args(const char *datarep, int count, MPI_Datatype datatype,
+                                    const MPI_Aint *position, MPI_Aint size, mpi_dt_view_t *v,
+                                    MPI_Aint *need, int *e, const char *call)
+{
+    *e = mpi_check_init(call);
+    if (*e == MPI_SUCCESS)
+        *e = check_rep(datarep, call);
+    if (*e != MPI_SUCCESS)
+        return NULL;
+    if (count < 0 || position == NULL || *position < 0) {
+        *e = mpi_raise(MPI_COMM_WORLD, count < 0 ? MPI_ERR_COUNT : MPI_ERR_ARG,
+                       "%s: count %d, position %ld", call, count,
+                       position != NULL ? (long)*position : -1L);
+        return NULL;
+    }
+    const mpi_dtype_t *t = external_type(datatype, v, e, call);
+    if (t == NULL)
+        return NULL;
+    if (!t->committed) {
+        *e = mpi_raise(MPI_COMM_WORLD, MPI_ERR_TYPE, "%s: datatype %#x is not committed", call,
+                       (unsigned)datatype);
+        return NULL;
+    }
+    *need = (MPI_Aint)count * t->size;
+    if (*need > size - *position) {
+        *e = mpi_raise(MPI_COMM_WORLD, MPI_ERR_TRUNCATE, "%s: %ld bytes at position %ld, the "
+                       "buffer has %ld", call, (long)*need, (long)*position, (long)size);
+        return NULL;
+    }
+    return t;
+}
+
 int MPI_Pack_external(const char datarep[], const void *inbuf, int incount,
                       MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position)
 {
     static const char call[] = "MPI_Pack_external";
-    int e = mpi_check_init(call);
-    if (e == MPI_SUCCESS)
-        e = check_rep(datarep, call);
-    if (e != MPI_SUCCESS)
-        return e;
-    if (incount < 0 || position == NULL || *position < 0)
-        return mpi_raise(MPI_COMM_WORLD, incount < 0 ? MPI_ERR_COUNT : MPI_ERR_ARG,
-                         "%s: count %d, position %ld", call, incount,
-                         position != NULL ? (long)*position : -1L);
     mpi_dt_view_t v;
-    const mpi_dtype_t *t = external_type(datatype, &v, &e, call);
+    MPI_Aint need = 0;
+    int e;
+    const mpi_dtype_t *t =
+        pack_args(datarep, incount, datatype, position, outsize, &v, &need, &e, call);
     if (t == NULL)
         return e;
-    if (!t->committed)
-        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_TYPE, "%s: datatype %#x is not committed",
-                         call, (unsigned)datatype);
-    MPI_Aint need = (MPI_Aint)incount * t->size;
-    if (need > outsize - *position)
-        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_TRUNCATE, "%s: %ld bytes at position %ld do not "
-                         "fit in %ld", call, (long)need, (long)*position, (long)outsize);
     if (need > 0 && ((inbuf == NULL && mpi_dt_predefined(datatype)) || outbuf == NULL))
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_BUFFER, "%s: NULL buffer", call);
     char *out = (char *)outbuf + *position;
@@ -119,26 +141,13 @@ int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize
                         MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
 {
     static const char call[] = "MPI_Unpack_external";
-    int e = mpi_check_init(call);
-    if (e == MPI_SUCCESS)
-        e = check_rep(datarep, call);
-    if (e != MPI_SUCCESS)
-        return e;
-    if (outcount < 0 || position == NULL || *position < 0)
-        return mpi_raise(MPI_COMM_WORLD, outcount < 0 ? MPI_ERR_COUNT : MPI_ERR_ARG,
-                         "%s: count %d, position %ld", call, outcount,
-                         position != NULL ? (long)*position : -1L);
     mpi_dt_view_t v;
-    const mpi_dtype_t *t = external_type(datatype, &v, &e, call);
+    MPI_Aint need = 0;
+    int e;
+    const mpi_dtype_t *t =
+        pack_args(datarep, outcount, datatype, position, insize, &v, &need, &e, call);
     if (t == NULL)
         return e;
-    if (!t->committed)
-        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_TYPE, "%s: datatype %#x is not committed",
-                         call, (unsigned)datatype);
-    MPI_Aint need = (MPI_Aint)outcount * t->size;
-    if (need > insize - *position)
-        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_TRUNCATE, "%s: %ld bytes at position %ld, the "
-                         "buffer has %ld", call, (long)need, (long)*position, (long)insize);
     if (need == 0)
         return MPI_SUCCESS;
     if (inbuf == NULL || (outbuf == NULL && mpi_dt_predefined(datatype)))
