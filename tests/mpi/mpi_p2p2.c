@@ -480,7 +480,16 @@ static void cancel_send(void)
     MPI_Request r;
     MPI_Status st;
     MPI_Isend(&x, 1, MPI_INT, right, 85, MPI_COMM_WORLD, &r);
-    CHECK(MPI_Cancel(&r) == MPI_SUCCESS, "MPI_Cancel of a send refused");
+    /* Open MPI 4.1's pml cm refuses it at times (MPI_ERR_OTHER, over
+     * libfabric's own providers too): then the send simply completes */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int e = MPI_Cancel(&r);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+#ifdef TERN_MPI_H
+    CHECK(e == MPI_SUCCESS, "MPI_Cancel of a send refused");
+#else
+    (void)e;
+#endif
     MPI_Wait(&r, &st);
     MPI_Test_cancelled(&st, &cancelled);
     int peer_cancelled = -1;
