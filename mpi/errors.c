@@ -63,10 +63,15 @@ int mpi_class_of(tern_status_t st)
 
 int mpi_raise(MPI_Comm comm, int errclass, const char *fmt, ...)
 {
+    /* the arguments may be the last message itself (a wait reporting its
+     * operation's failure: "MPI_Wait: %s", mpi_last_error): formatted
+     * aside first, as vsnprintf's source and target must not overlap */
+    char msg[sizeof(mpi_last_error)];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(mpi_last_error, sizeof(mpi_last_error), fmt, ap);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    memcpy(mpi_last_error, msg, sizeof(msg));
     mpi_comm_t *c = mpi_comm_get(comm);
     MPI_Errhandler h = c != NULL ? c->errh
                       : mpi.comms != NULL ? mpi.comms[MPI_COMM_WORLD].errh
