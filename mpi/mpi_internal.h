@@ -136,6 +136,13 @@ static inline mpi_comm_t *mpi_comm_get(MPI_Comm comm)
     return &mpi.comms[comm];
 }
 int mpi_check_comm(MPI_Comm comm, const char *call);
+/* groups (group.c): a group's processes (tern peer ids, group order) and
+ * their number; NULL: not a valid group (MPI_GROUP_EMPTY is valid: an
+ * empty list).  A new group of size procs (taken over; size 0:
+ * MPI_GROUP_EMPTY, procs freed). */
+const int *mpi_group_procs(MPI_Group g, int *size);
+int mpi_check_group(MPI_Group g, const char *call);
+int mpi_group_new(int *procs, int size, MPI_Group *out, const char *call);
 /* bytes of a valid type, derived too (0: not a valid type, or an empty one) */
 int mpi_type_size(MPI_Datatype dt);
 /* datatype.c: count elements of dt packed contiguously (buffered sends,
