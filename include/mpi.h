@@ -44,6 +44,9 @@ typedef struct MPI_Status {
 #define MPI_COMM_SELF 2
 /* MPI_Comm_split_type: the processes of one host (MPICH's value) */
 #define MPI_COMM_TYPE_SHARED 1
+/* object names (MPI_Comm_set_name, MPI_Type_set_name), the NUL included;
+ * longer ones are cut (MPICH's value) */
+#define MPI_MAX_OBJECT_NAME 128
 
 /* groups */
 #define MPI_GROUP_NULL 0
@@ -242,6 +245,12 @@ int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
 int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
 int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
 int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
+
+/* object names (of communicators and datatypes) */
+int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
+int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
+int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name);
+int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
 
 /* datatypes */
 int MPI_Type_size(MPI_Datatype datatype, int *size);
@@ -454,6 +463,10 @@ int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
 int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
 int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
 int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
+int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
+int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
+int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name);
+int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
 int PMPI_Type_size(MPI_Datatype datatype, int *size);
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);

@@ -27,11 +27,11 @@ int mpi_comms_init(void)
     mpi.comms[MPI_COMM_WORLD] =
         (mpi_comm_t){.used = true, .size = size, .rank = me, .ranks = wr, .identity = true,
                      .context = 0, .space = MPI_SPACE_BASE, .w = mpi_worker_for(0),
-                     .errh = MPI_ERRORS_ARE_FATAL};
+                     .errh = MPI_ERRORS_ARE_FATAL, .name = "MPI_COMM_WORLD"};
     mpi.comms[MPI_COMM_SELF] =
         (mpi_comm_t){.used = true, .size = 1, .rank = 0, .ranks = sr, .identity = me == 0,
                      .context = 1, .space = MPI_SPACE_BASE + 2, .w = mpi_worker_for(1),
-                     .errh = MPI_ERRORS_ARE_FATAL};
+                     .errh = MPI_ERRORS_ARE_FATAL, .name = "MPI_COMM_SELF"};
     mpi_ctx_take(0);
     mpi_ctx_take(1);
     return MPI_SUCCESS;

@@ -66,6 +66,7 @@ static bool install(int *ranks, int size, int me, int id, MPI_Errhandler errh, M
     for (int i = 0; i < size; i++)
         identity = identity && ranks[i] == i;
     free(mpi.comms[h].ranks); /* a freed communicator's, kept until now */
+    /* no name: MPI does not pass one on to a new communicator */
     mpi.comms[h] = (mpi_comm_t){.used = true, .size = size, .rank = me, .ranks = ranks,
                                 .identity = identity, .context = id,
                                 .space = (uint16_t)(MPI_SPACE_BASE + 2 * id),

@@ -84,6 +84,7 @@ void mpi_dt_destroy(mpi_dtype_t *t)
         return;
     free(t->blocks);
     free(t->runs);
+    free(t->name);
     free(t);
 }
 

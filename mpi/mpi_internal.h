@@ -41,6 +41,7 @@ typedef struct mpi_comm {
     tern_worker_t *w;         /* its worker: mpi_worker_for(context) */
     MPI_Errhandler errh;
     uint32_t nbc_seq;         /* non-blocking collectives started: their tags (coll_nb.c) */
+    char name[MPI_MAX_OBJECT_NAME]; /* MPI_Comm_set_name's (names.c); "" unless set */
 } mpi_comm_t;
 
 #define MPI_MAX_COMMS 4096
@@ -222,6 +223,7 @@ typedef struct mpi_dtype {
     int nblocks, nruns;
     mpi_dt_block_t *blocks;
     mpi_dt_run_t *runs;
+    char *name;               /* MPI_Type_set_name's (names.c), malloc'ed; NULL: none */
 } mpi_dtype_t;
 
 static inline bool mpi_dt_predefined(MPI_Datatype dt)

@@ -349,6 +349,10 @@ static void idup_tests(void)
         all[i] = i;
     expect_comm(d, all, size, "idup of MPI_COMM_WORLD");
     apart(MPI_COMM_WORLD, d, "MPI_COMM_WORLD and its idup");
+    char name[MPI_MAX_OBJECT_NAME];
+    int len = -1;
+    MPI_Comm_get_name(d, name, &len);
+    CHECK(len == 0, "idup: named \"%s\"", name);
 
     /* several under way, of different communicators, completed by a test
      * loop and a waitall; then a blocking dup made while one is under way */

@@ -1,14 +1,15 @@
 /*
- * MPI groups test for tern's MPI layer (tests/mpi/mpi.sh):
+ * MPI groups and object names test for tern's MPI layer (tests/mpi/mpi.sh):
  * every group constructor (incl, excl, range_incl, range_excl, union,
  * intersection, difference) checked member by member and in order through
  * MPI_Group_translate_ranks, MPI_Group_rank / _size / _compare,
  * MPI_GROUP_EMPTY, groups of a split communicator; the error classes of bad
- * ranks, ranges, groups and counts under MPI_ERRORS_RETURN.  Plain MPI:
- * the classes the standard leaves open (MPICH and Open MPI differ) are
- * checked exactly only with tern's mpi.h (TERN_MPI_H, which gives
- * MPICH's), elsewhere only that the call failed.  Prints "ok rank R" or
- * "FAIL ..." lines.
+ * ranks, ranges, groups and counts under MPI_ERRORS_RETURN; the names of
+ * communicators and datatypes (defaults, set, cut to MPI_MAX_OBJECT_NAME,
+ * not passed on by dup or split).  Plain MPI: the classes the standard
+ * leaves open (MPICH and Open MPI differ) are checked exactly only with
+ * tern's mpi.h (TERN_MPI_H, which gives MPICH's), elsewhere only that the
+ * call failed.  Prints "ok rank R" or "FAIL ..." lines.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -333,6 +334,139 @@ static void errors(MPI_Group world)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* ---- names ---------------------------------------------------------------- */
+
+static void expect_comm_name(MPI_Comm c, const char *want, const char *what)
+{
+    char name[MPI_MAX_OBJECT_NAME];
+    int len = -1;
+    MPI_Comm_get_name(c, name, &len);
+    CHECK(strcmp(name, want) == 0 && len == (int)strlen(want), "%s: name \"%s\" (%d), expected "
+          "\"%s\"", what, name, len, want);
+}
+
+static void expect_type_name(MPI_Datatype t, const char *want, const char *what)
+{
+    char name[MPI_MAX_OBJECT_NAME];
+    int len = -1;
+    MPI_Type_get_name(t, name, &len);
+    CHECK(strcmp(name, want) == 0 && len == (int)strlen(want), "%s: name \"%s\" (%d), expected "
+          "\"%s\"", what, name, len, want);
+}
+
+static void names(void)
+{
+#ifdef TERN_MPI_H
+    CHECK(MPI_MAX_OBJECT_NAME == 128, "MPI_MAX_OBJECT_NAME %d (MPICH's is 128)",
+          MPI_MAX_OBJECT_NAME);
+#endif
+    expect_comm_name(MPI_COMM_WORLD, "MPI_COMM_WORLD", "MPI_COMM_WORLD");
+    expect_comm_name(MPI_COMM_SELF, "MPI_COMM_SELF", "MPI_COMM_SELF");
+    MPI_Comm d, d2, s;
+    MPI_Comm_dup(MPI_COMM_WORLD, &d);
+    expect_comm_name(d, "", "a dup of MPI_COMM_WORLD");
+    MPI_Comm_set_name(d, "mine");
+    expect_comm_name(d, "mine", "a named dup");
+    MPI_Comm_dup(d, &d2);
+    expect_comm_name(d2, "", "a dup of a named communicator");
+    MPI_Comm_split(d, 0, 0, &s);
+    expect_comm_name(s, "", "a split of a named communicator");
+    /* a long name is cut to MPI_MAX_OBJECT_NAME - 1 characters */
+    char longname[3 * MPI_MAX_OBJECT_NAME], name[MPI_MAX_OBJECT_NAME];
+    memset(longname, 'n', sizeof(longname) - 1);
+    longname[sizeof(longname) - 1] = '\0';
+    int len = -1;
+    MPI_Comm_set_name(d2, longname);
+    MPI_Comm_get_name(d2, name, &len);
+    CHECK(len == MPI_MAX_OBJECT_NAME - 1 && strncmp(name, longname, (size_t)len) == 0 &&
+          name[len] == '\0', "a long communicator name: %d characters", len);
+    /* MPI_COMM_WORLD renamed, and back */
+    MPI_Comm_set_name(MPI_COMM_WORLD, "the world");
+    expect_comm_name(MPI_COMM_WORLD, "the world", "MPI_COMM_WORLD renamed");
+    MPI_Comm_set_name(MPI_COMM_WORLD, "MPI_COMM_WORLD");
+    /* the name is this rank's own: another rank names its dup otherwise */
+    char mine[32];
+    snprintf(mine, sizeof(mine), "rank %d", rank);
+    MPI_Comm_set_name(d, mine);
+    MPI_Barrier(d);
+    expect_comm_name(d, mine, "a name per rank");
+    MPI_Comm_free(&s);
+    MPI_Comm_free(&d2);
+    MPI_Comm_free(&d);
+
+    /* predefined datatypes: their MPI_ constant's name */
+    static const struct {
+        MPI_Datatype t;
+        const char *name;
+    } predef[] = {
+        {MPI_CHAR, "MPI_CHAR"}, {MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR"},
+        {MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR"}, {MPI_BYTE, "MPI_BYTE"},
+        {MPI_SHORT, "MPI_SHORT"}, {MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT"},
+        {MPI_INT, "MPI_INT"}, {MPI_UNSIGNED, "MPI_UNSIGNED"}, {MPI_LONG, "MPI_LONG"},
+        {MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG"}, {MPI_LONG_LONG_INT, "MPI_LONG_LONG_INT"},
+        {MPI_LONG_LONG, "MPI_LONG_LONG_INT"}, /* the same type (MPICH and Open MPI) */
+        {MPI_UNSIGNED_LONG_LONG, "MPI_UNSIGNED_LONG_LONG"}, {MPI_FLOAT, "MPI_FLOAT"},
+        {MPI_DOUBLE, "MPI_DOUBLE"}, {MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE"},
+        {MPI_INT8_T, "MPI_INT8_T"}, {MPI_INT16_T, "MPI_INT16_T"}, {MPI_INT32_T, "MPI_INT32_T"},
+        {MPI_INT64_T, "MPI_INT64_T"}, {MPI_UINT8_T, "MPI_UINT8_T"},
+        {MPI_UINT16_T, "MPI_UINT16_T"}, {MPI_UINT32_T, "MPI_UINT32_T"},
+        {MPI_UINT64_T, "MPI_UINT64_T"}, {MPI_C_BOOL, "MPI_C_BOOL"}, {MPI_WCHAR, "MPI_WCHAR"},
+        {MPI_AINT, "MPI_AINT"}, {MPI_OFFSET, "MPI_OFFSET"}, {MPI_COUNT, "MPI_COUNT"},
+        {MPI_INTEGER, "MPI_INTEGER"}, {MPI_REAL, "MPI_REAL"},
+        {MPI_DOUBLE_PRECISION, "MPI_DOUBLE_PRECISION"}, {MPI_INTEGER4, "MPI_INTEGER4"},
+        {MPI_INTEGER8, "MPI_INTEGER8"}, {MPI_REAL4, "MPI_REAL4"}, {MPI_REAL8, "MPI_REAL8"},
+        {MPI_LOGICAL, "MPI_LOGICAL"}, {MPI_CHARACTER, "MPI_CHARACTER"},
+        {MPI_PACKED, "MPI_PACKED"}, {MPI_2INT, "MPI_2INT"}, {MPI_FLOAT_INT, "MPI_FLOAT_INT"},
+        {MPI_DOUBLE_INT, "MPI_DOUBLE_INT"}, {MPI_LONG_INT, "MPI_LONG_INT"},
+        {MPI_SHORT_INT, "MPI_SHORT_INT"}, {MPI_LONG_DOUBLE_INT, "MPI_LONG_DOUBLE_INT"},
+    };
+    for (size_t i = 0; i < sizeof(predef) / sizeof(predef[0]); i++)
+        expect_type_name(predef[i].t, predef[i].name, predef[i].name);
+    /* a predefined type renamed, and back */
+    MPI_Type_set_name(MPI_INT, "an int");
+    expect_type_name(MPI_INT, "an int", "MPI_INT renamed");
+    MPI_Type_set_name(MPI_INT, "MPI_INT");
+    /* derived: no name, then the one set; a long one is cut */
+    MPI_Datatype v, vd;
+    MPI_Type_vector(2, 1, 2, MPI_INT, &v);
+    expect_type_name(v, "", "a new vector type");
+    MPI_Type_set_name(v, "vector of 2");
+    expect_type_name(v, "vector of 2", "a named vector type");
+    MPI_Type_dup(v, &vd);
+#ifdef TERN_MPI_H /* as MPICH; Open MPI names it "Dup " + the name */
+    expect_type_name(vd, "", "a dup of a named type");
+#endif
+    MPI_Type_set_name(vd, longname);
+    MPI_Type_get_name(vd, name, &len);
+    CHECK(len == MPI_MAX_OBJECT_NAME - 1 && strncmp(name, longname, (size_t)len) == 0,
+          "a long type name: %d characters", len);
+    expect_type_name(v, "vector of 2", "the type a named dup came from");
+    MPI_Type_free(&vd);
+    MPI_Type_free(&v);
+
+    /* errors */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    expect_err(MPI_Comm_set_name(MPI_COMM_WORLD, NULL), MPI_ERR_ARG, 1, "MPI_Comm_set_name",
+               "a NULL name");
+    expect_err(MPI_Comm_get_name(MPI_COMM_WORLD, NULL, &len), MPI_ERR_ARG, 1,
+               "MPI_Comm_get_name", "a NULL buffer");
+    expect_err(MPI_Comm_get_name(MPI_COMM_WORLD, name, NULL), MPI_ERR_ARG, 1,
+               "MPI_Comm_get_name", "a NULL length");
+    expect_err(MPI_Comm_set_name(MPI_COMM_NULL, "x"), MPI_ERR_COMM, 1, "MPI_Comm_set_name",
+               "MPI_COMM_NULL");
+    expect_err(MPI_Comm_get_name(MPI_COMM_NULL, name, &len), MPI_ERR_COMM, 1,
+               "MPI_Comm_get_name", "MPI_COMM_NULL");
+    expect_err(MPI_Type_set_name(MPI_INT, NULL), MPI_ERR_ARG, 1, "MPI_Type_set_name",
+               "a NULL name");
+    expect_err(MPI_Type_get_name(MPI_INT, NULL, &len), MPI_ERR_ARG, 1, "MPI_Type_get_name",
+               "a NULL buffer");
+    expect_err(MPI_Type_set_name(MPI_DATATYPE_NULL, "x"), MPI_ERR_TYPE, 1, "MPI_Type_set_name",
+               "MPI_DATATYPE_NULL");
+    expect_err(MPI_Type_get_name(MPI_DATATYPE_NULL, name, &len), MPI_ERR_TYPE, 1,
+               "MPI_Type_get_name", "MPI_DATATYPE_NULL");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -343,6 +477,7 @@ int main(int argc, char **argv)
     constructors(world);
     of_communicators(world);
     errors(world);
+    names();
     MPI_Group_free(&world);
     MPI_Barrier(MPI_COMM_WORLD);
     if (failures == 0)
