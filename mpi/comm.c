@@ -1,14 +1,13 @@
 /*
- * MPI_COMM_WORLD and MPI_COMM_SELF, rank translation, and the argument
- * checks every call shares (communicator, datatype, count, rank, tag).
+ * MPI_COMM_WORLD and MPI_COMM_SELF, dup, split and free, rank translation,
+ * and the argument checks every call shares (communicator, datatype,
+ * count, rank, tag).  Context ids and the making of a communicator are
+ * comm_ctx.c's; the other creating calls comm_create.c's.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "mpi/mpi_internal.h"
-
-static void ctx_take(int id) { mpi.ctx_free[id / 8] &= (unsigned char)~(1u << (id % 8)); }
-static void ctx_release(int id) { mpi.ctx_free[id / 8] |= (unsigned char)(1u << (id % 8)); }
 
 int mpi_comms_init(void)
 {
@@ -28,13 +27,13 @@ int mpi_comms_init(void)
     mpi.comms[MPI_COMM_WORLD] =
         (mpi_comm_t){.used = true, .size = size, .rank = me, .ranks = wr, .identity = true,
                      .context = 0, .space = MPI_SPACE_BASE, .w = mpi_worker_for(0),
-                     .errh = MPI_ERRORS_ARE_FATAL};
+                     .errh = MPI_ERRORS_ARE_FATAL, .name = "MPI_COMM_WORLD"};
     mpi.comms[MPI_COMM_SELF] =
         (mpi_comm_t){.used = true, .size = 1, .rank = 0, .ranks = sr, .identity = me == 0,
                      .context = 1, .space = MPI_SPACE_BASE + 2, .w = mpi_worker_for(1),
-                     .errh = MPI_ERRORS_ARE_FATAL};
-    ctx_take(0);
-    ctx_take(1);
+                     .errh = MPI_ERRORS_ARE_FATAL, .name = "MPI_COMM_SELF"};
+    mpi_ctx_take(0);
+    mpi_ctx_take(1);
     return MPI_SUCCESS;
 }
 
@@ -45,89 +44,6 @@ void mpi_comms_finalize(void)
     free(mpi.comms);
     mpi.comms = NULL;
     mpi.ncomms = 0;
-}
-
-/* A new communicator of parent's ranks list (size entries, this rank at
- * me; NULL list: not a member): a context id free on every rank of parent
- * (collective over parent), then the handle.
- *
- * MPI_THREAD_MULTIPLE: two threads creating communicators at once could
- * each see an id free that the other takes, on different ranks in a
- * different order; MPICH resolves that with a retry protocol, tern does
- * not (yet): a second concurrent creation is refused with
- * MPI_ERR_UNSUPPORTED_OPERATION (docs/mpi.md).  The handle table and the
- * free ids are the table lock's. */
-static int creating; /* a creation is under way (MPI_THREAD_MULTIPLE) */
-
-static int comm_create_one(MPI_Comm parent, int *ranks, int size, int me, MPI_Comm *out,
-                           const char *call);
-
-static int comm_create(MPI_Comm parent, int *ranks, int size, int me, MPI_Comm *out,
-                       const char *call)
-{
-    if (mpi.mt && __atomic_exchange_n(&creating, 1, __ATOMIC_ACQUIRE)) {
-        free(ranks);
-        return mpi_raise(parent, MPI_ERR_UNSUPPORTED_OPERATION, "%s: another thread is creating "
-                         "a communicator: concurrent creation is not supported (create "
-                         "communicators from one thread at a time)", call);
-    }
-    int e = comm_create_one(parent, ranks, size, me, out, call);
-    if (mpi.mt)
-        __atomic_store_n(&creating, 0, __ATOMIC_RELEASE);
-    return e;
-}
-
-static int comm_create_one(MPI_Comm parent, int *ranks, int size, int me, MPI_Comm *out,
-                           const char *call)
-{
-    unsigned char mask[sizeof(mpi.ctx_free)];
-    mpi_table_lock();
-    memcpy(mask, mpi.ctx_free, sizeof(mask));
-    mpi_table_unlock();
-    int e = MPI_Allreduce(MPI_IN_PLACE, mask, (int)sizeof(mask), MPI_UNSIGNED_CHAR, MPI_BAND,
-                          parent);
-    if (e != MPI_SUCCESS) {
-        free(ranks);
-        return e;
-    }
-    int id = -1;
-    for (int i = 0; i < MPI_CONTEXT_IDS && id < 0; i++)
-        if (mask[i / 8] & (1u << (i % 8)))
-            id = i;
-    if (ranks == NULL) { /* not a member (MPI_UNDEFINED color) */
-        *out = MPI_COMM_NULL;
-        return MPI_SUCCESS;
-    }
-    if (id < 0) {
-        free(ranks);
-        return mpi_raise(parent, MPI_ERR_OTHER, "%s: all %d context ids are taken", call,
-                         MPI_CONTEXT_IDS);
-    }
-    mpi_table_lock();
-    int h = 3;
-    while (h < mpi.ncomms && mpi.comms[h].used)
-        h++;
-    if (h == MPI_MAX_COMMS) {
-        mpi_table_unlock();
-        free(ranks);
-        return mpi_raise(parent, MPI_ERR_OTHER, "%s: %d communicators exist", call,
-                         MPI_MAX_COMMS);
-    }
-    if (h == mpi.ncomms)
-        mpi.ncomms++;
-    bool identity = true;
-    for (int i = 0; i < size; i++)
-        identity = identity && ranks[i] == i;
-    free(mpi.comms[h].ranks); /* a freed communicator's, kept until now */
-    mpi.comms[h] = (mpi_comm_t){.used = true, .size = size, .rank = me, .ranks = ranks,
-                                .identity = identity, .context = id,
-                                .space = (uint16_t)(MPI_SPACE_BASE + 2 * id),
-                                .w = mpi_worker_for(id),
-                                .errh = mpi_comm_get(parent)->errh};
-    ctx_take(id);
-    mpi_table_unlock();
-    *out = h;
-    return MPI_SUCCESS;
 }
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
@@ -142,7 +58,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     if (ranks == NULL)
         return mpi_raise(comm, MPI_ERR_NO_MEM, "MPI_Comm_dup");
     memcpy(ranks, c->ranks, sizeof(int) * (size_t)c->size);
-    e = comm_create(comm, ranks, c->size, c->rank, newcomm, "MPI_Comm_dup");
+    e = mpi_comm_make(comm, ranks, c->size, c->rank, MPI_SUCCESS, newcomm, "MPI_Comm_dup");
     if (e != MPI_SUCCESS)
         return e;
     /* the attributes, as their copy callbacks decide (attr.c) */
@@ -156,25 +72,23 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 }
 
 /* (color, key, rank) of every rank of the parent, gathered; the members
- * of one's color ordered by key, then by parent rank. */
-int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+ * of one's color ordered by key, then by parent rank.  A rank whose own
+ * arguments were refused (local_err) takes part as MPI_UNDEFINED and every
+ * rank fails (mpi_comm_make), so no peer waits for it. */
+int mpi_comm_split_by(MPI_Comm comm, int color, int key, int local_err, MPI_Comm *newcomm,
+                      const char *call)
 {
-    int e = mpi_check_comm(comm, "MPI_Comm_split");
-    if (e == MPI_SUCCESS && newcomm == NULL)
-        e = mpi_raise(comm, MPI_ERR_ARG, "MPI_Comm_split: NULL new communicator pointer");
-    if (e == MPI_SUCCESS && color < 0 && color != MPI_UNDEFINED)
-        e = mpi_raise(comm, MPI_ERR_ARG, "MPI_Comm_split: color %d", color);
-    if (e != MPI_SUCCESS)
-        return e;
     mpi_comm_t *c = mpi_comm_get(comm);
+    if (local_err != MPI_SUCCESS)
+        color = MPI_UNDEFINED;
     int n = c->size, mine[3] = {color, key, c->rank};
     int *all = malloc(sizeof(int) * 3 * (size_t)n), *ranks = malloc(sizeof(int) * (size_t)n);
     if (all == NULL || ranks == NULL) {
         free(all);
         free(ranks);
-        return mpi_raise(comm, MPI_ERR_NO_MEM, "MPI_Comm_split");
+        return mpi_raise(comm, MPI_ERR_NO_MEM, "%s", call);
     }
-    e = MPI_Allgather(mine, 3, MPI_INT, all, 3, MPI_INT, comm);
+    int e = MPI_Allgather(mine, 3, MPI_INT, all, 3, MPI_INT, comm);
     if (e != MPI_SUCCESS) {
         free(all);
         free(ranks);
@@ -199,7 +113,22 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
         ranks = NULL;
     }
     free(all);
-    return comm_create(comm, ranks, m, me, newcomm, "MPI_Comm_split");
+    return mpi_comm_make(comm, ranks, m, me, local_err, newcomm, call);
+}
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    static const char call[] = "MPI_Comm_split";
+    int e = mpi_check_comm(comm, call);
+    if (e != MPI_SUCCESS)
+        return e;
+    MPI_Comm unused;
+    if (newcomm == NULL)
+        e = mpi_raise(comm, MPI_ERR_ARG, "%s: NULL new communicator pointer", call);
+    else if (color < 0 && color != MPI_UNDEFINED)
+        e = mpi_raise(comm, MPI_ERR_ARG, "%s: color %d (a color is >= 0 or MPI_UNDEFINED)",
+                      call, color);
+    return mpi_comm_split_by(comm, color, key, e, newcomm != NULL ? newcomm : &unused, call);
 }
 
 int MPI_Comm_free(MPI_Comm *comm)
@@ -218,7 +147,7 @@ int MPI_Comm_free(MPI_Comm *comm)
     int ae = mpi_attr_comm_delete(*comm);
     mpi_comm_t *c = mpi_comm_get(*comm);
     mpi_table_lock();
-    ctx_release(c->context);
+    mpi_ctx_release(c->context);
     /* MPI lets operations under way on it finish: the entry keeps its
      * ranks (their statuses translate sources with them) until a new
      * communicator takes the slot */

@@ -85,6 +85,7 @@ void mpi_dt_destroy(mpi_dtype_t *t)
     mpi_dt_env_free(t->env);
     free(t->blocks);
     free(t->runs);
+    free(t->name);
     free(t);
 }
 

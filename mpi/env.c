@@ -72,6 +72,7 @@ int MPI_Finalize(void)
         ae = we;
     mpi_bsend_drain(); /* MPI: buffered messages are delivered */
     mpi_coll_finalize();
+    mpi_ctx_drain(); /* MPI_Comm_idup's never waited for: their messages */
     mpi_reap_freed(true);
     mpi_workers_finalize();
     tern_status_t st = tern_finalize(mpi.ctx); /* drains, then a barrier */

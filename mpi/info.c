@@ -50,6 +50,13 @@ static int info_get(MPI_Info info, const char *call, info_t **o)
     return MPI_SUCCESS;
 }
 
+bool mpi_info_ok(MPI_Info info)
+{
+    if (info == MPI_INFO_NULL)
+        return true;
+    return info_table() == MPI_SUCCESS && info >= 1 && info <= ninfos && infos[info - 1].used;
+}
+
 static char *dup_str(const char *s)
 {
     size_t n = strlen(s) + 1;

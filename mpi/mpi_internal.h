@@ -41,6 +41,7 @@ typedef struct mpi_comm {
     tern_worker_t *w;         /* its worker: mpi_worker_for(context) */
     MPI_Errhandler errh;
     uint32_t nbc_seq;         /* non-blocking collectives started: their tags (coll_nb.c) */
+    char name[MPI_MAX_OBJECT_NAME]; /* MPI_Comm_set_name's (names.c); "" unless set */
 } mpi_comm_t;
 
 #define MPI_MAX_COMMS 4096
@@ -159,6 +160,35 @@ static inline mpi_comm_t *mpi_comm_get(MPI_Comm comm)
     return &mpi.comms[comm];
 }
 int mpi_check_comm(MPI_Comm comm, const char *call);
+/* context ids (comm_ctx.c): taken / given back on this rank (the table
+ * lock held, or not MPI_THREAD_MULTIPLE) */
+void mpi_ctx_take(int id);
+void mpi_ctx_release(int id);
+/* A new communicator of parent's processes ranks (size tern peer ids, this
+ * process at me; NULL: not a member, *out MPI_COMM_NULL), collective over
+ * parent: a context id free on every rank of parent, then the handle.
+ * ranks is taken over (freed on failure).  local_err: this rank's own
+ * arguments were refused with that class (already raised): it still takes
+ * part, so that no peer waits for it, and every rank then fails
+ * (comm_ctx.c). */
+int mpi_comm_make(MPI_Comm parent, int *ranks, int size, int me, int local_err, MPI_Comm *out,
+                  const char *call);
+/* MPI_Comm_split's work (comm.c) for split and split_type: comm valid,
+ * local_err as mpi_comm_make's */
+int mpi_comm_split_by(MPI_Comm comm, int color, int key, int local_err, MPI_Comm *newcomm,
+                      const char *call);
+/* MPI_Comm_idup's under way on this rank, run to their end (MPI_Finalize;
+ * every creation does it first: comm_ctx.c) */
+void mpi_ctx_drain(void);
+/* groups (group.c): a group's processes (tern peer ids, group order) and
+ * their number; NULL: not a valid group (MPI_GROUP_EMPTY is valid: an
+ * empty list).  A new group of size procs (taken over; size 0:
+ * MPI_GROUP_EMPTY, procs freed). */
+const int *mpi_group_procs(MPI_Group g, int *size);
+int mpi_check_group(MPI_Group g, const char *call);
+int mpi_group_new(int *procs, int size, MPI_Group *out, const char *call);
+/* info.c: MPI_INFO_NULL or an info object that exists */
+bool mpi_info_ok(MPI_Info info);
 /* bytes of a valid type, derived too (0: not a valid type, or an empty one) */
 int mpi_type_size(MPI_Datatype dt);
 /* datatype.c: count elements of dt packed contiguously (buffered sends,
@@ -217,6 +247,7 @@ typedef struct mpi_dtype {
     mpi_dt_block_t *blocks;
     mpi_dt_run_t *runs;
     struct mpi_dt_env *env;   /* how it was made (dtype_env.c); NULL: named */
+    char *name;               /* MPI_Type_set_name's (names.c), malloc'ed; NULL: none */
 } mpi_dtype_t;
 
 /* buf + off as an address: buf may be MPI_BOTTOM (NULL) with off an

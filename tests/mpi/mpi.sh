@@ -16,7 +16,7 @@ trap 'rm -rf "$work"' EXIT
 [ -x ./ternmpicc ] || fail "./ternmpicc not built"
 # the project's warning flags (and its sanitizers in that build: the
 # program must load their runtime first)
-for prog in mpi_p2p mpi_p2p2 mpi_coll mpi_comm mpi_dtype mpi_nbc mpi_nbc2 mpi_thread mpi_errh mpi_attr mpi_greq mpi_dtype2 mpi_topo mpi_misc; do
+for prog in mpi_p2p mpi_p2p2 mpi_coll mpi_comm mpi_group mpi_dtype mpi_nbc mpi_nbc2 mpi_thread mpi_errh mpi_attr mpi_greq mpi_dtype2 mpi_topo mpi_misc; do
     # shellcheck disable=SC2086
     ./ternmpicc ${TERN_TEST_CFLAGS:--Wall -Werror} -O2 -I"$srcdir" \
         "$srcdir/tests/mpi/$prog.c" \
@@ -38,7 +38,7 @@ for nm in shm tcp; do
         [ "$nm" = shm ] && [ "$np" = 1 ] && continue # one rank: no peer, no netmod
         # prog+long: again with the size thresholds low, so that the
         # long-message algorithms run at every size
-        for prog in mpi_p2p mpi_p2p2 mpi_coll mpi_coll+long mpi_comm mpi_dtype mpi_nbc \
+        for prog in mpi_p2p mpi_p2p2 mpi_coll mpi_coll+long mpi_comm mpi_group mpi_dtype mpi_nbc \
                     mpi_nbc+long mpi_nbc2 mpi_thread $w2 mpi_cxx mpi_errh mpi_attr mpi_greq \
                     mpi_dtype2 mpi_topo mpi_misc; do
             (if [ -f "$srcdir/netmods/$nm/test.env" ]; then

@@ -167,6 +167,21 @@ static void errors(void)
             CHECK(cls == MPI_ERR_TRUNCATE, "truncated receive: class %d", cls);
         }
     }
+#ifdef TERN_MPI_H
+    /* a failure MPI_Wait reports: its message names the call once, then
+     * the cause (it is built from the operation's own message) */
+    {
+        int two[2] = {1, 2}, one = 0;
+        MPI_Request q;
+        MPI_Irecv(&one, 1, MPI_INT, rank, 21, MPI_COMM_WORLD, &q);
+        MPI_Send(two, 2, MPI_INT, rank, 21, MPI_COMM_WORLD);
+        e = MPI_Wait(&q, MPI_STATUS_IGNORE);
+        MPI_Error_string(e, msg, &len);
+        const char *at = strstr(msg, "MPI_Wait: ");
+        CHECK(e == MPI_ERR_TRUNCATE && at != NULL && strstr(at + 1, "MPI_Wait") == NULL &&
+              strstr(msg, "truncated") != NULL, "the truncation MPI_Wait reports: \"%s\"", msg);
+    }
+#endif
     /* MPI_PROC_NULL */
     MPI_Status st;
     e = MPI_Recv(&v, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st);

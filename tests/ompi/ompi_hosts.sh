@@ -42,7 +42,7 @@ BOUND=${OMPI_KILL_BOUND:-60}
 # measure Open MPI's context-id agreement across oversubscribed hosts, not
 # tern (seen: 60 s over tern's tcp, 119 s over Open MPI's own ob1 + btl tcp,
 # 1 s on one host)
-progs=${OMPI_PROGS:-mpi_p2p mpi_p2p2 mpi_coll mpi_dtype mpi_nbc mpi_thread mpi_cxx ompi_probe_cancel}
+progs=${OMPI_PROGS:-mpi_p2p mpi_p2p2 mpi_coll mpi_group mpi_dtype mpi_nbc mpi_thread mpi_cxx ompi_probe_cancel}
 # shellcheck disable=SC2086
 ompi_build "$MN_DIR" $progs ompi_killed
 progs=${OMPI_BUILT% ompi_killed}

@@ -19,7 +19,7 @@
 . "${srcdir:-.}/tests/ompi/lib.sh"
 ompi_skip_unless_possible
 ompi_setup
-progs=${OMPI_PROGS:-mpi_p2p mpi_p2p2 mpi_coll mpi_comm mpi_dtype mpi_nbc mpi_thread mpi_cxx ompi_probe_cancel}
+progs=${OMPI_PROGS:-mpi_p2p mpi_p2p2 mpi_coll mpi_comm mpi_group mpi_dtype mpi_nbc mpi_thread mpi_cxx ompi_probe_cancel}
 # shellcheck disable=SC2086
 ompi_build "$OMPI_WORK" $progs
 progs=$OMPI_BUILT

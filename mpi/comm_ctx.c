@@ -1,0 +1,353 @@
+/*
+ * Context ids: choosing one that every member of a new communicator has
+ * free, and making the communicator with it (docs/mpi.md, "How it maps
+ * onto tern").  Two ways to agree:
+ *
+ * - over the parent (MPI_Comm_dup, _split, _create, _split_type): an
+ *   allreduce (bitwise and) of the ranks' free masks over the parent, as
+ *   MPICH does; the members of disjoint new communicators (the colors of
+ *   a split) share the id.
+ * - among the members only (MPI_Comm_create_group, and MPI_Comm_idup,
+ *   which must not block): each member sends its mask to every other one
+ *   at once and ands what comes back (mpi_xchg_*).
+ *
+ * A mask is a snapshot of this rank's free ids, so two agreements under
+ * way on one rank could choose the same id: a creation first runs the
+ * MPI_Comm_idup's under way here to their end (mpi_create_begin), so an
+ * MPI_Comm_idup's initiation waits for the one before it on this rank.
+ */
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi/comm_ctx.h"
+
+#define MASK_BYTES (MPI_CONTEXT_IDS / 8)
+static_assert(sizeof(mpi.ctx_free) == MASK_BYTES, "the free mask's size");
+
+void mpi_ctx_take(int id)
+{
+    mpi.ctx_free[id / 8] &= (unsigned char)~(1u << (id % 8));
+}
+
+void mpi_ctx_release(int id)
+{
+    mpi.ctx_free[id / 8] |= (unsigned char)(1u << (id % 8));
+}
+
+static int lowest_free(const unsigned char *mask)
+{
+    for (int i = 0; i < MPI_CONTEXT_IDS; i++)
+        if (mask[i / 8] & (1u << (i % 8)))
+            return i;
+    return -1;
+}
+
+/* The communicator of ranks (size; this process at me) with context id
+ * id, taken here; its handle in *out.  false (ranks freed, msg written):
+ * the handle table is full. */
+static bool install(int *ranks, int size, int me, int id, MPI_Errhandler errh, MPI_Comm *out,
+                    char *msg, size_t msglen, const char *call)
+{
+    mpi_table_lock();
+    int h = 3;
+    while (h < mpi.ncomms && mpi.comms[h].used)
+        h++;
+    if (h == MPI_MAX_COMMS) {
+        mpi_table_unlock();
+        free(ranks);
+        snprintf(msg, msglen, "%s: %d communicators exist (free some)", call, MPI_MAX_COMMS);
+        return false;
+    }
+    if (h == mpi.ncomms)
+        mpi.ncomms++;
+    bool identity = true;
+    for (int i = 0; i < size; i++)
+        identity = identity && ranks[i] == i;
+    free(mpi.comms[h].ranks); /* a freed communicator's, kept until now */
+    /* no name: MPI does not pass one on to a new communicator */
+    mpi.comms[h] = (mpi_comm_t){.used = true, .size = size, .rank = me, .ranks = ranks,
+                                .identity = identity, .context = id,
+                                .space = (uint16_t)(MPI_SPACE_BASE + 2 * id),
+                                .w = mpi_worker_for(id), .errh = errh};
+    mpi_ctx_take(id);
+    mpi_table_unlock();
+    *out = h;
+    return true;
+}
+
+/* ---- creations, one at a time per rank ------------------------------------ */
+
+/* MPI_THREAD_MULTIPLE: two threads creating communicators at once could
+ * each see an id free that the other takes, on different ranks in a
+ * different order; MPICH resolves that with a retry protocol, tern does
+ * not (yet): a second concurrent creation is refused with
+ * MPI_ERR_UNSUPPORTED_OPERATION (docs/mpi.md).  The handle table and the
+ * free ids are the table lock's. */
+static int creating; /* a creation is under way (MPI_THREAD_MULTIPLE) */
+
+int mpi_create_begin(MPI_Comm parent, const char *call)
+{
+    if (mpi.mt && __atomic_exchange_n(&creating, 1, __ATOMIC_ACQUIRE))
+        return mpi_raise(parent, MPI_ERR_UNSUPPORTED_OPERATION, "%s: another thread is creating "
+                         "a communicator: concurrent creation is not supported (create "
+                         "communicators from one thread at a time)", call);
+    mpi_ctx_drain();
+    return MPI_SUCCESS;
+}
+
+void mpi_create_end(void)
+{
+    if (mpi.mt)
+        __atomic_store_n(&creating, 0, __ATOMIC_RELEASE);
+}
+
+/* ---- agreement over the parent -------------------------------------------- */
+
+/* The masks and, in one more byte, whether every rank's arguments were
+ * good (0xff) or not (0), in one allreduce. */
+static int make_one(MPI_Comm parent, int *ranks, int size, int me, int local_err, MPI_Comm *out,
+                    const char *call)
+{
+    unsigned char mask[MASK_BYTES + 1];
+    mpi_table_lock();
+    memcpy(mask, mpi.ctx_free, MASK_BYTES);
+    mpi_table_unlock();
+    mask[MASK_BYTES] = local_err == MPI_SUCCESS ? 0xff : 0;
+    int e = MPI_Allreduce(MPI_IN_PLACE, mask, (int)sizeof(mask), MPI_UNSIGNED_CHAR, MPI_BAND,
+                          parent);
+    if (e == MPI_SUCCESS && local_err != MPI_SUCCESS)
+        e = local_err; /* raised already, by the caller */
+    else if (e == MPI_SUCCESS && mask[MASK_BYTES] == 0)
+        e = mpi_raise(parent, MPI_ERR_OTHER, "%s: another rank's arguments were refused (its "
+                      "error says why): no communicator was made", call);
+    if (e != MPI_SUCCESS) {
+        free(ranks);
+        return e;
+    }
+    if (ranks == NULL) { /* not a member (MPI_UNDEFINED color, not in the group) */
+        *out = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    int id = lowest_free(mask);
+    if (id < 0) {
+        free(ranks);
+        return mpi_raise(parent, MPI_ERR_OTHER, "%s: all %d context ids are taken on some rank "
+                         "(free communicators)", call, MPI_CONTEXT_IDS);
+    }
+    char msg[128];
+    if (!install(ranks, size, me, id, mpi_comm_get(parent)->errh, out, msg, sizeof(msg), call))
+        return mpi_raise(parent, MPI_ERR_OTHER, "%s", msg);
+    return MPI_SUCCESS;
+}
+
+int mpi_comm_make(MPI_Comm parent, int *ranks, int size, int me, int local_err, MPI_Comm *out,
+                  const char *call)
+{
+    int e = mpi_create_begin(parent, call);
+    if (e != MPI_SUCCESS) {
+        free(ranks);
+        return e;
+    }
+    e = make_one(parent, ranks, size, me, local_err, out, call);
+    mpi_create_end();
+    return e;
+}
+
+/* ---- agreement among the members ------------------------------------------ */
+
+struct mpi_xchg {
+    tern_worker_t *w;
+    uint16_t space;
+    uint64_t tag;
+    int n, me;
+    int *procs;               /* the new communicator's ranks (tern peer ids) */
+    MPI_Errhandler errh;
+    MPI_Comm *out;
+    const char *call;
+    unsigned char mine[MASK_BYTES];
+    unsigned char *theirs;    /* n masks (this rank's entry unused) */
+    tern_request_t **reqs;    /* receives 0..n-1, sends n..2n-1; NULL: none, or reaped */
+    int left;                 /* requests not reaped yet */
+    tern_status_t failed;     /* the first failure (TERN_OK: none) */
+    bool done;
+    int err;
+    char msg[MPI_MAX_ERROR_STRING];
+    bool pending;             /* in the list of MPI_Comm_idup's under way */
+    mpi_xchg_t *next;
+};
+
+/* MPI_Comm_idup's under way on this rank; with MPI_THREAD_MULTIPLE the
+ * list and every step of an exchange in it are xchg_lock's (the idup's
+ * request is polled under the non-blocking collectives' lock, which is
+ * taken before this one, never after). */
+static mpi_xchg_t *pending_head;
+static pthread_mutex_t xchg_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void fail(mpi_xchg_t *x, tern_status_t st)
+{
+    if (x->failed != TERN_OK)
+        return;
+    x->failed = st;
+    snprintf(x->msg, sizeof(x->msg), "%s: the context id agreement failed: %s", x->call,
+             tern_last_error());
+    /* the receives not matched yet may never be: end them (reaped below) */
+    mpi_lock(x->w);
+    for (int i = 0; i < x->n; i++)
+        if (x->reqs[i] != NULL)
+            (void)tern_cancel(x->w, x->reqs[i]);
+    mpi_unlock(x->w);
+}
+
+static void finish(mpi_xchg_t *x)
+{
+    x->done = true;
+    *x->out = MPI_COMM_NULL;
+    if (x->failed != TERN_OK) {
+        x->err = mpi_class_of(x->failed);
+        free(x->procs);
+    } else {
+        for (int i = 0; i < x->n; i++)
+            if (i != x->me)
+                for (int b = 0; b < MASK_BYTES; b++)
+                    x->mine[b] &= x->theirs[(size_t)i * MASK_BYTES + b];
+        int id = lowest_free(x->mine);
+        if (id < 0) {
+            free(x->procs);
+            snprintf(x->msg, sizeof(x->msg), "%s: all %d context ids are taken on some member "
+                     "(free communicators)", x->call, MPI_CONTEXT_IDS);
+            x->err = MPI_ERR_OTHER;
+        } else if (!install(x->procs, x->n, x->me, id, x->errh, x->out, x->msg, sizeof(x->msg),
+                            x->call)) {
+            x->err = MPI_ERR_OTHER;
+        }
+    }
+    x->procs = NULL;
+    if (x->pending) { /* out of the list */
+        mpi_xchg_t **p = &pending_head;
+        while (*p != x)
+            p = &(*p)->next;
+        *p = x->next;
+        x->pending = false;
+    }
+}
+
+/* one step (xchg_lock held) */
+static bool step(mpi_xchg_t *x)
+{
+    if (x->done)
+        return true;
+    for (int i = 0; i < 2 * x->n && x->left > 0; i++) {
+        if (x->reqs[i] == NULL)
+            continue;
+        mpi_lock(x->w);
+        tern_status_t st = tern_test(x->w, x->reqs[i], NULL);
+        mpi_unlock(x->w);
+        if (st == TERN_INPROGRESS)
+            continue;
+        x->reqs[i] = NULL;
+        x->left--;
+        if (st != TERN_OK && st != TERN_ERR_CANCELED)
+            fail(x, st);
+    }
+    if (x->left > 0)
+        return false;
+    finish(x);
+    return true;
+}
+
+bool mpi_xchg_poll(mpi_xchg_t *x, int *err)
+{
+    mpi_mt_lock(&xchg_lock);
+    bool done = step(x);
+    mpi_mt_unlock(&xchg_lock);
+    if (done)
+        *err = x->err;
+    return done;
+}
+
+const char *mpi_xchg_msg(const mpi_xchg_t *x)
+{
+    return x->msg;
+}
+
+void mpi_xchg_free(mpi_xchg_t *x)
+{
+    if (x == NULL)
+        return;
+    free(x->procs);
+    free(x->theirs);
+    free(x->reqs);
+    free(x);
+}
+
+void mpi_ctx_drain(void)
+{
+    for (;;) {
+        mpi_mt_lock(&xchg_lock);
+        mpi_xchg_t *x = pending_head;
+        bool done = x == NULL || step(x); /* step unlinks it when done */
+        mpi_mt_unlock(&xchg_lock);
+        if (x == NULL)
+            return;
+        if (!done)
+            mpi_block();
+    }
+}
+
+int mpi_xchg_start(MPI_Comm parent, int *procs, int n, int me, uint64_t tag, bool pending,
+                   MPI_Comm *out, const char *call, mpi_xchg_t **xp)
+{
+    mpi_comm_t *c = mpi_comm_get(parent);
+    mpi_xchg_t *x = malloc(sizeof(*x));
+    unsigned char *theirs = malloc((size_t)n * MASK_BYTES);
+    tern_request_t **reqs = calloc(2 * (size_t)n, sizeof(*reqs));
+    if (x == NULL || theirs == NULL || reqs == NULL) {
+        free(procs);
+        free(x);
+        free(theirs);
+        free(reqs);
+        return mpi_raise(parent, MPI_ERR_NO_MEM, "%s: no memory for the context id agreement",
+                         call);
+    }
+    *x = (mpi_xchg_t){.w = c->w, .space = (uint16_t)(c->space + 1), .tag = tag, .n = n,
+                      .me = me, .procs = procs, .errh = c->errh, .out = out, .call = call,
+                      .theirs = theirs, .reqs = reqs, .failed = TERN_OK};
+    mpi_table_lock();
+    memcpy(x->mine, mpi.ctx_free, MASK_BYTES);
+    mpi_table_unlock();
+    mpi_mt_lock(&xchg_lock);
+    mpi_lock(x->w);
+    for (int i = 0; i < n && x->failed == TERN_OK; i++) {
+        if (i == me)
+            continue;
+        tern_status_t st = tern_trecv(x->w, x->theirs + (size_t)i * MASK_BYTES, MASK_BYTES,
+                                      procs[i], tag, 0, x->space, NULL, &x->reqs[i]);
+        if (st == TERN_INPROGRESS)
+            x->left++;
+        else
+            x->reqs[i] = NULL;
+        if (st == TERN_INPROGRESS || st == TERN_OK)
+            st = tern_tsend(x->w, x->mine, MASK_BYTES, procs[i], tag, x->space, NULL,
+                            &x->reqs[n + i]);
+        if (st == TERN_INPROGRESS)
+            x->left++;
+        else
+            x->reqs[n + i] = NULL;
+        if (st != TERN_OK && st != TERN_INPROGRESS) {
+            mpi_unlock(x->w);
+            fail(x, st); /* the requests posted are reaped by the polls */
+            mpi_lock(x->w);
+        }
+    }
+    mpi_unlock(x->w);
+    if (pending) {
+        x->pending = true;
+        x->next = pending_head;
+        pending_head = x;
+    }
+    mpi_mt_unlock(&xchg_lock);
+    *xp = x;
+    return MPI_SUCCESS;
+}
