@@ -291,7 +291,11 @@ static void errors(MPI_Group world)
     expect_err(MPI_Group_translate_ranks(world, 1, &bad, world, twice), MPI_ERR_RANK, 1,
                "MPI_Group_translate_ranks", "rank = size");
 #endif
+#ifndef OPEN_MPI /* Open MPI 4.1 hands n -1 to calloc (an ASan abort in tests/ompi) */
     expect_err(MPI_Group_incl(world, -1, twice, &g), MPI_ERR_ARG, 0, "MPI_Group_incl", "n -1");
+#else
+    (void)twice;
+#endif
     /* bad triplets: MPICH's MPI_ERR_ARG (Open MPI: MPI_ERR_RANK) */
     int stride0[1][3] = {{0, 0, 0}}, past[1][3] = {{0, size, 1}}, start[1][3] = {{size, 0, -1}};
     int away[1][3] = {{0, size - 1, -1}}, dup[2][3] = {{0, 0, 1}, {0, 0, 1}};
