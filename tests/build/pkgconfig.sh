@@ -70,7 +70,8 @@ for m in tern tern-mpi; do
     only_includes "relocated pkg-config --cflags $m" "$f" "$sinc"
 done
 mkdir -p "$sinc" "$slib" || fail "mkdir $sinc $slib"
-ln -s "$abs_srcdir/include/tern" "$sinc/tern" && ln -s "$abs_srcdir/include/mpi.h" "$sinc/mpi.h" ||
+ln -s "$abs_srcdir/include/tern" "$sinc/tern" && ln -s "$abs_srcdir/include/mpi.h" "$sinc/mpi.h" &&
+    ln -s "$abs_srcdir/include/mpi_pmpi.h" "$sinc/mpi_pmpi.h" ||
     fail "ln -s headers"
 for l in "$builddir"/.libs/libtern.so* "$builddir"/.libs/libtern-mpi.so*; do
     [ -e "$l" ] || fail "$l missing (libtern not built?)"

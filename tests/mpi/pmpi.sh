@@ -1,7 +1,7 @@
 #!/bin/sh
-# The profiling interface (issue 24): include/mpi.h declares a PMPI_ twin
-# of every MPI_ function with the same parameters (its generated block is
-# what mpi/pmpi.awk makes of the prototypes now), libtern-mpi.so exports
+# The profiling interface (issue 24): include/mpi_pmpi.h declares a PMPI_
+# twin of every MPI_ function of include/mpi.h with the same parameters (its
+# generated block is what mpi/pmpi.awk makes of mpi.h's prototypes now), libtern-mpi.so exports
 # each PMPI_ name at its MPI_ function's address, and a program that wraps
 # MPI calls through their PMPI_ names (tests/mpi/mpi_pmpi.c) runs at 1, 2
 # and 4 ranks.
@@ -16,11 +16,11 @@ lib=.libs/libtern-mpi.so
 command -v nm >/dev/null || fail "nm not found (binutils)"
 
 awk -v mode=header -f "$srcdir/mpi/pmpi.awk" "$hdr" >"$work/want"
-sed -n '/^\/\* ---- PMPI_/,/^\/\* ---- end of PMPI_/p' "$hdr" |
+sed -n '/^\/\* ---- PMPI_/,/^\/\* ---- end of PMPI_/p' "$srcdir/include/mpi_pmpi.h" |
     sed -e '1,/\*\/$/d' -e '$d' >"$work/have"
 [ -s "$work/want" ] || fail "mpi/pmpi.awk found no prototype in $hdr"
 diff -u "$work/want" "$work/have" >"$work/diff" ||
-    { cat "$work/diff"; fail "the PMPI_ block of include/mpi.h is not what mpi/pmpi.awk makes of its prototypes (regenerate it)"; }
+    { cat "$work/diff"; fail "include/mpi_pmpi.h's PMPI_ block is not what mpi/pmpi.awk makes of its prototypes (regenerate it)"; }
 echo "ok: $(wc -l <"$work/want") lines of PMPI_ prototypes match"
 
 n=0
