@@ -272,7 +272,37 @@ mn_mpirun() {
     # in the background, so that a signal to the script runs its trap (and
     # the cleanup) at once instead of after mpirun has ended
     "${MN_CMD[@]}" </dev/null &
-    wait $!
+    local job=$! rc wd
+    mn_watchdog "$job" &
+    wd=$!
+    wait "$job"
+    rc=$?
+    kill "$wd" 2>/dev/null
+    wait "$wd" 2>/dev/null
+    return "$rc"
+}
+
+# mn_watchdog PID: 10 s before mn_mpirun's bound ends PID's job, print
+# the stacks of every process running $MN_WATCH_PROG (the ranks, in both hosts: one
+# PID namespace) to stderr, so a hang says where it hung.  gdb is one of
+# quickstart's packages; each dump is itself bounded.
+mn_watchdog() {
+    local job=$1 name p
+    name=$(basename "${MN_WATCH_PROG:-}")
+    [ -n "$name" ] || return 0
+    # the sleep in the background: mn_mpirun's kill ends it too (no orphan
+    # left holding the caller's output open)
+    sleep $((MN_TIMEOUT > 20 ? MN_TIMEOUT - 10 : MN_TIMEOUT / 2)) &
+    p=$!
+    trap 'kill $p 2>/dev/null; exit 0' TERM
+    wait "$p"
+    kill -0 "$job" 2>/dev/null || return 0
+    command -v gdb >/dev/null || { echo "# watchdog: no gdb for the stacks" >&2; return 0; }
+    for p in $(pgrep -x "${name:0:15}"); do
+        echo "# watchdog: $name pid $p still running after $((MN_TIMEOUT - 10)) s; its stacks:" >&2
+        timeout 20 gdb -p "$p" -batch -nx -ex 'set pagination off' \
+            -ex 'thread apply all bt' 2>&1 | grep -E '^(Thread|#)' >&2
+    done
 }
 
 # mn_mpirun_cmd NP [MPIRUN-OPTIONS... --] PROG ARGS...: mn_mpirun's command
@@ -328,6 +358,7 @@ mn_mpirun_cmd() {
     */*) prog=$(cd "$(dirname "$prog")" && pwd)/$(basename "$prog") ;;
     esac
     MN_CMD+=(${opts[@]+"${opts[@]}"} "$prog" "$@")
+    MN_WATCH_PROG=$prog
 }
 
 # mn_netmod_env NM: export the environment of a job with shm inside the
