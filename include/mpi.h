@@ -1,8 +1,15 @@
 /*
- * tern's MPI layer (libtern-mpi; docs/mpi.md lists what is there).  A
- * subset of MPI-3.1 on tern's engine: what is declared here is implemented;
- * anything else fails at link time.  Handles are ints, as in MPICH; a
- * communicator's context id is a tern matching space.
+ * tern's MPI layer (libtern-mpi; docs/mpi.md lists what is there).  MPI-3.1
+ * on tern's engine: what is declared here is implemented; anything else
+ * fails at link time.
+ *
+ * The ABI is MPICH's (the one MPICH, Intel MPI and Cray MPICH share), so a
+ * program built by MPICH's mpicc runs on tern's libmpich.so.12 (docs/mpi.md,
+ * "Running MPICH-built programs"): handle types and the values of every
+ * predefined handle and constant, MPI_Status' layout, the sizes of MPI_Aint,
+ * MPI_Offset and MPI_Count, the callback types.  These values are interface
+ * facts; the header is tern's own.  A handle is an int: kind (bits 31-30: 0
+ * null, 1 predefined, 2 made by the library), object type (29-26), index.
  */
 #ifndef TERN_MPI_H
 #define TERN_MPI_H
@@ -23,7 +30,8 @@ typedef int MPI_Errhandler;
 typedef int MPI_Op;
 typedef int MPI_Group;
 typedef long MPI_Aint;
-typedef long long MPI_Count;
+typedef long MPI_Count;
+typedef long MPI_Offset;
 typedef int MPI_Message;
 typedef int MPI_Info;
 typedef int MPI_Fint; /* a handle as Fortran holds it */
@@ -36,13 +44,16 @@ typedef struct MPI_Status {
     int MPI_ERROR;
 } MPI_Status;
 
-#define MPI_STATUS_IGNORE ((MPI_Status *)0)
-#define MPI_STATUSES_IGNORE ((MPI_Status *)0)
+/* not NULL (MPICH's values); the arrays of statuses are declared as
+ * pointers, so that compilers do not read MPI_STATUSES_IGNORE as an array
+ * too small for the count */
+#define MPI_STATUS_IGNORE ((MPI_Status *)1)
+#define MPI_STATUSES_IGNORE ((MPI_Status *)1)
 
 /* communicators */
-#define MPI_COMM_NULL 0
-#define MPI_COMM_WORLD 1
-#define MPI_COMM_SELF 2
+#define MPI_COMM_NULL ((MPI_Comm)0x04000000)
+#define MPI_COMM_WORLD ((MPI_Comm)0x44000000)
+#define MPI_COMM_SELF ((MPI_Comm)0x44000001)
 /* MPI_Comm_split_type: the processes of one host (MPICH's value) */
 #define MPI_COMM_TYPE_SHARED 1
 /* object names (MPI_Comm_set_name, MPI_Type_set_name), the NUL included;
@@ -50,82 +61,82 @@ typedef struct MPI_Status {
 #define MPI_MAX_OBJECT_NAME 128
 
 /* groups */
-#define MPI_GROUP_NULL 0
-#define MPI_GROUP_EMPTY 1
+#define MPI_GROUP_NULL ((MPI_Group)0x08000000)
+#define MPI_GROUP_EMPTY ((MPI_Group)0x48000000)
 
 /* point to point */
-#define MPI_ANY_SOURCE (-1)
+#define MPI_ANY_SOURCE (-2)
 #define MPI_ANY_TAG (-1)
-#define MPI_PROC_NULL (-2)
+#define MPI_PROC_NULL (-1)
 #define MPI_UNDEFINED (-32766)
-#define MPI_REQUEST_NULL 0
+#define MPI_REQUEST_NULL ((MPI_Request)0x2c000000)
 #define MPI_TAG_UB_VALUE 0x7fffffff
 
 /* buffered sends: the room MPI_Bsend takes in the attached buffer beyond
  * the packed message */
-#define MPI_BSEND_OVERHEAD 64
+#define MPI_BSEND_OVERHEAD 96
 
 /* matched probes */
-#define MPI_MESSAGE_NULL 0
-#define MPI_MESSAGE_NO_PROC 1
+#define MPI_MESSAGE_NULL ((MPI_Message)0x2c000000)
+#define MPI_MESSAGE_NO_PROC ((MPI_Message)0x6c000000)
 
 /* info objects */
-#define MPI_INFO_NULL 0
-#define MPI_INFO_ENV 1
+#define MPI_INFO_NULL ((MPI_Info)0x1c000000)
+#define MPI_INFO_ENV ((MPI_Info)0x5c000001)
 #define MPI_MAX_INFO_KEY 255
 #define MPI_MAX_INFO_VAL 1024
 
-/* predefined datatypes: the low byte is the size in bytes */
-#define MPI_DATATYPE_NULL 0
-#define MPI_CHAR ((MPI_Datatype)0x101)
-#define MPI_SIGNED_CHAR ((MPI_Datatype)0x201)
-#define MPI_UNSIGNED_CHAR ((MPI_Datatype)0x301)
-#define MPI_BYTE ((MPI_Datatype)0x401)
-#define MPI_SHORT ((MPI_Datatype)0x502)
-#define MPI_UNSIGNED_SHORT ((MPI_Datatype)0x602)
-#define MPI_INT ((MPI_Datatype)0x704)
-#define MPI_UNSIGNED ((MPI_Datatype)0x804)
-#define MPI_LONG ((MPI_Datatype)0x908)
-#define MPI_UNSIGNED_LONG ((MPI_Datatype)0xa08)
-#define MPI_LONG_LONG_INT ((MPI_Datatype)0xb08)
+/* predefined datatypes: 0x4c00SSII, SS the size in bytes, II the type */
+#define MPI_DATATYPE_NULL ((MPI_Datatype)0x0c000000)
+#define MPI_CHAR ((MPI_Datatype)0x4c000101)
+#define MPI_SIGNED_CHAR ((MPI_Datatype)0x4c000118)
+#define MPI_UNSIGNED_CHAR ((MPI_Datatype)0x4c000102)
+#define MPI_BYTE ((MPI_Datatype)0x4c00010d)
+#define MPI_SHORT ((MPI_Datatype)0x4c000203)
+#define MPI_UNSIGNED_SHORT ((MPI_Datatype)0x4c000204)
+#define MPI_INT ((MPI_Datatype)0x4c000405)
+#define MPI_UNSIGNED ((MPI_Datatype)0x4c000406)
+#define MPI_LONG ((MPI_Datatype)0x4c000807)
+#define MPI_UNSIGNED_LONG ((MPI_Datatype)0x4c000808)
+#define MPI_LONG_LONG_INT ((MPI_Datatype)0x4c000809)
 #define MPI_LONG_LONG MPI_LONG_LONG_INT
-#define MPI_UNSIGNED_LONG_LONG ((MPI_Datatype)0xc08)
-#define MPI_FLOAT ((MPI_Datatype)0xd04)
-#define MPI_DOUBLE ((MPI_Datatype)0xe08)
-#define MPI_LONG_DOUBLE ((MPI_Datatype)0xf10)
-#define MPI_INT8_T ((MPI_Datatype)0x1001)
-#define MPI_INT16_T ((MPI_Datatype)0x1102)
-#define MPI_INT32_T ((MPI_Datatype)0x1204)
-#define MPI_INT64_T ((MPI_Datatype)0x1308)
-#define MPI_UINT8_T ((MPI_Datatype)0x1401)
-#define MPI_UINT16_T ((MPI_Datatype)0x1502)
-#define MPI_UINT32_T ((MPI_Datatype)0x1604)
-#define MPI_UINT64_T ((MPI_Datatype)0x1708)
-#define MPI_C_BOOL ((MPI_Datatype)0x1801)
-#define MPI_WCHAR ((MPI_Datatype)0x1904)
-#define MPI_AINT ((MPI_Datatype)0x1a08)
-#define MPI_OFFSET ((MPI_Datatype)0x1b08)
-#define MPI_COUNT ((MPI_Datatype)0x1c08)
+#define MPI_UNSIGNED_LONG_LONG ((MPI_Datatype)0x4c000819)
+#define MPI_FLOAT ((MPI_Datatype)0x4c00040a)
+#define MPI_DOUBLE ((MPI_Datatype)0x4c00080b)
+#define MPI_LONG_DOUBLE ((MPI_Datatype)0x4c00100c)
+#define MPI_INT8_T ((MPI_Datatype)0x4c000137)
+#define MPI_INT16_T ((MPI_Datatype)0x4c000238)
+#define MPI_INT32_T ((MPI_Datatype)0x4c000439)
+#define MPI_INT64_T ((MPI_Datatype)0x4c00083a)
+#define MPI_UINT8_T ((MPI_Datatype)0x4c00013b)
+#define MPI_UINT16_T ((MPI_Datatype)0x4c00023c)
+#define MPI_UINT32_T ((MPI_Datatype)0x4c00043d)
+#define MPI_UINT64_T ((MPI_Datatype)0x4c00083e)
+#define MPI_C_BOOL ((MPI_Datatype)0x4c00013f)
+#define MPI_WCHAR ((MPI_Datatype)0x4c00040e)
+#define MPI_AINT ((MPI_Datatype)0x4c000843)
+#define MPI_OFFSET ((MPI_Datatype)0x4c000844)
+#define MPI_COUNT ((MPI_Datatype)0x4c000845)
 /* Fortran-sized */
-#define MPI_INTEGER ((MPI_Datatype)0x1d04)
-#define MPI_REAL ((MPI_Datatype)0x1e04)
-#define MPI_DOUBLE_PRECISION ((MPI_Datatype)0x1f08)
-#define MPI_INTEGER4 ((MPI_Datatype)0x2004)
-#define MPI_INTEGER8 ((MPI_Datatype)0x2108)
-#define MPI_REAL4 ((MPI_Datatype)0x2204)
-#define MPI_REAL8 ((MPI_Datatype)0x2308)
-#define MPI_LOGICAL ((MPI_Datatype)0x2404)
-#define MPI_CHARACTER ((MPI_Datatype)0x2501)
-#define MPI_PACKED ((MPI_Datatype)0x2601) /* MPI_Pack's bytes */
+#define MPI_INTEGER ((MPI_Datatype)0x4c00041b)
+#define MPI_REAL ((MPI_Datatype)0x4c00041c)
+#define MPI_DOUBLE_PRECISION ((MPI_Datatype)0x4c00081f)
+#define MPI_INTEGER4 ((MPI_Datatype)0x4c000430)
+#define MPI_INTEGER8 ((MPI_Datatype)0x4c000831)
+#define MPI_REAL4 ((MPI_Datatype)0x4c000427)
+#define MPI_REAL8 ((MPI_Datatype)0x4c000829)
+#define MPI_LOGICAL ((MPI_Datatype)0x4c00041d)
+#define MPI_CHARACTER ((MPI_Datatype)0x4c00011a)
+#define MPI_PACKED ((MPI_Datatype)0x4c00010f) /* MPI_Pack's bytes */
 /* pair types for MPI_MAXLOC / MPI_MINLOC: C structs { T value; int index; }
- * (padding included: extent = sizeof the struct); handles beyond the low
- * 16 bits, with the derived types */
-#define MPI_2INT ((MPI_Datatype)0x10000)
-#define MPI_FLOAT_INT ((MPI_Datatype)0x10001)
-#define MPI_DOUBLE_INT ((MPI_Datatype)0x10002)
-#define MPI_LONG_INT ((MPI_Datatype)0x10003)
-#define MPI_SHORT_INT ((MPI_Datatype)0x10004)
-#define MPI_LONG_DOUBLE_INT ((MPI_Datatype)0x10005)
+ * (padding included: extent = sizeof the struct); MPI_2INT is a predefined
+ * handle, the others are made by the library at MPI_Init (kind 2) */
+#define MPI_2INT ((MPI_Datatype)0x4c000816)
+#define MPI_FLOAT_INT ((MPI_Datatype)0x8c000000)
+#define MPI_DOUBLE_INT ((MPI_Datatype)0x8c000001)
+#define MPI_LONG_INT ((MPI_Datatype)0x8c000002)
+#define MPI_SHORT_INT ((MPI_Datatype)0x8c000003)
+#define MPI_LONG_DOUBLE_INT ((MPI_Datatype)0x8c000004)
 
 /* reduction operations */
 /* how a datatype was made (MPI_Type_get_envelope), and the array
@@ -156,19 +167,19 @@ typedef struct MPI_Status {
 #define MPI_DISTRIBUTE_NONE 123
 #define MPI_DISTRIBUTE_DFLT_DARG (-49767)
 
-#define MPI_OP_NULL 0
-#define MPI_MAX 1
-#define MPI_MIN 2
-#define MPI_SUM 3
-#define MPI_PROD 4
-#define MPI_LAND 5
-#define MPI_LOR 6
-#define MPI_LXOR 7
-#define MPI_BAND 8
-#define MPI_BOR 9
-#define MPI_BXOR 10
-#define MPI_MAXLOC 11
-#define MPI_MINLOC 12
+#define MPI_OP_NULL ((MPI_Op)0x18000000)
+#define MPI_MAX ((MPI_Op)0x58000001)
+#define MPI_MIN ((MPI_Op)0x58000002)
+#define MPI_SUM ((MPI_Op)0x58000003)
+#define MPI_PROD ((MPI_Op)0x58000004)
+#define MPI_LAND ((MPI_Op)0x58000005)
+#define MPI_LOR ((MPI_Op)0x58000007)
+#define MPI_LXOR ((MPI_Op)0x58000009)
+#define MPI_BAND ((MPI_Op)0x58000006)
+#define MPI_BOR ((MPI_Op)0x58000008)
+#define MPI_BXOR ((MPI_Op)0x5800000a)
+#define MPI_MAXLOC ((MPI_Op)0x5800000c)
+#define MPI_MINLOC ((MPI_Op)0x5800000b)
 typedef void(MPI_User_function)(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
 
 /* the send buffer argument of a collective that works in place */
@@ -185,9 +196,9 @@ typedef void(MPI_User_function)(void *invec, void *inoutvec, int *len, MPI_Datat
 
 /* error handlers (MPI_Comm_create_errhandler's functions get the
  * communicator and the error code; the varargs are MPI's, unused) */
-#define MPI_ERRHANDLER_NULL 0
-#define MPI_ERRORS_ARE_FATAL 1
-#define MPI_ERRORS_RETURN 2
+#define MPI_ERRHANDLER_NULL ((MPI_Errhandler)0x14000000)
+#define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)0x54000000)
+#define MPI_ERRORS_RETURN ((MPI_Errhandler)0x54000001)
 typedef void(MPI_Comm_errhandler_function)(MPI_Comm *, int *, ...);
 typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn; /* MPI-2's name */
 
@@ -260,9 +271,9 @@ typedef MPI_Comm_errhandler_function MPI_Handler_function; /* MPI-1 */
 #define MPI_SIMILAR 2
 #define MPI_UNEQUAL 3
 
-#define MPI_MAX_PROCESSOR_NAME 256
+#define MPI_MAX_PROCESSOR_NAME 128
 #define MPI_MAX_ERROR_STRING 512
-#define MPI_MAX_LIBRARY_VERSION_STRING 256
+#define MPI_MAX_LIBRARY_VERSION_STRING 8192
 
 /* error classes */
 #define MPI_SUCCESS 0
@@ -272,28 +283,29 @@ typedef MPI_Comm_errhandler_function MPI_Handler_function; /* MPI-1 */
 #define MPI_ERR_TAG 4
 #define MPI_ERR_COMM 5
 #define MPI_ERR_RANK 6
-#define MPI_ERR_REQUEST 7
-#define MPI_ERR_ROOT 8
-#define MPI_ERR_GROUP 9
-#define MPI_ERR_OP 10
-#define MPI_ERR_TOPOLOGY 11
-#define MPI_ERR_DIMS 12
-#define MPI_ERR_ARG 13
-#define MPI_ERR_UNKNOWN 14
-#define MPI_ERR_TRUNCATE 15
-#define MPI_ERR_OTHER 16
-#define MPI_ERR_INTERN 17
-#define MPI_ERR_IN_STATUS 18
-#define MPI_ERR_PENDING 19
+#define MPI_ERR_REQUEST 19
+#define MPI_ERR_ROOT 7
+#define MPI_ERR_GROUP 8
+#define MPI_ERR_OP 9
+#define MPI_ERR_TOPOLOGY 10
+#define MPI_ERR_DIMS 11
+#define MPI_ERR_ARG 12
+#define MPI_ERR_UNKNOWN 13
+#define MPI_ERR_TRUNCATE 14
+#define MPI_ERR_OTHER 15
+#define MPI_ERR_INTERN 16
+#define MPI_ERR_IN_STATUS 17
+#define MPI_ERR_PENDING 18
 #define MPI_ERR_INFO 28
 #define MPI_ERR_INFO_KEY 29
 #define MPI_ERR_INFO_VALUE 30
 #define MPI_ERR_INFO_NOKEY 31
 #define MPI_ERR_NO_MEM 34
 #define MPI_ERR_KEYVAL 48
-#define MPI_ERR_UNSUPPORTED_OPERATION 52
-#define MPI_ERR_PROC_FAILED 54 /* MPI 4 / ULFM's class, for a dead peer */
-#define MPI_ERR_LASTCODE 64
+#define MPI_ERR_UNSUPPORTED_OPERATION 44
+#define MPIX_ERR_PROC_FAILED 101 /* ULFM's class, for a dead peer (MPICH's value) */
+#define MPI_ERR_PROC_FAILED MPIX_ERR_PROC_FAILED
+#define MPI_ERR_LASTCODE 0x3fffffff
 
 /* environment */
 int MPI_Init(int *argc, char ***argv);
@@ -476,15 +488,15 @@ int MPI_Status_set_cancelled(MPI_Status *status, int flag);
 int MPI_Request_free(MPI_Request *request);
 int MPI_Wait(MPI_Request *request, MPI_Status *status);
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
-int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
-int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]);
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status *statuses);
+int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status *statuses);
 int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status);
 int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status);
 
 int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
-                 MPI_Status statuses[]);
+                 MPI_Status *statuses);
 int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
-                 MPI_Status statuses[]);
+                 MPI_Status *statuses);
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
                          int source, int recvtag, MPI_Comm comm, MPI_Status *status);
 

@@ -174,14 +174,14 @@ int PMPI_Status_set_cancelled(MPI_Status *status, int flag);
 int PMPI_Request_free(MPI_Request *request);
 int PMPI_Wait(MPI_Request *request, MPI_Status *status);
 int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
-int PMPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
-int PMPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]);
+int PMPI_Waitall(int count, MPI_Request requests[], MPI_Status *statuses);
+int PMPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status *statuses);
 int PMPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status);
 int PMPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status);
 int PMPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
-                  MPI_Status statuses[]);
+                  MPI_Status *statuses);
 int PMPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
-                  MPI_Status statuses[]);
+                  MPI_Status *statuses);
 int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
                           int source, int recvtag, MPI_Comm comm, MPI_Status *status);
 int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,

@@ -5,8 +5,8 @@
  * (MPI_TAG_UB, MPI_HOST, MPI_IO, MPI_WTIME_IS_GLOBAL, MPI_UNIVERSE_SIZE,
  * MPI_APPNUM, MPI_LASTUSEDCODE).
  *
- * A keyval is an entry of a table that only grows (its handle
- * MPI_KEYVAL_BASE + index): its kind (communicator or datatype), its copy
+ * A keyval is an entry of a table that only grows (its handle a made one,
+ * mpi/handle.h, whose index is the entry's): its kind (communicator or datatype), its copy
  * and delete functions, its extra state, and whether the user freed it.
  * A freed keyval stays usable by the attributes already set with it (MPI
  * says so: their copy and delete callbacks still run) and is refused for
@@ -24,7 +24,6 @@
 
 #include "mpi/mpi_internal.h"
 
-#define MPI_KEYVAL_BASE 0x10000
 #define MAX_KEYVALS 4096
 
 enum attr_kind { KIND_COMM, KIND_TYPE };
@@ -69,8 +68,9 @@ int MPIR_Dup_fn(MPI_Comm oldcomm, int keyval, void *extra_state, void *attribute
 
 static keyval_t *keyval_of(int k, enum attr_kind kind)
 {
-    int i = k - MPI_KEYVAL_BASE;
-    if (i < 0 || i >= __atomic_load_n(&nkeyvals, __ATOMIC_ACQUIRE))
+    unsigned i = mpi_h_index(k);
+    if (!mpi_h_is(k, MPI_HK_MADE, MPI_HT_KEYVAL) ||
+        i >= (unsigned)__atomic_load_n(&nkeyvals, __ATOMIC_ACQUIRE))
         return NULL;
     keyval_t *x = keyvals[i];
     return x->kind == kind ? x : NULL;
@@ -97,7 +97,7 @@ static int keyval_new(const keyval_t *proto, int *out, const char *call)
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_INTERN, "%s: %d keyvals made already (the "
                          "most this library keeps)", call, MAX_KEYVALS);
     }
-    *out = MPI_KEYVAL_BASE + i;
+    *out = mpi_h_make(MPI_HK_MADE, MPI_HT_KEYVAL, (unsigned)i);
     return MPI_SUCCESS;
 }
 
@@ -110,7 +110,7 @@ static int keyval_free(int *k, enum attr_kind kind, const char *call)
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: NULL keyval pointer", call);
     keyval_t *x = keyval_of(*k, kind);
     if (x == NULL || x->freed)
-        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_KEYVAL, "%s: keyval %d is %s", call, *k,
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_KEYVAL, "%s: keyval %#x is %s", call, (unsigned)*k,
                          mpi_attr_predefined(*k) ? "predefined (it cannot be freed)"
                          : x != NULL              ? "freed already"
                                                   : "not a keyval of this kind");
@@ -206,7 +206,7 @@ static void *predefined_value(int keyval)
         predef_value = 0; /* clocks are the nodes' own */
         break;
     case MPI_UNIVERSE_SIZE:
-        predef_value = mpi.comms[MPI_COMM_WORLD].size;
+        predef_value = mpi.comms[MPI_COMM_SLOT_WORLD].size;
         break;
     case MPI_APPNUM:
         predef_value = 0; /* one application context */
@@ -353,7 +353,7 @@ static int copy_all(enum attr_kind kind, int obj, int nobj)
     int result = MPI_SUCCESS;
     for (int i = m - 1; i >= 0 && result == MPI_SUCCESS; i--) {
         int keyval = list[i]->keyval;
-        keyval_t *k = keyvals[keyval - MPI_KEYVAL_BASE];
+        keyval_t *k = keyvals[mpi_h_index(keyval)];
         void *out = NULL;
         int flag = 0, e = MPI_SUCCESS;
         if (kind == KIND_COMM && k->copy.comm != NULL)
@@ -395,7 +395,7 @@ static int delete_all(enum attr_kind kind, int obj)
         mpi_table_unlock();
         if (a == NULL)
             return result;
-        int e = run_delete(keyvals[a->keyval - MPI_KEYVAL_BASE], obj, a->keyval, a->value);
+        int e = run_delete(keyvals[mpi_h_index(a->keyval)], obj, a->keyval, a->value);
         if (e != MPI_SUCCESS && result == MPI_SUCCESS)
             result = e;
         free(a);

@@ -62,7 +62,13 @@ void coll_span(int count, MPI_Datatype dt, MPI_Aint at, MPI_Aint *lo, MPI_Aint *
 
 /* ---- reductions' working buffers ------------------------------------------- */
 
-static bool elementwise_op(MPI_Op op) { return op >= MPI_MAX && op <= MPI_BXOR; }
+/* the predefined operations but MAXLOC / MINLOC: MPI_MAX (index 1) to
+ * MPI_BXOR (0xa) in MPICH's numbering */
+static bool elementwise_op(MPI_Op op)
+{
+    return mpi_h_is(op, MPI_HK_BUILTIN, MPI_HT_OP) && mpi_h_index(op) >= 1 &&
+           mpi_h_index(op) <= 0xa;
+}
 
 int coll_red_init(const coll_t *k, coll_red_t *r, int count, MPI_Datatype dt, MPI_Op op)
 {

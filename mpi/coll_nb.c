@@ -372,7 +372,7 @@ int nb_start(sched_t *s, MPI_Request *request)
         nb_sched_free(s);
         return mpi_raise(k.comm, e, "%s: request table", k.call);
     }
-    mpi_req_t *q = &mpi.reqs[h - 1];
+    mpi_req_t *q = mpi_req_at(h);
     q->comm = k.comm;
     q->progress = nb_progress;
     q->aux = s;

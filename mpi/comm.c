@@ -19,16 +19,16 @@ int mpi_comms_init(void)
         free(sr);
         return MPI_ERR_NO_MEM;
     }
-    mpi.ncomms = 3;
+    mpi.ncomms = MPI_COMM_SLOT_MADE;
     memset(mpi.ctx_free, 0xff, sizeof(mpi.ctx_free));
     for (int i = 0; i < size; i++)
         wr[i] = i;
     sr[0] = me;
-    mpi.comms[MPI_COMM_WORLD] =
+    mpi.comms[MPI_COMM_SLOT_WORLD] =
         (mpi_comm_t){.used = true, .size = size, .rank = me, .ranks = wr, .identity = true,
                      .context = 0, .space = MPI_SPACE_BASE, .w = mpi_worker_for(0),
                      .errh = MPI_ERRORS_ARE_FATAL, .name = "MPI_COMM_WORLD"};
-    mpi.comms[MPI_COMM_SELF] =
+    mpi.comms[MPI_COMM_SLOT_SELF] =
         (mpi_comm_t){.used = true, .size = 1, .rank = 0, .ranks = sr, .identity = me == 0,
                      .context = 1, .space = MPI_SPACE_BASE + 2, .w = mpi_worker_for(1),
                      .errh = MPI_ERRORS_ARE_FATAL, .name = "MPI_COMM_SELF"};

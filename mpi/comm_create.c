@@ -241,7 +241,7 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
         free(ranks);
         return mpi_raise(comm, MPI_ERR_NO_MEM, "%s: request table", call);
     }
-    mpi_req_t *q = &mpi.reqs[h - 1];
+    mpi_req_t *q = mpi_req_at(h);
     q->kind = REQ_DONE; /* until it carries the agreement */
     e = mpi_create_begin(comm, call);
     mpi_xchg_t *x = NULL;

@@ -51,7 +51,7 @@ static bool install(int *ranks, int size, int me, int id, MPI_Errhandler errh, M
                     char *msg, size_t msglen, const char *call)
 {
     mpi_table_lock();
-    int h = 3;
+    int h = MPI_COMM_SLOT_MADE;
     while (h < mpi.ncomms && mpi.comms[h].used)
         h++;
     if (h == MPI_MAX_COMMS) {
@@ -73,7 +73,7 @@ static bool install(int *ranks, int size, int me, int id, MPI_Errhandler errh, M
                                 .w = mpi_worker_for(id), .errh = errh};
     mpi_ctx_take(id);
     mpi_table_unlock();
-    *out = h;
+    *out = mpi_comm_handle(h);
     return true;
 }
 

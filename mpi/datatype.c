@@ -1,7 +1,7 @@
 /*
- * Datatypes: the predefined ones (a handle's low byte is its size, its
- * next bits an index), the table of derived ones (handles from
- * MPI_DT_DERIVED_BASE; the pair types first), the packing helpers the rest
+ * Datatypes: the predefined ones (the handle says the size: mpi_predef_size),
+ * the table of derived ones (made handles, index = entry; the pair types
+ * first), the packing helpers the rest
  * of the layer uses (buffered sends, collectives' staging, point to point)
  * and the queries.  The constructors are in dtype_build.c.
  *
@@ -17,7 +17,7 @@
 
 #include "mpi/mpi_internal.h"
 
-/* the predefined types: index (high bits) -> size (low byte) */
+/* the predefined types' sizes, from the handle */
 static int predefined_size(MPI_Datatype dt)
 {
     return mpi_predef_size(dt);
@@ -30,7 +30,7 @@ static int predefined_size(MPI_Datatype dt)
  * (MPI_THREAD_MULTIPLE), and ntypes is published with release / read with
  * acquire so an entry is written before its handle can be looked up. */
 #define MPI_DT_MAX (1 << 16)
-static mpi_dtype_t **types; /* by handle - MPI_DT_DERIVED_BASE; NULL: free */
+static mpi_dtype_t **types; /* by the handle's index; NULL: free */
 static int ntypes;
 
 /* the pair types take the first entries (MPI_Init builds them) */
@@ -43,10 +43,12 @@ int mpi_dt_init(void)
 
 mpi_dtype_t *mpi_dt_get(MPI_Datatype dt)
 {
-    if (dt < MPI_DT_DERIVED_BASE)
+    unsigned i = mpi_h_index(dt);
+    if (dt == MPI_2INT)
+        i = MPI_DT_2INT_ENTRY;
+    else if (!mpi_h_is(dt, MPI_HK_MADE, MPI_HT_DATATYPE))
         return NULL;
-    int i = dt - MPI_DT_DERIVED_BASE;
-    return i < __atomic_load_n(&ntypes, __ATOMIC_ACQUIRE) ? types[i] : NULL;
+    return i < (unsigned)__atomic_load_n(&ntypes, __ATOMIC_ACQUIRE) ? types[i] : NULL;
 }
 
 MPI_Datatype mpi_dt_register(mpi_dtype_t *t)
@@ -59,7 +61,7 @@ MPI_Datatype mpi_dt_register(mpi_dtype_t *t)
         if (types[i] == NULL) {
             types[i] = t;
             mpi_table_unlock();
-            return MPI_DT_DERIVED_BASE + i;
+            return mpi_h_make(MPI_HK_MADE, MPI_HT_DATATYPE, (unsigned)i);
         }
     if (ntypes >= MPI_DT_MAX) {
         mpi_table_unlock();
@@ -68,7 +70,7 @@ MPI_Datatype mpi_dt_register(mpi_dtype_t *t)
     types[ntypes] = t;
     __atomic_store_n(&ntypes, ntypes + 1, __ATOMIC_RELEASE);
     mpi_table_unlock();
-    return MPI_DT_DERIVED_BASE + ntypes - 1;
+    return mpi_h_make(MPI_HK_MADE, MPI_HT_DATATYPE, (unsigned)ntypes - 1);
 }
 
 /* references: atomic (a staged receive on one thread, MPI_Type_free on
@@ -398,7 +400,7 @@ int MPI_Type_free(MPI_Datatype *datatype)
         return mpi_raise_code(MPI_COMM_WORLD, ae, "MPI_Type_free: a delete callback of an "
                               "attribute failed (%d)", ae);
     mpi_table_lock();
-    types[*datatype - MPI_DT_DERIVED_BASE] = NULL;
+    types[mpi_h_index(*datatype)] = NULL;
     mpi_table_unlock();
     mpi_dt_release(t);
     *datatype = MPI_DATATYPE_NULL;
@@ -423,7 +425,7 @@ void mpi_dt_drop(MPI_Datatype h)
     if (t == NULL || t->pair)
         return;
     mpi_table_lock();
-    types[h - MPI_DT_DERIVED_BASE] = NULL;
+    types[mpi_h_index(h)] = NULL;
     mpi_table_unlock();
     mpi_dt_release(t);
 }
@@ -521,7 +523,7 @@ static const mpi_dtype_t *count_args(const MPI_Status *status, MPI_Datatype dt, 
                                      mpi_dt_view_t *v, const char *call, int *e)
 {
     *e = MPI_SUCCESS;
-    if (status == NULL || count == NULL) {
+    if (status == NULL || status == MPI_STATUS_IGNORE || count == NULL) {
         *e = mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: NULL argument", call);
         return NULL;
     }

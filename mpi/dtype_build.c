@@ -476,13 +476,18 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 
 #define PAIR(T) {sizeof(struct { T v; int i; }), offsetof(struct { T v; int i; }, i)}
 
-/* in the order of their handles (include/mpi.h) */
+/* in the order of their entries: MPI_FLOAT_INT .. MPI_LONG_DOUBLE_INT are
+ * made handles 0..4 (include/mpi.h), MPI_2INT is entry MPI_DT_2INT_ENTRY */
 int mpi_dt_build_pairs(void)
 {
-    static const MPI_Datatype first[MPI_DT_NPAIRS] = {MPI_INT, MPI_FLOAT, MPI_DOUBLE, MPI_LONG,
-                                                      MPI_SHORT, MPI_LONG_DOUBLE};
+    static const MPI_Datatype first[MPI_DT_NPAIRS] = {MPI_FLOAT, MPI_DOUBLE, MPI_LONG, MPI_SHORT,
+                                                      MPI_LONG_DOUBLE, MPI_INT};
     static const struct { MPI_Aint extent, ioff; } layout[MPI_DT_NPAIRS] = {
-        PAIR(int), PAIR(float), PAIR(double), PAIR(long), PAIR(short), PAIR(long double)};
+        PAIR(float), PAIR(double), PAIR(long), PAIR(short), PAIR(long double), PAIR(int)};
+    _Static_assert(MPI_DT_2INT_ENTRY == 5, "MPI_2INT's entry is the last pair's");
+    _Static_assert((unsigned)MPI_FLOAT_INT == 0x8c000000u &&
+                       (unsigned)MPI_LONG_DOUBLE_INT == 0x8c000004u,
+                   "the pair types are made handles 0..4");
     for (int i = 0; i < MPI_DT_NPAIRS; i++) {
         const int lens[2] = {1, 1};
         const MPI_Aint disps[2] = {0, layout[i].ioff};

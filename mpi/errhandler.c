@@ -7,8 +7,8 @@
  * and at none the handle is retired (MPI_Comm_set_errhandler refuses it)
  * but the function stays, because communicators it was set on keep using
  * it until they are freed, and communicators hold no count.  A program
- * makes a handful of handlers; an entry is two words.  Handles of user handlers are MPI_ERRH_USER_BASE + index, clear
- * of the predefined ones.
+ * makes a handful of handlers; an entry is two words.  Handles of user
+ * handlers are made ones (mpi/handle.h) whose index is their entry's.
  *
  * User error classes and codes (MPI_Add_error_class / _code) follow the
  * predefined ones: class or code n > MPI_ERR_LASTCODE is entry
@@ -25,7 +25,6 @@
 
 #include "mpi/mpi_internal.h"
 
-#define MPI_ERRH_USER_BASE 0x10000
 #define MAX_HANDLERS 4096
 #define MAX_USER_CODES 4096
 
@@ -48,8 +47,9 @@ static int ncodes;
 
 static errh_entry_t *user_handler(MPI_Errhandler h)
 {
-    int i = h - MPI_ERRH_USER_BASE;
-    if (i < 0 || i >= __atomic_load_n(&nhandlers, __ATOMIC_ACQUIRE))
+    unsigned i = mpi_h_index(h);
+    if (!mpi_h_is(h, MPI_HK_MADE, MPI_HT_ERRHANDLER) ||
+        i >= (unsigned)__atomic_load_n(&nhandlers, __ATOMIC_ACQUIRE))
         return NULL;
     return handlers[i];
 }
@@ -101,7 +101,7 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI_Comm_create_errhandler: %d "
                          "handlers made already (the most this library keeps)", MAX_HANDLERS);
     }
-    *errhandler = MPI_ERRH_USER_BASE + i;
+    *errhandler = mpi_h_make(MPI_HK_MADE, MPI_HT_ERRHANDLER, (unsigned)i);
     return MPI_SUCCESS;
 }
 
@@ -185,7 +185,7 @@ int MPI_Add_error_code(int errorclass, int *errorcode)
     if (errorcode == NULL)
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_code: NULL pointer");
     const user_code_t *c = user_code(errorclass);
-    bool is_class = (errorclass >= 0 && errorclass <= MPI_ERR_LASTCODE) ||
+    bool is_class = mpi_predef_class(errorclass) ||
                     (c != NULL && c->cls == errorclass);
     if (!is_class)
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_code: %d is not an error "

@@ -12,7 +12,7 @@
 
 #include "mpi/mpi_internal.h"
 
-static const char *const class_text[MPI_ERR_LASTCODE] = {
+static const char *const class_text[MPIX_ERR_PROC_FAILED + 1] = {
     [MPI_SUCCESS] = "no error",
     [MPI_ERR_BUFFER] = "invalid buffer pointer",
     [MPI_ERR_COUNT] = "invalid count argument",
@@ -87,7 +87,7 @@ static int raise_v(MPI_Comm comm, int code, const char *fmt, va_list ap)
     memcpy(mpi_last_error, msg, sizeof(msg));
     mpi_comm_t *c = mpi_comm_get(comm);
     MPI_Errhandler h = c != NULL ? c->errh
-                      : mpi.comms != NULL ? mpi.comms[MPI_COMM_WORLD].errh
+                      : mpi.comms != NULL ? mpi.comms[MPI_COMM_SLOT_WORLD].errh
                                           : MPI_ERRORS_ARE_FATAL;
     if (h == MPI_ERRORS_RETURN && mpi.init)
         return code;
@@ -133,12 +133,11 @@ int mpi_raise_tern(MPI_Comm comm, tern_status_t st, const char *call)
 int MPI_Error_class(int errorcode, int *errorclass)
 {
     int cls = errorcode;
-    bool ok = errorcode >= 0 && (errorcode <= MPI_ERR_LASTCODE ||
-                                 mpi_user_code(errorcode, &cls, NULL));
+    bool ok = mpi_predef_class(errorcode) || mpi_user_code(errorcode, &cls, NULL);
     if (errorclass == NULL || !ok)
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_class: code %d (predefined "
-                         "codes are 0..%d, then those MPI_Add_error_class / _code made)",
-                         errorcode, MPI_ERR_LASTCODE);
+                         "codes are 0..%d and %d, then those MPI_Add_error_class / _code made)",
+                         errorcode, MPI_ERR_CLASS_LAST, MPIX_ERR_PROC_FAILED);
     *errorclass = cls;
     return MPI_SUCCESS;
 }
@@ -147,8 +146,7 @@ int MPI_Error_string(int errorcode, char *string, int *resultlen)
 {
     const char *user = NULL;
     bool is_user = errorcode > MPI_ERR_LASTCODE && mpi_user_code(errorcode, NULL, &user);
-    if (string == NULL || resultlen == NULL || errorcode < 0 ||
-        (errorcode > MPI_ERR_LASTCODE && !is_user))
+    if (string == NULL || resultlen == NULL || (!mpi_predef_class(errorcode) && !is_user))
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_string: code %d", errorcode);
     int n;
     if (is_user) {

@@ -39,7 +39,7 @@ int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_
     }
     *g = (greq_t){.query = query_fn, .free_fn = free_fn, .cancel = cancel_fn,
                   .extra = extra_state};
-    mpi_req_t *q = &mpi.reqs[h - 1];
+    mpi_req_t *q = mpi_req_at(h);
     q->kind = REQ_GREQ;
     q->comm = MPI_COMM_WORLD;
     q->recv = false;

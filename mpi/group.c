@@ -11,15 +11,9 @@
 
 #define MAX_GROUPS 4096
 
-/* A created group's handle is GROUP_FIRST + its index: nothing is read
- * into the values of MPI_GROUP_NULL and MPI_GROUP_EMPTY but that they are
- * outside that range (a header with other handle values needs only a
- * different GROUP_FIRST). */
-#define GROUP_FIRST 2
-static_assert(MPI_GROUP_NULL < GROUP_FIRST || MPI_GROUP_NULL >= GROUP_FIRST + MAX_GROUPS,
-              "MPI_GROUP_NULL is not a table handle");
-static_assert(MPI_GROUP_EMPTY < GROUP_FIRST || MPI_GROUP_EMPTY >= GROUP_FIRST + MAX_GROUPS,
-              "MPI_GROUP_EMPTY is not a table handle");
+/* A created group's handle is a made one (mpi/handle.h) whose index is its
+ * table entry's; MPI_GROUP_NULL and MPI_GROUP_EMPTY are of other kinds. */
+static_assert(((unsigned)MPI_GROUP_EMPTY >> 30) != MPI_HK_MADE, "MPI_GROUP_EMPTY is not made");
 
 typedef struct group {
     bool used;
@@ -35,9 +29,10 @@ static const group_t *group_get(MPI_Group g)
 {
     if (g == MPI_GROUP_EMPTY)
         return &group_empty;
-    if (g == MPI_GROUP_NULL || g < GROUP_FIRST || g >= GROUP_FIRST + MAX_GROUPS)
+    unsigned i = mpi_h_index(g);
+    if (!mpi_h_is(g, MPI_HK_MADE, MPI_HT_GROUP) || i >= MAX_GROUPS)
         return NULL;
-    return groups[g - GROUP_FIRST].used ? &groups[g - GROUP_FIRST] : NULL;
+    return groups[i].used ? &groups[i] : NULL;
 }
 
 const int *mpi_group_procs(MPI_Group g, int *size)
@@ -61,7 +56,7 @@ int mpi_group_new(int *procs, int size, MPI_Group *out, const char *call)
         if (!groups[i].used) {
             groups[i] = (group_t){.used = true, .size = size, .procs = procs};
             mpi_table_unlock();
-            *out = GROUP_FIRST + i;
+            *out = mpi_h_make(MPI_HK_MADE, MPI_HT_GROUP, (unsigned)i);
             return MPI_SUCCESS;
         }
     mpi_table_unlock();
@@ -190,7 +185,7 @@ int MPI_Group_free(MPI_Group *group)
         return e;
     /* MPI_GROUP_EMPTY may be "freed" (as MPICH allows): the handle only */
     if (*group != MPI_GROUP_EMPTY) {
-        group_t *g = &groups[*group - GROUP_FIRST];
+        group_t *g = &groups[mpi_h_index(*group)];
         free(g->procs);
         mpi_table_lock();
         *g = (group_t){0};

@@ -1,9 +1,10 @@
 /*
  * MPI_Info: ordered (key, value) string pairs.  Nothing in the layer reads
  * hints yet; programs pass info objects to calls that take them, so the
- * objects themselves work as MPI says.  A handle is an index (+1) into a
- * table of objects; MPI_INFO_ENV (1) is the first and stays (empty: the
- * launcher's command line is not passed on).
+ * objects themselves work as MPI says.  An object is an entry of a table:
+ * MPI_INFO_ENV is entry 0 and stays (empty: the launcher's command line is
+ * not passed on); the others' handles are made ones (mpi/handle.h) whose
+ * index is their entry's.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,10 +30,22 @@ static int info_table(void)
     mpi_table_lock();
     if (infos == NULL && (infos = calloc(MPI_MAX_INFOS, sizeof(*infos))) != NULL) {
         ninfos = MPI_MAX_INFOS;
-        infos[MPI_INFO_ENV - 1].used = true;
+        infos[0].used = true; /* MPI_INFO_ENV */
     }
     mpi_table_unlock();
     return infos != NULL ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+/* a handle's entry; -1: not an info object's (MPI_INFO_NULL neither) */
+static int info_slot(MPI_Info info)
+{
+    unsigned i = mpi_h_index(info);
+    if (info == MPI_INFO_ENV)
+        return 0;
+    if (!mpi_h_is(info, MPI_HK_MADE, MPI_HT_INFO) || i < 1 || i >= (unsigned)ninfos ||
+        !infos[i].used)
+        return -1;
+    return (int)i;
 }
 
 /* The object of a handle into *o (the error raised otherwise). */
@@ -43,10 +56,11 @@ static int info_get(MPI_Info info, const char *call, info_t **o)
         return e;
     if (info_table() != MPI_SUCCESS)
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "%s: info table", call);
-    if (info < 1 || info > ninfos || !infos[info - 1].used)
-        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_INFO, "%s: info %d is not valid%s", call, info,
-                         info == MPI_INFO_NULL ? " (MPI_INFO_NULL)" : "");
-    *o = &infos[info - 1];
+    int s = info_slot(info);
+    if (s < 0)
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_INFO, "%s: info %#x is not valid%s", call,
+                         (unsigned)info, info == MPI_INFO_NULL ? " (MPI_INFO_NULL)" : "");
+    *o = &infos[s];
     return MPI_SUCCESS;
 }
 
@@ -54,7 +68,7 @@ bool mpi_info_ok(MPI_Info info)
 {
     if (info == MPI_INFO_NULL)
         return true;
-    return info_table() == MPI_SUCCESS && info >= 1 && info <= ninfos && infos[info - 1].used;
+    return info_table() == MPI_SUCCESS && info_slot(info) >= 0;
 }
 
 static char *dup_str(const char *s)
@@ -91,7 +105,7 @@ static int find(const info_t *o, const char *key)
 static MPI_Info info_new(const char *call)
 {
     mpi_table_lock();
-    int i = 0;
+    int i = 1; /* 0: MPI_INFO_ENV */
     while (i < ninfos && infos[i].used)
         i++;
     if (i < ninfos)
@@ -102,7 +116,7 @@ static MPI_Info info_new(const char *call)
                   MPI_MAX_INFOS);
         return MPI_INFO_NULL;
     }
-    return i + 1;
+    return mpi_h_make(MPI_HK_MADE, MPI_HT_INFO, (unsigned)i);
 }
 
 /* Set key to val in o (a copy of each); MPI_ERR_NO_MEM when out of memory. */
@@ -284,14 +298,16 @@ int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
         return e;
     if (newinfo == NULL)
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: NULL new info pointer", call);
-    MPI_Info h = info_new(call); /* may move the table: the source by index below */
+    MPI_Info h = info_new(call);
     if (h == MPI_INFO_NULL)
         return MPI_ERR_NO_MEM;
-    for (int i = 0; i < infos[info - 1].n; i++)
-        if (put(&infos[h - 1], infos[info - 1].key[i], infos[info - 1].val[i]) != MPI_SUCCESS) {
-            clear(&infos[h - 1]);
-            infos[h - 1] = (info_t){0};
-            return mpi_raise(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "%s: copying info %d", call, info);
+    info_t *d = &infos[mpi_h_index(h)];
+    for (int i = 0; i < o->n; i++)
+        if (put(d, o->key[i], o->val[i]) != MPI_SUCCESS) {
+            clear(d);
+            *d = (info_t){0};
+            return mpi_raise(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "%s: copying info %#x", call,
+                             (unsigned)info);
         }
     *newinfo = h;
     return MPI_SUCCESS;

@@ -3,8 +3,8 @@
  *
  * One tern context per process (tern_init in MPI_Init); the MPI calls use
  * its default worker (MPI_THREAD_SERIALIZED at most so far).  Handles are
- * small ints: a communicator indexes mpi_comms, a request mpi_reqs (+1, so
- * that 0 is MPI_REQUEST_NULL).  A communicator's point-to-point traffic
+ * MPICH's (mpi/handle.h): a communicator's names its slot in mpi.comms, a
+ * request's its entry in mpi.reqs.  A communicator's point-to-point traffic
  * goes in its tern matching space, its collectives' in the next one.
  */
 #ifndef TERN_MPI_INTERNAL_H
@@ -17,6 +17,8 @@
 
 #include <mpi.h>
 #include <tern/tern.h>
+
+#include "mpi/handle.h"
 
 /* Everything declared below is the library's own: hidden, so that calls
  * between its files are direct, not through the PLT (the MPI_* entry
@@ -84,7 +86,7 @@ struct mpi_req {
      * status and err then in this entry) */
     bool active;
     MPI_Request inner;
-    int next;                 /* free entries, and freed ones: the next (+1) */
+    int next;                 /* free entries, and freed ones: the next (index + 1) */
 };
 
 #define MPI_MAX_WORKERS 64 /* TERN_NUM_WORKERS' bound */
@@ -107,13 +109,13 @@ typedef struct mpi_state {
     pthread_mutex_t table_lock; /* MPI_THREAD_MULTIPLE: request table, comm creation */
     int nworkers;
     bool mt;                  /* MPI_THREAD_MULTIPLE provided */
-    mpi_comm_t *comms;        /* by handle: 0 NULL, 1 WORLD, 2 SELF, then created ones */
+    mpi_comm_t *comms;        /* by slot (mpi_comm_slot) */
     int ncomms;
     unsigned char ctx_free[MPI_CONTEXT_IDS / 8]; /* bit set: context id free here */
     mpi_req_t *reqs;
     int nreqs;
-    int free_head;            /* the free entries' list (+1; 0: empty) */
-    int freed_head;           /* entries MPI_Request_free let go, not yet finished */
+    int free_head;            /* the free entries' list (index + 1; 0: empty) */
+    int freed_head;           /* entries MPI_Request_free let go, not yet finished (the same) */
     int nfreed;
     mpi_config_t cfg;
 } mpi_state_t;
@@ -122,6 +124,13 @@ extern mpi_state_t mpi;
 /* the calling thread's last error message (MPI_Error_string) */
 extern __thread char mpi_last_error[MPI_MAX_ERROR_STRING];
 
+/* the predefined error classes: MPICH's 0..78 and ULFM's
+ * MPIX_ERR_PROC_FAILED (user ones are above MPI_ERR_LASTCODE) */
+#define MPI_ERR_CLASS_LAST 78
+static inline bool mpi_predef_class(int c)
+{
+    return (c >= 0 && c <= MPI_ERR_CLASS_LAST) || c == MPIX_ERR_PROC_FAILED;
+}
 /* errors.c: the error class of a tern status; raise: record the message,
  * call the communicator's handler (fatal: abort the job), return the class */
 int mpi_class_of(tern_status_t st);
@@ -151,13 +160,38 @@ int mpi_attr_type_delete(MPI_Datatype type);
 /* checks: an initialised library, a valid communicator, datatype, count,
  * rank (peer or MPI_PROC_NULL; any source allowed when any) and tag */
 int mpi_check_init(const char *call);
+/* Communicator slots: 0 unused, WORLD 1, SELF 2 (predefined handles 0 and
+ * 1), made ones from 3 (made handles, index = slot).  A handle's slot, -1
+ * when it is not one's; a slot's handle. */
+#define MPI_COMM_SLOT_WORLD 1
+#define MPI_COMM_SLOT_SELF 2
+#define MPI_COMM_SLOT_MADE 3
+static inline int mpi_comm_slot(MPI_Comm comm)
+{
+    unsigned i = mpi_h_index(comm);
+    if (mpi_h_is(comm, MPI_HK_MADE, MPI_HT_COMM))
+        return i >= MPI_COMM_SLOT_MADE && i < (unsigned)mpi.ncomms ? (int)i : -1;
+    if (mpi_h_is(comm, MPI_HK_BUILTIN, MPI_HT_COMM))
+        return i < 2 ? (int)i + MPI_COMM_SLOT_WORLD : -1;
+    return -1;
+}
+static inline MPI_Comm mpi_comm_handle(int slot)
+{
+    return slot < MPI_COMM_SLOT_MADE
+               ? mpi_h_make(MPI_HK_BUILTIN, MPI_HT_COMM, (unsigned)(slot - MPI_COMM_SLOT_WORLD))
+               : mpi_h_make(MPI_HK_MADE, MPI_HT_COMM, (unsigned)slot);
+}
 /* a communicator's entry; NULL: not a valid handle */
 static inline mpi_comm_t *mpi_comm_get(MPI_Comm comm)
 {
-    if (mpi.comms == NULL || comm <= MPI_COMM_NULL || comm >= mpi.ncomms ||
-        !mpi.comms[comm].used)
-        return NULL;
-    return &mpi.comms[comm];
+    int s = mpi.comms != NULL ? mpi_comm_slot(comm) : -1;
+    return s >= 0 && mpi.comms[s].used ? &mpi.comms[s] : NULL;
+}
+/* the entry of a handle that was valid, freed since or not (a request's:
+ * a freed communicator's entry keeps its ranks until the slot is reused) */
+static inline const mpi_comm_t *mpi_comm_entry(MPI_Comm comm)
+{
+    return &mpi.comms[mpi_comm_slot(comm)];
 }
 int mpi_check_comm(MPI_Comm comm, const char *call);
 /* context ids (comm_ctx.c): taken / given back on this rank (the table
@@ -215,13 +249,15 @@ int mpi_check_p2p(MPI_Comm comm, const void *buf, int count, MPI_Datatype dt, in
                   bool recv, const char *call);
 
 /* ---- derived datatypes (datatype.c, dtype_build.c) ------------------------
- * A handle with bits above the low 16 set is a derived type: index
- * dt - MPI_DT_DERIVED_BASE into a table; the pair types (MPI_2INT, ...) are
- * its first entries, built at first use and never freed.  A type is kept
+ * A derived type's handle is a made one (mpi/handle.h) whose index is its
+ * entry in a table; the pair types are its first entries, built at
+ * MPI_Init and never freed: MPI_FLOAT_INT .. MPI_LONG_DOUBLE_INT are made
+ * handles 0-4 in MPICH's header, and MPI_2INT, a predefined handle there,
+ * is entry 5.  A type is kept
  * flattened: the (offset, length) blocks of one element in typemap order,
  * adjacent ones merged, and the runs of basic elements (Get_elements). */
-#define MPI_DT_DERIVED_BASE 0x10000
 #define MPI_DT_NPAIRS 6          /* the pair types' table entries */
+#define MPI_DT_2INT_ENTRY 5
 /* more iovec entries than this for one operation: pack into a staging
  * buffer instead (docs/mpi.md) */
 #define MPI_DT_IOV_LIMIT 512
@@ -258,17 +294,19 @@ static inline char *mpi_addr(const void *buf, MPI_Aint off)
     return (char *)((uintptr_t)buf + (uintptr_t)off);
 }
 
-static inline bool mpi_dt_predefined(MPI_Datatype dt)
-{
-    return (dt & ~0xffff) == 0;
-}
-/* bytes of a predefined type: index (bits 8-15) -> size (low byte); 0:
- * not a predefined type */
-#define MPI_PREDEF_LAST 0x26
+/* Bytes of a predefined type, read off its handle (0x4c00SSII: SS the
+ * size, II the type); 0: not a predefined type.  MPI_2INT is the pair
+ * entry's, MPI_LB / MPI_UB have no size. */
 static inline int mpi_predef_size(MPI_Datatype dt)
 {
-    int idx = dt >> 8;
-    return idx >= 1 && idx <= MPI_PREDEF_LAST && (dt & ~0xffff) == 0 ? dt & 0xff : 0;
+    return mpi_h_is(dt, MPI_HK_BUILTIN, MPI_HT_DATATYPE) && mpi_h_index(dt) <= 0xffff &&
+                   dt != MPI_2INT
+               ? (int)(mpi_h_index(dt) >> 8)
+               : 0;
+}
+static inline bool mpi_dt_predefined(MPI_Datatype dt)
+{
+    return mpi_predef_size(dt) != 0;
 }
 /* the derived (or pair) type of a handle; NULL: not one, or freed */
 int mpi_dt_init(void); /* MPI_Init: the table, the pair types */
@@ -344,7 +382,14 @@ void mpi_status_empty(MPI_Status *s, int source);
 /* request.c: requests; those MPI_Request_free let go, reaped when finished
  * (wait: all, at MPI_Finalize) */
 int mpi_reqs_init(void); /* MPI_Init: the table, reserved */
-#define MPI_REQ_SENT 1 /* the handle of every send that completed at once */
+/* the handle of entry i; of entry 0: every send that completed at once */
+#define MPI_REQ_HANDLE(i) ((MPI_Request)(0xac000000u | (unsigned)(i)))
+#define MPI_REQ_SENT MPI_REQ_HANDLE(0)
+/* the entry of a handle mpi_req_new (or mpi_req_get) vouched for */
+static inline mpi_req_t *mpi_req_at(MPI_Request h)
+{
+    return &mpi.reqs[mpi_h_index(h)];
+}
 int mpi_req_new(MPI_Request *out);
 mpi_req_t *mpi_req_get(MPI_Request h); /* NULL: not an active handle */
 /* progress *h once (wait: until it finishes); true once it has: its status
@@ -446,12 +491,12 @@ void coll_tmp_drain(void); /* coll.c: the scratch buffers kept (mpi_coll_finaliz
 extern const mpi_req_t mpi_req_zero;
 static inline MPI_Request mpi_req_pop(void)
 {
-    MPI_Request h = mpi.mt ? MPI_REQUEST_NULL : mpi.free_head;
-    if (h != MPI_REQUEST_NULL) {
-        mpi.free_head = mpi.reqs[h - 1].next;
-        mpi.reqs[h - 1] = mpi_req_zero;
-    }
-    return h;
+    int i1 = mpi.mt ? 0 : mpi.free_head; /* entry + 1; 0: none */
+    if (i1 == 0)
+        return MPI_REQUEST_NULL;
+    mpi.free_head = mpi.reqs[i1 - 1].next;
+    mpi.reqs[i1 - 1] = mpi_req_zero;
+    return MPI_REQ_HANDLE(i1 - 1);
 }
 
 /* config.c: mpi.cfg from the environment (MPI_SUCCESS, or the error raised) */

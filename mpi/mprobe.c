@@ -1,9 +1,11 @@
 /*
  * Matched probes on tern's (tern_improbe / tern_mprobe / tern_imrecv): the
  * probe takes the message out of matching, so no other receive can get
- * it, and MPI_Mrecv / MPI_Imrecv receive exactly that one.  MPI_Message is
- * an index (+2) into a table of the taken messages; 0 is MPI_MESSAGE_NULL,
- * 1 MPI_MESSAGE_NO_PROC (a probe of MPI_PROC_NULL).
+ * it, and MPI_Mrecv / MPI_Imrecv receive exactly that one.  A message is an
+ * entry of a table of the taken messages; its handle is of the request
+ * type, as in MPICH (MPI_MESSAGE_NULL is MPI_REQUEST_NULL, and
+ * MPI_MESSAGE_NO_PROC, a probe of MPI_PROC_NULL's, a predefined request),
+ * in a range of its own (kind 3) so it is never mistaken for a request.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,7 +113,7 @@ static int improbe(int source, int tag, MPI_Comm comm, bool block, int *flag,
         return st == TERN_OK ? MPI_SUCCESS : mpi_raise_tern(comm, st, call);
     }
     msg_set(slot, m, comm);
-    *message = slot + 2;
+    *message = mpi_h_make(MPI_HK_MADE2, MPI_HT_REQUEST, (unsigned)slot);
     mpi_status_from(status, c, &info);
     return MPI_SUCCESS;
 }
@@ -150,15 +152,15 @@ static int mrecv_start(void *buf, int count, MPI_Datatype dt, MPI_Message *messa
     if (message == NULL || out == NULL)
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: NULL message or request pointer",
                          call);
-    int slot = *message - 2;
+    int slot = mpi_h_is(*message, MPI_HK_MADE2, MPI_HT_REQUEST) ? (int)mpi_h_index(*message) : -1;
     mpi_table_lock();
     MPI_Comm comm = *message == MPI_MESSAGE_NO_PROC ? MPI_COMM_WORLD
                     : slot >= 0 && slot < nmsgs && msgs[slot].m != NULL ? msgs[slot].comm
                                                                         : MPI_COMM_NULL;
     mpi_table_unlock();
     if (comm == MPI_COMM_NULL)
-        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: message %d is not one a matched "
-                         "probe returned (or it was received already)", call, *message);
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: message %#x is not one a matched "
+                         "probe returned (or it was received already)", call, (unsigned)*message);
     e = mpi_check_buf(comm, buf, count, dt, call);
     if (e != MPI_SUCCESS)
         return e;
@@ -170,7 +172,7 @@ static int mrecv_start(void *buf, int count, MPI_Datatype dt, MPI_Message *messa
     MPI_Request h;
     if (mpi_req_new(&h) != MPI_SUCCESS)
         return mpi_raise(comm, MPI_ERR_NO_MEM, "%s: request table", call);
-    mpi_req_t *q = &mpi.reqs[h - 1]; /* free until its kind is set */
+    mpi_req_t *q = mpi_req_at(h); /* free until its kind is set */
     q->comm = comm;
     q->recv = true;
     q->kind = REQ_DONE;

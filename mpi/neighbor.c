@@ -238,7 +238,7 @@ static int as_request(nbr_op_t *o, MPI_Request *request)
         op_free(o);
         return mpi_raise(o->k.comm, MPI_ERR_NO_MEM, "%s: no request entry", o->k.call);
     }
-    mpi_req_t *q = &mpi.reqs[h - 1];
+    mpi_req_t *q = mpi_req_at(h);
     q->kind = REQ_SCHED;
     q->comm = o->k.comm;
     q->recv = false;

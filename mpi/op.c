@@ -1,8 +1,9 @@
 /*
  * Reduction operations: the predefined ones on the predefined types they
  * apply to, MAXLOC / MINLOC on the pair types, and user operations
- * (MPI_Op_create).  MPI_Op handles: the predefined are 1..12, user ones 32
- * onwards (index into user_ops).  As MPI says (and MPICH does), the
+ * (MPI_Op_create).  MPI_Op handles: the predefined are MPICH's (index 1
+ * MPI_MAX .. 0xc MPI_MAXLOC), user ones made handles (index into user_ops).
+ * As MPI says (and MPICH does), the
  * predefined operations take predefined types only: a derived type needs a
  * user operation.
  */
@@ -12,13 +13,26 @@
 
 #include "mpi/mpi_internal.h"
 
-#define USER_BASE 32
 #define USER_MAX 256
 
 static struct {
     MPI_User_function *fn;
     bool commute, used;
 } user_ops[USER_MAX];
+
+/* a user operation's entry (used or not); -1: op is no made handle */
+static int user_index(MPI_Op op)
+{
+    unsigned i = mpi_h_index(op);
+    return mpi_h_is(op, MPI_HK_MADE, MPI_HT_OP) && i < USER_MAX ? (int)i : -1;
+}
+/* one of the predefined reductions (MPI_MAX .. MPI_MAXLOC, not MPI-3's
+ * one-sided MPI_REPLACE / MPI_NO_OP) */
+static bool predefined(MPI_Op op)
+{
+    unsigned i = mpi_h_index(op);
+    return mpi_h_is(op, MPI_HK_BUILTIN, MPI_HT_OP) && i >= 1 && i <= 0xc;
+}
 
 #define ARITH(T)                                                                             \
     case MPI_SUM: for (int i = 0; i < n; i++) ((T *)io)[i] += ((const T *)in)[i]; return 0;  \
@@ -105,10 +119,12 @@ static int apply_loc(MPI_Op op, const void *in, void *io, int n, MPI_Datatype dt
 
 int mpi_op_check(MPI_Op op, MPI_Datatype dt, MPI_Comm comm, const char *call)
 {
-    if (op >= USER_BASE && op < USER_BASE + USER_MAX && user_ops[op - USER_BASE].used)
+    int u = user_index(op);
+    if (u >= 0 && user_ops[u].used)
         return MPI_SUCCESS;
-    if (op < MPI_MAX || op > MPI_MINLOC)
-        return mpi_raise(comm, MPI_ERR_OP, "%s: operation %d is not valid", call, op);
+    if (!predefined(op))
+        return mpi_raise(comm, MPI_ERR_OP, "%s: operation %#x is not valid%s", call, (unsigned)op,
+                         op == MPI_OP_NULL ? " (MPI_OP_NULL)" : "");
     if (op == MPI_MAXLOC || op == MPI_MINLOC) {
         if (apply_loc(op, NULL, NULL, 0, dt) != 0)
             return mpi_raise(comm, MPI_ERR_OP, "%s: MPI_%s applies to the pair types only "
@@ -117,37 +133,38 @@ int mpi_op_check(MPI_Op op, MPI_Datatype dt, MPI_Comm comm, const char *call)
         return MPI_SUCCESS;
     }
     if (!mpi_dt_predefined(dt))
-        return mpi_raise(comm, MPI_ERR_OP, "%s: predefined operation %d on datatype %#x: "
+        return mpi_raise(comm, MPI_ERR_OP, "%s: predefined operation %#x on datatype %#x: "
                          "the predefined operations take predefined types only (MPI_MAXLOC / "
-                         "MPI_MINLOC: pair types)", call, op, dt);
+                         "MPI_MINLOC: pair types)", call, (unsigned)op, (unsigned)dt);
     char a = 0, b = 0;
     long double x = 0, y = 0;
     const void *in = mpi_type_size(dt) <= 1 ? (const void *)&a : (const void *)&x;
     void *io = mpi_type_size(dt) <= 1 ? (void *)&b : (void *)&y;
     if (apply_predefined(op, in, io, mpi_type_size(dt) ? 1 : 0, dt) != 0)
-        return mpi_raise(comm, MPI_ERR_OP, "%s: operation %d does not apply to datatype %#x",
-                         call, op, dt);
+        return mpi_raise(comm, MPI_ERR_OP, "%s: operation %#x does not apply to datatype %#x",
+                         call, (unsigned)op, (unsigned)dt);
     return MPI_SUCCESS;
 }
 
 bool mpi_op_valid(MPI_Op op)
 {
-    if (op >= USER_BASE && op < USER_BASE + USER_MAX)
-        return user_ops[op - USER_BASE].used;
-    return op >= MPI_MAX && op <= MPI_MINLOC;
+    int u = user_index(op);
+    return u >= 0 ? user_ops[u].used : predefined(op);
 }
 
 bool mpi_op_commutes(MPI_Op op)
 {
-    return op < USER_BASE || user_ops[op - USER_BASE].commute;
+    int u = user_index(op);
+    return u < 0 || user_ops[u].commute;
 }
 
 void mpi_op_apply(MPI_Op op, const void *in, void *inout, int count, MPI_Datatype dt)
 {
-    if (op >= USER_BASE) {
+    int u = user_index(op);
+    if (u >= 0) {
         int n = count;
         MPI_Datatype t = dt;
-        user_ops[op - USER_BASE].fn((void *)in, inout, &n, &t);
+        user_ops[u].fn((void *)in, inout, &n, &t);
         return;
     }
     /* all checked by mpi_op_check */
@@ -172,7 +189,7 @@ int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
             user_ops[i].fn = user_fn;
             user_ops[i].commute = commute != 0;
             mpi_table_unlock();
-            *op = USER_BASE + i;
+            *op = mpi_h_make(MPI_HK_MADE, MPI_HT_OP, (unsigned)i);
             return MPI_SUCCESS;
         }
     mpi_table_unlock();
@@ -185,11 +202,11 @@ int MPI_Op_free(MPI_Op *op)
     int e = mpi_check_init("MPI_Op_free");
     if (e != MPI_SUCCESS)
         return e;
-    if (op == NULL || *op < USER_BASE || *op >= USER_BASE + USER_MAX ||
-        !user_ops[*op - USER_BASE].used)
+    int u = op != NULL ? user_index(*op) : -1;
+    if (u < 0 || !user_ops[u].used)
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_OP, "MPI_Op_free: not a user operation");
     mpi_table_lock();
-    user_ops[*op - USER_BASE].used = false;
+    user_ops[u].used = false;
     mpi_table_unlock();
     *op = MPI_OP_NULL;
     return MPI_SUCCESS;

@@ -64,8 +64,8 @@ static int req_from(MPI_Comm comm, tern_status_t st, tern_request_t *r, bool rec
         if (e != MPI_SUCCESS)
             return mpi_raise(comm, e, "%s: request table", call);
     }
-    mpi_req_t *q = &mpi.reqs[h - 1];
-    const mpi_comm_t *c = &mpi.comms[comm];
+    mpi_req_t *q = mpi_req_at(h);
+    const mpi_comm_t *c = mpi_comm_entry(comm);
     q->comm = comm;
     q->recv = recv;
     q->finish = finish;
@@ -96,9 +96,9 @@ static int proc_null_req(MPI_Comm comm, MPI_Request *out)
     int e = mpi_req_new(&h);
     if (e != MPI_SUCCESS)
         return mpi_raise(comm, e, "request table");
-    mpi.reqs[h - 1].kind = REQ_DONE;
-    mpi.reqs[h - 1].comm = comm;
-    mpi_status_empty(&mpi.reqs[h - 1].status, MPI_PROC_NULL);
+    mpi_req_at(h)->kind = REQ_DONE;
+    mpi_req_at(h)->comm = comm;
+    mpi_status_empty(&mpi_req_at(h)->status, MPI_PROC_NULL);
     *out = h;
     return MPI_SUCCESS;
 }

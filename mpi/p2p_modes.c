@@ -27,7 +27,7 @@ static int done_req(MPI_Comm comm, int source, MPI_Request *out, const char *cal
     MPI_Request h;
     if (mpi_req_new(&h) != MPI_SUCCESS)
         return mpi_raise(comm, MPI_ERR_NO_MEM, "%s: request table", call);
-    mpi_req_t *q = &mpi.reqs[h - 1]; /* free until its kind is set */
+    mpi_req_t *q = mpi_req_at(h); /* free until its kind is set */
     q->kind = REQ_DONE;
     q->comm = comm;
     mpi_status_empty(&q->status, source);
@@ -282,7 +282,7 @@ static int persist_new(const persist_t *args, MPI_Request *request, const char *
     }
     *p = *args;
     p->dt = held; /* the request's own handle: MPI_Type_free of the user's leaves it */
-    mpi_req_t *q = &mpi.reqs[h - 1]; /* free until its kind is set */
+    mpi_req_t *q = mpi_req_at(h); /* free until its kind is set */
     q->kind = REQ_PERSIST;
     q->comm = args->comm;
     q->recv = args->op == PERSIST_RECV;

@@ -1,6 +1,6 @@
 /*
- * MPI requests: the table of entries behind MPI_Request handles (index + 1
- * into mpi.reqs) and their completion, the wait / test families, request
+ * MPI requests: the table of entries behind MPI_Request handles (made
+ * handles whose index is the entry's in mpi.reqs) and their completion, the wait / test families, request
  * free and cancel.  Starting operations is p2p.c's (and p2p_modes.c's,
  * mprobe.c's, coll_nb.c's).
  */
@@ -11,8 +11,8 @@
 #include "mpi/mpi_internal.h"
 
 /* The table's free entries are a list threaded through their next field:
- * taking one and giving it back are O(1), and a handle (index + 1) stays
- * the same while its operation lives.  The table is reserved once at its
+ * taking one and giving it back are O(1), and a handle stays the same
+ * while its operation lives (the lists hold index + 1: 0 ends them).  The table is reserved once at its
  * largest (MPI_MAX_REQUESTS entries; calloc's pages are only touched as
  * entries are used) and never moves, so a thread may keep a pointer to an
  * entry while another takes a new one (MPI_THREAD_MULTIPLE).  When the
@@ -30,10 +30,10 @@ int mpi_reqs_init(void)
         mpi.reqs = calloc(MPI_MAX_REQUESTS, sizeof(*mpi.reqs));
     if (mpi.reqs == NULL)
         return MPI_ERR_NO_MEM;
-    mpi_req_t *sent = &mpi.reqs[MPI_REQ_SENT - 1];
+    mpi_req_t *sent = mpi_req_at(MPI_REQ_SENT);
     *sent = (mpi_req_t){.kind = REQ_DONE, .comm = MPI_COMM_WORLD};
     mpi_status_empty(&sent->status, MPI_ANY_SOURCE);
-    __atomic_store_n(&mpi.nreqs, MPI_REQ_SENT, __ATOMIC_RELEASE);
+    __atomic_store_n(&mpi.nreqs, 1, __ATOMIC_RELEASE);
     return MPI_SUCCESS;
 }
 
@@ -42,9 +42,10 @@ const mpi_req_t mpi_req_zero; /* mpi_internal.h: why a copy of it */
 /* h back on the free list (the table lock held, or not MULTIPLE) */
 static void req_push(MPI_Request h)
 {
-    mpi.reqs[h - 1].kind = REQ_FREE;
-    mpi.reqs[h - 1].next = mpi.free_head;
-    mpi.free_head = h;
+    mpi_req_t *q = mpi_req_at(h);
+    q->kind = REQ_FREE;
+    q->next = mpi.free_head;
+    mpi.free_head = (int)mpi_h_index(h) + 1;
 }
 
 int mpi_req_new(MPI_Request *out)
@@ -67,29 +68,30 @@ int mpi_req_new(MPI_Request *out)
     }
     mpi.reqs[i] = mpi_req_zero;
     mpi_table_unlock();
-    *out = i + 1;
+    *out = MPI_REQ_HANDLE(i);
     return MPI_SUCCESS;
 }
 
 mpi_req_t *mpi_req_get(MPI_Request h)
 {
-    if (h < 1 || h > __atomic_load_n(&mpi.nreqs, __ATOMIC_ACQUIRE) ||
-        mpi.reqs[h - 1].kind == REQ_FREE)
+    if (!mpi_h_is(h, MPI_HK_MADE, MPI_HT_REQUEST) ||
+        mpi_h_index(h) >= (unsigned)__atomic_load_n(&mpi.nreqs, __ATOMIC_ACQUIRE) ||
+        mpi_req_at(h)->kind == REQ_FREE)
         return NULL;
-    return &mpi.reqs[h - 1];
+    return mpi_req_at(h);
 }
 
 /* Back on the free list (the entry's comm stays readable until reused:
  * finish_err names it); a persistent request's arguments go with it. */
 static void req_release(mpi_req_t *q)
 {
-    if (q == &mpi.reqs[MPI_REQ_SENT - 1])
+    if (q == mpi_req_at(MPI_REQ_SENT))
         return; /* shared by every send that completed at once */
     if (q->kind == REQ_PERSIST)
         mpi_persist_free(q->aux);
     q->aux = NULL;
     mpi_table_lock();
-    req_push((int)(q - mpi.reqs) + 1);
+    req_push(MPI_REQ_HANDLE(q - mpi.reqs));
     mpi_table_unlock();
 }
 
@@ -152,7 +154,7 @@ static void req_finished(mpi_req_t *q, tern_status_t st, const tern_recv_info_t 
     q->r = NULL;
     q->err = st == TERN_OK || st == TERN_ERR_CANCELED ? MPI_SUCCESS : mpi_class_of(st);
     if (q->recv) { /* a freed communicator's entry keeps its ranks (comm.c) */
-        mpi_status_from(&q->status, &mpi.comms[q->comm], info);
+        mpi_status_from(&q->status, mpi_comm_entry(q->comm), info);
         if (st == TERN_ERR_CANCELED)
             q->status.count_hi_and_cancelled |= 1;
     } else {
@@ -258,7 +260,7 @@ static int finish_err(MPI_Request h_was, int err, const char *call)
 {
     if (err == MPI_SUCCESS)
         return MPI_SUCCESS;
-    mpi_req_t *q = &mpi.reqs[h_was - 1];
+    mpi_req_t *q = mpi_req_at(h_was);
     return mpi_raise(q->comm, err, "%s: %s", call, mpi_last_error);
 }
 
@@ -274,7 +276,7 @@ static inline bool wait_fast(MPI_Request *h, MPI_Status *status)
         *h = MPI_REQUEST_NULL;
         return true;
     }
-    mpi_req_t *q = &mpi.reqs[*h - 1]; /* valid: checked by the caller */
+    mpi_req_t *q = mpi_req_at(*h); /* valid: checked by the caller */
     if (q->kind == REQ_DONE && q->err == MPI_SUCCESS && !mpi.mt) { /* done when started */
         mpi_status_copy(status, &q->status);
         req_push(*h);
@@ -290,7 +292,7 @@ static inline bool wait_fast(MPI_Request *h, MPI_Status *status)
         return false;
     }
     if (q->recv) /* a freed communicator's entry keeps its ranks (comm.c) */
-        mpi_status_from(status, &mpi.comms[q->comm], &info);
+        mpi_status_from(status, mpi_comm_entry(q->comm), &info);
     else
         mpi_status_empty(status, MPI_ANY_SOURCE);
     req_push(*h); /* req_release's, without the table lock (not MULTIPLE) */
@@ -469,7 +471,7 @@ static int test_some(int incount, MPI_Request requests[], int *outcount, int ind
         if (s != MPI_STATUS_IGNORE)
             s->MPI_ERROR = err;
         if (err != MPI_SUCCESS && result == MPI_SUCCESS)
-            result = mpi_raise(mpi.reqs[h - 1].comm, MPI_ERR_IN_STATUS, "%s: request %d: %s",
+            result = mpi_raise(mpi_req_at(h)->comm, MPI_ERR_IN_STATUS, "%s: request %d: %s",
                                call, i, mpi_last_error);
     }
     *outcount = any_active ? n : MPI_UNDEFINED;
@@ -506,7 +508,7 @@ int MPI_Request_free(MPI_Request *request)
     } else {
         q->freed = true;
         q->next = mpi.freed_head;
-        mpi.freed_head = *request;
+        mpi.freed_head = (int)mpi_h_index(*request) + 1;
         mpi.nfreed++;
     }
     *request = MPI_REQUEST_NULL;
@@ -573,8 +575,9 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 
 int MPI_Test_cancelled(const MPI_Status *status, int *flag)
 {
-    if (status == NULL || flag == NULL)
-        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Test_cancelled: NULL argument");
+    if (status == NULL || status == MPI_STATUS_IGNORE || flag == NULL)
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Test_cancelled: NULL argument "
+                         "(or MPI_STATUS_IGNORE)");
     *flag = status->count_hi_and_cancelled & 1;
     return MPI_SUCCESS;
 }
