@@ -43,7 +43,12 @@ run_case() {
     shift 3
     local -a PROG=("$@")
     echo "=== $label/$mode: kill host 2's $([ "$mode" = ranks ] && echo ranks || echo processes, daemon included)"
-    mn_mpirun 4 "${PROG[@]}" >"$out" 2>&1 &
+    # shellcheck disable=SC2086
+    if [ -n "${CASE_MPIRUN_OPTS:-}" ]; then
+        mn_mpirun 4 $CASE_MPIRUN_OPTS -- "${PROG[@]}" >"$out" 2>&1 &
+    else
+        mn_mpirun 4 "${PROG[@]}" >"$out" 2>&1 &
+    fi
     mpid=$!
     # wired up, host 1's ranks waiting on host 2's (their requests or fence
     # posted: the kill must land while they wait), each rank on its host
@@ -109,6 +114,13 @@ if [ -n "${MN_KILLED_CMD:-}" ]; then
 else
     run_case pmix ranks "" "$PROBE" hang 60 2
     run_case pmix host "" "$PROBE" hang 60 2
+    # mpirun tears the job down at the first death: SIGTERM, then
+    # SIGKILL odls_base_sigkill_timeout (1) s later.  The probe's host-1
+    # ranks hold a SIGTERM until they have reported, and a loaded machine
+    # may take longer than 1 s to let them: 5 s.  (Each daemon waits out
+    # that time before it reports its processes gone, even those long
+    # dead: a case takes about twice as long more.)
+    CASE_MPIRUN_OPTS="--mca odls_base_sigkill_timeout 5"
     if "$TERN_INFO" 2>/dev/null | grep -Eq '^netmods:.* tcp( |$)'; then
         [ -x "$ENGINE_PROBE" ] || mn_fail "$ENGINE_PROBE not built"
         # a receive from each of host 2's ranks and the send: 3 per rank
@@ -122,11 +134,12 @@ else
         # the same over verbs between the hosts (the loopback device's fabric
         # spans both namespaces; netmods/verbs/test.env)
         expect='^rank [01]: 3 of 3 requests on host-2 ranks failed with TERN_ERR_PEER_FAILED'
-        # Open MPI 4.1's mpirun reports no deaths to the survivors and kills
-        # them 2-3 s after the first death: verbs must find out itself, by
-        # its keepalive (a probe every TERN_VERBS_KEEPALIVE_MS, then the RC
-        # retry time, 4.096 us * 2^TERN_VERBS_TIMEOUT * 8 tries).  The
-        # defaults (1 s, 0.54 s) take 1.5-2 s here; 200 ms and 34 ms fit.
+        # Open MPI 4.1's mpirun reports no deaths to the survivors and ends
+        # the job 2-3 s after the first death: verbs must find out itself,
+        # by its keepalive (a probe every TERN_VERBS_KEEPALIVE_MS, then the
+        # RC retry time, 4.096 us * 2^TERN_VERBS_TIMEOUT * 8 tries).  The
+        # defaults (1 s, 0.54 s) take 1.5-2 s here; 200 ms and 34 ms fit
+        # (and a loaded machine has the SIGTERM grace above).
         (set -a && . "${srcdir:-.}/netmods/verbs/test.env" && set +a &&
             export TERN_NETMODS=shm,verbs TERN_VERBS_KEEPALIVE_MS=200 TERN_VERBS_TIMEOUT=10 &&
             run_case engine-verbs ranks "$expect" "$ENGINE_PROBE" hang 30 2 &&

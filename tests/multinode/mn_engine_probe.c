@@ -14,12 +14,17 @@
  *       them, say "posted RANK", and wait (at most SECS s) for them to fail with
  *       TERN_ERR_PEER_FAILED once those ranks are killed, report, and wait
  *       (bounded) for the other ranks of host 1 to have reported too before
- *       they leave; the other ranks sleep (bounded)
+ *       they leave; the other ranks sleep (bounded).  Host 1's ranks let a
+ *       SIGTERM wait until they have reported: mpirun tears the job down
+ *       (SIGTERM, then SIGKILL odls_base_sigkill_timeout s later) as soon as
+ *       it sees the first death, and a loaded machine may not have let them
+ *       find out by then (tests/multinode/host_killed.sh raises that timeout)
  *
  * Failed checks print "FAIL: rank R: ..." and make the exit status 1.
  */
 #define _GNU_SOURCE 1
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -173,6 +178,14 @@ static int cmd_vcs(tern_context_t *ctx, int ppn)
     return failures ? 1 : 0;
 }
 
+/* a SIGTERM that came before this rank reported: it leaves right after */
+static volatile sig_atomic_t terminated;
+static void on_term(int sig)
+{
+    (void)sig;
+    terminated = 1;
+}
+
 static int cmd_hang(tern_context_t *ctx, int secs, int ppn)
 {
     tern_worker_t *w = tern_context_worker(ctx);
@@ -194,7 +207,11 @@ static int cmd_hang(tern_context_t *ctx, int secs, int ppn)
         return 1;
     }
 
-    /* host 1: depend on every rank of the other hosts */
+    /* host 1: depend on every rank of the other hosts; a SIGTERM from here
+     * on waits for the report (bounded: secs, then the wait below) */
+    struct sigaction sa = {.sa_handler = on_term};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
     tern_request_t **rr = calloc((size_t)n, sizeof(*rr)), *sreq = NULL;
     int *vals = calloc((size_t)n, sizeof(*vals));
     unsigned char *b = malloc(big);
@@ -241,6 +258,8 @@ static int cmd_hang(tern_context_t *ctx, int secs, int ppn)
     }
     printf("rank %d: %d of %d requests on host-2 ranks failed with TERN_ERR_PEER_FAILED\n", me,
            seen, victims + 1);
+    if (terminated)
+        printf("rank %d: (mpirun's SIGTERM came before the report)\n", me);
     fflush(stdout);
     /* The first rank to leave makes mpirun kill the others: the ranks of
      * host 1 (shm between them) wait for each other, bounded, so each one
