@@ -2,7 +2,8 @@
  * Environment of the ranks: ternrun's own environment, minus every inherited
  * PMIX_* variable (so a ternrun started inside another PMIx job or under
  * mpirun does not hand its ranks the outer server's address), plus -x
- * exports, plus what PMIx_server_setup_fork adds later.
+ * exports, plus what PMIx_server_setup_fork adds later; with --mpich-abi,
+ * tern's libmpich.so.12 directory first on LD_LIBRARY_PATH (mpich_abi.c).
  */
 #include "launcher/job.h"
 
@@ -136,6 +137,9 @@ char **ternrun_env_build(const struct ternrun_options *opt)
         if (x->value != NULL && ternrun_env_set(&env, x->name, x->value) != 0) {
             goto err_free;
         }
+    }
+    if (ternrun_mpich_abi_env(opt, &env) != 0) {
+        goto err_free;
     }
     return env;
 

@@ -67,6 +67,7 @@ struct ternrun_options {
     enum ternrun_stdin stdin_mode;
     int stdin_rank;
     bool stdin_tool; /* --stdin-tool: the ranks' stdin comes from an attached tern-iof */
+    char *mpich_abi_dir; /* --mpich-abi: tern's libmpich.so.12 directory (owned), or NULL */
 };
 
 enum ternrun_rank_state {
@@ -177,6 +178,12 @@ const char *ternrun_rank_name(const struct ternrun_rank *r, char *buf, size_t le
  * when the option was --help/--version (already printed: exit 0). */
 int ternrun_options_parse(int argc, char **argv, struct ternrun_options *opt);
 void ternrun_options_free(struct ternrun_options *opt);
+
+/* mpich_abi.c: --mpich-abi.  resolve sets opt->mpich_abi_dir, or prints why
+ * it cannot and returns -1; env prepends it to *envp's LD_LIBRARY_PATH
+ * (nothing without --mpich-abi), -1 when out of memory. */
+int ternrun_mpich_abi_resolve(struct ternrun_options *opt);
+int ternrun_mpich_abi_env(const struct ternrun_options *opt, char ***envp);
 
 /* env.c */
 void ternrun_env_scrub_self(const struct ternrun_options *opt);

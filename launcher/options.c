@@ -59,6 +59,11 @@ static void print_help(FILE *f)
             "                       (progress bars; lines of ranks may mix)\n"
             "  --iof-announce FILE  write the path of the socket tern-iof attaches\n"
             "                       to into FILE (also in the ranks' TERNRUN_IOF_SOCKET)\n"
+            "  --mpich-abi          run programs linked by MPICH's mpicc (libmpich.so.12)\n"
+            "                       on tern's MPI layer: tern's libmpich.so.12 first on\n"
+            "                       the ranks' LD_LIBRARY_PATH (its directory: env\n"
+            "                       TERN_MPICH_ABI_DIR, else the build tree's or the\n"
+            "                       installed one)\n"
             "  -v, --verbose        say what ternrun does (binding, tmpdir, ...)\n"
             "  --version            print the version and exit\n"
             "  -h, --help           print this help and exit\n");
@@ -297,6 +302,10 @@ int ternrun_options_parse(int argc, char **argv, struct ternrun_options *opt)
             }
         } else if (strcmp(arg, "--stdin-tool") == 0) {
             opt->stdin_tool = true;
+        } else if (strcmp(arg, "--mpich-abi") == 0) {
+            if (opt->mpich_abi_dir == NULL && ternrun_mpich_abi_resolve(opt) != 0) {
+                return USAGE_ERROR;
+            }
         } else if (strcmp(arg, "--tag-output") == 0) {
             opt->tag_output = true;
         } else if (strcmp(arg, "--timestamp-output") == 0) {
@@ -353,5 +362,7 @@ void ternrun_options_free(struct ternrun_options *opt)
     }
     free(opt->exports);
     opt->exports = NULL;
+    free(opt->mpich_abi_dir);
+    opt->mpich_abi_dir = NULL;
     opt->nexports = 0;
 }

@@ -6,11 +6,13 @@
 #    install relocated with --define-variable=prefix builds a program too;
 #  - a static libtern, if installed, links with pkg-config --static;
 #  - the installed tern_info lists every netmod tern.pc says is built;
-#  - tern-mpi.pc and the installed ternmpicc / ternmpicxx build an MPI program.
+#  - tern-mpi.pc and the installed ternmpicc / ternmpicxx build an MPI program;
+#  - MPICH's ABI: libmpich.so.12 and libmpi.so.12 in $(pkglibdir)/mpich-abi,
+#    which the installed ternrun --mpich-abi puts on the ranks' library path.
 # Works on an install under DESTDIR too (make install installcheck
 # DESTDIR=...): pkg-config then runs with PKG_CONFIG_SYSROOT_DIR=$DESTDIR.
 # From the Makefile: DESTDIR, prefix, includedir, libdir, bindir, CC,
-# CFLAGS, LDFLAGS, PKG_CONFIG.
+# CFLAGS, LDFLAGS, PKG_CONFIG, pkglibdir.
 set -u
 DESTDIR=${DESTDIR:-}
 prefix=${prefix:-/usr/local}
@@ -164,3 +166,28 @@ for w in ternmpicc ternmpicxx; do
     *) fail "the installed $w -show does not name $includedir and $libdir: $line" ;;
     esac
 done
+
+# MPICH's ABI (issue 24): libmpich.so.12 and libmpi.so.12 in a directory of
+# their own, with those sonames, finding the installed libtern-mpi; the
+# installed ternrun --mpich-abi puts that directory first on the ranks'
+# LD_LIBRARY_PATH (it names the final place, so under DESTDIR it is told
+# where the staged copy is: TERN_MPICH_ABI_DIR)
+abidir=${pkglibdir:-$libdir/tern}/mpich-abi
+for lib in libmpich.so.12 libmpi.so.12; do
+    [ -e "$DESTDIR$abidir/$lib" ] || fail "$abidir/$lib is not installed"
+    readelf -d "$DESTDIR$abidir/$lib" | grep -q "SONAME.*\[$lib\]" ||
+        fail "the installed $lib's soname is not $lib"
+    LD_LIBRARY_PATH=$DESTDIR$libdir ldd "$DESTDIR$abidir/$lib" |
+        grep -q "libtern-mpi\.so\.0 => $DESTDIR$libdir/" ||
+        fail "the installed $lib does not find the installed libtern-mpi.so.0"
+done
+if [ -n "$DESTDIR" ]; then
+    TERN_MPICH_ABI_DIR=$DESTDIR$abidir
+    export TERN_MPICH_ABI_DIR
+fi
+path=$(env LD_LIBRARY_PATH=/x "$DESTDIR$bindir/ternrun" --mpich-abi -n 1 --bind-to none \
+    sh -c 'echo "$LD_LIBRARY_PATH"') || fail "the installed ternrun --mpich-abi"
+unset TERN_MPICH_ABI_DIR
+[ "$path" = "$DESTDIR$abidir:/x" ] ||
+    fail "the installed ternrun --mpich-abi gives the ranks LD_LIBRARY_PATH=$path, not $DESTDIR$abidir:/x"
+echo "MPICH's ABI: $abidir holds libmpich.so.12 and libmpi.so.12; ternrun --mpich-abi uses it"
