@@ -481,17 +481,21 @@ mn_await_posted() {
     local job=$1 out=$2 np=$3 ppn=$4 label=$5 r pid want posted bad=0
     MN_VICTIMS=""
     # bounded by the job's own limit, not a guess at how fast a loaded box starts it
-    local limit=${MN_TIMEOUT:-180} deadline=$((SECONDS + ${MN_TIMEOUT:-180}))
+    local limit=${MN_TIMEOUT:-180} deadline=$((SECONDS + ${MN_TIMEOUT:-180})) t0=$SECONDS rc
     while [ "$SECONDS" -lt "$deadline" ]; do
         [ "$(grep -c '^ready ' "$out")" -ge "$np" ] && break
         kill -0 "$job" 2>/dev/null || break
         sleep 0.1
     done
     if [ "$(grep -c '^ready ' "$out")" -lt "$np" ]; then
+        local ended="ended by itself"
+        kill -0 "$job" 2>/dev/null && ended="still running: ended here"
         mn_kill_tree "$job"
         wait "$job"
+        rc=$?
         cat "$out"
-        echo "FAIL: $label: the job did not start (not $np 'ready' lines within $limit s)"
+        echo "FAIL: $label: the job did not start (not $np 'ready' lines; the launcher $ended" \
+            "after $((SECONDS - t0)) s, exit status $rc, of a $limit s bound)"
         return 1
     fi
     deadline=$((SECONDS + limit))
