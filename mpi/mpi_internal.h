@@ -160,38 +160,39 @@ int mpi_attr_type_delete(MPI_Datatype type);
 /* checks: an initialised library, a valid communicator, datatype, count,
  * rank (peer or MPI_PROC_NULL; any source allowed when any) and tag */
 int mpi_check_init(const char *call);
-/* Communicator slots: 0 unused, WORLD 1, SELF 2 (predefined handles 0 and
- * 1), made ones from 3 (made handles, index = slot).  A handle's slot, -1
- * when it is not one's; a slot's handle. */
-#define MPI_COMM_SLOT_WORLD 1
-#define MPI_COMM_SLOT_SELF 2
-#define MPI_COMM_SLOT_MADE 3
+/* Communicator slots: a handle's index is its slot, WORLD 0 and SELF 1
+ * (predefined handles), made ones from 2.  A handle's slot, -1 when it is
+ * not one's (a lookup on every call: one shift, two compares); a slot's
+ * handle. */
+#define MPI_COMM_SLOT_WORLD 0
+#define MPI_COMM_SLOT_SELF 1
+#define MPI_COMM_SLOT_MADE 2
 static inline int mpi_comm_slot(MPI_Comm comm)
 {
-    unsigned i = mpi_h_index(comm);
-    if (mpi_h_is(comm, MPI_HK_MADE, MPI_HT_COMM))
-        return i >= MPI_COMM_SLOT_MADE && i < (unsigned)mpi.ncomms ? (int)i : -1;
-    if (mpi_h_is(comm, MPI_HK_BUILTIN, MPI_HT_COMM))
-        return i < 2 ? (int)i + MPI_COMM_SLOT_WORLD : -1;
-    return -1;
+    unsigned t = (unsigned)comm >> 26, i = mpi_h_index(comm);
+    bool made = i >= MPI_COMM_SLOT_MADE;
+    return t == ((made ? MPI_HK_MADE : MPI_HK_BUILTIN) << 4 | MPI_HT_COMM) &&
+                   i < (unsigned)mpi.ncomms
+               ? (int)i
+               : -1;
 }
 static inline MPI_Comm mpi_comm_handle(int slot)
 {
-    return slot < MPI_COMM_SLOT_MADE
-               ? mpi_h_make(MPI_HK_BUILTIN, MPI_HT_COMM, (unsigned)(slot - MPI_COMM_SLOT_WORLD))
-               : mpi_h_make(MPI_HK_MADE, MPI_HT_COMM, (unsigned)slot);
+    return mpi_h_make(slot < MPI_COMM_SLOT_MADE ? MPI_HK_BUILTIN : MPI_HK_MADE, MPI_HT_COMM,
+                      (unsigned)slot);
 }
-/* a communicator's entry; NULL: not a valid handle */
+/* a communicator's entry; NULL: not a valid handle (nor before MPI_Init,
+ * ncomms 0) */
 static inline mpi_comm_t *mpi_comm_get(MPI_Comm comm)
 {
-    int s = mpi.comms != NULL ? mpi_comm_slot(comm) : -1;
+    int s = mpi_comm_slot(comm);
     return s >= 0 && mpi.comms[s].used ? &mpi.comms[s] : NULL;
 }
 /* the entry of a handle that was valid, freed since or not (a request's:
  * a freed communicator's entry keeps its ranks until the slot is reused) */
 static inline const mpi_comm_t *mpi_comm_entry(MPI_Comm comm)
 {
-    return &mpi.comms[mpi_comm_slot(comm)];
+    return &mpi.comms[mpi_h_index(comm)];
 }
 int mpi_check_comm(MPI_Comm comm, const char *call);
 /* context ids (comm_ctx.c): taken / given back on this rank (the table
@@ -299,10 +300,9 @@ static inline char *mpi_addr(const void *buf, MPI_Aint off)
  * entry's, MPI_LB / MPI_UB have no size. */
 static inline int mpi_predef_size(MPI_Datatype dt)
 {
-    return mpi_h_is(dt, MPI_HK_BUILTIN, MPI_HT_DATATYPE) && mpi_h_index(dt) <= 0xffff &&
-                   dt != MPI_2INT
-               ? (int)(mpi_h_index(dt) >> 8)
-               : 0;
+    /* predefined datatype, bits 25-16 clear: 0x4c00 in the high half */
+    return ((unsigned)dt >> 16) == 0x4c00u && dt != MPI_2INT ? (int)(((unsigned)dt >> 8) & 0xff)
+                                                             : 0;
 }
 static inline bool mpi_dt_predefined(MPI_Datatype dt)
 {

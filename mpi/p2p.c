@@ -90,6 +90,32 @@ static int req_from(MPI_Comm comm, tern_status_t st, tern_request_t *r, bool rec
     return MPI_SUCCESS;
 }
 
+/* req_from's common cases inline (a tern operation under way: an entry
+ * from the free list; a send done at once: the shared entry), the rest
+ * through it. */
+static inline int req_tern(MPI_Comm comm, const mpi_comm_t *c, tern_status_t st,
+                           tern_request_t *r, bool recv, const tern_recv_info_t *info,
+                           MPI_Request *out, const char *call)
+{
+    if (st == TERN_INPROGRESS) {
+        MPI_Request h = mpi_req_pop();
+        if (h != MPI_REQUEST_NULL) {
+            mpi_req_t *q = mpi_req_at(h); /* zeroed: no finish, no aux */
+            q->kind = REQ_TERN;
+            q->comm = comm;
+            q->recv = recv;
+            q->r = r;
+            q->w = c->w;
+            *out = h;
+            return MPI_SUCCESS;
+        }
+    } else if (st == TERN_OK && !recv) {
+        *out = MPI_REQ_SENT;
+        return MPI_SUCCESS;
+    }
+    return req_from(comm, st, r, recv, info, out, call, NULL, NULL);
+}
+
 static int proc_null_req(MPI_Comm comm, MPI_Request *out)
 {
     MPI_Request h;
@@ -252,9 +278,24 @@ int mpi_isend_start(const void *buf, int count, MPI_Datatype dt, int dest, int t
     return req_from(comm, st, r, false, NULL, request, call, NULL, NULL);
 }
 
+/* MPI_Isend and MPI_Irecv: the common case (valid arguments, a
+ * predefined type, a real peer) straight to tern, in the function itself;
+ * anything else through mpi_isend_start / mpi_irecv_start, which check
+ * again and say what is wrong. */
 int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
+    const mpi_comm_t *c = mpi_comm_get(comm);
+    int size = mpi_predef_size(datatype);
+    if (c != NULL && request != NULL && size != 0 && count >= 0 && (buf != NULL || count == 0) &&
+        dest >= 0 && dest < c->size && tag >= 0 && tag <= MPI_TAG_UB_VALUE) {
+        tern_request_t *r = NULL;
+        mpi_lock(c->w);
+        tern_status_t st = tern_isend(c->w, buf, (size_t)count * (size_t)size, c->ranks[dest], tag,
+                                      c->space, &r);
+        mpi_unlock(c->w);
+        return req_tern(comm, c, st, r, false, NULL, request, "MPI_Isend");
+    }
     return mpi_isend_start(buf, count, datatype, dest, tag, comm, MPI_SEND_STANDARD, request,
                            "MPI_Isend");
 }
@@ -269,6 +310,20 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
+    const mpi_comm_t *c = mpi_comm_get(comm);
+    int size = mpi_predef_size(datatype);
+    if (c != NULL && request != NULL && size != 0 && count >= 0 && (buf != NULL || count == 0) &&
+        ((source >= 0 && source < c->size) || source == MPI_ANY_SOURCE) &&
+        ((tag >= 0 && tag <= MPI_TAG_UB_VALUE) || tag == MPI_ANY_TAG)) {
+        int src = source == MPI_ANY_SOURCE ? TERN_ANY_SOURCE : c->ranks[source];
+        tern_request_t *r = NULL;
+        tern_recv_info_t info;
+        mpi_lock(c->w);
+        tern_status_t st = tern_irecv(c->w, buf, (size_t)count * (size_t)size, src,
+                                      tag == MPI_ANY_TAG ? TERN_ANY_TAG : tag, c->space, &info, &r);
+        mpi_unlock(c->w);
+        return req_tern(comm, c, st, r, true, &info, request, "MPI_Irecv");
+    }
     return mpi_irecv_start(buf, count, datatype, source, tag, comm, request, "MPI_Irecv");
 }
 
