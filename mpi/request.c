@@ -354,6 +354,66 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
     return all ? MPI_Waitall(count, requests, statuses) : MPI_SUCCESS;
 }
 
+/* MPI_Waitall's common case as one tern_waitall, the way tern's own
+ * programs wait for a window: one thread, one worker, nothing to poll for
+ * (!mpi_polling), at most WAITALL_BATCH handles, each null, a send done at
+ * once, or a plain tern operation (no finish hook).  false: not that case,
+ * nothing changed (the caller takes the general path).  Errors come out
+ * as the general path's: the entry turned REQ_DONE by req_finished, then
+ * taken. */
+#define WAITALL_BATCH 64
+static bool waitall_batch(int count, MPI_Request requests[], MPI_Status statuses[],
+                          int *result)
+{
+    tern_request_t *tr[WAITALL_BATCH];
+    tern_recv_info_t infos[WAITALL_BATCH];
+    tern_worker_t *w = NULL;
+    if (count > WAITALL_BATCH || mpi_polling())
+        return false;
+    for (int i = 0; i < count; i++) {
+        MPI_Request h = requests[i];
+        tr[i] = NULL;
+        if (h == MPI_REQUEST_NULL || h == MPI_REQ_SENT)
+            continue;
+        const mpi_req_t *q = mpi_req_get(h);
+        if (q == NULL || q->kind != REQ_TERN || q->finish != NULL || (w != NULL && q->w != w))
+            return false;
+        w = q->w;
+        tr[i] = q->r;
+    }
+    if (w != NULL)
+        (void)tern_waitall(w, tr, (size_t)count, infos); /* each one's status in infos */
+    *result = MPI_SUCCESS;
+    for (int i = 0; i < count; i++) {
+        MPI_Request h = requests[i];
+        MPI_Status *s = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+        int err = MPI_SUCCESS;
+        if (h == MPI_REQUEST_NULL || h == MPI_REQ_SENT) {
+            mpi_status_empty(s, MPI_ANY_SOURCE);
+            requests[i] = MPI_REQUEST_NULL;
+        } else if (infos[i].status == TERN_OK) {
+            mpi_req_t *q = mpi_req_at(h);
+            if (q->recv) /* a freed communicator's entry keeps its ranks (comm.c) */
+                mpi_status_from(s, mpi_comm_entry(q->comm), &infos[i]);
+            else
+                mpi_status_empty(s, MPI_ANY_SOURCE);
+            req_push(h); /* not MPI_THREAD_MULTIPLE: no table lock */
+            requests[i] = MPI_REQUEST_NULL;
+        } else {
+            mpi_req_t *q = mpi_req_at(h);
+            MPI_Comm comm = q->comm;
+            req_finished(q, infos[i].status, &infos[i]);
+            req_take(&requests[i], s, &err);
+            if (err != MPI_SUCCESS && *result == MPI_SUCCESS)
+                *result = mpi_raise(comm, MPI_ERR_IN_STATUS, "MPI_Waitall: request %d: %s", i,
+                                    mpi_last_error);
+        }
+        if (s != MPI_STATUS_IGNORE) /* a call of several: each status's class */
+            s->MPI_ERROR = err;
+    }
+    return true;
+}
+
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
     int e = mpi_check_init("MPI_Waitall");
@@ -362,6 +422,8 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
     if (count < 0 || (count > 0 && requests == NULL))
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Waitall: %d requests", count);
     int result = MPI_SUCCESS;
+    if (waitall_batch(count, requests, statuses, &result))
+        return result;
     for (int i = 0; i < count; i++) {
         MPI_Status *s = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
         if (requests[i] == MPI_REQUEST_NULL) {

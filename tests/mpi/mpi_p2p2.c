@@ -576,6 +576,52 @@ static void info(void)
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
 }
 
+/* MPI_Waitall with one receive truncated among good ones (sends done at
+ * once, receives under way): MPI_ERR_IN_STATUS, each status its own class,
+ * the requests before the failed one and itself freed; then again with
+ * the statuses ignored.  Those after it may still be pending
+ * (MPI_ERR_PENDING, MPICH stops there; tern completes them all): waited
+ * for then. */
+static void waitall_errors(void)
+{
+    int out[8] = {0}, in[4][8];
+    MPI_Request r[6];
+    MPI_Status st[6];
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < 8; i++)
+            out[i] = val(rank, 60 + pass, i);
+        /* 8 ints to the right; the third receive has room for 4 */
+        for (int k = 0; k < 3; k++)
+            MPI_Irecv(in[k], k == 2 ? 4 : 8, MPI_INT, left, 70 + k, MPI_COMM_WORLD, &r[k]);
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int k = 0; k < 3; k++)
+            MPI_Isend(out, 8, MPI_INT, right, 70 + k, MPI_COMM_WORLD, &r[3 + k]);
+        for (int k = 0; k < 6; k++)
+            st[k].MPI_ERROR = -7;
+        int e = MPI_Waitall(6, r, pass == 0 ? st : MPI_STATUSES_IGNORE);
+        CHECK(e == MPI_ERR_IN_STATUS, "waitall with a truncated receive: %d", e);
+        for (int k = 0; k < 3; k++)
+            CHECK(r[k] == MPI_REQUEST_NULL, "waitall error pass %d: request %d not freed", pass, k);
+        if (pass == 0) {
+            int cls = -1;
+            MPI_Error_class(st[2].MPI_ERROR, &cls);
+            CHECK(cls == MPI_ERR_TRUNCATE, "truncated receive's status class %d", cls);
+            for (int k = 0; k < 6; k++)
+                CHECK(k == 2 || st[k].MPI_ERROR == MPI_SUCCESS ||
+                          (k > 2 && st[k].MPI_ERROR == MPI_ERR_PENDING && r[k] != MPI_REQUEST_NULL),
+                      "status %d error %d", k, st[k].MPI_ERROR);
+            CHECK(st[0].MPI_SOURCE == left && st[1].MPI_TAG == 71, "good statuses: %d %d",
+                  st[0].MPI_SOURCE, st[1].MPI_TAG);
+        }
+        for (int k = 3; k < 6; k++)
+            CHECK(MPI_Wait(&r[k], MPI_STATUS_IGNORE) == MPI_SUCCESS, "pending send %d", k);
+        CHECK(wrong(in[0], 8, left, 60 + pass) == 0 && wrong(in[1], 8, left, 60 + pass) == 0,
+              "waitall error pass %d: good receives' data", pass);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 int main(int argc, char **argv)
 {
     if (MPI_Init(&argc, &argv) != MPI_SUCCESS)
@@ -597,6 +643,8 @@ int main(int argc, char **argv)
     regressions();
     cancel_send();
     info();
+    MPI_Barrier(MPI_COMM_WORLD);
+    waitall_errors();
     if (failures == 0)
         printf("ok rank %d of %d\n", rank, size);
     fflush(stdout);
