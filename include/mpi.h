@@ -127,6 +127,29 @@ typedef struct MPI_Status {
 #define MPI_REAL8 ((MPI_Datatype)0x4c000829)
 #define MPI_LOGICAL ((MPI_Datatype)0x4c00041d)
 #define MPI_CHARACTER ((MPI_Datatype)0x4c00011a)
+#define MPI_INTEGER1 ((MPI_Datatype)0x4c00012d)
+#define MPI_INTEGER2 ((MPI_Datatype)0x4c00022f)
+#define MPI_INTEGER16 MPI_DATATYPE_NULL /* none (as in MPICH) */
+#define MPI_REAL16 ((MPI_Datatype)0x4c00102b) /* IEEE binary128 (gfortran's REAL(16)) */
+/* Fortran pairs for MPI_MAXLOC / MPI_MINLOC: value and index of one type */
+#define MPI_2INTEGER ((MPI_Datatype)0x4c000820)
+#define MPI_2REAL ((MPI_Datatype)0x4c000821)
+#define MPI_2DOUBLE_PRECISION ((MPI_Datatype)0x4c001023)
+/* complex numbers: real part, then imaginary part (C's _Complex types,
+ * C++'s std::complex and Fortran's COMPLEX lay them out alike) */
+#define MPI_C_FLOAT_COMPLEX ((MPI_Datatype)0x4c000840)
+#define MPI_C_COMPLEX MPI_C_FLOAT_COMPLEX
+#define MPI_C_DOUBLE_COMPLEX ((MPI_Datatype)0x4c001041)
+#define MPI_C_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x4c002042)
+#define MPI_CXX_BOOL ((MPI_Datatype)0x4c000133)
+#define MPI_CXX_FLOAT_COMPLEX ((MPI_Datatype)0x4c000834)
+#define MPI_CXX_DOUBLE_COMPLEX ((MPI_Datatype)0x4c001035)
+#define MPI_CXX_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x4c002036)
+#define MPI_COMPLEX ((MPI_Datatype)0x4c00081e)
+#define MPI_DOUBLE_COMPLEX ((MPI_Datatype)0x4c001022)
+#define MPI_COMPLEX8 ((MPI_Datatype)0x4c000828)
+#define MPI_COMPLEX16 ((MPI_Datatype)0x4c00102a)
+#define MPI_COMPLEX32 ((MPI_Datatype)0x4c00202c) /* two REAL16 */
 #define MPI_PACKED ((MPI_Datatype)0x4c00010f) /* MPI_Pack's bytes */
 /* pair types for MPI_MAXLOC / MPI_MINLOC: C structs { T value; int index; }
  * (padding included: extent = sizeof the struct); MPI_2INT is a predefined
@@ -720,6 +743,13 @@ int MPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_di
 int MPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler);
 int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
 int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
+
+/* datatypes of Fortran kinds (mpi/dtype_kinds.c): the type of
+ * selected_real_kind(p, r) / selected_int_kind(r), MPI_UNDEFINED leaving p
+ * or r out; the library's (never freed) */
+int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
+int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
+int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
 
 /* the profiling interface: every function above under a PMPI_ name too
  * (generated from these prototypes by mpi/pmpi-update.sh) */

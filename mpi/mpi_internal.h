@@ -274,6 +274,7 @@ typedef struct mpi_dt_run {
 typedef struct mpi_dtype {
     int refs;                 /* the handle's, and pending operations' */
     bool committed, pair;     /* pair: a predefined pair type (not freed) */
+    bool permanent;           /* an MPI_Type_create_f90_* type (dtype_kinds.c): not freed */
     bool lb_mark, ub_mark;    /* bounds set explicitly (MPI_Type_create_resized) */
     bool has_pair;            /* pair types inside: no single basic type */
     int align;                /* strictest basic alignment (struct padding) */
@@ -308,6 +309,14 @@ static inline bool mpi_dt_predefined(MPI_Datatype dt)
 {
     return mpi_predef_size(dt) != 0;
 }
+/* dtype_kinds.c: a predefined type's basic elements (2 of *part for
+ * Fortran's MPI_2INTEGER ..., else 1 of itself); the bytes of its parts
+ * (a complex number's real, a pair's value; else its size): its alignment
+ * and external32's byte-swap unit; the size-specific type an
+ * MPI_Type_create_f90_* type stands for (dt itself for any other) */
+int mpi_predef_parts(MPI_Datatype dt, MPI_Datatype *part);
+int mpi_predef_unit(MPI_Datatype dt);
+MPI_Datatype mpi_dt_named(MPI_Datatype dt);
 /* the derived (or pair) type of a handle; NULL: not one, or freed */
 int mpi_dt_init(void); /* MPI_Init: the table, the pair types */
 mpi_dtype_t *mpi_dt_get(MPI_Datatype dt);
