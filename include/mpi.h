@@ -744,6 +744,12 @@ int MPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhan
 int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
 int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
 
+/* a communicator's hints (mpi/comm_info.c): kept and given back, read by
+ * nothing in tern */
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
+int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
+int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used);
+
 /* datatypes of Fortran kinds (mpi/dtype_kinds.c): the type of
  * selected_real_kind(p, r) / selected_int_kind(r), MPI_UNDEFINED leaving p
  * or r out; the library's (never freed) */

@@ -384,6 +384,9 @@ int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_d
 int PMPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler);
 int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
 int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
+int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used);
 int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
 int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);

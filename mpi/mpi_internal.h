@@ -223,6 +223,9 @@ int mpi_check_group(MPI_Group g, const char *call);
 int mpi_group_new(int *procs, int size, MPI_Group *out, const char *call);
 /* info.c: MPI_INFO_NULL or an info object that exists */
 bool mpi_info_ok(MPI_Info info);
+/* every (key, value) of src set in dst (both objects that exist, not
+ * MPI_INFO_NULL; else MPI_ERR_INFO); MPI_ERR_NO_MEM, raising nothing */
+int mpi_info_update(MPI_Info dst, MPI_Info src);
 /* bytes of a valid type, derived too (0: not a valid type, or an empty one) */
 int mpi_type_size(MPI_Datatype dt);
 /* datatype.c: count elements of dt packed contiguously (buffered sends,
