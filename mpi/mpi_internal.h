@@ -153,6 +153,14 @@ int mpi_last_user_code(void); /* MPI_LASTUSEDCODE */
  * callback's error) */
 bool mpi_attr_predefined(int keyval);
 int mpi_attr_comm_copy(MPI_Comm comm, MPI_Comm newcomm);
+/* MPI_Comm_idup's copy: made at the call (the copy callbacks run then;
+ * their first error, *copies what was copied), attached to the duplicate
+ * once it exists, or their delete callbacks run (with comm) if it never
+ * does */
+struct attr;
+int mpi_attr_comm_copy_out(MPI_Comm comm, struct attr **copies);
+void mpi_attr_comm_attach(struct attr *copies, MPI_Comm newcomm);
+void mpi_attr_comm_discard(struct attr *copies, MPI_Comm comm);
 int mpi_attr_comm_delete(MPI_Comm comm);
 int mpi_attr_type_copy(MPI_Datatype type, MPI_Datatype newtype);
 int mpi_attr_type_delete(MPI_Datatype type);
