@@ -521,6 +521,9 @@ static inline MPI_Request mpi_req_pop(void)
 
 /* config.c: mpi.cfg from the environment (MPI_SUCCESS, or the error raised) */
 int mpi_config_load(void);
+/* mpit_pvar.c: MPI_Finalize, before the workers go: MPI_T's variables
+ * keep the values they have now */
+void mpi_t_finalize_hook(void);
 
 /* init / finalize of the communicator and request tables (comm.c) */
 int mpi_comms_init(void);
