@@ -153,6 +153,13 @@ void tern_config_register(const tern_config_table_t *t);
 int tern_config_count(void);
 const tern_config_table_t *tern_config_get(int i, bool *netmod);
 
+/* The values of table t in effect in ctx, as it loaded them: the engine's
+ * table its settings (an oversubscribed node's idle-wait defaults and
+ * tern_init_ex's parameters applied), a netmod's the struct its instances
+ * use (NULL when ctx does not use that netmod); NULL for any other table
+ * (its component loads it itself).  Valid until tern_finalize. */
+const void *tern_context_config(tern_context_t *ctx, const tern_config_table_t *t);
+
 /* Load every component table but the engine's (which tern_config_load
  * reads) and drop the values: tern_init refuses a bad setting of any
  * component at once, not when the component first reads it.  The

@@ -672,6 +672,20 @@ tern_status_t tern_worker_destroy(tern_worker_t *w)
 
 int tern_worker_index(const tern_worker_t *w) { return w ? w->index : -1; }
 
+const void *tern_context_config(tern_context_t *ctx, const tern_config_table_t *t)
+{
+    if (ctx == NULL || t == NULL)
+        return NULL;
+    if (t == &tern_engine_config_table)
+        return &ctx->cfg;
+    /* a netmod's: the instances of every worker loaded the same table */
+    const tern_worker_t *w = &ctx->workers[0];
+    for (int i = 0; i < w->num_netmods; i++)
+        if (w->netmods[i].initialized && w->netmods[i].desc->config == t)
+            return w->netmods[i].config;
+    return NULL;
+}
+
 int tern_worker_counters(tern_worker_t *w, tern_counter_t *out, int max)
 {
     if (w == NULL)

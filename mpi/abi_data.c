@@ -33,8 +33,6 @@ extern abi_f08_status *MPI_F08_STATUS_IGNORE;
 extern abi_f08_status *MPI_F08_STATUSES_IGNORE;
 extern int MPIR_F08_MPI_IN_PLACE;
 extern int MPIR_F08_MPI_BOTTOM;
-struct MPIR_T_pvar_handle_s;
-extern struct MPIR_T_pvar_handle_s *const MPI_T_PVAR_ALL_HANDLES;
 
 /* Fortran status sentinels: MPICH leaves them NULL (.bss, 8 bytes each)
  * until its Fortran binding starts; a C-only program sees NULL there too. */
@@ -53,10 +51,4 @@ abi_f08_status *MPI_F08_STATUSES_IGNORE = MPIR_F08_MPI_STATUSES_IGNORE_OBJ;
 int MPIR_F08_MPI_IN_PLACE;
 int MPIR_F08_MPI_BOTTOM;
 
-/* MPI_T: a constant pointer to an object of the library's own (.data.rel.ro,
- * 8 bytes), unique and never dereferenced by the program.  tern has no
- * MPI_T_pvar_* calls yet; the object is there so that programs naming it
- * load. */
-static char pvar_all_handles_mark;
-struct MPIR_T_pvar_handle_s *const MPI_T_PVAR_ALL_HANDLES =
-    (struct MPIR_T_pvar_handle_s *)&pvar_all_handles_mark;
+/* MPI_T_PVAR_ALL_HANDLES is MPI_T's (mpi/mpit_pvar.c). */

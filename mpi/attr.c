@@ -331,11 +331,12 @@ static int attr_delete(enum attr_kind kind, int obj, int keyval, const char *cal
 
 /* ---- the hooks of the objects' life ---------------------------------------- */
 
-/* Copy what obj carries onto nobj (a dup): each keyval's copy callback
- * decides; the first failure is returned (what was copied stays, for the
- * caller to delete with the new object). */
-static int copy_all(enum attr_kind kind, int obj, int nobj)
+/* The copies of what obj carries, as each keyval's copy callback decides,
+ * into *chain: records linked newest first, not in the list yet (their
+ * object unset).  The first failure is returned, with what was copied. */
+static int copy_out(enum attr_kind kind, int obj, attr_t **chain)
 {
+    *chain = NULL;
     /* oldest first, so the copies keep the order of setting */
     int n = 0;
     mpi_table_lock();
@@ -368,15 +369,38 @@ static int copy_all(enum attr_kind kind, int obj, int nobj)
                 result = MPI_ERR_NO_MEM;
                 break;
             }
-            *a = (attr_t){.kind = kind, .obj = nobj, .keyval = keyval, .value = out};
-            mpi_table_lock();
-            a->next = attrs;
-            attrs = a;
-            mpi_table_unlock();
+            *a = (attr_t){.kind = kind, .keyval = keyval, .value = out, .next = *chain};
+            *chain = a;
         }
     }
     free(list);
     return result;
+}
+
+/* chain's records onto nobj, newest in the list (they were set last) */
+static void attach(attr_t *chain, int nobj)
+{
+    if (chain == NULL)
+        return;
+    attr_t *last = chain;
+    for (attr_t *a = chain; a != NULL; a = a->next) {
+        a->obj = nobj;
+        last = a;
+    }
+    mpi_table_lock();
+    last->next = attrs;
+    attrs = chain;
+    mpi_table_unlock();
+}
+
+/* Copy what obj carries onto nobj (a dup); the first failure is returned
+ * (what was copied stays, for the caller to delete with the new object). */
+static int copy_all(enum attr_kind kind, int obj, int nobj)
+{
+    attr_t *chain;
+    int e = copy_out(kind, obj, &chain);
+    attach(chain, nobj);
+    return e;
 }
 
 /* Delete everything obj carries, newest first; the first callback error
@@ -405,6 +429,26 @@ static int delete_all(enum attr_kind kind, int obj)
 int mpi_attr_comm_copy(MPI_Comm comm, MPI_Comm newcomm)
 {
     return copy_all(KIND_COMM, comm, newcomm);
+}
+
+int mpi_attr_comm_copy_out(MPI_Comm comm, struct attr **copies)
+{
+    return copy_out(KIND_COMM, comm, copies);
+}
+
+void mpi_attr_comm_attach(struct attr *copies, MPI_Comm newcomm)
+{
+    attach(copies, newcomm);
+}
+
+void mpi_attr_comm_discard(struct attr *copies, MPI_Comm comm)
+{
+    while (copies != NULL) {
+        attr_t *a = copies;
+        copies = a->next;
+        (void)run_delete(keyvals[mpi_h_index(a->keyval)], comm, a->keyval, a->value);
+        free(a);
+    }
 }
 
 int mpi_attr_comm_delete(MPI_Comm comm)

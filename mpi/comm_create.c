@@ -202,17 +202,31 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
 
 /* ---- MPI_Comm_idup -------------------------------------------------------------- */
 
+/* an MPI_Comm_idup under way: the agreement, and the attributes copied
+ * when it was called, for the new communicator */
+typedef struct idup {
+    mpi_xchg_t *x;
+    struct attr *attrs;
+    MPI_Comm parent, *out;
+} idup_t;
+
 /* the request's progress (under the schedules' lock: never blocks) */
 static bool idup_progress(mpi_req_t *q)
 {
+    idup_t *d = q->aux;
     int err;
-    if (!mpi_xchg_poll(q->aux, &err))
+    if (!mpi_xchg_poll(d->x, &err))
         return false;
     q->err = err;
-    if (err != MPI_SUCCESS)
-        snprintf(mpi_last_error, sizeof(mpi_last_error), "%s", mpi_xchg_msg(q->aux));
+    if (err != MPI_SUCCESS) {
+        snprintf(mpi_last_error, sizeof(mpi_last_error), "%s", mpi_xchg_msg(d->x));
+        mpi_attr_comm_discard(d->attrs, d->parent);
+    } else {
+        mpi_attr_comm_attach(d->attrs, *d->out);
+    }
     mpi_status_empty(&q->status, MPI_ANY_SOURCE);
-    mpi_xchg_free(q->aux);
+    mpi_xchg_free(d->x);
+    free(d);
     q->aux = NULL;
     return true;
 }
@@ -221,7 +235,9 @@ static bool idup_progress(mpi_req_t *q)
  * at once (comm_ctx.c), so the call returns without waiting for any other
  * rank; the request completes once every rank's came in, and only then is
  * *newcomm written.  Any other creation on this rank (an MPI_Comm_idup too)
- * first waits for it to complete. */
+ * first waits for it to complete.  The attributes are copied here, as MPI
+ * says (their copy callbacks run in this call), and given to the duplicate
+ * when it is made. */
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     static const char call[] = "MPI_Comm_idup";
@@ -233,12 +249,27 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
     if (e != MPI_SUCCESS)
         return e;
     mpi_comm_t *c = mpi_comm_get(comm);
+    idup_t *d = calloc(1, sizeof(*d));
     int *ranks = copy_ints(c->ranks, c->size);
-    if (ranks == NULL)
+    if (ranks == NULL || d == NULL) {
+        free(ranks);
+        free(d);
         return mpi_raise(comm, MPI_ERR_NO_MEM, "%s", call);
+    }
+    *d = (idup_t){.parent = comm, .out = newcomm};
+    int ae = mpi_attr_comm_copy_out(comm, &d->attrs);
+    if (ae != MPI_SUCCESS) {
+        mpi_attr_comm_discard(d->attrs, comm);
+        free(ranks);
+        free(d);
+        return mpi_raise_code(comm, ae, "%s: a copy callback of an attribute failed (%d)",
+                              call, ae);
+    }
     MPI_Request h;
     if (mpi_req_new(&h) != MPI_SUCCESS) {
+        mpi_attr_comm_discard(d->attrs, comm);
         free(ranks);
+        free(d);
         return mpi_raise(comm, MPI_ERR_NO_MEM, "%s: request table", call);
     }
     mpi_req_t *q = mpi_req_at(h);
@@ -253,12 +284,15 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
         free(ranks);
     }
     if (e != MPI_SUCCESS) {
+        mpi_attr_comm_discard(d->attrs, comm);
+        free(d);
         MPI_Request_free(&h);
         return e;
     }
+    d->x = x;
     q->comm = comm;
     q->progress = idup_progress;
-    q->aux = x;
+    q->aux = d;
     q->kind = REQ_SCHED;
     *request = h;
     return MPI_SUCCESS;

@@ -3,11 +3,11 @@
  * registry (engine/config.h), registered when libtern-mpi loads.  So
  * tern_init, called by MPI_Init, refuses a bad value on every rank with a
  * message naming the variable and its range, and tern_info lists them.
- * MPI_Init then reads them into mpi.cfg.  The registry's calls are
+ * MPI_Init then reads them into mpi.cfg (MPI_T's control variables read it,
+ * and may write it: mpi/mpit_cvar.c).  The registry's calls are
  * libtern's private interface (TERN_PRIVATE_0.0 in engine/libtern.map).
  */
-#include "engine/config.h" /* before mpi_internal.h: libtern's, not hidden here */
-#include "mpi/mpi_internal.h"
+#include "mpi/mpit.h" /* engine/config.h, mpi_internal.h, mpi_config_struct */
 
 #define T mpi_config_t
 static const tern_config_entry_t entries[] = {
@@ -32,6 +32,11 @@ static const tern_config_table_t mpi_config_table = {
     .struct_size = sizeof(mpi_config_t),
 };
 TERN_CONFIG_REGISTER(mpi_config_table)
+
+mpi_config_t *mpi_config_struct(const tern_config_table_t *t)
+{
+    return t == &mpi_config_table ? &mpi.cfg : NULL;
+}
 
 int mpi_config_load(void)
 {

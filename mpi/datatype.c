@@ -105,13 +105,12 @@ const mpi_dtype_t *mpi_dt_lookup(MPI_Datatype dt, mpi_dt_view_t *v)
         return mpi_dt_get(dt);
     memset(v, 0, sizeof(*v));
     v->b.len = size;
-    v->r.type = dt;
-    v->r.n = 1;
+    v->r.n = mpi_predef_parts(dt, &v->r.type); /* Fortran's pairs: two elements */
     v->t.refs = 1;
     v->t.committed = true;
-    v->t.align = size;
+    v->t.align = mpi_predef_unit(dt); /* a complex number: its real part's */
     v->t.size = v->t.extent = v->t.true_extent = size;
-    v->t.nelems = 1;
+    v->t.nelems = v->r.n;
     v->t.nblocks = v->t.nruns = 1;
     v->t.blocks = &v->b;
     v->t.runs = &v->r;
@@ -390,7 +389,7 @@ int MPI_Type_free(MPI_Datatype *datatype)
     if (datatype == NULL)
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Type_free: NULL datatype pointer");
     mpi_dtype_t *t = mpi_dt_get(*datatype);
-    if (t == NULL || t->pair)
+    if (t == NULL || t->pair || t->permanent)
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_free: datatype %#x is %s",
                          *datatype, t != NULL || predefined_size(*datatype) != 0
                                         ? "predefined" : "not a valid derived datatype");
@@ -410,8 +409,8 @@ int MPI_Type_free(MPI_Datatype *datatype)
 MPI_Datatype mpi_dt_hold(MPI_Datatype dt)
 {
     mpi_dtype_t *t = mpi_dt_predefined(dt) ? NULL : mpi_dt_get(dt);
-    if (t == NULL || t->pair)
-        return dt; /* predefined (and pair) types are never freed */
+    if (t == NULL || t->pair || t->permanent)
+        return dt; /* predefined (pair, f90) types are never freed */
     mpi_dt_retain(t);
     MPI_Datatype h = mpi_dt_register(t);
     if (h == MPI_DATATYPE_NULL)
@@ -422,7 +421,7 @@ MPI_Datatype mpi_dt_hold(MPI_Datatype dt)
 void mpi_dt_drop(MPI_Datatype h)
 {
     mpi_dtype_t *t = mpi_dt_predefined(h) ? NULL : mpi_dt_get(h);
-    if (t == NULL || t->pair)
+    if (t == NULL || t->pair || t->permanent)
         return;
     mpi_table_lock();
     types[mpi_h_index(h)] = NULL;

@@ -74,6 +74,7 @@ int MPI_Finalize(void)
     mpi_coll_finalize();
     mpi_ctx_drain(); /* MPI_Comm_idup's never waited for: their messages */
     mpi_reap_freed(true);
+    mpi_t_finalize_hook(); /* MPI_T's counters and settings as they end */
     mpi_workers_finalize();
     tern_status_t st = tern_finalize(mpi.ctx); /* drains, then a barrier */
     mpi.ctx = NULL;

@@ -40,6 +40,25 @@ static const char *const class_text[MPIX_ERR_PROC_FAILED + 1] = {
     [MPI_ERR_NO_MEM] = "out of memory",
     [MPI_ERR_KEYVAL] = "invalid attribute key (keyval)",
     [MPI_ERR_UNSUPPORTED_OPERATION] = "operation not supported",
+    /* the tool information interface's (MPI_T) */
+    [MPI_T_ERR_MEMORY] = "MPI_T: out of memory",
+    [MPI_T_ERR_NOT_INITIALIZED] = "MPI_T: the interface is not initialized",
+    [MPI_T_ERR_CANNOT_INIT] = "MPI_T: the interface cannot be initialized",
+    [MPI_T_ERR_INVALID_INDEX] = "MPI_T: invalid index",
+    [MPI_T_ERR_INVALID_ITEM] = "MPI_T: invalid item index",
+    [MPI_T_ERR_INVALID_HANDLE] = "MPI_T: invalid handle",
+    [MPI_T_ERR_OUT_OF_HANDLES] = "MPI_T: no more handles",
+    [MPI_T_ERR_OUT_OF_SESSIONS] = "MPI_T: no more sessions",
+    [MPI_T_ERR_INVALID_SESSION] = "MPI_T: invalid session",
+    [MPI_T_ERR_CVAR_SET_NOT_NOW] = "MPI_T: the control variable cannot be set now",
+    [MPI_T_ERR_CVAR_SET_NEVER] = "MPI_T: the control variable cannot be set",
+    [MPI_T_ERR_PVAR_NO_STARTSTOP] = "MPI_T: the performance variable cannot be started or "
+                                    "stopped",
+    [MPI_T_ERR_PVAR_NO_WRITE] = "MPI_T: the performance variable cannot be written or reset",
+    [MPI_T_ERR_PVAR_NO_ATOMIC] = "MPI_T: the performance variable cannot be read and reset "
+                                 "atomically",
+    [MPI_T_ERR_INVALID_NAME] = "MPI_T: no variable or category of that name",
+    [MPI_T_ERR_INVALID] = "MPI_T: invalid argument",
     [MPI_ERR_PROC_FAILED] = "a process failed",
 };
 

@@ -1,7 +1,8 @@
 /*
  * MPI_Info: ordered (key, value) string pairs.  Nothing in the layer reads
  * hints yet; programs pass info objects to calls that take them, so the
- * objects themselves work as MPI says.  An object is an entry of a table:
+ * objects themselves work as MPI says (a communicator keeps its hints in
+ * one: comm_info.c).  An object is an entry of a table:
  * MPI_INFO_ENV is entry 0 and stays (empty: the launcher's command line is
  * not passed on); the others' handles are made ones (mpi/handle.h) whose
  * index is their entry's.
@@ -163,6 +164,17 @@ static void clear(info_t *o)
     }
     free(o->key);
     free(o->val);
+}
+
+int mpi_info_update(MPI_Info dst, MPI_Info src)
+{
+    int d = info_slot(dst), s = info_slot(src);
+    if (d < 0 || s < 0)
+        return MPI_ERR_INFO;
+    for (int i = 0; i < infos[s].n; i++)
+        if (put(&infos[d], infos[s].key[i], infos[s].val[i]) != MPI_SUCCESS)
+            return MPI_ERR_NO_MEM;
+    return MPI_SUCCESS;
 }
 
 int MPI_Info_create(MPI_Info *info)

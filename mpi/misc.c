@@ -107,13 +107,18 @@ int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
         return e;
     if (datatype == NULL)
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Type_match_size: NULL pointer");
+    /* Fortran's size-specific types, as MPICH answers */
     MPI_Datatype t = MPI_DATATYPE_NULL;
     if (typeclass == MPI_TYPECLASS_INTEGER)
-        t = size == 1 ? MPI_INT8_T : size == 2 ? MPI_INT16_T : size == 4 ? MPI_INT32_T
-            : size == 8 ? MPI_INT64_T : MPI_DATATYPE_NULL;
+        t = size == 1 ? MPI_INTEGER1 : size == 2 ? MPI_INTEGER2 : size == 4 ? MPI_INTEGER4
+            : size == 8 ? MPI_INTEGER8 : MPI_DATATYPE_NULL;
     else if (typeclass == MPI_TYPECLASS_REAL)
-        t = size == 4 ? MPI_FLOAT : size == 8 ? MPI_DOUBLE : MPI_DATATYPE_NULL;
-    else if (typeclass != MPI_TYPECLASS_COMPLEX)
+        t = size == 4 ? MPI_REAL4 : size == 8 ? MPI_REAL8 : size == 16 ? MPI_REAL16
+            : MPI_DATATYPE_NULL;
+    else if (typeclass == MPI_TYPECLASS_COMPLEX)
+        t = size == 8 ? MPI_COMPLEX8 : size == 16 ? MPI_COMPLEX16 : size == 32 ? MPI_COMPLEX32
+            : MPI_DATATYPE_NULL;
+    else
         return mpi_raise(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Type_match_size: type class %d",
                          typeclass);
     if (t == MPI_DATATYPE_NULL)

@@ -153,6 +153,14 @@ int mpi_last_user_code(void); /* MPI_LASTUSEDCODE */
  * callback's error) */
 bool mpi_attr_predefined(int keyval);
 int mpi_attr_comm_copy(MPI_Comm comm, MPI_Comm newcomm);
+/* MPI_Comm_idup's copy: made at the call (the copy callbacks run then;
+ * their first error, *copies what was copied), attached to the duplicate
+ * once it exists, or their delete callbacks run (with comm) if it never
+ * does */
+struct attr;
+int mpi_attr_comm_copy_out(MPI_Comm comm, struct attr **copies);
+void mpi_attr_comm_attach(struct attr *copies, MPI_Comm newcomm);
+void mpi_attr_comm_discard(struct attr *copies, MPI_Comm comm);
 int mpi_attr_comm_delete(MPI_Comm comm);
 int mpi_attr_type_copy(MPI_Datatype type, MPI_Datatype newtype);
 int mpi_attr_type_delete(MPI_Datatype type);
@@ -224,6 +232,9 @@ int mpi_check_group(MPI_Group g, const char *call);
 int mpi_group_new(int *procs, int size, MPI_Group *out, const char *call);
 /* info.c: MPI_INFO_NULL or an info object that exists */
 bool mpi_info_ok(MPI_Info info);
+/* every (key, value) of src set in dst (both objects that exist, not
+ * MPI_INFO_NULL; else MPI_ERR_INFO); MPI_ERR_NO_MEM, raising nothing */
+int mpi_info_update(MPI_Info dst, MPI_Info src);
 /* bytes of a valid type, derived too (0: not a valid type, or an empty one) */
 int mpi_type_size(MPI_Datatype dt);
 /* datatype.c: count elements of dt packed contiguously (buffered sends,
@@ -275,6 +286,7 @@ typedef struct mpi_dt_run {
 typedef struct mpi_dtype {
     int refs;                 /* the handle's, and pending operations' */
     bool committed, pair;     /* pair: a predefined pair type (not freed) */
+    bool permanent;           /* an MPI_Type_create_f90_* type (dtype_kinds.c): not freed */
     bool lb_mark, ub_mark;    /* bounds set explicitly (MPI_Type_create_resized) */
     bool has_pair;            /* pair types inside: no single basic type */
     int align;                /* strictest basic alignment (struct padding) */
@@ -308,6 +320,14 @@ static inline bool mpi_dt_predefined(MPI_Datatype dt)
 {
     return mpi_predef_size(dt) != 0;
 }
+/* dtype_kinds.c: a predefined type's basic elements (2 of *part for
+ * Fortran's MPI_2INTEGER ..., else 1 of itself); the bytes of its parts
+ * (a complex number's real, a pair's value; else its size): its alignment
+ * and external32's byte-swap unit; the size-specific type an
+ * MPI_Type_create_f90_* type stands for (dt itself for any other) */
+int mpi_predef_parts(MPI_Datatype dt, MPI_Datatype *part);
+int mpi_predef_unit(MPI_Datatype dt);
+MPI_Datatype mpi_dt_named(MPI_Datatype dt);
 /* the derived (or pair) type of a handle; NULL: not one, or freed */
 int mpi_dt_init(void); /* MPI_Init: the table, the pair types */
 mpi_dtype_t *mpi_dt_get(MPI_Datatype dt);
@@ -501,6 +521,9 @@ static inline MPI_Request mpi_req_pop(void)
 
 /* config.c: mpi.cfg from the environment (MPI_SUCCESS, or the error raised) */
 int mpi_config_load(void);
+/* mpit_pvar.c: MPI_Finalize, before the workers go: MPI_T's variables
+ * keep the values they have now */
+void mpi_t_finalize_hook(void);
 
 /* init / finalize of the communicator and request tables (comm.c) */
 int mpi_comms_init(void);

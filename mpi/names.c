@@ -3,7 +3,8 @@
  * MPI_Type_set_name / _get_name.  As in MPICH: MPI_COMM_WORLD and
  * MPI_COMM_SELF are named so, the predefined datatypes after their MPI_
  * constant ("MPI_INT"; MPI_LONG_LONG, MPI_LONG_LONG_INT's other name, is
- * "MPI_LONG_LONG_INT"), every other object "" until named; a new
+ * "MPI_LONG_LONG_INT"; MPI_C_FLOAT_COMPLEX, MPI_C_COMPLEX's, is
+ * "MPI_C_COMPLEX"), every other object "" until named; a new
  * communicator or datatype does not take its parent's name (dup included);
  * a name longer than MPI_MAX_OBJECT_NAME - 1 characters is cut; any object
  * may be renamed, the predefined ones too.
@@ -29,7 +30,12 @@ static const struct {
     NAMED(MPI_INTEGER8), NAMED(MPI_REAL4), NAMED(MPI_REAL8), NAMED(MPI_LOGICAL),
     NAMED(MPI_CHARACTER), NAMED(MPI_PACKED), NAMED(MPI_2INT), NAMED(MPI_FLOAT_INT),
     NAMED(MPI_DOUBLE_INT), NAMED(MPI_LONG_INT), NAMED(MPI_SHORT_INT),
-    NAMED(MPI_LONG_DOUBLE_INT),
+    NAMED(MPI_LONG_DOUBLE_INT), NAMED(MPI_INTEGER1), NAMED(MPI_INTEGER2), NAMED(MPI_REAL16),
+    NAMED(MPI_2INTEGER), NAMED(MPI_2REAL), NAMED(MPI_2DOUBLE_PRECISION),
+    NAMED(MPI_C_COMPLEX), NAMED(MPI_C_DOUBLE_COMPLEX), NAMED(MPI_C_LONG_DOUBLE_COMPLEX),
+    NAMED(MPI_CXX_BOOL), NAMED(MPI_CXX_FLOAT_COMPLEX), NAMED(MPI_CXX_DOUBLE_COMPLEX),
+    NAMED(MPI_CXX_LONG_DOUBLE_COMPLEX), NAMED(MPI_COMPLEX), NAMED(MPI_DOUBLE_COMPLEX),
+    NAMED(MPI_COMPLEX8), NAMED(MPI_COMPLEX16), NAMED(MPI_COMPLEX32),
 };
 #undef NAMED
 #define NPREDEF ((int)(sizeof(predef) / sizeof(predef[0])))

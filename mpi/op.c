@@ -4,8 +4,9 @@
  * (MPI_Op_create).  MPI_Op handles: the predefined are MPICH's (index 1
  * MPI_MAX .. 0xc MPI_MAXLOC), user ones made handles (index into user_ops).
  * As MPI says (and MPICH does), the
- * predefined operations take predefined types only: a derived type needs a
- * user operation.
+ * predefined operations take predefined types only (those of
+ * MPI_Type_create_f90_* too): a derived type needs a user operation.
+ * MPI_SUM and MPI_PROD take the complex types as well.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -63,14 +64,22 @@ static bool predefined(MPI_Op op)
     ARITH(T)                                                                                 \
     default: return -1;                                                                      \
     }
+/* complex numbers have no order: MPI_SUM and MPI_PROD only */
+#define COMPLEX(T)                                                                           \
+    switch (op) {                                                                            \
+    case MPI_SUM: for (int i = 0; i < n; i++) ((T *)io)[i] += ((const T *)in)[i]; return 0;  \
+    case MPI_PROD: for (int i = 0; i < n; i++) ((T *)io)[i] *= ((const T *)in)[i]; return 0; \
+    default: return -1;                                                                      \
+    }
 
 /* in op io, elementwise: 0, or -1 when op does not apply to dt */
 static int apply_predefined(MPI_Op op, const void *in, void *io, int n, MPI_Datatype dt)
 {
     switch (dt) {
-    case MPI_CHAR: case MPI_SIGNED_CHAR: case MPI_INT8_T: INTEGER(int8_t)
-    case MPI_UNSIGNED_CHAR: case MPI_BYTE: case MPI_UINT8_T: case MPI_C_BOOL: INTEGER(uint8_t)
-    case MPI_SHORT: case MPI_INT16_T: INTEGER(int16_t)
+    case MPI_CHAR: case MPI_SIGNED_CHAR: case MPI_INT8_T: case MPI_INTEGER1: INTEGER(int8_t)
+    case MPI_UNSIGNED_CHAR: case MPI_BYTE: case MPI_UINT8_T: case MPI_C_BOOL: case MPI_CXX_BOOL:
+        INTEGER(uint8_t)
+    case MPI_SHORT: case MPI_INT16_T: case MPI_INTEGER2: INTEGER(int16_t)
     case MPI_UNSIGNED_SHORT: case MPI_UINT16_T: INTEGER(uint16_t)
     case MPI_INT: case MPI_INT32_T: case MPI_INTEGER: case MPI_INTEGER4: case MPI_LOGICAL:
         INTEGER(int32_t)
@@ -82,6 +91,14 @@ static int apply_predefined(MPI_Op op, const void *in, void *io, int n, MPI_Data
     case MPI_FLOAT: case MPI_REAL: case MPI_REAL4: FLOATING(float)
     case MPI_DOUBLE: case MPI_DOUBLE_PRECISION: case MPI_REAL8: FLOATING(double)
     case MPI_LONG_DOUBLE: FLOATING(long double)
+    case MPI_REAL16: FLOATING(_Float128) /* IEEE binary128, not x87's long double */
+    case MPI_C_FLOAT_COMPLEX: case MPI_CXX_FLOAT_COMPLEX: case MPI_COMPLEX: case MPI_COMPLEX8:
+        COMPLEX(float _Complex)
+    case MPI_C_DOUBLE_COMPLEX: case MPI_CXX_DOUBLE_COMPLEX: case MPI_DOUBLE_COMPLEX:
+    case MPI_COMPLEX16:
+        COMPLEX(double _Complex)
+    case MPI_C_LONG_DOUBLE_COMPLEX: case MPI_CXX_LONG_DOUBLE_COMPLEX: COMPLEX(long double _Complex)
+    case MPI_COMPLEX32: COMPLEX(_Float128 _Complex)
     default:
         return -1;
     }
@@ -102,10 +119,27 @@ static int apply_predefined(MPI_Op op, const void *in, void *io, int n, MPI_Data
         return 0;                                                                            \
     }
 
+/* Fortran's pairs: the index is of the value's type */
+#define LOC2(T)                                                                              \
+    {                                                                                        \
+        typedef struct { T v, i; } pair_t;                                                   \
+        const pair_t *a = in;                                                                \
+        pair_t *b = io;                                                                      \
+        for (int k = 0; k < n; k++)                                                          \
+            if (op == MPI_MAXLOC ? a[k].v > b[k].v : a[k].v < b[k].v)                        \
+                b[k] = a[k];                                                                 \
+            else if (a[k].v == b[k].v && a[k].i < b[k].i)                                    \
+                b[k].i = a[k].i;                                                             \
+        return 0;                                                                            \
+    }
+
 /* in op io for MAXLOC / MINLOC: 0, or -1 when dt is not a pair type */
 static int apply_loc(MPI_Op op, const void *in, void *io, int n, MPI_Datatype dt)
 {
     switch (dt) {
+    case MPI_2INTEGER: LOC2(int32_t)
+    case MPI_2REAL: LOC2(float)
+    case MPI_2DOUBLE_PRECISION: LOC2(double)
     case MPI_2INT: LOC(int)
     case MPI_FLOAT_INT: LOC(float)
     case MPI_DOUBLE_INT: LOC(double)
@@ -132,15 +166,15 @@ int mpi_op_check(MPI_Op op, MPI_Datatype dt, MPI_Comm comm, const char *call)
                              op == MPI_MAXLOC ? "MAXLOC" : "MINLOC", dt);
         return MPI_SUCCESS;
     }
+    dt = mpi_dt_named(dt); /* an MPI_Type_create_f90_* type: its size-specific type */
     if (!mpi_dt_predefined(dt))
         return mpi_raise(comm, MPI_ERR_OP, "%s: predefined operation %#x on datatype %#x: "
                          "the predefined operations take predefined types only (MPI_MAXLOC / "
                          "MPI_MINLOC: pair types)", call, (unsigned)op, (unsigned)dt);
-    char a = 0, b = 0;
-    long double x = 0, y = 0;
-    const void *in = mpi_type_size(dt) <= 1 ? (const void *)&a : (const void *)&x;
-    void *io = mpi_type_size(dt) <= 1 ? (void *)&b : (void *)&y;
-    if (apply_predefined(op, in, io, mpi_type_size(dt) ? 1 : 0, dt) != 0)
+    /* one element of zeros through the operation: room for the largest
+     * (a long double complex), aligned for it */
+    _Alignas(32) char x[32] = {0}, y[32] = {0};
+    if (apply_predefined(op, x, y, mpi_type_size(dt) ? 1 : 0, dt) != 0)
         return mpi_raise(comm, MPI_ERR_OP, "%s: operation %#x does not apply to datatype %#x",
                          call, (unsigned)op, (unsigned)dt);
     return MPI_SUCCESS;
@@ -172,7 +206,7 @@ void mpi_op_apply(MPI_Op op, const void *in, void *inout, int count, MPI_Datatyp
         (void)apply_loc(op, in, inout, count, dt);
         return;
     }
-    (void)apply_predefined(op, in, inout, count, dt);
+    (void)apply_predefined(op, in, inout, count, mpi_dt_named(dt));
 }
 
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)

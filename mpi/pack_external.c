@@ -5,9 +5,11 @@
  * every predefined type but MPI_LONG_DOUBLE already has its external32
  * size, so the external form is the native packed form (datatype.c's, in
  * typemap order) with each basic element's bytes reversed on a
- * little-endian host.  MPI_LONG_DOUBLE's native format is not IEEE binary128
- * (x87's 80 bits on x86-64): refused with MPI_ERR_TYPE rather than sent
- * wrong.
+ * little-endian host, part by part for a complex number (real, then
+ * imaginary part, each big-endian).  MPI_LONG_DOUBLE's native format is not
+ * IEEE binary128 (x87's 80 bits on x86-64): it and the complex numbers made
+ * of it are refused with MPI_ERR_TYPE rather than sent wrong (MPI_REAL16
+ * and MPI_COMPLEX32 are binary128 already).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,12 +34,17 @@ static const mpi_dtype_t *external_type(MPI_Datatype dt, mpi_dt_view_t *v, int *
                        call, (unsigned)dt);
         return NULL;
     }
-    for (int i = 0; i < t->nruns; i++)
-        if (t->runs[i].type == MPI_LONG_DOUBLE) {
-            *e = mpi_raise(MPI_COMM_WORLD, MPI_ERR_TYPE, "%s: MPI_LONG_DOUBLE has no external32 "
-                           "form here (the native long double is not IEEE binary128)", call);
+    for (int i = 0; i < t->nruns; i++) {
+        MPI_Datatype b = t->runs[i].type;
+        if (b == MPI_LONG_DOUBLE || b == MPI_C_LONG_DOUBLE_COMPLEX ||
+            b == MPI_CXX_LONG_DOUBLE_COMPLEX) {
+            *e = mpi_raise(MPI_COMM_WORLD, MPI_ERR_TYPE, "%s: %s has no external32 form here "
+                           "(the native long double is not IEEE binary128)", call,
+                           b == MPI_LONG_DOUBLE ? "MPI_LONG_DOUBLE"
+                                                : "a complex type of long doubles");
             return NULL;
         }
+    }
     *e = MPI_SUCCESS;
     return t;
 }
@@ -51,8 +58,10 @@ static void swap_elements(char *p, int count, const mpi_dtype_t *t)
 #else
     for (int c = 0; c < count; c++)
         for (int i = 0; i < t->nruns; i++) {
-            int s = mpi_predef_size(t->runs[i].type);
-            for (MPI_Aint k = 0; k < t->runs[i].n; k++, p += s)
+            /* a complex number's parts one by one */
+            int s = mpi_predef_unit(t->runs[i].type);
+            MPI_Aint parts = t->runs[i].n * (mpi_predef_size(t->runs[i].type) / s);
+            for (MPI_Aint k = 0; k < parts; k++, p += s)
                 for (int a = 0, b = s - 1; a < b; a++, b--) {
                     char x = p[a];
                     p[a] = p[b];
