@@ -14,7 +14,7 @@
  * behind MPI_DUP_FN, are defined with the code using them (topo.c, attr.c).
  *
  * This file includes no MPI header on purpose: tern's mpi.h does not
- * declare these (tern has no Fortran binding and no MPI_T), and the layout
+ * declare these (tern has no Fortran binding), and the layout
  * is spelt out here with MPICH's sizes instead.
  */
 /* MPICH's MPI_Fint is int; its MPI_F08_status is five of them (20 bytes) */
