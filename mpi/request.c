@@ -384,9 +384,14 @@ static bool waitall_batch(int count, MPI_Request requests[], MPI_Status statuses
     if (w != NULL)
         (void)tern_waitall(w, tr, (size_t)count, infos); /* each one's status in infos */
     *result = MPI_SUCCESS;
+    bool ignore = statuses == MPI_STATUSES_IGNORE;
     for (int i = 0; i < count; i++) {
         MPI_Request h = requests[i];
-        MPI_Status *s = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+        if (ignore && (h == MPI_REQUEST_NULL || h == MPI_REQ_SENT)) { /* nothing to say */
+            requests[i] = MPI_REQUEST_NULL;
+            continue;
+        }
+        MPI_Status *s = ignore ? MPI_STATUS_IGNORE : &statuses[i];
         int err = MPI_SUCCESS;
         if (h == MPI_REQUEST_NULL || h == MPI_REQ_SENT) {
             mpi_status_empty(s, MPI_ANY_SOURCE);
