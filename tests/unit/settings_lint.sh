@@ -24,7 +24,9 @@ trap 'rm -rf "$tmp"' EXIT
 #                         diagnostics stream (engine/status.c, iofwd/start.c)
 #   TERN_KILL_GRACE       ternrun's own option (--kill-grace), read by the
 #                         launcher, which does not link libtern
-internal="TERN_IOF_INTERNAL_FD TERN_KILL_GRACE"
+#   TERN_MPICH_ABI_DIR    where ternrun --mpich-abi finds libmpich.so.12
+#                         (launcher/mpich_abi.c), the same
+internal="TERN_IOF_INTERNAL_FD TERN_KILL_GRACE TERN_MPICH_ABI_DIR"
 
 "$INFO" --params >"$tmp/params" || fail "$INFO --params failed"
 awk '$1 ~ /^TERN_/ { print $1 }' "$tmp/params" | sort -u >"$tmp/listed"
