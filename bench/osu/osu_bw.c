@@ -12,6 +12,7 @@
 #include "osu_common.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #ifdef OSU_BIBW
 #define TITLE "OSU-style MPI Bi-Directional Bandwidth Test (tern bench/osu)"
@@ -87,6 +88,8 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
     }
+    free(sbuf);
+    free(rbuf);
     MPI_Finalize();
     return 0;
 }

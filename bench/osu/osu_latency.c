@@ -8,6 +8,7 @@
 #include "osu_common.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 int main(int argc, char **argv)
 {
@@ -54,6 +55,8 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
     }
+    free(sbuf);
+    free(rbuf);
     MPI_Finalize();
     return 0;
 }

@@ -11,6 +11,7 @@
 #include "osu_common.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 int main(int argc, char **argv)
 {
@@ -68,6 +69,7 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
     }
+    free(buf);
     MPI_Finalize();
     return 0;
 }

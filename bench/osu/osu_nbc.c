@@ -4,6 +4,7 @@
 #include "osu_nbc.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 /* seconds per call of start + wait, this rank's */
 static double time_pure(const osu_nbc_t *b, void *sbuf, void *rbuf, size_t s, long warmup,
@@ -102,6 +103,8 @@ int osu_nbc_main(int argc, char **argv, const osu_nbc_t *b)
             fflush(stdout);
         }
     }
+    free(sbuf);
+    free(rbuf);
     MPI_Finalize();
     return 0;
 }
