@@ -360,7 +360,11 @@ static int scan(const char *call, const void *sendbuf, void *recvbuf, int count,
     coll_t k;
     coll_red_t r;
     char *partial, *tmp, *result = NULL;
-    int e = coll_red_args(&k, comm, call, sendbuf, recvbuf, count, datatype, op, -1, &r);
+    int e = mpi_check_comm(comm, call);
+    if (e == MPI_SUCCESS) /* MPI defines no scan on an intercommunicator */
+        e = mpi_check_intra(comm, call);
+    if (e == MPI_SUCCESS)
+        e = coll_red_args(&k, comm, call, sendbuf, recvbuf, count, datatype, op, -1, &r);
     if (e != MPI_SUCCESS ||
         (e = coll_red_bufs(&k, &r, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, &partial, &tmp)) !=
             MPI_SUCCESS)

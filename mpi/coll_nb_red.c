@@ -101,6 +101,8 @@ static int iscan(const char *call, const void *sendbuf, void *recvbuf, int count
     coll_t k;
     coll_red_t r;
     int e = nb_begin(&k, comm, call, request);
+    if (e == MPI_SUCCESS) /* MPI defines no scan on an intercommunicator */
+        e = mpi_check_intra(comm, call);
     if (e == MPI_SUCCESS)
         e = coll_red_args(&k, comm, call, sendbuf, recvbuf, count, datatype, op, -1, &r);
     if (e != MPI_SUCCESS)
