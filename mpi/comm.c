@@ -163,6 +163,7 @@ int MPI_Comm_free(MPI_Comm *comm)
         mpi.comms[c->local].used = false;
     mpi_table_unlock();
     MPI_Comm was = *comm;
+    mpi_dyn_forget(was); /* MPI_Comm_get_parent's, once freed: MPI_COMM_NULL */
     *comm = MPI_COMM_NULL;
     return ae == MPI_SUCCESS ? MPI_SUCCESS
                              : mpi_raise_code(was, ae, "MPI_Comm_free: a delete callback of an "

@@ -229,6 +229,16 @@ int mpi_inter_dup(MPI_Comm comm, MPI_Comm *newcomm);
 int mpi_inter_split(MPI_Comm comm, int color, int key, int local_err, MPI_Comm *newcomm);
 int mpi_inter_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
 int mpi_inter_compare(const mpi_comm_t *a, const mpi_comm_t *b);
+/* dyn_spawn.c: MPI_Init's part (a spawned job connects to its parent);
+ * a communicator freed (the parent's handle forgotten) */
+int mpi_dyn_init(void);
+void mpi_dyn_forget(MPI_Comm comm);
+/* MPI_UNIVERSE_SIZE and MPI_APPNUM's values (a spawned job's from its
+ * parent) */
+int mpi_dyn_universe(void);
+int mpi_dyn_appnum(void);
+/* dyn_port.c: at MPI_Finalize, refuse the connections waiting on ports */
+void mpi_dyn_finalize(void);
 /* context ids (comm_ctx.c): taken / given back on this rank (the table
  * lock held, or not MPI_THREAD_MULTIPLE) */
 void mpi_ctx_take(int id);
@@ -444,6 +454,9 @@ int mpi_irecv_start(void *buf, int count, MPI_Datatype dt, int source, int tag, 
 int mpi_dt_mrecv_start(void *buf, int count, MPI_Datatype dt, tern_message_t *m, MPI_Comm comm,
                        MPI_Request *out, const char *call);
 void mpi_reap_freed(bool wait);
+/* every operation under way on comm run to its end, the entries kept for
+ * their owners (MPI_Comm_disconnect) */
+void mpi_reqs_settle(MPI_Comm comm);
 
 /* p2p_modes.c: wait for the buffered sends in flight (MPI_Finalize) */
 void mpi_bsend_drain(void);
