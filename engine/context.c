@@ -766,5 +766,25 @@ tern_status_t tern_spawn(tern_context_t *ctx, const char *const argv[], int n,
     if (n < 1)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_spawn: %d ranks (at least 1)", n);
     job[0] = '\0';
-    return tern_pmix_spawn(&ctx->pmix, argv, n, env, wdir, job, TERN_JOB_NAME_MAX);
+    tern_app_t app = {.argv = argv, .n = n, .env = env, .wdir = wdir};
+    return tern_pmix_spawn(&ctx->pmix, &app, 1, job, TERN_JOB_NAME_MAX);
+}
+
+tern_status_t tern_spawn_apps(tern_context_t *ctx, const tern_app_t apps[], int napps,
+                              char job[TERN_JOB_NAME_MAX])
+{
+    if (ctx == NULL || apps == NULL || napps < 1 || job == NULL)
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "tern_spawn_apps: NULL context, apps or job buffer, or %d programs",
+                          napps);
+    for (int i = 0; i < napps; i++) {
+        if (apps[i].argv == NULL || apps[i].argv[0] == NULL || apps[i].argv[0][0] == '\0')
+            return tern_error(TERN_ERR_INVALID_PARAM, "tern_spawn_apps: program %d is NULL or "
+                              "empty", i);
+        if (apps[i].n < 1)
+            return tern_error(TERN_ERR_INVALID_PARAM, "tern_spawn_apps: %d ranks of %s (at "
+                              "least 1)", apps[i].n, apps[i].argv[0]);
+    }
+    job[0] = '\0';
+    return tern_pmix_spawn(&ctx->pmix, apps, napps, job, TERN_JOB_NAME_MAX);
 }

@@ -205,11 +205,11 @@ static void *predefined_value(int keyval)
     case MPI_WTIME_IS_GLOBAL:
         predef_value = 0; /* clocks are the nodes' own */
         break;
-    case MPI_UNIVERSE_SIZE:
-        predef_value = mpi.comms[MPI_COMM_SLOT_WORLD].size;
+    case MPI_UNIVERSE_SIZE: /* the job's size; a spawned job's parent's universe */
+        predef_value = mpi_dyn_universe();
         break;
-    case MPI_APPNUM:
-        predef_value = 0; /* one application context */
+    case MPI_APPNUM: /* 0; a spawned process's program in MPI_Comm_spawn_multiple */
+        predef_value = mpi_dyn_appnum();
         break;
     default: /* MPI_LASTUSEDCODE */
         predef_value = mpi_last_user_code();

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "mpi/coll.h"
+#include "mpi/coll_inter.h"
 
 int coll_fail(const coll_t *k, tern_status_t st)
 {
@@ -90,8 +91,12 @@ int coll_start(coll_t *k, MPI_Comm comm, const char *call)
 int coll_check_root(const coll_t *k, int root)
 {
     if (root < 0 || root >= k->c->size)
-        return mpi_raise(k->comm, MPI_ERR_ROOT, "%s: root %d (the communicator has %d)", k->call,
-                         root, k->c->size);
+        return mpi_raise(k->comm, MPI_ERR_ROOT, "%s: root %d (the communicator has %d%s)",
+                         k->call, root, k->c->size,
+                         root == MPI_ROOT || root == MPI_PROC_NULL
+                             ? "; MPI_ROOT and MPI_PROC_NULL are roots of an "
+                               "intercommunicator's collectives"
+                             : "");
     return MPI_SUCCESS;
 }
 
@@ -170,6 +175,8 @@ void coll_tmp_drain(void)
  * from rank - 2^k (tag k). */
 int MPI_Barrier(MPI_Comm comm)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_barrier(comm);
     coll_t k;
     int e = coll_start(&k, comm, "MPI_Barrier");
     for (int r = 0, step = 1; e == MPI_SUCCESS && step < k.c->size; r++, step <<= 1) {
@@ -202,6 +209,8 @@ static int bcast_binomial(const coll_t *k, void *buf, size_t len, int root)
 
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_bcast(buffer, count, datatype, root, comm);
     coll_t k;
     int e = coll_start(&k, comm, "MPI_Bcast");
     if (e == MPI_SUCCESS)
@@ -246,6 +255,8 @@ static int reduce_tree(const coll_t *k, const coll_red_t *r, char *acc, int root
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                int root, MPI_Comm comm)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
     coll_t k;
     coll_red_t r;
     char *acc, *tmp;
@@ -320,10 +331,13 @@ static int allreduce_rd(const coll_t *k, const coll_red_t *r, char *buf, char *t
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                   MPI_Op op, MPI_Comm comm)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     coll_t k;
     coll_red_t r;
     char *work, *tmp;
-    int e = coll_red_args(&k, comm, "MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, -1, &r);
+    int e = coll_red_args(&k, comm, "MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, COLL_ALL_RANKS,
+                          &r);
     if (e != MPI_SUCCESS)
         return e;
     /* the user's own layout: work in recvbuf (one copy in, none out) */
@@ -360,7 +374,12 @@ static int scan(const char *call, const void *sendbuf, void *recvbuf, int count,
     coll_t k;
     coll_red_t r;
     char *partial, *tmp, *result = NULL;
-    int e = coll_red_args(&k, comm, call, sendbuf, recvbuf, count, datatype, op, -1, &r);
+    int e = mpi_check_comm(comm, call);
+    if (e == MPI_SUCCESS) /* MPI defines no scan on an intercommunicator */
+        e = mpi_check_intra(comm, call);
+    if (e == MPI_SUCCESS)
+        e = coll_red_args(&k, comm, call, sendbuf, recvbuf, count, datatype, op, COLL_ALL_RANKS,
+                          &r);
     if (e != MPI_SUCCESS ||
         (e = coll_red_bufs(&k, &r, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, &partial, &tmp)) !=
             MPI_SUCCESS)
@@ -484,6 +503,9 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                 MPI_Comm comm)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_gather("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, 0,
+                                 recvcounts, displs, recvtype, root, comm);
     coll_t k;
     int e = v_args(&k, comm, "MPI_Gatherv", root, sendbuf, sendcount, sendtype, recvcounts,
                    displs, recvtype);
@@ -505,6 +527,9 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                  int root, MPI_Comm comm)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_scatter("MPI_Scatterv", sendbuf, 0, sendcounts, displs, sendtype,
+                                  recvbuf, recvcount, recvtype, root, comm);
     coll_t k;
     int e = v_args(&k, comm, "MPI_Scatterv", root, recvbuf, recvcount, recvtype, sendcounts,
                    displs, sendtype);
@@ -539,6 +564,9 @@ static int *equal_blocks(int size, int n, int **displs)
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_gather("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                 NULL, NULL, recvtype, root, comm);
     int size, *displs, e = MPI_Comm_size(comm, &size);
     if (e != MPI_SUCCESS)
         return e;
@@ -553,6 +581,9 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_scatter("MPI_Scatter", sendbuf, sendcount, NULL, NULL, sendtype,
+                                  recvbuf, recvcount, recvtype, root, comm);
     int size, *displs, e = MPI_Comm_size(comm, &size);
     if (e != MPI_SUCCESS)
         return e;
@@ -585,6 +616,9 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                    MPI_Comm comm)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_allgather("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0,
+                                    recvcounts, displs, recvtype, comm);
     coll_t k;
     int e = coll_start(&k, comm, "MPI_Allgatherv");
     if (e == MPI_SUCCESS)
@@ -630,6 +664,9 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_allgather("MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf,
+                                    recvcount, NULL, NULL, recvtype, comm);
     int size, *displs, e = MPI_Comm_size(comm, &size);
     if (e != MPI_SUCCESS)
         return e;
@@ -662,6 +699,9 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_alltoall("MPI_Alltoallv", sendbuf, 0, sendcounts, sdispls, sendtype,
+                                   NULL, recvbuf, 0, recvcounts, rdispls, recvtype, NULL, comm);
     coll_t k;
     int e = coll_start(&k, comm, "MPI_Alltoallv");
     if (e == MPI_SUCCESS && (recvcounts == NULL || rdispls == NULL || recvbuf == NULL ||
@@ -704,6 +744,9 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_alltoall("MPI_Alltoall", sendbuf, sendcount, NULL, NULL, sendtype, NULL,
+                                   recvbuf, recvcount, NULL, NULL, recvtype, NULL, comm);
     int size, *sd, *rd, e = MPI_Comm_size(comm, &size);
     if (e != MPI_SUCCESS)
         return e;
@@ -725,6 +768,9 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_reduce_scatter("MPI_Reduce_scatter", sendbuf, recvbuf, 0, recvcounts,
+                                         datatype, op, comm);
     coll_t k;
     int e = coll_start(&k, comm, "MPI_Reduce_scatter");
     if (e == MPI_SUCCESS && recvcounts == NULL)
@@ -766,6 +812,9 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_reduce_scatter("MPI_Reduce_scatter_block", sendbuf, recvbuf, recvcount,
+                                         NULL, datatype, op, comm);
     int size, *displs, e = MPI_Comm_size(comm, &size);
     if (e != MPI_SUCCESS)
         return e;

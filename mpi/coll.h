@@ -6,13 +6,15 @@
 #ifndef TERN_MPI_COLL_H
 #define TERN_MPI_COLL_H
 
+#include <limits.h>
+
 #include "mpi/mpi_internal.h"
 
 /* Tags in a communicator's collective space: the blocking collectives'
  * (the barrier's rounds take 0..31), and from NB_TAG_BASE one per
  * non-blocking collective, from the communicator's sequence number. */
 enum { TAG_BCAST = 40, TAG_REDUCE, TAG_ALLREDUCE, TAG_GATHER, TAG_SCATTER, TAG_ALLGATHER,
-       TAG_ALLTOALL, TAG_SCAN };
+       TAG_ALLTOALL, TAG_SCAN, TAG_INTER_BARRIER, TAG_INTER_RED_SCAT };
 #define NB_TAG_BASE 0x10000
 #define NB_TAG_SPAN 0x100000 /* tags NB_TAG_BASE + seq mod this */
 
@@ -73,8 +75,9 @@ typedef struct coll_red {
 
 /* checks op against dt (raising as k's call) and fills r */
 int coll_red_init(const coll_t *k, coll_red_t *r, int count, MPI_Datatype dt, MPI_Op op);
-/* the checks every reduction makes (root < 0: all ranks receive), then
- * coll_red_init */
+/* the checks every reduction makes (root COLL_ALL_RANKS: all ranks
+ * receive), then coll_red_init */
+#define COLL_ALL_RANKS INT_MIN
 int coll_red_args(coll_t *k, MPI_Comm comm, const char *call, const void *sendbuf,
                   const void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
                   coll_red_t *r);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpi/coll_inter.h"
 #include "mpi/coll_nb.h"
 
 typedef struct a2a_side {
@@ -126,6 +127,10 @@ static int ialltoall(const coll_t *k, const a2a_side_t *snd, const a2a_side_t *r
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_ialltoall("MPI_Ialltoall", sendbuf, sendcount, NULL, NULL, sendtype,
+                                    NULL, recvbuf, recvcount, NULL, NULL, recvtype, NULL, comm,
+                                    request);
     coll_t k;
     a2a_side_t snd = {.buf = sendbuf, .count = sendcount, .type = sendtype};
     a2a_side_t rcv = {.buf = recvbuf, .count = recvcount, .type = recvtype};
@@ -140,6 +145,10 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                    MPI_Request *request)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_ialltoall("MPI_Ialltoallv", sendbuf, 0, sendcounts, sdispls, sendtype,
+                                    NULL, recvbuf, 0, recvcounts, rdispls, recvtype, NULL, comm,
+                                    request);
     coll_t k;
     a2a_side_t snd = {.buf = sendbuf, .counts = sendcounts, .displs = sdispls, .type = sendtype};
     a2a_side_t rcv = {.buf = recvbuf, .counts = recvcounts, .displs = rdispls, .type = recvtype};
@@ -157,6 +166,10 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                    MPI_Request *request)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_ialltoall("MPI_Ialltoallw", sendbuf, 0, sendcounts, sdispls,
+                                    MPI_DATATYPE_NULL, sendtypes, recvbuf, 0, recvcounts, rdispls,
+                                    MPI_DATATYPE_NULL, recvtypes, comm, request);
     coll_t k;
     a2a_side_t snd = {.buf = sendbuf, .counts = sendcounts, .displs = sdispls, .types = sendtypes};
     a2a_side_t rcv = {.buf = recvbuf, .counts = recvcounts, .displs = rdispls, .types = recvtypes};
@@ -205,6 +218,10 @@ int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls
                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_alltoall("MPI_Alltoallw", sendbuf, 0, sendcounts, sdispls,
+                                   MPI_DATATYPE_NULL, sendtypes, recvbuf, 0, recvcounts, rdispls,
+                                   MPI_DATATYPE_NULL, recvtypes, comm);
     coll_t k;
     a2a_side_t snd = {.buf = sendbuf, .counts = sendcounts, .displs = sdispls, .types = sendtypes};
     a2a_side_t rcv = {.buf = recvbuf, .counts = recvcounts, .displs = rdispls, .types = recvtypes};

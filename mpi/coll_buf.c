@@ -162,14 +162,15 @@ int coll_red_args(coll_t *k, MPI_Comm comm, const char *call, const void *sendbu
                   coll_red_t *r)
 {
     int e = coll_start(k, comm, call);
-    if (e == MPI_SUCCESS && root >= 0)
+    bool rooted = root != COLL_ALL_RANKS;
+    if (e == MPI_SUCCESS && rooted) /* MPI_ROOT and MPI_PROC_NULL too: refused */
         e = coll_check_root(k, root);
-    if (e == MPI_SUCCESS && root >= 0 && sendbuf == MPI_IN_PLACE && k->c->rank != root)
+    if (e == MPI_SUCCESS && rooted && sendbuf == MPI_IN_PLACE && k->c->rank != root)
         e = mpi_raise(comm, MPI_ERR_BUFFER, "%s: MPI_IN_PLACE at rank %d, not the root", call,
                       k->c->rank);
     if (e == MPI_SUCCESS && sendbuf != MPI_IN_PLACE)
         e = mpi_check_buf(comm, sendbuf, count, dt, call);
-    if (e == MPI_SUCCESS && (root < 0 || k->c->rank == root))
+    if (e == MPI_SUCCESS && (!rooted || k->c->rank == root))
         e = mpi_check_buf(comm, recvbuf, count, dt, call);
     if (e == MPI_SUCCESS)
         e = coll_red_init(k, r, count, dt, op);

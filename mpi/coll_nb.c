@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpi/coll_inter.h"
 #include "mpi/coll_nb.h"
 
 int coll_nb_active; /* entries of active[] (nb_lock's under MPI_THREAD_MULTIPLE) */
@@ -67,6 +68,7 @@ sched_t *nb_sched_new(const coll_t *k, int *e)
         return NULL;
     }
     s->k = *k;
+    s->peers = k->c->ranks;
     s->held = MPI_DATATYPE_NULL;
     s->tag = NB_TAG_BASE + (int)(k->c->nbc_seq++ % NB_TAG_SPAN);
     return s;
@@ -104,7 +106,7 @@ void nb_add(sched_t *s, enum nb_kind kind, int peer, const void *src, void *dst,
         s->cap = cap;
     }
     if (kind == NB_SEND || kind == NB_RECV)
-        peer = s->k.c->ranks[peer];
+        peer = s->peers[peer];
     s->ops[s->nops++] = (nb_op_t){.kind = kind, .round = s->round, .peer = peer, .src = src,
                                   .dst = dst, .len = len, .n = -1};
 }
@@ -405,6 +407,8 @@ int nb_begin(coll_t *k, MPI_Comm comm, const char *call, MPI_Request *request)
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_ibarrier(comm, request);
     coll_t k;
     int e = nb_begin(&k, comm, "MPI_Ibarrier", request);
     if (e != MPI_SUCCESS)
@@ -424,6 +428,8 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                MPI_Request *request)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_ibcast(buffer, count, datatype, root, comm, request);
     coll_t k;
     int e = nb_begin(&k, comm, "MPI_Ibcast", request);
     if (e == MPI_SUCCESS)
@@ -574,11 +580,14 @@ static void iallreduce_long(sched_t *s, int newrank, int pof2, int rem)
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                    MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
     coll_t k;
     coll_red_t r;
     int e = nb_begin(&k, comm, "MPI_Iallreduce", request);
     if (e == MPI_SUCCESS)
-        e = coll_red_args(&k, comm, k.call, sendbuf, recvbuf, count, datatype, op, -1, &r);
+        e = coll_red_args(&k, comm, k.call, sendbuf, recvbuf, count, datatype, op, COLL_ALL_RANKS,
+                          &r);
     if (e != MPI_SUCCESS)
         return e;
     sched_t *s = nb_red_sched(&k, &r, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, &e);
@@ -643,6 +652,8 @@ void nb_reduce_rounds(sched_t *s, int root)
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
     coll_t k;
     coll_red_t r;
     int e = nb_begin(&k, comm, "MPI_Ireduce", request);

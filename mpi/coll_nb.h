@@ -37,6 +37,10 @@ enum nb_end { END_NONE, END_STORE, END_UNPACK };
 
 typedef struct sched {
     coll_t k;
+    /* what nb_add's peers are ranks of: k's communicator's ranks; an
+     * intercommunicator's schedule switches between its local group's
+     * and its remote group's (coll_nb_inter.c) */
+    const int *peers;
     int tag, round;
     nb_op_t *ops;
     int nops, cap, cur, end; /* ops [cur, end): the round under way */

@@ -10,6 +10,7 @@
  */
 #include <stdlib.h>
 
+#include "mpi/coll_inter.h"
 #include "mpi/coll_nb.h"
 
 static char *at(const void *buf, int displ, MPI_Datatype dt)
@@ -86,6 +87,9 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                  MPI_Comm comm, MPI_Request *request)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_igather("MPI_Igatherv", sendbuf, sendcount, sendtype, recvbuf, 0,
+                                  recvcounts, displs, recvtype, root, comm, request);
     coll_t k;
     int e = gather_args(&k, comm, "MPI_Igatherv", request, sendbuf, sendcount, sendtype, root);
     if (e == MPI_SUCCESS && k.c->rank == root)
@@ -100,6 +104,9 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                 MPI_Request *request)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_igather("MPI_Igather", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                  NULL, NULL, recvtype, root, comm, request);
     coll_t k;
     int e = gather_args(&k, comm, "MPI_Igather", request, sendbuf, sendcount, sendtype, root);
     int *counts = NULL, *displs = NULL;
@@ -156,6 +163,9 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                   int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_iscatter("MPI_Iscatterv", sendbuf, 0, sendcounts, displs, sendtype,
+                                   recvbuf, recvcount, recvtype, root, comm, request);
     coll_t k;
     int e = scatter_args(&k, comm, "MPI_Iscatterv", request, recvbuf, recvcount, recvtype, root);
     if (e == MPI_SUCCESS && k.c->rank == root)
@@ -170,6 +180,9 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                  MPI_Request *request)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_iscatter("MPI_Iscatter", sendbuf, sendcount, NULL, NULL, sendtype,
+                                   recvbuf, recvcount, recvtype, root, comm, request);
     coll_t k;
     int e = scatter_args(&k, comm, "MPI_Iscatter", request, recvbuf, recvcount, recvtype, root);
     int *counts = NULL, *displs = NULL;
@@ -245,6 +258,9 @@ int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                     MPI_Comm comm, MPI_Request *request)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_iallgather("MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvbuf, 0,
+                                     recvcounts, displs, recvtype, comm, request);
     coll_t k;
     int e = allgather_args(&k, comm, "MPI_Iallgatherv", request, sendbuf, sendcount, sendtype);
     if (e == MPI_SUCCESS)
@@ -258,6 +274,9 @@ int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_iallgather("MPI_Iallgather", sendbuf, sendcount, sendtype, recvbuf,
+                                     recvcount, NULL, NULL, recvtype, comm, request);
     coll_t k;
     int e = allgather_args(&k, comm, "MPI_Iallgather", request, sendbuf, sendcount, sendtype);
     int *counts = NULL, *displs = NULL;

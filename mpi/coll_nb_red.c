@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpi/coll_inter.h"
 #include "mpi/coll_nb.h"
 
 /* Ireduce_scatter once its counts were read: total elements, counts */
@@ -68,6 +69,9 @@ static int ireduce_scatter(coll_t *k, const void *sendbuf, void *recvbuf, const 
 int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_ireduce_scatter("MPI_Ireduce_scatter", sendbuf, recvbuf, 0, recvcounts,
+                                          datatype, op, comm, request);
     coll_t k;
     int e = nb_begin(&k, comm, "MPI_Ireduce_scatter", request);
     if (e == MPI_SUCCESS && recvcounts == NULL)
@@ -81,6 +85,9 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                               MPI_Request *request)
 {
+    if (mpi_comm_is_inter(comm))
+        return coll_inter_ireduce_scatter("MPI_Ireduce_scatter_block", sendbuf, recvbuf,
+                                          recvcount, NULL, datatype, op, comm, request);
     coll_t k;
     int *counts = NULL, *displs;
     int e = nb_begin(&k, comm, "MPI_Ireduce_scatter_block", request);
@@ -101,8 +108,11 @@ static int iscan(const char *call, const void *sendbuf, void *recvbuf, int count
     coll_t k;
     coll_red_t r;
     int e = nb_begin(&k, comm, call, request);
+    if (e == MPI_SUCCESS) /* MPI defines no scan on an intercommunicator */
+        e = mpi_check_intra(comm, call);
     if (e == MPI_SUCCESS)
-        e = coll_red_args(&k, comm, call, sendbuf, recvbuf, count, datatype, op, -1, &r);
+        e = coll_red_args(&k, comm, call, sendbuf, recvbuf, count, datatype, op, COLL_ALL_RANKS,
+                          &r);
     if (e != MPI_SUCCESS)
         return e;
     sched_t *s = nb_red_sched(&k, &r, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, &e);

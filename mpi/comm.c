@@ -54,11 +54,15 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     if (e != MPI_SUCCESS)
         return e;
     mpi_comm_t *c = mpi_comm_get(comm);
-    int *ranks = malloc(sizeof(int) * (size_t)c->size);
-    if (ranks == NULL)
-        return mpi_raise(comm, MPI_ERR_NO_MEM, "MPI_Comm_dup");
-    memcpy(ranks, c->ranks, sizeof(int) * (size_t)c->size);
-    e = mpi_comm_make(comm, ranks, c->size, c->rank, MPI_SUCCESS, newcomm, "MPI_Comm_dup");
+    if (c->inter) {
+        e = mpi_inter_dup(comm, newcomm);
+    } else {
+        int *ranks = malloc(sizeof(int) * (size_t)c->size);
+        if (ranks == NULL)
+            return mpi_raise(comm, MPI_ERR_NO_MEM, "MPI_Comm_dup");
+        memcpy(ranks, c->ranks, sizeof(int) * (size_t)c->size);
+        e = mpi_comm_make(comm, ranks, c->size, c->rank, MPI_SUCCESS, newcomm, "MPI_Comm_dup");
+    }
     if (e != MPI_SUCCESS)
         return e;
     /* the attributes, as their copy callbacks decide (attr.c) */
@@ -128,6 +132,8 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     else if (color < 0 && color != MPI_UNDEFINED)
         e = mpi_raise(comm, MPI_ERR_ARG, "%s: color %d (a color is >= 0 or MPI_UNDEFINED)",
                       call, color);
+    if (mpi_comm_get(comm)->inter)
+        return mpi_inter_split(comm, color, key, e, newcomm != NULL ? newcomm : &unused);
     return mpi_comm_split_by(comm, color, key, e, newcomm != NULL ? newcomm : &unused, call);
 }
 
@@ -150,10 +156,14 @@ int MPI_Comm_free(MPI_Comm *comm)
     mpi_ctx_release(c->context);
     /* MPI lets operations under way on it finish: the entry keeps its
      * ranks (their statuses translate sources with them) until a new
-     * communicator takes the slot */
+     * communicator takes the slot; an intercommunicator's local group
+     * (same context id) goes with it */
     c->used = false;
+    if (c->inter)
+        mpi.comms[c->local].used = false;
     mpi_table_unlock();
     MPI_Comm was = *comm;
+    mpi_dyn_forget(was); /* MPI_Comm_get_parent's, once freed: MPI_COMM_NULL */
     *comm = MPI_COMM_NULL;
     return ae == MPI_SUCCESS ? MPI_SUCCESS
                              : mpi_raise_code(was, ae, "MPI_Comm_free: a delete callback of an "
@@ -227,8 +237,8 @@ int MPI_Comm_size(MPI_Comm comm, int *size)
     int e = mpi_check_comm(comm, "MPI_Comm_size");
     if (e == MPI_SUCCESS && size == NULL)
         e = mpi_raise(comm, MPI_ERR_ARG, "MPI_Comm_size: NULL size pointer");
-    if (e == MPI_SUCCESS)
-        *size = mpi_comm_get(comm)->size;
+    if (e == MPI_SUCCESS) /* an intercommunicator's: its local group's */
+        *size = mpi_comm_local(mpi_comm_get(comm))->size;
     return e;
 }
 
@@ -247,6 +257,10 @@ int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
         return MPI_SUCCESS;
     }
     *result = MPI_UNEQUAL;
+    if (a->inter || b->inter) {
+        *result = mpi_inter_compare(a, b);
+        return MPI_SUCCESS;
+    }
     if (a->size != b->size)
         return MPI_SUCCESS;
     bool same_order = true, same_set = true;

@@ -66,6 +66,10 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     int e = mpi_check_comm(comm, call);
     if (e != MPI_SUCCESS)
         return e;
+    if (mpi_comm_get(comm)->inter)
+        return newcomm == NULL ? mpi_raise(comm, MPI_ERR_ARG, "%s: NULL new communicator "
+                                           "pointer", call)
+                               : mpi_inter_create(comm, group, newcomm);
     const int *procs = NULL;
     int n = 0, me = MPI_UNDEFINED;
     MPI_Comm unused;
@@ -86,6 +90,8 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
 {
     static const char call[] = "MPI_Comm_create_group";
     int e = mpi_check_comm(comm, call);
+    if (e == MPI_SUCCESS)
+        e = mpi_check_intra(comm, call);
     if (e == MPI_SUCCESS && newcomm == NULL)
         e = mpi_raise(comm, MPI_ERR_ARG, "%s: NULL new communicator pointer", call);
     if (e == MPI_SUCCESS)
@@ -109,8 +115,8 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
         return e;
     }
     mpi_xchg_t *x;
-    e = mpi_xchg_start(comm, ranks, n, me, MPI_XCHG_TAG_GROUP | (uint32_t)tag, false, newcomm,
-                       call, &x);
+    e = mpi_xchg_start(comm, ranks, n, me, 0, MPI_XCHG_TAG_GROUP | (uint32_t)tag, false,
+                       newcomm, call, &x);
     if (e == MPI_SUCCESS) {
         int err;
         while (!mpi_xchg_poll(x, &err))
@@ -168,6 +174,8 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
 {
     static const char call[] = "MPI_Comm_split_type";
     int e = mpi_check_comm(comm, call);
+    if (e == MPI_SUCCESS)
+        e = mpi_check_intra(comm, call);
     if (e != MPI_SUCCESS)
         return e;
     MPI_Comm unused;
@@ -248,14 +256,21 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
         e = mpi_raise(comm, MPI_ERR_ARG, "%s: NULL request pointer", call);
     if (e != MPI_SUCCESS)
         return e;
+    /* an intercommunicator's: every process of both groups takes part,
+     * its local group first */
     mpi_comm_t *c = mpi_comm_get(comm);
+    const mpi_comm_t *lc = mpi_comm_local(c);
+    int n = c->inter ? lc->size + c->size : c->size;
     idup_t *d = calloc(1, sizeof(*d));
-    int *ranks = copy_ints(c->ranks, c->size);
+    int *ranks = malloc(sizeof(int) * (size_t)n);
     if (ranks == NULL || d == NULL) {
         free(ranks);
         free(d);
         return mpi_raise(comm, MPI_ERR_NO_MEM, "%s", call);
     }
+    memcpy(ranks, lc->ranks, sizeof(int) * (size_t)lc->size);
+    if (c->inter)
+        memcpy(ranks + lc->size, c->ranks, sizeof(int) * (size_t)c->size);
     *d = (idup_t){.parent = comm, .out = newcomm};
     int ae = mpi_attr_comm_copy_out(comm, &d->attrs);
     if (ae != MPI_SUCCESS) {
@@ -277,8 +292,8 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
     e = mpi_create_begin(comm, call);
     mpi_xchg_t *x = NULL;
     if (e == MPI_SUCCESS) {
-        e = mpi_xchg_start(comm, ranks, c->size, c->rank, MPI_XCHG_TAG_IDUP, true, newcomm,
-                           call, &x);
+        e = mpi_xchg_start(comm, ranks, n, c->rank, c->inter ? lc->size : 0, MPI_XCHG_TAG_IDUP,
+                           true, newcomm, call, &x);
         mpi_create_end();
     } else {
         free(ranks);

@@ -36,12 +36,61 @@ void mpi_ctx_release(int id)
     mpi.ctx_free[id / 8] |= (unsigned char)(1u << (id % 8));
 }
 
-static int lowest_free(const unsigned char *mask)
+int mpi_ctx_lowest(const unsigned char *mask)
 {
     for (int i = 0; i < MPI_CONTEXT_IDS; i++)
         if (mask[i / 8] & (1u << (i % 8)))
             return i;
     return -1;
+}
+#define lowest_free mpi_ctx_lowest
+
+void mpi_ctx_snapshot(unsigned char *mask)
+{
+    mpi_table_lock();
+    memcpy(mask, mpi.ctx_free, MASK_BYTES);
+    mpi_table_unlock();
+}
+
+/* Is a peer of another job among ranks: it is reached from worker 0 only
+ * (ports and inserted addresses: dynamic.c), so such a communicator's
+ * traffic goes through worker 0 on every member (each member sees one). */
+static bool foreign(const int *ranks, int size)
+{
+    int mine = tern_size(mpi.ctx);
+    for (int i = 0; i < size; i++)
+        if (ranks[i] >= mine)
+            return true;
+    return false;
+}
+
+/* A free slot of the handle table (table lock held); -1: full */
+static int free_slot(int from)
+{
+    int h = from;
+    while (h < mpi.ncomms && mpi.comms[h].used)
+        h++;
+    if (h == MPI_MAX_COMMS)
+        return -1;
+    if (h == mpi.ncomms)
+        mpi.ncomms++;
+    return h;
+}
+
+/* slot h as a communicator of ranks (size; this process at me) with
+ * context id id, on worker w (table lock held) */
+static void fill(int h, int *ranks, int size, int me, int id, tern_worker_t *w,
+                 MPI_Errhandler errh)
+{
+    bool identity = true;
+    for (int i = 0; i < size; i++)
+        identity = identity && ranks[i] == i;
+    free(mpi.comms[h].ranks); /* a freed communicator's, kept until now */
+    /* no name: MPI does not pass one on to a new communicator */
+    mpi.comms[h] = (mpi_comm_t){.used = true, .size = size, .rank = me, .ranks = ranks,
+                                .identity = identity, .context = id,
+                                .space = (uint16_t)(MPI_SPACE_BASE + 2 * id), .w = w,
+                                .errh = errh};
 }
 
 /* The communicator of ranks (size; this process at me) with context id
@@ -51,30 +100,70 @@ static bool install(int *ranks, int size, int me, int id, MPI_Errhandler errh, M
                     char *msg, size_t msglen, const char *call)
 {
     mpi_table_lock();
-    int h = MPI_COMM_SLOT_MADE;
-    while (h < mpi.ncomms && mpi.comms[h].used)
-        h++;
-    if (h == MPI_MAX_COMMS) {
+    int h = free_slot(MPI_COMM_SLOT_MADE);
+    if (h < 0) {
         mpi_table_unlock();
         free(ranks);
         snprintf(msg, msglen, "%s: %d communicators exist (free some)", call, MPI_MAX_COMMS);
         return false;
     }
-    if (h == mpi.ncomms)
-        mpi.ncomms++;
-    bool identity = true;
-    for (int i = 0; i < size; i++)
-        identity = identity && ranks[i] == i;
-    free(mpi.comms[h].ranks); /* a freed communicator's, kept until now */
-    /* no name: MPI does not pass one on to a new communicator */
-    mpi.comms[h] = (mpi_comm_t){.used = true, .size = size, .rank = me, .ranks = ranks,
-                                .identity = identity, .context = id,
-                                .space = (uint16_t)(MPI_SPACE_BASE + 2 * id),
-                                .w = mpi_worker_for(id), .errh = errh};
+    fill(h, ranks, size, me, id, foreign(ranks, size) ? mpi.workers[0] : mpi_worker_for(id),
+         errh);
     mpi_ctx_take(id);
     mpi_table_unlock();
     *out = mpi_comm_handle(h);
     return true;
+}
+
+int mpi_comm_install(int *ranks, int size, int me, int id, MPI_Errhandler errh, MPI_Comm *out,
+                     const char *call)
+{
+    char msg[128];
+    if (!install(ranks, size, me, id, errh, out, msg, sizeof(msg), call))
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_OTHER, "%s", msg);
+    return MPI_SUCCESS;
+}
+
+/* mpi_inter_install's work; false (msg written): the table is full */
+static bool inter_install(int *lranks, int lsize, int *rranks, int rsize, int me, int id,
+                          MPI_Errhandler errh, bool low, MPI_Comm *out, char *msg, size_t msglen,
+                          const char *call)
+{
+    mpi_table_lock();
+    int l = free_slot(MPI_COMM_SLOT_MADE), h = l < 0 ? -1 : free_slot(l + 1);
+    if (h < 0) {
+        if (l >= 0 && l == mpi.ncomms - 1 && !mpi.comms[l].used)
+            mpi.ncomms--; /* the slot taken for the local group, given back */
+        mpi_table_unlock();
+        free(lranks);
+        free(rranks);
+        snprintf(msg, msglen, "%s: %d communicators exist (free some)", call, MPI_MAX_COMMS);
+        return false;
+    }
+    /* both on one worker: the collectives' local steps and their remote
+     * messages share the intercommunicator's collective space */
+    tern_worker_t *w = foreign(lranks, lsize) || foreign(rranks, rsize) ? mpi.workers[0]
+                                                                       : mpi_worker_for(id);
+    fill(l, lranks, lsize, me, id, w, MPI_ERRORS_RETURN);
+    mpi.comms[l].hidden = true;
+    fill(h, rranks, rsize, me, id, w, errh);
+    mpi.comms[h].inter = true;
+    mpi.comms[h].low = low;
+    mpi.comms[h].local = l;
+    mpi_ctx_take(id);
+    mpi_table_unlock();
+    *out = mpi_comm_handle(h);
+    return true;
+}
+
+int mpi_inter_install(int *lranks, int lsize, int *rranks, int rsize, int me, int id,
+                      MPI_Errhandler errh, bool low, MPI_Comm *out, const char *call)
+{
+    char msg[128];
+    if (!inter_install(lranks, lsize, rranks, rsize, me, id, errh, low, out, msg, sizeof(msg),
+                       call))
+        return mpi_raise(MPI_COMM_WORLD, MPI_ERR_OTHER, "%s", msg);
+    return MPI_SUCCESS;
 }
 
 /* ---- creations, one at a time per rank ------------------------------------ */
@@ -163,6 +252,9 @@ struct mpi_xchg {
     uint64_t tag;
     int n, me;
     int *procs;               /* the new communicator's ranks (tern peer ids) */
+    int lsize;                /* an intercommunicator's: procs[0, lsize) its local group,
+                               * the rest its remote group; 0: an intracommunicator */
+    bool low;                 /* an intercommunicator's side */
     MPI_Errhandler errh;
     MPI_Comm *out;
     const char *call;
@@ -218,6 +310,22 @@ static void finish(mpi_xchg_t *x)
             snprintf(x->msg, sizeof(x->msg), "%s: all %d context ids are taken on some member "
                      "(free communicators)", x->call, MPI_CONTEXT_IDS);
             x->err = MPI_ERR_OTHER;
+        } else if (x->lsize > 0) {
+            int *l = malloc(sizeof(int) * (size_t)x->lsize);
+            int *r = malloc(sizeof(int) * (size_t)(x->n - x->lsize));
+            if (l == NULL || r == NULL) {
+                free(l);
+                free(r);
+                snprintf(x->msg, sizeof(x->msg), "%s: no memory", x->call);
+                x->err = MPI_ERR_NO_MEM;
+            } else {
+                memcpy(l, x->procs, sizeof(int) * (size_t)x->lsize);
+                memcpy(r, x->procs + x->lsize, sizeof(int) * (size_t)(x->n - x->lsize));
+                if (!inter_install(l, x->lsize, r, x->n - x->lsize, x->me, id, x->errh, x->low,
+                                   x->out, x->msg, sizeof(x->msg), x->call))
+                    x->err = MPI_ERR_OTHER;
+            }
+            free(x->procs);
         } else if (!install(x->procs, x->n, x->me, id, x->errh, x->out, x->msg, sizeof(x->msg),
                             x->call)) {
             x->err = MPI_ERR_OTHER;
@@ -296,8 +404,8 @@ void mpi_ctx_drain(void)
     }
 }
 
-int mpi_xchg_start(MPI_Comm parent, int *procs, int n, int me, uint64_t tag, bool pending,
-                   MPI_Comm *out, const char *call, mpi_xchg_t **xp)
+int mpi_xchg_start(MPI_Comm parent, int *procs, int n, int me, int lsize, uint64_t tag,
+                   bool pending, MPI_Comm *out, const char *call, mpi_xchg_t **xp)
 {
     mpi_comm_t *c = mpi_comm_get(parent);
     mpi_xchg_t *x = malloc(sizeof(*x));
@@ -312,8 +420,9 @@ int mpi_xchg_start(MPI_Comm parent, int *procs, int n, int me, uint64_t tag, boo
                          call);
     }
     *x = (mpi_xchg_t){.w = c->w, .space = (uint16_t)(c->space + 1), .tag = tag, .n = n,
-                      .me = me, .procs = procs, .errh = c->errh, .out = out, .call = call,
-                      .theirs = theirs, .reqs = reqs, .failed = TERN_OK};
+                      .me = me, .procs = procs, .lsize = lsize, .low = c->low, .errh = c->errh,
+                      .out = out, .call = call, .theirs = theirs, .reqs = reqs,
+                      .failed = TERN_OK};
     mpi_table_lock();
     memcpy(x->mine, mpi.ctx_free, MASK_BYTES);
     mpi_table_unlock();

@@ -27,8 +27,11 @@ void mpi_create_end(void);
  * agreement failed).  pending: an MPI_Comm_idup's (mpi_ctx_drain
  * completes it; the caller's poll then sees it done). */
 typedef struct mpi_xchg mpi_xchg_t;
-int mpi_xchg_start(MPI_Comm parent, int *procs, int n, int me, uint64_t tag, bool pending,
-                   MPI_Comm *out, const char *call, mpi_xchg_t **x);
+/* lsize > 0: parent is an intercommunicator, procs its local group (lsize
+ * of them, this one at me) then its remote group, and the new
+ * communicator is an intercommunicator of the same groups and side */
+int mpi_xchg_start(MPI_Comm parent, int *procs, int n, int me, int lsize, uint64_t tag,
+                   bool pending, MPI_Comm *out, const char *call, mpi_xchg_t **x);
 /* Moved on once, never blocking; true once done, with *err its class
  * (not raised: mpi_xchg_msg says why it failed).  Then its owner frees it
  * (a done one is out of the pending list). */
@@ -36,9 +39,33 @@ bool mpi_xchg_poll(mpi_xchg_t *x, int *err);
 const char *mpi_xchg_msg(const mpi_xchg_t *x);
 void mpi_xchg_free(mpi_xchg_t *x);
 
+/* The free context ids of this rank (a mask of MPI_CTX_MASK_BYTES, bit
+ * set: free), copied; the lowest id set in a mask (-1: none). */
+#define MPI_CTX_MASK_BYTES (MPI_CONTEXT_IDS / 8)
+void mpi_ctx_snapshot(unsigned char *mask);
+int mpi_ctx_lowest(const unsigned char *mask);
+
+/* A new communicator with context id id (taken here), its handle in *out:
+ * an intracommunicator of ranks (size tern peer ids, this process at me),
+ * or an intercommunicator of the local group lranks (this process at me)
+ * and the remote group rranks, low its side's flag (inter.c).  The rank
+ * lists are taken over (freed on failure: MPI_ERR_OTHER raised on
+ * MPI_COMM_WORLD, the handle table being full).  Either goes through
+ * worker 0 when a member is of another job. */
+int mpi_comm_install(int *ranks, int size, int me, int id, MPI_Errhandler errh, MPI_Comm *out,
+                     const char *call);
+int mpi_inter_install(int *lranks, int lsize, int *rranks, int rsize, int me, int id,
+                      MPI_Errhandler errh, bool low, MPI_Comm *out, const char *call);
+
 /* tags of the agreement in a parent's collective space (>= 2^32) */
 #define MPI_XCHG_TAG_IDUP (1ull << 32)
 #define MPI_XCHG_TAG_GROUP (2ull << 32) /* | MPI_Comm_create_group's tag */
+/* the leaders' messages of MPI_Intercomm_create in peer_comm's collective
+ * space: | the call's tag */
+#define MPI_XCHG_TAG_INTER (3ull << 32)
+/* the leaders' messages of a creation on an intercommunicator (its dup,
+ * split, create, merge), in its collective space */
+#define MPI_XCHG_TAG_INTERCOMM (4ull << 32)
 
 #pragma GCC visibility pop
 

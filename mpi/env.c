@@ -51,7 +51,8 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
         *provided = mpi.thread_level;
     mpi.main_thread = pthread_self();
     mpi.init = 1;
-    return MPI_SUCCESS;
+    /* a spawned job connects to its parent (MPI_Comm_get_parent's) */
+    return mpi_dyn_init();
 }
 
 int MPI_Init(int *argc, char ***argv)
@@ -71,6 +72,7 @@ int MPI_Finalize(void)
     if (ae == MPI_SUCCESS)
         ae = we;
     mpi_bsend_drain(); /* MPI: buffered messages are delivered */
+    mpi_dyn_finalize(); /* connections waiting on ports: refused */
     mpi_coll_finalize();
     mpi_ctx_drain(); /* MPI_Comm_idup's never waited for: their messages */
     mpi_reap_freed(true);

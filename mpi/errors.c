@@ -37,7 +37,11 @@ static const char *const class_text[MPIX_ERR_PROC_FAILED + 1] = {
     [MPI_ERR_INFO_KEY] = "invalid info key",
     [MPI_ERR_INFO_VALUE] = "invalid info value",
     [MPI_ERR_INFO_NOKEY] = "no such key in the info object",
+    [MPI_ERR_NAME] = "invalid service name (MPI_Lookup_name: not published)",
     [MPI_ERR_NO_MEM] = "out of memory",
+    [MPI_ERR_PORT] = "invalid port name",
+    [MPI_ERR_SERVICE] = "invalid service name (publishing refused)",
+    [MPI_ERR_SPAWN] = "error in spawning processes",
     [MPI_ERR_KEYVAL] = "invalid attribute key (keyval)",
     [MPI_ERR_UNSUPPORTED_OPERATION] = "operation not supported",
     /* the tool information interface's (MPI_T) */

@@ -81,7 +81,7 @@ int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
         e = mpi_raise(comm, MPI_ERR_ARG, "MPI_Comm_group: NULL group pointer");
     if (e != MPI_SUCCESS)
         return e;
-    mpi_comm_t *c = mpi_comm_get(comm);
+    mpi_comm_t *c = mpi_comm_local(mpi_comm_get(comm)); /* an intercommunicator's local group */
     int *procs = malloc(sizeof(int) * (size_t)(c->size ? c->size : 1));
     if (procs == NULL)
         return mpi_raise(comm, MPI_ERR_NO_MEM, "MPI_Comm_group");

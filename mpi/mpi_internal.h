@@ -32,15 +32,34 @@
  * takes the lowest id free on every rank of its parent (an allreduce of
  * the free masks, comm.c). */
 #define MPI_CONTEXT_IDS 2048
+/* the dynamic processes' own traffic (dyn_*.c): hellos, connection
+ * requests and the leaders' messages of the calls of ports, worker 0 */
+#define MPI_SPACE_DYN (MPI_SPACE_BASE + 2 * MPI_CONTEXT_IDS)
 
+/* The intercommunicator fields sit in padding the others leave, so that
+ * the entry keeps its size (184 bytes): the slot-to-entry multiply on
+ * point to point's fast path is one instruction at that size, and every
+ * call pays it a few times (mpi_self: 6 instructions a message more at 192). */
 typedef struct mpi_comm {
     bool used;
-    int size, rank;           /* in the communicator */
+    bool inter;               /* an intercommunicator (inter.c) */
+    /* the local group of an intercommunicator as an intracommunicator of
+     * the layer's own (its collectives' local steps): same context id,
+     * space and worker, never handed out */
+    bool hidden;
+    bool low;                 /* inter: this side is the low group (agreed at creation) */
+    /* in the communicator; an intercommunicator's size and ranks are its
+     * remote group's (the ranks point to point names), rank this
+     * process's in its local group (inter.c) */
+    int size, rank;
+    int local;                /* inter: the slot of its hidden local group */
     int *ranks;               /* communicator rank -> tern peer id */
     bool identity;            /* ranks[i] == i (MPI_COMM_WORLD and its dups) */
     int context;              /* context id */
     uint16_t space;           /* point to point; space + 1: collectives */
-    tern_worker_t *w;         /* its worker: mpi_worker_for(context) */
+    /* its worker: mpi_worker_for(context), or worker 0 when a member is
+     * of another job (they are reached from worker 0 only: dynamic.c) */
+    tern_worker_t *w;
     MPI_Errhandler errh;
     uint32_t nbc_seq;         /* non-blocking collectives started: their tags (coll_nb.c) */
     char name[MPI_MAX_OBJECT_NAME]; /* MPI_Comm_set_name's (names.c); "" unless set */
@@ -203,6 +222,32 @@ static inline const mpi_comm_t *mpi_comm_entry(MPI_Comm comm)
     return &mpi.comms[mpi_h_index(comm)];
 }
 int mpi_check_comm(MPI_Comm comm, const char *call);
+/* An intercommunicator's local group (its hidden intracommunicator); c
+ * itself for an intracommunicator. */
+static inline mpi_comm_t *mpi_comm_local(mpi_comm_t *c)
+{
+    return c->inter ? &mpi.comms[c->local] : c;
+}
+/* inter.c: MPI_ERR_COMM (raised, naming call) for an intercommunicator:
+ * the calls MPI defines on intracommunicators only */
+int mpi_check_intra(MPI_Comm comm, const char *call);
+/* the intercommunicator forms of MPI_Comm_dup, _split, _create and
+ * _compare (comm valid and an intercommunicator; split: local_err as
+ * mpi_comm_make's); inter_make.c */
+int mpi_inter_dup(MPI_Comm comm, MPI_Comm *newcomm);
+int mpi_inter_split(MPI_Comm comm, int color, int key, int local_err, MPI_Comm *newcomm);
+int mpi_inter_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
+int mpi_inter_compare(const mpi_comm_t *a, const mpi_comm_t *b);
+/* dyn_spawn.c: MPI_Init's part (a spawned job connects to its parent);
+ * a communicator freed (the parent's handle forgotten) */
+int mpi_dyn_init(void);
+void mpi_dyn_forget(MPI_Comm comm);
+/* MPI_UNIVERSE_SIZE and MPI_APPNUM's values (a spawned job's from its
+ * parent) */
+int mpi_dyn_universe(void);
+int mpi_dyn_appnum(void);
+/* dyn_port.c: at MPI_Finalize, refuse the connections waiting on ports */
+void mpi_dyn_finalize(void);
 /* context ids (comm_ctx.c): taken / given back on this rank (the table
  * lock held, or not MPI_THREAD_MULTIPLE) */
 void mpi_ctx_take(int id);
@@ -429,6 +474,9 @@ int mpi_irecv_start(void *buf, int count, MPI_Datatype dt, int source, int tag, 
 int mpi_dt_mrecv_start(void *buf, int count, MPI_Datatype dt, tern_message_t *m, MPI_Comm comm,
                        MPI_Request *out, const char *call);
 void mpi_reap_freed(bool wait);
+/* every operation under way on comm run to its end, the entries kept for
+ * their owners (MPI_Comm_disconnect) */
+void mpi_reqs_settle(MPI_Comm comm);
 
 /* p2p_modes.c: wait for the buffered sends in flight (MPI_Finalize) */
 void mpi_bsend_drain(void);

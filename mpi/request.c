@@ -246,6 +246,20 @@ void mpi_reap_freed(bool wait)
     }
 }
 
+/* Every operation under way on comm run to its end, its entry kept
+ * (MPI_Comm_disconnect: the requests stay the user's to complete). */
+void mpi_reqs_settle(MPI_Comm comm)
+{
+    int n = __atomic_load_n(&mpi.nreqs, __ATOMIC_ACQUIRE);
+    for (int i = 1; i < n; i++) {
+        mpi_req_t *q = &mpi.reqs[i];
+        if (q->comm != comm || q->kind == REQ_FREE || q->kind == REQ_DONE)
+            continue;
+        while (!req_poll(q))
+            mpi_block();
+    }
+}
+
 static int check_req(MPI_Request *h, const char *call)
 {
     int e = mpi_check_init(call);

@@ -159,6 +159,8 @@ int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int pe
     static const char call[] = "MPI_Cart_create";
     (void)reorder; /* tern keeps the old ranks */
     int e = mpi_check_comm(comm_old, call);
+    if (e == MPI_SUCCESS) /* topologies are intracommunicators' */
+        e = mpi_check_intra(comm_old, call);
     if (e != MPI_SUCCESS)
         return e;
     if (ndims < 0 || (ndims > 0 && (dims == NULL || periods == NULL)))
@@ -347,6 +349,8 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
 {
     int e = mpi_check_comm(comm, "MPI_Cart_map");
+    if (e == MPI_SUCCESS)
+        e = mpi_check_intra(comm, "MPI_Cart_map");
     if (e != MPI_SUCCESS)
         return e;
     (void)periods;
@@ -433,6 +437,8 @@ int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int
     static const char call[] = "MPI_Graph_create";
     (void)reorder;
     int e = mpi_check_comm(comm_old, call);
+    if (e == MPI_SUCCESS) /* topologies are intracommunicators' */
+        e = mpi_check_intra(comm_old, call);
     if (e != MPI_SUCCESS)
         return e;
     if (nnodes < 0 || (nnodes > 0 && (index == NULL || edges == NULL)))
@@ -527,6 +533,8 @@ int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[
 {
     (void)index, (void)edges;
     int e = mpi_check_comm(comm, "MPI_Graph_map");
+    if (e == MPI_SUCCESS)
+        e = mpi_check_intra(comm, "MPI_Graph_map");
     if (e != MPI_SUCCESS)
         return e;
     const mpi_comm_t *c = mpi_comm_get(comm);
@@ -597,6 +605,8 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
     static const char call[] = "MPI_Dist_graph_create_adjacent";
     (void)info, (void)reorder;
     int e = mpi_check_comm(comm_old, call);
+    if (e == MPI_SUCCESS) /* topologies are intracommunicators' */
+        e = mpi_check_intra(comm_old, call);
     if (e != MPI_SUCCESS)
         return e;
     int n = mpi_comm_get(comm_old)->size;
@@ -629,6 +639,8 @@ int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const i
     static const char call[] = "MPI_Dist_graph_create";
     (void)info, (void)reorder;
     int e = mpi_check_comm(comm_old, call);
+    if (e == MPI_SUCCESS) /* topologies are intracommunicators' */
+        e = mpi_check_intra(comm_old, call);
     if (e != MPI_SUCCESS)
         return e;
     const mpi_comm_t *c = mpi_comm_get(comm_old);

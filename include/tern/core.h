@@ -433,6 +433,27 @@ tern_status_t tern_unpublish(tern_context_t *ctx, const char *key);
 tern_status_t tern_spawn(tern_context_t *ctx, const char *const argv[], int n,
                          const char *const env[], const char *wdir, char job[TERN_JOB_NAME_MAX]);
 
+/** One program of tern_spawn_apps: n ranks of argv[0] (argv NULL-terminated),
+ * env entries added to their environment (NULL-terminated, or NULL), their
+ * working directory wdir (NULL: the launcher's). */
+typedef struct tern_app {
+    const char *const *argv;
+    int n;
+    const char *const *env;
+    const char *wdir;
+} tern_app_t;
+
+/**
+ * Start napps programs as one new job (MPMD, through one PMIx_Spawn of
+ * napps apps): its ranks 0 .. apps[0].n - 1 run apps[0], the next apps[1].n
+ * apps[1], and so on; they wire up as one job.  Otherwise as tern_spawn
+ * (called by one rank, all or nothing, the same statuses), which is
+ * tern_spawn_apps of one program.  TERN_ERR_INVALID_PARAM for no program,
+ * a NULL or empty argv[0] or fewer than 1 rank of one.
+ */
+tern_status_t tern_spawn_apps(tern_context_t *ctx, const tern_app_t apps[], int napps,
+                              char job[TERN_JOB_NAME_MAX]);
+
 /** This job's name (its PMIx namespace), for the other side's tern_connect. */
 const char *tern_job_name(const tern_context_t *ctx);
 

@@ -674,53 +674,70 @@ static tern_status_t spawn_status(pmix_status_t rc)
     }
 }
 
-tern_status_t tern_pmix_spawn(tern_pmix_t *p, const char *const argv[], int n,
-                              const char *const env[], const char *wdir, char *job, size_t len)
+/* one app of a spawn, copied into a PMIx app; false: no memory */
+static bool app_load(pmix_app_t *app, const tern_app_t *a)
 {
-    pmix_app_t app;
-    pmix_info_t info;
-    pmix_nspace_t ns = {0};
     size_t nargs = 0, nenv = 0;
+    while (a->argv[nargs] != NULL)
+        nargs++;
+    while (a->env != NULL && a->env[nenv] != NULL)
+        nenv++;
+    app->maxprocs = a->n;
+    app->cmd = strdup(a->argv[0]);
+    app->argv = calloc(nargs + 1, sizeof(char *));
+    app->env = calloc(nenv + 1, sizeof(char *));
+    /* the working directory as the app's own PMIX_WDIR (the server checks it) */
+    if (a->wdir != NULL) {
+        PMIX_INFO_CREATE(app->info, 1);
+        if (app->info != NULL) {
+            PMIX_INFO_LOAD(&app->info[0], PMIX_WDIR, a->wdir, PMIX_STRING);
+            app->ninfo = 1;
+        }
+    }
+    bool oom = app->cmd == NULL || app->argv == NULL || app->env == NULL ||
+               (a->wdir != NULL && app->info == NULL);
+    for (size_t i = 0; !oom && i < nargs; i++)
+        oom = (app->argv[i] = strdup(a->argv[i])) == NULL;
+    for (size_t i = 0; !oom && i < nenv; i++)
+        oom = (app->env[i] = strdup(a->env[i])) == NULL;
+    return !oom;
+}
+
+tern_status_t tern_pmix_spawn(tern_pmix_t *p, const tern_app_t apps[], int napps, char *job,
+                              size_t len)
+{
+    pmix_nspace_t ns = {0};
     tern_status_t st = TERN_OK;
 
     if (p->singleton)
         return singleton_refuses("tern_spawn");
-    while (argv[nargs] != NULL)
-        nargs++;
-    while (env != NULL && env[nenv] != NULL)
-        nenv++;
-    PMIX_APP_CONSTRUCT(&app);
-    app.maxprocs = n;
-    app.cmd = strdup(argv[0]);
-    app.argv = calloc(nargs + 1, sizeof(char *));
-    app.env = calloc(nenv + 1, sizeof(char *));
-    bool oom = app.cmd == NULL || app.argv == NULL || app.env == NULL;
-    for (size_t i = 0; !oom && i < nargs; i++)
-        oom = (app.argv[i] = strdup(argv[i])) == NULL;
-    for (size_t i = 0; !oom && i < nenv; i++)
-        oom = (app.env[i] = strdup(env[i])) == NULL;
+    pmix_app_t *app = calloc((size_t)napps, sizeof(*app));
+    bool oom = app == NULL;
+    for (int a = 0; !oom && a < napps; a++) {
+        PMIX_APP_CONSTRUCT(&app[a]);
+        oom = !app_load(&app[a], &apps[a]);
+    }
+    char what[320];
+    int n = snprintf(what, sizeof(what), "tern_spawn of %d x %s%s%s", apps[0].n,
+                     apps[0].argv[0], apps[0].wdir ? " in " : "", apps[0].wdir ? apps[0].wdir : "");
+    if (napps > 1 && n > 0 && (size_t)n < sizeof(what))
+        snprintf(what + n, sizeof(what) - (size_t)n, " and %d more program(s)", napps - 1);
     if (oom) {
-        PMIX_APP_DESTRUCT(&app);
-        return tern_error(TERN_ERR_NO_MEMORY, "tern_spawn: copy of the arguments");
+        st = tern_error(TERN_ERR_NO_MEMORY, "tern_spawn: copy of the arguments");
+    } else {
+        pmix_status_t rc = PMIx_Spawn(NULL, 0, app, (size_t)napps, ns);
+        if (rc != PMIX_SUCCESS)
+            st = rc == PMIX_ERR_NOT_SUPPORTED
+                     ? launcher_refuses(p, what, "PMIx_Spawn")
+                     : tern_error(spawn_status(rc), "%s: %s (the launcher's log names the cause)",
+                                  what, PMIx_Error_string(rc));
+        else if ((size_t)snprintf(job, len, "%s", ns) >= len)
+            st = tern_error(TERN_ERR_INVALID_PARAM, "tern_spawn: job name %s longer than %zu bytes",
+                            ns, len - 1);
     }
-    if (wdir != NULL)
-        PMIX_INFO_LOAD(&info, PMIX_WDIR, wdir, PMIX_STRING);
-    pmix_status_t rc = PMIx_Spawn(wdir != NULL ? &info : NULL, wdir != NULL ? 1 : 0, &app, 1, ns);
-    if (rc != PMIX_SUCCESS) {
-        char what[320];
-        snprintf(what, sizeof(what), "tern_spawn of %d x %s%s%s", n, argv[0], wdir ? " in " : "",
-                 wdir ? wdir : "");
-        st = rc == PMIX_ERR_NOT_SUPPORTED
-                 ? launcher_refuses(p, what, "PMIx_Spawn")
-                 : tern_error(spawn_status(rc), "%s: %s (the launcher's log names the cause)",
-                              what, PMIx_Error_string(rc));
-    } else if ((size_t)snprintf(job, len, "%s", ns) >= len) {
-        st = tern_error(TERN_ERR_INVALID_PARAM, "tern_spawn: job name %s longer than %zu bytes",
-                        ns, len - 1);
-    }
-    if (wdir != NULL)
-        PMIX_INFO_DESTRUCT(&info);
-    PMIX_APP_DESTRUCT(&app);
+    for (int a = 0; app != NULL && a < napps; a++)
+        PMIX_APP_DESTRUCT(&app[a]); /* its info too */
+    free(app);
     return st;
 }
 

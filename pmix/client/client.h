@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <tern/core.h>
 #include <tern/status.h>
 
 struct tern_pmix_deaths; /* client.c */
@@ -93,11 +94,11 @@ tern_status_t tern_pmix_publish(tern_pmix_t *p, const char *key, const char *val
 tern_status_t tern_pmix_lookup(tern_pmix_t *p, const char *key, char **value);
 tern_status_t tern_pmix_unpublish(tern_pmix_t *p, const char *key);
 void tern_pmix_abort(tern_pmix_t *p, int status, const char *msg);
-/* PMIx_Spawn of n ranks of argv[0] (argv NULL-terminated), env entries
- * "NAME=value" (NULL-terminated, or NULL), working directory wdir (or NULL);
- * the new namespace into job[len]. */
-tern_status_t tern_pmix_spawn(tern_pmix_t *p, const char *const argv[], int n,
-                              const char *const env[], const char *wdir, char *job, size_t len);
+/* PMIx_Spawn of napps programs as one job: each n ranks of argv[0] (argv
+ * NULL-terminated), env entries "NAME=value" (NULL-terminated, or NULL),
+ * working directory wdir (or NULL); the new namespace into job[len]. */
+tern_status_t tern_pmix_spawn(tern_pmix_t *p, const tern_app_t apps[], int napps, char *job,
+                              size_t len);
 
 /* Consumers of the deaths: 0..TERN_PMIX_MAX_TAKERS-1 (the engine: one per
  * worker, by its index; TERN_NUM_WORKERS is at most 64). */

@@ -7,9 +7,17 @@
  *                         TERN_ERR_NOT_FOUND ("ok missing"), 0 ranks
  *                         TERN_ERR_INVALID_PARAM ("ok zero"); then every
  *                         rank: barrier, finalize
- *   tern_spawn child      the spawned job: a ring over its own ranks (each
+ *   tern_spawn child [APP]
+ *                         the spawned job: a ring over its own ranks (each
  *                         sends its rank to the next), prints "child R of N
- *                         got P var V"
+ *                         got P var V" (and " app APP cwd DIR" with APP)
+ *   tern_spawn apps       rank 0 spawns one job of two programs with
+ *                         tern_spawn_apps: 1 x "child a" (TERN_SPAWN_VAR=
+ *                         first) and 2 x "child b" (TERN_SPAWN_VAR=second,
+ *                         in /); no program must give TERN_ERR_INVALID_PARAM
+ *                         ("ok apps none"), a missing second program
+ *                         TERN_ERR_NOT_FOUND and nothing started ("ok apps
+ *                         missing")
  *   tern_spawn failing-parent
  *                         rank 0 spawns 1 x /bin/sleep 600, prints
  *                         "spawned JOB" and exits 1 without finalizing:
@@ -61,6 +69,40 @@ static void parent(tern_context_t *ctx, int n, const char *self)
         CHECK(st == TERN_ERR_INVALID_PARAM, "0 ranks: %s", tern_strerror(st));
         if (st == TERN_ERR_INVALID_PARAM)
             printf("ok zero\n");
+        fflush(stdout);
+    }
+    tern_status_t st = tern_barrier(ctx);
+    CHECK(st == TERN_OK, "barrier: %s", tern_strerror(st));
+}
+
+/* one job of two programs (MPMD): they wire up as one job of 3 ranks */
+static void apps(tern_context_t *ctx, const char *self)
+{
+    if (tern_rank(ctx) == 0) {
+        char job[TERN_JOB_NAME_MAX];
+        const char *a0[] = {self, "child", "a", NULL}, *a1[] = {self, "child", "b", NULL};
+        char ldpath[4096] = "";
+        const char *lp = getenv("LD_LIBRARY_PATH");
+        if (lp != NULL)
+            snprintf(ldpath, sizeof(ldpath), "LD_LIBRARY_PATH=%s", lp);
+        const char *e0[] = {"TERN_SPAWN_VAR=first", lp ? ldpath : NULL, NULL};
+        const char *e1[] = {"TERN_SPAWN_VAR=second", lp ? ldpath : NULL, NULL};
+        tern_app_t two[2] = {{.argv = a0, .n = 1, .env = e0},
+                             {.argv = a1, .n = 2, .env = e1, .wdir = "/"}};
+        tern_status_t st = tern_spawn_apps(ctx, two, 2, job);
+        CHECK(st == TERN_OK, "tern_spawn_apps: %s", tern_strerror(st));
+        if (st == TERN_OK)
+            printf("spawned %s\n", job);
+        st = tern_spawn_apps(ctx, two, 0, job);
+        CHECK(st == TERN_ERR_INVALID_PARAM, "no program: %s", tern_strerror(st));
+        if (st == TERN_ERR_INVALID_PARAM)
+            printf("ok apps none\n");
+        const char *missing[] = {"/nonexistent/tern-no-such-program", NULL};
+        two[1].argv = missing;
+        st = tern_spawn_apps(ctx, two, 2, job);
+        CHECK(st == TERN_ERR_NOT_FOUND, "a missing second program: %s", tern_strerror(st));
+        if (st == TERN_ERR_NOT_FOUND)
+            printf("ok apps missing: %s\n", tern_last_error());
         fflush(stdout);
     }
     tern_status_t st = tern_barrier(ctx);
@@ -132,7 +174,7 @@ static void failing_parent(tern_context_t *ctx)
     _exit(1);
 }
 
-static void child(tern_context_t *ctx)
+static void child(tern_context_t *ctx, const char *app)
 {
     tern_worker_t *w = tern_context_worker(ctx);
     int me = tern_rank(ctx), n = tern_size(ctx), got = -1;
@@ -148,7 +190,11 @@ static void child(tern_context_t *ctx)
         CHECK(st == TERN_OK, "wait: %s", tern_strerror(st));
     }
     const char *var = getenv("TERN_SPAWN_VAR");
-    printf("child %d of %d got %d var %s\n", me, n, got, var ? var : "(unset)");
+    char cwd[4096] = "?";
+    if (app != NULL && getcwd(cwd, sizeof(cwd)) == NULL)
+        snprintf(cwd, sizeof(cwd), "?");
+    printf("child %d of %d got %d var %s%s%s%s%s\n", me, n, got, var ? var : "(unset)",
+           app ? " app " : "", app ? app : "", app ? " cwd " : "", app ? cwd : "");
     fflush(stdout);
     CHECK(got == (me + n - 1) % n, "ring: got %d", got);
 }
@@ -160,7 +206,8 @@ int main(int argc, char **argv)
     ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
     if (len <= 0 || argc < 2) {
-        fprintf(stderr, "usage: tern_spawn parent N | child | failing-parent | failed-child SECS\n");
+        fprintf(stderr, "usage: tern_spawn parent N | child [APP] | apps | failing-parent | "
+                        "failed-child SECS\n");
         return 2;
     }
     self[len] = '\0';
@@ -172,7 +219,9 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "parent") == 0 && argc == 3) {
         parent(ctx, atoi(argv[2]), self);
     } else if (strcmp(argv[1], "child") == 0) {
-        child(ctx);
+        child(ctx, argc > 2 ? argv[2] : NULL);
+    } else if (strcmp(argv[1], "apps") == 0) {
+        apps(ctx, self);
     } else if (strcmp(argv[1], "failing-parent") == 0) {
         failing_parent(ctx);
     } else if (strcmp(argv[1], "failed-child") == 0 && argc == 3) {

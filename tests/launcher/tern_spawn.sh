@@ -2,7 +2,9 @@
 # tern_spawn: a tern program starts another tern job (tests/launcher/tern_spawn.c);
 # the children run their own wire-up and exchange messages among themselves,
 # with the environment the parent gave them; a missing program is
-# TERN_ERR_NOT_FOUND naming it, 0 ranks TERN_ERR_INVALID_PARAM.  A spawned
+# TERN_ERR_NOT_FOUND naming it, 0 ranks TERN_ERR_INVALID_PARAM.
+# tern_spawn_apps: two programs as one job of 3 ranks, each with its argv,
+# environment and working directory; a missing second one starts nothing.  A spawned
 # job that fails at once leaves ternrun idle while the first job runs on:
 # no escalation of a job with no rank left ("still running ... terminating
 # them"), and no busy poll (ternrun's CPU time over the 4 s the ranks wait:
@@ -26,6 +28,19 @@ expect_out '^ok zero$' "0 ranks refused"
 expect_err "cannot run '/nonexistent/tern-no-such-program': command not found" \
     "ternrun names the missing program"
 if grep -q FAIL "$OUT"; then fail "a check failed"; fi
+
+# two programs as one job (tern_spawn_apps): one wire-up (a ring over the 3
+# ranks), each program its argv, environment and working directory
+T=60 run -n 2 "$PROG" apps
+expect_rc 0 "tern_spawn_apps"
+expect_out '^spawned ternrun-[0-9]+\.1$' "the new job's name"
+expect_out '^child 0 of 3 got 2 var first app a cwd ' "the first program's rank"
+expect_out '^child 1 of 3 got 0 var second app b cwd /$' "the second program's first rank"
+expect_out '^child 2 of 3 got 1 var second app b cwd /$' "the second program's second rank"
+expect_out '^ok apps none$' "no program refused"
+expect_out '^ok apps missing: tern_spawn of 1 x .* and 1 more program' \
+    "a missing second program: all or nothing"
+if grep -q FAIL "$OUT"; then fail "apps: a check failed"; fi
 
 T=60 run -n 2 --kill-grace 1 "$PROG" failed-child 4
 expect_rc 1 "a spawned job of /bin/false: ternrun's status is its worst rank's"
