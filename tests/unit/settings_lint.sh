@@ -26,7 +26,13 @@ trap 'rm -rf "$tmp"' EXIT
 #                         launcher, which does not link libtern
 #   TERN_MPICH_ABI_DIR    where ternrun --mpich-abi finds libmpich.so.12
 #                         (launcher/mpich_abi.c), the same
-internal="TERN_IOF_INTERNAL_FD TERN_KILL_GRACE TERN_MPICH_ABI_DIR"
+#   TERN_MPI_APPNUM, TERN_MPI_UNIVERSE_SIZE, TERN_MPI_PARENT_PORT
+#                         set by MPI_Comm_spawn(_multiple) in the environment of
+#                         the programs it starts (mpi/dyn_spawn.c): the
+#                         children's MPI_APPNUM, MPI_UNIVERSE_SIZE and the port
+#                         MPI_Init connects to for MPI_Comm_get_parent
+internal="TERN_IOF_INTERNAL_FD TERN_KILL_GRACE TERN_MPICH_ABI_DIR TERN_MPI_APPNUM
+TERN_MPI_UNIVERSE_SIZE TERN_MPI_PARENT_PORT"
 
 "$INFO" --params >"$tmp/params" || fail "$INFO --params failed"
 awk '$1 ~ /^TERN_/ { print $1 }' "$tmp/params" | sort -u >"$tmp/listed"
