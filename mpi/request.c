@@ -1,7 +1,7 @@
 /*
  * MPI requests: the table of entries behind MPI_Request handles (made
- * handles whose index is the entry's in mpi.reqs) and their completion, the wait / test families, request
- * free and cancel.  Starting operations is p2p.c's (and p2p_modes.c's,
+ * handles whose index is the entry's in mpi.reqs) and their completion,
+ * the wait / test families, request free and cancel.  Starting operations is p2p.c's (and p2p_modes.c's,
  * mprobe.c's, coll_nb.c's).
  */
 #include <stdio.h>
@@ -12,8 +12,9 @@
 
 /* The table's free entries are a list threaded through their next field:
  * taking one and giving it back are O(1), and a handle stays the same
- * while its operation lives (the lists hold index + 1: 0 ends them).  The table is reserved once at its
- * largest (MPI_MAX_REQUESTS entries; calloc's pages are only touched as
+ * while its operation lives (the lists hold index + 1: 0 ends them).  The
+ * table is reserved once at its largest (MPI_MAX_REQUESTS entries; calloc's
+ * pages are only touched as
  * entries are used) and never moves, so a thread may keep a pointer to an
  * entry while another takes a new one (MPI_THREAD_MULTIPLE).  When the
  * list is empty the requests MPI_Request_free let go (their own list) are
@@ -260,7 +261,7 @@ void mpi_reqs_settle(MPI_Comm comm)
     }
 }
 
-static int check_req(MPI_Request *h, const char *call)
+static inline __attribute__((always_inline)) int check_req(MPI_Request *h, const char *call)
 {
     int e = mpi_check_init(call);
     if (e == MPI_SUCCESS && h == NULL)
@@ -283,7 +284,7 @@ static int finish_err(MPI_Request h_was, int err, const char *call)
  * a finish hook that ends well.  True: *h was completed (status filled,
  * *h MPI_REQUEST_NULL); false: take the general path (an entry that failed
  * here is REQ_DONE by then, with its status and error). */
-static inline bool wait_fast(MPI_Request *h, MPI_Status *status)
+static inline __attribute__((always_inline)) bool wait_fast(MPI_Request *h, MPI_Status *status)
 {
     if (*h == MPI_REQ_SENT) {
         mpi_status_empty(status, MPI_ANY_SOURCE);
