@@ -5,6 +5,8 @@
  * receives); the others only join the barriers.  Run over every netmod by
  * the engine suite, eager and rendezvous sizes alike.
  */
+#include <time.h>
+
 #include "tests/engine/cases.h"
 
 #define SPACE 7
@@ -193,6 +195,21 @@ static int case_inject(th_t *t)
  * B, C and then D; rank 0 peeks A (it stays), claims B and receives it,
  * discards C unread, takes A then D with receives that would also accept C
  * (so C must be gone). */
+/* Probe (tern_tprobe with these arguments) until flag: the message is on
+ * its way.  Bounded by 60 s, a hang catcher, not a speed bound (a count of
+ * probes was: a loaded machine ran out of a million of them before the
+ * sender was scheduled). */
+static tern_status_t probe_until(th_t *t, uint64_t tag, uint64_t ignore, int flags, int *flag,
+                                 tern_message_t **msg, tern_cq_entry_t *e)
+{
+    time_t deadline = time(NULL) + 60;
+    tern_status_t st = TERN_OK;
+    *flag = 0;
+    while (st == TERN_OK && !*flag && time(NULL) < deadline)
+        st = tern_tprobe(t->w, 1, tag, ignore, SPACE, flags, flag, msg, e);
+    return st;
+}
+
 static int case_claim(th_t *t)
 {
     if (t->size < 2 || t->rank > 1) {
@@ -219,17 +236,13 @@ static int case_claim(th_t *t)
         int flag = 0;
         tern_message_t *msg = NULL;
         /* A: a peek finds it and leaves it (the wide mask takes any of the four) */
-        for (int k = 0; k < 1000000 && !flag; k++)
-            CHECK_ST(t, tern_tprobe(t->w, 1, 0x100, 0xff, SPACE, 0, &flag, NULL, &e), TERN_OK);
+        CHECK_ST(t, probe_until(t, 0x100, 0xff, 0, &flag, NULL, &e), TERN_OK);
         CHECK(t, flag && e.tag == 0x100 && (e.flags & TERN_CQ_DATA) && e.data == 42 + i &&
                      e.msg_len == n,
               "peek: flag %d tag %#llx flags %#x data %llu msg_len %zu", flag,
               (unsigned long long)e.tag, e.flags, (unsigned long long)e.data, e.msg_len);
         /* B: claimed by tag, received through the CQ */
-        flag = 0;
-        for (int k = 0; k < 1000000 && !flag; k++)
-            CHECK_ST(t, tern_tprobe(t->w, 1, 0x101, 0, SPACE, TERN_PROBE_CLAIM, &flag, &msg, &e),
-                     TERN_OK);
+        CHECK_ST(t, probe_until(t, 0x101, 0, TERN_PROBE_CLAIM, &flag, &msg, &e), TERN_OK);
         CHECK(t, flag && msg != NULL && e.tag == 0x101 && !(e.flags & TERN_CQ_DATA),
               "claim: flag %d tag %#llx", flag, (unsigned long long)e.tag);
         if (msg != NULL) {
@@ -244,10 +257,7 @@ static int case_claim(th_t *t)
             CHECK_ST(t, tern_tmrecv(t->w, buf, n, msg, &op, NULL), TERN_ERR_INVALID_PARAM);
         }
         /* C: dropped unread */
-        flag = 0;
-        for (int k = 0; k < 1000000 && !flag; k++)
-            CHECK_ST(t, tern_tprobe(t->w, 1, 0x102, 0, SPACE, TERN_PROBE_DISCARD, &flag, NULL, &e),
-                     TERN_OK);
+        CHECK_ST(t, probe_until(t, 0x102, 0, TERN_PROBE_DISCARD, &flag, NULL, &e), TERN_OK);
         CHECK(t, flag && e.tag == 0x102, "discard: flag %d", flag);
         /* A, then D: receives that would take C as well */
         for (int m = 0; m < 4; m += 3) {
