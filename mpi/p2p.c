@@ -368,6 +368,17 @@ int mpi_dt_mrecv_start(void *buf, int count, MPI_Datatype dt, tern_message_t *m,
  * collectives under way: mpi_polling), mt.c's forms of them. */
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+    /* the common case with one lookup of each handle (as MPI_Isend's) */
+    const mpi_comm_t *c0 = mpi_comm_get(comm);
+    int size = mpi_predef_size(datatype);
+    if (c0 != NULL && size != 0 && count >= 0 && (buf != NULL || count == 0) && dest >= 0 &&
+        dest < c0->size && tag >= 0 && tag <= MPI_TAG_UB_VALUE) {
+        size_t len = (size_t)count * (size_t)size;
+        int to = c0->ranks[dest];
+        tern_status_t st = mpi_polling() ? mpi_send_tern(c0->w, buf, len, to, tag, c0->space)
+                                         : tern_send(c0->w, buf, len, to, tag, c0->space);
+        return st == TERN_OK ? MPI_SUCCESS : mpi_raise_tern(comm, st, "MPI_Send");
+    }
     int e = check_p2p(comm, buf, count, datatype, dest, tag, false, "MPI_Send");
     if (e != MPI_SUCCESS || dest == MPI_PROC_NULL)
         return e;
@@ -393,6 +404,22 @@ int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
              MPI_Status *status)
 {
+    const mpi_comm_t *c0 = mpi_comm_get(comm);
+    int size = mpi_predef_size(datatype);
+    if (c0 != NULL && size != 0 && count >= 0 && (buf != NULL || count == 0) &&
+        ((source >= 0 && source < c0->size) || source == MPI_ANY_SOURCE) &&
+        ((tag >= 0 && tag <= MPI_TAG_UB_VALUE) || tag == MPI_ANY_TAG)) {
+        tern_recv_info_t info;
+        size_t len = (size_t)count * (size_t)size;
+        int src = source == MPI_ANY_SOURCE ? TERN_ANY_SOURCE : c0->ranks[source];
+        int ttag = tag == MPI_ANY_TAG ? TERN_ANY_TAG : tag;
+        tern_status_t st = mpi_polling()
+                               ? mpi_recv_tern(c0->w, buf, len, src, ttag, c0->space, &info)
+                               : tern_recv(c0->w, buf, len, src, ttag, c0->space, &info);
+        if (st == TERN_OK || st == TERN_ERR_TRUNCATED)
+            mpi_status_from(status, c0, &info);
+        return st == TERN_OK ? MPI_SUCCESS : mpi_raise_tern(comm, st, "MPI_Recv");
+    }
     int e = check_p2p(comm, buf, count, datatype, source, tag, true, "MPI_Recv");
     if (e != MPI_SUCCESS)
         return e;
