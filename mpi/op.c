@@ -72,6 +72,14 @@ static bool predefined(MPI_Op op)
     default: return -1;                                                                      \
     }
 
+/* IEEE binary128 (Fortran's REAL*16): C23's _Float128 for gcc; clang (the
+ * fuzzing build's compiler) has only the GNU name for it in C */
+#if defined(__clang__)
+#define MPI_F128 __float128
+#else
+#define MPI_F128 _Float128
+#endif
+
 /* in op io, elementwise: 0, or -1 when op does not apply to dt */
 static int apply_predefined(MPI_Op op, const void *in, void *io, int n, MPI_Datatype dt)
 {
@@ -91,14 +99,14 @@ static int apply_predefined(MPI_Op op, const void *in, void *io, int n, MPI_Data
     case MPI_FLOAT: case MPI_REAL: case MPI_REAL4: FLOATING(float)
     case MPI_DOUBLE: case MPI_DOUBLE_PRECISION: case MPI_REAL8: FLOATING(double)
     case MPI_LONG_DOUBLE: FLOATING(long double)
-    case MPI_REAL16: FLOATING(_Float128) /* IEEE binary128, not x87's long double */
+    case MPI_REAL16: FLOATING(MPI_F128) /* IEEE binary128, not x87's long double */
     case MPI_C_FLOAT_COMPLEX: case MPI_CXX_FLOAT_COMPLEX: case MPI_COMPLEX: case MPI_COMPLEX8:
         COMPLEX(float _Complex)
     case MPI_C_DOUBLE_COMPLEX: case MPI_CXX_DOUBLE_COMPLEX: case MPI_DOUBLE_COMPLEX:
     case MPI_COMPLEX16:
         COMPLEX(double _Complex)
     case MPI_C_LONG_DOUBLE_COMPLEX: case MPI_CXX_LONG_DOUBLE_COMPLEX: COMPLEX(long double _Complex)
-    case MPI_COMPLEX32: COMPLEX(_Float128 _Complex)
+    case MPI_COMPLEX32: COMPLEX(MPI_F128 _Complex)
     default:
         return -1;
     }
