@@ -436,9 +436,8 @@ int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 /* ---- gather, scatter ------------------------------------------------------ */
 
 /* count elements of dt at buf to / from a peer: contiguous ones in place,
- * others through a staging buffer */
-static int block_send(const coll_t *k, const void *buf, int count, MPI_Datatype dt, int to,
-                      int tag)
+ * others through a staging buffer (coll.h) */
+int coll_block_send(const coll_t *k, const void *buf, int count, MPI_Datatype dt, int to, int tag)
 {
     coll_stage_t s;
     int e = coll_stage_in(k, buf, count, dt, true, &s);
@@ -448,7 +447,7 @@ static int block_send(const coll_t *k, const void *buf, int count, MPI_Datatype 
     return e;
 }
 
-static int block_recv(const coll_t *k, void *buf, int count, MPI_Datatype dt, int from, int tag)
+int coll_block_recv(const coll_t *k, void *buf, int count, MPI_Datatype dt, int from, int tag)
 {
     coll_stage_t s;
     int e = coll_stage_in(k, buf, count, dt, false, &s);
@@ -512,11 +511,11 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     if (e != MPI_SUCCESS)
         return e;
     if (k.c->rank != root)
-        return block_send(&k, sendbuf, sendcount, sendtype, root, TAG_GATHER);
+        return coll_block_send(&k, sendbuf, sendcount, sendtype, root, TAG_GATHER);
     for (int i = 0; i < k.c->size && e == MPI_SUCCESS; i++) {
         char *dst = at(recvbuf, displs[i], recvtype);
         if (i != root)
-            e = block_recv(&k, dst, recvcounts[i], recvtype, i, TAG_GATHER);
+            e = coll_block_recv(&k, dst, recvcounts[i], recvtype, i, TAG_GATHER);
         else if (sendbuf != MPI_IN_PLACE)
             e = local_copy(&k, sendbuf, sendcount, sendtype, dst, recvcounts[i], recvtype);
     }
@@ -536,11 +535,11 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
     if (e != MPI_SUCCESS)
         return e;
     if (k.c->rank != root)
-        return block_recv(&k, recvbuf, recvcount, recvtype, root, TAG_SCATTER);
+        return coll_block_recv(&k, recvbuf, recvcount, recvtype, root, TAG_SCATTER);
     for (int i = 0; i < k.c->size && e == MPI_SUCCESS; i++) {
         const char *src = at(sendbuf, displs[i], sendtype);
         if (i != root)
-            e = block_send(&k, src, sendcounts[i], sendtype, i, TAG_SCATTER);
+            e = coll_block_send(&k, src, sendcounts[i], sendtype, i, TAG_SCATTER);
         else if (recvbuf != MPI_IN_PLACE)
             e = local_copy(&k, src, sendcounts[i], sendtype, recvbuf, recvcount, recvtype);
     }

@@ -55,6 +55,10 @@ typedef struct coll_stage {
 int coll_stage_in(const coll_t *k, const void *buf, int count, MPI_Datatype dt, bool pack,
                   coll_stage_t *s);
 void coll_stage_out(coll_stage_t *s, void *buf, int count, MPI_Datatype dt, bool unpack);
+/* count elements of dt at buf to / from peer (a rank of k's communicator,
+ * its remote group's on an intercommunicator), staged when not contiguous */
+int coll_block_send(const coll_t *k, const void *buf, int count, MPI_Datatype dt, int to, int tag);
+int coll_block_recv(const coll_t *k, void *buf, int count, MPI_Datatype dt, int from, int tag);
 /* widen [*lo, *hi) to the bytes count elements of dt at offset at touch
  * (true bounds: an element may reach past its extent, or before its lb) */
 void coll_span(int count, MPI_Datatype dt, MPI_Aint at, MPI_Aint *lo, MPI_Aint *hi);

@@ -63,28 +63,8 @@ static int local_step(const coll_t *k, int e)
     return mpi_raise_code(k->comm, e, "%s (the local group's step): %s", k->call, msg);
 }
 
-/* count elements of dt to or from a remote rank (staged when not
- * contiguous); both ways with one (the receive posted first) */
-static int tsend(const coll_t *k, const void *buf, int count, MPI_Datatype dt, int to, int tag)
-{
-    coll_stage_t s;
-    int e = coll_stage_in(k, buf, count, dt, true, &s);
-    if (e == MPI_SUCCESS)
-        e = coll_send(k, s.bytes, s.len, to, tag);
-    coll_stage_out(&s, NULL, 0, dt, false);
-    return e;
-}
-
-static int trecv(const coll_t *k, void *buf, int count, MPI_Datatype dt, int from, int tag)
-{
-    coll_stage_t s;
-    int e = coll_stage_in(k, buf, count, dt, false, &s);
-    if (e == MPI_SUCCESS)
-        e = coll_recv(k, s.bytes, s.len, from, tag);
-    coll_stage_out(&s, buf, count, dt, e == MPI_SUCCESS);
-    return e;
-}
-
+/* count elements of dt to or from a remote rank: coll_block_send /
+ * coll_block_recv; both ways with one (the receive posted first) */
 static int tsendrecv(const coll_t *k, const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
                      int peer, int tag)
 {
@@ -142,9 +122,9 @@ int coll_inter_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm c
     if ((e = mpi_check_buf(comm, buf, count, dt, k.call)) != MPI_SUCCESS)
         return e;
     if (root == MPI_ROOT)
-        return tsend(&k, buf, count, dt, 0, TAG_BCAST);
+        return coll_block_send(&k, buf, count, dt, 0, TAG_BCAST);
     if (k.c->rank == 0)
-        e = trecv(&k, buf, count, dt, root, TAG_BCAST);
+        e = coll_block_recv(&k, buf, count, dt, root, TAG_BCAST);
     if (e == MPI_SUCCESS)
         e = local_step(&k, MPI_Bcast(buf, count, dt, 0, local_of(&k)));
     return e;
@@ -195,11 +175,11 @@ int coll_inter_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
     if (e != MPI_SUCCESS || root == MPI_PROC_NULL)
         return e;
     if (root == MPI_ROOT)
-        return trecv(&k, recvbuf, count, dt, 0, TAG_REDUCE);
+        return coll_block_recv(&k, recvbuf, count, dt, 0, TAG_REDUCE);
     char *acc, *base;
     e = reduce_local(&k, sendbuf, count, dt, op, &acc, &base);
     if (e == MPI_SUCCESS && k.c->rank == 0)
-        e = tsend(&k, acc, count, dt, root, TAG_REDUCE);
+        e = coll_block_send(&k, acc, count, dt, root, TAG_REDUCE);
     coll_tmp_free(base);
     return e;
 }
@@ -318,14 +298,14 @@ int coll_inter_gather(const char *call, const void *sendbuf, int sendcount, MPI_
     if (root >= 0) {
         if ((e = coll_inter_no_inplace(&k, sendbuf, "the send buffer")) == MPI_SUCCESS &&
             (e = mpi_check_buf(comm, sendbuf, sendcount, sendtype, call)) == MPI_SUCCESS)
-            e = tsend(&k, sendbuf, sendcount, sendtype, root, TAG_GATHER);
+            e = coll_block_send(&k, sendbuf, sendcount, sendtype, root, TAG_GATHER);
         return e;
     }
     bool v = recvcounts != NULL || displs != NULL;
     if ((e = coll_inter_blocks(&k, recvbuf, recvcount, recvcounts, displs, recvtype, v)) != MPI_SUCCESS)
         return e;
     for (int i = 0; i < k.c->size && e == MPI_SUCCESS; i++)
-        e = trecv(&k, coll_inter_block_at(recvbuf, i, recvcount, displs, recvtype),
+        e = coll_block_recv(&k, coll_inter_block_at(recvbuf, i, recvcount, displs, recvtype),
                   v ? recvcounts[i] : recvcount, recvtype, i, TAG_GATHER);
     return e;
 }
@@ -344,14 +324,14 @@ int coll_inter_scatter(const char *call, const void *sendbuf, int sendcount,
     if (root >= 0) {
         if ((e = coll_inter_no_inplace(&k, recvbuf, "the receive buffer")) == MPI_SUCCESS &&
             (e = mpi_check_buf(comm, recvbuf, recvcount, recvtype, call)) == MPI_SUCCESS)
-            e = trecv(&k, recvbuf, recvcount, recvtype, root, TAG_SCATTER);
+            e = coll_block_recv(&k, recvbuf, recvcount, recvtype, root, TAG_SCATTER);
         return e;
     }
     bool v = sendcounts != NULL || displs != NULL;
     if ((e = coll_inter_blocks(&k, sendbuf, sendcount, sendcounts, displs, sendtype, v)) != MPI_SUCCESS)
         return e;
     for (int i = 0; i < k.c->size && e == MPI_SUCCESS; i++)
-        e = tsend(&k, coll_inter_block_at(sendbuf, i, sendcount, displs, sendtype),
+        e = coll_block_send(&k, coll_inter_block_at(sendbuf, i, sendcount, displs, sendtype),
                   v ? sendcounts[i] : sendcount, sendtype, i, TAG_SCATTER);
     return e;
 }
