@@ -215,7 +215,8 @@ struct tern_worker {
     uint64_t last_health_ns;
     tern_list_t cma_queue;                  /* same-host copies in progress (req->link) */
     uint64_t cma_count[TERN_CMA_NCOUNTERS]; /* their counters (engine/cma.h) */
-    unsigned completions;                   /* requests completed (wakes waits) */
+    unsigned completions;                   /* requests completed, messages queued
+                                             * unexpected (wake waits) */
     /* completion queue (engine/cq.c): a ring of entries, room reserved for
      * every pending CQ operation when it is posted, so a completion never
      * needs memory */

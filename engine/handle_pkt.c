@@ -64,6 +64,7 @@ static tern_status_t handle_eager(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, cons
         }
         r->flags |= TERN_REQF_UNEXP;
         tern_list_push_tail(&w->unexpected, &r->link);
+        w->completions++; /* an arrival: wakes a probe-then-wait (tern_worker_wait) */
     }
     bind_message(r, vc, hdr);
     if (hdr->len == 0) {
@@ -102,6 +103,7 @@ static tern_status_t handle_rts(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const 
             r->tmp_have = hdr->cookie_len;
         }
         tern_list_push_tail(&w->unexpected, &r->link);
+        w->completions++; /* an arrival: as handle_eager's */
     }
     bind_message(r, vc, hdr);
     r->remote_id = hdr->sreq;

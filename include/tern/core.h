@@ -357,9 +357,12 @@ tern_status_t tern_waitall(tern_worker_t *w, tern_request_t **reqs, size_t n,
  * TERN_SPIN_COUNT times, then sched_yield() between polls), spin (poll
  * only), or block (poll TERN_SPIN_COUNT times, then sleep on every netmod's
  * event source and the worker's wake-up at once).
- * A request of w that completed since the previous tern_worker_wait on w
- * returned counts as activity: a loop that tests its requests and then
- * waits misses none that completed while it was testing the others.
+ * A request of w that completed, or a message that arrived unexpected (no
+ * receive posted for it), since the previous tern_worker_wait on w returned
+ * counts as activity: a loop that tests its requests, or probes for
+ * messages, and then waits misses none that completed or arrived while it
+ * was testing or probing (a probe for one tag progresses w and may queue
+ * the message another probe of the loop wants).
  * Returns TERN_OK on activity, TERN_ERR_INTERRUPTED when woken by a signal,
  * TERN_ERR_TIMED_OUT when the time ran out.
  */

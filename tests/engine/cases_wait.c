@@ -4,6 +4,11 @@
  * by the TERN_HEALTH_MS timeout that bounds every sleep.  Run with a long
  * TERN_HEALTH_MS (the matrix sets 20000): each receive must complete far
  * below it; an engine that only wakes on the timeout takes 20 s per message.
+ * probe_wake: a message that arrived while the caller probed for another
+ * tag (the probe's progress queued it unexpected) makes the next
+ * tern_worker_wait return at once (the loop of MPI_Comm_accept: probe for
+ * each of its tags, then wait): it used to sleep until an unrelated event,
+ * for ever on a quiet job.
  */
 #include <time.h>
 #include <unistd.h>
@@ -55,7 +60,51 @@ static int case_block_wake(th_t *t)
     return 0;
 }
 
+static int case_probe_wake(th_t *t)
+{
+    enum { GO = 40, MSG = 41, OTHER = 42, ROUNDS = 5 };
+    if (t->size < 2 || t->rank > 1)
+        return 0;
+    int peer = 1 - t->rank, round = 0, flag = 0;
+    uint64_t v = 0;
+    tern_recv_info_t info;
+    if (t->rank == 1) { /* on each go: MSG 100 ms later; a go of -1 ends */
+        for (;;) {
+            CHECK_ST(t, tern_recv(t->w, &round, sizeof(round), peer, GO, 0, NULL), TERN_OK);
+            if (round < 0 || t->failures)
+                return 0;
+            usleep(100000);
+            v = 1000u + (unsigned)round;
+            CHECK_ST(t, tern_send(t->w, &v, sizeof(v), peer, MSG, 0), TERN_OK);
+        }
+    }
+    bool tested = false;
+    for (round = 0; round < ROUNDS && !tested && !t->failures; round++) {
+        CHECK_ST(t, tern_send(t->w, &round, sizeof(round), peer, GO, 0), TERN_OK);
+        /* what happened so far is seen: the next wait sleeps until news */
+        while (tern_worker_wait(t->w, 0) == TERN_OK)
+            ;
+        CHECK_ST(t, tern_iprobe(t->w, peer, MSG, 0, &flag, &info), TERN_OK);
+        if (!flag) { /* MSG not here yet (else a stalled round: again) */
+            usleep(300000); /* it is in the netmod now, not yet taken */
+            CHECK_ST(t, tern_iprobe(t->w, peer, OTHER, 0, &flag, &info), TERN_OK);
+            CHECK(t, !flag, "a message of tag %d that nobody sent", OTHER);
+            /* that probe's progress queued MSG: activity */
+            CHECK_ST(t, tern_worker_wait(t->w, 10000), TERN_OK);
+            tested = true;
+        }
+        CHECK_ST(t, tern_recv(t->w, &v, sizeof(v), peer, MSG, 0, NULL), TERN_OK);
+        CHECK(t, v == 1000u + (unsigned)round, "round %d: got %llu", round,
+              (unsigned long long)v);
+    }
+    round = -1;
+    CHECK_ST(t, tern_send(t->w, &round, sizeof(round), peer, GO, 0), TERN_OK);
+    CHECK(t, tested || t->failures, "every round's message came before the probe");
+    return 0;
+}
+
 const th_case_t th_wait_cases[] = {
     {"block_wake", case_block_wake},
+    {"probe_wake", case_probe_wake},
     {NULL, NULL},
 };
