@@ -266,7 +266,10 @@ tern_status_t tern_connect(tern_context_t *ctx, const char *name, tern_job_t **o
     }
     /* before the connect: the events about its ranks reach us from then on */
     job->deaths = tern_pmix_watch(&ctx->pmix, name, size);
-    st = tern_pmix_connect(&ctx->pmix, name, TERN_PMIX_CONNECT);
+    /* progressing meanwhile: a message this rank sent before the call may
+     * be what another rank waits for before it calls (a user-space
+     * netmod's frames go out only in our progress) */
+    st = tern_pmix_connect(&ctx->pmix, name, TERN_PMIX_CONNECT, tern_progress_all, ctx);
     for (int k = 0; st == TERN_OK && k < ctx->num_workers; k++)
         for (int r = 0; st == TERN_OK && r < size; r++)
             st = remote_vc(&ctx->workers[k], &job->vcs[k][r], name, r);
@@ -279,7 +282,7 @@ tern_status_t tern_connect(tern_context_t *ctx, const char *name, tern_job_t **o
         return tern_error(st, "%s", why);
     }
     tern_job_publish(ctx, job);
-    st = tern_pmix_connect(&ctx->pmix, name, TERN_PMIX_FENCE_BOTH);
+    st = tern_pmix_connect(&ctx->pmix, name, TERN_PMIX_FENCE_BOTH, tern_progress_all, ctx);
     if (st != TERN_OK) {
         job->connected = false;
         return st;
@@ -353,7 +356,8 @@ tern_status_t tern_disconnect(tern_job_t *job)
     drain(job);
     tern_status_t st = job->port ? TERN_OK
                                  : tern_pmix_connect(&job->ctx->pmix, job->name,
-                                                     TERN_PMIX_DISCONNECT);
+                                                     TERN_PMIX_DISCONNECT, tern_progress_all,
+                                                     job->ctx);
     tern_job_close_vcs(job);
     job->connected = false;
     return st;

@@ -469,7 +469,7 @@ tern_status_t tern_init_ex(const tern_init_params_t *params, tern_context_t **ou
 
 tern_context_t *tern_context_live(void) { return atomic_load(&live_context); }
 
-static unsigned progress_all(void *arg)
+unsigned tern_progress_all(void *arg)
 {
     tern_context_t *ctx = arg;
     unsigned n = 0;
@@ -485,7 +485,7 @@ static unsigned progress_default(void *arg)
 
 void tern_progress_all_or_yield(tern_context_t *ctx)
 {
-    if (progress_all(ctx) == 0)
+    if (tern_progress_all(ctx) == 0)
         sched_yield();
 }
 
@@ -565,7 +565,7 @@ tern_status_t tern_finalize(tern_context_t *ctx)
     /* the fence progresses every worker: a peer still draining may need
      * our acknowledgements (dpdk); without a launcher it succeeds at once
      * (the barrier above was the job's) */
-    tern_status_t fst = tern_pmix_fence_progress(&ctx->pmix, progress_all, ctx);
+    tern_status_t fst = tern_pmix_fence_progress(&ctx->pmix, tern_progress_all, ctx);
     if (st == TERN_OK)
         st = fst;
     /* test hook: this rank learns of the fence's end late, as under a

@@ -413,6 +413,10 @@ void tern_context_idle_defaults(tern_context_t *ctx);
 
 /* One progress round on every worker; sched_yield when none had work
  * (draining at disconnect / finalize).  context.c */
+/* One progress round of every worker of ctx (a tern_context_t *, for
+ * the PMIx client's waits): the events handled.  The caller owns the
+ * workers (tern_finalize, tern_connect, tern_disconnect). */
+unsigned tern_progress_all(void *ctx);
 void tern_progress_all_or_yield(tern_context_t *ctx);
 
 /* connect.c, for port.c and tern_peer_insert: a new job of size ranks

@@ -84,11 +84,18 @@ tern_status_t tern_pmix_get_of(tern_pmix_t *p, const char *nspace, int rank, con
  * a PMIx_Fence over every rank of both jobs (collective over both,
  * client_connect.c).  A connect fails with TERN_ERR_PEER_FAILED naming the
  * job, at once, when a rank of it has ended before or while it waits (the
- * launcher's process table says so; without one it waits as PMIx does). */
+ * launcher's process table says so; without one it waits as PMIx does).
+ * progress(arg) (NULL: none), the caller's progress returning the events
+ * it handled, runs while the collective is pending, at least every
+ * millisecond, as tern_pmix_fence_progress's: what the caller sent before the
+ * call may still have to reach a rank that waits for it before it enters
+ * (a message that completed at its sender sits in a user-space netmod
+ * until the sender's progress puts it on the wire). */
 tern_status_t tern_pmix_job_size_of(tern_pmix_t *p, const char *nspace, int *size);
 tern_status_t tern_pmix_commit(tern_pmix_t *p);
 typedef enum { TERN_PMIX_CONNECT, TERN_PMIX_DISCONNECT, TERN_PMIX_FENCE_BOTH } tern_pmix_collective_t;
-tern_status_t tern_pmix_connect(tern_pmix_t *p, const char *nspace, tern_pmix_collective_t what);
+tern_status_t tern_pmix_connect(tern_pmix_t *p, const char *nspace, tern_pmix_collective_t what,
+                                unsigned (*progress)(void *), void *arg);
 
 tern_status_t tern_pmix_publish(tern_pmix_t *p, const char *key, const char *value);
 tern_status_t tern_pmix_lookup(tern_pmix_t *p, const char *key, char **value);

@@ -218,26 +218,57 @@ static void coll_abandon(coll_op_t *op)
     }
 }
 
-/* Wait for op; watch: read nspace's table while it is pending.  TERN_OK
- * once op completed (its status in op), else the error, op abandoned. */
-static tern_status_t coll_wait(coll_op_t *op, const char *call, const char *nspace, bool watch)
+/* ts + ms */
+static struct timespec ts_after(struct timespec ts, long ms)
+{
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
+static bool ts_before(const struct timespec *a, const struct timespec *b)
+{
+    return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* Wait for op; watch: read nspace's table while it is pending; progress
+ * (when not NULL): the caller's, run again whenever it found work and at
+ * least every millisecond.  TERN_OK once op completed (its status in
+ * op), else the error, op abandoned. */
+static tern_status_t coll_wait(coll_op_t *op, const char *call, const char *nspace, bool watch,
+                               unsigned (*progress)(void *), void *arg)
 {
     long wait_ms = 10;
+    struct timespec now, query_at, until;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    query_at = ts_after(now, wait_ms);
     pthread_mutex_lock(&op->lock);
     while (!op->done) {
-        if (!watch) {
+        if (progress != NULL) {
+            pthread_mutex_unlock(&op->lock);
+            unsigned work = progress(arg);
+            pthread_mutex_lock(&op->lock);
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            if (op->done)
+                break;
+            if (work > 0 && (!watch || ts_before(&now, &query_at)))
+                continue; /* more may be coming: progress again at once */
+        }
+        if (!watch && progress == NULL) {
             pthread_cond_wait(&op->cond, &op->lock);
             continue;
         }
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += wait_ms / 1000;
-        until.tv_nsec += (wait_ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
+        until = progress != NULL ? ts_after(now, 1) : query_at;
+        if (watch && ts_before(&query_at, &until))
+            until = query_at;
         if (pthread_cond_timedwait(&op->cond, &op->lock, &until) != ETIMEDOUT || op->done)
+            continue;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (!watch || ts_before(&now, &query_at))
             continue;
         pthread_mutex_unlock(&op->lock);
         job_ends_t e;
@@ -253,6 +284,8 @@ static tern_status_t coll_wait(coll_op_t *op, const char *call, const char *nspa
             return job_ended(call, nspace, &e, true);
         }
         wait_ms = wait_ms * 2 < 500 ? wait_ms * 2 : 500;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        query_at = ts_after(now, wait_ms);
     }
     pthread_mutex_unlock(&op->lock);
     return TERN_OK;
@@ -260,7 +293,8 @@ static tern_status_t coll_wait(coll_op_t *op, const char *call, const char *nspa
 
 /* ---- tern_connect's collectives ----------------------------------------- */
 
-tern_status_t tern_pmix_connect(tern_pmix_t *p, const char *nspace, tern_pmix_collective_t what)
+tern_status_t tern_pmix_connect(tern_pmix_t *p, const char *nspace, tern_pmix_collective_t what,
+                                unsigned (*progress)(void *), void *arg)
 {
     pmix_proc_t procs[2];
     pmix_status_t rc;
@@ -292,7 +326,7 @@ tern_status_t tern_pmix_connect(tern_pmix_t *p, const char *nspace, tern_pmix_co
         break;
     }
     if (rc == PMIX_SUCCESS) {
-        tern_status_t st = coll_wait(op, call, nspace, watch);
+        tern_status_t st = coll_wait(op, call, nspace, watch, progress, arg);
         if (st != TERN_OK)
             return st; /* op abandoned */
         rc = op->status;

@@ -7,7 +7,9 @@
 # every built netmod that reaches other jobs, alone (TERN_NETMODS, its
 # netmods/<name>/test.env: tcp on loopback, verbs on tests/ibloop, dpdk on
 # memif, one link per pair of ranks of both jobs; their test.env turn the
-# engine's same-host copy off).  Then over tcp with the copy on (the
+# engine's same-host copy off).  Then over dpdk with every frame held
+# until its sender's progress lets it go: tern_connect progresses while it
+# waits.  Then over tcp with the copy on (the
 # default): each server rank's cma.get_bytes counts the 2 clients' MiB,
 # the large messages of a connected job's ranks on this host.  Then
 # the same with a client rank dying before any byte went to it: the
@@ -47,6 +49,29 @@ for nm in tcp verbs dpdk; do
         [ "$failures" -eq 0 ]
     ) || failures=$((failures + 1))
 done
+
+# the progress of a rank inside tern_connect: dpdk's fault shim holds every
+# frame a rank sends until its own progress releases it (2 ms later, or 3
+# frames on), so server rank 0's message with the clients' job name
+# reaches rank 1 only if rank 0, already in tern_connect, keeps
+# progressing (it did not: the job hung when memif's link came up late)
+case " $built " in *" dpdk "*)
+    (
+        set -a
+        . "${srcdir:-.}/netmods/dpdk/test.env"
+        set +a
+        TERN_NETMODS=dpdk TERN_DPDK_FAULTS=hold=1,dir=tx
+        export TERN_NETMODS TERN_DPDK_FAULTS
+        T=90 run -n 2 $X "$PROG" server 2
+        expect_rc 0 "dpdk, every frame held: connect, exchange, disconnect"
+        for r in 0 1; do
+            expect_out "^ok server $r\$" "dpdk, every frame held: server rank $r"
+        done
+        if grep -q FAIL "$OUT"; then fail "dpdk, every frame held: a check failed"; fi
+        [ "$failures" -eq 0 ]
+    ) || failures=$((failures + 1))
+    ;;
+esac
 
 # the same-host copy for a connected job's ranks (tcp, TERN_CMA by default)
 (
