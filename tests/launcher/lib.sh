@@ -33,9 +33,22 @@ fail() {
 
 # run ARGS...: ternrun with a timeout, output in $OUT/$ERR, status in $RC;
 # stdin from $IN (default /dev/null)
-run() {
-    timeout -k 5 "$T" "$TERNRUN" "$@" >"$OUT" 2>"$ERR" <"${IN:-/dev/null}"
+STACKS="$(cd "$(dirname "$0")/.." && pwd)/stacks.sh"
+# watched PID: wait for PID (a bounded command in the background) into RC;
+# 10 s before the bound $T ends it, tests/stacks.sh prints the stacks of
+# what still runs below it (to this script's stderr: the test's log)
+watched() {
+    sh "$STACKS" $((T > 20 ? T - 10 : T / 2)) "$1" &
+    wpid=$!
+    wait "$1"
     RC=$?
+    kill "$wpid" 2>/dev/null
+    wait "$wpid" 2>/dev/null
+}
+
+run() {
+    timeout -k 5 "$T" "$TERNRUN" "$@" >"$OUT" 2>"$ERR" <"${IN:-/dev/null}" &
+    watched $!
     if [ "$RC" -eq 124 ]; then
         fail "ternrun $* did not finish within $T s"
     fi
@@ -54,8 +67,8 @@ run_shim() {
     done
     timeout -k 5 "$T" env "LD_PRELOAD=$pre${pre:+:}$(cd "$(dirname "$SHIM")" && pwd)/${SHIM##*/}" \
         "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" "$knob" \
-        "$TERNRUN" "$@" >"$OUT" 2>"$ERR" <"${IN:-/dev/null}"
-    RC=$?
+        "$TERNRUN" "$@" >"$OUT" 2>"$ERR" <"${IN:-/dev/null}" &
+    watched $!
     if [ "$RC" -eq 124 ]; then
         fail "ternrun $* ($knob, fault_shim) did not finish within $T s"
     fi

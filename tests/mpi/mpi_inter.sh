@@ -49,8 +49,14 @@ run() {
      echo "+ ${env:+$env }TERN_NETMODS=${nm:-(all)} ternrun -n $np --bind-to none $*"
      # 120 s only catches a hang: a 4-rank run with its spawned jobs takes
      # a few seconds on a busy 2-CPU VM
-     timeout -k 5 120 ./ternrun -n "$np" --bind-to none "$@" </dev/null >"$work/out" 2>&1
+     timeout -k 5 120 ./ternrun -n "$np" --bind-to none "$@" </dev/null >"$work/out" 2>&1 &
+     tpid=$!
+     sh "$srcdir/tests/stacks.sh" 110 "$tpid" & # a hang's stacks, to the log
+     spid=$!
+     wait "$tpid"
      rc=$?
+     kill "$spid" 2>/dev/null
+     wait "$spid" 2>/dev/null
      cat "$work/out"
      [ "$rc" -eq 0 ] || exit 1
      grep -q FAIL "$work/out" && exit 1
