@@ -22,6 +22,10 @@ static const tern_config_entry_t entries[] = {
                         "MPI_Allreduce of more than this many bytes with a commutative op uses "
                         "reduce-scatter + allgather (Rabenseifner); up to it, recursive "
                         "doubling"),
+    TERN_CFG_ENTRY_UINT("TERN_MPI_CONNECT_TIMEOUT", T, connect_timeout, 180, 0, 1u << 30,
+                        "seconds MPI_Comm_connect waits for an MPI_Comm_accept on an open port "
+                        "before it fails with MPI_ERR_PORT (0: no limit); its info key "
+                        "\"timeout\" sets it for one call, as MPICH's"),
 };
 #undef T
 

@@ -35,8 +35,11 @@ void mpi_dyn_known(uint64_t job, int rank, int peer);
  * one */
 bool mpi_dyn_addr_of(const char *tern_port, unsigned char *addr, size_t *len, size_t max);
 void mpi_dyn_port_of(const unsigned char *addr, size_t len, char *tern_port);
-/* wait for a tern operation on worker 0, taking hellos meanwhile */
+/* wait for a tern operation on worker 0, taking hellos meanwhile; _until:
+ * TERN_ERR_TIMED_OUT (r still pending) at deadline (MPI_Wtime's clock;
+ * 0: none) */
 tern_status_t mpi_dyn_wait(tern_request_t *r, tern_recv_info_t *info);
+tern_status_t mpi_dyn_wait_until(tern_request_t *r, tern_recv_info_t *info, double deadline);
 
 /* dyn_port.c: the internal forms of the calls of ports, for spawn (the
  * parent accepts on a port of its own, the children connect to it) and
@@ -48,6 +51,10 @@ int mpi_dyn_accept(const char *name, int root, MPI_Comm comm, MPI_Comm *out, con
  * NULL */
 int mpi_dyn_connect(const char *name, const char *tern_port, int root, MPI_Comm comm,
                     MPI_Comm *out, const char *call);
+/* MPI_Comm_connect's: info (the root's) may say how long to wait for the
+ * accept ("timeout") */
+int mpi_dyn_connect_info(const char *name, const char *tern_port, int root, MPI_Comm comm,
+                         MPI_Info info, MPI_Comm *out, const char *call);
 
 #pragma GCC visibility pop
 

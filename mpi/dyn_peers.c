@@ -115,7 +115,7 @@ const char *mpi_dyn_self_port(char *msg, size_t msglen)
     return self_port;
 }
 
-tern_status_t mpi_dyn_wait(tern_request_t *r, tern_recv_info_t *info)
+tern_status_t mpi_dyn_wait_until(tern_request_t *r, tern_recv_info_t *info, double deadline)
 {
     tern_worker_t *w = mpi.workers[0];
     for (;;) {
@@ -125,8 +125,20 @@ tern_status_t mpi_dyn_wait(tern_request_t *r, tern_recv_info_t *info)
         if (st != TERN_INPROGRESS)
             return st;
         mpi_dyn_pump();
-        mpi_block();
+        if (deadline <= 0) {
+            mpi_block();
+            continue;
+        }
+        double left = deadline - MPI_Wtime();
+        if (left <= 0)
+            return TERN_ERR_TIMED_OUT;
+        mpi_block_ms(left > 1.0 ? 1000 : (int)(left * 1000) + 1);
     }
+}
+
+tern_status_t mpi_dyn_wait(tern_request_t *r, tern_recv_info_t *info)
+{
+    return mpi_dyn_wait_until(r, info, 0);
 }
 
 void mpi_dyn_pump(void)

@@ -16,8 +16,16 @@
  * is, a process of another job through the address, once: dyn_peers.c)
  * and sends it a connection request naming itself, the port and a
  * conversation number; the root of MPI_Comm_accept on that port answers
- * it (a request to a port closed since is refused), and the two roots'
- * conversation is the link of the new intercommunicator's steps (inter.c).
+ * it (a request to a port closed since is refused), the connecting root
+ * confirms, and the two roots' conversation is the link of the new
+ * intercommunicator's steps (inter.c).
+ *
+ * A connect waits TERN_MPI_CONNECT_TIMEOUT seconds (its info key
+ * "timeout") for the answer, then fails with MPI_ERR_PORT and withdraws
+ * its request: an accept that takes it later reads the withdrawal where
+ * it waits for the confirmation, and waits for the next request.  (Its
+ * answer then stays unread in the connecting process, as the withdrawal
+ * does in an accepting one that refused the request: one message each.)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -44,7 +52,9 @@ typedef struct connreq {
 
 typedef struct answer {
     uint32_t magic;
-    int32_t err; /* MPI_SUCCESS, or MPI_ERR_PORT: the port is closed */
+    int32_t err; /* the accepting root's: MPI_SUCCESS, or MPI_ERR_PORT: the port is
+                  * closed; the connecting root's: MPI_SUCCESS (confirmed) or
+                  * MPI_ERR_PORT (withdrawn: it gave up waiting) */
 } answer_t;
 
 static int open_ids[MAX_PORTS], nopen, next_id = 1;
@@ -247,6 +257,16 @@ static tern_status_t send_dyn(int peer, const void *buf, size_t len, uint64_t ta
     return st == TERN_INPROGRESS ? mpi_dyn_wait(r, NULL) : st;
 }
 
+static tern_status_t recv_dyn(int peer, void *buf, size_t len, uint64_t tag)
+{
+    tern_request_t *r = NULL;
+    mpi_lock(mpi.workers[0]);
+    tern_status_t st = tern_trecv(mpi.workers[0], buf, len, peer, tag, 0, MPI_SPACE_DYN, NULL,
+                                  &r);
+    mpi_unlock(mpi.workers[0]);
+    return st == TERN_INPROGRESS ? mpi_dyn_wait(r, NULL) : st;
+}
+
 /* a connection request for port id that came in (claimed and received):
  * true with *req and its sender's peer id */
 static bool take_request(uint64_t want, uint64_t ignore, connreq_t *req, int *peer,
@@ -349,13 +369,20 @@ int mpi_dyn_accept(const char *name, int root, MPI_Comm comm, MPI_Comm *out, con
         mpi_dyn_pump();
         refuse_closed(false);
         if (take_request(DYN_CONNREQ | (uint32_t)id, 0, &req, &link.peer, &tag)) {
-            answer_t yes = {.magic = DYN_MAGIC, .err = MPI_SUCCESS};
+            answer_t yes = {.magic = DYN_MAGIC, .err = MPI_SUCCESS}, conf = {0};
             link.tag = DYN_LINK | (req.conv & ~DYN_KIND_MASK);
             tern_status_t st = send_dyn(link.peer, &yes, sizeof(yes), link.tag);
+            if (st == TERN_OK)
+                st = recv_dyn(link.peer, &conf, sizeof(conf), link.tag);
             if (st != TERN_OK)
                 rc = mpi_raise(comm, MPI_ERR_PORT, "%s: answering the connecting process: %s",
                                call, tern_last_error());
-            break;
+            else if (conf.magic != DYN_MAGIC)
+                rc = mpi_raise(comm, MPI_ERR_INTERN, "%s: the connecting process's "
+                               "confirmation is damaged", call);
+            if (rc != MPI_SUCCESS || conf.err == MPI_SUCCESS)
+                break;
+            continue; /* withdrawn (it timed out): the next request */
         }
         mpi_block();
     }
@@ -410,14 +437,72 @@ static int reach_opener(const port_t *p, const char *tern_port, MPI_Comm comm, i
 int mpi_dyn_connect(const char *name, const char *tern_port, int root, MPI_Comm comm,
                     MPI_Comm *out, const char *call)
 {
+    return mpi_dyn_connect_info(name, tern_port, root, comm, MPI_INFO_NULL, out, call);
+}
+
+/* MPICH's info key "timeout": seconds, a positive integer; else
+ * TERN_MPI_CONNECT_TIMEOUT */
+static int connect_timeout(MPI_Info info, MPI_Comm comm, uint64_t *secs, const char *call)
+{
+    *secs = mpi.cfg.connect_timeout;
+    char v[MPI_MAX_INFO_VAL + 1];
+    int flag = 0;
+    if (info == MPI_INFO_NULL)
+        return MPI_SUCCESS;
+    if (!mpi_info_ok(info))
+        return mpi_raise(comm, MPI_ERR_INFO, "%s: info %d is not an info object", call, info);
+    if (MPI_Info_get(info, "timeout", MPI_MAX_INFO_VAL, v, &flag) != MPI_SUCCESS || !flag)
+        return MPI_SUCCESS;
+    char *end = NULL;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (end == v || *end != '\0' || v[0] == '-' || n == 0 || n > (1u << 30))
+        return mpi_raise(comm, MPI_ERR_INFO_VALUE, "%s: info key \"timeout\" is \"%.40s\": "
+                         "seconds from 1 to %u", call, v, 1u << 30);
+    *secs = n;
+    return MPI_SUCCESS;
+}
+
+/* The connecting root's wait for the answer to its request (r: its
+ * receive, NULL when it came at once; *ans its buffer), at most timeout_s
+ * seconds (0: no limit); then it confirms or withdraws.
+ * TERN_ERR_TIMED_OUT: withdrawn. */
+static tern_status_t await_answer(tern_request_t *r, const answer_t *ans, const mpi_link_t *link,
+                                  uint64_t timeout_s)
+{
+    tern_status_t st = r == NULL ? TERN_OK
+                                 : mpi_dyn_wait_until(r, NULL, timeout_s ? MPI_Wtime() +
+                                                                               (double)timeout_s
+                                                                         : 0);
+    bool withdraw = false;
+    if (st == TERN_ERR_TIMED_OUT) {
+        mpi_lock(mpi.workers[0]);
+        (void)tern_cancel(mpi.workers[0], r);
+        mpi_unlock(mpi.workers[0]);
+        st = mpi_dyn_wait(r, NULL); /* TERN_ERR_CANCELED, or the answer came meanwhile */
+        withdraw = st == TERN_ERR_CANCELED;
+    }
+    if (st != TERN_OK && !withdraw)
+        return st;
+    if (!withdraw && (ans->magic != DYN_MAGIC || ans->err != MPI_SUCCESS))
+        return TERN_OK; /* refused: nothing to confirm */
+    answer_t conf = {.magic = DYN_MAGIC, .err = withdraw ? MPI_ERR_PORT : MPI_SUCCESS};
+    st = send_dyn(link->peer, &conf, sizeof(conf), link->tag);
+    return withdraw ? TERN_ERR_TIMED_OUT : st;
+}
+
+int mpi_dyn_connect_info(const char *name, const char *tern_port, int root, MPI_Comm comm,
+                         MPI_Info info, MPI_Comm *out, const char *call)
+{
     int e = common_args(root, comm, out, call);
+    uint64_t timeout_s = 0;
     if (e != MPI_SUCCESS)
         return e;
     int rc = MPI_SUCCESS;
     mpi_link_t link = {.w = mpi.workers[0], .space = MPI_SPACE_DYN};
     port_t p;
     if (mpi_comm_get(comm)->rank == root) {
-        if (!parse(name, &p))
+        rc = connect_timeout(info, comm, &timeout_s, call);
+        if (rc == MPI_SUCCESS && !parse(name, &p))
             rc = mpi_raise(comm, MPI_ERR_PORT, "%s: \"%.80s\" is not a port name (%s...)", call,
                            name != NULL ? name : "(null)", PREFIX);
         if (rc == MPI_SUCCESS)
@@ -445,9 +530,17 @@ int mpi_dyn_connect(const char *name, const char *tern_port, int root, MPI_Comm 
             (void)tern_cancel(mpi.workers[0], r);
             mpi_unlock(mpi.workers[0]);
         }
-        if (st == TERN_INPROGRESS)
-            st = mpi_dyn_wait(r, NULL); /* the process at the port may be gone: it fails */
-        if (ss != TERN_OK || st != TERN_OK)
+        if ((st == TERN_INPROGRESS || st == TERN_OK) && ss == TERN_OK)
+            st = await_answer(st == TERN_OK ? NULL : r, &ans, &link, timeout_s); /* a process
+                                                                                  * gone fails it */
+        else if (st == TERN_INPROGRESS)
+            st = mpi_dyn_wait(r, NULL);
+        if (st == TERN_ERR_TIMED_OUT)
+            rc = mpi_raise(comm, MPI_ERR_PORT, "%s: no MPI_Comm_accept on port %d of rank %d of "
+                           "job %016" PRIx64 " within %llu s (TERN_MPI_CONNECT_TIMEOUT, or the "
+                           "info key \"timeout\")", call, p.id, p.rank, p.job,
+                           (unsigned long long)timeout_s);
+        else if (ss != TERN_OK || st != TERN_OK)
             rc = mpi_raise(comm, MPI_ERR_PORT, "%s: the port's process (rank %d of job %016" PRIx64
                            "): %s", call, p.rank, p.job, tern_last_error());
         else if (ans.magic != DYN_MAGIC || ans.err != MPI_SUCCESS)
@@ -495,8 +588,7 @@ int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm com
 int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
                      MPI_Comm *newcomm)
 {
-    (void)info;
-    return mpi_dyn_connect(port_name, NULL, root, comm, newcomm, "MPI_Comm_connect");
+    return mpi_dyn_connect_info(port_name, NULL, root, comm, info, newcomm, "MPI_Comm_connect");
 }
 
 /* all of len bytes of buf through fd, each way */

@@ -115,6 +115,7 @@ typedef struct mpi_config {
     uint64_t bcast_long;      /* TERN_MPI_BCAST_LONG: bytes */
     uint64_t bcast_min_procs; /* TERN_MPI_BCAST_MIN_PROCS: ranks */
     uint64_t allreduce_long;  /* TERN_MPI_ALLREDUCE_LONG: bytes */
+    uint64_t connect_timeout; /* TERN_MPI_CONNECT_TIMEOUT: seconds (0: none) */
 } mpi_config_t;
 
 typedef struct mpi_state {
@@ -497,6 +498,8 @@ int mpi_workers_init(void);
 void mpi_workers_finalize(void);
 tern_worker_t *mpi_worker_for(int context);
 void mpi_block(void);
+/* mpi_block, sleeping at most ms (< 0: no limit) */
+void mpi_block_ms(int ms);
 /* Must a wait poll (several workers, or several threads) rather than sleep
  * in tern? */
 static inline bool mpi_polling(void)

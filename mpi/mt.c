@@ -69,12 +69,17 @@ tern_worker_t *mpi_worker_for(int context)
  * happens.  Otherwise: progress every worker whose lock is free, and yield. */
 void mpi_block(void)
 {
+    mpi_block_ms(-1);
+}
+
+void mpi_block_ms(int ms)
+{
     /* a schedule that moved on may be what the caller waits for (or may
      * have consumed the wake-up it would sleep for): no sleep then */
     if ((mpi.mt || coll_nb_active > 0) && mpi_coll_progress())
         return;
     if (!mpi.mt && mpi.nworkers == 1) {
-        tern_worker_wait(mpi.w, -1);
+        tern_worker_wait(mpi.w, ms);
         return;
     }
     for (int i = 0; i < mpi.nworkers; i++) {

@@ -5,8 +5,11 @@
  *                         then each PART in turn (default: within):
  *     within     (2 ranks or more) the two halves of MPI_COMM_WORLD meet
  *                through a port (MPI_Open_port, the name sent over
- *                MPI_COMM_WORLD, MPI_Comm_accept / _connect), a closed port
- *                refuses, then ranks 0 and 1 meet through MPI_Comm_join
+ *                MPI_COMM_WORLD, MPI_Comm_accept / _connect), a connect
+ *                that no accept takes gives up after its info's "timeout"
+ *                (MPI_ERR_PORT; the accept then skips its withdrawn
+ *                request), a closed port refuses, then ranks 0 and 1 meet
+ *                through MPI_Comm_join
  *                over a TCP connection of their own
  *     spawn      MPI_Comm_spawn of 3 children (point to point and
  *                collectives across, MPI_Intercomm_merge,
@@ -224,6 +227,21 @@ static void within(void)
     if (lower) {
 #ifdef TERN_MPI_H /* another MPI may wait for an answer there */
         MPI_Comm_set_errhandler(local, MPI_ERRORS_RETURN);
+        /* nobody accepts yet (the upper half waits for our word): the
+         * connect gives up after its info's timeout, MPI_ERR_PORT; the
+         * accept below then skips the withdrawn request */
+        MPI_Info to;
+        MPI_Info_create(&to);
+        MPI_Info_set(to, "timeout", "1");
+        expect_class(MPI_Comm_connect(port2, to, 0, local, &ic), MPI_ERR_PORT,
+                     "connect with no accept within its timeout");
+        CHECK(ic == MPI_COMM_NULL, "a connect that timed out gave a communicator");
+        MPI_Info_set(to, "timeout", "-3");
+        expect_class(MPI_Comm_connect(port2, to, 0, local, &ic), MPI_ERR_INFO_VALUE,
+                     "connect with a negative timeout");
+        MPI_Info_free(&to);
+        if (rank == 0)
+            MPI_Send(&rank, 1, MPI_INT, half, 5, MPI_COMM_WORLD);
         expect_class(MPI_Comm_connect(port, MPI_INFO_NULL, 0, local, &ic), MPI_ERR_PORT,
                      "connect to a closed port");
         CHECK(ic == MPI_COMM_NULL, "connect to a closed port gave a communicator");
@@ -231,6 +249,11 @@ static void within(void)
 #endif
         MPI_Comm_connect(port2, MPI_INFO_NULL, 0, local, &ic);
     } else {
+#ifdef TERN_MPI_H
+        int go = -1;
+        if (rank == half)
+            MPI_Recv(&go, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+#endif
         MPI_Comm_accept(port2, MPI_INFO_NULL, 0, local, &ic);
     }
     int rs = -1;
