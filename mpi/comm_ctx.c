@@ -13,8 +13,10 @@
  *
  * A mask is a snapshot of this rank's free ids, so two agreements under
  * way on one rank could choose the same id: a creation first runs the
- * MPI_Comm_idup's under way here to their end (mpi_create_begin), so an
- * MPI_Comm_idup's initiation waits for the one before it on this rank.
+ * MPI_Comm_idup's under way here to their end, so an MPI_Comm_idup's
+ * initiation waits for the one before it on this rank; under
+ * MPI_THREAD_MULTIPLE, creations from several threads take turns (below,
+ * "creations under MPI_THREAD_MULTIPLE").
  */
 #include <assert.h>
 #include <stdio.h>
@@ -72,8 +74,8 @@ static int free_slot(int from)
         h++;
     if (h == MPI_MAX_COMMS)
         return -1;
-    if (h == mpi.ncomms)
-        mpi.ncomms++;
+    if (h == mpi.ncomms) /* read by lookups without the lock (mpi_comm_slot) */
+        __atomic_store_n(&mpi.ncomms, mpi.ncomms + 1, __ATOMIC_RELAXED);
     return h;
 }
 
@@ -133,7 +135,7 @@ static bool inter_install(int *lranks, int lsize, int *rranks, int rsize, int me
     int l = free_slot(MPI_COMM_SLOT_MADE), h = l < 0 ? -1 : free_slot(l + 1);
     if (h < 0) {
         if (l >= 0 && l == mpi.ncomms - 1 && !mpi.comms[l].used)
-            mpi.ncomms--; /* the slot taken for the local group, given back */
+            __atomic_store_n(&mpi.ncomms, mpi.ncomms - 1, __ATOMIC_RELAXED); /* given back */
         mpi_table_unlock();
         free(lranks);
         free(rranks);
@@ -166,49 +168,165 @@ int mpi_inter_install(int *lranks, int lsize, int *rranks, int rsize, int me, in
     return MPI_SUCCESS;
 }
 
-/* ---- creations, one at a time per rank ------------------------------------ */
+/* ---- creations under MPI_THREAD_MULTIPLE ---------------------------------- */
 
-/* MPI_THREAD_MULTIPLE: two threads creating communicators at once could
- * each see an id free that the other takes, on different ranks in a
- * different order; MPICH resolves that with a retry protocol, tern does
- * not (yet): a second concurrent creation is refused with
- * MPI_ERR_UNSUPPORTED_OPERATION (docs/mpi.md).  The handle table and the
- * free ids are the table lock's. */
-static int creating; /* a creation is under way (MPI_THREAD_MULTIPLE) */
+/*
+ * A mask is a snapshot of this rank's free ids: two agreements under way
+ * here at once could each choose an id the other takes, in a different
+ * order on another rank.  So one creation at a time holds the right to
+ * offer the free ids ("the mask", as MPICH calls it; the state below is
+ * the table lock's):
+ *
+ * - MPI_Comm_dup, _split, _create and _split_type agree over their parent
+ *   in rounds (MPICH's protocol): a round offers the free ids if it gets
+ *   the mask, else no id and a byte saying so; the allreduce ands both, so
+ *   every rank sees alike whether every rank offered, and a round in which
+ *   one did not is run again.  The mask goes to the waiting creation with
+ *   the lowest parent context id (the same on every member), which so
+ *   gets it on every member once the rounds that hold it there end; no
+ *   round waits for a lock before its allreduce, so every round ends.
+ * - the other creations (intercommunicators, MPI_Comm_create_group, the
+ *   start of MPI_Comm_idup, the dynamic ones) hold the mask from
+ *   mpi_create_begin to mpi_create_end: they wait for a round that holds
+ *   it (rounds end), and are refused with MPI_ERR_UNSUPPORTED_OPERATION
+ *   when another of them holds it (each could wait for the other on
+ *   another rank); the rounds meanwhile offer nothing.
+ * - an MPI_Comm_idup's agreement under way (mpi_ctx_drain's list) offered
+ *   its snapshot: the rounds offer nothing until it ended.
+ */
+enum { MASK_FREE, MASK_ROUND, MASK_HELD };
+#define MAX_WAITING 256
+static int mask_state;                     /* MASK_* */
+static int waiting[MAX_WAITING], nwaiting; /* parent context ids of rounds waiting */
+static int held_waiting;                   /* mpi_create_begin's waiting for a round */
 
 int mpi_create_begin(MPI_Comm parent, const char *call)
 {
-    if (mpi.mt && __atomic_exchange_n(&creating, 1, __ATOMIC_ACQUIRE))
-        return mpi_raise(parent, MPI_ERR_UNSUPPORTED_OPERATION, "%s: another thread is creating "
-                         "a communicator: concurrent creation is not supported (create "
-                         "communicators from one thread at a time)", call);
     mpi_ctx_drain();
-    return MPI_SUCCESS;
+    if (!mpi.mt)
+        return MPI_SUCCESS;
+    for (bool counted = false;;) {
+        mpi_table_lock();
+        int was = mask_state;
+        if (was == MASK_FREE)
+            mask_state = MASK_HELD;
+        if (was != MASK_ROUND && counted)
+            held_waiting--;
+        else if (was == MASK_ROUND && !counted)
+            held_waiting++;
+        mpi_table_unlock();
+        if (was == MASK_FREE)
+            return MPI_SUCCESS;
+        if (was == MASK_HELD)
+            return mpi_raise(parent, MPI_ERR_UNSUPPORTED_OPERATION, "%s: another thread is "
+                             "creating an intercommunicator, a group's communicator or a "
+                             "dynamic one: that creation is not supported beside another "
+                             "(MPI_Comm_dup, _split, _create and _split_type are)", call);
+        counted = true;
+        mpi_block(); /* a round holds it: rounds end */
+    }
 }
 
 void mpi_create_end(void)
 {
-    if (mpi.mt)
-        __atomic_store_n(&creating, 0, __ATOMIC_RELEASE);
+    if (!mpi.mt)
+        return;
+    mpi_table_lock();
+    mask_state = MASK_FREE;
+    mpi_table_unlock();
+}
+
+/* Step the MPI_Comm_idup's under way here once (no wait); true: none left. */
+static bool step_pending(void);
+
+/* This rank's offer for a round of the creation from parent context prio
+ * (registered in waiting): the free ids and 0xff in mask[MASK_BYTES] when
+ * it gets the mask, else zeros. */
+static bool offer(int prio, unsigned char *mask)
+{
+    bool none_pending = step_pending();
+    mpi_table_lock();
+    bool lowest = true;
+    for (int i = 0; i < nwaiting && lowest; i++)
+        lowest = waiting[i] >= prio;
+    bool own = !mpi.mt || (mask_state == MASK_FREE && held_waiting == 0 && none_pending && lowest);
+    if (own) {
+        memcpy(mask, mpi.ctx_free, MASK_BYTES);
+        if (mpi.mt)
+            mask_state = MASK_ROUND;
+    } else {
+        memset(mask, 0, MASK_BYTES);
+    }
+    mask[MASK_BYTES] = own ? 0xff : 0;
+    mpi_table_unlock();
+    return own;
+}
+
+/* The round's end on this rank: the id chosen (mask: the and of every
+ * offer; -1: no id free on some rank) taken when this rank is a member,
+ * the mask given back.  false: some rank did not offer, run it again. */
+static bool settle(bool own, const unsigned char *mask, bool member, int *id)
+{
+    bool all = mask[MASK_BYTES] != 0;
+    mpi_table_lock();
+    *id = all ? lowest_free(mask) : -1;
+    if (all && *id >= 0 && member)
+        mpi_ctx_take(*id); /* before the mask goes: the next offer lacks it */
+    if (own && mpi.mt)
+        mask_state = MASK_FREE;
+    mpi_table_unlock();
+    return all;
+}
+
+static void wait_register(int prio, bool add)
+{
+    if (!mpi.mt)
+        return;
+    mpi_table_lock();
+    if (add) {
+        if (nwaiting < MAX_WAITING)
+            waiting[nwaiting++] = prio;
+    } else {
+        for (int i = 0; i < nwaiting; i++)
+            if (waiting[i] == prio) {
+                waiting[i] = waiting[--nwaiting];
+                break;
+            }
+    }
+    mpi_table_unlock();
 }
 
 /* ---- agreement over the parent -------------------------------------------- */
 
-/* The masks and, in one more byte, whether every rank's arguments were
- * good (0xff) or not (0), in one allreduce. */
-static int make_one(MPI_Comm parent, int *ranks, int size, int me, int local_err, MPI_Comm *out,
-                    const char *call)
+/* A round: the masks, the byte of the round (every rank offered), and
+ * whether every rank's arguments were good (0xff) or not (0), in one
+ * allreduce. */
+int mpi_comm_make(MPI_Comm parent, int *ranks, int size, int me, int local_err, MPI_Comm *out,
+                  const char *call)
 {
-    unsigned char mask[MASK_BYTES + 1];
-    mpi_table_lock();
-    memcpy(mask, mpi.ctx_free, MASK_BYTES);
-    mpi_table_unlock();
-    mask[MASK_BYTES] = local_err == MPI_SUCCESS ? 0xff : 0;
-    int e = MPI_Allreduce(MPI_IN_PLACE, mask, (int)sizeof(mask), MPI_UNSIGNED_CHAR, MPI_BAND,
+    unsigned char mask[MASK_BYTES + 2];
+    int prio = mpi_comm_get(parent)->context, id = -1, e;
+    mpi_ctx_drain();
+    wait_register(prio, true);
+    for (int round = 0;; round++) {
+        if (round > 0)
+            mpi_block(); /* let the round that holds the mask here end */
+        bool own = offer(prio, mask);
+        mask[MASK_BYTES + 1] = local_err == MPI_SUCCESS ? 0xff : 0;
+        e = MPI_Allreduce(MPI_IN_PLACE, mask, (int)sizeof(mask), MPI_UNSIGNED_CHAR, MPI_BAND,
                           parent);
+        if (e != MPI_SUCCESS || mask[MASK_BYTES + 1] == 0) {
+            mask[MASK_BYTES] = 0; /* nothing taken: the mask back */
+            (void)settle(own, mask, false, &id);
+            break;
+        }
+        if (settle(own, mask, ranks != NULL, &id))
+            break;
+    }
+    wait_register(prio, false);
     if (e == MPI_SUCCESS && local_err != MPI_SUCCESS)
         e = local_err; /* raised already, by the caller */
-    else if (e == MPI_SUCCESS && mask[MASK_BYTES] == 0)
+    else if (e == MPI_SUCCESS && mask[MASK_BYTES + 1] == 0)
         e = mpi_raise(parent, MPI_ERR_OTHER, "%s: another rank's arguments were refused (its "
                       "error says why): no communicator was made", call);
     if (e != MPI_SUCCESS) {
@@ -219,29 +337,19 @@ static int make_one(MPI_Comm parent, int *ranks, int size, int me, int local_err
         *out = MPI_COMM_NULL;
         return MPI_SUCCESS;
     }
-    int id = lowest_free(mask);
     if (id < 0) {
         free(ranks);
         return mpi_raise(parent, MPI_ERR_OTHER, "%s: all %d context ids are taken on some rank "
                          "(free communicators)", call, MPI_CONTEXT_IDS);
     }
     char msg[128];
-    if (!install(ranks, size, me, id, mpi_comm_get(parent)->errh, out, msg, sizeof(msg), call))
+    if (!install(ranks, size, me, id, mpi_comm_get(parent)->errh, out, msg, sizeof(msg), call)) {
+        mpi_table_lock();
+        mpi_ctx_release(id);
+        mpi_table_unlock();
         return mpi_raise(parent, MPI_ERR_OTHER, "%s", msg);
-    return MPI_SUCCESS;
-}
-
-int mpi_comm_make(MPI_Comm parent, int *ranks, int size, int me, int local_err, MPI_Comm *out,
-                  const char *call)
-{
-    int e = mpi_create_begin(parent, call);
-    if (e != MPI_SUCCESS) {
-        free(ranks);
-        return e;
     }
-    e = make_one(parent, ranks, size, me, local_err, out, call);
-    mpi_create_end();
-    return e;
+    return MPI_SUCCESS;
 }
 
 /* ---- agreement among the members ------------------------------------------ */
@@ -388,6 +496,17 @@ void mpi_xchg_free(mpi_xchg_t *x)
     free(x->theirs);
     free(x->reqs);
     free(x);
+}
+
+static bool step_pending(void)
+{
+    mpi_mt_lock(&xchg_lock);
+    mpi_xchg_t *x = pending_head;
+    if (x != NULL)
+        (void)step(x); /* step unlinks it when done */
+    bool none = pending_head == NULL;
+    mpi_mt_unlock(&xchg_lock);
+    return none;
 }
 
 void mpi_ctx_drain(void)

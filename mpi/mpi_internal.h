@@ -191,7 +191,9 @@ int mpi_check_init(const char *call);
 /* Communicator slots: a handle's index is its slot, WORLD 0 and SELF 1
  * (predefined handles), made ones from 2.  A handle's slot, -1 when it is
  * not one's (a lookup on every call: one shift, two compares); a slot's
- * handle. */
+ * handle.  ncomms grows under the table lock while other threads look
+ * handles up: a relaxed atomic (a plain load on x86), enough since a
+ * thread that uses a handle another made was handed it after the store. */
 #define MPI_COMM_SLOT_WORLD 0
 #define MPI_COMM_SLOT_SELF 1
 #define MPI_COMM_SLOT_MADE 2
@@ -200,7 +202,7 @@ static inline int mpi_comm_slot(MPI_Comm comm)
     unsigned t = (unsigned)comm >> 26, i = mpi_h_index(comm);
     bool made = i >= MPI_COMM_SLOT_MADE;
     return t == ((made ? MPI_HK_MADE : MPI_HK_BUILTIN) << 4 | MPI_HT_COMM) &&
-                   i < (unsigned)mpi.ncomms
+                   i < (unsigned)__atomic_load_n(&mpi.ncomms, __ATOMIC_RELAXED)
                ? (int)i
                : -1;
 }

@@ -8,7 +8,12 @@
  *  2. all threads on MPI_COMM_WORLD at once, told apart by tag: every
  *     thread exchanges with every rank (itself included) by Irecv / Isend /
  *     Waitall, and blocking Send / Recv;
- *  3. receives from any source on MPI_COMM_WORLD, one tag per thread.
+ *  3. receives from any source on MPI_COMM_WORLD, one tag per thread;
+ *  4. communicators created from every thread at once, each from its own
+ *     (MPI_Comm_dup, _split, _create, _split_type: tern used to refuse a
+ *     second creation under way), each new one checked by an allreduce
+ *     and by a ring exchange whose payload names the thread (two threads'
+ *     communicators given one context id would cross their messages).
  *
  * Every payload is a function of (sender, thread, round), checked on
  * arrival.  mpi.sh runs it with TERN_NUM_WORKERS=1 (every thread on one
@@ -153,6 +158,48 @@ static void any_source(int t)
         TCHECK(seen[p] == 1, "any: %d messages from %d", seen[p], p);
 }
 
+/* one new communicator: its size and rank, an allreduce of (world rank +
+ * 1), and a ring exchange naming (thread, round) */
+static void check_new(int t, int i, MPI_Comm c, int want_size, int want_sum, const char *what)
+{
+    int n = -1, me = -1, sum = -1, mine = rank + 1;
+    MPI_Comm_size(c, &n);
+    MPI_Comm_rank(c, &me);
+    TCHECK(n == want_size, "%s round %d: size %d, expected %d", what, i, n, want_size);
+    MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, c);
+    TCHECK(sum == want_sum, "%s round %d: allreduce %d, expected %d", what, i, sum, want_sum);
+    int out[2] = {t, i}, in[2] = {-1, -1};
+    MPI_Sendrecv(out, 2, MPI_INT, (me + 1) % n, 7, in, 2, MPI_INT, (me + n - 1) % n, 7, c,
+                 MPI_STATUS_IGNORE);
+    TCHECK(in[0] == t && in[1] == i, "%s round %d: got thread %d round %d", what, i, in[0],
+           in[1]);
+}
+
+static void creations(int t)
+{
+    MPI_Group g;
+    MPI_Comm_group(own[t], &g);
+    int all = size * (size + 1) / 2, half = 0, halfn = 0;
+    for (int r = rank % 2; r < size; r += 2)
+        half += r + 1, halfn++;
+    for (int i = 0; i < 10; i++) {
+        MPI_Comm d, s, c, h;
+        MPI_Comm_dup(own[t], &d);
+        check_new(t, i, d, size, all, "dup");
+        MPI_Comm_split(d, rank % 2, -rank, &s);
+        check_new(t, i, s, halfn, half, "split");
+        MPI_Comm_create(own[t], g, &c);
+        check_new(t, i, c, size, all, "create");
+        MPI_Comm_split_type(own[t], MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &h);
+        check_new(t, i, h, size, all, "split_type"); /* one node */
+        MPI_Comm_free(&h);
+        MPI_Comm_free(&c);
+        MPI_Comm_free(&s);
+        MPI_Comm_free(&d);
+    }
+    MPI_Group_free(&g);
+}
+
 static void *thread_main(void *arg)
 {
     int t = (int)(long)arg;
@@ -164,6 +211,7 @@ static void *thread_main(void *arg)
     own_comm(t, sb, rb);
     world(t, sb, rb);
     any_source(t);
+    creations(t);
     free(sb);
     free(rb);
     return NULL;
