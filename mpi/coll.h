@@ -58,6 +58,22 @@ void coll_stage_out(coll_stage_t *s, void *buf, int count, MPI_Datatype dt, bool
 /* count elements of dt at buf to / from peer (a rank of k's communicator,
  * its remote group's on an intercommunicator), staged when not contiguous */
 int coll_block_send(const coll_t *k, const void *buf, int count, MPI_Datatype dt, int to, int tag);
+/* A gather's or a scatter's arguments, as the two mirror each other: each
+ * process's own block (one: a gather's send buffer, a scatter's receive
+ * buffer) and the root's blocks, one per process (many: count, or counts
+ * and displs in extents of the type).  Only the receiving side's buffer is
+ * written (gather: many; scatter: one). */
+typedef struct coll_rooted {
+    const char *call;
+    bool gather; /* to the root; else from it */
+    void *one;
+    int one_count;
+    MPI_Datatype one_type;
+    void *many;
+    int many_count;
+    const int *counts, *displs;
+    MPI_Datatype many_type;
+} coll_rooted_t;
 int coll_block_recv(const coll_t *k, void *buf, int count, MPI_Datatype dt, int from, int tag);
 /* widen [*lo, *hi) to the bytes count elements of dt at offset at touch
  * (true bounds: an element may reach past its extent, or before its lb) */

@@ -285,29 +285,45 @@ char *coll_inter_block_at(const void *buf, int i, int count, const int displs[],
     return mpi_addr(buf, (MPI_Aint)(displs != NULL ? displs[i] : i * count) * mpi_dt_extent(dt));
 }
 
-int coll_inter_gather(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                      void *recvbuf, int recvcount, const int recvcounts[], const int displs[],
-                      MPI_Datatype recvtype, int root, MPI_Comm comm)
+/* gather or scatter: the root moves a block with every remote process */
+static int rooted(const coll_rooted_t *x, int root, MPI_Comm comm)
 {
     coll_t k;
-    int e = coll_start(&k, comm, call);
+    int e = coll_start(&k, comm, x->call);
     if (e == MPI_SUCCESS)
         e = coll_inter_root(&k, root);
     if (e != MPI_SUCCESS || root == MPI_PROC_NULL)
         return e;
+    int tag = x->gather ? TAG_GATHER : TAG_SCATTER;
     if (root >= 0) {
-        if ((e = coll_inter_no_inplace(&k, sendbuf, "the send buffer")) == MPI_SUCCESS &&
-            (e = mpi_check_buf(comm, sendbuf, sendcount, sendtype, call)) == MPI_SUCCESS)
-            e = coll_block_send(&k, sendbuf, sendcount, sendtype, root, TAG_GATHER);
+        if ((e = coll_inter_no_inplace(&k, x->one, x->gather ? "the send buffer"
+                                                             : "the receive buffer")) ==
+                MPI_SUCCESS &&
+            (e = mpi_check_buf(comm, x->one, x->one_count, x->one_type, x->call)) == MPI_SUCCESS)
+            e = x->gather ? coll_block_send(&k, x->one, x->one_count, x->one_type, root, tag)
+                          : coll_block_recv(&k, x->one, x->one_count, x->one_type, root, tag);
         return e;
     }
-    bool v = recvcounts != NULL || displs != NULL;
-    if ((e = coll_inter_blocks(&k, recvbuf, recvcount, recvcounts, displs, recvtype, v)) != MPI_SUCCESS)
+    bool v = x->counts != NULL || x->displs != NULL;
+    if ((e = coll_inter_blocks(&k, x->many, x->many_count, x->counts, x->displs, x->many_type,
+                               v)) != MPI_SUCCESS)
         return e;
-    for (int i = 0; i < k.c->size && e == MPI_SUCCESS; i++)
-        e = coll_block_recv(&k, coll_inter_block_at(recvbuf, i, recvcount, displs, recvtype),
-                  v ? recvcounts[i] : recvcount, recvtype, i, TAG_GATHER);
+    for (int i = 0; i < k.c->size && e == MPI_SUCCESS; i++) {
+        char *b = coll_inter_block_at(x->many, i, x->many_count, x->displs, x->many_type);
+        int n = v ? x->counts[i] : x->many_count;
+        e = x->gather ? coll_block_recv(&k, b, n, x->many_type, i, tag)
+                      : coll_block_send(&k, b, n, x->many_type, i, tag);
+    }
     return e;
+}
+
+int coll_inter_gather(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, int recvcount, const int recvcounts[], const int displs[],
+                      MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    coll_rooted_t x = {call, true, (void *)(uintptr_t)sendbuf, sendcount, sendtype, recvbuf,
+                       recvcount, recvcounts, displs, recvtype};
+    return rooted(&x, root, comm);
 }
 
 int coll_inter_scatter(const char *call, const void *sendbuf, int sendcount,
@@ -315,25 +331,9 @@ int coll_inter_scatter(const char *call, const void *sendbuf, int sendcount,
                        void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                        MPI_Comm comm)
 {
-    coll_t k;
-    int e = coll_start(&k, comm, call);
-    if (e == MPI_SUCCESS)
-        e = coll_inter_root(&k, root);
-    if (e != MPI_SUCCESS || root == MPI_PROC_NULL)
-        return e;
-    if (root >= 0) {
-        if ((e = coll_inter_no_inplace(&k, recvbuf, "the receive buffer")) == MPI_SUCCESS &&
-            (e = mpi_check_buf(comm, recvbuf, recvcount, recvtype, call)) == MPI_SUCCESS)
-            e = coll_block_recv(&k, recvbuf, recvcount, recvtype, root, TAG_SCATTER);
-        return e;
-    }
-    bool v = sendcounts != NULL || displs != NULL;
-    if ((e = coll_inter_blocks(&k, sendbuf, sendcount, sendcounts, displs, sendtype, v)) != MPI_SUCCESS)
-        return e;
-    for (int i = 0; i < k.c->size && e == MPI_SUCCESS; i++)
-        e = coll_block_send(&k, coll_inter_block_at(sendbuf, i, sendcount, displs, sendtype),
-                  v ? sendcounts[i] : sendcount, sendtype, i, TAG_SCATTER);
-    return e;
+    coll_rooted_t x = {call, false, recvbuf, recvcount, recvtype, (void *)(uintptr_t)sendbuf,
+                       sendcount, sendcounts, displs, sendtype};
+    return rooted(&x, root, comm);
 }
 
 /* ---- allgather, alltoall: every pair at once ---------------------------------------- */

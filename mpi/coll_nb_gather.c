@@ -44,42 +44,70 @@ static int root_v_args(const coll_t *k, const void *buf, const int counts[], con
     return e;
 }
 
-/* Igatherv once its arguments were checked (Igather too) */
-static int igatherv(const coll_t *k, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                    void *recvbuf, const int recvcounts[], const int displs[],
-                    MPI_Datatype recvtype, int root, MPI_Request *request)
+/* Igatherv / Iscatterv once their arguments were checked (Igather and
+ * Iscatter too): linear at the root, whose own block is copied now */
+static int irooted(const coll_t *k, const coll_rooted_t *x, int root, MPI_Request *request)
 {
     int e;
     sched_t *s = nb_sched_new(k, &e);
     if (s == NULL)
         return e;
     if (k->c->rank != root) {
-        nb_send_block(s, root, sendbuf, sendcount, sendtype);
+        if (x->gather)
+            nb_send_block(s, root, x->one, x->one_count, x->one_type);
+        else
+            nb_recv_block(s, root, x->one, x->one_count, x->one_type);
         return nb_start(s, request);
     }
-    for (int i = 0; i < k->c->size; i++)
-        if (i != root)
-            nb_recv_block(s, i, at(recvbuf, displs[i], recvtype), recvcounts[i], recvtype);
-    if (sendbuf != MPI_IN_PLACE &&
-        (e = nb_copy_now(k, sendbuf, sendcount, sendtype, at(recvbuf, displs[root], recvtype),
-                         recvcounts[root], recvtype)) != MPI_SUCCESS) {
+    for (int i = 0; i < k->c->size; i++) {
+        char *b = at(x->many, x->displs[i], x->many_type);
+        if (i != root && x->gather)
+            nb_recv_block(s, i, b, x->counts[i], x->many_type);
+        else if (i != root)
+            nb_send_block(s, i, b, x->counts[i], x->many_type);
+    }
+    char *mine = at(x->many, x->displs[root], x->many_type);
+    if (x->one != MPI_IN_PLACE &&
+        (e = x->gather ? nb_copy_now(k, x->one, x->one_count, x->one_type, mine,
+                                     x->counts[root], x->many_type)
+                       : nb_copy_now(k, mine, x->counts[root], x->many_type, x->one,
+                                     x->one_count, x->one_type)) != MPI_SUCCESS) {
         nb_sched_free(s);
         return e;
     }
     return nb_start(s, request);
 }
 
-/* the checks Igather and Igatherv share, but the root's receive side */
-static int gather_args(coll_t *k, MPI_Comm comm, const char *call, MPI_Request *request,
-                       const void *sendbuf, int sendcount, MPI_Datatype sendtype, int root)
+/* Igather(v) and Iscatter(v) on an intracommunicator: every process's
+ * checks, the root's blocks' (v: the arrays given; else equal blocks of
+ * many_count), then the schedule */
+static int irooted_call(const coll_rooted_t *x, bool v, int root, MPI_Comm comm,
+                        MPI_Request *request)
 {
-    int e = nb_begin(k, comm, call, request);
+    coll_t k;
+    int e = nb_begin(&k, comm, x->call, request);
     if (e == MPI_SUCCESS)
-        e = coll_check_root(k, root);
+        e = coll_check_root(&k, root);
     if (e == MPI_SUCCESS)
-        e = inplace_root_only(k, sendbuf, root, "send buffer");
-    if (e == MPI_SUCCESS && sendbuf != MPI_IN_PLACE)
-        e = mpi_check_buf(comm, sendbuf, sendcount, sendtype, call);
+        e = inplace_root_only(&k, x->one, root, x->gather ? "send buffer" : "receive buffer");
+    if (e == MPI_SUCCESS && x->one != MPI_IN_PLACE)
+        e = mpi_check_buf(comm, x->one, x->one_count, x->one_type, x->call);
+    coll_rooted_t y = *x;
+    int *counts = NULL, *displs = NULL;
+    if (e == MPI_SUCCESS && k.c->rank == root && v)
+        e = root_v_args(&k, x->many, x->counts, x->displs, x->many_type);
+    else if (e == MPI_SUCCESS && k.c->rank == root &&
+             (e = mpi_check_buf(comm, x->many, x->many_count, x->many_type, k.call)) ==
+                 MPI_SUCCESS &&
+             (counts = nb_equal_blocks(&k, x->many_count, &displs)) == NULL)
+        e = MPI_ERR_NO_MEM;
+    if (counts != NULL) {
+        y.counts = counts;
+        y.displs = displs;
+    }
+    if (e == MPI_SUCCESS)
+        e = irooted(&k, &y, root, request);
+    free(counts);
     return e;
 }
 
@@ -90,14 +118,9 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     if (mpi_comm_is_inter(comm))
         return coll_inter_igather("MPI_Igatherv", sendbuf, sendcount, sendtype, recvbuf, 0,
                                   recvcounts, displs, recvtype, root, comm, request);
-    coll_t k;
-    int e = gather_args(&k, comm, "MPI_Igatherv", request, sendbuf, sendcount, sendtype, root);
-    if (e == MPI_SUCCESS && k.c->rank == root)
-        e = root_v_args(&k, recvbuf, recvcounts, displs, recvtype);
-    if (e != MPI_SUCCESS)
-        return e;
-    return igatherv(&k, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                    root, request);
+    coll_rooted_t x = {"MPI_Igatherv", true, (void *)(uintptr_t)sendbuf, sendcount, sendtype,
+                       recvbuf, 0, recvcounts, displs, recvtype};
+    return irooted_call(&x, true, root, comm, request);
 }
 
 int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -107,56 +130,9 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     if (mpi_comm_is_inter(comm))
         return coll_inter_igather("MPI_Igather", sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                   NULL, NULL, recvtype, root, comm, request);
-    coll_t k;
-    int e = gather_args(&k, comm, "MPI_Igather", request, sendbuf, sendcount, sendtype, root);
-    int *counts = NULL, *displs = NULL;
-    if (e == MPI_SUCCESS && k.c->rank == root &&
-        (e = mpi_check_buf(comm, recvbuf, recvcount, recvtype, k.call)) == MPI_SUCCESS &&
-        (counts = nb_equal_blocks(&k, recvcount, &displs)) == NULL)
-        e = MPI_ERR_NO_MEM;
-    if (e == MPI_SUCCESS)
-        e = igatherv(&k, sendbuf, sendcount, sendtype, recvbuf, counts, displs, recvtype, root,
-                     request);
-    free(counts);
-    return e;
-}
-
-/* Iscatterv once its arguments were checked (Iscatter too) */
-static int iscatterv(const coll_t *k, const void *sendbuf, const int sendcounts[],
-                     const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                     MPI_Datatype recvtype, int root, MPI_Request *request)
-{
-    int e;
-    sched_t *s = nb_sched_new(k, &e);
-    if (s == NULL)
-        return e;
-    if (k->c->rank != root) {
-        nb_recv_block(s, root, recvbuf, recvcount, recvtype);
-        return nb_start(s, request);
-    }
-    for (int i = 0; i < k->c->size; i++)
-        if (i != root)
-            nb_send_block(s, i, at(sendbuf, displs[i], sendtype), sendcounts[i], sendtype);
-    if (recvbuf != MPI_IN_PLACE &&
-        (e = nb_copy_now(k, at(sendbuf, displs[root], sendtype), sendcounts[root], sendtype,
-                         recvbuf, recvcount, recvtype)) != MPI_SUCCESS) {
-        nb_sched_free(s);
-        return e;
-    }
-    return nb_start(s, request);
-}
-
-static int scatter_args(coll_t *k, MPI_Comm comm, const char *call, MPI_Request *request,
-                        void *recvbuf, int recvcount, MPI_Datatype recvtype, int root)
-{
-    int e = nb_begin(k, comm, call, request);
-    if (e == MPI_SUCCESS)
-        e = coll_check_root(k, root);
-    if (e == MPI_SUCCESS)
-        e = inplace_root_only(k, recvbuf, root, "receive buffer");
-    if (e == MPI_SUCCESS && recvbuf != MPI_IN_PLACE)
-        e = mpi_check_buf(comm, recvbuf, recvcount, recvtype, call);
-    return e;
+    coll_rooted_t x = {"MPI_Igather", true, (void *)(uintptr_t)sendbuf, sendcount, sendtype,
+                       recvbuf, recvcount, NULL, NULL, recvtype};
+    return irooted_call(&x, false, root, comm, request);
 }
 
 int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
@@ -166,14 +142,9 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
     if (mpi_comm_is_inter(comm))
         return coll_inter_iscatter("MPI_Iscatterv", sendbuf, 0, sendcounts, displs, sendtype,
                                    recvbuf, recvcount, recvtype, root, comm, request);
-    coll_t k;
-    int e = scatter_args(&k, comm, "MPI_Iscatterv", request, recvbuf, recvcount, recvtype, root);
-    if (e == MPI_SUCCESS && k.c->rank == root)
-        e = root_v_args(&k, sendbuf, sendcounts, displs, sendtype);
-    if (e != MPI_SUCCESS)
-        return e;
-    return iscatterv(&k, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
-                     root, request);
+    coll_rooted_t x = {"MPI_Iscatterv", false, recvbuf, recvcount, recvtype,
+                       (void *)(uintptr_t)sendbuf, 0, sendcounts, displs, sendtype};
+    return irooted_call(&x, true, root, comm, request);
 }
 
 int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -183,18 +154,9 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     if (mpi_comm_is_inter(comm))
         return coll_inter_iscatter("MPI_Iscatter", sendbuf, sendcount, NULL, NULL, sendtype,
                                    recvbuf, recvcount, recvtype, root, comm, request);
-    coll_t k;
-    int e = scatter_args(&k, comm, "MPI_Iscatter", request, recvbuf, recvcount, recvtype, root);
-    int *counts = NULL, *displs = NULL;
-    if (e == MPI_SUCCESS && k.c->rank == root &&
-        (e = mpi_check_buf(comm, sendbuf, sendcount, sendtype, k.call)) == MPI_SUCCESS &&
-        (counts = nb_equal_blocks(&k, sendcount, &displs)) == NULL)
-        e = MPI_ERR_NO_MEM;
-    if (e == MPI_SUCCESS)
-        e = iscatterv(&k, sendbuf, counts, displs, sendtype, recvbuf, recvcount, recvtype, root,
-                      request);
-    free(counts);
-    return e;
+    coll_rooted_t x = {"MPI_Iscatter", false, recvbuf, recvcount, recvtype,
+                       (void *)(uintptr_t)sendbuf, sendcount, NULL, NULL, sendtype};
+    return irooted_call(&x, false, root, comm, request);
 }
 
 /* Iallgatherv once its arguments were checked (Iallgather too).  The

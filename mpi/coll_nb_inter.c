@@ -266,36 +266,53 @@ int coll_inter_ireduce_scatter(const char *call, const void *sendbuf, void *recv
 
 /* ---- gather, scatter, allgather, alltoall -------------------------------------- */
 
-int coll_inter_igather(const char *call, const void *sendbuf, int sendcount,
-                       MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                       const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                       int root, MPI_Comm comm, MPI_Request *request)
+/* gather or scatter: the root moves a block with every remote process */
+static int irooted(const coll_rooted_t *x, int root, MPI_Comm comm, MPI_Request *request)
 {
     coll_t k;
     const mpi_comm_t *ic;
-    bool v = recvcounts != NULL || displs != NULL;
-    int e = inter_begin(&k, comm, call, request, &ic);
+    bool v = x->counts != NULL || x->displs != NULL;
+    int e = inter_begin(&k, comm, x->call, request, &ic);
     if (e == MPI_SUCCESS)
         e = check_root(&k, ic, root);
     if (e == MPI_SUCCESS && root >= 0)
-        e = coll_inter_no_inplace(&k, sendbuf, "the send buffer");
+        e = coll_inter_no_inplace(&k, x->one, x->gather ? "the send buffer"
+                                                        : "the receive buffer");
     if (e == MPI_SUCCESS && root >= 0)
-        e = mpi_check_buf(comm, sendbuf, sendcount, sendtype, call);
+        e = mpi_check_buf(comm, x->one, x->one_count, x->one_type, x->call);
     if (e == MPI_SUCCESS && root == MPI_ROOT) {
         coll_t ki = k;
         ki.c = (mpi_comm_t *)(uintptr_t)ic;
-        e = coll_inter_blocks(&ki, recvbuf, recvcount, recvcounts, displs, recvtype, v);
+        e = coll_inter_blocks(&ki, x->many, x->many_count, x->counts, x->displs, x->many_type,
+                              v);
     }
     sched_t *s = e == MPI_SUCCESS ? nb_sched_new(&k, &e) : NULL;
     if (s == NULL)
         return e;
     remote(s, ic);
-    if (root >= 0)
-        nb_send_block(s, root, sendbuf, sendcount, sendtype);
-    for (int i = 0; root == MPI_ROOT && i < ic->size; i++)
-        nb_recv_block(s, i, coll_inter_block_at(recvbuf, i, recvcount, displs, recvtype),
-                      v ? recvcounts[i] : recvcount, recvtype);
+    if (root >= 0 && x->gather)
+        nb_send_block(s, root, x->one, x->one_count, x->one_type);
+    else if (root >= 0)
+        nb_recv_block(s, root, x->one, x->one_count, x->one_type);
+    for (int i = 0; root == MPI_ROOT && i < ic->size; i++) {
+        char *b = coll_inter_block_at(x->many, i, x->many_count, x->displs, x->many_type);
+        int n = v ? x->counts[i] : x->many_count;
+        if (x->gather)
+            nb_recv_block(s, i, b, n, x->many_type);
+        else
+            nb_send_block(s, i, b, n, x->many_type);
+    }
     return nb_start(s, request);
+}
+
+int coll_inter_igather(const char *call, const void *sendbuf, int sendcount,
+                       MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                       const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                       int root, MPI_Comm comm, MPI_Request *request)
+{
+    coll_rooted_t x = {call, true, (void *)(uintptr_t)sendbuf, sendcount, sendtype, recvbuf,
+                       recvcount, recvcounts, displs, recvtype};
+    return irooted(&x, root, comm, request);
 }
 
 int coll_inter_iscatter(const char *call, const void *sendbuf, int sendcount,
@@ -303,31 +320,9 @@ int coll_inter_iscatter(const char *call, const void *sendbuf, int sendcount,
                         void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                         MPI_Comm comm, MPI_Request *request)
 {
-    coll_t k;
-    const mpi_comm_t *ic;
-    bool v = sendcounts != NULL || displs != NULL;
-    int e = inter_begin(&k, comm, call, request, &ic);
-    if (e == MPI_SUCCESS)
-        e = check_root(&k, ic, root);
-    if (e == MPI_SUCCESS && root >= 0)
-        e = coll_inter_no_inplace(&k, recvbuf, "the receive buffer");
-    if (e == MPI_SUCCESS && root >= 0)
-        e = mpi_check_buf(comm, recvbuf, recvcount, recvtype, call);
-    if (e == MPI_SUCCESS && root == MPI_ROOT) {
-        coll_t ki = k;
-        ki.c = (mpi_comm_t *)(uintptr_t)ic;
-        e = coll_inter_blocks(&ki, sendbuf, sendcount, sendcounts, displs, sendtype, v);
-    }
-    sched_t *s = e == MPI_SUCCESS ? nb_sched_new(&k, &e) : NULL;
-    if (s == NULL)
-        return e;
-    remote(s, ic);
-    if (root >= 0)
-        nb_recv_block(s, root, recvbuf, recvcount, recvtype);
-    for (int i = 0; root == MPI_ROOT && i < ic->size; i++)
-        nb_send_block(s, i, coll_inter_block_at(sendbuf, i, sendcount, displs, sendtype),
-                      v ? sendcounts[i] : sendcount, sendtype);
-    return nb_start(s, request);
+    coll_rooted_t x = {call, false, recvbuf, recvcount, recvtype, (void *)(uintptr_t)sendbuf,
+                       sendcount, sendcounts, displs, sendtype};
+    return irooted(&x, root, comm, request);
 }
 
 int coll_inter_iallgather(const char *call, const void *sendbuf, int sendcount,
