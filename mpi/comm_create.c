@@ -106,28 +106,29 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
         *newcomm = MPI_COMM_NULL;
         return MPI_SUCCESS;
     }
-    int *ranks = copy_ints(procs, n);
-    if (ranks == NULL)
-        return mpi_raise(comm, MPI_ERR_NO_MEM, "%s", call);
-    e = mpi_create_begin(comm, call);
-    if (e != MPI_SUCCESS) {
-        free(ranks);
-        return e;
-    }
-    mpi_xchg_t *x;
-    e = mpi_xchg_start(comm, ranks, n, me, 0, MPI_XCHG_TAG_GROUP | (uint32_t)tag, false,
-                       newcomm, call, &x);
-    if (e == MPI_SUCCESS) {
-        int err;
+    /* rounds among the members, as mpi_comm_make's (comm_ctx.c) */
+    int err = MPI_XCHG_AGAIN;
+    mpi_ctx_drain();
+    for (int round = 0; e == MPI_SUCCESS && err == MPI_XCHG_AGAIN; round++) {
+        int *ranks = copy_ints(procs, n);
+        if (ranks == NULL) {
+            e = mpi_raise(comm, MPI_ERR_NO_MEM, "%s", call);
+            break;
+        }
+        mpi_ctx_pause(round);
+        mpi_xchg_t *x;
+        e = mpi_xchg_start(comm, ranks, n, me, 0, MPI_XCHG_TAG_GROUP | (uint32_t)tag, false,
+                           true, newcomm, call, &x);
+        if (e != MPI_SUCCESS)
+            break;
         while (!mpi_xchg_poll(x, &err))
             mpi_block();
         char msg[MPI_MAX_ERROR_STRING];
         snprintf(msg, sizeof(msg), "%s", mpi_xchg_msg(x));
         mpi_xchg_free(x);
-        if (err != MPI_SUCCESS)
+        if (err != MPI_SUCCESS && err != MPI_XCHG_AGAIN)
             e = mpi_raise(comm, err, "%s", msg);
     }
-    mpi_create_end();
     return e;
 }
 
@@ -293,7 +294,7 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
     mpi_xchg_t *x = NULL;
     if (e == MPI_SUCCESS) {
         e = mpi_xchg_start(comm, ranks, n, c->rank, c->inter ? lc->size : 0, MPI_XCHG_TAG_IDUP,
-                           true, newcomm, call, &x);
+                           true, false, newcomm, call, &x);
         mpi_create_end();
     } else {
         free(ranks);

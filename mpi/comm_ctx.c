@@ -26,6 +26,7 @@
 #include "mpi/comm_ctx.h"
 
 #define MASK_BYTES (MPI_CONTEXT_IDS / 8)
+#define XMASK (MASK_BYTES + 1) /* an exchange's: the free ids, then whether offered */
 static_assert(sizeof(mpi.ctx_free) == MASK_BYTES, "the free mask's size");
 
 void mpi_ctx_take(int id)
@@ -181,12 +182,19 @@ int mpi_inter_install(int *lranks, int lsize, int *rranks, int rsize, int me, in
  *   in rounds (MPICH's protocol): a round offers the free ids if it gets
  *   the mask, else no id and a byte saying so; the allreduce ands both, so
  *   every rank sees alike whether every rank offered, and a round in which
- *   one did not is run again.  The mask goes to the waiting creation with
- *   the lowest parent context id (the same on every member), which so
- *   gets it on every member once the rounds that hold it there end; no
- *   round waits for a lock before its allreduce, so every round ends.
- * - the other creations (intercommunicators, MPI_Comm_create_group, the
- *   start of MPI_Comm_idup, the dynamic ones) hold the mask from
+ *   one did not is run again, after a pause of random length (rounds of
+ *   two creations that each got the mask on one rank and not on the other
+ *   fall out of step).  MPI_Comm_create_group's rounds are exchanges among
+ *   the group's members (mpi_xchg_start with rounds).  No round waits for
+ *   a lock before its exchange, and every member of a round's creation
+ *   takes part in it (or will, once the creation before it there ended),
+ *   so every round ends.  The mask goes to the first round that asks for
+ *   it: MPICH gives it to the lowest parent context id, which hung here
+ *   when a thread's MPI_Comm_create_group waited for a lower id on its
+ *   rank while the same thread of a rank outside the group, already in
+ *   its next creation on that parent, held the mask there.
+ * - the other creations (intercommunicators, the start of MPI_Comm_idup,
+ *   the dynamic ones) hold the mask from
  *   mpi_create_begin to mpi_create_end: they wait for a round that holds
  *   it (rounds end), and are refused with MPI_ERR_UNSUPPORTED_OPERATION
  *   when another of them holds it (each could wait for the other on
@@ -195,10 +203,8 @@ int mpi_inter_install(int *lranks, int lsize, int *rranks, int rsize, int me, in
  *   its snapshot: the rounds offer nothing until it ended.
  */
 enum { MASK_FREE, MASK_ROUND, MASK_HELD };
-#define MAX_WAITING 256
-static int mask_state;                     /* MASK_* */
-static int waiting[MAX_WAITING], nwaiting; /* parent context ids of rounds waiting */
-static int held_waiting;                   /* mpi_create_begin's waiting for a round */
+static int mask_state;   /* MASK_* */
+static int held_waiting; /* mpi_create_begin's waiting for a round */
 
 int mpi_create_begin(MPI_Comm parent, const char *call)
 {
@@ -219,9 +225,10 @@ int mpi_create_begin(MPI_Comm parent, const char *call)
             return MPI_SUCCESS;
         if (was == MASK_HELD)
             return mpi_raise(parent, MPI_ERR_UNSUPPORTED_OPERATION, "%s: another thread is "
-                             "creating an intercommunicator, a group's communicator or a "
-                             "dynamic one: that creation is not supported beside another "
-                             "(MPI_Comm_dup, _split, _create and _split_type are)", call);
+                             "creating an intercommunicator, or an MPI_Comm_idup or a dynamic "
+                             "one: that creation is not supported beside another "
+                             "(MPI_Comm_dup, _split, _create, _split_type and _create_group "
+                             "are)", call);
         counted = true;
         mpi_block(); /* a round holds it: rounds end */
     }
@@ -239,17 +246,13 @@ void mpi_create_end(void)
 /* Step the MPI_Comm_idup's under way here once (no wait); true: none left. */
 static bool step_pending(void);
 
-/* This rank's offer for a round of the creation from parent context prio
- * (registered in waiting): the free ids and 0xff in mask[MASK_BYTES] when
- * it gets the mask, else zeros. */
-static bool offer(int prio, unsigned char *mask)
+/* This rank's offer for a round: the free ids and 0xff in
+ * mask[MASK_BYTES] when it gets the mask, else zeros. */
+static bool offer(unsigned char *mask)
 {
     bool none_pending = step_pending();
     mpi_table_lock();
-    bool lowest = true;
-    for (int i = 0; i < nwaiting && lowest; i++)
-        lowest = waiting[i] >= prio;
-    bool own = !mpi.mt || (mask_state == MASK_FREE && held_waiting == 0 && none_pending && lowest);
+    bool own = !mpi.mt || (mask_state == MASK_FREE && held_waiting == 0 && none_pending);
     if (own) {
         memcpy(mask, mpi.ctx_free, MASK_BYTES);
         if (mpi.mt)
@@ -278,22 +281,19 @@ static bool settle(bool own, const unsigned char *mask, bool member, int *id)
     return all;
 }
 
-static void wait_register(int prio, bool add)
+void mpi_ctx_pause(int round)
 {
-    if (!mpi.mt)
+    if (round == 0)
         return;
-    mpi_table_lock();
-    if (add) {
-        if (nwaiting < MAX_WAITING)
-            waiting[nwaiting++] = prio;
-    } else {
-        for (int i = 0; i < nwaiting; i++)
-            if (waiting[i] == prio) {
-                waiting[i] = waiting[--nwaiting];
-                break;
-            }
-    }
-    mpi_table_unlock();
+    /* xorshift per thread: a pause of 1 to 8 waits, unlike the other ranks' */
+    static __thread uint32_t seed;
+    if (seed == 0)
+        seed = (uint32_t)(uintptr_t)&seed ^ (uint32_t)tern_rank(mpi.ctx) * 2654435761u ^ 1u;
+    seed ^= seed << 13;
+    seed ^= seed >> 17;
+    seed ^= seed << 5;
+    for (unsigned i = 0; i <= (seed & 7u); i++)
+        mpi_block();
 }
 
 /* ---- agreement over the parent -------------------------------------------- */
@@ -305,13 +305,11 @@ int mpi_comm_make(MPI_Comm parent, int *ranks, int size, int me, int local_err, 
                   const char *call)
 {
     unsigned char mask[MASK_BYTES + 2];
-    int prio = mpi_comm_get(parent)->context, id = -1, e;
+    int id = -1, e;
     mpi_ctx_drain();
-    wait_register(prio, true);
     for (int round = 0;; round++) {
-        if (round > 0)
-            mpi_block(); /* let the round that holds the mask here end */
-        bool own = offer(prio, mask);
+        mpi_ctx_pause(round); /* let the round that holds the mask here end */
+        bool own = offer(mask);
         mask[MASK_BYTES + 1] = local_err == MPI_SUCCESS ? 0xff : 0;
         e = MPI_Allreduce(MPI_IN_PLACE, mask, (int)sizeof(mask), MPI_UNSIGNED_CHAR, MPI_BAND,
                           parent);
@@ -323,7 +321,6 @@ int mpi_comm_make(MPI_Comm parent, int *ranks, int size, int me, int local_err, 
         if (settle(own, mask, ranks != NULL, &id))
             break;
     }
-    wait_register(prio, false);
     if (e == MPI_SUCCESS && local_err != MPI_SUCCESS)
         e = local_err; /* raised already, by the caller */
     else if (e == MPI_SUCCESS && mask[MASK_BYTES + 1] == 0)
@@ -366,8 +363,11 @@ struct mpi_xchg {
     MPI_Errhandler errh;
     MPI_Comm *out;
     const char *call;
-    unsigned char mine[MASK_BYTES];
-    unsigned char *theirs;    /* n masks (this rank's entry unused) */
+    bool rounds;              /* a round of mpi_comm_make's protocol; else the caller holds
+                               * the mask (mpi_create_begin) */
+    bool own;                 /* rounds: this rank's offer holds the mask */
+    unsigned char mine[MASK_BYTES + 1]; /* the free ids, and whether they were offered */
+    unsigned char *theirs;    /* n of them (this rank's entry unused) */
     tern_request_t **reqs;    /* receives 0..n-1, sends n..2n-1; NULL: none, or reaped */
     int left;                 /* requests not reaped yet */
     tern_status_t failed;     /* the first failure (TERN_OK: none) */
@@ -404,15 +404,24 @@ static void finish(mpi_xchg_t *x)
 {
     x->done = true;
     *x->out = MPI_COMM_NULL;
+    int id = -1;
+    if (x->failed == TERN_OK)
+        for (int i = 0; i < x->n; i++)
+            if (i != x->me)
+                for (int b = 0; b < XMASK; b++)
+                    x->mine[b] &= x->theirs[(size_t)i * XMASK + b];
+    if (x->failed != TERN_OK)
+        x->mine[MASK_BYTES] = 0; /* nothing taken */
+    bool again = x->rounds && !settle(x->own, x->mine, true, &id);
+    if (!x->rounds)
+        id = lowest_free(x->mine);
     if (x->failed != TERN_OK) {
         x->err = mpi_class_of(x->failed);
         free(x->procs);
+    } else if (again) {
+        x->err = MPI_XCHG_AGAIN; /* a member did not offer: the caller runs it again */
+        free(x->procs);
     } else {
-        for (int i = 0; i < x->n; i++)
-            if (i != x->me)
-                for (int b = 0; b < MASK_BYTES; b++)
-                    x->mine[b] &= x->theirs[(size_t)i * MASK_BYTES + b];
-        int id = lowest_free(x->mine);
         if (id < 0) {
             free(x->procs);
             snprintf(x->msg, sizeof(x->msg), "%s: all %d context ids are taken on some member "
@@ -437,6 +446,11 @@ static void finish(mpi_xchg_t *x)
         } else if (!install(x->procs, x->n, x->me, id, x->errh, x->out, x->msg, sizeof(x->msg),
                             x->call)) {
             x->err = MPI_ERR_OTHER;
+        }
+        if (x->err != MPI_SUCCESS && id >= 0 && x->rounds) {
+            mpi_table_lock(); /* the round took it */
+            mpi_ctx_release(id);
+            mpi_table_unlock();
         }
     }
     x->procs = NULL;
@@ -524,11 +538,11 @@ void mpi_ctx_drain(void)
 }
 
 int mpi_xchg_start(MPI_Comm parent, int *procs, int n, int me, int lsize, uint64_t tag,
-                   bool pending, MPI_Comm *out, const char *call, mpi_xchg_t **xp)
+                   bool pending, bool rounds, MPI_Comm *out, const char *call, mpi_xchg_t **xp)
 {
     mpi_comm_t *c = mpi_comm_get(parent);
     mpi_xchg_t *x = malloc(sizeof(*x));
-    unsigned char *theirs = malloc((size_t)n * MASK_BYTES);
+    unsigned char *theirs = malloc((size_t)n * XMASK);
     tern_request_t **reqs = calloc(2 * (size_t)n, sizeof(*reqs));
     if (x == NULL || theirs == NULL || reqs == NULL) {
         free(procs);
@@ -540,24 +554,29 @@ int mpi_xchg_start(MPI_Comm parent, int *procs, int n, int me, int lsize, uint64
     }
     *x = (mpi_xchg_t){.w = c->w, .space = (uint16_t)(c->space + 1), .tag = tag, .n = n,
                       .me = me, .procs = procs, .lsize = lsize, .low = c->low, .errh = c->errh,
-                      .out = out, .call = call, .theirs = theirs, .reqs = reqs,
-                      .failed = TERN_OK};
-    mpi_table_lock();
-    memcpy(x->mine, mpi.ctx_free, MASK_BYTES);
-    mpi_table_unlock();
+                      .out = out, .call = call, .rounds = rounds, .theirs = theirs,
+                      .reqs = reqs, .failed = TERN_OK};
+    if (rounds) {
+        x->own = offer(x->mine);
+    } else {
+        mpi_table_lock();
+        memcpy(x->mine, mpi.ctx_free, MASK_BYTES);
+        mpi_table_unlock();
+        x->mine[MASK_BYTES] = 0xff;
+    }
     mpi_mt_lock(&xchg_lock);
     mpi_lock(x->w);
     for (int i = 0; i < n && x->failed == TERN_OK; i++) {
         if (i == me)
             continue;
-        tern_status_t st = tern_trecv(x->w, x->theirs + (size_t)i * MASK_BYTES, MASK_BYTES,
+        tern_status_t st = tern_trecv(x->w, x->theirs + (size_t)i * XMASK, XMASK,
                                       procs[i], tag, 0, x->space, NULL, &x->reqs[i]);
         if (st == TERN_INPROGRESS)
             x->left++;
         else
             x->reqs[i] = NULL;
         if (st == TERN_INPROGRESS || st == TERN_OK)
-            st = tern_tsend(x->w, x->mine, MASK_BYTES, procs[i], tag, x->space, NULL,
+            st = tern_tsend(x->w, x->mine, XMASK, procs[i], tag, x->space, NULL,
                             &x->reqs[n + i]);
         if (st == TERN_INPROGRESS)
             x->left++;

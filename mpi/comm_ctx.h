@@ -32,8 +32,16 @@ typedef struct mpi_xchg mpi_xchg_t;
 /* lsize > 0: parent is an intercommunicator, procs its local group (lsize
  * of them, this one at me) then its remote group, and the new
  * communicator is an intercommunicator of the same groups and side */
+/* rounds: the agreement is a round of the protocol mpi_comm_make runs
+ * (comm_ctx.c; a round some member could not offer in ends with
+ * MPI_XCHG_AGAIN: pause with mpi_ctx_pause, start another); else the
+ * caller holds the mask (mpi_create_begin) */
 int mpi_xchg_start(MPI_Comm parent, int *procs, int n, int me, int lsize, uint64_t tag,
-                   bool pending, MPI_Comm *out, const char *call, mpi_xchg_t **x);
+                   bool pending, bool rounds, MPI_Comm *out, const char *call, mpi_xchg_t **x);
+#define MPI_XCHG_AGAIN (-1)
+/* before round number round of a creation (0: none): a pause of random
+ * length, progressing */
+void mpi_ctx_pause(int round);
 /* Moved on once, never blocking; true once done, with *err its class
  * (not raised: mpi_xchg_msg says why it failed).  Then its owner frees it
  * (a done one is out of the pending list). */

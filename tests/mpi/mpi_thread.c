@@ -10,7 +10,8 @@
  *     Waitall, and blocking Send / Recv;
  *  3. receives from any source on MPI_COMM_WORLD, one tag per thread;
  *  4. communicators created from every thread at once, each from its own
- *     (MPI_Comm_dup, _split, _create, _split_type: tern used to refuse a
+ *     (MPI_Comm_dup, _split, _create, _split_type, _create_group of the
+ *     even ranks: tern used to refuse a
  *     second creation under way), each new one checked by an allreduce
  *     and by a ring exchange whose payload names the thread (two threads'
  *     communicators given one context id would cross their messages).
@@ -177,11 +178,14 @@ static void check_new(int t, int i, MPI_Comm c, int want_size, int want_sum, con
 
 static void creations(int t)
 {
-    MPI_Group g;
+    MPI_Group g, evens;
     MPI_Comm_group(own[t], &g);
-    int all = size * (size + 1) / 2, half = 0, halfn = 0;
+    int all = size * (size + 1) / 2, half = 0, halfn = 0, even[4], ne = 0, esum = 0;
     for (int r = rank % 2; r < size; r += 2)
         half += r + 1, halfn++;
+    for (int r = 0; r < size; r += 2)
+        even[ne++] = r, esum += r + 1;
+    MPI_Group_incl(g, ne, even, &evens);
     for (int i = 0; i < 10; i++) {
         MPI_Comm d, s, c, h;
         MPI_Comm_dup(own[t], &d);
@@ -192,11 +196,18 @@ static void creations(int t)
         check_new(t, i, c, size, all, "create");
         MPI_Comm_split_type(own[t], MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &h);
         check_new(t, i, h, size, all, "split_type"); /* one node */
+        if (rank % 2 == 0) { /* collective over the group only */
+            MPI_Comm cg;
+            MPI_Comm_create_group(own[t], evens, t, &cg);
+            check_new(t, i, cg, ne, esum, "create_group");
+            MPI_Comm_free(&cg);
+        }
         MPI_Comm_free(&h);
         MPI_Comm_free(&c);
         MPI_Comm_free(&s);
         MPI_Comm_free(&d);
     }
+    MPI_Group_free(&evens);
     MPI_Group_free(&g);
 }
 
