@@ -39,20 +39,12 @@ void mpi_ctx_release(int id)
     mpi.ctx_free[id / 8] |= (unsigned char)(1u << (id % 8));
 }
 
-int mpi_ctx_lowest(const unsigned char *mask)
+static int lowest_free(const unsigned char *mask)
 {
     for (int i = 0; i < MPI_CONTEXT_IDS; i++)
         if (mask[i / 8] & (1u << (i % 8)))
             return i;
     return -1;
-}
-#define lowest_free mpi_ctx_lowest
-
-void mpi_ctx_snapshot(unsigned char *mask)
-{
-    mpi_table_lock();
-    memcpy(mask, mpi.ctx_free, MASK_BYTES);
-    mpi_table_unlock();
 }
 
 /* Is a peer of another job among ranks: it is reached from worker 0 only
@@ -105,6 +97,7 @@ static bool install(int *ranks, int size, int me, int id, MPI_Errhandler errh, M
     mpi_table_lock();
     int h = free_slot(MPI_COMM_SLOT_MADE);
     if (h < 0) {
+        mpi_ctx_release(id); /* a round took it (mpi_ctx_settle) */
         mpi_table_unlock();
         free(ranks);
         snprintf(msg, msglen, "%s: %d communicators exist (free some)", call, MPI_MAX_COMMS);
@@ -137,6 +130,7 @@ static bool inter_install(int *lranks, int lsize, int *rranks, int rsize, int me
     if (h < 0) {
         if (l >= 0 && l == mpi.ncomms - 1 && !mpi.comms[l].used)
             __atomic_store_n(&mpi.ncomms, mpi.ncomms - 1, __ATOMIC_RELAXED); /* given back */
+        mpi_ctx_release(id); /* a round took it (mpi_ctx_settle) */
         mpi_table_unlock();
         free(lranks);
         free(rranks);
@@ -185,7 +179,9 @@ int mpi_inter_install(int *lranks, int lsize, int *rranks, int rsize, int me, in
  *   one did not is run again, after a pause of random length (rounds of
  *   two creations that each got the mask on one rank and not on the other
  *   fall out of step).  MPI_Comm_create_group's rounds are exchanges among
- *   the group's members (mpi_xchg_start with rounds).  No round waits for
+ *   the group's members (mpi_xchg_start with rounds), the
+ *   intercommunicators' are ands over both groups (mpi_sides_and: inter.c,
+ *   inter_make.c, and the dynamic ones through inter.c).  No round waits for
  *   a lock before its exchange, and every member of a round's creation
  *   takes part in it (or will, once the creation before it there ended),
  *   so every round ends.  The mask goes to the first round that asks for
@@ -193,12 +189,11 @@ int mpi_inter_install(int *lranks, int lsize, int *rranks, int rsize, int me, in
  *   when a thread's MPI_Comm_create_group waited for a lower id on its
  *   rank while the same thread of a rank outside the group, already in
  *   its next creation on that parent, held the mask there.
- * - the other creations (intercommunicators, the start of MPI_Comm_idup,
- *   the dynamic ones) hold the mask from
- *   mpi_create_begin to mpi_create_end: they wait for a round that holds
- *   it (rounds end), and are refused with MPI_ERR_UNSUPPORTED_OPERATION
- *   when another of them holds it (each could wait for the other on
- *   another rank); the rounds meanwhile offer nothing.
+ * - the start of an MPI_Comm_idup (its exchange must not wait for rounds)
+ *   holds the mask from mpi_create_begin to mpi_create_end: it waits for a
+ *   round that holds it (rounds end), and is refused with
+ *   MPI_ERR_UNSUPPORTED_OPERATION when another idup's start holds it; the
+ *   rounds meanwhile offer nothing.
  * - an MPI_Comm_idup's agreement under way (mpi_ctx_drain's list) offered
  *   its snapshot: the rounds offer nothing until it ended.
  */
@@ -225,10 +220,8 @@ int mpi_create_begin(MPI_Comm parent, const char *call)
             return MPI_SUCCESS;
         if (was == MASK_HELD)
             return mpi_raise(parent, MPI_ERR_UNSUPPORTED_OPERATION, "%s: another thread is "
-                             "creating an intercommunicator, or an MPI_Comm_idup or a dynamic "
-                             "one: that creation is not supported beside another "
-                             "(MPI_Comm_dup, _split, _create, _split_type and _create_group "
-                             "are)", call);
+                             "starting an MPI_Comm_idup at the same time (start them from one "
+                             "thread at a time)", call);
         counted = true;
         mpi_block(); /* a round holds it: rounds end */
     }
@@ -246,9 +239,7 @@ void mpi_create_end(void)
 /* Step the MPI_Comm_idup's under way here once (no wait); true: none left. */
 static bool step_pending(void);
 
-/* This rank's offer for a round: the free ids and 0xff in
- * mask[MASK_BYTES] when it gets the mask, else zeros. */
-static bool offer(unsigned char *mask)
+bool mpi_ctx_offer(unsigned char *mask)
 {
     bool none_pending = step_pending();
     mpi_table_lock();
@@ -268,7 +259,7 @@ static bool offer(unsigned char *mask)
 /* The round's end on this rank: the id chosen (mask: the and of every
  * offer; -1: no id free on some rank) taken when this rank is a member,
  * the mask given back.  false: some rank did not offer, run it again. */
-static bool settle(bool own, const unsigned char *mask, bool member, int *id)
+bool mpi_ctx_settle(bool own, const unsigned char *mask, bool member, int *id)
 {
     bool all = mask[MASK_BYTES] != 0;
     mpi_table_lock();
@@ -279,6 +270,13 @@ static bool settle(bool own, const unsigned char *mask, bool member, int *id)
         mask_state = MASK_FREE;
     mpi_table_unlock();
     return all;
+}
+
+void mpi_ctx_give_back(int id)
+{
+    mpi_table_lock();
+    mpi_ctx_release(id);
+    mpi_table_unlock();
 }
 
 void mpi_ctx_pause(int round)
@@ -309,16 +307,16 @@ int mpi_comm_make(MPI_Comm parent, int *ranks, int size, int me, int local_err, 
     mpi_ctx_drain();
     for (int round = 0;; round++) {
         mpi_ctx_pause(round); /* let the round that holds the mask here end */
-        bool own = offer(mask);
+        bool own = mpi_ctx_offer(mask);
         mask[MASK_BYTES + 1] = local_err == MPI_SUCCESS ? 0xff : 0;
         e = MPI_Allreduce(MPI_IN_PLACE, mask, (int)sizeof(mask), MPI_UNSIGNED_CHAR, MPI_BAND,
                           parent);
         if (e != MPI_SUCCESS || mask[MASK_BYTES + 1] == 0) {
             mask[MASK_BYTES] = 0; /* nothing taken: the mask back */
-            (void)settle(own, mask, false, &id);
+            (void)mpi_ctx_settle(own, mask, false, &id);
             break;
         }
-        if (settle(own, mask, ranks != NULL, &id))
+        if (mpi_ctx_settle(own, mask, ranks != NULL, &id))
             break;
     }
     if (e == MPI_SUCCESS && local_err != MPI_SUCCESS)
@@ -340,12 +338,8 @@ int mpi_comm_make(MPI_Comm parent, int *ranks, int size, int me, int local_err, 
                          "(free communicators)", call, MPI_CONTEXT_IDS);
     }
     char msg[128];
-    if (!install(ranks, size, me, id, mpi_comm_get(parent)->errh, out, msg, sizeof(msg), call)) {
-        mpi_table_lock();
-        mpi_ctx_release(id);
-        mpi_table_unlock();
+    if (!install(ranks, size, me, id, mpi_comm_get(parent)->errh, out, msg, sizeof(msg), call))
         return mpi_raise(parent, MPI_ERR_OTHER, "%s", msg);
-    }
     return MPI_SUCCESS;
 }
 
@@ -412,7 +406,7 @@ static void finish(mpi_xchg_t *x)
                     x->mine[b] &= x->theirs[(size_t)i * XMASK + b];
     if (x->failed != TERN_OK)
         x->mine[MASK_BYTES] = 0; /* nothing taken */
-    bool again = x->rounds && !settle(x->own, x->mine, true, &id);
+    bool again = x->rounds && !mpi_ctx_settle(x->own, x->mine, true, &id);
     if (!x->rounds)
         id = lowest_free(x->mine);
     if (x->failed != TERN_OK) {
@@ -447,11 +441,8 @@ static void finish(mpi_xchg_t *x)
                             x->call)) {
             x->err = MPI_ERR_OTHER;
         }
-        if (x->err != MPI_SUCCESS && id >= 0 && x->rounds) {
-            mpi_table_lock(); /* the round took it */
-            mpi_ctx_release(id);
-            mpi_table_unlock();
-        }
+        if (x->err == MPI_ERR_NO_MEM && x->rounds)
+            mpi_ctx_give_back(id); /* the round took it */
     }
     x->procs = NULL;
     if (x->pending) { /* out of the list */
@@ -557,7 +548,7 @@ int mpi_xchg_start(MPI_Comm parent, int *procs, int n, int me, int lsize, uint64
                       .out = out, .call = call, .rounds = rounds, .theirs = theirs,
                       .reqs = reqs, .failed = TERN_OK};
     if (rounds) {
-        x->own = offer(x->mine);
+        x->own = mpi_ctx_offer(x->mine);
     } else {
         mpi_table_lock();
         memcpy(x->mine, mpi.ctx_free, MASK_BYTES);

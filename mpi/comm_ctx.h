@@ -42,6 +42,18 @@ int mpi_xchg_start(MPI_Comm parent, int *procs, int n, int me, int lsize, uint64
 /* before round number round of a creation (0: none): a pause of random
  * length, progressing */
 void mpi_ctx_pause(int round);
+/* A round of the agreement, for a caller that ands the masks itself
+ * (intercommunicators: over both groups): offer fills mask
+ * (MPI_CTX_MASK_BYTES + 1: the free ids, then whether offered) and says
+ * whether this rank holds the mask; settle, on the and of every process's
+ * (byte MPI_CTX_MASK_BYTES 0 for a round given up: nothing taken),
+ * chooses the id (-1: none free on some process), takes it when member
+ * and gives the mask back; false: run the round again (mpi_ctx_pause).
+ * The id then goes to mpi_comm_install / mpi_inter_install, or back
+ * (give_back) if the creation fails before. */
+bool mpi_ctx_offer(unsigned char *mask);
+bool mpi_ctx_settle(bool own, const unsigned char *mask, bool member, int *id);
+void mpi_ctx_give_back(int id);
 /* Moved on once, never blocking; true once done, with *err its class
  * (not raised: mpi_xchg_msg says why it failed).  Then its owner frees it
  * (a done one is out of the pending list). */
@@ -49,11 +61,8 @@ bool mpi_xchg_poll(mpi_xchg_t *x, int *err);
 const char *mpi_xchg_msg(const mpi_xchg_t *x);
 void mpi_xchg_free(mpi_xchg_t *x);
 
-/* The free context ids of this rank (a mask of MPI_CTX_MASK_BYTES, bit
- * set: free), copied; the lowest id set in a mask (-1: none). */
+/* a mask of context ids: bit set, free */
 #define MPI_CTX_MASK_BYTES (MPI_CONTEXT_IDS / 8)
-void mpi_ctx_snapshot(unsigned char *mask);
-int mpi_ctx_lowest(const unsigned char *mask);
 
 /* A new communicator with context id id (taken here), its handle in *out:
  * an intracommunicator of ranks (size tern peer ids, this process at me),

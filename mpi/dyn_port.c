@@ -330,11 +330,8 @@ static int both_sides(int rc, const mpi_link_t *link, int root, MPI_Comm comm, M
                    : mpi_raise(comm, rc, "%s: the root (rank %d) failed (its error says why)",
                                call, root);
     mpi_sides_t s = {.L = comm, .leader = root, .link = link, .errcomm = comm, .call = call};
-    if ((e = mpi_create_begin(comm, call)) != MPI_SUCCESS)
-        return e;
-    e = mpi_inter_from_idents(&s, MPI_SUCCESS, mpi_comm_get(comm)->errh, out);
-    mpi_create_end();
-    return e;
+    mpi_ctx_drain();
+    return mpi_inter_from_idents(&s, MPI_SUCCESS, mpi_comm_get(comm)->errh, out);
 }
 
 /* the checks of accept and connect (all processes) */

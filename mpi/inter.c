@@ -292,28 +292,37 @@ int mpi_inter_from_idents(const mpi_sides_t *s, int local_err, MPI_Errhandler er
         for (int j = 0; j < n; j++)
             overlap = overlap || ident_same(&rids[i], &lids[j]);
     }
-    /* the free ids, whether every process's arguments were good and the
-     * groups disjoint, whether every process reaches every other */
-    unsigned char agree[MPI_CTX_MASK_BYTES + 2];
-    mpi_ctx_snapshot(agree);
-    agree[MPI_CTX_MASK_BYTES] = local_err == MPI_SUCCESS && !overlap ? 0xff : 0;
-    agree[MPI_CTX_MASK_BYTES + 1] = unknown == 0 ? 0xff : 0;
-    e = mpi_sides_and(s, agree, sizeof(agree));
-    if (e == MPI_SUCCESS && agree[MPI_CTX_MASK_BYTES] == 0)
+    /* rounds (comm_ctx.c) of: the free ids and whether offered, whether
+     * every process's arguments were good and the groups disjoint, whether
+     * every process reaches every other */
+    unsigned char agree[MPI_CTX_MASK_BYTES + 3];
+    int id = -1;
+    for (int round = 0;; round++) {
+        mpi_ctx_pause(round);
+        bool own = mpi_ctx_offer(agree);
+        agree[MPI_CTX_MASK_BYTES + 1] = local_err == MPI_SUCCESS && !overlap ? 0xff : 0;
+        agree[MPI_CTX_MASK_BYTES + 2] = unknown == 0 ? 0xff : 0;
+        e = mpi_sides_and(s, agree, sizeof(agree));
+        bool give_up = e != MPI_SUCCESS || agree[MPI_CTX_MASK_BYTES + 1] == 0;
+        if (give_up)
+            agree[MPI_CTX_MASK_BYTES] = 0; /* nothing taken */
+        if (mpi_ctx_settle(own, agree, true, &id) || give_up)
+            break;
+    }
+    if (e == MPI_SUCCESS && agree[MPI_CTX_MASK_BYTES + 1] == 0)
         e = local_err != MPI_SUCCESS ? local_err /* raised by the caller */
             : overlap ? mpi_raise(s->errcomm, MPI_ERR_COMM, "%s: the two groups overlap (a "
                                   "process in both)", s->call)
                       : mpi_raise(s->errcomm, MPI_ERR_OTHER, "%s: another process's arguments "
                                   "were refused (its error says why): no intercommunicator was "
                                   "made", s->call);
-    if (e == MPI_SUCCESS && agree[MPI_CTX_MASK_BYTES + 1] == 0) {
+    if (e == MPI_SUCCESS && agree[MPI_CTX_MASK_BYTES + 2] == 0) {
         e = wire(s, rids, rn, low);
         for (int i = 0; e == MPI_SUCCESS && i < rn; i++)
             if ((rranks[i] = mpi_ident_peer(&rids[i])) < 0)
                 e = mpi_raise(s->errcomm, MPI_ERR_INTERN, "%s: rank %d of the other group was "
                               "not reached", s->call, i);
     }
-    int id = e == MPI_SUCCESS ? mpi_ctx_lowest(agree) : -1;
     if (e == MPI_SUCCESS && id < 0)
         e = mpi_raise(s->errcomm, MPI_ERR_OTHER, "%s: all %d context ids are taken on some "
                       "process (free communicators)", s->call, MPI_CONTEXT_IDS);
@@ -322,6 +331,8 @@ int mpi_inter_from_idents(const mpi_sides_t *s, int local_err, MPI_Errhandler er
     free(mine);
     free(theirs);
     if (e != MPI_SUCCESS) {
+        if (id >= 0)
+            mpi_ctx_give_back(id);
         free(rranks);
         return e;
     }
@@ -387,11 +398,8 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
     }
     mpi_sides_t s = {.L = local_comm, .leader = local_leader, .link = have_link ? &link : NULL,
                      .errcomm = local_comm, .call = call};
-    if ((e = mpi_create_begin(local_comm, call)) != MPI_SUCCESS)
-        return e;
-    e = mpi_inter_from_idents(&s, local_err, L->errh, newintercomm);
-    mpi_create_end();
-    return e;
+    mpi_ctx_drain();
+    return mpi_inter_from_idents(&s, local_err, L->errh, newintercomm);
 }
 
 /* ---- MPI_Intercomm_merge -------------------------------------------------------- */
@@ -426,20 +434,24 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     mpi_link_t link;
     mpi_sides_t s;
     mpi_inter_sides(c, intercomm, call, &link, &s);
-    if ((e = mpi_create_begin(intercomm, call)) != MPI_SUCCESS)
-        return e;
-    unsigned char mine = high ? 1 : 0, agree[MPI_CTX_MASK_BYTES];
+    mpi_ctx_drain();
+    unsigned char mine = high ? 1 : 0, agree[MPI_CTX_MASK_BYTES + 1];
     void *theirs = NULL;
     size_t tlen = 0;
+    int id = -1;
     e = mpi_sides_swap(&s, &mine, 1, &theirs, &tlen);
     if (e == MPI_SUCCESS && tlen != 1)
         e = mpi_raise(intercomm, MPI_ERR_INTERN, "%s: %zu bytes from the other leader", call,
                       tlen);
-    if (e == MPI_SUCCESS) {
-        mpi_ctx_snapshot(agree);
+    for (int round = 0; e == MPI_SUCCESS; round++) { /* rounds: comm_ctx.c */
+        mpi_ctx_pause(round);
+        bool own = mpi_ctx_offer(agree);
         e = mpi_sides_and(&s, agree, sizeof(agree));
+        if (e != MPI_SUCCESS)
+            agree[MPI_CTX_MASK_BYTES] = 0;
+        if (mpi_ctx_settle(own, agree, true, &id) || e != MPI_SUCCESS)
+            break;
     }
-    int id = e == MPI_SUCCESS ? mpi_ctx_lowest(agree) : -1;
     if (e == MPI_SUCCESS && id < 0)
         e = mpi_raise(intercomm, MPI_ERR_OTHER, "%s: all %d context ids are taken on some "
                       "process (free communicators)", call, MPI_CONTEXT_IDS);
@@ -447,8 +459,10 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     free(theirs);
     const mpi_comm_t *lc = mpi_comm_local(c);
     int n = lc->size + c->size, *ranks = e == MPI_SUCCESS ? malloc(sizeof(int) * (size_t)n) : NULL;
-    if (e == MPI_SUCCESS && ranks == NULL)
+    if (e == MPI_SUCCESS && ranks == NULL) {
+        mpi_ctx_give_back(id);
         e = mpi_raise(intercomm, MPI_ERR_NO_MEM, "%s", call);
+    }
     if (e == MPI_SUCCESS) {
         const mpi_comm_t *a = first ? lc : c, *b = first ? c : lc;
         memcpy(ranks, a->ranks, sizeof(int) * (size_t)a->size);
@@ -456,7 +470,6 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
         e = mpi_comm_install(ranks, n, first ? c->rank : c->size + c->rank, id, c->errh,
                              newintracomm, call);
     }
-    mpi_create_end();
     return e;
 }
 

@@ -12,23 +12,36 @@
 #include "mpi/inter.h"
 
 /* The context id of the new intercommunicator(s): free on every process
- * of both groups; and whether every process's arguments were good (if
- * not, every process fails: local_err where it was refused). */
-static int agree_id(const mpi_sides_t *s, int local_err, int *id)
+ * of both groups, agreed in rounds (comm_ctx.c) and taken on every process
+ * (member: it gets one of them; the caller installs it or gives it back);
+ * and whether every process's arguments were good (if not, every process
+ * fails: local_err where it was refused). */
+static int agree_id(const mpi_sides_t *s, int local_err, bool member, int *id)
 {
-    unsigned char agree[MPI_CTX_MASK_BYTES + 1];
-    mpi_ctx_snapshot(agree);
-    agree[MPI_CTX_MASK_BYTES] = local_err == MPI_SUCCESS ? 0xff : 0;
-    int e = mpi_sides_and(s, agree, sizeof(agree));
+    unsigned char agree[MPI_CTX_MASK_BYTES + 2];
+    int e;
+    *id = -1;
+    mpi_ctx_drain();
+    for (int round = 0;; round++) {
+        mpi_ctx_pause(round);
+        bool own = mpi_ctx_offer(agree);
+        agree[MPI_CTX_MASK_BYTES + 1] = local_err == MPI_SUCCESS ? 0xff : 0;
+        e = mpi_sides_and(s, agree, sizeof(agree));
+        bool give_up = e != MPI_SUCCESS || agree[MPI_CTX_MASK_BYTES + 1] == 0;
+        if (give_up)
+            agree[MPI_CTX_MASK_BYTES] = 0; /* nothing taken */
+        if (mpi_ctx_settle(own, agree, member, id) || give_up)
+            break;
+    }
     if (e != MPI_SUCCESS)
         return e;
-    if (agree[MPI_CTX_MASK_BYTES] == 0)
+    if (agree[MPI_CTX_MASK_BYTES + 1] == 0)
         return local_err != MPI_SUCCESS
                    ? local_err
                    : mpi_raise(s->errcomm, MPI_ERR_OTHER, "%s: another process's arguments were "
                                "refused (its error says why): no communicator was made",
                                s->call);
-    if ((*id = mpi_ctx_lowest(agree)) < 0)
+    if (*id < 0)
         return mpi_raise(s->errcomm, MPI_ERR_OTHER, "%s: all %d context ids are taken on some "
                          "process (free communicators)", s->call, MPI_CONTEXT_IDS);
     return MPI_SUCCESS;
@@ -50,21 +63,18 @@ int mpi_inter_dup(MPI_Comm comm, MPI_Comm *newcomm)
     mpi_link_t link;
     mpi_sides_t s;
     mpi_inter_sides(c, comm, call, &link, &s);
-    int e = mpi_create_begin(comm, call), id = -1;
-    if (e != MPI_SUCCESS)
-        return e;
-    e = agree_id(&s, MPI_SUCCESS, &id);
+    int id = -1, e = agree_id(&s, MPI_SUCCESS, true, &id);
     int *l = e == MPI_SUCCESS ? copy_ints(lc->ranks, lc->size) : NULL;
     int *r = e == MPI_SUCCESS ? copy_ints(c->ranks, c->size) : NULL;
     if (e == MPI_SUCCESS && (l == NULL || r == NULL)) {
         free(l);
         free(r);
+        mpi_ctx_give_back(id);
         e = mpi_raise(comm, MPI_ERR_NO_MEM, "%s", call);
     }
     if (e == MPI_SUCCESS)
         e = mpi_inter_install(l, lc->size, r, c->size, c->rank, id, c->errh, c->low, newcomm,
                               call);
-    mpi_create_end();
     return e;
 }
 
@@ -110,9 +120,8 @@ int mpi_inter_split(MPI_Comm comm, int color, int key, int local_err, MPI_Comm *
     int *l = malloc(sizeof(int) * (size_t)n), *r = malloc(sizeof(int) * (size_t)rn);
     void *theirs = NULL;
     size_t tlen = 0;
-    int e = all != NULL && l != NULL && r != NULL ? mpi_create_begin(comm, call)
+    int e = all != NULL && l != NULL && r != NULL ? MPI_SUCCESS
                                                   : mpi_raise(comm, MPI_ERR_NO_MEM, "%s", call);
-    bool begun = e == MPI_SUCCESS;
     if (e == MPI_SUCCESS)
         e = MPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, s.L);
     if (e == MPI_SUCCESS)
@@ -120,20 +129,18 @@ int mpi_inter_split(MPI_Comm comm, int color, int key, int local_err, MPI_Comm *
     if (e == MPI_SUCCESS && tlen != sizeof(int) * 2 * (size_t)rn)
         e = mpi_raise(comm, MPI_ERR_INTERN, "%s: %zu bytes of colors from the other group, of "
                       "%d processes", call, tlen, rn);
-    if (e == MPI_SUCCESS)
-        e = agree_id(&s, local_err, &id);
     *newcomm = MPI_COMM_NULL;
     int ln = 0, rm = 0, pos = -1, rpos;
     if (e == MPI_SUCCESS && color != MPI_UNDEFINED) {
         ln = pick(all, n, color, lc->ranks, lc->rank, l, &pos);
         rm = pick(theirs, rn, color, c->ranks, -1, r, &rpos);
     }
+    if (e == MPI_SUCCESS)
+        e = agree_id(&s, local_err, ln > 0 && rm > 0, &id);
     if (e == MPI_SUCCESS && ln > 0 && rm > 0) {
         e = mpi_inter_install(l, ln, r, rm, pos, id, c->errh, c->low, newcomm, call);
         l = r = NULL; /* taken over */
     }
-    if (begun)
-        mpi_create_end();
     free(all);
     free(l);
     free(r);
@@ -178,25 +185,22 @@ int mpi_inter_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
         gn = 0;
     void *theirs = NULL;
     size_t tlen = 0;
-    int e = mpi_create_begin(comm, call);
-    if (e != MPI_SUCCESS) {
-        free(sel);
-        return e;
-    }
-    e = mpi_sides_swap(&s, sel, sizeof(int) * (size_t)gn, &theirs, &tlen);
+    int e = mpi_sides_swap(&s, sel, sizeof(int) * (size_t)gn, &theirs, &tlen);
     int rn = (int)(tlen / sizeof(int));
     for (int i = 0; e == MPI_SUCCESS && i < rn; i++)
         if (((int *)theirs)[i] < 0 || ((int *)theirs)[i] >= c->size)
             e = mpi_raise(comm, MPI_ERR_INTERN, "%s: the other group names its rank %d", call,
                           ((int *)theirs)[i]);
+    bool member = pos >= 0 && gn > 0 && rn > 0;
     if (e == MPI_SUCCESS)
-        e = agree_id(&s, local_err, &id);
+        e = agree_id(&s, local_err, member, &id);
     *newcomm = MPI_COMM_NULL;
-    if (e == MPI_SUCCESS && pos >= 0 && gn > 0 && rn > 0) {
+    if (e == MPI_SUCCESS && member) {
         int *l = malloc(sizeof(int) * (size_t)gn), *r = malloc(sizeof(int) * (size_t)rn);
         if (l == NULL || r == NULL) {
             free(l);
             free(r);
+            mpi_ctx_give_back(id);
             e = mpi_raise(comm, MPI_ERR_NO_MEM, "%s", call);
         } else {
             for (int i = 0; i < gn; i++)
@@ -206,7 +210,6 @@ int mpi_inter_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
             e = mpi_inter_install(l, gn, r, rn, pos, id, c->errh, c->low, newcomm, call);
         }
     }
-    mpi_create_end();
     free(sel);
     free(theirs);
     return e;

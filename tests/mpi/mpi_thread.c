@@ -11,7 +11,8 @@
  *  3. receives from any source on MPI_COMM_WORLD, one tag per thread;
  *  4. communicators created from every thread at once, each from its own
  *     (MPI_Comm_dup, _split, _create, _split_type, _create_group of the
- *     even ranks: tern used to refuse a
+ *     even ranks, MPI_Intercomm_create of the even and odd halves, its
+ *     dup and MPI_Intercomm_merge: tern used to refuse a
  *     second creation under way), each new one checked by an allreduce
  *     and by a ring exchange whose payload names the thread (two threads'
  *     communicators given one context id would cross their messages).
@@ -201,6 +202,23 @@ static void creations(int t)
             MPI_Comm_create_group(own[t], evens, t, &cg);
             check_new(t, i, cg, ne, esum, "create_group");
             MPI_Comm_free(&cg);
+        }
+        if (size >= 2) { /* the even and odd halves meet, dup and merge */
+            MPI_Comm hf, ic, icd, m;
+            int rs = -1, rsd = -1;
+            MPI_Comm_split(own[t], rank % 2, rank, &hf);
+            MPI_Intercomm_create(hf, 0, own[t], rank % 2 ? 0 : 1, 100 + t, &ic);
+            MPI_Comm_remote_size(ic, &rs);
+            TCHECK(rs == size - halfn, "intercomm round %d: remote size %d", i, rs);
+            MPI_Comm_dup(ic, &icd);
+            MPI_Comm_remote_size(icd, &rsd);
+            TCHECK(rsd == rs, "intercomm dup round %d: remote size %d", i, rsd);
+            MPI_Intercomm_merge(ic, rank % 2, &m);
+            check_new(t, i, m, size, all, "merge");
+            MPI_Comm_free(&m);
+            MPI_Comm_free(&icd);
+            MPI_Comm_free(&ic);
+            MPI_Comm_free(&hf);
         }
         MPI_Comm_free(&h);
         MPI_Comm_free(&c);
