@@ -108,7 +108,6 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
     }
     /* rounds among the members, as mpi_comm_make's (comm_ctx.c) */
     int err = MPI_XCHG_AGAIN;
-    mpi_ctx_drain();
     for (int round = 0; e == MPI_SUCCESS && err == MPI_XCHG_AGAIN; round++) {
         int *ranks = copy_ints(procs, n);
         if (ranks == NULL) {

@@ -190,40 +190,58 @@ int mpi_inter_install(int *lranks, int lsize, int *rranks, int rsize, int me, in
  *   rank while the same thread of a rank outside the group, already in
  *   its next creation on that parent, held the mask there.
  * - the start of an MPI_Comm_idup (its exchange must not wait for rounds)
- *   holds the mask from mpi_create_begin to mpi_create_end: it waits for a
- *   round that holds it (rounds end), and is refused with
- *   MPI_ERR_UNSUPPORTED_OPERATION when another idup's start holds it; the
- *   rounds meanwhile offer nothing.
+ *   holds the mask from mpi_create_begin to mpi_create_end, which only
+ *   sends its free ids: it waits for a round or another start that holds
+ *   it (both end), and first for this thread's idups under way to end
+ *   (their ids are not chosen yet; the peers start them in this thread's
+ *   order).  Another thread's under way: refused, since waiting for it
+ *   hung (two threads' starts each waiting for the other's idup, whose
+ *   peers waited the other way round).
  * - an MPI_Comm_idup's agreement under way (mpi_ctx_drain's list) offered
  *   its snapshot: the rounds offer nothing until it ended.
  */
 enum { MASK_FREE, MASK_ROUND, MASK_HELD };
+/* Step the MPI_Comm_idup's under way here once (no wait); true: none left. */
+static bool step_pending(void);
+/* The MPI_Comm_idup's under way here, each stepped once: 0 none, 1 this
+ * thread's only, 2 another thread's too. */
+static int pending_kind(void);
 static int mask_state;   /* MASK_* */
 static int held_waiting; /* mpi_create_begin's waiting for a round */
 
 int mpi_create_begin(MPI_Comm parent, const char *call)
 {
-    mpi_ctx_drain();
-    if (!mpi.mt)
-        return MPI_SUCCESS;
-    for (bool counted = false;;) {
-        mpi_table_lock();
-        int was = mask_state;
-        if (was == MASK_FREE)
-            mask_state = MASK_HELD;
-        if (was != MASK_ROUND && counted)
-            held_waiting--;
-        else if (was == MASK_ROUND && !counted)
-            held_waiting++;
-        mpi_table_unlock();
-        if (was == MASK_FREE)
+    for (;;) {
+        /* this thread's idups under way end first (its peers start them
+         * in its order); waiting for another thread's could hang (that
+         * thread's peers may be waiting for ours) */
+        int k = pending_kind();
+        if (k == 2)
+            return mpi_raise(parent, MPI_ERR_UNSUPPORTED_OPERATION, "%s: another thread's "
+                             "MPI_Comm_idup is under way on this process: start them from "
+                             "one thread (or wait for it first)", call);
+        if (k == 1) {
+            mpi_block();
+            continue;
+        }
+        if (!mpi.mt)
             return MPI_SUCCESS;
-        if (was == MASK_HELD)
-            return mpi_raise(parent, MPI_ERR_UNSUPPORTED_OPERATION, "%s: another thread is "
-                             "starting an MPI_Comm_idup at the same time (start them from one "
-                             "thread at a time)", call);
-        counted = true;
-        mpi_block(); /* a round holds it: rounds end */
+        mpi_table_lock();
+        held_waiting++; /* the rounds offer nothing meanwhile: this one goes first */
+        mpi_table_unlock();
+        for (bool got = false; !got;) {
+            mpi_table_lock();
+            if ((got = mask_state == MASK_FREE)) {
+                mask_state = MASK_HELD;
+                held_waiting--;
+            }
+            mpi_table_unlock();
+            if (!got)
+                mpi_block(); /* a round, or another idup's start, holds it: both end */
+        }
+        if (pending_kind() == 0)
+            return MPI_SUCCESS;
+        mpi_create_end(); /* another thread's started meanwhile: refused above */
     }
 }
 
@@ -236,14 +254,16 @@ void mpi_create_end(void)
     mpi_table_unlock();
 }
 
-/* Step the MPI_Comm_idup's under way here once (no wait); true: none left. */
-static bool step_pending(void);
 
 bool mpi_ctx_offer(unsigned char *mask)
 {
     bool none_pending = step_pending();
     mpi_table_lock();
-    bool own = !mpi.mt || (mask_state == MASK_FREE && held_waiting == 0 && none_pending);
+    /* an MPI_Comm_idup under way here offered its snapshot: none until it
+     * ends (its peers start it in their order; the rounds go on meanwhile,
+     * where waiting for it could hang: a peer's thread may be in this
+     * creation's round before it gets to that idup) */
+    bool own = none_pending && (!mpi.mt || (mask_state == MASK_FREE && held_waiting == 0));
     if (own) {
         memcpy(mask, mpi.ctx_free, MASK_BYTES);
         if (mpi.mt)
@@ -283,7 +303,8 @@ void mpi_ctx_pause(int round)
 {
     if (round == 0)
         return;
-    /* xorshift per thread: a pause of 1 to 8 waits, unlike the other ranks' */
+    /* xorshift per thread: a pause of 1 to 8 waits of at most 1 ms, unlike
+     * the other ranks' */
     static __thread uint32_t seed;
     if (seed == 0)
         seed = (uint32_t)(uintptr_t)&seed ^ (uint32_t)tern_rank(mpi.ctx) * 2654435761u ^ 1u;
@@ -291,7 +312,7 @@ void mpi_ctx_pause(int round)
     seed ^= seed >> 17;
     seed ^= seed << 5;
     for (unsigned i = 0; i <= (seed & 7u); i++)
-        mpi_block();
+        mpi_block_ms(1); /* bounded: every rank may pause at once, nothing in flight */
 }
 
 /* ---- agreement over the parent -------------------------------------------- */
@@ -304,7 +325,6 @@ int mpi_comm_make(MPI_Comm parent, int *ranks, int size, int me, int local_err, 
 {
     unsigned char mask[MASK_BYTES + 2];
     int id = -1, e;
-    mpi_ctx_drain();
     for (int round = 0;; round++) {
         mpi_ctx_pause(round); /* let the round that holds the mask here end */
         bool own = mpi_ctx_offer(mask);
@@ -369,6 +389,7 @@ struct mpi_xchg {
     int err;
     char msg[MPI_MAX_ERROR_STRING];
     bool pending;             /* in the list of MPI_Comm_idup's under way */
+    pthread_t thread;         /* its starter (mpi_create_begin) */
     mpi_xchg_t *next;
 };
 
@@ -503,6 +524,20 @@ void mpi_xchg_free(mpi_xchg_t *x)
     free(x);
 }
 
+static int pending_kind(void)
+{
+    int kind = 0;
+    mpi_mt_lock(&xchg_lock);
+    for (mpi_xchg_t *x = pending_head, *next; x != NULL; x = next) {
+        next = x->next;
+        if (step(x))
+            continue; /* done: out of the list */
+        kind = kind == 2 || !pthread_equal(x->thread, pthread_self()) ? 2 : 1;
+    }
+    mpi_mt_unlock(&xchg_lock);
+    return kind;
+}
+
 static bool step_pending(void)
 {
     mpi_mt_lock(&xchg_lock);
@@ -582,6 +617,7 @@ int mpi_xchg_start(MPI_Comm parent, int *procs, int n, int me, int lsize, uint64
     mpi_unlock(x->w);
     if (pending) {
         x->pending = true;
+        x->thread = pthread_self();
         x->next = pending_head;
         pending_head = x;
     }

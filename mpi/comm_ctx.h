@@ -9,12 +9,11 @@
 
 #pragma GCC visibility push(hidden)
 
-/* A creation on this rank begins: the MPI_Comm_idup's under way here run
- * to their end first (their context ids must be known before another is
- * chosen).  MPI_THREAD_MULTIPLE: it holds the right to offer free ids
- * until mpi_create_end (waiting for a round of mpi_comm_make's to end);
- * refused (MPI_ERR_UNSUPPORTED_OPERATION, raised on parent) while another
- * thread's creation of this kind holds it (comm_ctx.c). */
+/* An MPI_Comm_idup's start on this rank begins: the MPI_Comm_idup's under
+ * way here run to their end first (their context ids must be known before
+ * another is chosen).  MPI_THREAD_MULTIPLE: it holds the right to offer
+ * free ids until mpi_create_end, waiting for the round or the other start
+ * that holds it (comm_ctx.c).  MPI_SUCCESS. */
 int mpi_create_begin(MPI_Comm parent, const char *call);
 void mpi_create_end(void);
 

@@ -330,7 +330,6 @@ static int both_sides(int rc, const mpi_link_t *link, int root, MPI_Comm comm, M
                    : mpi_raise(comm, rc, "%s: the root (rank %d) failed (its error says why)",
                                call, root);
     mpi_sides_t s = {.L = comm, .leader = root, .link = link, .errcomm = comm, .call = call};
-    mpi_ctx_drain();
     return mpi_inter_from_idents(&s, MPI_SUCCESS, mpi_comm_get(comm)->errh, out);
 }
 

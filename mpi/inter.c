@@ -398,7 +398,6 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
     }
     mpi_sides_t s = {.L = local_comm, .leader = local_leader, .link = have_link ? &link : NULL,
                      .errcomm = local_comm, .call = call};
-    mpi_ctx_drain();
     return mpi_inter_from_idents(&s, local_err, L->errh, newintercomm);
 }
 
@@ -434,7 +433,6 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     mpi_link_t link;
     mpi_sides_t s;
     mpi_inter_sides(c, intercomm, call, &link, &s);
-    mpi_ctx_drain();
     unsigned char mine = high ? 1 : 0, agree[MPI_CTX_MASK_BYTES + 1];
     void *theirs = NULL;
     size_t tlen = 0;

@@ -21,7 +21,6 @@ static int agree_id(const mpi_sides_t *s, int local_err, bool member, int *id)
     unsigned char agree[MPI_CTX_MASK_BYTES + 2];
     int e;
     *id = -1;
-    mpi_ctx_drain();
     for (int round = 0;; round++) {
         mpi_ctx_pause(round);
         bool own = mpi_ctx_offer(agree);
