@@ -254,8 +254,9 @@ void mpi_create_end(void)
     mpi_table_unlock();
 }
 
-
-bool mpi_ctx_offer(unsigned char *mask)
+/* A round's offer on this rank (mask: MASK_BYTES + 1, the free ids then
+ * whether offered); true: this rank holds the mask until the settle. */
+static bool mpi_ctx_offer(unsigned char *mask)
 {
     bool none_pending = step_pending();
     mpi_table_lock();
@@ -279,7 +280,7 @@ bool mpi_ctx_offer(unsigned char *mask)
 /* The round's end on this rank: the id chosen (mask: the and of every
  * offer; -1: no id free on some rank) taken when this rank is a member,
  * the mask given back.  false: some rank did not offer, run it again. */
-bool mpi_ctx_settle(bool own, const unsigned char *mask, bool member, int *id)
+static bool mpi_ctx_settle(bool own, const unsigned char *mask, bool member, int *id)
 {
     bool all = mask[MASK_BYTES] != 0;
     mpi_table_lock();
@@ -315,33 +316,50 @@ void mpi_ctx_pause(int round)
         mpi_block_ms(1); /* bounded: every rank may pause at once, nothing in flight */
 }
 
+/* ---- the rounds ------------------------------------------------------------ */
+
+/* mpi_ctx_agree's and over a parent intracommunicator: one allreduce */
+static int and_over(const void *parent, unsigned char *buf, size_t len)
+{
+    return MPI_Allreduce(MPI_IN_PLACE, buf, (int)len, MPI_UNSIGNED_CHAR, MPI_BAND,
+                         *(const MPI_Comm *)parent);
+}
+
+int mpi_ctx_agree(mpi_ctx_and_fn *and_fn, const void *arg, unsigned char *extra, size_t nextra,
+                  bool member, int *id)
+{
+    unsigned char buf[MASK_BYTES + 1 + MPI_CTX_EXTRA_MAX];
+    int e;
+    *id = -1;
+    for (int round = 0;; round++) {
+        mpi_ctx_pause(round); /* let the round that holds the mask here end */
+        bool own = mpi_ctx_offer(buf);
+        if (nextra > 0) /* extra may be NULL then: memcpy must not see it */
+            memcpy(buf + MASK_BYTES + 1, extra, nextra);
+        e = and_fn(arg, buf, MASK_BYTES + 1 + nextra);
+        bool give_up = e != MPI_SUCCESS || (nextra > 0 && buf[MASK_BYTES + 1] == 0);
+        if (give_up)
+            buf[MASK_BYTES] = 0; /* nothing taken: the mask back */
+        if (mpi_ctx_settle(own, buf, member, id) || give_up)
+            break;
+    }
+    if (e == MPI_SUCCESS && nextra > 0)
+        memcpy(extra, buf + MASK_BYTES + 1, nextra);
+    return e;
+}
+
 /* ---- agreement over the parent -------------------------------------------- */
 
-/* A round: the masks, the byte of the round (every rank offered), and
- * whether every rank's arguments were good (0xff) or not (0), in one
- * allreduce. */
+/* The rounds over the parent, with one more byte: whether every rank's
+ * arguments were good (0xff) or not (0). */
 int mpi_comm_make(MPI_Comm parent, int *ranks, int size, int me, int local_err, MPI_Comm *out,
                   const char *call)
 {
-    unsigned char mask[MASK_BYTES + 2];
-    int id = -1, e;
-    for (int round = 0;; round++) {
-        mpi_ctx_pause(round); /* let the round that holds the mask here end */
-        bool own = mpi_ctx_offer(mask);
-        mask[MASK_BYTES + 1] = local_err == MPI_SUCCESS ? 0xff : 0;
-        e = MPI_Allreduce(MPI_IN_PLACE, mask, (int)sizeof(mask), MPI_UNSIGNED_CHAR, MPI_BAND,
-                          parent);
-        if (e != MPI_SUCCESS || mask[MASK_BYTES + 1] == 0) {
-            mask[MASK_BYTES] = 0; /* nothing taken: the mask back */
-            (void)mpi_ctx_settle(own, mask, false, &id);
-            break;
-        }
-        if (mpi_ctx_settle(own, mask, ranks != NULL, &id))
-            break;
-    }
+    unsigned char ok = local_err == MPI_SUCCESS ? 0xff : 0;
+    int id = -1, e = mpi_ctx_agree(and_over, &parent, &ok, 1, ranks != NULL, &id);
     if (e == MPI_SUCCESS && local_err != MPI_SUCCESS)
         e = local_err; /* raised already, by the caller */
-    else if (e == MPI_SUCCESS && mask[MASK_BYTES + 1] == 0)
+    else if (e == MPI_SUCCESS && ok == 0)
         e = mpi_raise(parent, MPI_ERR_OTHER, "%s: another rank's arguments were refused (its "
                       "error says why): no communicator was made", call);
     if (e != MPI_SUCCESS) {

@@ -41,17 +41,20 @@ int mpi_xchg_start(MPI_Comm parent, int *procs, int n, int me, int lsize, uint64
 /* before round number round of a creation (0: none): a pause of random
  * length, progressing */
 void mpi_ctx_pause(int round);
-/* A round of the agreement, for a caller that ands the masks itself
- * (intercommunicators: over both groups): offer fills mask
- * (MPI_CTX_MASK_BYTES + 1: the free ids, then whether offered) and says
- * whether this rank holds the mask; settle, on the and of every process's
- * (byte MPI_CTX_MASK_BYTES 0 for a round given up: nothing taken),
- * chooses the id (-1: none free on some process), takes it when member
- * and gives the mask back; false: run the round again (mpi_ctx_pause).
- * The id then goes to mpi_comm_install / mpi_inter_install, or back
- * (give_back) if the creation fails before. */
-bool mpi_ctx_offer(unsigned char *mask);
-bool mpi_ctx_settle(bool own, const unsigned char *mask, bool member, int *id);
+/* The context id agreement in rounds (comm_ctx.c): each round, this rank
+ * offers its free ids when it holds the mask, with nextra (at most
+ * MPI_CTX_EXTRA_MAX) bytes of its own after them, and and_fn (arg) ands
+ * the whole over every process (an intercommunicator's: both groups).  It
+ * ends with a round every process offered in (the lowest id free
+ * everywhere taken here when member, -1 when none is free on some
+ * process), or one given up: and_fn failed, or extra[0] (when nextra > 0)
+ * is 0 on some process (nothing taken).  extra then holds the and of
+ * everyone's; *id goes to mpi_comm_install / mpi_inter_install, or back
+ * (mpi_ctx_give_back) if the creation fails before.  and_fn's status. */
+typedef int mpi_ctx_and_fn(const void *arg, unsigned char *buf, size_t len);
+#define MPI_CTX_EXTRA_MAX 2
+int mpi_ctx_agree(mpi_ctx_and_fn *and_fn, const void *arg, unsigned char *extra, size_t nextra,
+                  bool member, int *id);
 void mpi_ctx_give_back(int id);
 /* Moved on once, never blocking; true once done, with *err its class
  * (not raised: mpi_xchg_msg says why it failed).  Then its owner frees it

@@ -146,8 +146,9 @@ int mpi_sides_swap(const mpi_sides_t *s, const void *mine, size_t len, void **th
     return MPI_SUCCESS;
 }
 
-int mpi_sides_and(const mpi_sides_t *s, unsigned char *buf, size_t len)
+int mpi_sides_and(const void *sides, unsigned char *buf, size_t len)
 {
+    const mpi_sides_t *s = sides;
     mpi_comm_t *L = mpi_comm_get(s->L);
     unsigned char *b = malloc(len + 1), *t = malloc(len + 1);
     if (b == NULL || t == NULL) {
@@ -295,28 +296,18 @@ int mpi_inter_from_idents(const mpi_sides_t *s, int local_err, MPI_Errhandler er
     /* rounds (comm_ctx.c) of: the free ids and whether offered, whether
      * every process's arguments were good and the groups disjoint, whether
      * every process reaches every other */
-    unsigned char agree[MPI_CTX_MASK_BYTES + 3];
+    unsigned char agree[2] = {local_err == MPI_SUCCESS && !overlap ? 0xff : 0,
+                              unknown == 0 ? 0xff : 0};
     int id = -1;
-    for (int round = 0;; round++) {
-        mpi_ctx_pause(round);
-        bool own = mpi_ctx_offer(agree);
-        agree[MPI_CTX_MASK_BYTES + 1] = local_err == MPI_SUCCESS && !overlap ? 0xff : 0;
-        agree[MPI_CTX_MASK_BYTES + 2] = unknown == 0 ? 0xff : 0;
-        e = mpi_sides_and(s, agree, sizeof(agree));
-        bool give_up = e != MPI_SUCCESS || agree[MPI_CTX_MASK_BYTES + 1] == 0;
-        if (give_up)
-            agree[MPI_CTX_MASK_BYTES] = 0; /* nothing taken */
-        if (mpi_ctx_settle(own, agree, true, &id) || give_up)
-            break;
-    }
-    if (e == MPI_SUCCESS && agree[MPI_CTX_MASK_BYTES + 1] == 0)
+    e = mpi_ctx_agree(mpi_sides_and, s, agree, sizeof(agree), true, &id);
+    if (e == MPI_SUCCESS && agree[0] == 0)
         e = local_err != MPI_SUCCESS ? local_err /* raised by the caller */
             : overlap ? mpi_raise(s->errcomm, MPI_ERR_COMM, "%s: the two groups overlap (a "
                                   "process in both)", s->call)
                       : mpi_raise(s->errcomm, MPI_ERR_OTHER, "%s: another process's arguments "
                                   "were refused (its error says why): no intercommunicator was "
                                   "made", s->call);
-    if (e == MPI_SUCCESS && agree[MPI_CTX_MASK_BYTES + 2] == 0) {
+    if (e == MPI_SUCCESS && agree[1] == 0) {
         e = wire(s, rids, rn, low);
         for (int i = 0; e == MPI_SUCCESS && i < rn; i++)
             if ((rranks[i] = mpi_ident_peer(&rids[i])) < 0)
@@ -433,7 +424,7 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     mpi_link_t link;
     mpi_sides_t s;
     mpi_inter_sides(c, intercomm, call, &link, &s);
-    unsigned char mine = high ? 1 : 0, agree[MPI_CTX_MASK_BYTES + 1];
+    unsigned char mine = high ? 1 : 0;
     void *theirs = NULL;
     size_t tlen = 0;
     int id = -1;
@@ -441,15 +432,8 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     if (e == MPI_SUCCESS && tlen != 1)
         e = mpi_raise(intercomm, MPI_ERR_INTERN, "%s: %zu bytes from the other leader", call,
                       tlen);
-    for (int round = 0; e == MPI_SUCCESS; round++) { /* rounds: comm_ctx.c */
-        mpi_ctx_pause(round);
-        bool own = mpi_ctx_offer(agree);
-        e = mpi_sides_and(&s, agree, sizeof(agree));
-        if (e != MPI_SUCCESS)
-            agree[MPI_CTX_MASK_BYTES] = 0;
-        if (mpi_ctx_settle(own, agree, true, &id) || e != MPI_SUCCESS)
-            break;
-    }
+    if (e == MPI_SUCCESS)
+        e = mpi_ctx_agree(mpi_sides_and, &s, NULL, 0, true, &id);
     if (e == MPI_SUCCESS && id < 0)
         e = mpi_raise(intercomm, MPI_ERR_OTHER, "%s: all %d context ids are taken on some "
                       "process (free communicators)", call, MPI_CONTEXT_IDS);

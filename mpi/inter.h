@@ -45,9 +45,9 @@ int mpi_link_swapv(const mpi_link_t *l, const void *out, size_t olen, void **in,
  * malloc'd, *tlen its length): the leaders swap, the leader broadcasts. */
 int mpi_sides_swap(const mpi_sides_t *s, const void *mine, size_t len, void **theirs,
                    size_t *tlen);
-/* Every member of both sides gets the bitwise and of everyone's len
- * bytes in buf (in place). */
-int mpi_sides_and(const mpi_sides_t *s, unsigned char *buf, size_t len);
+/* Every member of both sides (sides: an mpi_sides_t) gets the bitwise and
+ * of everyone's len bytes in buf (in place): an mpi_ctx_and_fn. */
+int mpi_sides_and(const void *sides, unsigned char *buf, size_t len);
 
 /* A process as every process names it: its job (a 64-bit FNV-1a of the
  * job's name) and its rank there.  16 bytes on the wire. */

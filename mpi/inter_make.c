@@ -18,23 +18,11 @@
  * fails: local_err where it was refused). */
 static int agree_id(const mpi_sides_t *s, int local_err, bool member, int *id)
 {
-    unsigned char agree[MPI_CTX_MASK_BYTES + 2];
-    int e;
-    *id = -1;
-    for (int round = 0;; round++) {
-        mpi_ctx_pause(round);
-        bool own = mpi_ctx_offer(agree);
-        agree[MPI_CTX_MASK_BYTES + 1] = local_err == MPI_SUCCESS ? 0xff : 0;
-        e = mpi_sides_and(s, agree, sizeof(agree));
-        bool give_up = e != MPI_SUCCESS || agree[MPI_CTX_MASK_BYTES + 1] == 0;
-        if (give_up)
-            agree[MPI_CTX_MASK_BYTES] = 0; /* nothing taken */
-        if (mpi_ctx_settle(own, agree, member, id) || give_up)
-            break;
-    }
+    unsigned char ok = local_err == MPI_SUCCESS ? 0xff : 0;
+    int e = mpi_ctx_agree(mpi_sides_and, s, &ok, 1, member, id);
     if (e != MPI_SUCCESS)
         return e;
-    if (agree[MPI_CTX_MASK_BYTES + 1] == 0)
+    if (ok == 0)
         return local_err != MPI_SUCCESS
                    ? local_err
                    : mpi_raise(s->errcomm, MPI_ERR_OTHER, "%s: another process's arguments were "
@@ -128,7 +116,6 @@ int mpi_inter_split(MPI_Comm comm, int color, int key, int local_err, MPI_Comm *
     if (e == MPI_SUCCESS && tlen != sizeof(int) * 2 * (size_t)rn)
         e = mpi_raise(comm, MPI_ERR_INTERN, "%s: %zu bytes of colors from the other group, of "
                       "%d processes", call, tlen, rn);
-    *newcomm = MPI_COMM_NULL;
     int ln = 0, rm = 0, pos = -1, rpos;
     if (e == MPI_SUCCESS && color != MPI_UNDEFINED) {
         ln = pick(all, n, color, lc->ranks, lc->rank, l, &pos);
@@ -139,6 +126,8 @@ int mpi_inter_split(MPI_Comm comm, int color, int key, int local_err, MPI_Comm *
     if (e == MPI_SUCCESS && ln > 0 && rm > 0) {
         e = mpi_inter_install(l, ln, r, rm, pos, id, c->errh, c->low, newcomm, call);
         l = r = NULL; /* taken over */
+    } else if (e == MPI_SUCCESS) {
+        *newcomm = MPI_COMM_NULL; /* a failed call leaves it, as the intracommunicators' */
     }
     free(all);
     free(l);
@@ -193,7 +182,8 @@ int mpi_inter_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     bool member = pos >= 0 && gn > 0 && rn > 0;
     if (e == MPI_SUCCESS)
         e = agree_id(&s, local_err, member, &id);
-    *newcomm = MPI_COMM_NULL;
+    if (e == MPI_SUCCESS && !member)
+        *newcomm = MPI_COMM_NULL; /* a failed call leaves it, as the intracommunicators' */
     if (e == MPI_SUCCESS && member) {
         int *l = malloc(sizeof(int) * (size_t)gn), *r = malloc(sizeof(int) * (size_t)rn);
         if (l == NULL || r == NULL) {
