@@ -664,6 +664,28 @@ static void errors_inter(MPI_Comm ic)
     int dims[1] = {1}, periods[1] = {0};
     expect_err(MPI_Cart_create(ic, 1, dims, periods, 0, &c), MPI_ERR_COMM, 1,
                "MPI_Cart_create");
+#ifdef TERN_MPI_H
+    /* one process's bad color fails the split on every process of both
+     * groups (the agreement's round given up), and takes no context id:
+     * the dup after it works (MPICH leaves the others waiting) */
+    c = MPI_COMM_WORLD;
+    int e = MPI_Comm_split(ic, rank == 0 ? -7 : 0, 0, &c);
+    expect_err(e, rank == 0 ? MPI_ERR_ARG : MPI_ERR_OTHER, 1, "MPI_Comm_split");
+    CHECK(c == MPI_COMM_WORLD, "a failed split of an intercommunicator changed its output");
+    MPI_Comm d;
+    CHECK(MPI_Comm_dup(ic, &d) == MPI_SUCCESS, "the dup after a failed split");
+    int rs = -1;
+    MPI_Comm_remote_size(d, &rs);
+    CHECK(rs == rsz(), "the dup after a failed split: remote size %d", rs);
+    MPI_Comm_free(&d);
+    MPI_Group lg;
+    MPI_Comm_group(ic, &lg);
+    c = MPI_COMM_WORLD;
+    e = MPI_Comm_create(ic, rank == 0 ? MPI_GROUP_NULL : lg, &c);
+    expect_err(e, rank == 0 ? MPI_ERR_GROUP : MPI_ERR_OTHER, 1, "MPI_Comm_create");
+    CHECK(c == MPI_COMM_WORLD, "a failed create of an intercommunicator changed its output");
+    MPI_Group_free(&lg);
+#endif
     MPI_Comm_set_errhandler(ic, MPI_ERRORS_ARE_FATAL);
 }
 
