@@ -37,6 +37,11 @@ int coll_sendrecv(const coll_t *k, const void *sbuf, size_t slen, int to, void *
                   size_t rlen, int from, int tag);
 void *coll_tmp(size_t len); /* malloc, never of 0 bytes; large ones from a cache */
 void coll_tmp_free(void *p); /* free, or back to the cache */
+/* a buffer argument of k's call (MPI_IN_PLACE accepted) */
+int coll_check_buf(const coll_t *k, const void *buf, int count, MPI_Datatype dt);
+/* counts (returned, malloc'd with *displs after them) of size equal
+ * blocks of n, for the non-v forms; NULL: no memory */
+int *coll_equal_blocks(int size, int n, int **displs);
 
 /* coll_buf.c: size thresholds (docs/mpi.md), the settings MPI_Init read
  * (mpi.cfg): TERN_MPI_BCAST_LONG, TERN_MPI_BCAST_MIN_PROCS,

@@ -1,6 +1,6 @@
 /*
- * The all-to-all family beyond coll.c's blocking MPI_Alltoall(v):
- * MPI_Alltoallw (blocking: coll.c's pairwise exchange, in step i to rank +
+ * The all-to-all family beyond coll_gather.c's blocking MPI_Alltoall(v):
+ * MPI_Alltoallw (blocking: coll_gather.c's pairwise exchange, in step i to rank +
  * i and from rank - i) and the non-blocking MPI_Ialltoall, _Ialltoallv,
  * _Ialltoallw as schedules (coll_nb.h): every peer's block in one round,
  * the receives posted first.  The three forms are one description of each

@@ -1,6 +1,6 @@
 /*
  * Non-blocking gather, scatter and allgather (and their v forms) as
- * schedules (coll_nb.h), with the blocking ones' algorithms (coll.c):
+ * schedules (coll_nb.h), with the blocking ones' algorithms (coll_gather.c):
  *  - gather(v) / scatter(v): linear at the root, every peer's block in one
  *    round;
  *  - allgather(v): ring, size - 1 rounds, each passing on the block the
