@@ -117,7 +117,7 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
         mpi_ctx_pause(round);
         mpi_xchg_t *x;
         e = mpi_xchg_start(comm, ranks, n, me, 0, MPI_XCHG_TAG_GROUP | (uint32_t)tag, false,
-                           true, newcomm, call, &x);
+                           newcomm, call, &x);
         if (e != MPI_SUCCESS)
             break;
         while (!mpi_xchg_poll(x, &err))
@@ -241,9 +241,8 @@ static bool idup_progress(mpi_req_t *q)
 
 /* The duplicate's context id is agreed among comm's ranks by messages sent
  * at once (comm_ctx.c), so the call returns without waiting for any other
- * rank; the request completes once every rank's came in, and only then is
- * *newcomm written.  Any other creation on this rank (an MPI_Comm_idup too)
- * first waits for it to complete.  The attributes are copied here, as MPI
+ * rank or creation; the request completes once every rank took the id, and
+ * only then is *newcomm written.  The attributes are copied here, as MPI
  * says (their copy callbacks run in this call), and given to the duplicate
  * when it is made. */
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
@@ -289,15 +288,12 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
     }
     mpi_req_t *q = mpi_req_at(h);
     q->kind = REQ_DONE; /* until it carries the agreement */
-    e = mpi_create_begin(comm, call);
+    /* the idups on one parent are numbered alike on every process (MPI
+     * orders a communicator's collective calls) */
+    uint64_t tag = MPI_XCHG_TAG_IDUP | (uint64_t)(c->idup_seq++ & 0xffffu) << 44;
     mpi_xchg_t *x = NULL;
-    if (e == MPI_SUCCESS) {
-        e = mpi_xchg_start(comm, ranks, n, c->rank, c->inter ? lc->size : 0, MPI_XCHG_TAG_IDUP,
-                           true, false, newcomm, call, &x);
-        mpi_create_end();
-    } else {
-        free(ranks);
-    }
+    e = mpi_xchg_start(comm, ranks, n, c->rank, c->inter ? lc->size : 0, tag, true, newcomm, call,
+                       &x);
     if (e != MPI_SUCCESS) {
         mpi_attr_comm_discard(d->attrs, comm);
         free(d);

@@ -12,16 +12,16 @@
  *   at once and ands what comes back (mpi_xchg_*).
  *
  * A mask is a snapshot of this rank's free ids, so two agreements under
- * way on one rank could choose the same id: a creation first runs the
- * MPI_Comm_idup's under way here to their end, so an MPI_Comm_idup's
- * initiation waits for the one before it on this rank; under
- * MPI_THREAD_MULTIPLE, creations from several threads take turns (below,
- * "creations under MPI_THREAD_MULTIPLE").
+ * way on one rank could choose the same id.  The blocking ones take turns
+ * in rounds (below, "the mask"); an MPI_Comm_idup, which must wait for
+ * nothing, checks its choice in a second exchange instead (below,
+ * "MPI_Comm_idup").
  */
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mpi/comm_ctx.h"
 
@@ -39,12 +39,20 @@ void mpi_ctx_release(int id)
     mpi.ctx_free[id / 8] |= (unsigned char)(1u << (id % 8));
 }
 
-static int lowest_free(const unsigned char *mask)
+/* the first id free in mask from id from on (wrapping); -1: none */
+static int first_free(const unsigned char *mask, int from)
 {
-    for (int i = 0; i < MPI_CONTEXT_IDS; i++)
+    for (int k = 0; k < MPI_CONTEXT_IDS; k++) {
+        int i = (from + k) % MPI_CONTEXT_IDS;
         if (mask[i / 8] & (1u << (i % 8)))
             return i;
+    }
     return -1;
+}
+
+static int lowest_free(const unsigned char *mask)
+{
+    return first_free(mask, 0);
 }
 
 /* Is a peer of another job among ranks: it is reached from worker 0 only
@@ -163,14 +171,13 @@ int mpi_inter_install(int *lranks, int lsize, int *rranks, int rsize, int me, in
     return MPI_SUCCESS;
 }
 
-/* ---- creations under MPI_THREAD_MULTIPLE ---------------------------------- */
+/* ---- the mask ---------------------------------------------------------------- */
 
 /*
- * A mask is a snapshot of this rank's free ids: two agreements under way
- * here at once could each choose an id the other takes, in a different
- * order on another rank.  So one creation at a time holds the right to
- * offer the free ids ("the mask", as MPICH calls it; the state below is
- * the table lock's):
+ * Two agreements under way here at once could each choose an id the other
+ * takes, in a different order on another rank.  So one round at a time
+ * holds the right to offer the free ids ("the mask", as MPICH calls it;
+ * mask_state is the table lock's):
  *
  * - MPI_Comm_dup, _split, _create and _split_type agree over their parent
  *   in rounds (MPICH's protocol): a round offers the free ids if it gets
@@ -189,86 +196,25 @@ int mpi_inter_install(int *lranks, int lsize, int *rranks, int rsize, int me, in
  *   when a thread's MPI_Comm_create_group waited for a lower id on its
  *   rank while the same thread of a rank outside the group, already in
  *   its next creation on that parent, held the mask there.
- * - the start of an MPI_Comm_idup (its exchange must not wait for rounds)
- *   holds the mask from mpi_create_begin to mpi_create_end, which only
- *   sends its free ids: it waits for a round or another start that holds
- *   it (both end), and first for this thread's idups under way to end
- *   (their ids are not chosen yet; the peers start them in this thread's
- *   order).  Another thread's under way: refused, since waiting for it
- *   hung (two threads' starts each waiting for the other's idup, whose
- *   peers waited the other way round).
- * - an MPI_Comm_idup's agreement under way (mpi_ctx_drain's list) offered
- *   its snapshot: the rounds offer nothing until it ended.
+ * - an MPI_Comm_idup holds it for no time: its check (below) takes its
+ *   candidate only while no round holds the mask here.
+ *
+ * Without MPI_THREAD_MULTIPLE a round always gets the mask (one creation
+ * at a time), but the state is kept: an idup stepped while a blocking
+ * round waits for its allreduce sees it.
  */
-enum { MASK_FREE, MASK_ROUND, MASK_HELD };
-/* Step the MPI_Comm_idup's under way here once (no wait); true: none left. */
-static bool step_pending(void);
-/* The MPI_Comm_idup's under way here, each stepped once: 0 none, 1 this
- * thread's only, 2 another thread's too. */
-static int pending_kind(void);
-static int mask_state;   /* MASK_* */
-static int held_waiting; /* mpi_create_begin's waiting for a round */
-
-int mpi_create_begin(MPI_Comm parent, const char *call)
-{
-    for (;;) {
-        /* this thread's idups under way end first (its peers start them
-         * in its order); waiting for another thread's could hang (that
-         * thread's peers may be waiting for ours) */
-        int k = pending_kind();
-        if (k == 2)
-            return mpi_raise(parent, MPI_ERR_UNSUPPORTED_OPERATION, "%s: another thread's "
-                             "MPI_Comm_idup is under way on this process: start them from "
-                             "one thread (or wait for it first)", call);
-        if (k == 1) {
-            mpi_block();
-            continue;
-        }
-        if (!mpi.mt)
-            return MPI_SUCCESS;
-        mpi_table_lock();
-        held_waiting++; /* the rounds offer nothing meanwhile: this one goes first */
-        mpi_table_unlock();
-        for (bool got = false; !got;) {
-            mpi_table_lock();
-            if ((got = mask_state == MASK_FREE)) {
-                mask_state = MASK_HELD;
-                held_waiting--;
-            }
-            mpi_table_unlock();
-            if (!got)
-                mpi_block(); /* a round, or another idup's start, holds it: both end */
-        }
-        if (pending_kind() == 0)
-            return MPI_SUCCESS;
-        mpi_create_end(); /* another thread's started meanwhile: refused above */
-    }
-}
-
-void mpi_create_end(void)
-{
-    if (!mpi.mt)
-        return;
-    mpi_table_lock();
-    mask_state = MASK_FREE;
-    mpi_table_unlock();
-}
+enum { MASK_FREE, MASK_ROUND };
+static int mask_state; /* MASK_* */
 
 /* A round's offer on this rank (mask: MASK_BYTES + 1, the free ids then
  * whether offered); true: this rank holds the mask until the settle. */
 static bool mpi_ctx_offer(unsigned char *mask)
 {
-    bool none_pending = step_pending();
     mpi_table_lock();
-    /* an MPI_Comm_idup under way here offered its snapshot: none until it
-     * ends (its peers start it in their order; the rounds go on meanwhile,
-     * where waiting for it could hang: a peer's thread may be in this
-     * creation's round before it gets to that idup) */
-    bool own = none_pending && (!mpi.mt || (mask_state == MASK_FREE && held_waiting == 0));
+    bool own = !mpi.mt || mask_state == MASK_FREE;
     if (own) {
         memcpy(mask, mpi.ctx_free, MASK_BYTES);
-        if (mpi.mt)
-            mask_state = MASK_ROUND;
+        mask_state = MASK_ROUND;
     } else {
         memset(mask, 0, MASK_BYTES);
     }
@@ -287,7 +233,7 @@ static bool mpi_ctx_settle(bool own, const unsigned char *mask, bool member, int
     *id = all ? lowest_free(mask) : -1;
     if (all && *id >= 0 && member)
         mpi_ctx_take(*id); /* before the mask goes: the next offer lacks it */
-    if (own && mpi.mt)
+    if (own)
         mask_state = MASK_FREE;
     mpi_table_unlock();
     return all;
@@ -300,19 +246,23 @@ void mpi_ctx_give_back(int id)
     mpi_table_unlock();
 }
 
-void mpi_ctx_pause(int round)
+/* 1 to 8, unlike the other ranks' and threads' (xorshift per thread) */
+static unsigned pause_length(void)
 {
-    if (round == 0)
-        return;
-    /* xorshift per thread: a pause of 1 to 8 waits of at most 1 ms, unlike
-     * the other ranks' */
     static __thread uint32_t seed;
     if (seed == 0)
         seed = (uint32_t)(uintptr_t)&seed ^ (uint32_t)tern_rank(mpi.ctx) * 2654435761u ^ 1u;
     seed ^= seed << 13;
     seed ^= seed >> 17;
     seed ^= seed << 5;
-    for (unsigned i = 0; i <= (seed & 7u); i++)
+    return (seed & 7u) + 1;
+}
+
+void mpi_ctx_pause(int round)
+{
+    if (round == 0)
+        return;
+    for (unsigned i = pause_length(); i > 0; i--)
         mpi_block_ms(1); /* bounded: every rank may pause at once, nothing in flight */
 }
 
@@ -383,6 +333,25 @@ int mpi_comm_make(MPI_Comm parent, int *ranks, int size, int me, int local_err, 
 
 /* ---- agreement among the members ------------------------------------------ */
 
+/*
+ * MPI_Comm_idup: its agreement must wait for nothing (no round, no other
+ * idup), so it offers a snapshot of the free ids at once and checks its
+ * choice in a second exchange.  Once every member's mask came in, each
+ * takes the lowest id free in all of them (the candidate) if it is still
+ * free there and no round holds the mask there (a round's offer may
+ * include it), and tells every other member whether it did.  If every
+ * member took it, it is the new communicator's.  If not, those that took
+ * it give it back, and the agreement runs again after a pause of random
+ * length (1-8 ms; polls meanwhile only read the clock, and a process
+ * that would sleep in tern wakes every millisecond: mpi_ctx_pausing).
+ * Two idups under way on a rank at once (two threads', or one thread's
+ * started before it waited for the other) whose candidates clash both
+ * run again; so that they seldom do, the search for a candidate starts
+ * at an id drawn from the parent's context id, the idup's number on it
+ * and the attempt (alike on every member), not at 0.  An attempt's messages carry a
+ * tag of their own (the idup's number on its parent, the attempt, the
+ * exchange), so no attempt's receive takes another's message.
+ */
 struct mpi_xchg {
     tern_worker_t *w;
     uint16_t space;
@@ -395,9 +364,9 @@ struct mpi_xchg {
     MPI_Errhandler errh;
     MPI_Comm *out;
     const char *call;
-    bool rounds;              /* a round of mpi_comm_make's protocol; else the caller holds
-                               * the mask (mpi_create_begin) */
-    bool own;                 /* rounds: this rank's offer holds the mask */
+    bool idup;                /* an MPI_Comm_idup's (above); else a round of mpi_comm_make's
+                               * protocol (MPI_Comm_create_group) */
+    bool own;                 /* a round: this rank's offer holds the mask */
     unsigned char mine[MASK_BYTES + 1]; /* the free ids, and whether they were offered */
     unsigned char *theirs;    /* n of them (this rank's entry unused) */
     tern_request_t **reqs;    /* receives 0..n-1, sends n..2n-1; NULL: none, or reaped */
@@ -406,8 +375,19 @@ struct mpi_xchg {
     bool done;
     int err;
     char msg[MPI_MAX_ERROR_STRING];
+    /* idup: the exchange under way (1: the masks, 2: whether each took
+     * the candidate), the attempt, the candidate, whether this rank took
+     * it (ok: as sent) and every member's answer; the next attempt's
+     * start (CLOCK_MONOTONIC ms; 0: none waiting) */
+    int phase;
+    unsigned attempt;
+    int from; /* where the search for a candidate starts (attempt 0) */
+    int cand;
+    bool took;
+    unsigned char ok;
+    unsigned char *oks;
+    double retry_at;
     bool pending;             /* in the list of MPI_Comm_idup's under way */
-    pthread_t thread;         /* its starter (mpi_create_begin) */
     mpi_xchg_t *next;
 };
 
@@ -417,6 +397,20 @@ struct mpi_xchg {
  * taken before this one, never after). */
 static mpi_xchg_t *pending_head;
 static pthread_mutex_t xchg_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int pausing; /* idups between attempts (atomic) */
+
+bool mpi_ctx_pausing(void)
+{
+    return __atomic_load_n(&pausing, __ATOMIC_RELAXED) > 0;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
 
 static void fail(mpi_xchg_t *x, tern_status_t st)
 {
@@ -433,21 +427,80 @@ static void fail(mpi_xchg_t *x, tern_status_t st)
     mpi_unlock(x->w);
 }
 
+/* Post the receives of every other member's len bytes (member i's at
+ * in + i * len) and the sends of out to each, with the tag of this
+ * attempt's exchange (xchg_lock held).  A failure to post fails x; the
+ * requests posted are reaped by the polls. */
+static void post(mpi_xchg_t *x, const void *out, size_t len, unsigned char *in)
+{
+    uint64_t tag = x->tag | (uint64_t)(x->phase == 2) << 35 | (uint64_t)(x->attempt & 0xffu) << 36;
+    mpi_lock(x->w);
+    for (int i = 0; i < x->n && x->failed == TERN_OK; i++) {
+        if (i == x->me)
+            continue;
+        tern_status_t st = tern_trecv(x->w, in + (size_t)i * len, len, x->procs[i], tag, 0,
+                                      x->space, NULL, &x->reqs[i]);
+        if (st == TERN_INPROGRESS)
+            x->left++;
+        else
+            x->reqs[i] = NULL;
+        if (st == TERN_INPROGRESS || st == TERN_OK)
+            st = tern_tsend(x->w, out, len, x->procs[i], tag, x->space, NULL, &x->reqs[x->n + i]);
+        if (st == TERN_INPROGRESS)
+            x->left++;
+        else
+            x->reqs[x->n + i] = NULL;
+        if (st != TERN_OK && st != TERN_INPROGRESS) {
+            mpi_unlock(x->w);
+            fail(x, st);
+            mpi_lock(x->w);
+        }
+    }
+    mpi_unlock(x->w);
+}
+
+/* an idup's offer: every free id */
+static void snapshot(mpi_xchg_t *x)
+{
+    mpi_table_lock();
+    memcpy(x->mine, mpi.ctx_free, MASK_BYTES);
+    mpi_table_unlock();
+    x->mine[MASK_BYTES] = 0xff;
+}
+
+static void and_masks(mpi_xchg_t *x)
+{
+    for (int i = 0; i < x->n; i++)
+        if (i != x->me)
+            for (int b = 0; b < XMASK; b++)
+                x->mine[b] &= x->theirs[(size_t)i * XMASK + b];
+}
+
+static void give_back_candidate(mpi_xchg_t *x)
+{
+    if (x->took)
+        mpi_ctx_give_back(x->cand);
+    x->took = false;
+}
+
 static void finish(mpi_xchg_t *x)
 {
     x->done = true;
     *x->out = MPI_COMM_NULL;
     int id = -1;
-    if (x->failed == TERN_OK)
-        for (int i = 0; i < x->n; i++)
-            if (i != x->me)
-                for (int b = 0; b < XMASK; b++)
-                    x->mine[b] &= x->theirs[(size_t)i * XMASK + b];
-    if (x->failed != TERN_OK)
-        x->mine[MASK_BYTES] = 0; /* nothing taken */
-    bool again = x->rounds && !mpi_ctx_settle(x->own, x->mine, true, &id);
-    if (!x->rounds)
-        id = lowest_free(x->mine);
+    bool again = false;
+    if (x->idup) {
+        if (x->failed != TERN_OK)
+            give_back_candidate(x);
+        else
+            id = x->cand; /* taken on every member */
+    } else {
+        if (x->failed == TERN_OK)
+            and_masks(x);
+        else
+            x->mine[MASK_BYTES] = 0; /* nothing taken */
+        again = !mpi_ctx_settle(x->own, x->mine, true, &id);
+    }
     if (x->failed != TERN_OK) {
         x->err = mpi_class_of(x->failed);
         free(x->procs);
@@ -480,8 +533,8 @@ static void finish(mpi_xchg_t *x)
                             x->call)) {
             x->err = MPI_ERR_OTHER;
         }
-        if (x->err == MPI_ERR_NO_MEM && x->rounds)
-            mpi_ctx_give_back(id); /* the round took it */
+        if (x->err == MPI_ERR_NO_MEM)
+            mpi_ctx_give_back(id); /* the round or the check took it */
     }
     x->procs = NULL;
     if (x->pending) { /* out of the list */
@@ -493,26 +546,74 @@ static void finish(mpi_xchg_t *x)
     }
 }
 
+/* An idup's exchange ended well: after the masks, take the candidate
+ * and send whether it was taken; after the answers, true if every
+ * member took it, else give it back and wait for the next attempt. */
+static bool idup_next(mpi_xchg_t *x)
+{
+    if (x->phase == 1) {
+        and_masks(x);
+        x->cand = first_free(x->mine, (int)((unsigned)x->from + x->attempt * 613u) %
+                                          MPI_CONTEXT_IDS);
+        if (x->cand < 0)
+            return true; /* none free on some member: finish says so */
+        mpi_table_lock();
+        x->took = mask_state == MASK_FREE && (mpi.ctx_free[x->cand / 8] >> (x->cand % 8) & 1u);
+        if (x->took)
+            mpi_ctx_take(x->cand);
+        mpi_table_unlock();
+        x->ok = x->took ? 0xff : 0;
+        x->phase = 2;
+        post(x, &x->ok, 1, x->oks);
+        return false;
+    }
+    bool all = x->ok != 0;
+    for (int i = 0; i < x->n; i++)
+        all = all && (i == x->me || x->oks[i] != 0);
+    if (all)
+        return true;
+    give_back_candidate(x);
+    x->phase = 1;
+    x->attempt++;
+    x->retry_at = now_ms() + pause_length();
+    __atomic_fetch_add(&pausing, 1, __ATOMIC_RELAXED);
+    return false;
+}
+
 /* one step (xchg_lock held) */
 static bool step(mpi_xchg_t *x)
 {
     if (x->done)
         return true;
-    for (int i = 0; i < 2 * x->n && x->left > 0; i++) {
-        if (x->reqs[i] == NULL)
-            continue;
-        mpi_lock(x->w);
-        tern_status_t st = tern_test(x->w, x->reqs[i], NULL);
-        mpi_unlock(x->w);
-        if (st == TERN_INPROGRESS)
-            continue;
-        x->reqs[i] = NULL;
-        x->left--;
-        if (st != TERN_OK && st != TERN_ERR_CANCELED)
-            fail(x, st);
+    if (x->retry_at != 0) { /* an idup between attempts */
+        if (now_ms() < x->retry_at)
+            return false;
+        x->retry_at = 0;
+        __atomic_fetch_sub(&pausing, 1, __ATOMIC_RELAXED);
+        snapshot(x);
+        post(x, x->mine, XMASK, x->theirs);
     }
-    if (x->left > 0)
-        return false;
+    for (;;) {
+        for (int i = 0; i < 2 * x->n && x->left > 0; i++) {
+            if (x->reqs[i] == NULL)
+                continue;
+            mpi_lock(x->w);
+            tern_status_t st = tern_test(x->w, x->reqs[i], NULL);
+            mpi_unlock(x->w);
+            if (st == TERN_INPROGRESS)
+                continue;
+            x->reqs[i] = NULL;
+            x->left--;
+            if (st != TERN_OK && st != TERN_ERR_CANCELED)
+                fail(x, st);
+        }
+        if (x->left > 0)
+            return false;
+        if (!x->idup || x->failed != TERN_OK || idup_next(x))
+            break;
+        if (x->retry_at != 0)
+            return false;
+    }
     finish(x);
     return true;
 }
@@ -538,33 +639,9 @@ void mpi_xchg_free(mpi_xchg_t *x)
         return;
     free(x->procs);
     free(x->theirs);
+    free(x->oks);
     free(x->reqs);
     free(x);
-}
-
-static int pending_kind(void)
-{
-    int kind = 0;
-    mpi_mt_lock(&xchg_lock);
-    for (mpi_xchg_t *x = pending_head, *next; x != NULL; x = next) {
-        next = x->next;
-        if (step(x))
-            continue; /* done: out of the list */
-        kind = kind == 2 || !pthread_equal(x->thread, pthread_self()) ? 2 : 1;
-    }
-    mpi_mt_unlock(&xchg_lock);
-    return kind;
-}
-
-static bool step_pending(void)
-{
-    mpi_mt_lock(&xchg_lock);
-    mpi_xchg_t *x = pending_head;
-    if (x != NULL)
-        (void)step(x); /* step unlinks it when done */
-    bool none = pending_head == NULL;
-    mpi_mt_unlock(&xchg_lock);
-    return none;
 }
 
 void mpi_ctx_drain(void)
@@ -582,60 +659,35 @@ void mpi_ctx_drain(void)
 }
 
 int mpi_xchg_start(MPI_Comm parent, int *procs, int n, int me, int lsize, uint64_t tag,
-                   bool pending, bool rounds, MPI_Comm *out, const char *call, mpi_xchg_t **xp)
+                   bool idup, MPI_Comm *out, const char *call, mpi_xchg_t **xp)
 {
     mpi_comm_t *c = mpi_comm_get(parent);
     mpi_xchg_t *x = malloc(sizeof(*x));
-    unsigned char *theirs = malloc((size_t)n * XMASK);
+    unsigned char *theirs = malloc((size_t)n * XMASK), *oks = idup ? malloc((size_t)n) : NULL;
     tern_request_t **reqs = calloc(2 * (size_t)n, sizeof(*reqs));
-    if (x == NULL || theirs == NULL || reqs == NULL) {
+    if (x == NULL || theirs == NULL || reqs == NULL || (idup && oks == NULL)) {
         free(procs);
         free(x);
         free(theirs);
+        free(oks);
         free(reqs);
         return mpi_raise(parent, MPI_ERR_NO_MEM, "%s: no memory for the context id agreement",
                          call);
     }
     *x = (mpi_xchg_t){.w = c->w, .space = (uint16_t)(c->space + 1), .tag = tag, .n = n,
                       .me = me, .procs = procs, .lsize = lsize, .low = c->low, .errh = c->errh,
-                      .out = out, .call = call, .rounds = rounds, .theirs = theirs,
-                      .reqs = reqs, .failed = TERN_OK};
-    if (rounds) {
+                      .out = out, .call = call, .idup = idup, .theirs = theirs, .oks = oks,
+                      .reqs = reqs, .failed = TERN_OK, .phase = 1,
+                      .from = (int)(((unsigned)c->context * 389u + (unsigned)(tag >> 44) * 97u) %
+                                    MPI_CONTEXT_IDS)};
+    if (idup)
+        snapshot(x);
+    else
         x->own = mpi_ctx_offer(x->mine);
-    } else {
-        mpi_table_lock();
-        memcpy(x->mine, mpi.ctx_free, MASK_BYTES);
-        mpi_table_unlock();
-        x->mine[MASK_BYTES] = 0xff;
-    }
     mpi_mt_lock(&xchg_lock);
-    mpi_lock(x->w);
-    for (int i = 0; i < n && x->failed == TERN_OK; i++) {
-        if (i == me)
-            continue;
-        tern_status_t st = tern_trecv(x->w, x->theirs + (size_t)i * XMASK, XMASK,
-                                      procs[i], tag, 0, x->space, NULL, &x->reqs[i]);
-        if (st == TERN_INPROGRESS)
-            x->left++;
-        else
-            x->reqs[i] = NULL;
-        if (st == TERN_INPROGRESS || st == TERN_OK)
-            st = tern_tsend(x->w, x->mine, XMASK, procs[i], tag, x->space, NULL,
-                            &x->reqs[n + i]);
-        if (st == TERN_INPROGRESS)
-            x->left++;
-        else
-            x->reqs[n + i] = NULL;
-        if (st != TERN_OK && st != TERN_INPROGRESS) {
-            mpi_unlock(x->w);
-            fail(x, st); /* the requests posted are reaped by the polls */
-            mpi_lock(x->w);
-        }
-    }
-    mpi_unlock(x->w);
-    if (pending) {
+    post(x, x->mine, XMASK, x->theirs);
+    if (idup) {
         x->pending = true;
-        x->thread = pthread_self();
         x->next = pending_head;
         pending_head = x;
     }

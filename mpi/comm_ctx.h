@@ -9,35 +9,31 @@
 
 #pragma GCC visibility push(hidden)
 
-/* An MPI_Comm_idup's start on this rank begins: the MPI_Comm_idup's under
- * way here run to their end first (their context ids must be known before
- * another is chosen).  MPI_THREAD_MULTIPLE: it holds the right to offer
- * free ids until mpi_create_end, waiting for the round or the other start
- * that holds it (comm_ctx.c).  MPI_SUCCESS. */
-int mpi_create_begin(MPI_Comm parent, const char *call);
-void mpi_create_end(void);
-
 /* The context id agreement of n processes (procs: tern peer ids, this one
  * at me) that leaves out parent's other ranks (MPI_Comm_create_group,
  * MPI_Comm_idup): each sends its free ids to every other one at start, on
  * parent's worker, in its collective space with tag (above the 31 bits
- * the collectives' tags take), and needs nothing more of the others once
- * they started theirs, so a peer never waits for this one's progress.
- * Once every mask is in, the communicator of procs (taken over) is made,
- * with parent's error handler, its handle in *out (MPI_COMM_NULL when the
- * agreement failed).  pending: an MPI_Comm_idup's (mpi_ctx_drain
- * completes it; the caller's poll then sees it done). */
-typedef struct mpi_xchg mpi_xchg_t;
-/* lsize > 0: parent is an intercommunicator, procs its local group (lsize
+ * the collectives' tags take; bits 35 and up are the agreement's own), and
+ * needs nothing more of the others once they started theirs, so a peer
+ * never waits for this one's progress.  Once every mask is in, the
+ * communicator of procs (taken over) is made, with parent's error
+ * handler, its handle in *out (MPI_COMM_NULL when the agreement failed).
+ * lsize > 0: parent is an intercommunicator, procs its local group (lsize
  * of them, this one at me) then its remote group, and the new
- * communicator is an intercommunicator of the same groups and side */
-/* rounds: the agreement is a round of the protocol mpi_comm_make runs
- * (comm_ctx.c; a round some member could not offer in ends with
- * MPI_XCHG_AGAIN: pause with mpi_ctx_pause, start another); else the
- * caller holds the mask (mpi_create_begin) */
-int mpi_xchg_start(MPI_Comm parent, int *procs, int n, int me, int lsize, uint64_t tag,
-                   bool pending, bool rounds, MPI_Comm *out, const char *call, mpi_xchg_t **x);
+ * communicator is an intercommunicator of the same groups and side.
+ * idup: an MPI_Comm_idup's, which waits for nothing: it checks its choice
+ * in a second exchange and runs again when members' choices clashed
+ * (comm_ctx.c); mpi_ctx_drain completes it.  Else a round of the
+ * protocol mpi_comm_make runs (comm_ctx.c; a round some member could not
+ * offer in ends with MPI_XCHG_AGAIN: pause with mpi_ctx_pause, start
+ * another). */
+typedef struct mpi_xchg mpi_xchg_t;
+int mpi_xchg_start(MPI_Comm parent, int *procs, int n, int me, int lsize, uint64_t tag, bool idup,
+                   MPI_Comm *out, const char *call, mpi_xchg_t **x);
 #define MPI_XCHG_AGAIN (-1)
+/* an MPI_Comm_idup waits out a pause between attempts: a wait must not
+ * sleep for longer than a millisecond (mt.c) */
+bool mpi_ctx_pausing(void);
 /* before round number round of a creation (0: none): a pause of random
  * length, progressing */
 void mpi_ctx_pause(int round);
@@ -79,7 +75,7 @@ int mpi_inter_install(int *lranks, int lsize, int *rranks, int rsize, int me, in
                       MPI_Errhandler errh, bool low, MPI_Comm *out, const char *call);
 
 /* tags of the agreement in a parent's collective space (>= 2^32) */
-#define MPI_XCHG_TAG_IDUP (1ull << 32)
+#define MPI_XCHG_TAG_IDUP (1ull << 32) /* | the idup's number on its parent << 44 */
 #define MPI_XCHG_TAG_GROUP (2ull << 32) /* | MPI_Comm_create_group's tag */
 /* the leaders' messages of MPI_Intercomm_create in peer_comm's collective
  * space: | the call's tag */

@@ -62,6 +62,7 @@ typedef struct mpi_comm {
     tern_worker_t *w;
     MPI_Errhandler errh;
     uint32_t nbc_seq;         /* non-blocking collectives started: their tags (coll_nb.c) */
+    uint16_t idup_seq;        /* MPI_Comm_idup's started on it: their tags (comm_ctx.h) */
     char name[MPI_MAX_OBJECT_NAME]; /* MPI_Comm_set_name's (names.c); "" unless set */
 } mpi_comm_t;
 

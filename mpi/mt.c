@@ -22,6 +22,7 @@
 #include <sched.h>
 #include <stdlib.h>
 
+#include "mpi/comm_ctx.h"
 #include "mpi/mpi_internal.h"
 
 int mpi_workers_init(void)
@@ -74,6 +75,8 @@ void mpi_block(void)
 
 void mpi_block_ms(int ms)
 {
+    if (ms < 0 && mpi_ctx_pausing())
+        ms = 1; /* an MPI_Comm_idup starts its next attempt by the clock */
     /* a schedule that moved on may be what the caller waits for (or may
      * have consumed the wake-up it would sleep for): no sleep then */
     if ((mpi.mt || coll_nb_active > 0) && mpi_coll_progress())

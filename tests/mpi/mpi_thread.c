@@ -10,13 +10,14 @@
  *     Waitall, and blocking Send / Recv;
  *  3. receives from any source on MPI_COMM_WORLD, one tag per thread;
  *  4. communicators created from every thread at once, each from its own
- *     (MPI_Comm_dup, _idup (one thread), _split, _create, _split_type,
- *     _create_group of the even ranks, MPI_Intercomm_create of the even
- *     and odd halves, its dup and MPI_Intercomm_merge: tern used to
- *     refuse a second creation under way), each new one checked by an
- *     allreduce and by a ring exchange whose payload names the thread (two
- *     threads' communicators given one context id would cross their
- *     messages).
+ *     (MPI_Comm_dup, _split, _create, _split_type, _create_group of the
+ *     even ranks, MPI_Intercomm_create of the even and odd halves, its dup
+ *     and MPI_Intercomm_merge, all while an MPI_Comm_idup of the thread's
+ *     communicator is under way: tern used to refuse a second creation
+ *     under way, then an idup beside another thread's), each new one
+ *     checked by an allreduce and by a ring exchange whose payload names
+ *     the thread (two threads' communicators given one context id would
+ *     cross their messages).
  *
  * Every payload is a function of (sender, thread, round), checked on
  * arrival.  mpi.sh runs it with TERN_NUM_WORKERS=1 (every thread on one
@@ -197,7 +198,9 @@ static void creations(int t)
         even[ne++] = r, esum += r + 1;
     MPI_Group_incl(g, ne, even, &evens);
     for (int i = 0; i < CREATE_ROUNDS; i++) {
-        MPI_Comm d, s, c, h;
+        MPI_Comm d, s, c, h, id;
+        MPI_Request rq;
+        MPI_Comm_idup(own[t], &id, &rq); /* under way during the rest */
         MPI_Comm_dup(own[t], &d);
         check_new(t, i, d, size, all, "dup");
         MPI_Comm_split(d, rank % 2, -rank, &s);
@@ -230,14 +233,9 @@ static void creations(int t)
             MPI_Comm_free(&hf);
         }
         MPI_Comm_free(&h);
-        if (t == 0) { /* one thread's: tern refuses another's beside it */
-            MPI_Comm id;
-            MPI_Request rq;
-            MPI_Comm_idup(own[t], &id, &rq);
-            MPI_Wait(&rq, MPI_STATUS_IGNORE);
-            check_new(t, i, id, size, all, "idup");
-            MPI_Comm_free(&id);
-        }
+        MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        check_new(t, i, id, size, all, "idup");
+        MPI_Comm_free(&id);
         MPI_Comm_free(&c);
         MPI_Comm_free(&s);
         MPI_Comm_free(&d);
