@@ -325,7 +325,8 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     int size, *sd, *rd, e = MPI_Comm_size(comm, &size);
     if (e != MPI_SUCCESS)
         return e;
-    int *sc = coll_equal_blocks(size, sendcount, &sd), *rc = coll_equal_blocks(size, recvcount, &rd);
+    int *sc = coll_equal_blocks(size, sendcount, &sd);
+    int *rc = coll_equal_blocks(size, recvcount, &rd);
     if (sc == NULL || rc == NULL) {
         free(sc);
         free(rc);

@@ -26,6 +26,11 @@
 #include "mpi/comm_ctx.h"
 
 #define MASK_BYTES (MPI_CONTEXT_IDS / 8)
+/* the ids MPI_Comm_idup chooses from: [IDUP_FIRST, MPI_CONTEXT_IDS); the
+ * rounds offer only the ids below, so the two never clash (below) */
+#define IDUP_IDS MPI_CTX_IDUP_IDS
+#define IDUP_FIRST MPI_CTX_ROUND_IDS
+static_assert(IDUP_FIRST % 8 == 0, "the idups' ids start at a byte of the mask");
 #define XMASK (MASK_BYTES + 1) /* an exchange's: the free ids, then whether offered */
 static_assert(sizeof(mpi.ctx_free) == MASK_BYTES, "the free mask's size");
 
@@ -196,12 +201,13 @@ int mpi_inter_install(int *lranks, int lsize, int *rranks, int rsize, int me, in
  *   when a thread's MPI_Comm_create_group waited for a lower id on its
  *   rank while the same thread of a rank outside the group, already in
  *   its next creation on that parent, held the mask there.
- * - an MPI_Comm_idup holds it for no time: its check (below) takes its
- *   candidate only while no round holds the mask here.
+ * - an MPI_Comm_idup does not take part: it chooses among ids the rounds
+ *   never offer (IDUP_FIRST and up), and checks its choice against the
+ *   other idups (below).  Waiting for the rounds could hang it: a round
+ *   that holds the mask may wait for a peer that waits for this idup.
  *
  * Without MPI_THREAD_MULTIPLE a round always gets the mask (one creation
- * at a time), but the state is kept: an idup stepped while a blocking
- * round waits for its allreduce sees it.
+ * at a time).
  */
 enum { MASK_FREE, MASK_ROUND };
 static int mask_state; /* MASK_* */
@@ -213,7 +219,8 @@ static bool mpi_ctx_offer(unsigned char *mask)
     mpi_table_lock();
     bool own = !mpi.mt || mask_state == MASK_FREE;
     if (own) {
-        memcpy(mask, mpi.ctx_free, MASK_BYTES);
+        memcpy(mask, mpi.ctx_free, IDUP_FIRST / 8);
+        memset(mask + IDUP_FIRST / 8, 0, MASK_BYTES - IDUP_FIRST / 8); /* the idups' */
         mask_state = MASK_ROUND;
     } else {
         memset(mask, 0, MASK_BYTES);
@@ -322,8 +329,9 @@ int mpi_comm_make(MPI_Comm parent, int *ranks, int size, int me, int local_err, 
     }
     if (id < 0) {
         free(ranks);
-        return mpi_raise(parent, MPI_ERR_OTHER, "%s: all %d context ids are taken on some rank "
-                         "(free communicators)", call, MPI_CONTEXT_IDS);
+        return mpi_raise(parent, MPI_ERR_OTHER, "%s: all %d context ids of the blocking "
+                         "creations are taken on some rank (free communicators)", call,
+                         MPI_CTX_ROUND_IDS);
     }
     char msg[128];
     if (!install(ranks, size, me, id, mpi_comm_get(parent)->errh, out, msg, sizeof(msg), call))
@@ -335,22 +343,26 @@ int mpi_comm_make(MPI_Comm parent, int *ranks, int size, int me, int local_err, 
 
 /*
  * MPI_Comm_idup: its agreement must wait for nothing (no round, no other
- * idup), so it offers a snapshot of the free ids at once and checks its
- * choice in a second exchange.  Once every member's mask came in, each
- * takes the lowest id free in all of them (the candidate) if it is still
- * free there and no round holds the mask there (a round's offer may
- * include it), and tells every other member whether it did.  If every
- * member took it, it is the new communicator's.  If not, those that took
- * it give it back, and the agreement runs again after a pause of random
- * length (1-8 ms; polls meanwhile only read the clock, and a process
- * that would sleep in tern wakes every millisecond: mpi_ctx_pausing).
- * Two idups under way on a rank at once (two threads', or one thread's
- * started before it waited for the other) whose candidates clash both
- * run again; so that they seldom do, the search for a candidate starts
- * at an id drawn from the parent's context id, the idup's number on it
- * and the attempt (alike on every member), not at 0.  An attempt's messages carry a
- * tag of their own (the idup's number on its parent, the attempt, the
- * exchange), so no attempt's receive takes another's message.
+ * idup), so it offers a snapshot of its free ids (of those the rounds never
+ * offer: IDUP_FIRST and up) at once and checks its choice in a second
+ * exchange.  Once every member's mask came in, each takes the first id
+ * free in all of them (the candidate) if it is still free there (another
+ * idup may have taken it), and tells every other member whether it did.
+ * If every member took it, it is the new communicator's.  If not, those
+ * that took it give it back, and the agreement runs again after a pause
+ * of random length (1-8 ms; polls meanwhile only read the clock, and a
+ * process that would sleep in tern wakes every millisecond:
+ * mpi_ctx_pausing).  Two idups under way on a rank at once (two threads',
+ * or one thread's started before it waited for the other) whose
+ * candidates clash both run again; so that they seldom do, the search for
+ * a candidate starts at an id drawn from the parent's context id, the
+ * idup's number on it and the attempt (alike on every member), not at the
+ * first.  The second exchange needs every member to step its idup again:
+ * every wait steps them all (mpi_ctx_step_all, from mpi_block), and a
+ * wait polls rather than sleep in tern while one is under way
+ * (mpi_polling).  An attempt's messages carry a tag of their own (the
+ * idup's number on its parent, the attempt, the exchange), so no
+ * attempt's receive takes another's message.
  */
 struct mpi_xchg {
     tern_worker_t *w;
@@ -398,6 +410,7 @@ struct mpi_xchg {
 static mpi_xchg_t *pending_head;
 static pthread_mutex_t xchg_lock = PTHREAD_MUTEX_INITIALIZER;
 
+int mpi_idups_active;  /* xchg_lock's (mpi_internal.h) */
 static int pausing; /* idups between attempts (atomic) */
 
 bool mpi_ctx_pausing(void)
@@ -459,11 +472,12 @@ static void post(mpi_xchg_t *x, const void *out, size_t len, unsigned char *in)
     mpi_unlock(x->w);
 }
 
-/* an idup's offer: every free id */
+/* an idup's offer: every free id of the idups' */
 static void snapshot(mpi_xchg_t *x)
 {
+    memset(x->mine, 0, IDUP_FIRST / 8);
     mpi_table_lock();
-    memcpy(x->mine, mpi.ctx_free, MASK_BYTES);
+    memcpy(x->mine + IDUP_FIRST / 8, mpi.ctx_free + IDUP_FIRST / 8, MASK_BYTES - IDUP_FIRST / 8);
     mpi_table_unlock();
     x->mine[MASK_BYTES] = 0xff;
 }
@@ -508,10 +522,17 @@ static void finish(mpi_xchg_t *x)
         x->err = MPI_XCHG_AGAIN; /* a member did not offer: the caller runs it again */
         free(x->procs);
     } else {
-        if (id < 0) {
+        if (id < 0 && x->idup) {
             free(x->procs);
-            snprintf(x->msg, sizeof(x->msg), "%s: all %d context ids are taken on some member "
-                     "(free communicators)", x->call, MPI_CONTEXT_IDS);
+            snprintf(x->msg, sizeof(x->msg), "%s: all %d context ids kept for MPI_Comm_idup "
+                     "(%d-%d) are taken on some member (free communicators)", x->call, IDUP_IDS,
+                     IDUP_FIRST, MPI_CONTEXT_IDS - 1);
+            x->err = MPI_ERR_OTHER;
+        } else if (id < 0) {
+            free(x->procs);
+            snprintf(x->msg, sizeof(x->msg), "%s: all %d context ids of the blocking creations "
+                     "are taken on some member (free communicators)", x->call,
+                     MPI_CTX_ROUND_IDS);
             x->err = MPI_ERR_OTHER;
         } else if (x->lsize > 0) {
             int *l = malloc(sizeof(int) * (size_t)x->lsize);
@@ -543,6 +564,7 @@ static void finish(mpi_xchg_t *x)
             p = &(*p)->next;
         *p = x->next;
         x->pending = false;
+        mpi_idups_active--;
     }
 }
 
@@ -553,12 +575,12 @@ static bool idup_next(mpi_xchg_t *x)
 {
     if (x->phase == 1) {
         and_masks(x);
-        x->cand = first_free(x->mine, (int)((unsigned)x->from + x->attempt * 613u) %
-                                          MPI_CONTEXT_IDS);
+        x->cand = first_free(x->mine, IDUP_FIRST + (int)(((unsigned)x->from + x->attempt * 131u) %
+                                                         IDUP_IDS));
         if (x->cand < 0)
             return true; /* none free on some member: finish says so */
         mpi_table_lock();
-        x->took = mask_state == MASK_FREE && (mpi.ctx_free[x->cand / 8] >> (x->cand % 8) & 1u);
+        x->took = mpi.ctx_free[x->cand / 8] >> (x->cand % 8) & 1u; /* no other idup's */
         if (x->took)
             mpi_ctx_take(x->cand);
         mpi_table_unlock();
@@ -644,17 +666,40 @@ void mpi_xchg_free(mpi_xchg_t *x)
     free(x);
 }
 
+/* Step every idup in the list once (xchg_lock held); true when one moved
+ * on (ended, or went to its next exchange or attempt). */
+static bool step_list(void)
+{
+    bool moved = false;
+    for (mpi_xchg_t *x = pending_head, *next; x != NULL; x = next) {
+        next = x->next; /* step unlinks x when done */
+        int phase = x->phase;
+        unsigned attempt = x->attempt;
+        moved = step(x) || x->phase != phase || x->attempt != attempt || moved;
+    }
+    return moved;
+}
+
+bool mpi_ctx_step_all(void)
+{
+    if (mpi.mt && pthread_mutex_trylock(&xchg_lock) != 0)
+        return false; /* another thread steps them */
+    bool moved = step_list();
+    if (mpi.mt)
+        pthread_mutex_unlock(&xchg_lock);
+    return moved;
+}
+
 void mpi_ctx_drain(void)
 {
     for (;;) {
         mpi_mt_lock(&xchg_lock);
-        mpi_xchg_t *x = pending_head;
-        bool done = x == NULL || step(x); /* step unlinks it when done */
+        (void)step_list(); /* each one: the peers may end theirs in another order */
+        bool none = pending_head == NULL;
         mpi_mt_unlock(&xchg_lock);
-        if (x == NULL)
+        if (none)
             return;
-        if (!done)
-            mpi_block();
+        mpi_block();
     }
 }
 
@@ -679,7 +724,7 @@ int mpi_xchg_start(MPI_Comm parent, int *procs, int n, int me, int lsize, uint64
                       .out = out, .call = call, .idup = idup, .theirs = theirs, .oks = oks,
                       .reqs = reqs, .failed = TERN_OK, .phase = 1,
                       .from = (int)(((unsigned)c->context * 389u + (unsigned)(tag >> 44) * 97u) %
-                                    MPI_CONTEXT_IDS)};
+                                    IDUP_IDS)};
     if (idup)
         snapshot(x);
     else
@@ -690,6 +735,7 @@ int mpi_xchg_start(MPI_Comm parent, int *procs, int n, int me, int lsize, uint64
         x->pending = true;
         x->next = pending_head;
         pending_head = x;
+        mpi_idups_active++;
     }
     mpi_mt_unlock(&xchg_lock);
     *xp = x;

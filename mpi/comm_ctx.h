@@ -14,8 +14,10 @@
  * MPI_Comm_idup): each sends its free ids to every other one at start, on
  * parent's worker, in its collective space with tag (above the 31 bits
  * the collectives' tags take; bits 35 and up are the agreement's own), and
- * needs nothing more of the others once they started theirs, so a peer
- * never waits for this one's progress.  Once every mask is in, the
+ * (create_group) needs nothing more of the others once they started
+ * theirs, so a peer never waits for this one's progress (an idup's second
+ * exchange does: every wait steps the idups, mpi_ctx_step_all).  Once
+ * every mask is in, the
  * communicator of procs (taken over) is made, with parent's error
  * handler, its handle in *out (MPI_COMM_NULL when the agreement failed).
  * lsize > 0: parent is an intercommunicator, procs its local group (lsize
@@ -34,6 +36,10 @@ int mpi_xchg_start(MPI_Comm parent, int *procs, int n, int me, int lsize, uint64
 /* an MPI_Comm_idup waits out a pause between attempts: a wait must not
  * sleep for longer than a millisecond (mt.c) */
 bool mpi_ctx_pausing(void);
+/* Step every MPI_Comm_idup under way here once, from any wait (its peers
+ * may be waiting for its second exchange); true when one moved on.  Under
+ * MPI_THREAD_MULTIPLE, false at once if another thread steps them. */
+bool mpi_ctx_step_all(void);
 /* before round number round of a creation (0: none): a pause of random
  * length, progressing */
 void mpi_ctx_pause(int round);
@@ -61,6 +67,10 @@ void mpi_xchg_free(mpi_xchg_t *x);
 
 /* a mask of context ids: bit set, free */
 #define MPI_CTX_MASK_BYTES (MPI_CONTEXT_IDS / 8)
+/* the ids the rounds choose from, [0, MPI_CTX_ROUND_IDS); the rest are
+ * MPI_Comm_idup's (comm_ctx.c) */
+#define MPI_CTX_IDUP_IDS 512
+#define MPI_CTX_ROUND_IDS (MPI_CONTEXT_IDS - MPI_CTX_IDUP_IDS)
 
 /* A new communicator with context id id (taken here), its handle in *out:
  * an intracommunicator of ranks (size tern peer ids, this process at me),

@@ -315,8 +315,9 @@ int mpi_inter_from_idents(const mpi_sides_t *s, int local_err, MPI_Errhandler er
                               "not reached", s->call, i);
     }
     if (e == MPI_SUCCESS && id < 0)
-        e = mpi_raise(s->errcomm, MPI_ERR_OTHER, "%s: all %d context ids are taken on some "
-                      "process (free communicators)", s->call, MPI_CONTEXT_IDS);
+        e = mpi_raise(s->errcomm, MPI_ERR_OTHER, "%s: all %d context ids of the blocking "
+                      "creations are taken on some process (free communicators)", s->call,
+                      MPI_CTX_ROUND_IDS);
     if (e == MPI_SUCCESS && (lranks = malloc(sizeof(int) * (size_t)n)) == NULL)
         e = mpi_raise(s->errcomm, MPI_ERR_NO_MEM, "%s", s->call);
     free(mine);
@@ -435,8 +436,9 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     if (e == MPI_SUCCESS)
         e = mpi_ctx_agree(mpi_sides_and, &s, NULL, 0, true, &id);
     if (e == MPI_SUCCESS && id < 0)
-        e = mpi_raise(intercomm, MPI_ERR_OTHER, "%s: all %d context ids are taken on some "
-                      "process (free communicators)", call, MPI_CONTEXT_IDS);
+        e = mpi_raise(intercomm, MPI_ERR_OTHER, "%s: all %d context ids of the blocking "
+                      "creations are taken on some process (free communicators)", call,
+                      MPI_CTX_ROUND_IDS);
     bool first = e == MPI_SUCCESS && (mine != *(unsigned char *)theirs ? !mine : c->low);
     free(theirs);
     const mpi_comm_t *lc = mpi_comm_local(c);

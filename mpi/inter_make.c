@@ -29,8 +29,9 @@ static int agree_id(const mpi_sides_t *s, int local_err, bool member, int *id)
                                "refused (its error says why): no communicator was made",
                                s->call);
     if (*id < 0)
-        return mpi_raise(s->errcomm, MPI_ERR_OTHER, "%s: all %d context ids are taken on some "
-                         "process (free communicators)", s->call, MPI_CONTEXT_IDS);
+        return mpi_raise(s->errcomm, MPI_ERR_OTHER, "%s: all %d context ids of the blocking "
+                         "creations are taken on some process (free communicators)", s->call,
+                         MPI_CTX_ROUND_IDS);
     return MPI_SUCCESS;
 }
 

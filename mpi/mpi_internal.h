@@ -494,6 +494,8 @@ void mpi_op_apply(MPI_Op op, const void *in, void *inout, int count, MPI_Datatyp
 /* non-blocking collectives under way (coll_nb.c; read unlocked only below
  * MPI_THREAD_MULTIPLE: mpi_polling is true there whatever it says) */
 extern int coll_nb_active;
+/* MPI_Comm_idup's under way (comm_ctx.c; the same) */
+extern int mpi_idups_active;
 
 /* mt.c: workers and threads.  A communicator's worker; take every worker
  * of the context (init) and give them back; wait a little for progress. */
@@ -503,11 +505,12 @@ tern_worker_t *mpi_worker_for(int context);
 void mpi_block(void);
 /* mpi_block, sleeping at most ms (< 0: no limit) */
 void mpi_block_ms(int ms);
-/* Must a wait poll (several workers, or several threads) rather than sleep
- * in tern? */
+/* Must a wait poll (several workers, or several threads, or a
+ * non-blocking collective or MPI_Comm_idup that the peers may wait for)
+ * rather than sleep in tern? */
 static inline bool mpi_polling(void)
 {
-    return mpi.mt || mpi.nworkers > 1 || coll_nb_active > 0;
+    return mpi.mt || mpi.nworkers > 1 || coll_nb_active > 0 || mpi_idups_active > 0;
 }
 /* MPI_THREAD_MULTIPLE: w's lock around each tern call on w */
 static inline void mpi_lock(tern_worker_t *w)

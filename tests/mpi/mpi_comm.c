@@ -319,6 +319,51 @@ static void split_type_tests(void)
     free(names);
 }
 
+/* An idup's agreement ends however its members wait: two idups waited in
+ * opposite orders by even and odd ranks; rank 0 waiting for one while the
+ * others block in a receive from it, then in a blocking dup of the same
+ * parent (tern's check of an idup's choice needs each member to step it
+ * again: a rank blocked elsewhere must) */
+static void idup_orders(void)
+{
+    MPI_Comm a, b;
+    MPI_Request q[2];
+    MPI_Comm_idup(MPI_COMM_WORLD, &a, &q[0]);
+    MPI_Comm_idup(MPI_COMM_WORLD, &b, &q[1]);
+    MPI_Wait(&q[rank % 2], MPI_STATUS_IGNORE);
+    MPI_Wait(&q[1 - rank % 2], MPI_STATUS_IGNORE);
+    apart(a, b, "two idups waited in opposite orders");
+    MPI_Comm_free(&b);
+    MPI_Comm_free(&a);
+
+    int v = 7;
+    MPI_Comm_idup(MPI_COMM_WORLD, &a, &q[0]);
+    if (rank == 0) {
+        MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+        for (int r = 1; r < size; r++)
+            MPI_Send(&v, 1, MPI_INT, r, 12, MPI_COMM_WORLD);
+    } else {
+        MPI_Recv(&v, 1, MPI_INT, 0, 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+    }
+    apart(MPI_COMM_WORLD, a, "an idup waited for after a receive");
+
+    MPI_Comm_idup(MPI_COMM_WORLD, &b, &q[0]);
+    MPI_Comm d;
+    if (rank == 0) {
+        MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+        MPI_Comm_dup(MPI_COMM_WORLD, &d);
+    } else {
+        MPI_Comm_dup(MPI_COMM_WORLD, &d);
+        MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+    }
+    apart(b, d, "an idup and a dup one rank made after waiting for it");
+    apart(a, b, "two idups of MPI_COMM_WORLD");
+    MPI_Comm_free(&d);
+    MPI_Comm_free(&b);
+    MPI_Comm_free(&a);
+}
+
 /* MPI_Comm_idup: the call returns without the other ranks */
 static void idup_tests(void)
 {
@@ -513,6 +558,7 @@ int main(int argc, char **argv)
     create_group_tests();
     split_type_tests();
     idup_tests();
+    idup_orders();
 #ifdef TERN_MPI_H
     agreement_errors();
 #endif

@@ -19,6 +19,11 @@
  *     the thread (two threads' communicators given one context id would
  *     cross their messages).
  *
+ *  5. an MPI_Comm_idup tested by a second thread while the main thread is
+ *     in a blocking MPI_Comm_dup of the same parent, rank 0 waiting for the
+ *     idup before its dup (the dup's round must not keep the idup from
+ *     ending).
+ *
  * Every payload is a function of (sender, thread, round), checked on
  * arrival.  mpi.sh runs it with TERN_NUM_WORKERS=1 (every thread on one
  * worker, under its lock) and 2 (communicators spread over the workers).
@@ -244,6 +249,40 @@ static void creations(int t)
     MPI_Group_free(&g);
 }
 
+static MPI_Request idup_req;
+static void *idup_tester(void *arg)
+{
+    (void)arg;
+    for (int flag = 0; !flag;)
+        MPI_Test(&idup_req, &flag, MPI_STATUS_IGNORE);
+    return NULL;
+}
+
+/* part 5 */
+static void idup_beside_dup(void)
+{
+    MPI_Comm a, b;
+    int all = size * (size + 1) / 2;
+    MPI_Comm_idup(MPI_COMM_WORLD, &a, &idup_req);
+    if (rank == 0) {
+        MPI_Wait(&idup_req, MPI_STATUS_IGNORE);
+        MPI_Comm_dup(MPI_COMM_WORLD, &b);
+    } else {
+        pthread_t th;
+        int pe = pthread_create(&th, NULL, idup_tester, NULL);
+        CHECK(pe == 0, "pthread_create (idup tester): %d", pe);
+        MPI_Comm_dup(MPI_COMM_WORLD, &b);
+        if (pe == 0)
+            pthread_join(th, NULL);
+        else
+            MPI_Wait(&idup_req, MPI_STATUS_IGNORE);
+    }
+    check_new(0, 0, a, size, all, "idup beside a dup");
+    check_new(0, 0, b, size, all, "dup beside an idup");
+    MPI_Comm_free(&b);
+    MPI_Comm_free(&a);
+}
+
 static void *thread_main(void *arg)
 {
     int t = (int)(long)arg;
@@ -293,6 +332,7 @@ int main(int argc, char **argv)
     CHECK(main_flag, "MPI_Is_thread_main in the main thread");
     for (int t = 0; t < NT; t++)
         pthread_join(th[t], NULL);
+    idup_beside_dup();
     for (int t = 0; t < NT; t++)
         MPI_Comm_free(&own[t]);
     int total = 0;
