@@ -410,7 +410,7 @@ struct mpi_xchg {
 static mpi_xchg_t *pending_head;
 static pthread_mutex_t xchg_lock = PTHREAD_MUTEX_INITIALIZER;
 
-int mpi_idups_active;  /* xchg_lock's (mpi_internal.h) */
+int mpi_idups_active;  /* written under xchg_lock, read anywhere (mpi_internal.h) */
 static int pausing; /* idups between attempts (atomic) */
 
 bool mpi_ctx_pausing(void)
@@ -564,7 +564,7 @@ static void finish(mpi_xchg_t *x)
             p = &(*p)->next;
         *p = x->next;
         x->pending = false;
-        mpi_idups_active--;
+        __atomic_store_n(&mpi_idups_active, mpi_idups_active - 1, __ATOMIC_RELAXED);
     }
 }
 
@@ -735,7 +735,7 @@ int mpi_xchg_start(MPI_Comm parent, int *procs, int n, int me, int lsize, uint64
         x->pending = true;
         x->next = pending_head;
         pending_head = x;
-        mpi_idups_active++;
+        __atomic_store_n(&mpi_idups_active, mpi_idups_active + 1, __ATOMIC_RELAXED);
     }
     mpi_mt_unlock(&xchg_lock);
     *xp = x;

@@ -494,7 +494,8 @@ void mpi_op_apply(MPI_Op op, const void *in, void *inout, int count, MPI_Datatyp
 /* non-blocking collectives under way (coll_nb.c; read unlocked only below
  * MPI_THREAD_MULTIPLE: mpi_polling is true there whatever it says) */
 extern int coll_nb_active;
-/* MPI_Comm_idup's under way (comm_ctx.c; the same) */
+/* MPI_Comm_idup's under way (comm_ctx.c; written under its lock with
+ * __atomic stores, read with __atomic loads) */
 extern int mpi_idups_active;
 
 /* mt.c: workers and threads.  A communicator's worker; take every worker
@@ -510,8 +511,14 @@ void mpi_block_ms(int ms);
  * rather than sleep in tern? */
 static inline bool mpi_polling(void)
 {
-    return mpi.mt || mpi.nworkers > 1 || coll_nb_active > 0 || mpi_idups_active > 0;
+    return mpi.mt || mpi.nworkers > 1 || coll_nb_active > 0 ||
+           __atomic_load_n(&mpi_idups_active, __ATOMIC_RELAXED) > 0;
 }
+/* Move on what peers may be waiting for, from a call that does not block
+ * (the test family, the probes, MPI_Request_get_status; mpi_block too): the
+ * non-blocking collectives' schedules and the MPI_Comm_idup's under way.
+ * True when one moved on. */
+bool mpi_progress_pending(void);
 /* MPI_THREAD_MULTIPLE: w's lock around each tern call on w */
 static inline void mpi_lock(tern_worker_t *w)
 {

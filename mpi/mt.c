@@ -73,16 +73,21 @@ void mpi_block(void)
     mpi_block_ms(-1);
 }
 
+bool mpi_progress_pending(void)
+{
+    bool moved = (mpi.mt || coll_nb_active > 0) && mpi_coll_progress();
+    if (__atomic_load_n(&mpi_idups_active, __ATOMIC_RELAXED) > 0 && mpi_ctx_step_all())
+        moved = true;
+    return moved;
+}
+
 void mpi_block_ms(int ms)
 {
-    if (ms < 0 && mpi_ctx_pausing())
+    if ((ms < 0 || ms > 1) && mpi_ctx_pausing())
         ms = 1; /* an MPI_Comm_idup starts its next attempt by the clock */
-    /* a schedule that moved on may be what the caller waits for (or may
-     * have consumed the wake-up it would sleep for): no sleep then; an
-     * MPI_Comm_idup's peers may wait for its next step here */
-    if ((mpi.mt || coll_nb_active > 0) && mpi_coll_progress())
-        return;
-    if ((mpi.mt || mpi_idups_active > 0) && mpi_ctx_step_all())
+    /* a schedule or idup that moved on may be what the caller waits for (or
+     * may have consumed the wake-up it would sleep for): no sleep then */
+    if (mpi_progress_pending())
         return;
     if (!mpi.mt && mpi.nworkers == 1) {
         tern_worker_wait(mpi.w, ms);

@@ -317,6 +317,7 @@ static inline __attribute__((always_inline)) bool wait_fast(MPI_Request *h, MPI_
 
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
+    (void)mpi_progress_pending(); /* what a peer may wait for (mt.c) */
     int e = check_req(request, "MPI_Test");
     if (e != MPI_SUCCESS)
         return e;
@@ -351,6 +352,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
 
 int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
 {
+    (void)mpi_progress_pending(); /* what a peer may wait for (mt.c) */
     int e = mpi_check_init("MPI_Testall");
     if (e != MPI_SUCCESS)
         return e;
@@ -491,6 +493,7 @@ static int check_reqs(int count, const MPI_Request requests[], const char *call)
 
 int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
 {
+    (void)mpi_progress_pending(); /* what a peer may wait for (mt.c) */
     int e = check_reqs(count, requests, "MPI_Testany");
     if (e != MPI_SUCCESS)
         return e;
@@ -563,6 +566,7 @@ static int test_some(int incount, MPI_Request requests[], int *outcount, int ind
 int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                  MPI_Status statuses[])
 {
+    (void)mpi_progress_pending(); /* what a peer may wait for (mt.c) */
     return test_some(incount, requests, outcount, indices, statuses, "MPI_Testsome");
 }
 
@@ -630,6 +634,7 @@ int MPI_Cancel(MPI_Request *request)
 /* Has the request finished, without taking it (it stays for a wait) */
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
+    (void)mpi_progress_pending(); /* what a peer may wait for (mt.c) */
     int e = mpi_check_init("MPI_Request_get_status");
     if (e != MPI_SUCCESS)
         return e;

@@ -322,8 +322,9 @@ static void split_type_tests(void)
 /* An idup's agreement ends however its members wait: two idups waited in
  * opposite orders by even and odd ranks; rank 0 waiting for one while the
  * others block in a receive from it, then in a blocking dup of the same
- * parent (tern's check of an idup's choice needs each member to step it
- * again: a rank blocked elsewhere must) */
+ * parent, then test a receive from it (MPI_Test; MPI_Iprobe on odd ranks)
+ * (tern's check of an idup's choice needs each member to step it again:
+ * a rank blocked or testing elsewhere must) */
 static void idup_orders(void)
 {
     MPI_Comm a, b;
@@ -359,6 +360,27 @@ static void idup_orders(void)
     }
     apart(b, d, "an idup and a dup one rank made after waiting for it");
     apart(a, b, "two idups of MPI_COMM_WORLD");
+    MPI_Comm_free(&d);
+
+    MPI_Comm_idup(MPI_COMM_WORLD, &d, &q[0]);
+    int flag = 0;
+    if (rank == 0) {
+        MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+        for (int r = 1; r < size; r++)
+            MPI_Send(&v, 1, MPI_INT, r, 13, MPI_COMM_WORLD);
+    } else if (rank % 2) {
+        while (!flag)
+            MPI_Iprobe(0, 13, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        MPI_Recv(&v, 1, MPI_INT, 0, 13, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+    } else {
+        MPI_Request r;
+        MPI_Irecv(&v, 1, MPI_INT, 0, 13, MPI_COMM_WORLD, &r);
+        while (!flag)
+            MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+        MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+    }
+    apart(MPI_COMM_WORLD, d, "an idup waited for after a test loop");
     MPI_Comm_free(&d);
     MPI_Comm_free(&b);
     MPI_Comm_free(&a);

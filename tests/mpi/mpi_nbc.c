@@ -5,7 +5,8 @@
  * loops and by Waitall; Ibcasts from every root whose messages would mix
  * without their own tags; interleaved with blocking collectives and with
  * point-to-point traffic (a receive from any source must not take a
- * collective's message); a barrier that must move a schedule on; short
+ * collective's message); a barrier and a test loop that must move a
+ * schedule on; short
  * and long (rendezvous) sizes, a non-commutative user operation,
  * MPI_IN_PLACE, and (tern only: erroneous MPI) freed requests left to
  * MPI_Finalize.  Results against a serial reference.  Plain MPI: passes
@@ -161,6 +162,36 @@ static void progress_in_blocking(MPI_Comm comm)
     check_sum(out, 3, "iallreduce completed around a barrier");
 }
 
+/* the same with a test loop: rank 0 waits for an Iallreduce, then sends to
+ * every other rank; they test a receive from it (MPI_Test, or MPI_Iprobe
+ * on odd ranks) before they wait: the tests must move the schedule on */
+static void progress_in_tests(MPI_Comm comm)
+{
+    int64_t in[3], out[3];
+    for (int i = 0; i < 3; i++)
+        in[i] = val(rank, i);
+    MPI_Request rq;
+    MPI_Iallreduce(in, out, 3, MPI_INT64_T, MPI_SUM, comm, &rq);
+    int v = 7, flag = 0;
+    if (rank == 0) {
+        MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        for (int r = 1; r < size; r++)
+            MPI_Send(&v, 1, MPI_INT, r, 21, comm);
+    } else if (rank % 2) {
+        while (!flag)
+            MPI_Iprobe(0, 21, comm, &flag, MPI_STATUS_IGNORE);
+        MPI_Recv(&v, 1, MPI_INT, 0, 21, comm, MPI_STATUS_IGNORE);
+        MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Request r;
+        MPI_Irecv(&v, 1, MPI_INT, 0, 21, comm, &r);
+        while (!flag)
+            MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+        MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    }
+    check_sum(out, 3, "iallreduce completed around a test loop");
+}
+
 /* started, then blocking collectives and point-to-point, then completed */
 static void interleaved(MPI_Comm comm)
 {
@@ -263,6 +294,7 @@ int main(int argc, char **argv)
     }
     interleaved(MPI_COMM_WORLD);
     progress_in_blocking(MPI_COMM_WORLD);
+    progress_in_tests(MPI_COMM_WORLD);
     variants();
     if (is_tern()) { /* left to MPI_Finalize */
         MPI_Request last;
