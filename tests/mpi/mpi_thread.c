@@ -22,7 +22,7 @@
  *  5. an MPI_Comm_idup tested by a second thread while the main thread is
  *     in a blocking MPI_Comm_dup of the same parent, rank 0 waiting for the
  *     idup before its dup (the dup's round must not keep the idup from
- *     ending).
+ *     ending; not under Open MPI, which hangs there).
  *
  * Every payload is a function of (sender, thread, round), checked on
  * arrival.  mpi.sh runs it with TERN_NUM_WORKERS=1 (every thread on one
@@ -42,8 +42,13 @@
 #define BIG (96 * 1024) /* above tern's eager limit: a rendezvous */
 #ifdef OPEN_MPI /* its creations from threads take seconds each (tests/ompi/ompi_hosts.sh) */
 #define CREATE_ROUNDS 2
+/* and Open MPI 4.1.4 hangs (threads in ompi_comm_nextcid) when threads'
+ * idups are under way beside their blocking creations: there one thread's
+ * idup, after its other creations, waited for at once */
+#define IDUP_BESIDE 0
 #else
 #define CREATE_ROUNDS 10
+#define IDUP_BESIDE 1
 #endif
 
 /* failures from threads: atomically (CHECK's counter is not) */
@@ -203,9 +208,10 @@ static void creations(int t)
         even[ne++] = r, esum += r + 1;
     MPI_Group_incl(g, ne, even, &evens);
     for (int i = 0; i < CREATE_ROUNDS; i++) {
-        MPI_Comm d, s, c, h, id;
-        MPI_Request rq;
-        MPI_Comm_idup(own[t], &id, &rq); /* under way during the rest */
+        MPI_Comm d, s, c, h, id = MPI_COMM_NULL;
+        MPI_Request rq = MPI_REQUEST_NULL;
+        if (IDUP_BESIDE)
+            MPI_Comm_idup(own[t], &id, &rq); /* under way during the rest */
         MPI_Comm_dup(own[t], &d);
         check_new(t, i, d, size, all, "dup");
         MPI_Comm_split(d, rank % 2, -rank, &s);
@@ -238,9 +244,13 @@ static void creations(int t)
             MPI_Comm_free(&hf);
         }
         MPI_Comm_free(&h);
-        MPI_Wait(&rq, MPI_STATUS_IGNORE);
-        check_new(t, i, id, size, all, "idup");
-        MPI_Comm_free(&id);
+        if (!IDUP_BESIDE && t == 0)
+            MPI_Comm_idup(own[t], &id, &rq);
+        if (IDUP_BESIDE || t == 0) {
+            MPI_Wait(&rq, MPI_STATUS_IGNORE);
+            check_new(t, i, id, size, all, "idup");
+            MPI_Comm_free(&id);
+        }
         MPI_Comm_free(&c);
         MPI_Comm_free(&s);
         MPI_Comm_free(&d);
@@ -249,6 +259,7 @@ static void creations(int t)
     MPI_Group_free(&g);
 }
 
+#ifndef OPEN_MPI /* Open MPI 4.1.4 (its own ob1 + vader as well) never completes that idup */
 static MPI_Request idup_req;
 static void *idup_tester(void *arg)
 {
@@ -282,6 +293,7 @@ static void idup_beside_dup(void)
     MPI_Comm_free(&b);
     MPI_Comm_free(&a);
 }
+#endif
 
 static void *thread_main(void *arg)
 {
@@ -332,7 +344,9 @@ int main(int argc, char **argv)
     CHECK(main_flag, "MPI_Is_thread_main in the main thread");
     for (int t = 0; t < NT; t++)
         pthread_join(th[t], NULL);
+#ifndef OPEN_MPI
     idup_beside_dup();
+#endif
     for (int t = 0; t < NT; t++)
         MPI_Comm_free(&own[t]);
     int total = 0;
