@@ -76,7 +76,7 @@ void tern_job_free(tern_job_t *job)
     tern_pmix_unwatch(job->deaths);
     for (int k = 0; job->vcs != NULL && k < job->ctx->num_workers; k++) {
         for (int r = 0; job->vcs[k] != NULL && r < job->size; r++)
-            free(job->vcs[k][r].fail_msg);
+            tern_vc_free_msgs(&job->vcs[k][r]);
         free(job->vcs[k]);
     }
     free(job->vcs);

@@ -34,6 +34,7 @@
 #include "engine/init_params.h"
 #include "engine/match.h"
 #include "engine/netmod.h"
+#include "engine/rma.h"
 
 #define INIT_KEY "tern.init"   /* outcome of phase 1 */
 #define WIRED_KEY "tern.wired" /* outcome of phase 2 */
@@ -234,12 +235,14 @@ static void free_workers(tern_context_t *ctx)
         tern_wire_free(w);
         free(w->addr);
         for (int r = 0; w->vcs != NULL && r < ctx->size; r++)
-            free(w->vcs[r].fail_msg);
+            tern_vc_free_msgs(&w->vcs[r]);
         free(w->vcs);
         free(w->netmods);
+        free(w->rma_dirty);
     }
     free(ctx->workers);
     ctx->workers = NULL;
+    tern_regions_free(ctx);
 }
 
 void tern_finalize_netmods(tern_context_t *ctx)

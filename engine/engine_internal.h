@@ -167,6 +167,13 @@ struct tern_vc {
     bool peer_bye;        /* the peer said BYE: its stream's end is a close */
     bool cma_off;         /* the same-host copy was refused or declined on it:
                            * the netmod's own path from now on (cma_lmt.c) */
+    /* one-sided (engine/rma.h).  Origin: operations went to the peer since
+     * the last flush.  Target: the first error found in an operation
+     * without a result since the peer's last RMA_FLUSH, and its message
+     * (malloc'd), for that flush's answer. */
+    bool rma_dirty;
+    tern_status_t rma_err;
+    char *rma_msg;
 };
 
 /* ---- worker ---------------------------------------------------------------- */
@@ -224,6 +231,9 @@ struct tern_worker {
     uint32_t cq_cap, cq_head, cq_count;
     uint32_t cq_reserved; /* pending CQ operations: slots promised */
     unsigned wait_seen;   /* completions when tern_worker_wait last returned */
+    /* peers whose VC is rma_dirty: what tern_flush(TERN_ANY_SOURCE) flushes */
+    int *rma_dirty;
+    int rma_ndirty, rma_cap;
 };
 
 tern_request_t *tern_request_alloc_slow(tern_worker_t *w, int kind);
@@ -405,6 +415,10 @@ struct tern_context {
     bool port_open;
     tern_job_t *accepted[TERN_MAX_JOBS];
     int naccepted;
+    /* one-sided: the region table (engine/rma_region.c), made by the first
+     * tern_region_create (a compare-and-swap: any thread may), read with
+     * acquire loads by targets applying operations */
+    _Atomic(struct tern_region_table *) regions;
 };
 
 /* tern_init, once PMIx is up and before the netmods: the idle-wait
@@ -567,6 +581,9 @@ tern_status_t tern_vc_say_bye(tern_vc_t *vc);
  * after the VC was terminated (the peer had something for us) says BYE at
  * once, as vc_terminate would have. */
 void tern_vc_connection_up(tern_vc_t *vc);
+/* Free what a VC holds for messages (why it failed, a one-sided error for
+ * the peer's next flush), at its end. */
+void tern_vc_free_msgs(tern_vc_t *vc);
 /* The process's context (tern_init / tern_init_standalone), or NULL. */
 tern_context_t *tern_context_live(void);
 /* The same for a VC closed on purpose (tern_disconnect): no warning, and

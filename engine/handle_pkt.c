@@ -15,6 +15,7 @@
 #include "engine/engine_internal.h"
 #include "engine/match.h"
 #include "engine/netmod.h"
+#include "engine/rma.h"
 
 /* Largest eager payload any peer may send us (the config maximum). */
 #define TERN_EAGER_WIRE_MAX (1024u * 1024u)
@@ -144,6 +145,12 @@ static const pkt_handler_t pkt_handlers[TERN_PKT_TYPE_MAX] = {
     [TERN_PKT_COOKIE] = tern_lmt_handle_cookie_pkt,
     [TERN_PKT_DATA] = handle_data,
     [TERN_PKT_BYE] = handle_bye,
+    [TERN_PKT_RMA_PUT] = tern_rma_handle_put,
+    [TERN_PKT_RMA_GET] = tern_rma_handle_get,
+    [TERN_PKT_RMA_AMO] = tern_rma_handle_amo,
+    [TERN_PKT_RMA_ACC] = tern_rma_handle_acc,
+    [TERN_PKT_RMA_FLUSH] = tern_rma_handle_flush,
+    [TERN_PKT_RMA_RESP] = tern_rma_handle_resp,
 };
 
 static tern_status_t validate(const tern_vc_t *vc, const tern_pkt_hdr_t *h)
@@ -151,7 +158,9 @@ static tern_status_t validate(const tern_vc_t *vc, const tern_pkt_hdr_t *h)
     /* EAGER and RTS may carry immediate data (F_DATA, in rreq); without it
      * rreq is zero.  An RTS names its mode below the flag. */
     bool msg = h->type == TERN_PKT_EAGER || h->type == TERN_PKT_RTS;
-    unsigned mode = h->flags & (msg ? TERN_PKT_LMT_MASK | 0x70u : 0xffu);
+    /* the one-sided operations name theirs in flags: their handlers check */
+    bool op = h->type == TERN_PKT_RMA_AMO || h->type == TERN_PKT_RMA_ACC;
+    unsigned mode = op ? 0 : h->flags & (msg ? TERN_PKT_LMT_MASK | 0x70u : 0xffu);
     bool flags_ok = h->type == TERN_PKT_RTS ? mode >= TERN_LMT_NULL && mode < TERN_LMT_NMODES
                                             : mode == 0;
     if (h->type == 0 || h->type >= TERN_PKT_TYPE_MAX || !flags_ok ||
@@ -171,6 +180,16 @@ static size_t feed_payload(tern_vc_t *vc, const uint8_t *p, size_t len)
     tern_vc_rx_t *rx = &vc->rx;
     tern_request_t *r = rx->sink;
     size_t n = len < rx->payload_left ? len : rx->payload_left;
+    if (TERN_UNLIKELY(r->kind >= TERN_REQ_RMA_PUT)) { /* into a region (engine/rma_target.c) */
+        rx->payload_left -= n;
+        bool last = rx->payload_left == 0;
+        if (last) {
+            rx->state = TERN_RX_HDR;
+            rx->sink = NULL;
+        }
+        tern_rma_feed(vc, r, p, n, last);
+        return n;
+    }
     if (r->tmpbuf != NULL) {
         tern_copy((char *)r->tmpbuf + r->tmp_have, p, n);
         r->tmp_have += n;

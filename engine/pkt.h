@@ -26,7 +26,14 @@ enum tern_pkt_type {
     TERN_PKT_DATA = 6,   /* null-LMT data: payload for receive request rreq */
     TERN_PKT_BYE = 7,    /* the sender has terminated the VC: nothing follows, and the end
                           * of its stream is a close, not a failure (tern_vc_say_bye) */
-    TERN_PKT_TYPE_MAX = 8
+    /* one-sided, the engine's path (engine/rma.h: the fields of each) */
+    TERN_PKT_RMA_PUT = 8,   /* payload into a region */
+    TERN_PKT_RMA_GET = 9,   /* bytes of a region wanted: DATA or RMA_RESP answers */
+    TERN_PKT_RMA_AMO = 10,  /* an atomic; cookie: its operands */
+    TERN_PKT_RMA_ACC = 11,  /* an accumulate; payload: its elements */
+    TERN_PKT_RMA_FLUSH = 12, /* answer once everything before is applied */
+    TERN_PKT_RMA_RESP = 13, /* the target's answer: status, result or message */
+    TERN_PKT_TYPE_MAX = 14
 };
 
 /*
@@ -64,7 +71,7 @@ enum tern_lmt_mode {
 typedef struct tern_pkt_hdr {
     uint8_t type;        /* enum tern_pkt_type */
     uint8_t flags;       /* RTS: enum tern_lmt_mode (NULL..CMA_PUT) | F_DATA; EAGER: 0 or
-                          * F_DATA; else zero */
+                          * F_DATA; RMA_AMO / RMA_ACC: the operation; else zero */
     uint16_t space;      /* matching space */
     uint32_t cookie_len; /* bytes of cookie after the header */
     uint64_t tag;        /* EAGER/RTS: the 64-bit tag (every value allowed) */

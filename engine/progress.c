@@ -165,6 +165,13 @@ tern_status_t tern_waitall(tern_worker_t *w, tern_request_t **reqs, size_t n,
 /* Complete every request that depends on vc with status; see engine_internal.h. */
 static void vc_end(tern_vc_t *vc, tern_status_t status, const char *why, bool failed);
 
+void tern_vc_free_msgs(tern_vc_t *vc)
+{
+    free(vc->fail_msg);
+    free(vc->rma_msg);
+    vc->fail_msg = vc->rma_msg = NULL;
+}
+
 void tern_vc_fail(tern_vc_t *vc, tern_status_t status, const char *why)
 {
     vc_end(vc, status, why, true);

@@ -11,6 +11,7 @@
 
 #include "engine/engine_internal.h"
 #include "engine/match.h"
+#include "engine/rma.h"
 
 #define SLAB_REQS 64
 
@@ -68,9 +69,14 @@ void tern_request_complete_slow(tern_request_t *r)
         tern_cq_complete(r);
         return;
     }
-    /* Internal requests (control packets) have nobody to reap them. */
-    if (!(r->flags & (TERN_REQF_USER | TERN_REQF_UNEXP | TERN_REQF_MPROBED)))
-        tern_request_release(r);
+    /* Internal requests (control packets) have nobody to reap them; the
+     * one-sided path's count towards their flush first. */
+    if (!(r->flags & (TERN_REQF_USER | TERN_REQF_UNEXP | TERN_REQF_MPROBED))) {
+        if (r->kind >= TERN_REQ_RMA_PART)
+            tern_rma_request_done(r);
+        else
+            tern_request_release(r);
+    }
 }
 
 tern_status_t tern_iov_check(const struct iovec *iov, int iovcnt, const char *what, size_t *total)

@@ -5,6 +5,7 @@
 #include <tern/status.h>
 #include <tern/core.h>
 #include <tern/tagged.h>
+#include <tern/rma.h>
 #include <tern/iofwd.h>
 
 #define TERN_VERSION_MAJOR 0

@@ -16,6 +16,7 @@ extern const th_case_t th_wait_cases[];
 extern const th_case_t th_worker_cases[];
 extern const th_case_t th_probe_cases[];   /* probes, matched probes, cancel, ssend */
 extern const th_case_t th_tagged_cases[];  /* tagged.h: 64-bit tags, data, CQ, inject */
+extern const th_case_t th_rma_cases[];     /* rma.h: one-sided (peer_rma run alone) */
 extern const th_case_t th_netmod_cases[]; /* run alone, never in "all" */
 extern const th_case_t th_cma_cases[];    /* run alone: the same-host copy's counters */
 extern const th_case_t th_addr_cases[];   /* without a launcher: in "all" then */

@@ -1,7 +1,7 @@
 /*
  * engine_tests: the engine suite, one binary, run by a launcher:
  *   ternrun -n 2 ./engine_tests all          every case except peer_killed,
- *                                            peer_exit, peer_exit_sent and
+ *                                            peer_exit, peer_exit_sent, peer_rma and
  *                                            peer_crash (a rank ends in them)
  *   ternrun -n 2 ./engine_tests sizes iov    named cases
  * or without one, each rank started by a script with TERN_TEST_ADDR_DIR
@@ -28,6 +28,7 @@ static const th_case_t *find(const char *name)
 {
     const th_case_t *tables[] = {th_data_cases,   th_error_cases,  th_wait_cases,
                                  th_worker_cases, th_probe_cases,  th_tagged_cases,
+                                 th_rma_cases,
                                  th_netmod_cases, th_cma_cases,    th_addr_cases,
                                  th_addr_named_cases};
     for (size_t k = 0; k < sizeof(tables) / sizeof(tables[0]); k++)
@@ -121,6 +122,9 @@ int main(int argc, char **argv)
                 run(&t, c);
             for (const th_case_t *c = th_tagged_cases; c->name; c++)
                 run(&t, c);
+            for (const th_case_t *c = th_rma_cases; c->name; c++)
+                if (strncmp(c->name, "peer_", 5) != 0)
+                    run(&t, c);
             for (const th_case_t *c = th_addr_cases; t.by_address && c->name; c++)
                 run(&t, c);
             continue;

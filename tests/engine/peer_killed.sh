@@ -9,10 +9,13 @@
 . "${srcdir:-.}/tests/engine/lib.sh"
 out=$(mktemp)
 
-# run_killed LABEL: run the case (in the caller's environment), check it
+# run_killed LABEL [CASE]: run the case (peer_killed, or peer_rma: one-sided
+# operations outstanding towards the killed rank), in the caller's
+# environment, and check it
 run_killed() {
+    case=${2:-peer_killed}
     start=$(date +%s)
-    run_engine 2 "-v --kill-grace 20" peer_killed >"$out" 2>&1 &
+    run_engine 2 "-v --kill-grace 20" "$case" >"$out" 2>&1 &
     job=$!
     # a rank 0 that has not seen the failure after 12 s: what its threads
     # are doing, for the log (a rare dpdk hang seen in CI, not understood)
@@ -34,8 +37,8 @@ run_killed() {
     cat "$out"
     [ -f "$out.diag" ] && cat "$out.diag" && rm -f "$out.diag"
     [ "$rc" -ne 0 ] || fail "$1: ternrun exited 0 although rank 1 was killed"
-    grep -q "peer_killed: rank 0 saw peer process failed" "$out" || fail "$1: rank 0 did not see the failure"
-    grep -q "^ok peer_killed (rank 0)" "$out" || fail "$1: rank 0's checks failed"
+    grep -q "$case: rank 0 saw peer process failed" "$out" || fail "$1: rank 0 did not see the failure"
+    grep -q "^ok $case (rank 0)" "$out" || fail "$1: rank 0's checks failed"
     # no bound on the time (a loaded machine stretches it): rank 0 reports
     # the failure only if it saw it before ternrun's kill grace (20 s) ended
     # the job; the time is printed for the log
@@ -44,6 +47,11 @@ run_killed() {
 
 run_killed default
 [ "$(shm_leftovers "$out")" -eq 0 ] || fail "a tern segment was left in /dev/shm"
+# one-sided: gets and a flush outstanding towards the killed rank fail
+run_killed rma-shm peer_rma
+[ "$(shm_leftovers "$out")" -eq 0 ] || fail "rma: a tern segment was left in /dev/shm"
+(set -a && . "${srcdir:-.}/netmods/tcp/test.env" && set +a &&
+    export TERN_NETMODS=tcp TERN_TEST_NETMOD=tcp && run_killed rma-tcp peer_rma) || exit 1
 
 if "${TERN_INFO:-./tern_info}" 2>/dev/null | grep -Eq '^netmods:.* dpdk( |$)'; then
     sockdir=$(mktemp -d)

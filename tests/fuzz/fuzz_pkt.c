@@ -184,7 +184,7 @@ static void teardown(void)
         blocks[k] = NULL;
     }
     for (int r = 0; r < 2; r++)
-        free(vcs[r].fail_msg);
+        tern_vc_free_msgs(&vcs[r]);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

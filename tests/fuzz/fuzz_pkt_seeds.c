@@ -135,6 +135,20 @@ void fuzz_pkt_write_seeds(void)
     act(&in, ACT_REAP);
     seed_write("bye", in.b, in.n);
 
+    start(&in, 0, 0x03); /* one-sided operations on no region: refused, the VC lives */
+    pkt(&in, (tern_pkt_hdr_t){.type = TERN_PKT_RMA_PUT, .tag = 0x1000, .len = 8,
+                              .rreq = 1ull << 32}, 8, 5);
+    pkt(&in, (tern_pkt_hdr_t){.type = TERN_PKT_RMA_ACC, .space = TERN_DT_INT32, .tag = 0x1000,
+                              .len = 8, .rreq = 1ull << 32}, 8, WHOLE);
+    pkt(&in, (tern_pkt_hdr_t){.type = TERN_PKT_RMA_AMO, .space = 8, .cookie_len = 16,
+                              .rreq = 1ull << 32}, 16, 7);
+    pkt(&in, (tern_pkt_hdr_t){.type = TERN_PKT_RMA_GET, .len = 8, .rreq = 1ull << 32,
+                              .sreq = 0x77}, 0, WHOLE);
+    pkt(&in, ctl(TERN_PKT_RMA_FLUSH, 0x78, 0, 0), 0, WHOLE);
+    pkt(&in, eager(0, 0, 8), 8, WHOLE);
+    act(&in, ACT_REAP);
+    seed_write("rma_refused", in.b, in.n);
+
     start(&in, 0, 0x11); /* a malformed header fails the VC and its receives */
     pkt(&in, eager(0, 0, 8), 8, WHOLE);
     pkt(&in, (tern_pkt_hdr_t){.type = 99}, 0, WHOLE);

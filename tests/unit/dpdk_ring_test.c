@@ -192,7 +192,7 @@ static void teardown(void)
         }
         tern_worker_fini(&wk[r]);
         for (int q = 0; q < 2; q++)
-            free(vcs[r][q].fail_msg);
+            tern_vc_free_msgs(&vcs[r][q]);
     }
     for (int r = 0; r < 2; r++)
         rte_ring_free(rings[r]); /* the ring ports were closed with the netmods */

@@ -72,10 +72,8 @@ static void setup(void)
 static void teardown(void)
 {
     tern_worker_fini(&worker);
-    for (int r = 0; r < ctx.size; r++) {
-        free(worker.vcs[r].fail_msg);
-        worker.vcs[r].fail_msg = NULL;
-    }
+    for (int r = 0; r < ctx.size; r++)
+        tern_vc_free_msgs(&worker.vcs[r]);
 }
 
 /* Append an eager packet with payload of len bytes of `fillc` + index. */
@@ -375,6 +373,18 @@ int main(void)
     test_malformed("BYE with a payload", (tern_pkt_hdr_t){.type = TERN_PKT_BYE, .len = 5});
     test_malformed("BYE with a cookie", (tern_pkt_hdr_t){.type = TERN_PKT_BYE, .cookie_len = 8});
     test_malformed("CMA RTS without a cookie", (tern_pkt_hdr_t){.type = TERN_PKT_RTS, .flags = TERN_LMT_CMA_GET, .tag = 0, .len = 99999, .sreq = 5});
+    /* one-sided (engine/rma.h): a header that breaks the protocol fails the
+     * VC; a refused operation does not (the engine suite's rma_errors) */
+    test_malformed("RMA_PUT with flags", (tern_pkt_hdr_t){.type = TERN_PKT_RMA_PUT, .flags = 1, .len = 8, .rreq = 1ull << 32});
+    test_malformed("RMA_GET answering nobody", (tern_pkt_hdr_t){.type = TERN_PKT_RMA_GET, .len = 8, .rreq = 1ull << 32});
+    test_malformed("RMA_AMO of 3 bytes", (tern_pkt_hdr_t){.type = TERN_PKT_RMA_AMO, .space = 3, .cookie_len = 16});
+    test_malformed("RMA_AMO with an unknown op", (tern_pkt_hdr_t){.type = TERN_PKT_RMA_AMO, .flags = 200, .space = 8, .cookie_len = 16});
+    test_malformed("RMA_AMO without operands", (tern_pkt_hdr_t){.type = TERN_PKT_RMA_AMO, .space = 8});
+    test_malformed("RMA_ACC of no type", (tern_pkt_hdr_t){.type = TERN_PKT_RMA_ACC, .len = 8});
+    test_malformed("RMA_ACC of a partial element", (tern_pkt_hdr_t){.type = TERN_PKT_RMA_ACC, .space = TERN_DT_INT32, .len = 6});
+    test_malformed("RMA_ACC with MAX on complex", (tern_pkt_hdr_t){.type = TERN_PKT_RMA_ACC, .flags = TERN_ACC_MAX, .space = TERN_DT_DOUBLE_COMPLEX, .len = 16});
+    test_malformed("RMA_FLUSH with a length", (tern_pkt_hdr_t){.type = TERN_PKT_RMA_FLUSH, .len = 4, .sreq = 3});
+    test_malformed("RMA_RESP for no request", (tern_pkt_hdr_t){.type = TERN_PKT_RMA_RESP, .rreq = 0x500000001ull});
     test_cma_cookie("CMA cookie of another length", 99999, 2, 0, "its RTS says 99999");
     test_cma_cookie("CMA segments unreadable", 60, 20, 8, "cannot be read: Bad address");
     test_start_fails();

@@ -1,0 +1,388 @@
+/*
+ * One-sided operations at the origin (tern/rma.h) by the engine's path:
+ * each operation is a packet on the VC's stream (engine/rma.h), applied by
+ * the target's progress; a get or a fetching operation is a receive request
+ * tracked on the VC (an id the answer names, failed with the VC) into the
+ * caller's buffer; a flush sends RMA_FLUSH to every peer operations went to
+ * since the last one and completes when each has answered.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine_internal.h"
+#include "engine/netmod.h"
+#include "engine/rma.h"
+
+/* Checks every operation makes before anything moves; *vcp the key's VC. */
+static tern_status_t rma_check(tern_worker_t *w, const tern_key_t *key, uint64_t raddr,
+                               uint64_t len, unsigned need, const tern_op_t *op,
+                               tern_request_t **req, const char *what, tern_vc_t **vcp)
+{
+    if (w == NULL || key == NULL || req == NULL)
+        return tern_error(TERN_ERR_INVALID_PARAM, "%s: NULL %s", what,
+                          w == NULL ? "worker" : key == NULL ? "key" : "request pointer");
+    *req = NULL;
+    if (key->ctx != w->ctx)
+        return tern_error(TERN_ERR_INVALID_PARAM, "%s: the key was unpacked by another context",
+                          what);
+    if (op != NULL && op->flags != 0)
+        return tern_error(TERN_ERR_UNSUPPORTED,
+                          "%s: op flags %#x: one-sided operations take none in this release "
+                          "(no completion queue, no immediate data)",
+                          what, op->flags);
+    if (raddr < key->base || raddr - key->base > key->len || len > key->len - (raddr - key->base))
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "%s: %llu bytes at %#llx leave peer %d's region [%#llx, +%llu)", what,
+                          (unsigned long long)len, (unsigned long long)raddr, key->peer,
+                          (unsigned long long)key->base, (unsigned long long)key->len);
+    if ((key->flags & need) != need)
+        return tern_error(TERN_ERR_REMOTE_ACCESS, "%s: peer %d's region allows no %s access",
+                          what, key->peer,
+                          (need & ~key->flags & TERN_REGION_WRITE) ? "write" : "read");
+    tern_vc_t *vc = tern_vc_of(w, key->peer);
+    if (vc == NULL)
+        return tern_error(TERN_ERR_INVALID_RANK, "%s: peer %d is no peer", what, key->peer);
+    *vcp = vc;
+    return tern_vc_send_check(vc);
+}
+
+/* An operation went to vc: tern_flush(TERN_ANY_SOURCE) will flush it. */
+static tern_status_t mark_dirty(tern_worker_t *w, tern_vc_t *vc, int peer)
+{
+    if (vc->rma_dirty)
+        return TERN_OK;
+    if (w->rma_ndirty == w->rma_cap) {
+        int cap = w->rma_cap ? 2 * w->rma_cap : 16;
+        int *p = realloc(w->rma_dirty, (size_t)cap * sizeof(*p));
+        if (p == NULL)
+            return tern_error(TERN_ERR_NO_MEMORY, "flush list");
+        w->rma_dirty = p;
+        w->rma_cap = cap;
+    }
+    w->rma_dirty[w->rma_ndirty++] = peer;
+    vc->rma_dirty = true;
+    return TERN_OK;
+}
+
+/* A receive request into iov for the answer of an operation on vc (len
+ * bytes), the caller's; tracked on vc (its id in *id).  NULL when out of
+ * memory. */
+static tern_request_t *answer_req(tern_worker_t *w, tern_vc_t *vc, int peer,
+                                  const struct iovec *iov, int iovcnt, bool contig, size_t len,
+                                  uint64_t *id)
+{
+    struct iovec *owned = NULL;
+    if (!contig && (owned = tern_iov_dup(iov, iovcnt)) == NULL)
+        return NULL;
+    tern_request_t *r = tern_request_alloc(w, TERN_REQ_RECV);
+    if (r == NULL) {
+        free(owned);
+        return NULL;
+    }
+    r->vc = vc;
+    r->peer = r->match_src = peer;
+    r->msg_len = len;
+    tern_request_bind_buffer(r, iov, iovcnt, owned);
+    /* USER before anything can complete it: an answer over the self VC
+     * arrives inside the send */
+    r->flags |= TERN_REQF_USER;
+    *id = tern_lmt_track(vc, r);
+    if (*id == 0) {
+        tern_request_release(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* The request r (USER) after its packet was sent with status st. */
+static tern_status_t answer_finish(tern_request_t *r, tern_status_t st, tern_request_t **req)
+{
+    if (st < 0 || (r->flags & TERN_REQF_COMPLETE)) {
+        if (st >= 0)
+            st = r->status; /* answered within the call (the self VC) */
+        tern_request_release(r);
+        return st;
+    }
+    *req = r;
+    return TERN_INPROGRESS;
+}
+
+/* Send h + the payload iov (len bytes) on vc.  user: the send is the
+ * operation's local completion (*req when it could not finish at once);
+ * else it is internal (freed when sent). */
+static tern_status_t send_payload(tern_worker_t *w, tern_vc_t *vc, int peer,
+                                  const tern_pkt_hdr_t *h, const struct iovec *iov, int iovcnt,
+                                  bool contig, size_t len, bool user, tern_request_t **req)
+{
+    if (contig && len <= vc->eager_limit) {
+        tern_request_t *s = NULL;
+        tern_status_t st =
+            vc->nm->core.istart_contig_msg(vc, h, sizeof(*h), iov[0].iov_base, len, &s);
+        if (st < 0 || s == NULL || !user)
+            return st < 0 ? st : TERN_OK;
+        s->flags |= TERN_REQF_USER;
+        s->peer = peer;
+        s->msg_len = len;
+        *req = s;
+        return TERN_INPROGRESS;
+    }
+    struct iovec *owned = NULL;
+    if (!contig && (owned = tern_iov_dup(iov, iovcnt)) == NULL)
+        return TERN_ERR_NO_MEMORY;
+    tern_request_t *s = tern_request_alloc(w, TERN_REQ_SEND);
+    if (s == NULL) {
+        free(owned);
+        return TERN_ERR_NO_MEMORY;
+    }
+    s->vc = vc;
+    s->peer = peer;
+    s->msg_len = len;
+    tern_request_bind_buffer(s, iov, iovcnt, owned);
+    s->flags |= TERN_REQF_USER; /* completion must not recycle it before we look */
+    tern_status_t st = vc->nm->core.send_noncontig(vc, s, h, sizeof(*h));
+    if (st < 0 || (s->flags & TERN_REQF_COMPLETE)) {
+        if (st >= 0)
+            st = s->status;
+        tern_request_release(s);
+        return st;
+    }
+    if (!user) {
+        s->flags &= ~(uint32_t)TERN_REQF_USER; /* internal: released when sent */
+        return TERN_OK;
+    }
+    *req = s;
+    return TERN_INPROGRESS;
+}
+
+static tern_status_t put(tern_worker_t *w, const struct iovec *iov, int iovcnt, bool contig,
+                         size_t len, const tern_key_t *key, uint64_t raddr, const tern_op_t *op,
+                         tern_request_t **req)
+{
+    tern_vc_t *vc = NULL;
+    tern_status_t st = rma_check(w, key, raddr, len, TERN_REGION_WRITE, op, req, "put", &vc);
+    if (st != TERN_OK || len == 0)
+        return st;
+    if ((st = mark_dirty(w, vc, key->peer)) != TERN_OK)
+        return st;
+    tern_pkt_hdr_t h = {.type = TERN_PKT_RMA_PUT, .tag = raddr, .len = len, .rreq = key->id};
+    return send_payload(w, vc, key->peer, &h, iov, iovcnt, contig, len, true, req);
+}
+
+tern_status_t tern_put(tern_worker_t *w, const void *buf, size_t len, const tern_key_t *key,
+                       uint64_t raddr, const tern_op_t *op, tern_request_t **req)
+{
+    if (buf == NULL && len > 0)
+        return tern_error(TERN_ERR_INVALID_PARAM, "put of %zu bytes from a NULL buffer", len);
+    tern_status_t st = tern_len_check(len, "put");
+    if (st != TERN_OK)
+        return st;
+    struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+    return put(w, &iov, 1, true, len, key, raddr, op, req);
+}
+
+tern_status_t tern_putv(tern_worker_t *w, const struct iovec *iov, int iovcnt,
+                        const tern_key_t *key, uint64_t raddr, const tern_op_t *op,
+                        tern_request_t **req)
+{
+    size_t len;
+    tern_status_t st = tern_iov_check(iov, iovcnt, "put", &len);
+    if (st != TERN_OK)
+        return st;
+    return put(w, iov, iovcnt, false, len, key, raddr, op, req);
+}
+
+static tern_status_t get(tern_worker_t *w, const struct iovec *iov, int iovcnt, bool contig,
+                         size_t len, const tern_key_t *key, uint64_t raddr, const tern_op_t *op,
+                         tern_request_t **req)
+{
+    tern_vc_t *vc = NULL;
+    tern_status_t st = rma_check(w, key, raddr, len, TERN_REGION_READ, op, req, "get", &vc);
+    if (st != TERN_OK || len == 0)
+        return st;
+    if ((st = mark_dirty(w, vc, key->peer)) != TERN_OK)
+        return st;
+    uint64_t id;
+    tern_request_t *r = answer_req(w, vc, key->peer, iov, iovcnt, contig, len, &id);
+    if (r == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "get request");
+    tern_pkt_hdr_t h = {.type = TERN_PKT_RMA_GET, .tag = raddr, .len = len, .rreq = key->id,
+                        .sreq = id};
+    return answer_finish(r, tern_send_ctrl(vc, &h, NULL, 0), req);
+}
+
+tern_status_t tern_get(tern_worker_t *w, void *buf, size_t len, const tern_key_t *key,
+                       uint64_t raddr, const tern_op_t *op, tern_request_t **req)
+{
+    if (buf == NULL && len > 0)
+        return tern_error(TERN_ERR_INVALID_PARAM, "get of %zu bytes into a NULL buffer", len);
+    tern_status_t st = tern_len_check(len, "get");
+    if (st != TERN_OK)
+        return st;
+    struct iovec iov = {.iov_base = buf, .iov_len = len};
+    return get(w, &iov, 1, true, len, key, raddr, op, req);
+}
+
+tern_status_t tern_getv(tern_worker_t *w, const struct iovec *iov, int iovcnt,
+                        const tern_key_t *key, uint64_t raddr, const tern_op_t *op,
+                        tern_request_t **req)
+{
+    size_t len;
+    tern_status_t st = tern_iov_check(iov, iovcnt, "get", &len);
+    if (st != TERN_OK)
+        return st;
+    return get(w, iov, iovcnt, false, len, key, raddr, op, req);
+}
+
+tern_status_t tern_atomic(tern_worker_t *w, int aop, size_t size, uint64_t value,
+                          uint64_t compare, void *result, const tern_key_t *key, uint64_t raddr,
+                          const tern_op_t *op, tern_request_t **req)
+{
+    if (aop < 0 || aop >= TERN_AMO_NOPS || (size != 1 && size != 2 && size != 4 && size != 8))
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "atomic: op %d on %zu bytes (ops 0..%d on 1, 2, 4 or 8 bytes)", aop,
+                          size, TERN_AMO_NOPS - 1);
+    unsigned need = TERN_REGION_WRITE | (result != NULL ? TERN_REGION_READ : 0);
+    tern_vc_t *vc = NULL;
+    tern_status_t st = rma_check(w, key, raddr, size, need, op, req, "atomic", &vc);
+    if (st != TERN_OK)
+        return st;
+    if (raddr % size != 0)
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "atomic: %#llx is misaligned for a %zu-byte operation",
+                          (unsigned long long)raddr, size);
+    if ((st = mark_dirty(w, vc, key->peer)) != TERN_OK)
+        return st;
+    uint64_t operands[2] = {value, compare};
+    tern_pkt_hdr_t h = {.type = TERN_PKT_RMA_AMO, .flags = (uint8_t)aop, .space = (uint16_t)size,
+                        .tag = raddr, .rreq = key->id, .cookie_len = sizeof(operands)};
+    if (result == NULL)
+        return tern_send_ctrl(vc, &h, operands, sizeof(operands));
+    struct iovec iov = {.iov_base = result, .iov_len = size};
+    tern_request_t *r = answer_req(w, vc, key->peer, &iov, 1, true, size, &h.sreq);
+    if (r == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "atomic request");
+    return answer_finish(r, tern_send_ctrl(vc, &h, operands, sizeof(operands)), req);
+}
+
+tern_status_t tern_accumulate(tern_worker_t *w, int acc, int dtype, const void *buf,
+                              size_t count, void *result, const tern_key_t *key, uint64_t raddr,
+                              const tern_op_t *op, tern_request_t **req)
+{
+    size_t es = 0;
+    if (!tern_acc_valid(acc, dtype, &es))
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "accumulate: op %d is not defined on type %d (tern/rma.h: enum "
+                          "tern_acc, enum tern_dtype)",
+                          acc, dtype);
+    if (count > (size_t)SSIZE_MAX / es)
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "accumulate: %zu elements of %zu bytes pass SSIZE_MAX", count, es);
+    size_t len = count * es;
+    if (buf == NULL && len > 0 && acc != TERN_ACC_NO_OP)
+        return tern_error(TERN_ERR_INVALID_PARAM, "accumulate of %zu elements from a NULL buffer",
+                          count);
+    unsigned need = (acc == TERN_ACC_NO_OP ? TERN_REGION_READ : TERN_REGION_WRITE) |
+                    (result != NULL ? TERN_REGION_READ : 0);
+    tern_vc_t *vc = NULL;
+    tern_status_t st = rma_check(w, key, raddr, len, need, op, req, "accumulate", &vc);
+    if (st != TERN_OK || len == 0 || (acc == TERN_ACC_NO_OP && result == NULL))
+        return st;
+    if ((st = mark_dirty(w, vc, key->peer)) != TERN_OK)
+        return st;
+    tern_pkt_hdr_t h = {.type = TERN_PKT_RMA_ACC, .flags = (uint8_t)acc, .space = (uint16_t)dtype,
+                        .tag = raddr, .len = len, .rreq = key->id};
+    struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+    if (result == NULL)
+        return send_payload(w, vc, key->peer, &h, &iov, 1, true, len, true, req);
+    struct iovec riov = {.iov_base = result, .iov_len = len};
+    tern_request_t *r = answer_req(w, vc, key->peer, &riov, 1, true, len, &h.sreq);
+    if (r == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "accumulate request");
+    /* the result is the local completion: the payload's send is internal */
+    st = acc == TERN_ACC_NO_OP ? tern_send_ctrl(vc, &h, NULL, 0)
+                               : send_payload(w, vc, key->peer, &h, &iov, 1, true, len, false, NULL);
+    return answer_finish(r, st, req);
+}
+
+/* ---- flush ----------------------------------------------------------------- */
+
+/* One part of flush f ended with st: the first error is the flush's. */
+static void flush_part_done(tern_request_t *f, tern_status_t st)
+{
+    if (st < 0 && (tern_status_t)(int64_t)f->data == TERN_OK)
+        f->data = (uint64_t)(int64_t)st;
+    if (--f->msg_len == 0)
+        tern_request_complete(f, (tern_status_t)(int64_t)f->data);
+}
+
+void tern_rma_request_done(tern_request_t *r)
+{
+    if (r->kind == TERN_REQ_RMA_PART)
+        flush_part_done(r->context, r->status);
+    tern_request_release(r);
+}
+
+/* Send RMA_FLUSH to peer's VC as a part of flush f. */
+static void flush_peer(tern_worker_t *w, tern_request_t *f, int peer)
+{
+    tern_vc_t *vc = tern_vc_of(w, peer);
+    vc->rma_dirty = false;
+    f->msg_len++;
+    tern_request_t *p = tern_request_alloc(w, TERN_REQ_RMA_PART);
+    if (p == NULL) {
+        flush_part_done(f, TERN_ERR_NO_MEMORY);
+        return;
+    }
+    p->vc = vc;
+    p->peer = peer;
+    p->context = f;
+    uint64_t id = tern_lmt_track(vc, p); /* a failing VC completes it */
+    if (id == 0) {
+        tern_request_complete(p, TERN_ERR_NO_MEMORY);
+        return;
+    }
+    tern_pkt_hdr_t h = {.type = TERN_PKT_RMA_FLUSH, .sreq = id};
+    tern_status_t st = tern_send_ctrl(vc, &h, NULL, 0);
+    if (st < 0 && !(p->flags & TERN_REQF_COMPLETE))
+        tern_request_complete(p, st);
+}
+
+tern_status_t tern_flush(tern_worker_t *w, int peer, const tern_op_t *op, tern_request_t **req)
+{
+    if (w == NULL || req == NULL)
+        return tern_error(TERN_ERR_INVALID_PARAM, "flush: NULL %s",
+                          w == NULL ? "worker" : "request pointer");
+    *req = NULL;
+    if (op != NULL && op->flags != 0)
+        return tern_error(TERN_ERR_UNSUPPORTED, "flush: op flags %#x: none in this release",
+                          op->flags);
+    tern_vc_t *vc = NULL;
+    if (peer != TERN_ANY_SOURCE && (vc = tern_vc_of(w, peer)) == NULL)
+        return tern_error(TERN_ERR_INVALID_RANK, "flush: peer %d is no peer", peer);
+    if (vc != NULL ? !vc->rma_dirty : w->rma_ndirty == 0)
+        return TERN_OK;
+    tern_request_t *f = tern_request_alloc(w, TERN_REQ_RMA_FLUSH);
+    if (f == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "flush request");
+    f->flags |= TERN_REQF_USER;
+    f->peer = peer;
+    f->data = (uint64_t)(int64_t)TERN_OK; /* the first error of a part */
+    f->msg_len = 1;                        /* parts pending, and this call's hold */
+    for (int i = 0; i < w->rma_ndirty;) {
+        int p = w->rma_dirty[i];
+        if (vc != NULL && p != peer) {
+            i++;
+            continue;
+        }
+        w->rma_dirty[i] = w->rma_dirty[--w->rma_ndirty];
+        flush_peer(w, f, p);
+    }
+    flush_part_done(f, TERN_OK); /* drop the hold */
+    if (f->flags & TERN_REQF_COMPLETE) {
+        tern_status_t st = f->status;
+        tern_request_release(f);
+        return st;
+    }
+    *req = f;
+    return TERN_INPROGRESS;
+}

@@ -1,0 +1,167 @@
+/*
+ * One-sided communication inside the engine (public API: tern/rma.h,
+ * docs/rma.md): the context's region table, the packed key (a wire
+ * format), and the engine's path for every netmod, the target's progress
+ * applying what arrives on the VC's stream.
+ *
+ * Packets (engine/pkt.h), all on the origin -> target stream in the order
+ * the operations were started, answered on the target -> origin stream:
+ *   RMA_PUT    tag raddr, len bytes of payload, rreq the region id
+ *   RMA_GET    tag raddr, len bytes wanted, rreq the region id, sreq the
+ *              origin's request id: answered by DATA (rreq = that id, the
+ *              bytes) or RMA_RESP (an error)
+ *   RMA_AMO    flags the tern_amo, space the size, tag raddr, rreq the
+ *              region id, sreq the origin's request id or 0 (no result),
+ *              cookie 16 bytes: value, compare; answered (sreq != 0) by
+ *              RMA_RESP with the old value as its cookie
+ *   RMA_ACC    flags the tern_acc, space the tern_dtype, tag raddr, len the
+ *              target bytes (count * element size), rreq the region id,
+ *              sreq as RMA_AMO's; a payload of len bytes unless the op is
+ *              NO_OP; the result comes back as RMA_RESP's cookie (<= 256
+ *              bytes) or a DATA packet
+ *   RMA_FLUSH  sreq the origin's request id: answered by RMA_RESP once
+ *              everything before it on the stream has been applied
+ *   RMA_RESP   rreq the origin's request id, tag the status (a tern_status_t
+ *              as a signed 64-bit value); cookie: the result (TERN_OK) or
+ *              the target's message (an error)
+ * A target refuses an operation whose region id names no live region of
+ * its context, whose range leaves the region or whose access the region
+ * does not allow: a result-bearing one is answered with the error, the
+ * others are recorded on the VC and reported by the next RMA_FLUSH's
+ * answer (the first since the previous one).  Either way nothing is
+ * touched.
+ */
+#ifndef TERN_ENGINE_RMA_H
+#define TERN_ENGINE_RMA_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <tern/rma.h>
+
+#include "engine/engine_internal.h"
+
+/* ---- regions (engine/rma_region.c) --------------------------------------- */
+
+/* The region table: TERN_REGION_CHUNKS chunks of TERN_REGION_CHUNK slots,
+ * each chunk allocated once and never moved or freed before the context,
+ * so a slot pointer stays valid while another thread looks it up. */
+#define TERN_REGION_CHUNK 256
+#define TERN_REGION_CHUNKS 256
+#define TERN_REGION_MAX (TERN_REGION_CHUNK * TERN_REGION_CHUNKS)
+
+/*
+ * A region is a slot of the table; the user's tern_region_t * points at it.
+ * Its id on the wire is index | gen << 32.
+ *
+ * Liveness (who may touch the memory): `state` is gen << 1 | 1 while the
+ * region lives, gen << 1 once tern_region_destroy has begun.  A thread that
+ * applies an operation enters (users + 1, seq_cst), then reads state
+ * (seq_cst): live with the id's gen, it may touch the memory until it
+ * leaves (users - 1, release); otherwise it leaves at once and refuses.
+ * Destroy stores the dead state (seq_cst), then waits for users to read 0
+ * (acquire, pairing with the leave).  Both sides store, then load the
+ * other's word, all seq_cst: either the applier sees the region dead, or
+ * destroy sees it inside (the store-buffering pattern seq_cst forbids to
+ * miss both ways).  An applier holds it only around one copy or one
+ * atomic, never across progress, so destroy waits for no peer.
+ */
+struct tern_region {
+    _Atomic uint64_t state; /* gen << 1 | live */
+    _Atomic uint32_t users; /* appliers inside the memory now */
+    uint32_t index;
+    tern_context_t *ctx;
+    uintptr_t base;
+    size_t len;
+    unsigned flags;               /* TERN_REGION_READ / _WRITE */
+    struct tern_region *next_free; /* the table's free list (under its lock) */
+};
+
+static inline uint64_t tern_region_id(const tern_region_t *r)
+{
+    return (uint64_t)r->index | (atomic_load_explicit(&r->state, memory_order_relaxed) >> 1)
+                                    << 32;
+}
+
+/* Enter the region named by wire id (with the bytes [addr, addr + len) and
+ * access `need`, TERN_REGION_* bits) to touch its memory: TERN_OK with
+ * *out held (leave with tern_region_leave), else TERN_ERR_REMOTE_ACCESS or
+ * TERN_ERR_INVALID_PARAM with a message naming the region and the cause
+ * (the caller's peer: `rank`). */
+tern_status_t tern_region_enter(tern_context_t *ctx, uint64_t id, uint64_t addr, uint64_t len,
+                                unsigned need, int rank, tern_region_t **out);
+/* Enter a region already found by tern_region_enter (per fragment of a
+ * put): false when it has been destroyed since. */
+bool tern_region_reenter(tern_region_t *r, uint64_t id);
+static inline void tern_region_leave(tern_region_t *r)
+{
+    atomic_fetch_sub_explicit(&r->users, 1, memory_order_release);
+}
+/* The context's table, freed at tern_finalize. */
+void tern_regions_free(tern_context_t *ctx);
+
+/* An unpacked key (tern_key_unpack): immutable, usable from any worker. */
+struct tern_key {
+    tern_context_t *ctx;
+    int peer;
+    unsigned flags; /* the region's TERN_REGION_* */
+    uint64_t id;    /* the region's wire id */
+    uint64_t base, len;
+};
+
+/* The packed key: a wire format, host byte order (keys stay among hosts of
+ * one kind, as the packet header). */
+#define TERN_KEY_MAGIC 0x59524b54u /* "TKRY" */
+#define TERN_KEY_VERSION 1
+typedef struct tern_key_wire {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t flags; /* TERN_REGION_* */
+    uint32_t job;   /* tern_job_hash of the owner's job */
+    int32_t rank;   /* the owner's rank in it */
+    uint64_t id;    /* the region's id */
+    uint64_t base;
+    uint64_t len;
+    uint32_t nsect; /* netmod sections that follow (none in version 1) */
+    uint32_t reserved;
+} tern_key_wire_t;
+static_assert(sizeof(tern_key_wire_t) == 48, "the packed key is a wire format");
+
+/* ---- accumulate kernels (engine/rma_acc.c) -------------------------------- */
+
+/* Is acc defined on dtype (MPI's rules)?  Element size in *esize. */
+bool tern_acc_valid(int acc, int dtype, size_t *esize);
+/* t[i] = t[i] acc in[i] for count elements, each atomically (see the file);
+ * old (NULL: not wanted) receives the values before. */
+void tern_acc_apply(int acc, int dtype, void *t, const void *in, size_t count, void *old);
+/* The atomic op on the size-byte integer at t; returns the old value. */
+uint64_t tern_amo_apply(int aop, size_t size, void *t, uint64_t value, uint64_t compare);
+
+/* ---- the engine's path (engine/rma.c: origin, engine/rma_target.c) ------- */
+
+/* Request kinds of the one-sided path (after engine_internal.h's). */
+enum {
+    TERN_REQ_RMA_FLUSH = 8,  /* a tern_flush: completes when its parts have */
+    TERN_REQ_RMA_PART = 9,   /* one RMA_FLUSH on one VC (internal, tracked on it) */
+    TERN_REQ_RMA_PUT = 10,   /* target: a put's payload into a region (internal) */
+    TERN_REQ_RMA_ACC = 11,   /* target: an accumulate's payload (internal) */
+};
+
+/* Packet handlers (handle_pkt.c's table). */
+tern_status_t tern_rma_handle_put(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const uint8_t *cookie);
+tern_status_t tern_rma_handle_get(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const uint8_t *cookie);
+tern_status_t tern_rma_handle_amo(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const uint8_t *cookie);
+tern_status_t tern_rma_handle_acc(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const uint8_t *cookie);
+tern_status_t tern_rma_handle_flush(tern_vc_t *vc, const tern_pkt_hdr_t *hdr,
+                                    const uint8_t *cookie);
+tern_status_t tern_rma_handle_resp(tern_vc_t *vc, const tern_pkt_hdr_t *hdr,
+                                   const uint8_t *cookie);
+/* Payload bytes of an RMA_PUT / RMA_ACC (a sink of kind TERN_REQ_RMA_PUT /
+ * _ACC), last: they end it. */
+void tern_rma_feed(tern_vc_t *vc, tern_request_t *r, const uint8_t *p, size_t n, bool last);
+/* A request of one of the kinds above completed (tern_request_complete's
+ * slow part): a flush part counts towards its flush, a sink is dropped. */
+void tern_rma_request_done(tern_request_t *r);
+
+#endif

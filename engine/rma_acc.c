@@ -1,0 +1,211 @@
+/*
+ * The element kernels of one-sided atomics and accumulate (tern/rma.h),
+ * applied where the target memory is: by the target's progress (the
+ * engine's path) or by a peer that maps it.
+ *
+ * Atomicity per element.  An element of 1, 2, 4 or 8 bytes aligned to its
+ * size is updated by a compare-and-swap loop on its bits (acq_rel on
+ * success: the update is ordered with what the target does before and
+ * after), so it is atomic against every other update of it, from any
+ * thread, and against the hardware atomics of tern_atomic.  A larger or
+ * misaligned element (long double, the double complex types, a packed
+ * structure) is updated under a spin lock chosen by its address from a
+ * process-wide stripe table: atomic against the accumulates this process
+ * applies, which is MPI's rule (the same predefined type at the same
+ * address).
+ */
+#include <sched.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "engine/rma.h"
+
+static const unsigned char dt_size[TERN_DT_NTYPES] = {
+    [TERN_DT_INT8] = 1,
+    [TERN_DT_UINT8] = 1,
+    [TERN_DT_INT16] = 2,
+    [TERN_DT_UINT16] = 2,
+    [TERN_DT_INT32] = 4,
+    [TERN_DT_UINT32] = 4,
+    [TERN_DT_INT64] = 8,
+    [TERN_DT_UINT64] = 8,
+    [TERN_DT_FLOAT] = sizeof(float),
+    [TERN_DT_DOUBLE] = sizeof(double),
+    [TERN_DT_LONG_DOUBLE] = sizeof(long double),
+    [TERN_DT_FLOAT_COMPLEX] = sizeof(float _Complex),
+    [TERN_DT_DOUBLE_COMPLEX] = sizeof(double _Complex),
+    [TERN_DT_LONG_DOUBLE_COMPLEX] = sizeof(long double _Complex),
+};
+
+size_t tern_dtype_size(int dtype)
+{
+    return dtype > 0 && dtype < TERN_DT_NTYPES ? dt_size[dtype] : 0;
+}
+
+bool tern_acc_valid(int acc, int dtype, size_t *esize)
+{
+    if (dtype <= 0 || dtype >= TERN_DT_NTYPES || acc < 0 || acc >= TERN_ACC_NOPS)
+        return false;
+    *esize = dt_size[dtype];
+    if (acc == TERN_ACC_SUM || acc == TERN_ACC_PROD || acc == TERN_ACC_REPLACE ||
+        acc == TERN_ACC_NO_OP)
+        return true;
+    if (dtype <= TERN_DT_UINT64)
+        return true; /* integers: every op */
+    /* real floating types order (MIN / MAX), complex ones do not; neither
+     * has logical or bit operations */
+    return (acc == TERN_ACC_MIN || acc == TERN_ACC_MAX) && dtype <= TERN_DT_LONG_DOUBLE;
+}
+
+/* x = x acc y on values of type T (by copies: the bytes may be unaligned) */
+#define ARITH(T)                                                                                   \
+    case TERN_ACC_SUM: x = x + y; break;                                                           \
+    case TERN_ACC_PROD: x = x * y; break;
+#define ORDER(T)                                                                                   \
+    case TERN_ACC_MIN: x = y < x ? y : x; break;                                                   \
+    case TERN_ACC_MAX: x = y > x ? y : x; break;
+#define LOGIC(T)                                                                                   \
+    case TERN_ACC_LAND: x = (T)(x && y); break;                                                    \
+    case TERN_ACC_LOR: x = (T)(x || y); break;                                                     \
+    case TERN_ACC_LXOR: x = (T)(!x != !y); break;                                                  \
+    case TERN_ACC_BAND: x = (T)(x & y); break;                                                     \
+    case TERN_ACC_BOR: x = (T)(x | y); break;                                                      \
+    case TERN_ACC_BXOR: x = (T)(x ^ y); break;
+#define KERNEL(T, CASES)                                                                           \
+    {                                                                                              \
+        T x, y;                                                                                    \
+        memcpy(&x, c, sizeof(T));                                                                  \
+        memcpy(&y, s, sizeof(T));                                                                  \
+        switch (acc) {                                                                             \
+            CASES                                                                                  \
+        default: break;                                                                            \
+        }                                                                                          \
+        memcpy(c, &x, sizeof(T));                                                                  \
+        return;                                                                                    \
+    }
+#define INTEGER(T) KERNEL(T, ARITH(T) ORDER(T) LOGIC(T))
+#define REAL(T) KERNEL(T, ARITH(T) ORDER(T))
+#define COMPLEX(T) KERNEL(T, ARITH(T))
+
+/* *c = *c acc *s for one element of dtype (acc valid on it, not REPLACE or
+ * NO_OP) */
+static void combine(int acc, int dtype, void *c, const void *s)
+{
+    switch (dtype) {
+    case TERN_DT_INT8: INTEGER(int8_t)
+    case TERN_DT_UINT8: INTEGER(uint8_t)
+    case TERN_DT_INT16: INTEGER(int16_t)
+    case TERN_DT_UINT16: INTEGER(uint16_t)
+    case TERN_DT_INT32: INTEGER(int32_t)
+    case TERN_DT_UINT32: INTEGER(uint32_t)
+    case TERN_DT_INT64: INTEGER(int64_t)
+    case TERN_DT_UINT64: INTEGER(uint64_t)
+    case TERN_DT_FLOAT: REAL(float)
+    case TERN_DT_DOUBLE: REAL(double)
+    case TERN_DT_LONG_DOUBLE: REAL(long double)
+    case TERN_DT_FLOAT_COMPLEX: COMPLEX(float _Complex)
+    case TERN_DT_DOUBLE_COMPLEX: COMPLEX(double _Complex)
+    case TERN_DT_LONG_DOUBLE_COMPLEX: COMPLEX(long double _Complex)
+    default: return;
+    }
+}
+
+/* the new value of an element: cur acc s */
+static inline void next_value(int acc, int dtype, size_t es, void *nv, const void *s)
+{
+    if (acc == TERN_ACC_REPLACE)
+        memcpy(nv, s, es);
+    else
+        combine(acc, dtype, nv, s);
+}
+
+/* One aligned element of U (es bytes) by compare-and-swap. */
+#define CAS_ELEMENT(U)                                                                             \
+    {                                                                                              \
+        U *p = (U *)(void *)e;                                                                     \
+        U cur = __atomic_load_n(p, __ATOMIC_ACQUIRE);                                              \
+        if (acc != TERN_ACC_NO_OP) {                                                               \
+            for (;;) {                                                                             \
+                U nv = cur;                                                                        \
+                next_value(acc, dtype, sizeof(U), &nv, s);                                         \
+                /* acq_rel on success; on failure cur is reloaded (acquire) */                     \
+                if (__atomic_compare_exchange_n(p, &cur, nv, false, __ATOMIC_ACQ_REL,              \
+                                                __ATOMIC_ACQUIRE))                                 \
+                    break;                                                                         \
+            }                                                                                      \
+        }                                                                                          \
+        if (old != NULL)                                                                           \
+            memcpy(old, &cur, sizeof(U));                                                          \
+        return;                                                                                    \
+    }
+
+static void element_cas(int acc, int dtype, size_t es, char *e, const char *s, char *old)
+{
+    switch (es) {
+    case 1: CAS_ELEMENT(uint8_t)
+    case 2: CAS_ELEMENT(uint16_t)
+    case 4: CAS_ELEMENT(uint32_t)
+    default: CAS_ELEMENT(uint64_t)
+    }
+}
+
+/* The stripe locks of the elements no compare-and-swap covers. */
+#define STRIPES 64
+static _Atomic unsigned char stripe[STRIPES];
+
+static void element_locked(int acc, int dtype, size_t es, char *e, const char *s, char *old)
+{
+    _Atomic unsigned char *l = &stripe[((uintptr_t)e >> 4) % STRIPES];
+    /* acquire: the previous holder's update of the element is seen */
+    while (atomic_exchange_explicit(l, 1, memory_order_acquire) != 0)
+        sched_yield();
+    if (old != NULL)
+        memcpy(old, e, es);
+    if (acc != TERN_ACC_NO_OP) {
+        unsigned char nv[64];
+        memcpy(nv, e, es);
+        next_value(acc, dtype, es, nv, s);
+        memcpy(e, nv, es);
+    }
+    /* release: the update, for the next holder */
+    atomic_store_explicit(l, 0, memory_order_release);
+}
+
+void tern_acc_apply(int acc, int dtype, void *t, const void *in, size_t count, void *old)
+{
+    size_t es = dt_size[dtype];
+    for (size_t i = 0; i < count; i++) {
+        char *e = (char *)t + i * es;
+        const char *s = in == NULL ? NULL : (const char *)in + i * es;
+        char *o = old == NULL ? NULL : (char *)old + i * es;
+        if (es <= 8 && (uintptr_t)e % es == 0)
+            element_cas(acc, dtype, es, e, s, o);
+        else
+            element_locked(acc, dtype, es, e, s, o);
+    }
+}
+
+#define AMO(U)                                                                                     \
+    {                                                                                              \
+        U *p = (U *)t, v = (U)value, c = (U)compare;                                               \
+        switch (aop) {                                                                             \
+        case TERN_AMO_ADD: return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL);                      \
+        case TERN_AMO_SWAP: return __atomic_exchange_n(p, v, __ATOMIC_ACQ_REL);                    \
+        case TERN_AMO_CSWAP:                                                                       \
+            __atomic_compare_exchange_n(p, &c, v, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);      \
+            return c; /* the old value, equal to compare or not */                                 \
+        case TERN_AMO_AND: return __atomic_fetch_and(p, v, __ATOMIC_ACQ_REL);                      \
+        case TERN_AMO_OR: return __atomic_fetch_or(p, v, __ATOMIC_ACQ_REL);                        \
+        default: return __atomic_fetch_xor(p, v, __ATOMIC_ACQ_REL);                                \
+        }                                                                                          \
+    }
+
+uint64_t tern_amo_apply(int aop, size_t size, void *t, uint64_t value, uint64_t compare)
+{
+    switch (size) {
+    case 1: AMO(uint8_t)
+    case 2: AMO(uint16_t)
+    case 4: AMO(uint32_t)
+    default: AMO(uint64_t)
+    }
+}

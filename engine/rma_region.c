@@ -1,0 +1,293 @@
+/*
+ * Memory regions and remote keys (tern/rma.h): the context's region table
+ * and the packed key.  Liveness and the memory ordering of enter / leave /
+ * destroy: engine/rma.h, struct tern_region.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine_internal.h"
+#include "engine/rma.h"
+
+struct tern_region_table {
+    pthread_mutex_t lock;          /* creation and destruction (not the lookups) */
+    tern_region_t *free_list;      /* destroyed slots, to reuse (with a new gen) */
+    uint32_t used;                 /* slots handed out so far, in chunk order */
+    /* chunk i, published with a release store after its slots are set up,
+     * read with acquire loads by lookups on any thread */
+    _Atomic(tern_region_t *) chunks[TERN_REGION_CHUNKS];
+};
+
+static struct tern_region_table *table_of(tern_context_t *ctx)
+{
+    struct tern_region_table *t = atomic_load_explicit(&ctx->regions, memory_order_acquire);
+    if (t != NULL)
+        return t;
+    t = calloc(1, sizeof(*t));
+    if (t == NULL)
+        return NULL;
+    pthread_mutex_init(&t->lock, NULL);
+    struct tern_region_table *none = NULL;
+    /* release: the table's initialised fields with it; acquire on failure:
+     * the winner's */
+    if (!atomic_compare_exchange_strong_explicit(&ctx->regions, &none, t, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
+        pthread_mutex_destroy(&t->lock);
+        free(t);
+        return none;
+    }
+    return t;
+}
+
+void tern_regions_free(tern_context_t *ctx)
+{
+    struct tern_region_table *t = atomic_load_explicit(&ctx->regions, memory_order_acquire);
+    if (t == NULL)
+        return;
+    for (int i = 0; i < TERN_REGION_CHUNKS; i++)
+        free(atomic_load_explicit(&t->chunks[i], memory_order_relaxed));
+    pthread_mutex_destroy(&t->lock);
+    free(t);
+    atomic_store_explicit(&ctx->regions, NULL, memory_order_relaxed);
+}
+
+/* A free slot, under the table's lock: a destroyed one, else the next new
+ * one (its chunk made when it is the first of it). */
+static tern_region_t *slot_take(struct tern_region_table *t)
+{
+    tern_region_t *r = t->free_list;
+    if (r != NULL) {
+        t->free_list = r->next_free;
+        return r;
+    }
+    if (t->used >= TERN_REGION_MAX)
+        return NULL;
+    uint32_t c = t->used / TERN_REGION_CHUNK;
+    tern_region_t *chunk = atomic_load_explicit(&t->chunks[c], memory_order_relaxed);
+    if (chunk == NULL) {
+        chunk = calloc(TERN_REGION_CHUNK, sizeof(*chunk));
+        if (chunk == NULL)
+            return NULL;
+        for (uint32_t i = 0; i < TERN_REGION_CHUNK; i++) {
+            chunk[i].index = c * TERN_REGION_CHUNK + i;
+            atomic_init(&chunk[i].state, 0); /* gen 0, dead: ids name gen >= 1 */
+            atomic_init(&chunk[i].users, 0);
+        }
+        /* release: a lookup that finds the chunk sees its slots' indexes */
+        atomic_store_explicit(&t->chunks[c], chunk, memory_order_release);
+    }
+    return &chunk[t->used++ % TERN_REGION_CHUNK];
+}
+
+tern_status_t tern_region_create(tern_context_t *ctx, void *addr, size_t len, unsigned flags,
+                                 tern_region_t **region)
+{
+    if (ctx == NULL || region == NULL)
+        return tern_error(TERN_ERR_INVALID_PARAM, "tern_region_create: NULL %s",
+                          ctx == NULL ? "context" : "region pointer");
+    if (addr == NULL || len == 0 || (uintptr_t)addr + len < (uintptr_t)addr)
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "tern_region_create: %zu bytes at %p is no memory range", len, addr);
+    if (flags == 0 || (flags & ~(unsigned)(TERN_REGION_READ | TERN_REGION_WRITE)))
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "tern_region_create: flags %#x (TERN_REGION_READ and/or _WRITE)",
+                          flags);
+    struct tern_region_table *t = table_of(ctx);
+    if (t == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "region table");
+    pthread_mutex_lock(&t->lock);
+    tern_region_t *r = slot_take(t);
+    if (r == NULL) {
+        bool full = t->used >= TERN_REGION_MAX;
+        pthread_mutex_unlock(&t->lock);
+        return full ? tern_error(TERN_ERR_NO_RESOURCE,
+                                 "tern_region_create: the context has %d regions, the most "
+                                 "it can hold",
+                                 TERN_REGION_MAX)
+                    : tern_error(TERN_ERR_NO_MEMORY, "region table chunk");
+    }
+    r->ctx = ctx;
+    r->base = (uintptr_t)addr;
+    r->len = len;
+    r->flags = flags;
+    r->next_free = NULL;
+    uint32_t gen = (uint32_t)(atomic_load_explicit(&r->state, memory_order_relaxed) >> 1) + 1;
+    if (gen == 0)
+        gen = 1; /* 2^32 reuses of one slot: gen 0 names nothing */
+    /* release: a target that enters with this id sees base, len, flags */
+    atomic_store_explicit(&r->state, (uint64_t)gen << 1 | 1, memory_order_release);
+    pthread_mutex_unlock(&t->lock);
+    *region = r;
+    return TERN_OK;
+}
+
+void *tern_region_base(const tern_region_t *region)
+{
+    return region == NULL ? NULL : (void *)region->base;
+}
+
+size_t tern_region_length(const tern_region_t *region)
+{
+    return region == NULL ? 0 : region->len;
+}
+
+tern_status_t tern_region_pack(const tern_region_t *region, void *buf, size_t *len)
+{
+    if (region == NULL || len == NULL)
+        return tern_error(TERN_ERR_INVALID_PARAM, "tern_region_pack: NULL %s",
+                          region == NULL ? "region" : "length pointer");
+    size_t need = sizeof(tern_key_wire_t);
+    if (buf == NULL || *len < need) {
+        *len = need;
+        return tern_error(TERN_ERR_TRUNCATED, "tern_region_pack: the key takes %zu bytes", need);
+    }
+    const tern_context_t *ctx = region->ctx;
+    tern_key_wire_t k = {.magic = TERN_KEY_MAGIC,
+                         .version = TERN_KEY_VERSION,
+                         .flags = (uint16_t)region->flags,
+                         .job = ctx->job_hash,
+                         .rank = ctx->rank,
+                         .id = tern_region_id(region),
+                         .base = region->base,
+                         .len = region->len};
+    memcpy(buf, &k, need);
+    *len = need;
+    return TERN_OK;
+}
+
+tern_status_t tern_region_destroy(tern_region_t *r)
+{
+    if (r == NULL)
+        return tern_error(TERN_ERR_INVALID_PARAM, "tern_region_destroy: NULL region");
+    uint64_t s = atomic_load_explicit(&r->state, memory_order_relaxed);
+    if (!(s & 1))
+        return tern_error(TERN_ERR_INVALID_PARAM, "tern_region_destroy: region %u is not live",
+                          r->index);
+    /* seq_cst store, then seq_cst loads of users: see struct tern_region */
+    atomic_store(&r->state, s & ~(uint64_t)1);
+    while (atomic_load(&r->users) != 0)
+        sched_yield(); /* an applier inside: one copy or one atomic */
+    struct tern_region_table *t = atomic_load_explicit(&r->ctx->regions, memory_order_acquire);
+    pthread_mutex_lock(&t->lock);
+    r->next_free = t->free_list;
+    t->free_list = r;
+    pthread_mutex_unlock(&t->lock);
+    return TERN_OK;
+}
+
+static tern_region_t *slot_of(struct tern_region_table *t, uint32_t index)
+{
+    if (t == NULL || index >= TERN_REGION_MAX)
+        return NULL;
+    tern_region_t *chunk =
+        atomic_load_explicit(&t->chunks[index / TERN_REGION_CHUNK], memory_order_acquire);
+    return chunk == NULL ? NULL : &chunk[index % TERN_REGION_CHUNK];
+}
+
+bool tern_region_reenter(tern_region_t *r, uint64_t id)
+{
+    /* seq_cst increment, then seq_cst load: see struct tern_region */
+    atomic_fetch_add(&r->users, 1);
+    if (atomic_load(&r->state) == ((id >> 32) << 1 | 1))
+        return true;
+    tern_region_leave(r);
+    return false;
+}
+
+static const char *access_name(unsigned a)
+{
+    return a == (TERN_REGION_READ | TERN_REGION_WRITE) ? "read and write"
+           : a == TERN_REGION_READ                     ? "read"
+                                                       : "write";
+}
+
+tern_status_t tern_region_enter(tern_context_t *ctx, uint64_t id, uint64_t addr, uint64_t len,
+                                unsigned need, int rank, tern_region_t **out)
+{
+    tern_region_t *r =
+        slot_of(atomic_load_explicit(&ctx->regions, memory_order_acquire), (uint32_t)id);
+    if (r == NULL || (id >> 32) == 0 || !tern_region_reenter(r, id))
+        return tern_error(TERN_ERR_REMOTE_ACCESS,
+                          "rank %d: region %u (generation %u) of rank %d does not exist (never "
+                          "created, or destroyed)",
+                          rank, (uint32_t)id, (uint32_t)(id >> 32), ctx->rank);
+    tern_status_t st = TERN_OK;
+    if ((r->flags & need) != need)
+        st = tern_error(TERN_ERR_REMOTE_ACCESS,
+                        "rank %d: region %u of rank %d allows %s access, not %s", rank,
+                        r->index, ctx->rank, access_name(r->flags), access_name(need));
+    else if (addr < r->base || addr - r->base > r->len || len > r->len - (addr - r->base))
+        st = tern_error(TERN_ERR_INVALID_PARAM,
+                        "rank %d: %llu bytes at %#llx leave region %u of rank %d [%#lx, +%zu)",
+                        rank, (unsigned long long)len, (unsigned long long)addr, r->index,
+                        ctx->rank, (unsigned long)r->base, r->len);
+    if (st != TERN_OK) {
+        tern_region_leave(r);
+        return st;
+    }
+    *out = r;
+    return TERN_OK;
+}
+
+/* ---- keys ------------------------------------------------------------------ */
+
+tern_status_t tern_key_unpack(tern_context_t *ctx, int peer, const void *buf, size_t len,
+                              tern_key_t **key)
+{
+    if (ctx == NULL || key == NULL || (buf == NULL && len > 0))
+        return tern_error(TERN_ERR_INVALID_PARAM, "tern_key_unpack: NULL %s",
+                          ctx == NULL ? "context" : key == NULL ? "key pointer" : "buffer");
+    if (tern_vc_of(&ctx->workers[0], peer) == NULL)
+        return tern_error(TERN_ERR_INVALID_RANK, "tern_key_unpack: peer %d is no peer", peer);
+    tern_key_wire_t k;
+    if (len < sizeof(k))
+        return tern_error(TERN_ERR_MALFORMED,
+                          "tern_key_unpack: %zu bytes from peer %d are no key (%zu or more)", len,
+                          peer, sizeof(k));
+    memcpy(&k, buf, sizeof(k));
+    if (k.magic != TERN_KEY_MAGIC || k.version != TERN_KEY_VERSION)
+        return tern_error(TERN_ERR_MALFORMED,
+                          "tern_key_unpack: no key of version %d from peer %d (magic %#x, "
+                          "version %u)",
+                          TERN_KEY_VERSION, peer, k.magic, k.version);
+    if (k.nsect != 0 || len != sizeof(k) || k.flags == 0 ||
+        (k.flags & ~(unsigned)(TERN_REGION_READ | TERN_REGION_WRITE)) || k.len == 0 ||
+        k.base + k.len < k.base || (k.id >> 32) == 0)
+        return tern_error(TERN_ERR_MALFORMED,
+                          "tern_key_unpack: damaged key from peer %d (%zu bytes, flags %#x, "
+                          "%llu bytes at %#llx)",
+                          peer, len, k.flags, (unsigned long long)k.len,
+                          (unsigned long long)k.base);
+    /* a rank of this job packs its own rank and job; another job's peer
+     * names its job (not ours) */
+    bool own = peer < ctx->size;
+    if (own ? (k.job != ctx->job_hash || k.rank != peer) : k.job == ctx->job_hash)
+        return tern_error(TERN_ERR_MALFORMED,
+                          "tern_key_unpack: the key was packed by rank %d of job %#x, not by "
+                          "peer %d",
+                          k.rank, k.job, peer);
+    tern_key_t *out = malloc(sizeof(*out));
+    if (out == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "key");
+    *out = (tern_key_t){.ctx = ctx, .peer = peer, .flags = k.flags, .id = k.id,
+                        .base = k.base, .len = k.len};
+    *key = out;
+    return TERN_OK;
+}
+
+void tern_key_destroy(tern_key_t *key)
+{
+    free(key);
+}
+
+uint64_t tern_key_base(const tern_key_t *key)
+{
+    return key == NULL ? 0 : key->base;
+}
+
+uint64_t tern_key_length(const tern_key_t *key)
+{
+    return key == NULL ? 0 : key->len;
+}

@@ -1,0 +1,755 @@
+/*
+ * Engine cases for include/tern/rma.h: regions and keys, put / get
+ * (contiguous and iovec, eager and long sizes, to oneself too), atomics
+ * from every rank on one counter, accumulate, flush, the errors, and a
+ * random soak checked against a shadow copy.  Every rank takes part; run
+ * over every netmod by the engine suite.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+#include "tests/engine/cases.h"
+
+#define KEY_SPACE 11
+#define KEY_TAG 0x4b4559
+
+/* A region of len bytes on every rank, each rank's key unpacked. */
+typedef struct win {
+    uint8_t *mem;
+    size_t len;
+    tern_region_t *reg;
+    tern_key_t **keys; /* by rank */
+} win_t;
+
+/* Open a window of len bytes (filled with fill) with access flags; every
+ * rank calls it.  0, or -1 (said why). */
+static int win_open(th_t *t, win_t *w, size_t len, unsigned flags, uint8_t fill)
+{
+    memset(w, 0, sizeof(*w));
+    w->len = len;
+    w->mem = aligned_alloc(64, (len + 63) / 64 * 64);
+    w->keys = calloc((size_t)t->size, sizeof(*w->keys));
+    CHECK(t, w->mem != NULL && w->keys != NULL, "allocation of %zu bytes", len);
+    if (w->mem == NULL || w->keys == NULL)
+        return -1;
+    memset(w->mem, fill, len);
+    CHECK_ST(t, tern_region_create(t->ctx, w->mem, len, flags, &w->reg), TERN_OK);
+    uint8_t key[TERN_KEY_MAX];
+    size_t klen = sizeof(key);
+    CHECK_ST(t, tern_region_pack(w->reg, key, &klen), TERN_OK);
+    /* everyone's key to everyone (oneself too, through the self VC) */
+    uint8_t (*in)[TERN_KEY_MAX] = calloc((size_t)t->size, TERN_KEY_MAX);
+    tern_request_t **rq = calloc(2 * (size_t)t->size, sizeof(*rq));
+    tern_recv_info_t *info = calloc(2 * (size_t)t->size, sizeof(*info));
+    for (int r = 0; r < t->size; r++) {
+        /* info: filled here when it completes at once, else by the waitall */
+        tern_status_t st = tern_irecv(t->w, in[r], TERN_KEY_MAX, r, KEY_TAG, KEY_SPACE, &info[r],
+                                      &rq[r]);
+        CHECK(t, st >= 0, "key receive: %s", tern_strerror(st));
+        st = tern_isend(t->w, key, klen, r, KEY_TAG, KEY_SPACE, &rq[t->size + r]);
+        CHECK(t, st >= 0, "key send: %s", tern_strerror(st));
+    }
+    tern_recv_info_t *winfo = calloc(2 * (size_t)t->size, sizeof(*winfo));
+    int *pending = calloc((size_t)t->size, sizeof(*pending));
+    for (int r = 0; r < t->size; r++)
+        pending[r] = rq[r] != NULL;
+    CHECK_ST(t, tern_waitall(t->w, rq, 2 * (size_t)t->size, winfo), TERN_OK);
+    for (int r = 0; r < t->size; r++)
+        if (pending[r])
+            info[r] = winfo[r];
+    free(pending);
+    free(winfo);
+    for (int r = 0; r < t->size; r++)
+        CHECK_ST(t, tern_key_unpack(t->ctx, r, in[r], info[r].length, &w->keys[r]), TERN_OK);
+    free(in);
+    free(rq);
+    free(info);
+    th_barrier(t);
+    return 0;
+}
+
+static void win_free(th_t *t, win_t *w)
+{
+    for (int r = 0; w->keys != NULL && r < t->size; r++)
+        tern_key_destroy(w->keys[r]);
+    if (w->reg != NULL)
+        CHECK_ST(t, tern_region_destroy(w->reg), TERN_OK);
+    free(w->keys);
+    free(w->mem);
+}
+
+static void win_close(th_t *t, win_t *w)
+{
+    th_barrier(t); /* nobody targets the region any more */
+    win_free(t, w);
+}
+
+static uint64_t base_of(const win_t *w, int rank)
+{
+    return tern_key_base(w->keys[rank]);
+}
+
+/* Wait for the request (*r) of an operation that returned st. */
+static void done(th_t *t, tern_status_t st, tern_request_t **r, const char *what)
+{
+    if (st == TERN_INPROGRESS)
+        st = tern_wait(t->w, *r, NULL);
+    CHECK(t, st == TERN_OK, "%s: %s", what, tern_strerror(st));
+}
+
+static void flush(th_t *t, int peer)
+{
+    tern_request_t *r = NULL;
+    done(t, tern_flush(t->w, peer, NULL, &r), &r, "flush");
+}
+
+static const size_t sizes[] = {1, 8, 100, 4096, 20000, 200000};
+#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+#define AREA (256u << 10) /* room of each size's area */
+
+/* Every rank puts a pattern per size (and an iovec) into its right-hand
+ * neighbour, flushes, and checks what its left-hand one put; then gets
+ * back what it put, contiguous and scattered.  At 1 rank: itself. */
+static int case_rma_put_get(th_t *t)
+{
+    win_t w;
+    if (win_open(t, &w, (NSIZES + 1) * (size_t)AREA, TERN_REGION_READ | TERN_REGION_WRITE, 0))
+        return -1;
+    int right = (t->rank + 1) % t->size, left = (t->rank + t->size - 1) % t->size;
+    uint8_t *src = malloc((NSIZES + 1) * (size_t)AREA);
+    tern_request_t *rq[NSIZES + 1] = {0};
+    for (size_t i = 0; i < NSIZES; i++) {
+        th_fill(src + i * AREA, sizes[i], (uint64_t)t->rank * 100 + i);
+        tern_status_t st = tern_put(t->w, src + i * AREA, sizes[i], w.keys[right],
+                                    base_of(&w, right) + i * AREA, NULL, &rq[i]);
+        CHECK(t, st == TERN_OK || st == TERN_INPROGRESS, "put %zu: %s", sizes[i],
+              tern_strerror(st));
+    }
+    /* an iovec of three pieces into the last area */
+    uint8_t *v = src + NSIZES * AREA;
+    th_fill(v, 30000, (uint64_t)t->rank * 100 + 99);
+    struct iovec iov[3] = {{v, 7}, {v + 7, 20000}, {v + 20007, 9993}};
+    tern_status_t st = tern_putv(t->w, iov, 3, w.keys[right], base_of(&w, right) + NSIZES * AREA,
+                                 NULL, &rq[NSIZES]);
+    CHECK(t, st == TERN_OK || st == TERN_INPROGRESS, "putv: %s", tern_strerror(st));
+    for (size_t i = 0; i <= NSIZES; i++)
+        if (rq[i] != NULL)
+            done(t, tern_wait(t->w, rq[i], NULL), NULL, "put");
+    flush(t, right);
+    th_barrier(t);
+    for (size_t i = 0; i < NSIZES; i++) {
+        size_t bad = th_verify(w.mem + i * AREA, sizes[i], (uint64_t)left * 100 + i);
+        CHECK(t, bad == (size_t)-1, "put of %zu bytes from rank %d: byte %zu wrong", sizes[i],
+              left, bad);
+        CHECK(t, w.mem[i * AREA + sizes[i]] == 0, "put of %zu bytes wrote past its end",
+              sizes[i]);
+    }
+    size_t bad = th_verify(w.mem + NSIZES * AREA, 30000, (uint64_t)left * 100 + 99);
+    CHECK(t, bad == (size_t)-1, "putv from rank %d: byte %zu wrong", left, bad);
+    th_barrier(t);
+    /* get back what this rank put */
+    uint8_t *back = calloc(1, (NSIZES + 1) * (size_t)AREA);
+    for (size_t i = 0; i < NSIZES; i++) {
+        tern_request_t *r = NULL;
+        done(t, tern_get(t->w, back + i * AREA, sizes[i], w.keys[right],
+                         base_of(&w, right) + i * AREA, NULL, &r),
+             &r, "get");
+        bad = th_verify(back + i * AREA, sizes[i], (uint64_t)t->rank * 100 + i);
+        CHECK(t, bad == (size_t)-1, "get of %zu bytes: byte %zu wrong", sizes[i], bad);
+    }
+    uint8_t *g = back + NSIZES * AREA;
+    struct iovec giov[3] = {{g + 20007, 9993}, {g, 7}, {g + 7, 20000}};
+    tern_request_t *r = NULL;
+    /* the remote bytes in order fill the pieces in order */
+    done(t, tern_getv(t->w, giov, 3, w.keys[right], base_of(&w, right) + NSIZES * AREA, NULL, &r),
+         &r, "getv");
+    CHECK(t, memcmp(g + 20007, v, 9993) == 0 && memcmp(g, v + 9993, 7) == 0 &&
+                 memcmp(g + 7, v + 10000, 20000) == 0,
+          "getv scattered the bytes wrongly");
+    flush(t, TERN_ANY_SOURCE);
+    free(back);
+    free(src);
+    win_close(t, &w);
+    return 0;
+}
+
+/* Counters in rank 0's region, updated by every rank at once. */
+enum { C64 = 0, C32 = 8, C16 = 12, CAS = 16, BITS = 64 };
+#define ROUNDS 300
+
+static int case_rma_atomic(th_t *t)
+{
+    win_t w;
+    if (win_open(t, &w, 4096, TERN_REGION_READ | TERN_REGION_WRITE, 0))
+        return -1;
+    uint64_t b = base_of(&w, 0);
+    uint64_t prev = 0;
+    int increasing = 1;
+    for (int i = 0; i < ROUNDS; i++) {
+        uint64_t old = ~0ull;
+        tern_request_t *r = NULL;
+        done(t, tern_atomic(t->w, TERN_AMO_ADD, 8, 1, 0, &old, w.keys[0], b + C64, NULL, &r), &r,
+             "fetch-and-add");
+        if (i > 0 && old <= prev)
+            increasing = 0;
+        prev = old;
+        CHECK(t, old < (uint64_t)t->size * ROUNDS, "fetched %llu", (unsigned long long)old);
+        done(t, tern_atomic(t->w, TERN_AMO_ADD, 4, 1, 0, NULL, w.keys[0], b + C32, NULL, &r), &r,
+             "add");
+        done(t, tern_atomic(t->w, TERN_AMO_ADD, 2, 3, 0, NULL, w.keys[0], b + C16, NULL, &r), &r,
+             "add");
+    }
+    CHECK(t, increasing, "fetched values of one rank did not increase");
+    /* one compare-and-swap wins */
+    uint32_t old32 = 0;
+    tern_request_t *r = NULL;
+    done(t, tern_atomic(t->w, TERN_AMO_CSWAP, 4, (uint64_t)t->rank + 1, 0, &old32, w.keys[0],
+                        b + CAS, NULL, &r),
+         &r, "compare-and-swap");
+    int won = old32 == 0, winners = 0;
+    /* swap / and / or / xor on this rank's own word */
+    uint64_t mine = b + BITS + 8 * (uint64_t)t->rank, o[4];
+    done(t, tern_atomic(t->w, TERN_AMO_SWAP, 8, 0xF0F0, 0, &o[0], w.keys[0], mine, NULL, &r), &r,
+         "swap");
+    done(t, tern_atomic(t->w, TERN_AMO_AND, 8, 0xFF00, 0, &o[1], w.keys[0], mine, NULL, &r), &r,
+         "and");
+    done(t, tern_atomic(t->w, TERN_AMO_OR, 8, 0x000F, 0, &o[2], w.keys[0], mine, NULL, &r), &r,
+         "or");
+    done(t, tern_atomic(t->w, TERN_AMO_XOR, 8, 0xFFFF, 0, &o[3], w.keys[0], mine, NULL, &r), &r,
+         "xor");
+    CHECK(t, o[0] == 0 && o[1] == 0xF0F0 && o[2] == 0xF000 && o[3] == 0xF00F,
+          "swap/and/or/xor fetched %llx %llx %llx %llx", (unsigned long long)o[0],
+          (unsigned long long)o[1], (unsigned long long)o[2], (unsigned long long)o[3]);
+    flush(t, 0);
+    /* the winners to rank 0 */
+    if (t->rank != 0) {
+        CHECK_ST(t, tern_send(t->w, &won, sizeof(won), 0, 5, KEY_SPACE), TERN_OK);
+    } else {
+        winners = won;
+        for (int k = 1; k < t->size; k++) {
+            int x = 0;
+            CHECK_ST(t, tern_recv(t->w, &x, sizeof(x), k, 5, KEY_SPACE, NULL), TERN_OK);
+            winners += x;
+        }
+    }
+    th_barrier(t);
+    if (t->rank == 0) {
+        uint64_t c64;
+        uint32_t c32, cas;
+        uint16_t c16;
+        memcpy(&c64, w.mem + C64, 8);
+        memcpy(&c32, w.mem + C32, 4);
+        memcpy(&c16, w.mem + C16, 2);
+        memcpy(&cas, w.mem + CAS, 4);
+        uint64_t n = (uint64_t)t->size * ROUNDS;
+        CHECK(t, c64 == n, "64-bit counter %llu, expected %llu", (unsigned long long)c64,
+              (unsigned long long)n);
+        CHECK(t, c32 == n, "32-bit counter %u, expected %llu", c32, (unsigned long long)n);
+        CHECK(t, c16 == (uint16_t)(3 * n), "16-bit counter %u, expected %u", c16,
+              (unsigned)(uint16_t)(3 * n));
+        CHECK(t, winners == 1 && cas >= 1 && cas <= (uint32_t)t->size,
+              "compare-and-swap: %d winners, word %u", winners, cas);
+        for (int k = 0; k < t->size; k++) {
+            uint64_t x;
+            memcpy(&x, w.mem + BITS + 8 * k, 8);
+            CHECK(t, x == 0x0FF0, "rank %d's word is %llx", k, (unsigned long long)x);
+        }
+    }
+    win_close(t, &w);
+    return 0;
+}
+
+#define NEL 64
+enum { A_I32 = 0, A_DBL = 512, A_LD = 1024, A_MAX = 2048, A_REP = 2304, A_ODD = 2561 };
+
+/* Accumulate from every rank into rank 0's arrays: sums (int, double,
+ * long double by the lock path, and misaligned ints), max, and
+ * get-accumulate / fetch-and-op results. */
+static int case_rma_accumulate(th_t *t)
+{
+    win_t w;
+    if (win_open(t, &w, 4096, TERN_REGION_READ | TERN_REGION_WRITE, 0))
+        return -1;
+    uint64_t b = base_of(&w, 0);
+    int32_t iv[NEL];
+    double dv[NEL];
+    long double lv[8];
+    for (int i = 0; i < NEL; i++) {
+        iv[i] = i + t->rank;
+        dv[i] = 0.5 * i + t->rank;
+    }
+    for (int i = 0; i < 8; i++)
+        lv[i] = (long double)i + t->rank;
+    tern_request_t *r = NULL;
+    done(t, tern_accumulate(t->w, TERN_ACC_SUM, TERN_DT_INT32, iv, NEL, NULL, w.keys[0], b + A_I32,
+                            NULL, &r),
+         &r, "int sum");
+    done(t, tern_accumulate(t->w, TERN_ACC_SUM, TERN_DT_DOUBLE, dv, NEL, NULL, w.keys[0],
+                            b + A_DBL, NULL, &r),
+         &r, "double sum");
+    done(t, tern_accumulate(t->w, TERN_ACC_SUM, TERN_DT_LONG_DOUBLE, lv, 8, NULL, w.keys[0],
+                            b + A_LD, NULL, &r),
+         &r, "long double sum");
+    done(t, tern_accumulate(t->w, TERN_ACC_MAX, TERN_DT_INT32, iv, NEL, NULL, w.keys[0],
+                            b + A_MAX, NULL, &r),
+         &r, "int max");
+    done(t, tern_accumulate(t->w, TERN_ACC_SUM, TERN_DT_INT32, iv, 4, NULL, w.keys[0], b + A_ODD,
+                            NULL, &r),
+         &r, "misaligned int sum");
+    /* get-accumulate on this rank's own slot: REPLACE fetches the old */
+    int64_t mine = 1000 + t->rank, old = -1, now = -1;
+    uint64_t slot = b + A_REP + 8 * (uint64_t)t->rank;
+    done(t, tern_accumulate(t->w, TERN_ACC_REPLACE, TERN_DT_INT64, &mine, 1, &old, w.keys[0], slot,
+                            NULL, &r),
+         &r, "replace");
+    CHECK(t, old == 0, "replace fetched %lld", (long long)old);
+    int64_t add = 5;
+    done(t, tern_accumulate(t->w, TERN_ACC_SUM, TERN_DT_INT64, &add, 1, &old, w.keys[0], slot,
+                            NULL, &r),
+         &r, "fetch-and-op");
+    CHECK(t, old == mine, "fetch-and-op fetched %lld, expected %lld", (long long)old,
+          (long long)mine);
+    done(t, tern_accumulate(t->w, TERN_ACC_NO_OP, TERN_DT_INT64, NULL, 1, &now, w.keys[0], slot,
+                            NULL, &r),
+         &r, "no-op fetch");
+    CHECK(t, now == mine + 5, "no-op fetched %lld", (long long)now);
+    flush(t, 0);
+    th_barrier(t);
+    if (t->rank == 0) {
+        int n = t->size, tri = n * (n - 1) / 2;
+        for (int i = 0; i < NEL; i++) {
+            int32_t x, m;
+            double d;
+            memcpy(&x, w.mem + A_I32 + 4 * i, 4);
+            memcpy(&d, w.mem + A_DBL + 8 * i, 8);
+            memcpy(&m, w.mem + A_MAX + 4 * i, 4);
+            CHECK(t, x == n * i + tri, "int sum [%d] = %d, expected %d", i, x, n * i + tri);
+            CHECK(t, d == 0.5 * i * n + tri, "double sum [%d] = %g", i, d);
+            CHECK(t, m == i + n - 1, "int max [%d] = %d", i, m);
+        }
+        for (int i = 0; i < 8; i++) {
+            long double x;
+            memcpy(&x, w.mem + A_LD + sizeof(long double) * i, sizeof(x));
+            CHECK(t, x == (long double)(n * i + tri), "long double sum [%d] = %Lg", i, x);
+        }
+        for (int i = 0; i < 4; i++) {
+            int32_t x;
+            memcpy(&x, w.mem + A_ODD + 4 * i, 4);
+            CHECK(t, x == n * i + tri, "misaligned sum [%d] = %d", i, x);
+        }
+    }
+    win_close(t, &w);
+    return 0;
+}
+
+/* The errors: at the origin before anything moves, and at the target for
+ * a destroyed region (reported by get / fetch / flush; nothing touched). */
+static int case_rma_errors(th_t *t)
+{
+    win_t w, ro, gone;
+    if (win_open(t, &w, 4096, TERN_REGION_READ | TERN_REGION_WRITE, 0) ||
+        win_open(t, &ro, 4096, TERN_REGION_READ, 7) ||
+        win_open(t, &gone, 4096, TERN_REGION_READ | TERN_REGION_WRITE, 0x5A))
+        return -1;
+    int peer = (t->rank + 1) % t->size;
+    uint64_t b = base_of(&w, peer);
+    uint8_t buf[64] = {0};
+    uint64_t v = 0;
+    tern_request_t *r = NULL;
+    /* out of the region: before its start, past its end, wrapping */
+    CHECK_ST(t, tern_put(t->w, buf, 8, w.keys[peer], b - 1, NULL, &r), TERN_ERR_INVALID_PARAM);
+    CHECK(t, strstr(tern_last_error(), "leave") != NULL, "message: %s", tern_last_error());
+    CHECK_ST(t, tern_put(t->w, buf, 8, w.keys[peer], b + 4092, NULL, &r), TERN_ERR_INVALID_PARAM);
+    CHECK_ST(t, tern_get(t->w, buf, 16, w.keys[peer], UINT64_MAX - 7, NULL, &r),
+             TERN_ERR_INVALID_PARAM);
+    /* misaligned and unknown atomics, undefined accumulates */
+    CHECK_ST(t, tern_atomic(t->w, TERN_AMO_ADD, 8, 1, 0, NULL, w.keys[peer], b + 4, NULL, &r),
+             TERN_ERR_INVALID_PARAM);
+    CHECK(t, strstr(tern_last_error(), "misaligned") != NULL, "message: %s", tern_last_error());
+    CHECK_ST(t, tern_atomic(t->w, TERN_AMO_ADD, 3, 1, 0, NULL, w.keys[peer], b, NULL, &r),
+             TERN_ERR_INVALID_PARAM);
+    CHECK_ST(t, tern_atomic(t->w, TERN_AMO_NOPS, 8, 1, 0, NULL, w.keys[peer], b, NULL, &r),
+             TERN_ERR_INVALID_PARAM);
+    CHECK_ST(t, tern_accumulate(t->w, TERN_ACC_MAX, TERN_DT_DOUBLE_COMPLEX, buf, 1, NULL,
+                                w.keys[peer], b, NULL, &r),
+             TERN_ERR_INVALID_PARAM);
+    CHECK_ST(t, tern_accumulate(t->w, TERN_ACC_BAND, TERN_DT_FLOAT, buf, 1, NULL, w.keys[peer], b,
+                                NULL, &r),
+             TERN_ERR_INVALID_PARAM);
+    /* a read-only region refuses writes at the origin */
+    uint64_t rb = base_of(&ro, peer);
+    CHECK_ST(t, tern_put(t->w, buf, 8, ro.keys[peer], rb, NULL, &r), TERN_ERR_REMOTE_ACCESS);
+    CHECK_ST(t, tern_atomic(t->w, TERN_AMO_ADD, 8, 1, 0, NULL, ro.keys[peer], rb, NULL, &r),
+             TERN_ERR_REMOTE_ACCESS);
+    done(t, tern_get(t->w, buf, 8, ro.keys[peer], rb, NULL, &r), &r, "get from read-only");
+    CHECK(t, buf[0] == 7, "get from read-only: %u", buf[0]);
+    /* keys that are no keys */
+    uint8_t key[TERN_KEY_MAX];
+    size_t klen = sizeof(key);
+    tern_key_t *k = NULL;
+    CHECK_ST(t, tern_region_pack(w.reg, NULL, &klen), TERN_ERR_TRUNCATED);
+    CHECK_ST(t, tern_region_pack(w.reg, key, &klen), TERN_OK);
+    CHECK_ST(t, tern_key_unpack(t->ctx, t->rank, key, klen - 1, &k), TERN_ERR_MALFORMED);
+    if (t->size > 1)
+        CHECK_ST(t, tern_key_unpack(t->ctx, peer, key, klen, &k), TERN_ERR_MALFORMED);
+    CHECK_ST(t, tern_key_unpack(t->ctx, t->size + 1000, key, klen, &k), TERN_ERR_INVALID_RANK);
+    key[0] ^= 1;
+    CHECK_ST(t, tern_key_unpack(t->ctx, t->rank, key, klen, &k), TERN_ERR_MALFORMED);
+    /* the target destroys a region: every operation on it is refused
+     * there, and its memory stays as it was */
+    th_barrier(t);
+    CHECK_ST(t, tern_region_destroy(gone.reg), TERN_OK);
+    gone.reg = NULL;
+    th_barrier(t);
+    uint64_t gb = base_of(&gone, peer);
+    memset(buf, 1, sizeof(buf));
+    tern_status_t st = tern_put(t->w, buf, sizeof(buf), gone.keys[peer], gb, NULL, &r);
+    CHECK(t, st >= 0, "put: %s", tern_strerror(st)); /* refused at the target */
+    if (st == TERN_INPROGRESS)
+        tern_wait(t->w, r, NULL);
+    st = tern_flush(t->w, peer, NULL, &r);
+    st = st == TERN_INPROGRESS ? tern_wait(t->w, r, NULL) : st;
+    CHECK_ST(t, st, TERN_ERR_REMOTE_ACCESS);
+    /* reported once: the next flush is clean */
+    flush(t, peer);
+    st = tern_get(t->w, buf, 8, gone.keys[peer], gb, NULL, &r);
+    CHECK_ST(t, st == TERN_INPROGRESS ? tern_wait(t->w, r, NULL) : st, TERN_ERR_REMOTE_ACCESS);
+    st = tern_atomic(t->w, TERN_AMO_ADD, 8, 1, 0, &v, gone.keys[peer], gb, NULL, &r);
+    CHECK_ST(t, st == TERN_INPROGRESS ? tern_wait(t->w, r, NULL) : st, TERN_ERR_REMOTE_ACCESS);
+    CHECK(t, buf[0] == 1 && v == 0, "a refused get / atomic wrote its result");
+    int32_t one = 1;
+    st = tern_accumulate(t->w, TERN_ACC_SUM, TERN_DT_INT32, &one, 1, NULL, gone.keys[peer], gb,
+                         NULL, &r);
+    CHECK(t, st >= 0, "accumulate: %s", tern_strerror(st));
+    if (st == TERN_INPROGRESS)
+        tern_wait(t->w, r, NULL);
+    st = tern_atomic(t->w, TERN_AMO_ADD, 8, 1, 0, NULL, gone.keys[peer], gb, NULL, &r);
+    CHECK(t, st >= 0, "atomic: %s", tern_strerror(st));
+    st = tern_flush(t->w, TERN_ANY_SOURCE, NULL, &r);
+    CHECK_ST(t, st == TERN_INPROGRESS ? tern_wait(t->w, r, NULL) : st, TERN_ERR_REMOTE_ACCESS);
+    th_barrier(t);
+    for (size_t i = 0; i < gone.len; i++)
+        if (gone.mem[i] != 0x5A) {
+            CHECK(t, 0, "byte %zu of a destroyed region changed to %#x", i, gone.mem[i]);
+            break;
+        }
+    win_close(t, &gone);
+    win_close(t, &ro);
+    win_close(t, &w);
+    return 0;
+}
+
+/* A second worker's thread: fetch-and-adds on rank 0's counter, a flush,
+ * then progress (the peers' operations on this worker need it) until told
+ * to stop. */
+struct rma_thread {
+    th_t *t;
+    tern_worker_t *w;
+    const win_t *win;
+    _Atomic int done, stop;
+    int bad;
+};
+
+static void *rma_thread_main(void *arg)
+{
+    struct rma_thread *a = arg;
+    uint64_t b = base_of(a->win, 0), prev = 0;
+    for (int i = 0; i < ROUNDS; i++) {
+        uint64_t old = 0;
+        tern_request_t *r = NULL;
+        tern_status_t st = tern_atomic(a->w, TERN_AMO_ADD, 8, 1, 0, &old, a->win->keys[0], b,
+                                       NULL, &r);
+        if (st == TERN_INPROGRESS)
+            st = tern_wait(a->w, r, NULL);
+        if (st != TERN_OK || (i > 0 && old <= prev))
+            a->bad++;
+        prev = old;
+    }
+    tern_request_t *r = NULL;
+    tern_status_t st = tern_flush(a->w, TERN_ANY_SOURCE, NULL, &r);
+    if ((st == TERN_INPROGRESS ? tern_wait(a->w, r, NULL) : st) != TERN_OK)
+        a->bad++;
+    atomic_store(&a->done, 1);
+    while (!atomic_load(&a->stop))
+        tern_progress(a->w);
+    return NULL;
+}
+
+/* Two workers of every rank (when the job has them) add to one counter at
+ * once: the target applies from both of its workers' threads. */
+static int case_rma_workers(th_t *t)
+{
+    win_t w;
+    if (win_open(t, &w, 64, TERN_REGION_READ | TERN_REGION_WRITE, 0))
+        return -1;
+    struct rma_thread a = {.t = t, .win = &w};
+    pthread_t th;
+    int threads = 0;
+    if (tern_worker_create(t->ctx, &a.w) == TERN_OK) {
+        if (pthread_create(&th, NULL, rma_thread_main, &a) == 0)
+            threads = 1;
+        else
+            tern_worker_destroy(a.w);
+    }
+    for (int i = 0; i < ROUNDS; i++) {
+        tern_request_t *r = NULL;
+        done(t, tern_atomic(t->w, TERN_AMO_ADD, 8, 1, 0, NULL, w.keys[0], base_of(&w, 0), NULL,
+                            &r),
+             &r, "add");
+    }
+    flush(t, TERN_ANY_SOURCE);
+    while (threads && !atomic_load(&a.done))
+        tern_progress(t->w);
+    /* every rank's workers are done: one of the counts is the thread's */
+    int nthreads = threads, all = nthreads;
+    if (t->rank != 0) {
+        CHECK_ST(t, tern_send(t->w, &nthreads, sizeof(nthreads), 0, 6, KEY_SPACE), TERN_OK);
+    } else {
+        for (int k = 1; k < t->size; k++) {
+            int x = 0;
+            CHECK_ST(t, tern_recv(t->w, &x, sizeof(x), k, 6, KEY_SPACE, NULL), TERN_OK);
+            all += x;
+        }
+    }
+    th_barrier(t);
+    if (threads) {
+        atomic_store(&a.stop, 1);
+        pthread_join(th, NULL);
+        tern_worker_destroy(a.w);
+        CHECK(t, a.bad == 0, "the second worker's operations: %d failed", a.bad);
+    }
+    if (t->rank == 0) {
+        uint64_t c, want = (uint64_t)(t->size + all) * ROUNDS;
+        memcpy(&c, w.mem, 8);
+        CHECK(t, c == want, "counter %llu, expected %llu (%d second workers)",
+              (unsigned long long)c, (unsigned long long)want, all);
+    }
+    win_close(t, &w);
+    return 0;
+}
+
+/* A second worker's thread putting into the right-hand neighbour's region
+ * until the neighbour has destroyed it, progressing its worker meanwhile. */
+struct race_thread {
+    tern_worker_t *w;
+    const win_t *win;
+    int right;
+    _Atomic int done, stop;
+    int puts;
+    tern_status_t flushed;
+};
+
+#define RACE_LEN (64u << 10)
+
+static void *race_main(void *arg)
+{
+    struct race_thread *a = arg;
+    uint8_t *src = malloc(RACE_LEN);
+    tern_status_t flushed = TERN_OK;
+    /* until a flush reports the region gone (bounded) */
+    for (int i = 0; i < 4000 && flushed == TERN_OK; i++) {
+        memset(src, (uint8_t)(i + 1), RACE_LEN);
+        tern_request_t *r = NULL;
+        tern_status_t st = tern_put(a->w, src, RACE_LEN, a->win->keys[a->right],
+                                    base_of(a->win, a->right), NULL, &r);
+        if (st == TERN_INPROGRESS)
+            st = tern_wait(a->w, r, NULL);
+        a->puts++;
+        if (i % 8 == 7) {
+            st = tern_flush(a->w, a->right, NULL, &r);
+            flushed = st == TERN_INPROGRESS ? tern_wait(a->w, r, NULL) : st;
+        }
+    }
+    a->flushed = flushed;
+    free(src);
+    atomic_store(&a->done, 1);
+    while (!atomic_load(&a->stop))
+        tern_progress(a->w);
+    return NULL;
+}
+
+/* A region destroyed while a peer's puts into it are being applied by
+ * another thread of the target: after tern_region_destroy returns, not a
+ * byte of it changes, and the origin's flush reports the refusal.  Needs
+ * two workers (the matrix's np2 entries); skipped with one. */
+static int case_rma_destroy_race(th_t *t)
+{
+    win_t w;
+    if (win_open(t, &w, RACE_LEN, TERN_REGION_READ | TERN_REGION_WRITE, 0))
+        return -1;
+    struct race_thread a = {.win = &w, .right = (t->rank + 1) % t->size};
+    pthread_t th;
+    int threads = tern_worker_create(t->ctx, &a.w) == TERN_OK;
+    if (threads && pthread_create(&th, NULL, race_main, &a) != 0) {
+        tern_worker_destroy(a.w);
+        threads = 0;
+    }
+    if (threads) {
+        /* let some puts land, then destroy under them */
+        for (int i = 0; i < 20000; i++)
+            tern_progress(t->w);
+        usleep(2000);
+        CHECK_ST(t, tern_region_destroy(w.reg), TERN_OK);
+        w.reg = NULL;
+        uint8_t *snap = malloc(RACE_LEN);
+        memcpy(snap, w.mem, RACE_LEN);
+        while (!atomic_load(&a.done))
+            tern_progress(t->w);
+        th_barrier(t); /* every origin has stopped */
+        CHECK(t, memcmp(snap, w.mem, RACE_LEN) == 0,
+              "the region changed after tern_region_destroy returned");
+        CHECK(t, a.flushed == TERN_ERR_REMOTE_ACCESS,
+              "the origin's flush after the destroy: %s (%d puts)", tern_strerror(a.flushed),
+              a.puts);
+        atomic_store(&a.stop, 1);
+        pthread_join(th, NULL);
+        tern_worker_destroy(a.w);
+        free(snap);
+    }
+    win_close(t, &w);
+    return 0;
+}
+
+/* xorshift64* */
+static uint64_t rnd(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 0x2545F4914F6CDD1Dull;
+}
+
+#define LANE 8192 /* each rank's lane in every rank's region */
+
+/* Random puts, gets and atomics (TERN_TEST_RMA_OPS per rank, 4000 by
+ * default) into every rank's region, each rank in a lane of its own there,
+ * checked against a shadow copy of its lanes: a get reads what the shadow
+ * says (after a flush: puts and gets are not ordered), a fetching atomic
+ * fetches it; at the end every lane is read back.  Reports the counts. */
+static int case_rma_soak(th_t *t)
+{
+    const char *e = getenv("TERN_TEST_RMA_OPS");
+    long ops = e != NULL ? atol(e) : 4000;
+    win_t w;
+    if (win_open(t, &w, (size_t)t->size * LANE, TERN_REGION_READ | TERN_REGION_WRITE, 0))
+        return -1;
+    uint8_t *shadow = calloc((size_t)t->size, LANE); /* my lane at rank r: shadow + r * LANE */
+    uint8_t *buf = malloc(LANE), *got = malloc(LANE);
+    uint64_t seed = 0x9E3779B97F4A7C15ull * (uint64_t)(t->rank + 1);
+    long corrupt = 0, lost = 0, n_put = 0, n_get = 0, n_amo = 0;
+    for (long i = 0; i < ops; i++) {
+        int peer = (int)(rnd(&seed) % (uint64_t)t->size);
+        uint8_t *sh = shadow + (size_t)peer * LANE;
+        uint64_t lane = base_of(&w, peer) + (uint64_t)t->rank * LANE;
+        unsigned kind = (unsigned)(rnd(&seed) % 8);
+        tern_request_t *r = NULL;
+        tern_status_t st;
+        if (kind < 4) { /* put */
+            size_t len = 1 + rnd(&seed) % (kind == 0 ? LANE : 256);
+            size_t off = rnd(&seed) % (LANE - len + 1);
+            for (size_t j = 0; j < len; j++)
+                buf[j] = (uint8_t)rnd(&seed);
+            st = tern_put(t->w, buf, len, w.keys[peer], lane + off, NULL, &r);
+            if (st == TERN_INPROGRESS)
+                st = tern_wait(t->w, r, NULL);
+            memcpy(sh + off, buf, len);
+            n_put++;
+        } else if (kind < 6) { /* get, after a flush */
+            size_t len = 1 + rnd(&seed) % 512;
+            size_t off = rnd(&seed) % (LANE - len + 1);
+            flush(t, peer);
+            st = tern_get(t->w, got, len, w.keys[peer], lane + off, NULL, &r);
+            if (st == TERN_INPROGRESS)
+                st = tern_wait(t->w, r, NULL);
+            if (st == TERN_OK && memcmp(got, sh + off, len) != 0)
+                corrupt++;
+            n_get++;
+        } else { /* a fetching add on an aligned word of the lane */
+            size_t off = (rnd(&seed) % (LANE / 8)) * 8;
+            uint64_t add = rnd(&seed), old = 0, want;
+            memcpy(&want, sh + off, 8);
+            st = tern_atomic(t->w, TERN_AMO_ADD, 8, add, 0, &old, w.keys[peer], lane + off, NULL,
+                             &r);
+            if (st == TERN_INPROGRESS)
+                st = tern_wait(t->w, r, NULL);
+            if (st == TERN_OK && old != want)
+                corrupt++;
+            want += add;
+            memcpy(sh + off, &want, 8);
+            n_amo++;
+        }
+        if (st != TERN_OK) {
+            lost++;
+            CHECK(t, 0, "operation %ld: %s", i, tern_strerror(st));
+        }
+    }
+    flush(t, TERN_ANY_SOURCE);
+    for (int p = 0; p < t->size; p++) {
+        tern_request_t *r = NULL;
+        uint64_t lane = base_of(&w, p) + (uint64_t)t->rank * LANE;
+        done(t, tern_get(t->w, got, LANE, w.keys[p], lane, NULL, &r), &r, "final get");
+        if (memcmp(got, shadow + (size_t)p * LANE, LANE) != 0)
+            corrupt++;
+    }
+    CHECK(t, corrupt == 0 && lost == 0, "%ld corrupt, %ld lost", corrupt, lost);
+    printf("rma_soak: rank %d: %ld operations (%ld put, %ld get, %ld atomic): %ld lost, %ld "
+           "corrupt\n",
+           t->rank, ops, n_put, n_get, n_amo, lost, corrupt);
+    fflush(stdout);
+    free(shadow);
+    free(buf);
+    free(got);
+    win_close(t, &w);
+    return 0;
+}
+
+/* A target killed while operations to it are outstanding: they and the
+ * flush fail with TERN_ERR_PEER_FAILED (run alone: rank 1 dies). */
+static int case_peer_rma(th_t *t)
+{
+    win_t w;
+    if (t->size < 2 || win_open(t, &w, 1u << 20, TERN_REGION_READ | TERN_REGION_WRITE, 0))
+        return 0;
+    if (t->rank == 1) {
+        for (int i = 0; i < 100; i++)
+            tern_progress(t->w);
+        kill(getpid(), SIGKILL);
+        return 1;
+    }
+    if (t->rank != 0) {
+        win_free(t, &w);
+        return 0;
+    }
+    static uint8_t big[1u << 20];
+    tern_request_t *g = NULL, *f = NULL;
+    tern_status_t st = TERN_OK;
+    /* operations until the death is seen: gets answer nothing then */
+    for (int i = 0; i < 100000 && st >= 0; i++) {
+        st = tern_get(t->w, big, sizeof(big), w.keys[1], base_of(&w, 1), NULL, &g);
+        if (st == TERN_INPROGRESS)
+            st = tern_wait(t->w, g, NULL);
+    }
+    CHECK_ST(t, st, TERN_ERR_PEER_FAILED);
+    st = tern_flush(t->w, 1, NULL, &f);
+    CHECK_ST(t, st == TERN_INPROGRESS ? tern_wait(t->w, f, NULL) : st, TERN_ERR_PEER_FAILED);
+    st = tern_put(t->w, big, 8, w.keys[1], base_of(&w, 1), NULL, &g);
+    CHECK_ST(t, st, TERN_ERR_PEER_FAILED);
+    printf("peer_rma: rank 0 saw %s\n", tern_strerror(TERN_ERR_PEER_FAILED));
+    fflush(stdout);
+    win_free(t, &w);
+    return 0;
+}
+
+const th_case_t th_rma_cases[] = {
+    {"rma_put_get", case_rma_put_get},
+    {"rma_atomic", case_rma_atomic},
+    {"rma_accumulate", case_rma_accumulate},
+    {"rma_errors", case_rma_errors},
+    {"rma_workers", case_rma_workers},
+    {"rma_destroy_race", case_rma_destroy_race},
+    {"rma_soak", case_rma_soak},
+    {"peer_rma", case_peer_rma}, /* never in "all": rank 1 dies */
+    {NULL, NULL},
+};
