@@ -95,6 +95,11 @@ static const tern_config_entry_t engine_entries[] = {
                           "smallest rendezvous message that uses the same-host copy (k, m, g "
                           "suffixes); auto: each netmod's own, from measurements (tern_info "
                           "--netmods shows them)"),
+    TERN_CFG_ENTRY_UINT("TERN_RMA_MAP", T, rma_map, 1, 0, 1,
+                        "1: a key of a region a peer on this host allocated (tern_region_alloc, "
+                        "MPI_Win_allocate) maps its memory, and one-sided operations on it are "
+                        "loads, stores and atomics with no message; 0: they go through the "
+                        "target's progress, as for any other region"),
     TERN_CFG_ENTRY_STRING("TERN_FAULT_CMA_EPERM_AFTER", T, fault_cma_after, "off", check_fault_cma,
                           "test hook: the same-host copy's calls fail with EPERM once this many "
                           "bytes of a message have moved (0: at once)"),

@@ -92,6 +92,7 @@ typedef struct tern_config {
     char fault_cma_after[TERN_CFG_STR_MAX]; /* TERN_FAULT_CMA_EPERM_AFTER: "off" or bytes */
     uint64_t cma_threshold_bytes;   /* by tern_config_derive: TERN_CMA_AUTO for auto */
     uint64_t fault_cma_after_bytes; /* parsed: TERN_CMA_FAULT_OFF for off */
+    uint64_t rma_map;          /* TERN_RMA_MAP: map peers' allocated regions (engine/rma.h) */
     uint64_t env_set;          /* bit i: entry i came from the environment */
 } tern_config_t;
 

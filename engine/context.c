@@ -705,6 +705,9 @@ int tern_worker_counters(tern_worker_t *w, tern_counter_t *out, int max)
     /* then the engine's same-host copy (cma.*) */
     int room = max > n ? max - n : 0;
     n += tern_cma_counters(w, room > 0 && out != NULL ? out + n : NULL, out != NULL ? room : 0);
+    /* and the one-sided path's (rma.*) */
+    room = max > n ? max - n : 0;
+    n += tern_rma_counters(w, room > 0 && out != NULL ? out + n : NULL, out != NULL ? room : 0);
     return n;
 }
 

@@ -180,6 +180,8 @@ struct tern_vc {
 
 typedef struct tern_req_slab tern_req_slab_t;
 
+#define TERN_RMA_NCOUNTERS 4 /* enum tern_rma_counter, engine/rma.h */
+
 #define TERN_MAX_NETMODS 8
 
 /*
@@ -234,6 +236,7 @@ struct tern_worker {
     /* peers whose VC is rma_dirty: what tern_flush(TERN_ANY_SOURCE) flushes */
     int *rma_dirty;
     int rma_ndirty, rma_cap;
+    uint64_t rma_count[TERN_RMA_NCOUNTERS]; /* one-sided counters (engine/rma.h) */
 };
 
 tern_request_t *tern_request_alloc_slow(tern_worker_t *w, int kind);

@@ -46,9 +46,11 @@ static tern_status_t rma_check(tern_worker_t *w, const tern_key_t *key, uint64_t
     return tern_vc_send_check(vc);
 }
 
-/* An operation went to vc: tern_flush(TERN_ANY_SOURCE) will flush it. */
+/* An operation goes to vc (counted): tern_flush(TERN_ANY_SOURCE) will
+ * flush it. */
 static tern_status_t mark_dirty(tern_worker_t *w, tern_vc_t *vc, int peer)
 {
+    w->rma_count[TERN_RMA_C_SENT]++;
     if (vc->rma_dirty)
         return TERN_OK;
     if (w->rma_ndirty == w->rma_cap) {
@@ -154,6 +156,15 @@ static tern_status_t send_payload(tern_worker_t *w, tern_vc_t *vc, int peer,
     return TERN_INPROGRESS;
 }
 
+/* The stripe locks of accumulates on key's memory reached directly (held:
+ * tern_key_enter's). */
+static _Atomic unsigned char *direct_locks(const tern_key_t *key, const tern_region_t *held)
+{
+    if (key->shared != NULL)
+        return key->shared->locks;
+    return held != NULL ? tern_region_locks(held) : NULL;
+}
+
 static tern_status_t put(tern_worker_t *w, const struct iovec *iov, int iovcnt, bool contig,
                          size_t len, const tern_key_t *key, uint64_t raddr, const tern_op_t *op,
                          tern_request_t **req)
@@ -162,6 +173,19 @@ static tern_status_t put(tern_worker_t *w, const struct iovec *iov, int iovcnt, 
     tern_status_t st = rma_check(w, key, raddr, len, TERN_REGION_WRITE, op, req, "put", &vc);
     if (st != TERN_OK || len == 0)
         return st;
+    void *p;
+    tern_region_t *held;
+    if ((st = tern_key_enter(key, raddr, len, TERN_REGION_WRITE, &p, &held)) !=
+        TERN_ERR_UNSUPPORTED) { /* direct: a copy */
+        if (st == TERN_OK) {
+            tern_cursor_t c;
+            tern_cursor_init(&c, iov, iovcnt);
+            tern_cursor_pack(&c, p, len);
+            tern_key_leave(held);
+            w->rma_count[TERN_RMA_C_DIRECT]++;
+        }
+        return st;
+    }
     if ((st = mark_dirty(w, vc, key->peer)) != TERN_OK)
         return st;
     tern_pkt_hdr_t h = {.type = TERN_PKT_RMA_PUT, .tag = raddr, .len = len, .rreq = key->id};
@@ -199,6 +223,19 @@ static tern_status_t get(tern_worker_t *w, const struct iovec *iov, int iovcnt, 
     tern_status_t st = rma_check(w, key, raddr, len, TERN_REGION_READ, op, req, "get", &vc);
     if (st != TERN_OK || len == 0)
         return st;
+    void *p;
+    tern_region_t *held;
+    if ((st = tern_key_enter(key, raddr, len, TERN_REGION_READ, &p, &held)) !=
+        TERN_ERR_UNSUPPORTED) { /* direct: a copy */
+        if (st == TERN_OK) {
+            tern_cursor_t c;
+            tern_cursor_init(&c, iov, iovcnt);
+            tern_cursor_unpack(&c, p, len);
+            tern_key_leave(held);
+            w->rma_count[TERN_RMA_C_DIRECT]++;
+        }
+        return st;
+    }
     if ((st = mark_dirty(w, vc, key->peer)) != TERN_OK)
         return st;
     uint64_t id;
@@ -250,6 +287,18 @@ tern_status_t tern_atomic(tern_worker_t *w, int aop, size_t size, uint64_t value
         return tern_error(TERN_ERR_INVALID_PARAM,
                           "atomic: %#llx is misaligned for a %zu-byte operation",
                           (unsigned long long)raddr, size);
+    void *p;
+    tern_region_t *held;
+    if ((st = tern_key_enter(key, raddr, size, need, &p, &held)) != TERN_ERR_UNSUPPORTED) {
+        if (st == TERN_OK) { /* direct: the atomic instruction on the memory */
+            uint64_t old = tern_amo_apply(aop, size, p, value, compare);
+            tern_key_leave(held);
+            w->rma_count[TERN_RMA_C_DIRECT]++;
+            if (result != NULL)
+                tern_amo_store(result, old, size);
+        }
+        return st;
+    }
     if ((st = mark_dirty(w, vc, key->peer)) != TERN_OK)
         return st;
     uint64_t operands[2] = {value, compare};
@@ -287,6 +336,16 @@ tern_status_t tern_accumulate(tern_worker_t *w, int acc, int dtype, const void *
     tern_status_t st = rma_check(w, key, raddr, len, need, op, req, "accumulate", &vc);
     if (st != TERN_OK || len == 0 || (acc == TERN_ACC_NO_OP && result == NULL))
         return st;
+    void *p;
+    tern_region_t *held;
+    if ((st = tern_key_enter(key, raddr, len, need, &p, &held)) != TERN_ERR_UNSUPPORTED) {
+        if (st == TERN_OK) { /* direct: each element atomically, here */
+            tern_acc_apply(acc, dtype, p, buf, count, result, direct_locks(key, held));
+            tern_key_leave(held);
+            w->rma_count[TERN_RMA_C_DIRECT]++;
+        }
+        return st;
+    }
     if ((st = mark_dirty(w, vc, key->peer)) != TERN_OK)
         return st;
     tern_pkt_hdr_t h = {.type = TERN_PKT_RMA_ACC, .flags = (uint8_t)acc, .space = (uint16_t)dtype,
@@ -342,6 +401,7 @@ static void flush_peer(tern_worker_t *w, tern_request_t *f, int peer)
         return;
     }
     tern_pkt_hdr_t h = {.type = TERN_PKT_RMA_FLUSH, .sreq = id};
+    w->rma_count[TERN_RMA_C_FLUSHES]++;
     tern_status_t st = tern_send_ctrl(vc, &h, NULL, 0);
     if (st < 0 && !(p->flags & TERN_REQF_COMPLETE))
         tern_request_complete(p, st);
@@ -356,6 +416,8 @@ tern_status_t tern_flush(tern_worker_t *w, int peer, const tern_op_t *op, tern_r
     if (op != NULL && op->flags != 0)
         return tern_error(TERN_ERR_UNSUPPORTED, "flush: op flags %#x: none in this release",
                           op->flags);
+    /* the direct operations' stores, before whatever follows the flush */
+    atomic_thread_fence(memory_order_seq_cst);
     tern_vc_t *vc = NULL;
     if (peer != TERN_ANY_SOURCE && (vc = tern_vc_of(w, peer)) == NULL)
         return tern_error(TERN_ERR_INVALID_RANK, "flush: peer %d is no peer", peer);
@@ -385,4 +447,13 @@ tern_status_t tern_flush(tern_worker_t *w, int peer, const tern_op_t *op, tern_r
     }
     *req = f;
     return TERN_INPROGRESS;
+}
+
+int tern_rma_counters(tern_worker_t *w, tern_counter_t *out, int max)
+{
+    static const char *const names[TERN_RMA_NCOUNTERS] = {"rma.direct", "rma.sent", "rma.applied",
+                                                          "rma.flushes"};
+    for (int i = 0; i < TERN_RMA_NCOUNTERS && i < max; i++)
+        out[i] = (tern_counter_t){names[i], w->rma_count[i]};
+    return TERN_RMA_NCOUNTERS;
 }

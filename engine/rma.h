@@ -40,6 +40,7 @@
 
 #include <tern/rma.h>
 
+#include "engine/address.h"
 #include "engine/engine_internal.h"
 
 /* ---- regions (engine/rma_region.c) --------------------------------------- */
@@ -76,7 +77,36 @@ struct tern_region {
     size_t len;
     unsigned flags;               /* TERN_REGION_READ / _WRITE */
     struct tern_region *next_free; /* the table's free list (under its lock) */
+    /* tern_region_alloc's: the memfd and its mapping (header, then the
+     * memory at base); memfd -1 for tern_region_create's */
+    int memfd;
+    void *map;
+    size_t maplen;
+    struct tern_region_shared *shared;
 };
+
+/*
+ * The first page of an allocated region's memfd (a layout shared with
+ * every process of the host that maps it: a wire format).  state mirrors
+ * the region's (written by create, then destroy, seq_cst after the
+ * region's own); a peer reads it (acquire) before touching the memory, so
+ * an operation after the destroy is refused.  One that read it live just
+ * before lands in memory the target no longer uses (it unmapped it), never
+ * in memory it reuses.  locks: the stripe locks of accumulate elements no
+ * compare-and-swap covers (engine/rma_acc.c), shared by every process
+ * applying to the region.
+ */
+#define TERN_REGION_SHM_MAGIC 0x4d485352u /* "RSHM" */
+#define TERN_REGION_SHM_VERSION 1
+#define TERN_ACC_STRIPES 64
+typedef struct tern_region_shared {
+    uint32_t magic;
+    uint32_t version;
+    _Atomic uint64_t state;
+    uint8_t reserved[48];
+    _Atomic unsigned char locks[TERN_ACC_STRIPES];
+} tern_region_shared_t;
+static_assert(sizeof(tern_region_shared_t) == 128, "the shared region header is a wire format");
 
 static inline uint64_t tern_region_id(const tern_region_t *r)
 {
@@ -101,13 +131,22 @@ static inline void tern_region_leave(tern_region_t *r)
 /* The context's table, freed at tern_finalize. */
 void tern_regions_free(tern_context_t *ctx);
 
-/* An unpacked key (tern_key_unpack): immutable, usable from any worker. */
+/* An unpacked key (tern_key_unpack): immutable, usable from any worker.
+ * Direct access, when the memory is reachable from here without the
+ * target's progress: a region of this process (self), or the shared
+ * mapping of a peer's allocated region on this host (map, its header
+ * `shared`, the region's first byte at data). */
 struct tern_key {
     tern_context_t *ctx;
     int peer;
     unsigned flags; /* the region's TERN_REGION_* */
     uint64_t id;    /* the region's wire id */
     uint64_t base, len;
+    tern_region_t *self;
+    void *map;
+    size_t maplen;
+    tern_region_shared_t *shared;
+    uint8_t *data;
 };
 
 /* The packed key: a wire format, host byte order (keys stay among hosts of
@@ -123,22 +162,74 @@ typedef struct tern_key_wire {
     uint64_t id;    /* the region's id */
     uint64_t base;
     uint64_t len;
-    uint32_t nsect; /* netmod sections that follow (none in version 1) */
+    uint32_t nsect; /* sections that follow */
     uint32_t reserved;
 } tern_key_wire_t;
 static_assert(sizeof(tern_key_wire_t) == 48, "the packed key is a wire format");
+
+/* A section of the packed key: type, then len bytes. */
+enum { TERN_KEY_SECT_SHM = 1 };
+typedef struct tern_key_sect {
+    uint16_t type;
+    uint16_t len;
+    uint32_t reserved;
+} tern_key_sect_t;
+/* TERN_KEY_SECT_SHM: an allocated region a process of host `host` maps
+ * from /proc/<pid>/fd/<fd> (map_len bytes, the memory at data_off). */
+typedef struct tern_key_shm {
+    tern_host_id_t host;
+    int32_t pid;
+    int32_t fd;
+    uint64_t map_len;
+    uint64_t data_off;
+} tern_key_shm_t;
+static_assert(sizeof(tern_key_sect_t) == 8 && sizeof(tern_key_shm_t) == 56,
+              "key sections are a wire format");
+
+/* The memory [raddr, raddr + len) of key's region reached directly (see
+ * struct tern_key) for an access `need`: TERN_OK with *p set (leave with
+ * tern_key_leave(key, held) after the access), TERN_ERR_UNSUPPORTED when
+ * the key has no direct access (use the engine's path), or the refusal
+ * (TERN_ERR_REMOTE_ACCESS: the region is destroyed). */
+tern_status_t tern_key_enter(const tern_key_t *key, uint64_t raddr, uint64_t len, unsigned need,
+                             void **p, tern_region_t **held);
+static inline void tern_key_leave(tern_region_t *held)
+{
+    if (held != NULL)
+        tern_region_leave(held);
+}
+/* The stripe locks of a region's accumulates: its shared header's, or
+ * NULL (the process's own) */
+static inline _Atomic unsigned char *tern_region_locks(const tern_region_t *r)
+{
+    return r->shared != NULL ? r->shared->locks : NULL;
+}
 
 /* ---- accumulate kernels (engine/rma_acc.c) -------------------------------- */
 
 /* Is acc defined on dtype (MPI's rules)?  Element size in *esize. */
 bool tern_acc_valid(int acc, int dtype, size_t *esize);
 /* t[i] = t[i] acc in[i] for count elements, each atomically (see the file);
- * old (NULL: not wanted) receives the values before. */
-void tern_acc_apply(int acc, int dtype, void *t, const void *in, size_t count, void *old);
+ * old (NULL: not wanted) receives the values before; locks: the region's
+ * stripe locks (TERN_ACC_STRIPES), NULL for the process's own. */
+void tern_acc_apply(int acc, int dtype, void *t, const void *in, size_t count, void *old,
+                    _Atomic unsigned char *locks);
 /* The atomic op on the size-byte integer at t; returns the old value. */
 uint64_t tern_amo_apply(int aop, size_t size, void *t, uint64_t value, uint64_t compare);
+/* v's low size bytes into out, as the size-byte integer they are. */
+void tern_amo_store(void *out, uint64_t v, size_t size);
 
 /* ---- the engine's path (engine/rma.c: origin, engine/rma_target.c) ------- */
+
+/* A worker's one-sided counters (tern_worker_counters: "rma.direct" ...). */
+enum tern_rma_counter {
+    TERN_RMA_C_DIRECT = 0, /* operations done on memory reached directly (no message) */
+    TERN_RMA_C_SENT,       /* operations sent to their target (the engine's path) */
+    TERN_RMA_C_APPLIED,    /* operations of peers this worker applied as their target */
+    TERN_RMA_C_FLUSHES,    /* RMA_FLUSH packets sent */
+};
+static_assert(TERN_RMA_C_FLUSHES + 1 == TERN_RMA_NCOUNTERS, "engine_internal.h's count");
+int tern_rma_counters(tern_worker_t *w, tern_counter_t *out, int max);
 
 /* Request kinds of the one-sided path (after engine_internal.h's). */
 enum {

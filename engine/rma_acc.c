@@ -10,8 +10,11 @@
  * thread, and against the hardware atomics of tern_atomic.  A larger or
  * misaligned element (long double, the double complex types, a packed
  * structure) is updated under a spin lock chosen by its address from a
- * process-wide stripe table: atomic against the accumulates this process
- * applies, which is MPI's rule (the same predefined type at the same
+ * stripe table: the region's shared one for an allocated region (every
+ * process that maps it takes the same locks), else the process's own,
+ * which is atomic against the accumulates this process applies: every
+ * accumulate on a region that is not mapped is applied by the target's
+ * progress.  That is MPI's rule (the same predefined type at the same
  * address).
  */
 #include <sched.h>
@@ -149,13 +152,16 @@ static void element_cas(int acc, int dtype, size_t es, char *e, const char *s, c
     }
 }
 
-/* The stripe locks of the elements no compare-and-swap covers. */
-#define STRIPES 64
-static _Atomic unsigned char stripe[STRIPES];
+/* The stripe locks of the elements no compare-and-swap covers, for the
+ * regions that have none of their own (a shared mapping's header has). */
+static _Atomic unsigned char stripe[TERN_ACC_STRIPES];
 
-static void element_locked(int acc, int dtype, size_t es, char *e, const char *s, char *old)
+static void element_locked(int acc, int dtype, size_t es, char *e, const char *s, char *old,
+                           _Atomic unsigned char *locks)
 {
-    _Atomic unsigned char *l = &stripe[((uintptr_t)e >> 4) % STRIPES];
+    /* by the element's offset in its page: the same in every process that
+     * maps the region, whatever address the mapping has */
+    _Atomic unsigned char *l = &locks[(((uintptr_t)e & 4095) >> 4) % TERN_ACC_STRIPES];
     /* acquire: the previous holder's update of the element is seen */
     while (atomic_exchange_explicit(l, 1, memory_order_acquire) != 0)
         sched_yield();
@@ -171,9 +177,12 @@ static void element_locked(int acc, int dtype, size_t es, char *e, const char *s
     atomic_store_explicit(l, 0, memory_order_release);
 }
 
-void tern_acc_apply(int acc, int dtype, void *t, const void *in, size_t count, void *old)
+void tern_acc_apply(int acc, int dtype, void *t, const void *in, size_t count, void *old,
+                    _Atomic unsigned char *locks)
 {
     size_t es = dt_size[dtype];
+    if (locks == NULL)
+        locks = stripe;
     for (size_t i = 0; i < count; i++) {
         char *e = (char *)t + i * es;
         const char *s = in == NULL ? NULL : (const char *)in + i * es;
@@ -181,7 +190,7 @@ void tern_acc_apply(int acc, int dtype, void *t, const void *in, size_t count, v
         if (es <= 8 && (uintptr_t)e % es == 0)
             element_cas(acc, dtype, es, e, s, o);
         else
-            element_locked(acc, dtype, es, e, s, o);
+            element_locked(acc, dtype, es, e, s, o, locks);
     }
 }
 
@@ -208,4 +217,13 @@ uint64_t tern_amo_apply(int aop, size_t size, void *t, uint64_t value, uint64_t 
     case 4: AMO(uint32_t)
     default: AMO(uint64_t)
     }
+}
+
+void tern_amo_store(void *out, uint64_t v, size_t size)
+{
+    uint8_t a = (uint8_t)v;
+    uint16_t b = (uint16_t)v;
+    uint32_t c = (uint32_t)v;
+    memcpy(out, size == 1 ? (void *)&a : size == 2 ? (void *)&b : size == 4 ? (void *)&c : &v,
+           size);
 }

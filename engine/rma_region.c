@@ -3,10 +3,16 @@
  * and the packed key.  Liveness and the memory ordering of enter / leave /
  * destroy: engine/rma.h, struct tern_region.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "engine/engine_internal.h"
 #include "engine/rma.h"
@@ -81,19 +87,26 @@ static tern_region_t *slot_take(struct tern_region_table *t)
     return &chunk[t->used++ % TERN_REGION_CHUNK];
 }
 
-tern_status_t tern_region_create(tern_context_t *ctx, void *addr, size_t len, unsigned flags,
-                                 tern_region_t **region)
+static tern_status_t check_args(const char *what, tern_context_t *ctx, size_t len,
+                                unsigned flags, const void *region)
 {
     if (ctx == NULL || region == NULL)
-        return tern_error(TERN_ERR_INVALID_PARAM, "tern_region_create: NULL %s",
+        return tern_error(TERN_ERR_INVALID_PARAM, "%s: NULL %s", what,
                           ctx == NULL ? "context" : "region pointer");
-    if (addr == NULL || len == 0 || (uintptr_t)addr + len < (uintptr_t)addr)
-        return tern_error(TERN_ERR_INVALID_PARAM,
-                          "tern_region_create: %zu bytes at %p is no memory range", len, addr);
+    if (len == 0)
+        return tern_error(TERN_ERR_INVALID_PARAM, "%s: a region of 0 bytes", what);
     if (flags == 0 || (flags & ~(unsigned)(TERN_REGION_READ | TERN_REGION_WRITE)))
         return tern_error(TERN_ERR_INVALID_PARAM,
-                          "tern_region_create: flags %#x (TERN_REGION_READ and/or _WRITE)",
-                          flags);
+                          "%s: flags %#x (TERN_REGION_READ and/or _WRITE)", what, flags);
+    return TERN_OK;
+}
+
+/* A live region over [addr, addr + len) in a slot of ctx's table; shared:
+ * the header of an allocated region's mapping (its state mirrored), or
+ * NULL. */
+static tern_status_t region_new(tern_context_t *ctx, void *addr, size_t len, unsigned flags,
+                                tern_region_shared_t *shared, tern_region_t **region)
+{
     struct tern_region_table *t = table_of(ctx);
     if (t == NULL)
         return tern_error(TERN_ERR_NO_MEMORY, "region table");
@@ -113,13 +126,77 @@ tern_status_t tern_region_create(tern_context_t *ctx, void *addr, size_t len, un
     r->len = len;
     r->flags = flags;
     r->next_free = NULL;
+    r->memfd = -1;
+    r->map = NULL;
+    r->maplen = 0;
+    r->shared = shared;
     uint32_t gen = (uint32_t)(atomic_load_explicit(&r->state, memory_order_relaxed) >> 1) + 1;
     if (gen == 0)
         gen = 1; /* 2^32 reuses of one slot: gen 0 names nothing */
-    /* release: a target that enters with this id sees base, len, flags */
+    /* release: a target that enters with this id sees base, len, flags; a
+     * peer that maps the header and reads it live sees the memory */
+    if (shared != NULL)
+        atomic_store_explicit(&shared->state, (uint64_t)gen << 1 | 1, memory_order_release);
     atomic_store_explicit(&r->state, (uint64_t)gen << 1 | 1, memory_order_release);
     pthread_mutex_unlock(&t->lock);
     *region = r;
+    return TERN_OK;
+}
+
+tern_status_t tern_region_create(tern_context_t *ctx, void *addr, size_t len, unsigned flags,
+                                 tern_region_t **region)
+{
+    tern_status_t st = check_args("tern_region_create", ctx, len, flags, region);
+    if (st != TERN_OK)
+        return st;
+    if (addr == NULL || (uintptr_t)addr + len < (uintptr_t)addr)
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "tern_region_create: %zu bytes at %p is no memory range", len, addr);
+    return region_new(ctx, addr, len, flags, NULL, region);
+}
+
+tern_status_t tern_region_alloc(tern_context_t *ctx, size_t len, unsigned flags, void **addr,
+                                tern_region_t **region)
+{
+    tern_status_t st = check_args("tern_region_alloc", ctx, len, flags, region);
+    if (st != TERN_OK)
+        return st;
+    if (addr == NULL)
+        return tern_error(TERN_ERR_INVALID_PARAM, "tern_region_alloc: NULL address pointer");
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (len > SIZE_MAX - 2 * page)
+        return tern_error(TERN_ERR_INVALID_PARAM, "tern_region_alloc: %zu bytes", len);
+    size_t maplen = page + (len + page - 1) / page * page; /* the header's page, the memory */
+    int fd = memfd_create("tern-region", MFD_CLOEXEC);
+    if (fd < 0)
+        return tern_error(errno == ENOMEM ? TERN_ERR_NO_MEMORY : TERN_ERR_SHM,
+                          "tern_region_alloc: memfd_create: %s", strerror(errno));
+    if (ftruncate(fd, (off_t)maplen) != 0) {
+        int e = errno;
+        close(fd);
+        return tern_error(TERN_ERR_NO_MEMORY, "tern_region_alloc: %zu bytes: ftruncate: %s",
+                          maplen, strerror(e));
+    }
+    void *map = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) {
+        int e = errno;
+        close(fd);
+        return tern_error(TERN_ERR_NO_MEMORY, "tern_region_alloc: mmap of %zu bytes: %s", maplen,
+                          strerror(e));
+    }
+    tern_region_shared_t *h = map;
+    h->magic = TERN_REGION_SHM_MAGIC;
+    h->version = TERN_REGION_SHM_VERSION;
+    st = region_new(ctx, (uint8_t *)map + page, len, flags, h, region);
+    if (st != TERN_OK) {
+        munmap(map, maplen);
+        close(fd);
+        return st;
+    }
+    (*region)->memfd = fd;
+    (*region)->map = map;
+    (*region)->maplen = maplen;
+    *addr = (uint8_t *)map + page;
     return TERN_OK;
 }
 
@@ -138,7 +215,8 @@ tern_status_t tern_region_pack(const tern_region_t *region, void *buf, size_t *l
     if (region == NULL || len == NULL)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_region_pack: NULL %s",
                           region == NULL ? "region" : "length pointer");
-    size_t need = sizeof(tern_key_wire_t);
+    bool shm = region->memfd >= 0;
+    size_t need = sizeof(tern_key_wire_t) + (shm ? sizeof(tern_key_sect_t) + sizeof(tern_key_shm_t) : 0);
     if (buf == NULL || *len < need) {
         *len = need;
         return tern_error(TERN_ERR_TRUNCATED, "tern_region_pack: the key takes %zu bytes", need);
@@ -151,8 +229,19 @@ tern_status_t tern_region_pack(const tern_region_t *region, void *buf, size_t *l
                          .rank = ctx->rank,
                          .id = tern_region_id(region),
                          .base = region->base,
-                         .len = region->len};
-    memcpy(buf, &k, need);
+                         .len = region->len,
+                         .nsect = shm ? 1 : 0};
+    memcpy(buf, &k, sizeof(k));
+    if (shm) {
+        tern_key_sect_t s = {.type = TERN_KEY_SECT_SHM, .len = sizeof(tern_key_shm_t)};
+        tern_key_shm_t m = {.host = *tern_host_self(),
+                            .pid = (int32_t)getpid(),
+                            .fd = region->memfd,
+                            .map_len = region->maplen,
+                            .data_off = region->base - (uintptr_t)region->map};
+        memcpy((uint8_t *)buf + sizeof(k), &s, sizeof(s));
+        memcpy((uint8_t *)buf + sizeof(k) + sizeof(s), &m, sizeof(m));
+    }
     *len = need;
     return TERN_OK;
 }
@@ -165,10 +254,20 @@ tern_status_t tern_region_destroy(tern_region_t *r)
     if (!(s & 1))
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_region_destroy: region %u is not live",
                           r->index);
-    /* seq_cst store, then seq_cst loads of users: see struct tern_region */
+    /* seq_cst store, then seq_cst loads of users: see struct tern_region;
+     * the mapped header after it (peers that map the region check it) */
     atomic_store(&r->state, s & ~(uint64_t)1);
+    if (r->shared != NULL)
+        atomic_store(&r->shared->state, s & ~(uint64_t)1);
     while (atomic_load(&r->users) != 0)
         sched_yield(); /* an applier inside: one copy or one atomic */
+    if (r->map != NULL) {
+        munmap(r->map, r->maplen);
+        close(r->memfd);
+        r->map = NULL;
+        r->memfd = -1;
+        r->shared = NULL;
+    }
     struct tern_region_table *t = atomic_load_explicit(&r->ctx->regions, memory_order_acquire);
     pthread_mutex_lock(&t->lock);
     r->next_free = t->free_list;
@@ -233,6 +332,8 @@ tern_status_t tern_region_enter(tern_context_t *ctx, uint64_t id, uint64_t addr,
 
 /* ---- keys ------------------------------------------------------------------ */
 
+static void key_map(tern_key_t *key, const tern_key_shm_t *m);
+
 tern_status_t tern_key_unpack(tern_context_t *ctx, int peer, const void *buf, size_t len,
                               tern_key_t **key)
 {
@@ -252,7 +353,23 @@ tern_status_t tern_key_unpack(tern_context_t *ctx, int peer, const void *buf, si
                           "tern_key_unpack: no key of version %d from peer %d (magic %#x, "
                           "version %u)",
                           TERN_KEY_VERSION, peer, k.magic, k.version);
-    if (k.nsect != 0 || len != sizeof(k) || k.flags == 0 ||
+    tern_key_shm_t shm;
+    bool has_shm = false;
+    size_t off = sizeof(k);
+    for (uint32_t i = 0; i < k.nsect && i < 8; i++) {
+        tern_key_sect_t s;
+        if (len - off < sizeof(s))
+            break;
+        memcpy(&s, (const uint8_t *)buf + off, sizeof(s));
+        if (len - off - sizeof(s) < s.len)
+            break;
+        if (s.type == TERN_KEY_SECT_SHM && s.len == sizeof(shm)) {
+            memcpy(&shm, (const uint8_t *)buf + off + sizeof(s), sizeof(shm));
+            has_shm = true;
+        } /* a section of a later version: skipped */
+        off += sizeof(s) + s.len;
+    }
+    if (k.nsect > 8 || off != len || k.flags == 0 ||
         (k.flags & ~(unsigned)(TERN_REGION_READ | TERN_REGION_WRITE)) || k.len == 0 ||
         k.base + k.len < k.base || (k.id >> 32) == 0)
         return tern_error(TERN_ERR_MALFORMED,
@@ -273,13 +390,81 @@ tern_status_t tern_key_unpack(tern_context_t *ctx, int peer, const void *buf, si
         return tern_error(TERN_ERR_NO_MEMORY, "key");
     *out = (tern_key_t){.ctx = ctx, .peer = peer, .flags = k.flags, .id = k.id,
                         .base = k.base, .len = k.len};
+    if (own && peer == ctx->rank)
+        out->self = slot_of(atomic_load_explicit(&ctx->regions, memory_order_acquire),
+                            (uint32_t)k.id);
+    else if (has_shm)
+        key_map(out, &shm);
     *key = out;
     return TERN_OK;
 }
 
 void tern_key_destroy(tern_key_t *key)
 {
+    if (key != NULL && key->map != NULL)
+        munmap(key->map, key->maplen);
     free(key);
+}
+
+/* Map a peer's allocated region (its key's shared-mapping section) when
+ * it is on this host and lets us: key->data set; else nothing (the
+ * engine's path serves the key). */
+static void key_map(tern_key_t *key, const tern_key_shm_t *m)
+{
+    if (!key->ctx->cfg.rma_map || !tern_host_same(&m->host, tern_host_self()) || m->pid <= 0 ||
+        m->fd < 0 ||
+        m->map_len < sizeof(tern_region_shared_t) || m->data_off > m->map_len ||
+        key->len > m->map_len - m->data_off)
+        return;
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)m->pid, (int)m->fd);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        tern_debug("key of peer %d: no direct access: %s: %s", key->peer, path, strerror(errno));
+        return;
+    }
+    struct stat sb;
+    void *map = MAP_FAILED;
+    if (fstat(fd, &sb) == 0 && (uint64_t)sb.st_size == m->map_len)
+        map = mmap(NULL, m->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED)
+        return;
+    tern_region_shared_t *h = map;
+    /* the memfd the key names, and the region still the key's */
+    if (h->magic != TERN_REGION_SHM_MAGIC || h->version != TERN_REGION_SHM_VERSION ||
+        atomic_load_explicit(&h->state, memory_order_acquire) != ((key->id >> 32) << 1 | 1)) {
+        munmap(map, m->map_len);
+        return;
+    }
+    key->map = map;
+    key->maplen = m->map_len;
+    key->shared = h;
+    key->data = (uint8_t *)map + m->data_off;
+}
+
+tern_status_t tern_key_enter(const tern_key_t *key, uint64_t raddr, uint64_t len, unsigned need,
+                             void **p, tern_region_t **held)
+{
+    *held = NULL;
+    if (key->self != NULL) {
+        tern_status_t st = tern_region_enter(key->ctx, key->id, raddr, len, need,
+                                             key->ctx->rank, held);
+        if (st == TERN_OK)
+            *p = (void *)(uintptr_t)raddr;
+        return st;
+    }
+    if (key->data == NULL)
+        return TERN_ERR_UNSUPPORTED;
+    /* acquire: what the target wrote before it (and earlier operations of
+     * other peers, released by their own stores) is seen */
+    if (atomic_load_explicit(&key->shared->state, memory_order_acquire) !=
+        ((key->id >> 32) << 1 | 1))
+        return tern_error(TERN_ERR_REMOTE_ACCESS,
+                          "region %u (generation %u) of rank %d was destroyed", (uint32_t)key->id,
+                          (uint32_t)(key->id >> 32), key->peer);
+    *p = key->data + (raddr - key->base);
+    return TERN_OK;
 }
 
 uint64_t tern_key_base(const tern_key_t *key)
@@ -290,4 +475,13 @@ uint64_t tern_key_base(const tern_key_t *key)
 uint64_t tern_key_length(const tern_key_t *key)
 {
     return key == NULL ? 0 : key->len;
+}
+
+void *tern_key_local(const tern_key_t *key)
+{
+    if (key == NULL)
+        return NULL;
+    if (key->self != NULL)
+        return (void *)(uintptr_t)key->base;
+    return key->data;
 }

@@ -160,17 +160,8 @@ tern_status_t tern_rma_handle_get(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, cons
     }
     tern_copy(buf, (const void *)(uintptr_t)hdr->tag, len);
     tern_region_leave(r);
+    vc->worker->rma_count[TERN_RMA_C_APPLIED]++;
     return send_result(vc, hdr->sreq, buf, len, buf != small);
-}
-
-/* The value's low size bytes, as the integer the target holds. */
-static void store_int(void *out, uint64_t v, size_t size)
-{
-    uint8_t a = (uint8_t)v;
-    uint16_t b = (uint16_t)v;
-    uint32_t c = (uint32_t)v;
-    memcpy(out, size == 1 ? (void *)&a : size == 2 ? (void *)&b : size == 4 ? (void *)&c : &v,
-           size);
 }
 
 tern_status_t tern_rma_handle_amo(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const uint8_t *cookie)
@@ -194,10 +185,11 @@ tern_status_t tern_rma_handle_amo(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, cons
     memcpy(ops, cookie, sizeof(ops));
     uint64_t old = tern_amo_apply(hdr->flags, size, (void *)(uintptr_t)hdr->tag, ops[0], ops[1]);
     tern_region_leave(r);
+    vc->worker->rma_count[TERN_RMA_C_APPLIED]++;
     if (hdr->sreq == 0)
         return TERN_OK;
     uint8_t out[8];
-    store_int(out, old, size);
+    tern_amo_store(out, old, size);
     return answer(vc, hdr->sreq, TERN_OK, out, size);
 }
 
@@ -218,8 +210,9 @@ static tern_status_t acc_apply(tern_vc_t *vc, uint64_t id, uint64_t raddr, size_
         return refuse(vc, rreq, tern_error(TERN_ERR_NO_MEMORY, "accumulate result"));
     }
     size_t es = tern_dtype_size(dtype);
-    tern_acc_apply(acc, dtype, (void *)(uintptr_t)raddr, in, len / es, old);
+    tern_acc_apply(acc, dtype, (void *)(uintptr_t)raddr, in, len / es, old, tern_region_locks(r));
     tern_region_leave(r);
+    vc->worker->rma_count[TERN_RMA_C_APPLIED]++;
     return rreq == 0 ? TERN_OK : send_result(vc, rreq, old, len, old != small);
 }
 
@@ -281,6 +274,8 @@ void tern_rma_feed(tern_vc_t *vc, tern_request_t *s, const uint8_t *p, size_t n,
     }
     if (!last)
         return;
+    if (s->kind == TERN_REQ_RMA_PUT && s->context != NULL)
+        vc->worker->rma_count[TERN_RMA_C_APPLIED]++;
     tern_status_t st = TERN_OK;
     if (s->kind == TERN_REQ_RMA_ACC && s->context != NULL)
         st = acc_apply(vc, s->data, s->tag, s->msg_len, s->lmt_mode, s->space, s->tmpbuf,

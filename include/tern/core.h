@@ -387,7 +387,11 @@ typedef struct tern_counter {
  * this worker moved with process_vm_readv / _writev; cma.gets, cma.puts:
  * transfers it completed; cma.refused: transfers the kernel refused here;
  * cma.declined: offers it declined (its TERN_CMA, another host);
- * cma.fallbacks: sends it handed back to the netmod's own path), for
+ * cma.fallbacks: sends it handed back to the netmod's own path), then the
+ * one-sided path's (rma.direct: operations done on memory this process
+ * reaches directly, no message; rma.sent: operations sent to their
+ * target; rma.applied: peers' operations this worker applied as their
+ * target; rma.flushes: flush messages sent), for
  * benchmarks that report calls per message and tests.  Fills up to max entries of
  * out (out may be NULL when max is 0) and returns how many counters exist,
  * or a negative TERN_ERR_INVALID_PARAM for a NULL worker.  Same thread as

@@ -79,6 +79,19 @@ tern_status_t tern_region_create(tern_context_t *ctx, void *addr, size_t len, un
                                  tern_region_t **region);
 
 /**
+ * Allocate len bytes (len > 0, page-aligned, zeroed) as a region: the
+ * library's memory, which the peers on this host map and then reach with
+ * plain loads, stores and atomics (put, get, atomics and accumulate from
+ * them are copies and atomic instructions, no message; an MPI window of
+ * MPI_Win_allocate), the others as any region.  *addr gets the memory,
+ * owned by the region: tern_region_destroy frees it.  Errors as
+ * tern_region_create, and TERN_ERR_NO_MEMORY / TERN_ERR_SHM naming the
+ * system call that refused.
+ */
+tern_status_t tern_region_alloc(tern_context_t *ctx, size_t len, unsigned flags, void **addr,
+                                tern_region_t **region);
+
+/**
  * The region's packed key into buf (room *len, set to the key's size):
  * TERN_ERR_TRUNCATED (nothing written, *len the size needed) when buf is
  * NULL or too small.  The key names this process, the region and its
@@ -94,7 +107,9 @@ size_t tern_region_length(const tern_region_t *region);
  * Destroy a region: from the call on, operations arriving with its key are
  * refused (TERN_ERR_REMOTE_ACCESS at their origin); one being applied on
  * another thread's worker finishes first (the call waits for it, never for
- * a peer).  The packed key stays refused for the life of the context.
+ * a peer).  The packed key stays refused for the life of the context.  An
+ * allocated region's memory is freed (a peer's mapping of it stays
+ * valid, but nothing it writes there reaches this process any more).
  */
 tern_status_t tern_region_destroy(tern_region_t *region);
 
@@ -112,6 +127,15 @@ void tern_key_destroy(tern_key_t *key);
 /** The remote region's first address and length, as packed. */
 uint64_t tern_key_base(const tern_key_t *key);
 uint64_t tern_key_length(const tern_key_t *key);
+
+/**
+ * Where the key's region is in this process's memory (its first byte), or
+ * NULL when it is not mapped here: a region of this process, or one a
+ * peer on this host allocated (tern_region_alloc) while TERN_RMA_MAP=1,
+ * are; loads, stores and atomics through the pointer reach the region
+ * (MPI_Win_shared_query's).  Valid until tern_key_destroy.
+ */
+void *tern_key_local(const tern_key_t *key);
 
 /*
  * Put / get: len bytes between the local buffer (or iovec, as core.h's:
