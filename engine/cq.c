@@ -52,6 +52,12 @@ void tern_cq_entry_of(const tern_request_t *r, tern_status_t st, tern_cq_entry_t
     e->peer = r->peer;
     e->tag = r->tag;
     e->msg_len = r->msg_len;
+    if (r->flags & TERN_REQF_RMA) { /* engine/rma.c: its flags and length */
+        e->flags = (uint32_t)r->match_ignore;
+        e->tag = e->data = 0;
+        e->length = e->msg_len = r->msg_len; /* a flush's: 0 */
+        return;
+    }
     if (r->kind == TERN_REQ_SEND) {
         e->flags = TERN_CQ_SEND;
         e->data = 0;

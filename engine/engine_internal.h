@@ -54,6 +54,8 @@ enum tern_req_flags {
     TERN_REQF_CQ_ERRORS = 1u << 10, /* with CQ: an entry only when it fails */
     TERN_REQF_HAS_DATA = 1u << 11,  /* the message carried immediate data (req->data) */
     TERN_REQF_DISCARD = 1u << 12,   /* a claimed message dropped unread (tern_tmrecv) */
+    TERN_REQF_RMA = 1u << 13,       /* a one-sided operation's: its CQ entry's TERN_CQ_*
+                                     * flags are in match_ignore (engine/rma.c) */
 };
 
 /*

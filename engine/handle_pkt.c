@@ -158,8 +158,10 @@ static tern_status_t validate(const tern_vc_t *vc, const tern_pkt_hdr_t *h)
     /* EAGER and RTS may carry immediate data (F_DATA, in rreq); without it
      * rreq is zero.  An RTS names its mode below the flag. */
     bool msg = h->type == TERN_PKT_EAGER || h->type == TERN_PKT_RTS;
-    /* the one-sided operations name theirs in flags: their handlers check */
-    bool op = h->type == TERN_PKT_RMA_AMO || h->type == TERN_PKT_RMA_ACC;
+    /* the one-sided operations name theirs in flags (a put: F_DATA): their
+     * handlers check */
+    bool op = h->type == TERN_PKT_RMA_AMO || h->type == TERN_PKT_RMA_ACC ||
+              h->type == TERN_PKT_RMA_PUT;
     unsigned mode = op ? 0 : h->flags & (msg ? TERN_PKT_LMT_MASK | 0x70u : 0xffu);
     bool flags_ok = h->type == TERN_PKT_RTS ? mode >= TERN_LMT_NULL && mode < TERN_LMT_NMODES
                                             : mode == 0;

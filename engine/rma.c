@@ -15,21 +15,13 @@
 
 /* Checks every operation makes before anything moves; *vcp the key's VC. */
 static tern_status_t rma_check(tern_worker_t *w, const tern_key_t *key, uint64_t raddr,
-                               uint64_t len, unsigned need, const tern_op_t *op,
-                               tern_request_t **req, const char *what, tern_vc_t **vcp)
+                               uint64_t len, unsigned need, const char *what, tern_vc_t **vcp)
 {
-    if (w == NULL || key == NULL || req == NULL)
-        return tern_error(TERN_ERR_INVALID_PARAM, "%s: NULL %s", what,
-                          w == NULL ? "worker" : key == NULL ? "key" : "request pointer");
-    *req = NULL;
+    if (key == NULL)
+        return tern_error(TERN_ERR_INVALID_PARAM, "%s: NULL key", what);
     if (key->ctx != w->ctx)
         return tern_error(TERN_ERR_INVALID_PARAM, "%s: the key was unpacked by another context",
                           what);
-    if (op != NULL && op->flags != 0)
-        return tern_error(TERN_ERR_UNSUPPORTED,
-                          "%s: op flags %#x: one-sided operations take none in this release "
-                          "(no completion queue, no immediate data)",
-                          what, op->flags);
     if (raddr < key->base || raddr - key->base > key->len || len > key->len - (raddr - key->base))
         return tern_error(TERN_ERR_INVALID_PARAM,
                           "%s: %llu bytes at %#llx leave peer %d's region [%#llx, +%llu)", what,
@@ -170,13 +162,15 @@ static tern_status_t put(tern_worker_t *w, const struct iovec *iov, int iovcnt, 
                          tern_request_t **req)
 {
     tern_vc_t *vc = NULL;
-    tern_status_t st = rma_check(w, key, raddr, len, TERN_REGION_WRITE, op, req, "put", &vc);
-    if (st != TERN_OK || len == 0)
+    tern_status_t st = rma_check(w, key, raddr, len, TERN_REGION_WRITE, "put", &vc);
+    bool data = op != NULL && (op->flags & TERN_OP_DATA); /* even with 0 bytes: its entry */
+    if (st != TERN_OK || (len == 0 && !data))
         return st;
     void *p;
     tern_region_t *held;
-    if ((st = tern_key_enter(key, raddr, len, TERN_REGION_WRITE, &p, &held)) !=
-        TERN_ERR_UNSUPPORTED) { /* direct: a copy */
+    /* immediate data needs the target's progress: its CQ gets an entry */
+    if (!data && (st = tern_key_enter(key, raddr, len, TERN_REGION_WRITE, &p, &held)) !=
+                     TERN_ERR_UNSUPPORTED) { /* direct: a copy */
         if (st == TERN_OK) {
             tern_cursor_t c;
             tern_cursor_init(&c, iov, iovcnt);
@@ -188,12 +182,18 @@ static tern_status_t put(tern_worker_t *w, const struct iovec *iov, int iovcnt, 
     }
     if ((st = mark_dirty(w, vc, key->peer)) != TERN_OK)
         return st;
-    tern_pkt_hdr_t h = {.type = TERN_PKT_RMA_PUT, .tag = raddr, .len = len, .rreq = key->id};
+    tern_pkt_hdr_t h = {.type = TERN_PKT_RMA_PUT,
+                        .flags = data ? TERN_PKT_F_DATA : 0,
+                        .tag = raddr,
+                        .len = len,
+                        .sreq = data ? op->data : 0,
+                        .rreq = key->id};
     return send_payload(w, vc, key->peer, &h, iov, iovcnt, contig, len, true, req);
 }
 
-tern_status_t tern_put(tern_worker_t *w, const void *buf, size_t len, const tern_key_t *key,
-                       uint64_t raddr, const tern_op_t *op, tern_request_t **req)
+static tern_status_t put_contig(tern_worker_t *w, const void *buf, size_t len,
+                                const tern_key_t *key, uint64_t raddr, const tern_op_t *op,
+                                tern_request_t **req)
 {
     if (buf == NULL && len > 0)
         return tern_error(TERN_ERR_INVALID_PARAM, "put of %zu bytes from a NULL buffer", len);
@@ -204,9 +204,9 @@ tern_status_t tern_put(tern_worker_t *w, const void *buf, size_t len, const tern
     return put(w, &iov, 1, true, len, key, raddr, op, req);
 }
 
-tern_status_t tern_putv(tern_worker_t *w, const struct iovec *iov, int iovcnt,
-                        const tern_key_t *key, uint64_t raddr, const tern_op_t *op,
-                        tern_request_t **req)
+static tern_status_t put_iov(tern_worker_t *w, const struct iovec *iov, int iovcnt,
+                             const tern_key_t *key, uint64_t raddr, const tern_op_t *op,
+                             tern_request_t **req)
 {
     size_t len;
     tern_status_t st = tern_iov_check(iov, iovcnt, "put", &len);
@@ -220,7 +220,7 @@ static tern_status_t get(tern_worker_t *w, const struct iovec *iov, int iovcnt, 
                          tern_request_t **req)
 {
     tern_vc_t *vc = NULL;
-    tern_status_t st = rma_check(w, key, raddr, len, TERN_REGION_READ, op, req, "get", &vc);
+    tern_status_t st = rma_check(w, key, raddr, len, TERN_REGION_READ, "get", &vc);
     if (st != TERN_OK || len == 0)
         return st;
     void *p;
@@ -247,8 +247,8 @@ static tern_status_t get(tern_worker_t *w, const struct iovec *iov, int iovcnt, 
     return answer_finish(r, tern_send_ctrl(vc, &h, NULL, 0), req);
 }
 
-tern_status_t tern_get(tern_worker_t *w, void *buf, size_t len, const tern_key_t *key,
-                       uint64_t raddr, const tern_op_t *op, tern_request_t **req)
+static tern_status_t get_contig(tern_worker_t *w, void *buf, size_t len, const tern_key_t *key,
+                                uint64_t raddr, const tern_op_t *op, tern_request_t **req)
 {
     if (buf == NULL && len > 0)
         return tern_error(TERN_ERR_INVALID_PARAM, "get of %zu bytes into a NULL buffer", len);
@@ -259,9 +259,9 @@ tern_status_t tern_get(tern_worker_t *w, void *buf, size_t len, const tern_key_t
     return get(w, &iov, 1, true, len, key, raddr, op, req);
 }
 
-tern_status_t tern_getv(tern_worker_t *w, const struct iovec *iov, int iovcnt,
-                        const tern_key_t *key, uint64_t raddr, const tern_op_t *op,
-                        tern_request_t **req)
+static tern_status_t get_iov(tern_worker_t *w, const struct iovec *iov, int iovcnt,
+                             const tern_key_t *key, uint64_t raddr, const tern_op_t *op,
+                             tern_request_t **req)
 {
     size_t len;
     tern_status_t st = tern_iov_check(iov, iovcnt, "get", &len);
@@ -270,9 +270,9 @@ tern_status_t tern_getv(tern_worker_t *w, const struct iovec *iov, int iovcnt,
     return get(w, iov, iovcnt, false, len, key, raddr, op, req);
 }
 
-tern_status_t tern_atomic(tern_worker_t *w, int aop, size_t size, uint64_t value,
-                          uint64_t compare, void *result, const tern_key_t *key, uint64_t raddr,
-                          const tern_op_t *op, tern_request_t **req)
+static tern_status_t atomic_op(tern_worker_t *w, int aop, size_t size, uint64_t value,
+                               uint64_t compare, void *result, const tern_key_t *key,
+                               uint64_t raddr, tern_request_t **req)
 {
     if (aop < 0 || aop >= TERN_AMO_NOPS || (size != 1 && size != 2 && size != 4 && size != 8))
         return tern_error(TERN_ERR_INVALID_PARAM,
@@ -280,7 +280,7 @@ tern_status_t tern_atomic(tern_worker_t *w, int aop, size_t size, uint64_t value
                           size, TERN_AMO_NOPS - 1);
     unsigned need = TERN_REGION_WRITE | (result != NULL ? TERN_REGION_READ : 0);
     tern_vc_t *vc = NULL;
-    tern_status_t st = rma_check(w, key, raddr, size, need, op, req, "atomic", &vc);
+    tern_status_t st = rma_check(w, key, raddr, size, need, "atomic", &vc);
     if (st != TERN_OK)
         return st;
     if (raddr % size != 0)
@@ -313,9 +313,9 @@ tern_status_t tern_atomic(tern_worker_t *w, int aop, size_t size, uint64_t value
     return answer_finish(r, tern_send_ctrl(vc, &h, operands, sizeof(operands)), req);
 }
 
-tern_status_t tern_accumulate(tern_worker_t *w, int acc, int dtype, const void *buf,
-                              size_t count, void *result, const tern_key_t *key, uint64_t raddr,
-                              const tern_op_t *op, tern_request_t **req)
+static tern_status_t accumulate_op(tern_worker_t *w, int acc, int dtype, const void *buf,
+                                   size_t count, void *result, const tern_key_t *key,
+                                   uint64_t raddr, tern_request_t **req)
 {
     size_t es = 0;
     if (!tern_acc_valid(acc, dtype, &es))
@@ -333,7 +333,7 @@ tern_status_t tern_accumulate(tern_worker_t *w, int acc, int dtype, const void *
     unsigned need = (acc == TERN_ACC_NO_OP ? TERN_REGION_READ : TERN_REGION_WRITE) |
                     (result != NULL ? TERN_REGION_READ : 0);
     tern_vc_t *vc = NULL;
-    tern_status_t st = rma_check(w, key, raddr, len, need, op, req, "accumulate", &vc);
+    tern_status_t st = rma_check(w, key, raddr, len, need, "accumulate", &vc);
     if (st != TERN_OK || len == 0 || (acc == TERN_ACC_NO_OP && result == NULL))
         return st;
     void *p;
@@ -378,6 +378,8 @@ void tern_rma_request_done(tern_request_t *r)
 {
     if (r->kind == TERN_REQ_RMA_PART)
         flush_part_done(r->context, r->status);
+    else if (r->kind == TERN_REQ_RMA_PUT && (r->flags & TERN_REQF_HAS_DATA))
+        tern_cq_unreserve(r->worker); /* a put with data cut off: no entry */
     tern_request_release(r);
 }
 
@@ -407,17 +409,11 @@ static void flush_peer(tern_worker_t *w, tern_request_t *f, int peer)
         tern_request_complete(p, st);
 }
 
-tern_status_t tern_flush(tern_worker_t *w, int peer, const tern_op_t *op, tern_request_t **req)
+static tern_status_t flush_op(tern_worker_t *w, int peer, tern_request_t **req)
 {
-    if (w == NULL || req == NULL)
-        return tern_error(TERN_ERR_INVALID_PARAM, "flush: NULL %s",
-                          w == NULL ? "worker" : "request pointer");
-    *req = NULL;
-    if (op != NULL && op->flags != 0)
-        return tern_error(TERN_ERR_UNSUPPORTED, "flush: op flags %#x: none in this release",
-                          op->flags);
-    /* the direct operations' stores, before whatever follows the flush */
-    atomic_thread_fence(memory_order_seq_cst);
+    /* Direct operations need nothing: they were applied within their call,
+     * and the target sees them after whatever synchronises it with this
+     * process next (a message's release / acquire pair, a barrier). */
     tern_vc_t *vc = NULL;
     if (peer != TERN_ANY_SOURCE && (vc = tern_vc_of(w, peer)) == NULL)
         return tern_error(TERN_ERR_INVALID_RANK, "flush: peer %d is no peer", peer);
@@ -456,4 +452,166 @@ int tern_rma_counters(tern_worker_t *w, tern_counter_t *out, int max)
     for (int i = 0; i < TERN_RMA_NCOUNTERS && i < max; i++)
         out[i] = (tern_counter_t){names[i], w->rma_count[i]};
     return TERN_RMA_NCOUNTERS;
+}
+
+/* ---- the public calls: their op (tagged.h's TERN_OP_CQ rules) --------------- */
+
+#define OP_CQ (TERN_OP_CQ | TERN_OP_CQ_ERRORS)
+
+/* The caller's op: flags among allowed, a request pointer unless the
+ * completion goes to the CQ, a CQ slot promised (the last failure point);
+ * *f the flags. */
+static tern_status_t op_begin(tern_worker_t *w, const tern_op_t *op, uint32_t allowed,
+                              tern_request_t **req, const char *what, uint32_t *f)
+{
+    *f = op != NULL ? op->flags : 0;
+    if (w == NULL)
+        return tern_error(TERN_ERR_INVALID_PARAM, "%s: NULL worker", what);
+    if ((*f & ~allowed) || (*f & OP_CQ) == TERN_OP_CQ_ERRORS)
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "%s: op flags %#x (it takes %s; TERN_OP_CQ_ERRORS with TERN_OP_CQ)",
+                          what, *f,
+                          (allowed & TERN_OP_DATA) ? "TERN_OP_CQ, _CQ_ERRORS and _DATA"
+                                                   : "TERN_OP_CQ and _CQ_ERRORS");
+    if (req == NULL && !(*f & TERN_OP_CQ))
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "%s: NULL request pointer (only a TERN_OP_CQ operation may go without "
+                          "one)",
+                          what);
+    if (req != NULL)
+        *req = NULL;
+    return (*f & TERN_OP_CQ) ? tern_cq_reserve(w) : TERN_OK;
+}
+
+/* The operation returned st (TERN_OK done, TERN_INPROGRESS with r pending,
+ * an error): as the caller asked, its status and *req, or with TERN_OP_CQ
+ * its entry now (done: flags cqf, len bytes, peer) or r made a CQ request
+ * whose completion writes it. */
+static tern_status_t op_end(tern_worker_t *w, const tern_op_t *op, uint32_t f, uint32_t cqf,
+                            int peer, size_t len, tern_status_t st, tern_request_t *r,
+                            tern_request_t **req)
+{
+    if (!(f & TERN_OP_CQ)) {
+        if (st == TERN_INPROGRESS)
+            *req = r;
+        return st;
+    }
+    if (st < 0) {
+        tern_cq_unreserve(w);
+        return st;
+    }
+    if (st == TERN_OK) {
+        if (f & TERN_OP_CQ_ERRORS) {
+            tern_cq_unreserve(w);
+        } else {
+            tern_cq_entry_t e = {.context = op->context, .flags = cqf, .status = TERN_OK,
+                                 .peer = peer, .length = len, .msg_len = len};
+            tern_cq_put(w, &e);
+        }
+        return TERN_OK;
+    }
+    /* pending: nobody reaps it now, its completion writes the entry */
+    r->context = op->context;
+    r->match_ignore = cqf;
+    r->flags |= TERN_REQF_RMA | TERN_REQF_CQ | ((f & TERN_OP_CQ_ERRORS) ? TERN_REQF_CQ_ERRORS : 0);
+    r->flags &= ~(uint32_t)TERN_REQF_USER;
+    if (req != NULL)
+        *req = r;
+    return TERN_OK;
+}
+
+static int key_peer(const tern_key_t *key)
+{
+    return key != NULL ? key->peer : -1;
+}
+
+tern_status_t tern_put(tern_worker_t *w, const void *buf, size_t len, const tern_key_t *key,
+                       uint64_t raddr, const tern_op_t *op, tern_request_t **req)
+{
+    uint32_t f;
+    tern_status_t st = op_begin(w, op, OP_CQ | TERN_OP_DATA, req, "put", &f);
+    if (st != TERN_OK)
+        return st;
+    tern_request_t *r = NULL;
+    st = put_contig(w, buf, len, key, raddr, op, &r);
+    return op_end(w, op, f, TERN_CQ_WRITE, key_peer(key), len, st, r, req);
+}
+
+tern_status_t tern_putv(tern_worker_t *w, const struct iovec *iov, int iovcnt,
+                        const tern_key_t *key, uint64_t raddr, const tern_op_t *op,
+                        tern_request_t **req)
+{
+    uint32_t f;
+    tern_status_t st = op_begin(w, op, OP_CQ | TERN_OP_DATA, req, "put", &f);
+    if (st != TERN_OK)
+        return st;
+    tern_request_t *r = NULL;
+    st = put_iov(w, iov, iovcnt, key, raddr, op, &r);
+    return op_end(w, op, f, TERN_CQ_WRITE, key_peer(key), r != NULL ? r->msg_len : 0, st, r,
+                  req);
+}
+
+tern_status_t tern_get(tern_worker_t *w, void *buf, size_t len, const tern_key_t *key,
+                       uint64_t raddr, const tern_op_t *op, tern_request_t **req)
+{
+    uint32_t f;
+    tern_status_t st = op_begin(w, op, OP_CQ, req, "get", &f);
+    if (st != TERN_OK)
+        return st;
+    tern_request_t *r = NULL;
+    st = get_contig(w, buf, len, key, raddr, op, &r);
+    return op_end(w, op, f, TERN_CQ_READ, key_peer(key), len, st, r, req);
+}
+
+tern_status_t tern_getv(tern_worker_t *w, const struct iovec *iov, int iovcnt,
+                        const tern_key_t *key, uint64_t raddr, const tern_op_t *op,
+                        tern_request_t **req)
+{
+    uint32_t f;
+    tern_status_t st = op_begin(w, op, OP_CQ, req, "get", &f);
+    if (st != TERN_OK)
+        return st;
+    tern_request_t *r = NULL;
+    st = get_iov(w, iov, iovcnt, key, raddr, op, &r);
+    return op_end(w, op, f, TERN_CQ_READ, key_peer(key), r != NULL ? r->msg_len : 0, st, r,
+                  req);
+}
+
+tern_status_t tern_atomic(tern_worker_t *w, int aop, size_t size, uint64_t value,
+                          uint64_t compare, void *result, const tern_key_t *key, uint64_t raddr,
+                          const tern_op_t *op, tern_request_t **req)
+{
+    uint32_t f;
+    tern_status_t st = op_begin(w, op, OP_CQ, req, "atomic", &f);
+    if (st != TERN_OK)
+        return st;
+    tern_request_t *r = NULL;
+    st = atomic_op(w, aop, size, value, compare, result, key, raddr, &r);
+    uint32_t cqf = TERN_CQ_ATOMIC | (result != NULL ? TERN_CQ_READ : TERN_CQ_WRITE);
+    return op_end(w, op, f, cqf, key_peer(key), size, st, r, req);
+}
+
+tern_status_t tern_accumulate(tern_worker_t *w, int acc, int dtype, const void *buf,
+                              size_t count, void *result, const tern_key_t *key, uint64_t raddr,
+                              const tern_op_t *op, tern_request_t **req)
+{
+    uint32_t f;
+    tern_status_t st = op_begin(w, op, OP_CQ, req, "accumulate", &f);
+    if (st != TERN_OK)
+        return st;
+    tern_request_t *r = NULL;
+    st = accumulate_op(w, acc, dtype, buf, count, result, key, raddr, &r);
+    uint32_t cqf = TERN_CQ_ATOMIC | (result != NULL ? TERN_CQ_READ : TERN_CQ_WRITE);
+    return op_end(w, op, f, cqf, key_peer(key), count * tern_dtype_size(dtype), st, r, req);
+}
+
+tern_status_t tern_flush(tern_worker_t *w, int peer, const tern_op_t *op, tern_request_t **req)
+{
+    uint32_t f;
+    tern_status_t st = op_begin(w, op, OP_CQ, req, "flush", &f);
+    if (st != TERN_OK)
+        return st;
+    tern_request_t *r = NULL;
+    st = flush_op(w, peer, &r);
+    return op_end(w, op, f, TERN_CQ_FLUSH, peer, 0, st, r, req);
 }

@@ -117,9 +117,23 @@ static tern_request_t *sink_new(tern_vc_t *vc, int kind, tern_region_t *r, uint6
     return s;
 }
 
+/* A put with immediate data (sreq) was applied: the worker's CQ gets its
+ * entry, in the slot promised when its header arrived. */
+static void put_data_entry(tern_vc_t *vc, uint64_t data, uint64_t len)
+{
+    tern_cq_entry_t e = {.flags = TERN_CQ_REMOTE_WRITE | TERN_CQ_DATA,
+                         .status = TERN_OK,
+                         .peer = vc->rank,
+                         .data = data,
+                         .length = len,
+                         .msg_len = len};
+    tern_cq_put(vc->worker, &e);
+}
+
 tern_status_t tern_rma_handle_put(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, const uint8_t *cookie)
 {
-    if (hdr->flags || hdr->space || hdr->cookie_len || hdr->sreq)
+    bool data = hdr->flags == TERN_PKT_F_DATA;
+    if ((hdr->flags && !data) || hdr->space || hdr->cookie_len || (hdr->sreq && !data))
         return malformed(vc, "RMA_PUT", hdr);
     tern_region_t *r = NULL;
     tern_status_t st = tern_region_enter(vc->worker->ctx, hdr->rreq, hdr->tag, hdr->len,
@@ -128,12 +142,26 @@ tern_status_t tern_rma_handle_put(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, cons
         tern_region_leave(r); /* entered again per fragment */
     else
         record(vc, st);
-    if (hdr->len == 0)
+    /* immediate data: an entry in this worker's CQ once the bytes are in
+     * (none for a refused put: its origin's flush reports it) */
+    if (data && st == TERN_OK && (st = tern_cq_reserve(vc->worker)) != TERN_OK)
+        return st;
+    if (hdr->len == 0) {
+        if (data && r != NULL)
+            put_data_entry(vc, hdr->sreq, 0);
         return TERN_OK;
-    tern_request_t *s = sink_new(vc, TERN_REQ_RMA_PUT, st == TERN_OK ? r : NULL, hdr->rreq,
-                                 hdr->tag);
-    if (s == NULL)
+    }
+    tern_request_t *s = sink_new(vc, TERN_REQ_RMA_PUT, r, hdr->rreq, hdr->tag);
+    if (s == NULL) {
+        if (data && r != NULL)
+            tern_cq_unreserve(vc->worker);
         return tern_error(TERN_ERR_NO_MEMORY, "put from rank %d", vc->rank);
+    }
+    if (data && r != NULL) {
+        s->flags |= TERN_REQF_HAS_DATA; /* a CQ slot is promised */
+        s->remote_id = hdr->sreq;
+        s->msg_len = hdr->len;
+    }
     start_sink(vc, s, hdr->len);
     return TERN_OK;
 }
@@ -276,6 +304,13 @@ void tern_rma_feed(tern_vc_t *vc, tern_request_t *s, const uint8_t *p, size_t n,
         return;
     if (s->kind == TERN_REQ_RMA_PUT && s->context != NULL)
         vc->worker->rma_count[TERN_RMA_C_APPLIED]++;
+    if (s->flags & TERN_REQF_HAS_DATA) { /* the promised entry, or none after all */
+        s->flags &= ~(uint32_t)TERN_REQF_HAS_DATA;
+        if (s->context != NULL)
+            put_data_entry(vc, s->remote_id, s->msg_len);
+        else
+            tern_cq_unreserve(vc->worker);
+    }
     tern_status_t st = TERN_OK;
     if (s->kind == TERN_REQ_RMA_ACC && s->context != NULL)
         st = acc_apply(vc, s->data, s->tag, s->msg_len, s->lmt_mode, s->space, s->tmpbuf,

@@ -25,7 +25,7 @@ supp=$(cd "${srcdir:-.}" && pwd)/tests/tsan.supp
 TSAN_OPTIONS="suppressions=$supp halt_on_error=0 exitcode=66 second_deadlock_stack=1"
 TERN_NUM_WORKERS=2 TERN_WAIT_MODE=block TERN_HEALTH_MS=20000
 export TSAN_OPTIONS TERN_NUM_WORKERS TERN_WAIT_MODE TERN_HEALTH_MS
-cases="wakeup block_wake workers rma_workers rma_workers_alloc rma_destroy_race rma_errors"
+cases="wakeup block_wake workers rma_workers rma_workers_alloc rma_destroy_race rma_errors rma_cq"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 failed=0

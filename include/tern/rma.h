@@ -138,12 +138,26 @@ uint64_t tern_key_length(const tern_key_t *key);
 void *tern_key_local(const tern_key_t *key);
 
 /*
+ * Every operation below takes op as tagged.h's do (NULL: none):
+ * TERN_OP_CQ sends its completion, with op->context, to the worker's
+ * completion queue (flags TERN_CQ_WRITE for a put, TERN_CQ_READ for a
+ * get, TERN_CQ_ATOMIC with READ (a result) or WRITE for atomics and
+ * accumulate, TERN_CQ_FLUSH for a flush), TERN_OP_CQ_ERRORS only when it
+ * fails, and req may then be NULL; the call returns TERN_OK (or an error:
+ * nothing posted, no entry).  A put's TERN_OP_DATA carries op->data to the
+ * target, whose worker's CQ gets an entry (TERN_CQ_REMOTE_WRITE |
+ * TERN_CQ_DATA, data, the origin as peer, the length) once the bytes are
+ * in its memory (libfabric's fi_writedata); such a put always goes
+ * through the target's progress, never the direct path.  Other flags are
+ * TERN_ERR_INVALID_PARAM.  Without TERN_OP_CQ: TERN_OK when locally
+ * complete within the call (*req NULL), TERN_INPROGRESS with *req for
+ * tern_wait / tern_test.
+ */
+
+/*
  * Put / get: len bytes between the local buffer (or iovec, as core.h's:
  * copied, 0 .. TERN_IOV_MAX entries) and the contiguous remote range
- * [raddr, raddr + len) of key's region.  op: NULL, or flags 0 (completion
- * queues come with the libfabric provider's one-sided support).  Returns
- * TERN_OK when locally complete within the call (*req NULL),
- * TERN_INPROGRESS with *req for tern_wait / tern_test.
+ * [raddr, raddr + len) of key's region.
  */
 tern_status_t tern_put(tern_worker_t *w, const void *buf, size_t len, const tern_key_t *key,
                        uint64_t raddr, const tern_op_t *op, tern_request_t **req);

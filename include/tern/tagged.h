@@ -65,6 +65,14 @@ typedef struct tern_op {
 #define TERN_CQ_SEND (1u << 0) /* a send's completion */
 #define TERN_CQ_RECV (1u << 1) /* a receive's (or a probe's report of a message) */
 #define TERN_CQ_DATA (1u << 2) /* the message carried immediate data (in data) */
+/* one-sided (tern/rma.h), as libfabric's FI_WRITE, FI_READ, FI_ATOMIC and
+ * FI_REMOTE_WRITE: */
+#define TERN_CQ_WRITE (1u << 3)  /* a put's, or an accumulate's without a result */
+#define TERN_CQ_READ (1u << 4)   /* a get's, or (with ATOMIC) a fetching operation's */
+#define TERN_CQ_ATOMIC (1u << 5) /* an atomic's or an accumulate's */
+#define TERN_CQ_FLUSH (1u << 6)  /* a flush's */
+#define TERN_CQ_REMOTE_WRITE (1u << 7) /* target: a put with immediate data arrived
+                                        * (TERN_CQ_DATA, data, peer, length) */
 
 /**
  * A completion: what finished, with the user's context.  status TERN_OK,

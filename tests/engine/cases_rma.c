@@ -846,6 +846,105 @@ static int case_rma_direct(th_t *t)
     return 0;
 }
 
+/* Take n entries from the CQ (progressing), bounded by the suite's timeout. */
+static void cq_take(th_t *t, tern_cq_entry_t *e, int n)
+{
+    for (int have = 0; have < n;) {
+        int k = tern_cq_read(t->w, e + have, n - have);
+        CHECK(t, k >= 0, "tern_cq_read: %d", k);
+        if (k < 0)
+            return;
+        have += k;
+    }
+}
+
+/* One-sided operations with TERN_OP_CQ: one entry each, with the caller's
+ * context and the right flags, none for successes with TERN_OP_CQ_ERRORS,
+ * and a put's immediate data in the target's CQ (TERN_CQ_REMOTE_WRITE).
+ * Each rank targets its right-hand neighbour; at 1 rank, itself. */
+static int case_rma_cq(th_t *t)
+{
+    win_t w;
+    if (win_open(t, &w, 65536, TERN_REGION_READ | TERN_REGION_WRITE, 0))
+        return -1;
+    int right = (t->rank + 1) % t->size, left = (t->rank + t->size - 1) % t->size;
+    uint64_t b = base_of(&w, right);
+    static uint8_t big[40000];
+    uint64_t v = 7, got = 0, old = 0;
+    int64_t one = 1, fetched = -1;
+    enum { N = 7 };
+    char ctx[N];
+    tern_op_t op = {.flags = TERN_OP_CQ};
+    op.context = &ctx[0];
+    CHECK_ST(t, tern_put(t->w, &v, 8, w.keys[right], b, &op, NULL), TERN_OK);
+    op.context = &ctx[1];
+    CHECK_ST(t, tern_put(t->w, big, sizeof(big), w.keys[right], b + 8192, &op, NULL), TERN_OK);
+    op.context = &ctx[2];
+    CHECK_ST(t, tern_get(t->w, &got, 8, w.keys[right], b, &op, NULL), TERN_OK);
+    op.context = &ctx[3];
+    CHECK_ST(t, tern_atomic(t->w, TERN_AMO_ADD, 8, 1, 0, &old, w.keys[right], b + 64, &op, NULL),
+             TERN_OK);
+    op.context = &ctx[4];
+    CHECK_ST(t, tern_accumulate(t->w, TERN_ACC_SUM, TERN_DT_INT64, &one, 1, NULL, w.keys[right],
+                                b + 72, &op, NULL),
+             TERN_OK);
+    op.context = &ctx[5];
+    CHECK_ST(t, tern_accumulate(t->w, TERN_ACC_SUM, TERN_DT_INT64, &one, 1, &fetched,
+                                w.keys[right], b + 72, &op, NULL),
+             TERN_OK);
+    op.context = &ctx[6];
+    CHECK_ST(t, tern_flush(t->w, TERN_ANY_SOURCE, &op, NULL), TERN_OK);
+    tern_cq_entry_t e[N];
+    cq_take(t, e, N);
+    const uint32_t want[N] = {TERN_CQ_WRITE, TERN_CQ_WRITE, TERN_CQ_READ,
+                              TERN_CQ_ATOMIC | TERN_CQ_READ, TERN_CQ_ATOMIC | TERN_CQ_WRITE,
+                              TERN_CQ_ATOMIC | TERN_CQ_READ, TERN_CQ_FLUSH};
+    int seen[N] = {0};
+    for (int i = 0; i < N; i++) {
+        int k = (int)((char *)e[i].context - ctx);
+        CHECK(t, k >= 0 && k < N, "entry %d: context %p", i, e[i].context);
+        if (k < 0 || k >= N)
+            continue;
+        seen[k]++;
+        CHECK(t, e[i].status == TERN_OK && e[i].flags == want[k],
+              "operation %d: status %s, flags %#x (expected %#x)", k, tern_strerror(e[i].status),
+              e[i].flags, want[k]);
+    }
+    for (int k = 0; k < N; k++)
+        CHECK(t, seen[k] == 1, "operation %d: %d entries", k, seen[k]);
+    /* the flush's entry came after the get's: every result is in */
+    CHECK(t, got == 7 && old == 0 && fetched == 1, "results %llu %llu %lld",
+          (unsigned long long)got, (unsigned long long)old, (long long)fetched);
+    /* CQ_ERRORS: no entry for a success */
+    tern_op_t eop = {.flags = TERN_OP_CQ | TERN_OP_CQ_ERRORS, .context = &ctx[0]};
+    CHECK_ST(t, tern_get(t->w, &got, 8, w.keys[right], b, &eop, NULL), TERN_OK);
+    CHECK_ST(t, tern_flush(t->w, right, &eop, NULL), TERN_OK);
+    for (int i = 0; i < 1000; i++)
+        tern_progress(t->w);
+    CHECK(t, tern_cq_count(t->w) == 0, "%zu entries after operations that succeeded",
+          tern_cq_count(t->w));
+    /* flags the operations do not take */
+    tern_op_t bad = {.flags = TERN_OP_DATA, .data = 1};
+    tern_request_t *r = NULL;
+    CHECK_ST(t, tern_get(t->w, &got, 8, w.keys[right], b, &bad, &r), TERN_ERR_INVALID_PARAM);
+    bad.flags = TERN_OP_CQ_ERRORS;
+    CHECK_ST(t, tern_put(t->w, &v, 8, w.keys[right], b, &bad, &r), TERN_ERR_INVALID_PARAM);
+    CHECK_ST(t, tern_put(t->w, &v, 8, w.keys[right], b, NULL, NULL), TERN_ERR_INVALID_PARAM);
+    th_barrier(t);
+    /* immediate data: the left-hand neighbour's put reaches this rank's CQ */
+    tern_op_t dop = {.flags = TERN_OP_DATA, .data = 0xD47A0000u + (uint64_t)t->rank};
+    done(t, tern_put(t->w, big, 1000, w.keys[right], b + 16384, &dop, &r), &r, "put with data");
+    tern_cq_entry_t d;
+    cq_take(t, &d, 1);
+    CHECK(t, d.flags == (TERN_CQ_REMOTE_WRITE | TERN_CQ_DATA) && d.peer == left &&
+                 d.data == 0xD47A0000u + (uint64_t)left && d.length == 1000,
+          "remote entry: flags %#x peer %d data %llx length %zu", d.flags, d.peer,
+          (unsigned long long)d.data, d.length);
+    flush(t, TERN_ANY_SOURCE);
+    win_close(t, &w);
+    return 0;
+}
+
 /* A case on allocated regions (peers on this host reach them directly). */
 #define ALLOC_CASE(name_)                                                                          \
     static int case_##name_##_alloc(th_t *t)                                                       \
@@ -860,6 +959,7 @@ ALLOC_CASE(rma_atomic)
 ALLOC_CASE(rma_accumulate)
 ALLOC_CASE(rma_workers)
 ALLOC_CASE(rma_soak)
+ALLOC_CASE(rma_cq)
 
 const th_case_t th_rma_cases[] = {
     {"rma_put_get", case_rma_put_get},
@@ -870,6 +970,8 @@ const th_case_t th_rma_cases[] = {
     {"rma_destroy_race", case_rma_destroy_race},
     {"rma_soak", case_rma_soak},
     {"rma_direct", case_rma_direct},
+    {"rma_cq", case_rma_cq},
+    {"rma_cq_alloc", case_rma_cq_alloc},
     {"rma_put_get_alloc", case_rma_put_get_alloc},
     {"rma_atomic_alloc", case_rma_atomic_alloc},
     {"rma_accumulate_alloc", case_rma_accumulate_alloc},
