@@ -23,6 +23,14 @@
 
 #include "engine/rma.h"
 
+/* The pairs of MINLOC / MAXLOC, as MPI's C types lay them out. */
+typedef struct { float v; int i; } pair_float_int_t;
+typedef struct { double v; int i; } pair_double_int_t;
+typedef struct { long v; int i; } pair_long_int_t;
+typedef struct { int v; int i; } pair_2int_t;
+typedef struct { short v; int i; } pair_short_int_t;
+typedef struct { long double v; int i; } pair_long_double_int_t;
+
 static const unsigned char dt_size[TERN_DT_NTYPES] = {
     [TERN_DT_INT8] = 1,
     [TERN_DT_UINT8] = 1,
@@ -38,6 +46,12 @@ static const unsigned char dt_size[TERN_DT_NTYPES] = {
     [TERN_DT_FLOAT_COMPLEX] = sizeof(float _Complex),
     [TERN_DT_DOUBLE_COMPLEX] = sizeof(double _Complex),
     [TERN_DT_LONG_DOUBLE_COMPLEX] = sizeof(long double _Complex),
+    [TERN_DT_FLOAT_INT] = sizeof(pair_float_int_t),
+    [TERN_DT_DOUBLE_INT] = sizeof(pair_double_int_t),
+    [TERN_DT_LONG_INT] = sizeof(pair_long_int_t),
+    [TERN_DT_2INT] = sizeof(pair_2int_t),
+    [TERN_DT_SHORT_INT] = sizeof(pair_short_int_t),
+    [TERN_DT_LONG_DOUBLE_INT] = sizeof(pair_long_double_int_t),
 };
 
 size_t tern_dtype_size(int dtype)
@@ -50,8 +64,12 @@ bool tern_acc_valid(int acc, int dtype, size_t *esize)
     if (dtype <= 0 || dtype >= TERN_DT_NTYPES || acc < 0 || acc >= TERN_ACC_NOPS)
         return false;
     *esize = dt_size[dtype];
-    if (acc == TERN_ACC_SUM || acc == TERN_ACC_PROD || acc == TERN_ACC_REPLACE ||
-        acc == TERN_ACC_NO_OP)
+    if (acc == TERN_ACC_REPLACE || acc == TERN_ACC_NO_OP)
+        return true;
+    bool pair = dtype >= TERN_DT_FLOAT_INT;
+    if (acc == TERN_ACC_MAXLOC || acc == TERN_ACC_MINLOC || pair)
+        return (acc == TERN_ACC_MAXLOC || acc == TERN_ACC_MINLOC) && pair;
+    if (acc == TERN_ACC_SUM || acc == TERN_ACC_PROD)
         return true;
     if (dtype <= TERN_DT_UINT64)
         return true; /* integers: every op */
@@ -86,6 +104,17 @@ bool tern_acc_valid(int acc, int dtype, size_t *esize)
         memcpy(c, &x, sizeof(T));                                                                  \
         return;                                                                                    \
     }
+/* MPI's MAXLOC / MINLOC: the winning value, and on a tie the smaller index */
+#define LOC(T)                                                                                     \
+    case TERN_ACC_MAXLOC:                                                                          \
+        if (y.v > x.v || (y.v == x.v && y.i < x.i))                                                \
+            x = y;                                                                                 \
+        break;                                                                                     \
+    case TERN_ACC_MINLOC:                                                                          \
+        if (y.v < x.v || (y.v == x.v && y.i < x.i))                                                \
+            x = y;                                                                                 \
+        break;
+#define PAIR(T) KERNEL(T, LOC(T))
 #define INTEGER(T) KERNEL(T, ARITH(T) ORDER(T) LOGIC(T))
 #define REAL(T) KERNEL(T, ARITH(T) ORDER(T))
 #define COMPLEX(T) KERNEL(T, ARITH(T))
@@ -109,6 +138,12 @@ static void combine(int acc, int dtype, void *c, const void *s)
     case TERN_DT_FLOAT_COMPLEX: COMPLEX(float _Complex)
     case TERN_DT_DOUBLE_COMPLEX: COMPLEX(double _Complex)
     case TERN_DT_LONG_DOUBLE_COMPLEX: COMPLEX(long double _Complex)
+    case TERN_DT_FLOAT_INT: PAIR(pair_float_int_t)
+    case TERN_DT_DOUBLE_INT: PAIR(pair_double_int_t)
+    case TERN_DT_LONG_INT: PAIR(pair_long_int_t)
+    case TERN_DT_2INT: PAIR(pair_2int_t)
+    case TERN_DT_SHORT_INT: PAIR(pair_short_int_t)
+    case TERN_DT_LONG_DOUBLE_INT: PAIR(pair_long_double_int_t)
     default: return;
     }
 }

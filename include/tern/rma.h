@@ -208,6 +208,14 @@ enum tern_dtype {
     TERN_DT_FLOAT_COMPLEX,
     TERN_DT_DOUBLE_COMPLEX,
     TERN_DT_LONG_DOUBLE_COMPLEX,
+    /* value-and-index pairs of MINLOC / MAXLOC, laid out as C structs
+     * {value; int index;} (MPI_FLOAT_INT ... MPI_LONG_DOUBLE_INT) */
+    TERN_DT_FLOAT_INT,
+    TERN_DT_DOUBLE_INT,
+    TERN_DT_LONG_INT,
+    TERN_DT_2INT,
+    TERN_DT_SHORT_INT,
+    TERN_DT_LONG_DOUBLE_INT,
     TERN_DT_NTYPES
 };
 
@@ -226,6 +234,8 @@ enum tern_acc {
     TERN_ACC_BXOR,
     TERN_ACC_REPLACE, /* target = origin */
     TERN_ACC_NO_OP,   /* target unchanged (with result: an atomic read) */
+    TERN_ACC_MAXLOC,  /* the pairs: the larger value, the smaller index on a tie */
+    TERN_ACC_MINLOC,  /* the pairs: the smaller value, the smaller index on a tie */
     TERN_ACC_NOPS
 };
 
@@ -238,7 +248,9 @@ size_t tern_dtype_size(int dtype);
  * result: NULL, or room for count elements receiving the target's values
  * before the operation (MPI_Get_accumulate, MPI_Fetch_and_op).  MIN / MAX
  * are refused for the complex types, the logical and bit operations for
- * anything but the integers (TERN_ERR_INVALID_PARAM, as MPI).
+ * anything but the integers, MAXLOC / MINLOC for anything but the pairs,
+ * and the pairs take nothing else but REPLACE and NO_OP
+ * (TERN_ERR_INVALID_PARAM, as MPI).
  */
 tern_status_t tern_accumulate(tern_worker_t *w, int acc, int dtype, const void *buf,
                               size_t count, void *result, const tern_key_t *key, uint64_t raddr,

@@ -276,7 +276,17 @@ static int case_rma_atomic(th_t *t)
 }
 
 #define NEL 64
-enum { A_I32 = 0, A_DBL = 512, A_LD = 1024, A_MAX = 2048, A_REP = 2304, A_ODD = 2561 };
+enum { A_I32 = 0, A_DBL = 512, A_LD = 1024, A_MAX = 2048, A_REP = 2304, A_ODD = 2561,
+       A_2INT = 3072, A_DINT = 3328 };
+#define NLOC 16
+typedef struct { int v, i; } loc_2int_t;
+typedef struct { double v; int i; } loc_dint_t;
+
+/* MAXLOC's value of element k from rank r, and the expected winner */
+static int loc_value(int r, int k)
+{
+    return (r * 7 + k) % 5;
+}
 
 /* Accumulate from every rank into rank 0's arrays: sums (int, double,
  * long double by the lock path, and misaligned ints), max, and
@@ -312,6 +322,19 @@ static int case_rma_accumulate(th_t *t)
     done(t, tern_accumulate(t->w, TERN_ACC_SUM, TERN_DT_INT32, iv, 4, NULL, w.keys[0], b + A_ODD,
                             NULL, &r),
          &r, "misaligned int sum");
+    /* MAXLOC on the pairs (8-byte ones by CAS, 16-byte ones by the lock) */
+    loc_2int_t l2[NLOC];
+    loc_dint_t ld[NLOC];
+    for (int k = 0; k < NLOC; k++) {
+        l2[k] = (loc_2int_t){loc_value(t->rank, k), t->rank};
+        ld[k] = (loc_dint_t){loc_value(t->rank, k) + 0.5, t->rank};
+    }
+    done(t, tern_accumulate(t->w, TERN_ACC_MAXLOC, TERN_DT_2INT, l2, NLOC, NULL, w.keys[0],
+                            b + A_2INT, NULL, &r),
+         &r, "maxloc 2int");
+    done(t, tern_accumulate(t->w, TERN_ACC_MINLOC, TERN_DT_DOUBLE_INT, ld, NLOC, NULL, w.keys[0],
+                            b + A_DINT, NULL, &r),
+         &r, "minloc double-int");
     /* get-accumulate on this rank's own slot: REPLACE fetches the old */
     int64_t mine = 1000 + t->rank, old = -1, now = -1;
     uint64_t slot = b + A_REP + 8 * (uint64_t)t->rank;
@@ -353,6 +376,26 @@ static int case_rma_accumulate(th_t *t)
             memcpy(&x, w.mem + A_ODD + 4 * i, 4);
             CHECK(t, x == n * i + tri, "misaligned sum [%d] = %d", i, x);
         }
+        /* the region starts zeroed: (0, 0) takes part in both */
+        for (int k = 0; k < NLOC; k++) {
+            loc_2int_t mx = {0, 0};
+            loc_dint_t mn = {0.0, 0};
+            for (int q = 0; q < n; q++) {
+                int v = loc_value(q, k);
+                if (v > mx.v || (v == mx.v && q < mx.i))
+                    mx = (loc_2int_t){v, q};
+                if (v + 0.5 < mn.v || (v + 0.5 == mn.v && q < mn.i))
+                    mn = (loc_dint_t){v + 0.5, q};
+            }
+            loc_2int_t g2;
+            loc_dint_t gd;
+            memcpy(&g2, w.mem + A_2INT + sizeof(g2) * k, sizeof(g2));
+            memcpy(&gd, w.mem + A_DINT + sizeof(gd) * k, sizeof(gd));
+            CHECK(t, g2.v == mx.v && g2.i == mx.i, "maxloc [%d] = (%d, %d), expected (%d, %d)", k,
+                  g2.v, g2.i, mx.v, mx.i);
+            CHECK(t, gd.v == mn.v && gd.i == mn.i, "minloc [%d] = (%g, %d), expected (%g, %d)",
+                  k, gd.v, gd.i, mn.v, mn.i);
+        }
     }
     win_close(t, &w);
     return 0;
@@ -390,6 +433,12 @@ static int case_rma_errors(th_t *t)
                                 w.keys[peer], b, NULL, &r),
              TERN_ERR_INVALID_PARAM);
     CHECK_ST(t, tern_accumulate(t->w, TERN_ACC_BAND, TERN_DT_FLOAT, buf, 1, NULL, w.keys[peer], b,
+                                NULL, &r),
+             TERN_ERR_INVALID_PARAM);
+    CHECK_ST(t, tern_accumulate(t->w, TERN_ACC_MAXLOC, TERN_DT_INT32, buf, 1, NULL, w.keys[peer], b,
+                                NULL, &r),
+             TERN_ERR_INVALID_PARAM);
+    CHECK_ST(t, tern_accumulate(t->w, TERN_ACC_SUM, TERN_DT_2INT, buf, 1, NULL, w.keys[peer], b,
                                 NULL, &r),
              TERN_ERR_INVALID_PARAM);
     /* a read-only region refuses writes at the origin */
