@@ -225,17 +225,23 @@ static void vc_end(tern_vc_t *vc, tern_status_t status, const char *why, bool fa
     if (vc->nm != NULL) /* NULL: never wired, nothing queued */
         vc->nm->core.vc_destroy(vc);
 
+    /* The request being streamed into from vc, detached first: one that is
+     * on the VC's list as well (a rendezvous receive's or a get's DATA) is
+     * completed there, once, and may be gone after it (a CQ request's
+     * completion releases it). */
+    tern_request_t *sink = vc->rx.sink;
+    vc->rx.sink = NULL;
+    vc->rx.state = TERN_RX_HDR;
+    vc->rx.have = 0;
+    if (sink != NULL && (sink->flags & TERN_REQF_VCLIST))
+        sink = NULL;
     tern_list_t *pos, *tmp;
     tern_list_for_each_safe(pos, tmp, &vc->lmt_wait)
     {
         tern_request_t *r = TERN_CONTAINER_OF(pos, tern_request_t, vc_link);
         tern_request_complete(r, status);
     }
-    /* An eager message being streamed in from vc. */
-    tern_request_t *sink = vc->rx.sink;
-    vc->rx.sink = NULL;
-    vc->rx.state = TERN_RX_HDR;
-    vc->rx.have = 0;
+    /* An eager message (or a one-sided payload) being streamed in. */
     if (sink != NULL) {
         if (sink->flags & TERN_REQF_UNEXP) {
             tern_list_del(&sink->link);

@@ -150,7 +150,7 @@ static tern_status_t send_payload(tern_worker_t *w, tern_vc_t *vc, int peer,
 
 /* The stripe locks of accumulates on key's memory reached directly (held:
  * tern_key_enter's). */
-static _Atomic unsigned char *direct_locks(const tern_key_t *key, const tern_region_t *held)
+static _Atomic int32_t *direct_locks(const tern_key_t *key, const tern_region_t *held)
 {
     if (key->shared != NULL)
         return key->shared->locks;
@@ -387,6 +387,8 @@ void tern_rma_request_done(tern_request_t *r)
 static void flush_peer(tern_worker_t *w, tern_request_t *f, int peer)
 {
     tern_vc_t *vc = tern_vc_of(w, peer);
+    if (vc == NULL)
+        return; /* its job was disconnected (tern_disconnect): nobody to flush */
     vc->rma_dirty = false;
     f->msg_len++;
     tern_request_t *p = tern_request_alloc(w, TERN_REQ_RMA_PART);
@@ -404,8 +406,14 @@ static void flush_peer(tern_worker_t *w, tern_request_t *f, int peer)
     }
     tern_pkt_hdr_t h = {.type = TERN_PKT_RMA_FLUSH, .sreq = id};
     w->rma_count[TERN_RMA_C_FLUSHES]++;
+    /* held (USER) across the send: a VC that fails inside it (vc_end), or
+     * an answer over the self VC, completes p without releasing it */
+    p->flags |= TERN_REQF_USER;
     tern_status_t st = tern_send_ctrl(vc, &h, NULL, 0);
-    if (st < 0 && !(p->flags & TERN_REQF_COMPLETE))
+    p->flags &= ~(uint32_t)TERN_REQF_USER;
+    if (p->flags & TERN_REQF_COMPLETE)
+        tern_rma_request_done(p); /* counted now, and released */
+    else if (st < 0)
         tern_request_complete(p, st);
 }
 
@@ -525,6 +533,16 @@ static int key_peer(const tern_key_t *key)
     return key != NULL ? key->peer : -1;
 }
 
+/* The bytes of an iovec an operation accepted (st >= 0: tern_iov_check
+ * passed it), for its CQ entry. */
+static size_t iov_total(const struct iovec *iov, int iovcnt, tern_status_t st)
+{
+    size_t n = 0;
+    for (int i = 0; st >= 0 && i < iovcnt; i++)
+        n += iov[i].iov_len;
+    return n;
+}
+
 tern_status_t tern_put(tern_worker_t *w, const void *buf, size_t len, const tern_key_t *key,
                        uint64_t raddr, const tern_op_t *op, tern_request_t **req)
 {
@@ -547,8 +565,7 @@ tern_status_t tern_putv(tern_worker_t *w, const struct iovec *iov, int iovcnt,
         return st;
     tern_request_t *r = NULL;
     st = put_iov(w, iov, iovcnt, key, raddr, op, &r);
-    return op_end(w, op, f, TERN_CQ_WRITE, key_peer(key), r != NULL ? r->msg_len : 0, st, r,
-                  req);
+    return op_end(w, op, f, TERN_CQ_WRITE, key_peer(key), iov_total(iov, iovcnt, st), st, r, req);
 }
 
 tern_status_t tern_get(tern_worker_t *w, void *buf, size_t len, const tern_key_t *key,
@@ -573,8 +590,7 @@ tern_status_t tern_getv(tern_worker_t *w, const struct iovec *iov, int iovcnt,
         return st;
     tern_request_t *r = NULL;
     st = get_iov(w, iov, iovcnt, key, raddr, op, &r);
-    return op_end(w, op, f, TERN_CQ_READ, key_peer(key), r != NULL ? r->msg_len : 0, st, r,
-                  req);
+    return op_end(w, op, f, TERN_CQ_READ, key_peer(key), iov_total(iov, iovcnt, st), st, r, req);
 }
 
 tern_status_t tern_atomic(tern_worker_t *w, int aop, size_t size, uint64_t value,

@@ -92,21 +92,26 @@ struct tern_region {
  * region's own); a peer reads it (acquire) before touching the memory, so
  * an operation after the destroy is refused.  One that read it live just
  * before lands in memory the target no longer uses (it unmapped it), never
- * in memory it reuses.  locks: the stripe locks of accumulate elements no
- * compare-and-swap covers (engine/rma_acc.c), shared by every process
- * applying to the region.
+ * in memory it reuses.  id and nonce name the region for good (its wire id
+ * and its context's random nonce): a key whose memfd number now belongs to
+ * another region never maps it.  locks: the stripe locks of accumulate
+ * elements no compare-and-swap covers (engine/rma_acc.c), shared by every
+ * process applying to the region: 0 free, else the holder's pid (a holder
+ * found dead is overtaken).
  */
 #define TERN_REGION_SHM_MAGIC 0x4d485352u /* "RSHM" */
-#define TERN_REGION_SHM_VERSION 1
+#define TERN_REGION_SHM_VERSION 2
 #define TERN_ACC_STRIPES 64
 typedef struct tern_region_shared {
     uint32_t magic;
     uint32_t version;
     _Atomic uint64_t state;
-    uint8_t reserved[48];
-    _Atomic unsigned char locks[TERN_ACC_STRIPES];
+    uint64_t id;
+    uint64_t nonce;
+    uint8_t reserved[32];
+    _Atomic int32_t locks[TERN_ACC_STRIPES];
 } tern_region_shared_t;
-static_assert(sizeof(tern_region_shared_t) == 128, "the shared region header is a wire format");
+static_assert(sizeof(tern_region_shared_t) == 320, "the shared region header is a wire format");
 
 static inline uint64_t tern_region_id(const tern_region_t *r)
 {
@@ -175,15 +180,19 @@ typedef struct tern_key_sect {
     uint32_t reserved;
 } tern_key_sect_t;
 /* TERN_KEY_SECT_SHM: an allocated region a process of host `host` maps
- * from /proc/<pid>/fd/<fd> (map_len bytes, the memory at data_off). */
+ * from /proc/<pid>/fd/<fd> (a memfd named tern-region, inode ino, map_len
+ * bytes, the memory at data_off, its header naming the key's id and
+ * nonce). */
 typedef struct tern_key_shm {
     tern_host_id_t host;
     int32_t pid;
     int32_t fd;
     uint64_t map_len;
     uint64_t data_off;
+    uint64_t ino;
+    uint64_t nonce;
 } tern_key_shm_t;
-static_assert(sizeof(tern_key_sect_t) == 8 && sizeof(tern_key_shm_t) == 56,
+static_assert(sizeof(tern_key_sect_t) == 8 && sizeof(tern_key_shm_t) == 72,
               "key sections are a wire format");
 
 /* The memory [raddr, raddr + len) of key's region reached directly (see
@@ -200,7 +209,7 @@ static inline void tern_key_leave(tern_region_t *held)
 }
 /* The stripe locks of a region's accumulates: its shared header's, or
  * NULL (the process's own) */
-static inline _Atomic unsigned char *tern_region_locks(const tern_region_t *r)
+static inline _Atomic int32_t *tern_region_locks(const tern_region_t *r)
 {
     return r->shared != NULL ? r->shared->locks : NULL;
 }
@@ -213,7 +222,7 @@ bool tern_acc_valid(int acc, int dtype, size_t *esize);
  * old (NULL: not wanted) receives the values before; locks: the region's
  * stripe locks (TERN_ACC_STRIPES), NULL for the process's own. */
 void tern_acc_apply(int acc, int dtype, void *t, const void *in, size_t count, void *old,
-                    _Atomic unsigned char *locks);
+                    _Atomic int32_t *locks);
 /* The atomic op on the size-byte integer at t; returns the old value. */
 uint64_t tern_amo_apply(int aop, size_t size, void *t, uint64_t value, uint64_t compare);
 /* v's low size bytes into out, as the size-byte integer they are. */

@@ -17,9 +17,12 @@
  * progress.  That is MPI's rule (the same predefined type at the same
  * address).
  */
+#include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/rma.h"
 
@@ -189,17 +192,36 @@ static void element_cas(int acc, int dtype, size_t es, char *e, const char *s, c
 
 /* The stripe locks of the elements no compare-and-swap covers, for the
  * regions that have none of their own (a shared mapping's header has). */
-static _Atomic unsigned char stripe[TERN_ACC_STRIPES];
+static _Atomic int32_t stripe[TERN_ACC_STRIPES];
+
+/* Take stripe lock l: 0 free, else its holder's pid.  A holder in another
+ * process that has died (its element maybe half-written: it died inside an
+ * accumulate) is overtaken, never waited for.  acquire: the previous
+ * holder's update of the element is seen. */
+static void lock_take(_Atomic int32_t *l)
+{
+    int32_t me = (int32_t)getpid();
+    for (unsigned spins = 1;; spins++) {
+        int32_t owner = 0;
+        if (atomic_compare_exchange_weak_explicit(l, &owner, me, memory_order_acquire,
+                                                  memory_order_relaxed))
+            return;
+        if (spins % 1024 == 0 && owner > 0 && owner != me && kill(owner, 0) != 0 &&
+            errno == ESRCH &&
+            atomic_compare_exchange_strong_explicit(l, &owner, me, memory_order_acquire,
+                                                    memory_order_relaxed))
+            return;
+        sched_yield();
+    }
+}
 
 static void element_locked(int acc, int dtype, size_t es, char *e, const char *s, char *old,
-                           _Atomic unsigned char *locks)
+                           _Atomic int32_t *locks)
 {
     /* by the element's offset in its page: the same in every process that
      * maps the region, whatever address the mapping has */
-    _Atomic unsigned char *l = &locks[(((uintptr_t)e & 4095) >> 4) % TERN_ACC_STRIPES];
-    /* acquire: the previous holder's update of the element is seen */
-    while (atomic_exchange_explicit(l, 1, memory_order_acquire) != 0)
-        sched_yield();
+    _Atomic int32_t *l = &locks[(((uintptr_t)e & 4095) >> 4) % TERN_ACC_STRIPES];
+    lock_take(l);
     if (old != NULL)
         memcpy(old, e, es);
     if (acc != TERN_ACC_NO_OP) {
@@ -213,7 +235,7 @@ static void element_locked(int acc, int dtype, size_t es, char *e, const char *s
 }
 
 void tern_acc_apply(int acc, int dtype, void *t, const void *in, size_t count, void *old,
-                    _Atomic unsigned char *locks)
+                    _Atomic int32_t *locks)
 {
     size_t es = dt_size[dtype];
     if (locks == NULL)

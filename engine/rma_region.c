@@ -11,14 +11,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "engine/engine_internal.h"
 #include "engine/rma.h"
 
+/* The name of allocated regions' memfds ("/memfd:" NAME " (deleted)" in
+ * /proc/<pid>/fd): key_map opens nothing else. */
+#define TERN_REGION_MEMFD "tern-region"
+
 struct tern_region_table {
     pthread_mutex_t lock;          /* creation and destruction (not the lookups) */
+    uint64_t nonce;                /* random: allocated regions' headers name it */
     tern_region_t *free_list;      /* destroyed slots, to reuse (with a new gen) */
     uint32_t used;                 /* slots handed out so far, in chunk order */
     /* chunk i, published with a release store after its slots are set up,
@@ -35,6 +41,8 @@ static struct tern_region_table *table_of(tern_context_t *ctx)
     if (t == NULL)
         return NULL;
     pthread_mutex_init(&t->lock, NULL);
+    if (getrandom(&t->nonce, sizeof(t->nonce), GRND_NONBLOCK) != (ssize_t)sizeof(t->nonce))
+        t->nonce = tern_now_ns() ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)t;
     struct tern_region_table *none = NULL;
     /* release: the table's initialised fields with it; acquire on failure:
      * the winner's */
@@ -135,8 +143,11 @@ static tern_status_t region_new(tern_context_t *ctx, void *addr, size_t len, uns
         gen = 1; /* 2^32 reuses of one slot: gen 0 names nothing */
     /* release: a target that enters with this id sees base, len, flags; a
      * peer that maps the header and reads it live sees the memory */
-    if (shared != NULL)
+    if (shared != NULL) {
+        shared->id = (uint64_t)r->index | (uint64_t)gen << 32;
+        shared->nonce = t->nonce;
         atomic_store_explicit(&shared->state, (uint64_t)gen << 1 | 1, memory_order_release);
+    }
     atomic_store_explicit(&r->state, (uint64_t)gen << 1 | 1, memory_order_release);
     pthread_mutex_unlock(&t->lock);
     *region = r;
@@ -167,14 +178,16 @@ tern_status_t tern_region_alloc(tern_context_t *ctx, size_t len, unsigned flags,
     if (len > SIZE_MAX - 2 * page)
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_region_alloc: %zu bytes", len);
     size_t maplen = page + (len + page - 1) / page * page; /* the header's page, the memory */
-    int fd = memfd_create("tern-region", MFD_CLOEXEC);
+    int fd = memfd_create(TERN_REGION_MEMFD, MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0)
         return tern_error(errno == ENOMEM ? TERN_ERR_NO_MEMORY : TERN_ERR_SHM,
                           "tern_region_alloc: memfd_create: %s", strerror(errno));
-    if (ftruncate(fd, (off_t)maplen) != 0) {
+    /* sealed at its size: a mapping peer can never see it shrink (SIGBUS) */
+    if (ftruncate(fd, (off_t)maplen) != 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
         int e = errno;
         close(fd);
-        return tern_error(TERN_ERR_NO_MEMORY, "tern_region_alloc: %zu bytes: ftruncate: %s",
+        return tern_error(TERN_ERR_NO_MEMORY, "tern_region_alloc: %zu bytes: ftruncate / seal: %s",
                           maplen, strerror(e));
     }
     void *map = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -234,11 +247,14 @@ tern_status_t tern_region_pack(const tern_region_t *region, void *buf, size_t *l
     memcpy(buf, &k, sizeof(k));
     if (shm) {
         tern_key_sect_t s = {.type = TERN_KEY_SECT_SHM, .len = sizeof(tern_key_shm_t)};
+        struct stat sb;
         tern_key_shm_t m = {.host = *tern_host_self(),
                             .pid = (int32_t)getpid(),
                             .fd = region->memfd,
                             .map_len = region->maplen,
-                            .data_off = region->base - (uintptr_t)region->map};
+                            .data_off = region->base - (uintptr_t)region->map,
+                            .ino = fstat(region->memfd, &sb) == 0 ? (uint64_t)sb.st_ino : 0,
+                            .nonce = region->shared->nonce};
         memcpy((uint8_t *)buf + sizeof(k), &s, sizeof(s));
         memcpy((uint8_t *)buf + sizeof(k) + sizeof(s), &m, sizeof(m));
     }
@@ -331,7 +347,6 @@ tern_status_t tern_region_enter(tern_context_t *ctx, uint64_t id, uint64_t addr,
 }
 
 /* ---- keys ------------------------------------------------------------------ */
-
 static void key_map(tern_key_t *key, const tern_key_shm_t *m);
 
 tern_status_t tern_key_unpack(tern_context_t *ctx, int peer, const void *buf, size_t len,
@@ -411,29 +426,44 @@ void tern_key_destroy(tern_key_t *key)
  * engine's path serves the key). */
 static void key_map(tern_key_t *key, const tern_key_shm_t *m)
 {
-    if (!key->ctx->cfg.rma_map || !tern_host_same(&m->host, tern_host_self()) || m->pid <= 0 ||
-        m->fd < 0 ||
+    /* writable regions only: the mapping is written (stripe locks), and a
+     * read-only region's key hands out no writable pointer */
+    if (!key->ctx->cfg.rma_map || !(key->flags & TERN_REGION_WRITE) ||
+        !tern_host_same(&m->host, tern_host_self()) || m->pid <= 0 || m->fd < 0 ||
         m->map_len < sizeof(tern_region_shared_t) || m->data_off > m->map_len ||
         key->len > m->map_len - m->data_off)
         return;
-    char path[64];
+    /* Only a memfd of ours, the one the key names (its inode), sealed at
+     * its size: a stale key (the pid or the fd number reused) opens no
+     * other file, and a mapped region can never shrink under us. */
+    char path[64], link[64];
     snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)m->pid, (int)m->fd);
-    int fd = open(path, O_RDWR | O_CLOEXEC);
+    ssize_t n = readlink(path, link, sizeof(link) - 1);
+    if (n < 0 || (link[n] = '\0', strncmp(link, "/memfd:" TERN_REGION_MEMFD " ",
+                                          sizeof("/memfd:" TERN_REGION_MEMFD)) != 0)) {
+        tern_debug("key of peer %d: no direct access: %s is no region memfd", key->peer, path);
+        return;
+    }
+    int fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
         tern_debug("key of peer %d: no direct access: %s: %s", key->peer, path, strerror(errno));
         return;
     }
     struct stat sb;
     void *map = MAP_FAILED;
-    if (fstat(fd, &sb) == 0 && (uint64_t)sb.st_size == m->map_len)
+    int seals = fcntl(fd, F_GET_SEALS);
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_ino == m->ino &&
+        (uint64_t)sb.st_size == m->map_len && seals >= 0 && (seals & F_SEAL_SHRINK))
         map = mmap(NULL, m->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (map == MAP_FAILED)
         return;
     tern_region_shared_t *h = map;
-    /* the memfd the key names, and the region still the key's */
+    /* the region the key names (id and nonce, written before its state's
+     * release), still live */
+    uint64_t state = atomic_load_explicit(&h->state, memory_order_acquire);
     if (h->magic != TERN_REGION_SHM_MAGIC || h->version != TERN_REGION_SHM_VERSION ||
-        atomic_load_explicit(&h->state, memory_order_acquire) != ((key->id >> 32) << 1 | 1)) {
+        state != ((key->id >> 32) << 1 | 1) || h->id != key->id || h->nonce != m->nonce) {
         munmap(map, m->map_len);
         return;
     }

@@ -260,10 +260,10 @@ tern_status_t tern_rma_handle_acc(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, cons
                                          TERN_REGION_WRITE, vc->rank, &r);
     if (st == TERN_OK)
         tern_region_leave(r);
-    else if ((st = refuse(vc, hdr->sreq, st)) != TERN_OK)
-        return st;
-    if (hdr->len == 0)
-        return TERN_OK;
+    if (hdr->len == 0) /* nothing follows (a peer's oddity): answered now */
+        return st == TERN_OK ? acc_apply(vc, hdr->rreq, hdr->tag, 0, hdr->flags, hdr->space, NULL,
+                                         hdr->sreq)
+                             : refuse(vc, hdr->sreq, st);
     tern_request_t *s = sink_new(vc, TERN_REQ_RMA_ACC, r, hdr->rreq, hdr->tag);
     if (s == NULL)
         return tern_error(TERN_ERR_NO_MEMORY, "accumulate from rank %d", vc->rank);
@@ -273,12 +273,23 @@ tern_status_t tern_rma_handle_acc(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, cons
     s->msg_len = hdr->len;
     if (r != NULL && (s->tmpbuf = malloc(hdr->len)) == NULL) {
         s->context = NULL; /* dropped, and refused */
-        st = refuse(vc, hdr->sreq, tern_error(TERN_ERR_NO_MEMORY, "rank %d: accumulate of "
-                                              "%llu bytes", tern_rank(vc->worker->ctx),
-                                              (unsigned long long)hdr->len));
+        st = tern_error(TERN_ERR_NO_MEMORY, "rank %d: accumulate of %llu bytes",
+                        tern_rank(vc->worker->ctx), (unsigned long long)hdr->len);
+    }
+    if (st != TERN_OK) {
+        /* A refusal is answered once the payload is all here: the origin's
+         * request completes on the answer, and its payload must be out of
+         * its buffer by then.  Kept: the status, the message (in tmpbuf,
+         * which a refused sink fills with nothing else). */
+        if (hdr->sreq == 0) {
+            record(vc, st);
+        } else {
+            s->status = st;
+            s->tmpbuf = strdup(tern_last_error()); /* NULL: answered without the detail */
+        }
     }
     start_sink(vc, s, hdr->len);
-    return st;
+    return TERN_OK;
 }
 
 void tern_rma_feed(tern_vc_t *vc, tern_request_t *s, const uint8_t *p, size_t n, bool last)
@@ -312,9 +323,14 @@ void tern_rma_feed(tern_vc_t *vc, tern_request_t *s, const uint8_t *p, size_t n,
             tern_cq_unreserve(vc->worker);
     }
     tern_status_t st = TERN_OK;
-    if (s->kind == TERN_REQ_RMA_ACC && s->context != NULL)
+    if (s->kind == TERN_REQ_RMA_ACC && s->context != NULL) {
         st = acc_apply(vc, s->data, s->tag, s->msg_len, s->lmt_mode, s->space, s->tmpbuf,
                        s->remote_id);
+    } else if (s->kind == TERN_REQ_RMA_ACC && s->remote_id != 0) { /* the refusal, now */
+        const char *m = s->tmpbuf != NULL ? s->tmpbuf : "accumulate refused";
+        size_t len = strlen(m);
+        st = answer(vc, s->remote_id, s->status, m, len < TERN_COOKIE_MAX ? len : TERN_COOKIE_MAX);
+    }
     tern_request_release(s);
     if (st != TERN_OK)
         tern_vc_fail(vc, st, tern_last_error());

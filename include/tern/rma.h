@@ -28,9 +28,12 @@
  * Atomicity.  tern_atomic and tern_accumulate are atomic per element
  * against every other atomic and accumulate on the same memory, from any
  * peer (MPI's rule for MPI_Accumulate with the same predefined type);
- * operations from one worker to one peer are applied in the order they
- * were started (MPI's default accumulate_ordering).  Puts and gets have no
- * atomicity and no order against each other: flush between them.
+ * operations from one worker on one key are applied in the order they
+ * were started (MPI's default accumulate_ordering, a window being a
+ * region), but for a put with immediate data, which travels to the target
+ * where the others may be applied directly (see below).  Operations on
+ * different keys have no order: flush between them.  Puts and gets have
+ * no atomicity and no order against each other either.
  *
  * Errors, all before anything moves: TERN_ERR_INVALID_PARAM for a range
  * outside the key's region (naming it), a misaligned atomic, an unknown op

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "tests/engine/cases.h"
@@ -789,11 +790,13 @@ static int case_rma_soak(th_t *t)
 }
 
 /* A target killed while operations to it are outstanding: they and the
- * flush fail with TERN_ERR_PEER_FAILED (run alone: rank 1 dies). */
+ * flush fail with TERN_ERR_PEER_FAILED, and a get whose answer was
+ * streaming in when the connection failed gives exactly one CQ entry (run
+ * alone: rank 1 dies). */
 static int case_peer_rma(th_t *t)
 {
     win_t w;
-    if (t->size < 2 || win_open(t, &w, 1u << 20, TERN_REGION_READ | TERN_REGION_WRITE, 0))
+    if (t->size < 2 || win_open(t, &w, 64u << 20, TERN_REGION_READ | TERN_REGION_WRITE, 0))
         return 0;
     if (t->rank == 1) {
         for (int i = 0; i < 100; i++)
@@ -807,6 +810,11 @@ static int case_peer_rma(th_t *t)
     }
     static uint8_t big[1u << 20];
     tern_request_t *g = NULL, *f = NULL;
+    /* the whole region, its answer long on the wire when rank 1 dies */
+    uint8_t *all = malloc(64u << 20);
+    int cq_ctx;
+    tern_op_t cop = {.flags = TERN_OP_CQ, .context = &cq_ctx};
+    CHECK_ST(t, tern_get(t->w, all, 64u << 20, w.keys[1], base_of(&w, 1), &cop, NULL), TERN_OK);
     tern_status_t st = TERN_OK;
     /* operations until the death is seen: gets answer nothing then */
     for (int i = 0; i < 100000 && st >= 0; i++) {
@@ -819,6 +827,15 @@ static int case_peer_rma(th_t *t)
     CHECK_ST(t, st == TERN_INPROGRESS ? tern_wait(t->w, f, NULL) : st, TERN_ERR_PEER_FAILED);
     st = tern_put(t->w, big, 8, w.keys[1], base_of(&w, 1), NULL, &g);
     CHECK_ST(t, st, TERN_ERR_PEER_FAILED);
+    tern_cq_entry_t e[4];
+    int n = 0;
+    for (int i = 0; i < 100; i++) {
+        int k = tern_cq_read(t->w, e + n, 4 - n);
+        n += k > 0 ? k : 0;
+    }
+    CHECK(t, n == 1 && e[0].context == &cq_ctx, "%d CQ entries for the one CQ get (first: %p, %s)",
+          n, n > 0 ? e[0].context : NULL, n > 0 ? tern_strerror(e[0].status) : "-");
+    free(all);
     printf("peer_rma: rank 0 saw %s\n", tern_strerror(TERN_ERR_PEER_FAILED));
     fflush(stdout);
     win_free(t, &w);
@@ -964,6 +981,15 @@ static int case_rma_cq(th_t *t)
     /* the flush's entry came after the get's: every result is in */
     CHECK(t, got == 7 && old == 0 && fetched == 1, "results %llu %llu %lld",
           (unsigned long long)got, (unsigned long long)old, (long long)fetched);
+    /* an iovec's entry counts its bytes */
+    struct iovec pv[2] = {{big, 10}, {big + 10, 6}};
+    op.context = &ctx[0];
+    CHECK_ST(t, tern_putv(t->w, pv, 2, w.keys[right], b + 4096, &op, NULL), TERN_OK);
+    op.context = &ctx[1];
+    CHECK_ST(t, tern_getv(t->w, pv, 2, w.keys[right], b + 4096, &op, NULL), TERN_OK);
+    cq_take(t, e, 2);
+    CHECK(t, e[0].length == 16 && e[1].length == 16, "putv / getv entries: %zu and %zu bytes",
+          e[0].length, e[1].length);
     /* CQ_ERRORS: no entry for a success */
     tern_op_t eop = {.flags = TERN_OP_CQ | TERN_OP_CQ_ERRORS, .context = &ctx[0]};
     CHECK_ST(t, tern_get(t->w, &got, 8, w.keys[right], b, &eop, NULL), TERN_OK);
@@ -994,6 +1020,124 @@ static int case_rma_cq(th_t *t)
     return 0;
 }
 
+/* Exchange one key with the neighbours: send mine to the left-hand one,
+ * receive the right-hand one's (the key of the region this rank targets). */
+static size_t key_from_right(th_t *t, const void *mine, size_t len, void *out)
+{
+    int right = (t->rank + 1) % t->size, left = (t->rank + t->size - 1) % t->size;
+    tern_request_t *r = NULL;
+    tern_recv_info_t info = {0};
+    tern_status_t st = tern_irecv(t->w, out, TERN_KEY_MAX, right, KEY_TAG + 1, KEY_SPACE, &info, &r);
+    CHECK(t, st >= 0, "key receive: %s", tern_strerror(st));
+    CHECK_ST(t, tern_send(t->w, mine, len, left, KEY_TAG + 1, KEY_SPACE), TERN_OK);
+    if (st == TERN_INPROGRESS)
+        CHECK_ST(t, tern_wait(t->w, r, &info), TERN_OK);
+    return info.length;
+}
+
+/* Keys that must not map: a destroyed allocated region's, after its slot
+ * and its memfd number went to other regions (the review's stale key), and
+ * a forged one naming a file that is no region memfd.  Neither maps, an
+ * operation with the stale one is refused, the regions now there are
+ * untouched. */
+static int case_rma_stale_key(th_t *t)
+{
+    int right = (t->rank + 1) % t->size;
+    void *a = NULL, *b = NULL, *c = malloc(4096);
+    tern_region_t *ra, *rb, *rc;
+    uint8_t key[TERN_KEY_MAX], theirs[TERN_KEY_MAX];
+    size_t klen = sizeof(key);
+    CHECK_ST(t, tern_region_alloc(t->ctx, 4096, TERN_REGION_READ | TERN_REGION_WRITE, &a, &ra),
+             TERN_OK);
+    CHECK_ST(t, tern_region_pack(ra, key, &klen), TERN_OK);
+    /* A goes, C takes its slot, B its memfd number */
+    CHECK_ST(t, tern_region_destroy(ra), TERN_OK);
+    CHECK_ST(t, tern_region_create(t->ctx, c, 4096, TERN_REGION_READ | TERN_REGION_WRITE, &rc),
+             TERN_OK);
+    CHECK_ST(t, tern_region_alloc(t->ctx, 4096, TERN_REGION_READ | TERN_REGION_WRITE, &b, &rb),
+             TERN_OK);
+    memset(b, 0x3C, 4096);
+    memset(c, 0x3C, 4096);
+    size_t tlen = key_from_right(t, key, klen, theirs);
+    th_barrier(t);
+    tern_key_t *k = NULL;
+    CHECK_ST(t, tern_key_unpack(t->ctx, right, theirs, tlen, &k), TERN_OK);
+    if (k != NULL) {
+        CHECK(t, right == t->rank || tern_key_local(k) == NULL,
+              "a destroyed region's key mapped memory at %p", tern_key_local(k));
+        uint64_t v = 0x5757575757575757ull;
+        tern_request_t *r = NULL;
+        tern_status_t st = tern_put(t->w, &v, 8, k, tern_key_base(k), NULL, &r);
+        if (st == TERN_INPROGRESS)
+            st = tern_wait(t->w, r, NULL);
+        if (st == TERN_OK) { /* sent: the flush reports the refusal */
+            st = tern_flush(t->w, right, NULL, &r);
+            st = st == TERN_INPROGRESS ? tern_wait(t->w, r, NULL) : st;
+        }
+        CHECK_ST(t, st, TERN_ERR_REMOTE_ACCESS);
+        tern_key_destroy(k);
+    }
+    /* a forged section: the fd names something else (this rank's stdin) */
+    if (tlen >= 96 && right != t->rank) {
+        int32_t fd0 = 0;
+        memcpy(theirs + 48 + 8 + 36, &fd0, sizeof(fd0)); /* tern_key_shm_t.fd */
+        CHECK_ST(t, tern_key_unpack(t->ctx, right, theirs, tlen, &k), TERN_OK);
+        CHECK(t, k == NULL || tern_key_local(k) == NULL, "a forged key mapped %p",
+              k != NULL ? tern_key_local(k) : NULL);
+        tern_key_destroy(k);
+    }
+    th_barrier(t);
+    for (int i = 0; i < 4096; i++)
+        if (((uint8_t *)b)[i] != 0x3C || ((uint8_t *)c)[i] != 0x3C) {
+            CHECK(t, 0, "byte %d of a live region changed", i);
+            break;
+        }
+    CHECK_ST(t, tern_region_destroy(rb), TERN_OK);
+    CHECK_ST(t, tern_region_destroy(rc), TERN_OK);
+    free(c);
+    return 0;
+}
+
+/* An accumulate with a result into a region destroyed before it arrives:
+ * the refusal comes back only once its payload has left the origin's
+ * buffer, which the origin may then unmap (it crashed the origin when the
+ * target answered at the header). */
+static int case_rma_acc_refused(th_t *t)
+{
+    const size_t n = 1u << 20, len = n * sizeof(double);
+    int right = (t->rank + 1) % t->size;
+    void *mem = malloc(len);
+    tern_region_t *reg;
+    uint8_t key[TERN_KEY_MAX], theirs[TERN_KEY_MAX];
+    size_t klen = sizeof(key);
+    CHECK_ST(t, tern_region_create(t->ctx, mem, len, TERN_REGION_READ | TERN_REGION_WRITE, &reg),
+             TERN_OK);
+    CHECK_ST(t, tern_region_pack(reg, key, &klen), TERN_OK);
+    size_t tlen = key_from_right(t, key, klen, theirs);
+    tern_key_t *k = NULL;
+    CHECK_ST(t, tern_key_unpack(t->ctx, right, theirs, tlen, &k), TERN_OK);
+    th_barrier(t);
+    CHECK_ST(t, tern_region_destroy(reg), TERN_OK);
+    th_barrier(t);
+    double *src = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    double *res = malloc(len);
+    CHECK(t, src != MAP_FAILED && res != NULL, "buffers");
+    for (size_t i = 0; i < n; i++)
+        src[i] = 1.0;
+    tern_request_t *r = NULL;
+    tern_status_t st = tern_accumulate(t->w, TERN_ACC_SUM, TERN_DT_DOUBLE, src, n, res, k,
+                                       tern_key_base(k), NULL, &r);
+    if (st == TERN_INPROGRESS)
+        st = tern_wait(t->w, r, NULL);
+    CHECK_ST(t, st, TERN_ERR_REMOTE_ACCESS);
+    munmap(src, len); /* the origin's buffer is its own again */
+    tern_key_destroy(k);
+    th_barrier(t); /* progress after the unmap: nothing reads it */
+    free(res);
+    free(mem);
+    return 0;
+}
+
 /* A case on allocated regions (peers on this host reach them directly). */
 #define ALLOC_CASE(name_)                                                                          \
     static int case_##name_##_alloc(th_t *t)                                                       \
@@ -1019,6 +1163,8 @@ const th_case_t th_rma_cases[] = {
     {"rma_destroy_race", case_rma_destroy_race},
     {"rma_soak", case_rma_soak},
     {"rma_direct", case_rma_direct},
+    {"rma_stale_key", case_rma_stale_key},
+    {"rma_acc_refused", case_rma_acc_refused},
     {"rma_cq", case_rma_cq},
     {"rma_cq_alloc", case_rma_cq_alloc},
     {"rma_put_get_alloc", case_rma_put_get_alloc},
