@@ -507,8 +507,15 @@ static tern_status_t fence_wait(tern_pmix_t *p, unsigned (*progress)(void *), vo
         return tern_error(TERN_ERR_NO_MEMORY, "PMIx fence state");
     atomic_init(&fs->state, FENCE_PENDING);
     fs->status = PMIX_SUCCESS;
+    /* PMIX_COLLECT_DATA true although nothing new is posted: Slurm's
+     * pmix plugin (srun --mpi=pmix, Debian's 22.05) completes a fence
+     * without data collection on each node alone, so ranks on one node
+     * left it while a rank on the other had not entered it (measured with
+     * two namespace nodes: 4 ms against a 200 ms late rank; with
+     * collection every rank waits).  ternrun and PRRTE synchronise either
+     * way; the data gathered is the few addresses the job posted. */
     pmix_info_t info;
-    bool collect = false;
+    bool collect = true;
     PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
     pmix_status_t rc = PMIx_Fence_nb(NULL, 0, &info, 1, fence_done, fs);
     PMIX_INFO_DESTRUCT(&info);
