@@ -1171,6 +1171,44 @@ static int case_rma_acc_refused(th_t *t)
     return 0;
 }
 
+/* tern_barrier waits for every rank, on every node: each rank in turn
+ * enters it late (after 50 ms); the others, once out of it, send the late
+ * rank a token, and the late rank, just before it enters, probes for one:
+ * a token already there means a rank left the barrier before this one
+ * entered it.  No time is measured (the sleep only widens the window in
+ * which a broken barrier is caught).  Under Slurm across two nodes a PMIx
+ * fence without data collection did that (the one-sided cases then saw
+ * regions destroyed under them). */
+#define TOKEN_TAG 0x544f4b
+static int case_barrier_waits(th_t *t)
+{
+    for (int late = 0; late < t->size && late < 4; late++) {
+        if (t->rank == late) {
+            usleep(50000);
+            int flag = 0;
+            tern_recv_info_t info;
+            for (int i = 0; i < 2000 && !flag; i++)
+                CHECK_ST(t, tern_iprobe(t->w, TERN_ANY_SOURCE, TOKEN_TAG, KEY_SPACE, &flag, &info),
+                         TERN_OK);
+            CHECK(t, !flag, "rank %d left the barrier before this rank entered it",
+                  flag ? info.source : -1);
+        }
+        th_barrier(t);
+        int token = late;
+        if (t->rank != late) {
+            CHECK_ST(t, tern_send(t->w, &token, sizeof(token), late, TOKEN_TAG, KEY_SPACE),
+                     TERN_OK);
+        } else {
+            for (int k = 0; k < t->size - 1; k++)
+                CHECK_ST(t, tern_recv(t->w, &token, sizeof(token), TERN_ANY_SOURCE, TOKEN_TAG,
+                                      KEY_SPACE, NULL),
+                         TERN_OK);
+        }
+        th_barrier(t);
+    }
+    return 0;
+}
+
 /* A case on allocated regions (peers on this host reach them directly). */
 #define ALLOC_CASE(name_)                                                                          \
     static int case_##name_##_alloc(th_t *t)                                                       \
@@ -1188,6 +1226,7 @@ ALLOC_CASE(rma_soak)
 ALLOC_CASE(rma_cq)
 
 const th_case_t th_rma_cases[] = {
+    {"barrier_waits", case_barrier_waits},
     {"rma_put_get", case_rma_put_get},
     {"rma_atomic", case_rma_atomic},
     {"rma_accumulate", case_rma_accumulate},

@@ -103,30 +103,7 @@ static int case_probe_wake(th_t *t)
     return 0;
 }
 
-/* tern_barrier waits for every rank, on every node: each rank in turn
- * enters 50 ms late, and every other rank's barrier takes at least 40 ms
- * (a lower bound, which load cannot break).  Under Slurm across two nodes
- * a PMIx fence without data collection let the other node's ranks out at
- * once (the engine's one-sided cases then saw regions destroyed under
- * them). */
-static int case_barrier_waits(th_t *t)
-{
-    for (int late = 0; late < t->size && late < 4; late++) {
-        if (t->rank == late)
-            usleep(50000);
-        struct timespec a, z;
-        clock_gettime(CLOCK_MONOTONIC, &a);
-        th_barrier(t);
-        clock_gettime(CLOCK_MONOTONIC, &z);
-        double ms = (double)(z.tv_sec - a.tv_sec) * 1e3 + (double)(z.tv_nsec - a.tv_nsec) / 1e6;
-        CHECK(t, t->rank == late || ms >= 40.0,
-              "rank %d entered 50 ms late, this rank left the barrier after %.1f ms", late, ms);
-    }
-    return 0;
-}
-
 const th_case_t th_wait_cases[] = {
-    {"barrier_waits", case_barrier_waits},
     {"block_wake", case_block_wake},
     {"probe_wake", case_probe_wake},
     {NULL, NULL},
