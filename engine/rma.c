@@ -157,6 +157,29 @@ static _Atomic int32_t *direct_locks(const tern_key_t *key, const tern_region_t 
     return held != NULL ? tern_region_locks(held) : NULL;
 }
 
+/* A put (write) or get between iov and [raddr, raddr + len) of key's
+ * region, when the key reaches it directly: a copy, counted.
+ * TERN_ERR_UNSUPPORTED: no direct path (nothing done); else its status. */
+static tern_status_t direct_copy(tern_worker_t *w, const tern_key_t *key, uint64_t raddr,
+                                 const struct iovec *iov, int iovcnt, size_t len, bool write)
+{
+    void *p;
+    tern_region_t *held;
+    tern_status_t st = tern_key_enter(key, raddr, len, write ? TERN_REGION_WRITE : TERN_REGION_READ,
+                                      &p, &held);
+    if (st != TERN_OK)
+        return st;
+    tern_cursor_t c;
+    tern_cursor_init(&c, iov, iovcnt);
+    if (write)
+        tern_cursor_pack(&c, p, len);
+    else
+        tern_cursor_unpack(&c, p, len);
+    tern_key_leave(held);
+    w->rma_count[TERN_RMA_C_DIRECT]++;
+    return TERN_OK;
+}
+
 static tern_status_t put(tern_worker_t *w, const struct iovec *iov, int iovcnt, bool contig,
                          size_t len, const tern_key_t *key, uint64_t raddr, const tern_op_t *op,
                          tern_request_t **req)
@@ -166,20 +189,9 @@ static tern_status_t put(tern_worker_t *w, const struct iovec *iov, int iovcnt, 
     bool data = op != NULL && (op->flags & TERN_OP_DATA); /* even with 0 bytes: its entry */
     if (st != TERN_OK || (len == 0 && !data))
         return st;
-    void *p;
-    tern_region_t *held;
     /* immediate data needs the target's progress: its CQ gets an entry */
-    if (!data && (st = tern_key_enter(key, raddr, len, TERN_REGION_WRITE, &p, &held)) !=
-                     TERN_ERR_UNSUPPORTED) { /* direct: a copy */
-        if (st == TERN_OK) {
-            tern_cursor_t c;
-            tern_cursor_init(&c, iov, iovcnt);
-            tern_cursor_pack(&c, p, len);
-            tern_key_leave(held);
-            w->rma_count[TERN_RMA_C_DIRECT]++;
-        }
+    if (!data && (st = direct_copy(w, key, raddr, iov, iovcnt, len, true)) != TERN_ERR_UNSUPPORTED)
         return st;
-    }
     if ((st = mark_dirty(w, vc, key->peer)) != TERN_OK)
         return st;
     tern_pkt_hdr_t h = {.type = TERN_PKT_RMA_PUT,
@@ -223,19 +235,8 @@ static tern_status_t get(tern_worker_t *w, const struct iovec *iov, int iovcnt, 
     tern_status_t st = rma_check(w, key, raddr, len, TERN_REGION_READ, "get", &vc);
     if (st != TERN_OK || len == 0)
         return st;
-    void *p;
-    tern_region_t *held;
-    if ((st = tern_key_enter(key, raddr, len, TERN_REGION_READ, &p, &held)) !=
-        TERN_ERR_UNSUPPORTED) { /* direct: a copy */
-        if (st == TERN_OK) {
-            tern_cursor_t c;
-            tern_cursor_init(&c, iov, iovcnt);
-            tern_cursor_unpack(&c, p, len);
-            tern_key_leave(held);
-            w->rma_count[TERN_RMA_C_DIRECT]++;
-        }
+    if ((st = direct_copy(w, key, raddr, iov, iovcnt, len, false)) != TERN_ERR_UNSUPPORTED)
         return st;
-    }
     if ((st = mark_dirty(w, vc, key->peer)) != TERN_OK)
         return st;
     uint64_t id;
