@@ -194,13 +194,13 @@ static void element_cas(int acc, int dtype, size_t es, char *e, const char *s, c
  * regions that have none of their own (a shared mapping's header has). */
 static _Atomic int32_t stripe[TERN_ACC_STRIPES];
 
-/* Take stripe lock l: 0 free, else its holder's pid.  A holder in another
- * process that has died (its element maybe half-written: it died inside an
- * accumulate) is overtaken, never waited for.  acquire: the previous
- * holder's update of the element is seen. */
-static void lock_take(_Atomic int32_t *l)
+/* Take stripe lock l for this process (pid me): 0 free, else its holder's
+ * pid.  A holder in another process that has died (its element maybe
+ * half-written: it died inside an accumulate) is overtaken once its pid is
+ * gone (a zombie counts as alive until reaped), never waited for.  acquire:
+ * the previous holder's update of the element is seen. */
+static void lock_take(_Atomic int32_t *l, int32_t me)
 {
-    int32_t me = (int32_t)getpid();
     for (unsigned spins = 1;; spins++) {
         int32_t owner = 0;
         if (atomic_compare_exchange_weak_explicit(l, &owner, me, memory_order_acquire,
@@ -216,12 +216,12 @@ static void lock_take(_Atomic int32_t *l)
 }
 
 static void element_locked(int acc, int dtype, size_t es, char *e, const char *s, char *old,
-                           _Atomic int32_t *locks)
+                           _Atomic int32_t *locks, int32_t me)
 {
     /* by the element's offset in its page: the same in every process that
      * maps the region, whatever address the mapping has */
     _Atomic int32_t *l = &locks[(((uintptr_t)e & 4095) >> 4) % TERN_ACC_STRIPES];
-    lock_take(l);
+    lock_take(l, me);
     if (old != NULL)
         memcpy(old, e, es);
     if (acc != TERN_ACC_NO_OP) {
@@ -240,6 +240,7 @@ void tern_acc_apply(int acc, int dtype, void *t, const void *in, size_t count, v
     size_t es = dt_size[dtype];
     if (locks == NULL)
         locks = stripe;
+    int32_t me = 0; /* the pid the locks hold: asked once per call, when needed */
     for (size_t i = 0; i < count; i++) {
         char *e = (char *)t + i * es;
         const char *s = in == NULL ? NULL : (const char *)in + i * es;
@@ -247,7 +248,8 @@ void tern_acc_apply(int acc, int dtype, void *t, const void *in, size_t count, v
         if (es <= 8 && (uintptr_t)e % es == 0)
             element_cas(acc, dtype, es, e, s, o);
         else
-            element_locked(acc, dtype, es, e, s, o, locks);
+            element_locked(acc, dtype, es, e, s, o, locks,
+                           me != 0 ? me : (me = (int32_t)getpid()));
     }
 }
 

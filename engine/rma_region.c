@@ -444,16 +444,31 @@ static void key_map(tern_key_t *key, const tern_key_shm_t *m)
         tern_debug("key of peer %d: no direct access: %s is no region memfd", key->peer, path);
         return;
     }
-    int fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    /* O_PATH first (opens nothing for I/O: no device's open has a side
+     * effect), the file checked, then that same file reopened for the
+     * mapping: the fd number may have changed hands since the readlink */
+    int pfd = open(path, O_PATH | O_CLOEXEC);
+    struct stat sb;
+    if (pfd < 0 || fstat(pfd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+        (uint64_t)sb.st_ino != m->ino || (uint64_t)sb.st_size != m->map_len) {
+        tern_debug("key of peer %d: no direct access: %s is not the key's memfd", key->peer,
+                   path);
+        if (pfd >= 0)
+            close(pfd);
+        return;
+    }
+    char self[64];
+    snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+    int fd = open(self, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    close(pfd);
     if (fd < 0) {
         tern_debug("key of peer %d: no direct access: %s: %s", key->peer, path, strerror(errno));
         return;
     }
-    struct stat sb;
     void *map = MAP_FAILED;
     int seals = fcntl(fd, F_GET_SEALS);
-    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_ino == m->ino &&
-        (uint64_t)sb.st_size == m->map_len && seals >= 0 && (seals & F_SEAL_SHRINK))
+    if (fstat(fd, &sb) == 0 && (uint64_t)sb.st_ino == m->ino && seals >= 0 &&
+        (seals & F_SEAL_SHRINK))
         map = mmap(NULL, m->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (map == MAP_FAILED)

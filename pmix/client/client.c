@@ -496,7 +496,8 @@ static uint64_t mono_ns(void)
     return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
 }
 
-/* A fence without data; while it is pending, progress(arg) is called over
+/* A fence (no data of ours, though collected: below); while it is pending,
+ * progress(arg) is called over
  * and over (progress NULL: sleep 50 us at a time).  timeout_ms 0: no limit;
  * else given up with TERN_ERR_TIMED_OUT. */
 static tern_status_t fence_wait(tern_pmix_t *p, unsigned (*progress)(void *), void *arg,
