@@ -23,10 +23,21 @@
 #include <string.h>
 
 #include "mpi/mpi_internal.h"
+#include "mpi/win.h"
 
 #define MAX_KEYVALS 4096
 
-enum attr_kind { KIND_COMM, KIND_TYPE };
+enum attr_kind { KIND_COMM, KIND_TYPE, KIND_WIN };
+
+/* raise to the object's handler: a communicator's or a window's (a
+ * datatype has none: MPI_COMM_WORLD's) */
+#define RAISE(kind, obj, ...)                                                                    \
+    ((kind) == KIND_WIN ? mpi_raise_win((obj), __VA_ARGS__)                                      \
+                        : mpi_raise((kind) == KIND_COMM ? (obj) : MPI_COMM_WORLD, __VA_ARGS__))
+#define RAISE_CODE(kind, obj, ...)                                                               \
+    ((kind) == KIND_WIN                                                                          \
+         ? mpi_raise_win_code((obj), __VA_ARGS__)                                                \
+         : mpi_raise_code((kind) == KIND_COMM ? (obj) : MPI_COMM_WORLD, __VA_ARGS__))
 
 typedef struct keyval {
     enum attr_kind kind;
@@ -34,10 +45,12 @@ typedef struct keyval {
     union {
         MPI_Comm_copy_attr_function *comm;
         MPI_Type_copy_attr_function *type;
+        MPI_Win_copy_attr_function *win;
     } copy;
     union {
         MPI_Comm_delete_attr_function *comm;
         MPI_Type_delete_attr_function *type;
+        MPI_Win_delete_attr_function *win;
     } del;
     void *extra;
 } keyval_t;
@@ -153,6 +166,24 @@ int MPI_Type_free_keyval(int *type_keyval)
     return keyval_free(type_keyval, KIND_TYPE, "MPI_Type_free_keyval");
 }
 
+int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                          MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval,
+                          void *extra_state)
+{
+    int e = mpi_check_init("MPI_Win_create_keyval");
+    if (e != MPI_SUCCESS)
+        return e;
+    /* the copy function is never called: windows are not duplicated */
+    keyval_t k = {.kind = KIND_WIN, .copy.win = win_copy_attr_fn, .del.win = win_delete_attr_fn,
+                  .extra = extra_state};
+    return keyval_new(&k, win_keyval, "MPI_Win_create_keyval");
+}
+
+int MPI_Win_free_keyval(int *win_keyval)
+{
+    return keyval_free(win_keyval, KIND_WIN, "MPI_Win_free_keyval");
+}
+
 int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
                       void *extra_state)
 {
@@ -233,6 +264,8 @@ static int run_delete(const keyval_t *k, int obj, int keyval, void *value)
 {
     if (k->kind == KIND_COMM)
         return k->del.comm != NULL ? k->del.comm(obj, keyval, value, k->extra) : MPI_SUCCESS;
+    if (k->kind == KIND_WIN)
+        return k->del.win != NULL ? k->del.win(obj, keyval, value, k->extra) : MPI_SUCCESS;
     return k->del.type != NULL ? k->del.type(obj, keyval, value, k->extra) : MPI_SUCCESS;
 }
 
@@ -240,7 +273,7 @@ static int attr_set(enum attr_kind kind, int obj, int keyval, void *value, const
 {
     keyval_t *k = keyval_of(keyval, kind);
     if (k == NULL || k->freed)
-        return mpi_raise(kind == KIND_COMM ? obj : MPI_COMM_WORLD, MPI_ERR_KEYVAL,
+        return RAISE(kind, obj, MPI_ERR_KEYVAL,
                          "%s: keyval %d is %s", call, keyval,
                          mpi_attr_predefined(keyval) ? "predefined (its value cannot be set)"
                          : k != NULL                  ? "freed"
@@ -253,7 +286,7 @@ static int attr_set(enum attr_kind kind, int obj, int keyval, void *value, const
     if (had) { /* MPI: the old value is deleted first, with its callback */
         int e = run_delete(k, obj, keyval, old);
         if (e != MPI_SUCCESS)
-            return mpi_raise_code(kind == KIND_COMM ? obj : MPI_COMM_WORLD, e,
+            return RAISE_CODE(kind, obj, e,
                                   "%s: the delete callback of keyval %d failed (%d)", call,
                                   keyval, e);
         mpi_table_lock();
@@ -286,7 +319,7 @@ static int attr_get(enum attr_kind kind, int obj, int keyval, void *value, int *
         return MPI_SUCCESS;
     }
     if (keyval_of(keyval, kind) == NULL)
-        return mpi_raise(kind == KIND_COMM ? obj : MPI_COMM_WORLD, MPI_ERR_KEYVAL,
+        return RAISE(kind, obj, MPI_ERR_KEYVAL,
                          "%s: keyval %d is not a keyval of this kind of object", call, keyval);
     mpi_table_lock();
     const attr_t *a = find(kind, obj, keyval);
@@ -301,7 +334,7 @@ static int attr_delete(enum attr_kind kind, int obj, int keyval, const char *cal
 {
     keyval_t *k = keyval_of(keyval, kind);
     if (k == NULL)
-        return mpi_raise(kind == KIND_COMM ? obj : MPI_COMM_WORLD, MPI_ERR_KEYVAL,
+        return RAISE(kind, obj, MPI_ERR_KEYVAL,
                          "%s: keyval %d is %s", call, keyval,
                          mpi_attr_predefined(keyval) ? "predefined (it cannot be deleted)"
                                                      : "not a keyval of this kind of object");
@@ -312,11 +345,11 @@ static int attr_delete(enum attr_kind kind, int obj, int keyval, const char *cal
     attr_t *a = *p;
     mpi_table_unlock();
     if (a == NULL)
-        return mpi_raise(kind == KIND_COMM ? obj : MPI_COMM_WORLD, MPI_ERR_KEYVAL,
+        return RAISE(kind, obj, MPI_ERR_KEYVAL,
                          "%s: no attribute of keyval %d on this object", call, keyval);
     int e = run_delete(k, obj, keyval, a->value);
     if (e != MPI_SUCCESS) /* MPI: the attribute stays */
-        return mpi_raise_code(kind == KIND_COMM ? obj : MPI_COMM_WORLD, e,
+        return RAISE_CODE(kind, obj, e,
                               "%s: the delete callback of keyval %d failed (%d)", call, keyval,
                               e);
     mpi_table_lock();
@@ -464,6 +497,26 @@ int mpi_attr_type_copy(MPI_Datatype type, MPI_Datatype newtype)
 int mpi_attr_type_delete(MPI_Datatype type)
 {
     return delete_all(KIND_TYPE, type);
+}
+
+int mpi_attr_win_delete_all(MPI_Win win)
+{
+    return delete_all(KIND_WIN, win);
+}
+
+int mpi_attr_win_set(MPI_Win win, int keyval, void *value)
+{
+    return attr_set(KIND_WIN, win, keyval, value, "MPI_Win_set_attr");
+}
+
+int mpi_attr_win_get(MPI_Win win, int keyval, void *value, int *flag)
+{
+    return attr_get(KIND_WIN, win, keyval, value, flag, "MPI_Win_get_attr");
+}
+
+int mpi_attr_win_delete(MPI_Win win, int keyval)
+{
+    return attr_delete(KIND_WIN, win, keyval, "MPI_Win_delete_attr");
 }
 
 /* ---- the calls ------------------------------------------------------------------ */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "mpi/mpi_internal.h"
+#include "mpi/win.h"
 
 static const char *const class_text[MPIX_ERR_PROC_FAILED + 1] = {
     [MPI_SUCCESS] = "no error",
@@ -44,6 +45,18 @@ static const char *const class_text[MPIX_ERR_PROC_FAILED + 1] = {
     [MPI_ERR_SPAWN] = "error in spawning processes",
     [MPI_ERR_KEYVAL] = "invalid attribute key (keyval)",
     [MPI_ERR_UNSUPPORTED_OPERATION] = "operation not supported",
+    [MPI_ERR_WIN] = "invalid window",
+    [MPI_ERR_BASE] = "invalid base address",
+    [MPI_ERR_LOCKTYPE] = "invalid lock type",
+    [MPI_ERR_RMA_CONFLICT] = "conflicting accesses to a window",
+    [MPI_ERR_RMA_SYNC] = "wrong synchronisation of one-sided calls",
+    [MPI_ERR_SIZE] = "invalid size",
+    [MPI_ERR_DISP] = "invalid displacement",
+    [MPI_ERR_ASSERT] = "invalid assert argument",
+    [MPI_ERR_RMA_RANGE] = "target memory is not part of the window",
+    [MPI_ERR_RMA_ATTACH] = "memory cannot be attached",
+    [MPI_ERR_RMA_SHARED] = "memory cannot be shared",
+    [MPI_ERR_RMA_FLAVOR] = "the window's flavor does not allow the call",
     /* the tool information interface's (MPI_T) */
     [MPI_T_ERR_MEMORY] = "MPI_T: out of memory",
     [MPI_T_ERR_NOT_INITIALIZED] = "MPI_T: the interface is not initialized",
@@ -84,6 +97,8 @@ int mpi_class_of(tern_status_t st)
         return MPI_ERR_NO_MEM;
     case TERN_ERR_UNSUPPORTED:
         return MPI_ERR_UNSUPPORTED_OPERATION;
+    case TERN_ERR_REMOTE_ACCESS: /* a window's memory refused by its target */
+        return MPI_ERR_RMA_RANGE;
     default:
         return tern_status_is_peer_error(st) ? MPI_ERR_PROC_FAILED : MPI_ERR_OTHER;
     }
@@ -99,24 +114,20 @@ static const char *class_name(int cls)
     return t != NULL && t[0] != '\0' ? t : "?";
 }
 
-/* The handler of comm (or of MPI_COMM_WORLD when comm is not one) for
- * code, the message formatted: returns code when the handler returns. */
-static int raise_v(MPI_Comm comm, int code, const char *fmt, va_list ap)
+/* Handler h for code, the message formatted; a user function gets which
+ * (a communicator or window handle): returns code when the handler
+ * returns. */
+static int raise_h(MPI_Errhandler h, int which, int code, const char *fmt, va_list ap)
 {
     /* formatted aside first: an argument may be mpi_last_error itself (a
      * wait adding its name to the message of the operation that failed) */
     char msg[sizeof(mpi_last_error)];
     vsnprintf(msg, sizeof(msg), fmt, ap);
     memcpy(mpi_last_error, msg, sizeof(msg));
-    mpi_comm_t *c = mpi_comm_get(comm);
-    MPI_Errhandler h = c != NULL ? c->errh
-                      : mpi.comms != NULL ? mpi.comms[MPI_COMM_SLOT_WORLD].errh
-                                          : MPI_ERRORS_ARE_FATAL;
     if (h == MPI_ERRORS_RETURN && mpi.init)
         return code;
     MPI_Comm_errhandler_function *fn = mpi.init ? mpi_errh_function(h) : NULL;
     if (fn != NULL) {
-        MPI_Comm which = c != NULL ? comm : MPI_COMM_WORLD;
         int arg = code;
         fn(&which, &arg); /* the handler may look at both; MPI gives it copies */
         return code;
@@ -128,6 +139,43 @@ static int raise_v(MPI_Comm comm, int code, const char *fmt, va_list ap)
     if (mpi.ctx != NULL)
         tern_abort(mpi.ctx, cls > 0 && cls < 256 ? cls : 1, mpi_last_error);
     _Exit(cls > 0 && cls < 256 ? cls : 1);
+}
+
+/* The handler of comm (or of MPI_COMM_WORLD when comm is not one). */
+static int raise_v(MPI_Comm comm, int code, const char *fmt, va_list ap)
+{
+    mpi_comm_t *c = mpi_comm_get(comm);
+    MPI_Errhandler h = c != NULL ? c->errh
+                      : mpi.comms != NULL ? mpi.comms[MPI_COMM_SLOT_WORLD].errh
+                                          : MPI_ERRORS_ARE_FATAL;
+    return raise_h(h, c != NULL ? comm : MPI_COMM_WORLD, code, fmt, ap);
+}
+
+/* The handler of win (or MPI_COMM_WORLD's when win is no window). */
+static int raise_win_v(MPI_Win win, int code, const char *fmt, va_list ap)
+{
+    const mpi_win_t *w = mpi_win_get(win);
+    if (w == NULL)
+        return raise_v(MPI_COMM_WORLD, code, fmt, ap);
+    return raise_h(w->errh, win, code, fmt, ap);
+}
+
+int mpi_raise_win(MPI_Win win, int errclass, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = raise_win_v(win, errclass, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+int mpi_raise_win_code(MPI_Win win, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = raise_win_v(win, code, fmt, ap);
+    va_end(ap);
+    return r;
 }
 
 int mpi_raise(MPI_Comm comm, int errclass, const char *fmt, ...)

@@ -497,6 +497,11 @@ extern int coll_nb_active;
 /* MPI_Comm_idup's under way (comm_ctx.c; written under its lock with
  * __atomic stores, read with __atomic loads) */
 extern int mpi_idups_active;
+/* dynamic windows that exist (win_dyn.c; __atomic): while there are,
+ * blocking waits poll, and answer the key requests of their origins
+ * (mpi_win_dyn_serve, from mpi_progress_pending; true when it answered) */
+extern int mpi_win_dyn_active;
+bool mpi_win_dyn_serve(void);
 
 /* mt.c: workers and threads.  A communicator's worker; take every worker
  * of the context (init) and give them back; wait a little for progress. */
@@ -512,7 +517,8 @@ void mpi_block_ms(int ms);
 static inline bool mpi_polling(void)
 {
     return mpi.mt || mpi.nworkers > 1 || coll_nb_active > 0 ||
-           __atomic_load_n(&mpi_idups_active, __ATOMIC_RELAXED) > 0;
+           __atomic_load_n(&mpi_idups_active, __ATOMIC_RELAXED) > 0 ||
+           __atomic_load_n(&mpi_win_dyn_active, __ATOMIC_RELAXED) > 0;
 }
 /* Move on what peers may be waiting for, from a call that does not block
  * (the test family, the probes, MPI_Request_get_status; mpi_block too): the

@@ -78,6 +78,8 @@ bool mpi_progress_pending(void)
     bool moved = (mpi.mt || coll_nb_active > 0) && mpi_coll_progress();
     if (__atomic_load_n(&mpi_idups_active, __ATOMIC_RELAXED) > 0 && mpi_ctx_step_all())
         moved = true;
+    if (__atomic_load_n(&mpi_win_dyn_active, __ATOMIC_RELAXED) > 0 && mpi_win_dyn_serve())
+        moved = true;
     return moved;
 }
 
