@@ -16,7 +16,7 @@ trap 'rm -rf "$work"' EXIT
 [ -x ./ternmpicc ] || fail "./ternmpicc not built"
 # the project's warning flags (and its sanitizers in that build: the
 # program must load their runtime first)
-for prog in mpi_p2p mpi_p2p2 mpi_coll mpi_comm mpi_group mpi_dtype mpi_nbc mpi_nbc2 mpi_thread mpi_errh mpi_attr mpi_greq mpi_dtype2 mpi_topo mpi_misc; do
+for prog in mpi_p2p mpi_p2p2 mpi_coll mpi_comm mpi_group mpi_dtype mpi_nbc mpi_nbc2 mpi_thread mpi_errh mpi_attr mpi_greq mpi_dtype2 mpi_topo mpi_misc mpi_win; do
     # shellcheck disable=SC2086
     ./ternmpicc ${TERN_TEST_CFLAGS:--Wall -Werror} -O2 -I"$srcdir" \
         "$srcdir/tests/mpi/$prog.c" \
@@ -40,7 +40,7 @@ for nm in shm tcp; do
         # long-message algorithms run at every size
         for prog in mpi_p2p mpi_p2p2 mpi_coll mpi_coll+long mpi_comm mpi_group mpi_dtype mpi_nbc \
                     mpi_nbc+long mpi_nbc2 mpi_thread $w2 mpi_cxx mpi_errh mpi_attr mpi_greq \
-                    mpi_dtype2 mpi_topo mpi_misc; do
+                    mpi_dtype2 mpi_topo mpi_misc mpi_win mpi_win+nomap; do
             (if [ -f "$srcdir/netmods/$nm/test.env" ]; then
                  set -a; . "$srcdir/netmods/$nm/test.env"; set +a
              fi
@@ -50,6 +50,13 @@ for nm in shm tcp; do
                  TERN_MPI_BCAST_LONG=1 TERN_MPI_BCAST_MIN_PROCS=1 TERN_MPI_ALLREDUCE_LONG=1
                  export TERN_MPI_BCAST_LONG TERN_MPI_BCAST_MIN_PROCS TERN_MPI_ALLREDUCE_LONG
                  echo "+ TERN_MPI_*_LONG=1 TERN_MPI_BCAST_MIN_PROCS=1"
+             fi
+             if [ "${prog%+nomap}" != "$prog" ]; then
+                 # no peer's memory mapped: every one-sided operation
+                 # through the target's progress
+                 prog=${prog%+nomap}
+                 TERN_RMA_MAP=0; export TERN_RMA_MAP
+                 echo "+ TERN_RMA_MAP=0"
              fi
              if [ "${prog%+w2}" != "$prog" ]; then
                  prog=${prog%+w2}

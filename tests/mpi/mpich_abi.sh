@@ -162,7 +162,7 @@ echo "ok: bench/osu built with ternmpicc"
 
 # ---- 4. the MPI test programs, built by MPICH's wrapper -------------------------
 progs="mpi_hello mpi_p2p mpi_p2p2 mpi_coll mpi_comm mpi_group mpi_dtype mpi_nbc mpi_nbc2 \
-mpi_thread mpi_errh mpi_attr mpi_greq mpi_dtype2 mpi_topo mpi_misc"
+mpi_thread mpi_errh mpi_attr mpi_greq mpi_dtype2 mpi_topo mpi_misc mpi_win"
 for prog in $progs; do
     mpicc_mpich "$work/$prog" -I"$srcdir" "$srcdir/tests/mpi/$prog.c"
 done
