@@ -94,6 +94,7 @@ static void win_destroy(mpi_win_t *w)
     free(w->ops);
     if (w->handle != 0)
         win_unpublish(w);
+    pthread_mutex_destroy(&w->mu);
     free(w);
 }
 
@@ -130,6 +131,7 @@ static int win_begin(MPI_Comm comm, int flavor, MPI_Info info, int local_err, mp
         (void)MPI_Comm_free(&wc);
         return mpi_raise(comm, MPI_ERR_NO_MEM, "%s: no memory", call);
     }
+    pthread_mutex_init(&w->mu, NULL);
     w->comm = wc;
     w->w = k->w;
     w->size = k->size;

@@ -103,7 +103,10 @@ typedef struct mpi_win {
     tern_region_t *ctl_region;
     uint64_t *ctl; /* this rank's control word */
     win_target_t *t; /* by window rank */
-    /* pending operations */
+    /* pending operations; under MPI_THREAD_MULTIPLE the list (and a
+     * dynamic window's key caches) under mu, which a flush holds while it
+     * waits (other threads' operations on the window wait for it) */
+    pthread_mutex_t mu;
     win_op_t **ops;
     int nops, capops;
     /* epochs */

@@ -186,8 +186,20 @@ bool mpi_win_dyn_serve(void)
     return any;
 }
 
+static int dyn_key_locked(mpi_win_t *w, int target, uint64_t addr, uint64_t len,
+                          const tern_key_t **key, const char *call);
+
 int mpi_win_dyn_key(mpi_win_t *w, int target, uint64_t addr, uint64_t len,
                     const tern_key_t **key, const char *call)
+{
+    mpi_mt_lock(&w->mu);
+    int e = dyn_key_locked(w, target, addr, len, key, call);
+    mpi_mt_unlock(&w->mu);
+    return e;
+}
+
+static int dyn_key_locked(mpi_win_t *w, int target, uint64_t addr, uint64_t len,
+                          const tern_key_t **key, const char *call)
 {
     win_target_t *t = &w->t[target];
     *key = NULL;
@@ -232,12 +244,14 @@ void mpi_win_dyn_forget(mpi_win_t *w)
 {
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return;
+    mpi_mt_lock(&w->mu);
     for (int r = 0; r < w->size; r++) {
         win_target_t *t = &w->t[r];
         for (int i = 0; i < t->nsegs; i++)
             tern_key_destroy(t->segs[i].key);
         t->nsegs = 0;
     }
+    mpi_mt_unlock(&w->mu);
 }
 
 void mpi_win_dyn_free(mpi_win_t *w)

@@ -243,19 +243,22 @@ static bool rreq_progress(mpi_req_t *q)
 static int rreq_make(mpi_win_t *w, win_op_t *op, MPI_Request *request, const char *call)
 {
     MPI_Request h;
-    if (mpi_req_new(&h) != MPI_SUCCESS)
+    if (mpi_req_new(&h) != MPI_SUCCESS) {
+        if (op != NULL)
+            mpi_win_op_release(op);
         return mpi_raise_win(w->handle, MPI_ERR_NO_MEM, "%s: no request entry free", call);
+    }
     mpi_req_t *q = mpi_req_at(h);
     q->comm = w->comm;
-    if (op == NULL || op->done) {
+    /* op: the request's reference to it is taken (xfer_end) */
+    if (op == NULL) {
         q->kind = REQ_DONE;
-        q->err = op == NULL || op->st == TERN_OK ? MPI_SUCCESS : mpi_class_of(op->st);
+        q->err = MPI_SUCCESS;
         mpi_status_empty(&q->status, MPI_ANY_SOURCE);
     } else {
         q->kind = REQ_SCHED;
         q->progress = rreq_progress;
         q->aux = op;
-        op->refs++;
     }
     *request = h;
     return MPI_SUCCESS;
@@ -273,10 +276,13 @@ static int xfer_end(xfer_t *x, void *stage_in, void *stage_out, void *ubuf, int 
     if (op != NULL) {
         if (op->st == TERN_OK)
             op->st = x->st;
+        if (request != NULL)
+            op->refs++; /* the request's, before another thread's flush can see it */
         op->stage_in = stage_in;
         /* what comes back is unpacked at the end, through a hold of the
          * type (MPI_Type_free of the caller's handle may come first) */
         MPI_Datatype held = stage_out != NULL ? mpi_dt_hold(udt) : MPI_DATATYPE_NULL;
+        mpi_mt_lock(&w->mu);
         if (w->nops == w->capops) {
             int cap = w->capops ? 2 * w->capops : 16;
             win_op_t **more = realloc(w->ops, sizeof(*more) * (size_t)cap);
@@ -293,7 +299,9 @@ static int xfer_end(xfer_t *x, void *stage_in, void *stage_out, void *ubuf, int 
             op->ulen = ulen;
             w->ops[w->nops++] = op;
             kept = true;
-        } else { /* no memory to keep it: finish it now, unpacking here */
+        }
+        mpi_mt_unlock(&w->mu);
+        if (!kept) { /* no memory to keep it: finish it now, unpacking here */
             if (held != MPI_DATATYPE_NULL)
                 mpi_dt_drop(held);
             (void)mpi_win_op_poll(op, true);
@@ -315,6 +323,8 @@ static int xfer_end(xfer_t *x, void *stage_in, void *stage_out, void *ubuf, int 
         *request = MPI_REQUEST_NULL;
         if (e == MPI_SUCCESS)
             e = rreq_make(w, op, request, x->call);
+        else if (op != NULL)
+            mpi_win_op_release(op); /* no request holds it */
     }
     if (op != NULL && !kept)
         mpi_win_op_release(op); /* finished here: nobody else holds it */

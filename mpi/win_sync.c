@@ -19,7 +19,22 @@
 #define TAG_POST 1
 #define TAG_DONE 2
 
+/* MPI_THREAD_MULTIPLE: one poller of an operation at a time (a flush and
+ * the R* request's wait may poll it from two threads; taken after the
+ * window's mu and after the schedules' lock, never before them) */
+static pthread_mutex_t op_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static bool op_poll(win_op_t *op, bool wait);
+
 bool mpi_win_op_poll(win_op_t *op, bool wait)
+{
+    mpi_mt_lock(&op_mu);
+    bool done = op_poll(op, wait);
+    mpi_mt_unlock(&op_mu);
+    return done;
+}
+
+static bool op_poll(win_op_t *op, bool wait)
 {
     if (op->done)
         return true;
@@ -55,7 +70,8 @@ bool mpi_win_op_poll(win_op_t *op, bool wait)
 
 void mpi_win_op_release(win_op_t *op)
 {
-    if (--op->refs > 0)
+    /* the list's reference and the request's may go in two threads */
+    if (__atomic_sub_fetch(&op->refs, 1, __ATOMIC_ACQ_REL) > 0)
         return;
     free(op->reqs);
     free(op);
@@ -65,6 +81,7 @@ int mpi_win_complete_ops(mpi_win_t *win, int target, bool remote, const char *ca
 {
     tern_status_t first = TERN_OK;
     int first_target = -1, k = 0;
+    mpi_mt_lock(&win->mu);
     for (int i = 0; i < win->nops; i++) {
         win_op_t *op = win->ops[i];
         if (target >= 0 && op->target != target) {
@@ -79,6 +96,7 @@ int mpi_win_complete_ops(mpi_win_t *win, int target, bool remote, const char *ca
         mpi_win_op_release(op);
     }
     win->nops = k;
+    mpi_mt_unlock(&win->mu);
     if (remote && first == TERN_OK) {
         tern_request_t *r = NULL;
         int peer = target >= 0 ? win->t[target].peer : TERN_ANY_SOURCE;

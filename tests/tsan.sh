@@ -14,7 +14,7 @@
 #     two workers register memory through the process's one registration
 #     cache, whose userfaultfd monitor thread runs beside them
 #   tests/unit/rcache_test: the registration cache and its monitor thread
-#   the MPI layer at MPI_THREAD_MULTIPLE (tests/mpi/mpi_thread.c, mpi_greq.c), shm, tcp
+#   the MPI layer at MPI_THREAD_MULTIPLE (tests/mpi/mpi_thread.c, mpi_greq.c) and one-sided (mpi_win.c), shm, tcp
 #   engine/sock: wait_timeout, wakeup_from_thread,
 #     post_from_thread_while_waiting (posts while another thread waits)
 #   the libfabric provider (when built): two threads on one FI_THREAD_SAFE
@@ -63,11 +63,12 @@ else
 fi
 # the MPI layer at MPI_THREAD_MULTIPLE (tests/mpi/mpi_thread.c: four
 # threads per rank at once, on their own communicators and on
-# MPI_COMM_WORLD; tests/mpi/mpi_greq.c: a generalized request completed by
-# another thread while MPI_Wait waits), two workers per rank, over shm and
-# tcp
+# MPI_COMM_WORLD, and one-sided on one window; tests/mpi/mpi_greq.c: a
+# generalized request completed by another thread while MPI_Wait waits;
+# tests/mpi/mpi_win.c: every window flavor and synchronisation), two
+# workers per rank, over shm and tcp
 mpi_prog=$(mktemp)
-for prog in mpi_thread mpi_greq; do
+for prog in mpi_thread mpi_greq mpi_win; do
     # shellcheck disable=SC2086
     if ./ternmpicc ${TERN_TEST_CFLAGS:-} -O1 -I"${srcdir:-.}" "${srcdir:-.}/tests/mpi/$prog.c" \
         -o "$mpi_prog" >"$out" 2>&1; then

@@ -19,6 +19,12 @@
  *     the thread (two threads' communicators given one context id would
  *     cross their messages).
  *
+ *  6. one-sided from every thread on one window at once, in the main
+ *     thread's MPI_Win_lock_all epoch: fetch-and-adds on every rank's
+ *     counter, puts into a slot of the thread's own, flushes and
+ *     MPI_Rput / MPI_Rget requests; the counters' totals and every slot
+ *     checked after.
+ *
  *  5. an MPI_Comm_idup tested by a second thread while the main thread is
  *     in a blocking MPI_Comm_dup of the same parent, rank 0 waiting for the
  *     idup before its dup (the dup's round must not keep the idup from
@@ -31,6 +37,7 @@
  */
 #include <mpi.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,6 +302,41 @@ static void idup_beside_dup(void)
 }
 #endif
 
+/* 6: the window every thread uses: a counter, then a slot per (rank,
+ * thread) of ROUNDS int64s */
+static MPI_Win rma_win;
+static int64_t *rma_mem;
+
+static void one_sided(int t)
+{
+    int right = (rank + 1) % size;
+    int64_t one = 1, old = 0;
+    for (int i = 0; i < ROUNDS; i++) {
+        int target = (i + t) % size;
+        MPI_Fetch_and_op(&one, &old, MPI_INT64_T, target, 0, MPI_SUM, rma_win);
+        int64_t v = ((int64_t)rank << 32) | ((int64_t)t << 16) | i, back = -1;
+        MPI_Aint slot = 1 + ((MPI_Aint)rank * NT + t) * ROUNDS + i;
+        if (i % 2 == 0) {
+            MPI_Put(&v, 1, MPI_INT64_T, right, slot, 1, MPI_INT64_T, rma_win);
+            MPI_Win_flush(right, rma_win);
+            MPI_Get(&back, 1, MPI_INT64_T, right, slot, 1, MPI_INT64_T, rma_win);
+            MPI_Win_flush(right, rma_win);
+        } else {
+            MPI_Request rq;
+            MPI_Rput(&v, 1, MPI_INT64_T, right, slot, 1, MPI_INT64_T, rma_win, &rq);
+            MPI_Wait(&rq, MPI_STATUS_IGNORE);
+            MPI_Win_flush(right, rma_win);
+            MPI_Rget(&back, 1, MPI_INT64_T, right, slot, 1, MPI_INT64_T, rma_win, &rq);
+            MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        }
+        TCHECK(back == v, "one-sided round %d: read back %llx, put %llx", i,
+               (unsigned long long)back, (unsigned long long)v);
+        TCHECK(old >= 0 && old < (int64_t)NT * ROUNDS * size, "fetch-and-add gave %lld",
+               (long long)old);
+    }
+    MPI_Win_flush_all(rma_win);
+}
+
 static void *thread_main(void *arg)
 {
     int t = (int)(long)arg;
@@ -307,6 +349,7 @@ static void *thread_main(void *arg)
     world(t, sb, rb);
     any_source(t);
     creations(t);
+    one_sided(t);
     free(sb);
     free(rb);
     return NULL;
@@ -336,6 +379,13 @@ int main(int argc, char **argv)
     MPI_Comm_free(&node);
     for (int t = 0; t < NT; t++)
         MPI_Comm_dup(MPI_COMM_WORLD, &own[t]);
+    /* a created window: tern's operations go through the target's
+     * progress, so the requests and pending operations are exercised */
+    size_t nslots = 1 + (size_t)size * NT * ROUNDS;
+    rma_mem = calloc(nslots, sizeof(int64_t));
+    MPI_Win_create(rma_mem, (MPI_Aint)(nslots * sizeof(int64_t)), sizeof(int64_t),
+                   MPI_INFO_NULL, MPI_COMM_WORLD, &rma_win);
+    MPI_Win_lock_all(0, rma_win);
     pthread_t th[NT];
     for (int t = 0; t < NT; t++)
         if (pthread_create(&th[t], NULL, thread_main, (void *)(long)t) != 0)
@@ -344,6 +394,22 @@ int main(int argc, char **argv)
     CHECK(main_flag, "MPI_Is_thread_main in the main thread");
     for (int t = 0; t < NT; t++)
         pthread_join(th[t], NULL);
+    MPI_Win_unlock_all(rma_win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int64_t counted = rma_mem[0], total_counted = 0;
+    MPI_Allreduce(&counted, &total_counted, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(total_counted == (int64_t)NT * ROUNDS * size, "fetch-and-adds: %lld of %lld",
+          (long long)total_counted, (long long)NT * ROUNDS * size);
+    int left = (rank + size - 1) % size;
+    for (int t = 0; t < NT; t++)
+        for (int i = 0; i < ROUNDS; i++) {
+            int64_t want = ((int64_t)left << 32) | ((int64_t)t << 16) | i;
+            int64_t got = rma_mem[1 + ((size_t)left * NT + (size_t)t) * ROUNDS + (size_t)i];
+            CHECK(got == want, "slot of rank %d thread %d round %d: %llx", left, t, i,
+                  (unsigned long long)got);
+        }
+    MPI_Win_free(&rma_win);
+    free(rma_mem);
 #ifndef OPEN_MPI
     idup_beside_dup();
 #endif
