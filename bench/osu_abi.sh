@@ -34,10 +34,15 @@ usage: $0 [options]
                    (default all)
   --max SIZE       largest message size in bytes (default: each benchmark's)
   --timeout S      seconds one launch may take (default $CMD_TIMEOUT)
+  --ompi           also Open MPI: the same sources built with mpicc.openmpi,
+                   run by mpirun.openmpi (pml ob1, btl self,vader; one-sided
+                   through its osc components), in the same rounds
   --outdir DIR     where the JSON goes (default ./bench-results)
   --keep           keep every launch's output (the path is printed)
   -h, --help       this text
-Environment: MPICC (default mpicc.mpich), MPIEXEC (default mpiexec.mpich).
+Environment: MPICC (default mpicc.mpich), MPIEXEC (default mpiexec.mpich),
+MPICC_OMPI (default mpicc.openmpi), MPIRUN_OMPI (default mpirun.openmpi),
+OMPI_MCA (the "--mca K V" pairs, default "$OMPI_MCA_DEFAULT").
 EOF
 }
 
@@ -47,7 +52,11 @@ BUILDDIR=${TERN_BUILDDIR:-$PWD}
 ROUNDS=3
 QUICK=0
 QUICK_ITERS=100
-ALL_PROGS=(latency bw bibw mbw_mr allreduce ialltoall iallreduce)
+ALL_PROGS=(latency bw bibw mbw_mr allreduce ialltoall iallreduce
+           put_latency get_latency acc_latency get_acc_latency fop_latency cas_latency
+           put_bw get_bw put_bibw)
+OMPI=0
+OMPI_MCA_DEFAULT="--mca pml ob1 --mca btl self,vader"
 PROGS=$(IFS=,; echo "${ALL_PROGS[*]}")
 MAX_SIZE=""
 CMD_TIMEOUT=300
@@ -67,6 +76,7 @@ while [ $# -gt 0 ]; do
     --timeout) CMD_TIMEOUT=${2:-}; is_count "$CMD_TIMEOUT" || { echo "$0: bad --timeout" >&2; exit 2; }; shift ;;
     --outdir|--out) OUTDIR=${2:?$1 needs a directory}; shift ;;
     --keep) KEEP=1 ;;
+    --ompi) OMPI=1 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "$0: unknown option '$1'" >&2; usage >&2; exit 2 ;;
     esac
@@ -89,6 +99,15 @@ declare -A METRICS=(
     [allreduce]="allreduce_us:2:lo"
     [ialltoall]="ialltoall_pure_us:4:lo ialltoall_overall_us:2:lo ialltoall_overlap_pct:5:hi"
     [iallreduce]="iallreduce_pure_us:4:lo iallreduce_overall_us:2:lo iallreduce_overlap_pct:5:hi"
+    [put_latency]="put_lat_us:2:lo"
+    [get_latency]="get_lat_us:2:lo"
+    [acc_latency]="acc_lat_us:2:lo"
+    [get_acc_latency]="get_acc_lat_us:2:lo"
+    [fop_latency]="fop_lat_us:2:lo"
+    [cas_latency]="cas_lat_us:2:lo"
+    [put_bw]="put_bw_MBps:2:hi"
+    [get_bw]="get_bw_MBps:2:hi"
+    [put_bibw]="put_bibw_MBps:2:hi"
 )
 
 # ---- tools --------------------------------------------------------------
@@ -102,6 +121,19 @@ for p in timeout awk readelf; do
     command -v $p >/dev/null || { echo "$0: $p not found" >&2; missing=1; }
 done
 [ -f "$SRCDIR/osu_common.c" ] || { echo "$0: the benchmarks' sources are not in $SRCDIR" >&2; missing=1; }
+TOOLS="mpich tern"
+if [ "$OMPI" = 1 ]; then
+    TOOLS="mpich tern ompi"
+    MPICC_OMPI=${MPICC_OMPI:-mpicc.openmpi}
+    MPIRUN_OMPI=${MPIRUN_OMPI:-mpirun.openmpi}
+    command -v "$MPICC_OMPI" >/dev/null || { echo "$0: $MPICC_OMPI not found (Debian: libopenmpi-dev)" >&2; missing=1; }
+    command -v "$MPIRUN_OMPI" >/dev/null || { echo "$0: $MPIRUN_OMPI not found (Debian: openmpi-bin)" >&2; missing=1; }
+    read -ra OMPI_MCA_ARGS <<<"${OMPI_MCA:-$OMPI_MCA_DEFAULT}"
+    # Open MPI refuses root without these (a container's usual user)
+    OMPI_CMD=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+              "$MPIRUN_OMPI" -n 2 --bind-to core --map-by core "${OMPI_MCA_ARGS[@]}")
+    [ "$(id -u)" -ne 0 ] || OMPI_CMD+=(--allow-run-as-root)
+fi
 [ "$missing" = 0 ] || exit 2
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/tern-osu-abi.XXXXXX") || exit 1
@@ -123,6 +155,10 @@ for p in "${RUN_PROGS[@]}"; do
         { echo "$0: $MPICC osu_$p.c failed" >&2; exit 1; }
     readelf -d "$WORK/osu_$p" | grep -q 'NEEDED.*\[libmpich\.so\.12\]' ||
         { echo "$0: osu_$p does not need libmpich.so.12: $MPICC is not MPICH's" >&2; exit 1; }
+    [ "$OMPI" = 1 ] || continue
+    echo "+ $MPICC_OMPI -O2 -o $WORK/ompi_osu_$p $SRCDIR/osu_$p.c $SRCDIR/osu_common.c $SRCDIR/osu_nbc.c"
+    "$MPICC_OMPI" -O2 -o "$WORK/ompi_osu_$p" "$SRCDIR/osu_$p.c" "$SRCDIR/osu_common.c" \
+        "$SRCDIR/osu_nbc.c" || { echo "$0: $MPICC_OMPI osu_$p.c failed" >&2; exit 1; }
 done
 
 ARGS=()
@@ -137,6 +173,7 @@ one() {
     case $tool in
     mpich) cmd=("$MPIEXEC" -n 2 -bind-to core "$WORK/osu_$prog") ;;
     tern) cmd=("$TERNRUN" --mpich-abi -n 2 --bind-to core "$WORK/osu_$prog") ;;
+    ompi) cmd=("${OMPI_CMD[@]}" "$WORK/ompi_osu_$prog") ;;
     esac
     run "$log" "${cmd[@]}" "${ARGS[@]}" || return 1
     LIBRARY[$tool]=$(sed -n 's/^# Library: //p' "$log" | head -n 1)
@@ -152,18 +189,19 @@ one() {
     done
 }
 
-declare -A LIBRARY=([mpich]=unknown [tern]=unknown)
+declare -A LIBRARY=([mpich]=unknown [tern]=unknown [ompi]=unknown)
 DATE=$(date +%Y-%m-%dT%H:%M:%S%z)
 STAMP=$(date +%Y%m%d-%H%M%S)
 T_START=$(date +%s)
-echo "# tern osu_abi: $ROUNDS interleaved rounds, MPICH vs tern via libmpich.so.12, $(hostname), $DATE"
+echo "# tern osu_abi: $ROUNDS interleaved rounds, MPICH vs tern via libmpich.so.12$([ "$OMPI" = 0 ] || echo " vs Open MPI"), $(hostname), $DATE"
 args_shown=${ARGS[*]:-}
 echo "# benchmarks: ${RUN_PROGS[*]}; arguments: ${args_shown:-none, the defaults of each benchmark}"
 busy_before
 for r in $(seq 1 "$ROUNDS"); do
     echo "# ---- round $r of $ROUNDS"
-    order="mpich tern"
-    [ $((r % 2)) = 1 ] || order="tern mpich"
+    # which library goes first turns from round to round
+    order=$TOOLS
+    for ((k = 1; k < r; k++)); do order="${order#* } ${order%% *}"; done
     for p in "${RUN_PROGS[@]}"; do
         for tool in $order; do one "$tool" "$p" "$r"; done
     done
@@ -179,15 +217,17 @@ for p in "${RUN_PROGS[@]}"; do
 done
 SIZE_LIST=$(cut -f3 "$SAMPLES" | sort -n | uniq | tr '\n' ' ')
 STATS=$WORK/stats.txt
-sweep_stats "$SAMPLES" "mpich tern" "${ALL_METRICS[*]}" "$SIZE_LIST" "tern:mpich" >"$STATS"
+sweep_stats "$SAMPLES" "$TOOLS" "${ALL_METRICS[*]}" "$SIZE_LIST" "tern:mpich tern:ompi" >"$STATS"
 declare -A MED RR
 sweep_read "$STATS"
 fmt() { awk -v v="$1" 'BEGIN { if (v == "nan" || v == "") print "-"; else printf "%.2f\n", v }'; }
 
 echo
-echo "# Medians of $ROUNDS interleaved rounds; ratio = median of the per-round tern / MPICH ratios."
+echo "# Medians of $ROUNDS interleaved rounds; ratio = median of the per-round tern / MPICH (and"
+echo "# tern / Open MPI) ratios."
 echo "# mpich: ${LIBRARY[mpich]}"
 echo "# tern:  ${LIBRARY[tern]}"
+[ "$OMPI" = 0 ] || echo "# ompi:  ${LIBRARY[ompi]}"
 for p in "${RUN_PROGS[@]}"; do
     for m in ${METRICS[$p]}; do
         IFS=: read -r name col better <<<"$m"
@@ -195,11 +235,19 @@ for p in "${RUN_PROGS[@]}"; do
         how="higher is better: ratio > 1 favours tern"
         [ "$better" = hi ] || how="lower is better: ratio < 1 favours tern"
         echo "# osu_$p: $name ($how)"
-        printf '# %-10s %14s %14s %10s\n' Size MPICH "tern (ABI)" ratio
+        if [ "$OMPI" = 1 ]; then
+            printf '# %-10s %14s %14s %10s %14s %10s\n' Size MPICH "tern (ABI)" ratio "Open MPI" \
+                "tern/ompi"
+        else
+            printf '# %-10s %14s %14s %10s\n' Size MPICH "tern (ABI)" ratio
+        fi
         for s in $SIZE_LIST; do
             [ "${MED[mpich.$name.$s]:-nan}${MED[tern.$name.$s]:-nan}" != nannan ] || continue
-            printf '  %-10s %14s %14s %10s\n' "$s" "$(fmt "${MED[mpich.$name.$s]}")" \
+            printf '  %-10s %14s %14s %10s' "$s" "$(fmt "${MED[mpich.$name.$s]}")" \
                 "$(fmt "${MED[tern.$name.$s]}")" "$(ratio_fmt "${RR[tern.mpich.$name.$s]}")"
+            [ "$OMPI" = 0 ] || printf ' %14s %10s' "$(fmt "${MED[ompi.$name.$s]}")" \
+                "$(ratio_fmt "${RR[tern.ompi.$name.$s]}")"
+            echo
         done
     done
 done
@@ -219,13 +267,13 @@ OUT=$OUTDIR/osu_abi-$STAMP
     echo "  \"arguments\": $(json_str "${ARGS[*]:-}"),"
     echo "  \"seconds\": $((T_END - T_START)),"
     echo "  \"cpu_busy_percent\": {\"before\": $BUSY_START, \"after\": $BUSY_END},"
-    echo "  \"libraries\": {\"mpich\": $(json_str "${LIBRARY[mpich]}"), \"tern\": $(json_str "${LIBRARY[tern]}")},"
+    echo "  \"libraries\": {\"mpich\": $(json_str "${LIBRARY[mpich]}"), \"tern\": $(json_str "${LIBRARY[tern]}"), \"ompi\": $(json_str "${LIBRARY[ompi]}")},"
     echo "  \"results\": ["
     rows=()
     for name in "${ALL_METRICS[@]}"; do
         for s in $SIZE_LIST; do
             [ "${MED[mpich.$name.$s]:-nan}${MED[tern.$name.$s]:-nan}" != nannan ] || continue
-            rows+=("    {\"metric\": \"$name\", \"size\": $s, \"median\": {\"mpich\": $(json_num "${MED[mpich.$name.$s]}"), \"tern\": $(json_num "${MED[tern.$name.$s]}")}, \"round_ratio_median_tern_over_mpich\": $(json_num "${RR[tern.mpich.$name.$s]}")}")
+            rows+=("    {\"metric\": \"$name\", \"size\": $s, \"median\": {\"mpich\": $(json_num "${MED[mpich.$name.$s]}"), \"tern\": $(json_num "${MED[tern.$name.$s]}"), \"ompi\": $(json_num "${MED[ompi.$name.$s]:-nan}")}, \"round_ratio_median_tern_over_mpich\": $(json_num "${RR[tern.mpich.$name.$s]}"), \"round_ratio_median_tern_over_ompi\": $(json_num "${RR[tern.ompi.$name.$s]:-nan}")}")
         done
     done
     for ((i = 0; i < ${#rows[@]}; i++)); do

@@ -7,7 +7,9 @@
  * size is updated by a compare-and-swap loop on its bits (acq_rel on
  * success: the update is ordered with what the target does before and
  * after), so it is atomic against every other update of it, from any
- * thread, and against the hardware atomics of tern_atomic.  A larger or
+ * thread, and against the hardware atomics of tern_atomic; elements
+ * shorter than 8 bytes share one swap of the aligned 8-byte word that
+ * holds them (word_cas).  A larger or
  * misaligned element (long double, the double complex types, a packed
  * structure) is updated under a spin lock chosen by its address from a
  * stripe table: the region's shared one for an allocated region (every
@@ -97,14 +99,16 @@ bool tern_acc_valid(int acc, int dtype, size_t *esize)
     case TERN_ACC_BXOR: x = (T)(x ^ y); break;
 #define KERNEL(T, CASES)                                                                           \
     {                                                                                              \
-        T x, y;                                                                                    \
-        memcpy(&x, c, sizeof(T));                                                                  \
-        memcpy(&y, s, sizeof(T));                                                                  \
-        switch (acc) {                                                                             \
-            CASES                                                                                  \
-        default: break;                                                                            \
+        for (size_t k = 0; k < n; k++) {                                                           \
+            T x, y;                                                                                \
+            memcpy(&x, (char *)c + k * sizeof(T), sizeof(T));                                      \
+            memcpy(&y, (const char *)s + k * sizeof(T), sizeof(T));                                \
+            switch (acc) {                                                                         \
+                CASES                                                                              \
+            default: break;                                                                        \
+            }                                                                                      \
+            memcpy((char *)c + k * sizeof(T), &x, sizeof(T));                                      \
         }                                                                                          \
-        memcpy(c, &x, sizeof(T));                                                                  \
         return;                                                                                    \
     }
 /* MPI's MAXLOC / MINLOC: the winning value, and on a tie the smaller index */
@@ -122,9 +126,9 @@ bool tern_acc_valid(int acc, int dtype, size_t *esize)
 #define REAL(T) KERNEL(T, ARITH(T) ORDER(T))
 #define COMPLEX(T) KERNEL(T, ARITH(T))
 
-/* *c = *c acc *s for one element of dtype (acc valid on it, not REPLACE or
- * NO_OP) */
-static void combine(int acc, int dtype, void *c, const void *s)
+/* c[k] = c[k] acc s[k] for n elements of dtype (acc valid on it, not
+ * REPLACE or NO_OP): one switch for the n */
+static void combine(int acc, int dtype, void *c, const void *s, size_t n)
 {
     switch (dtype) {
     case TERN_DT_INT8: INTEGER(int8_t)
@@ -151,13 +155,13 @@ static void combine(int acc, int dtype, void *c, const void *s)
     }
 }
 
-/* the new value of an element: cur acc s */
-static inline void next_value(int acc, int dtype, size_t es, void *nv, const void *s)
+/* the new value of n elements: cur acc s */
+static inline void next_value(int acc, int dtype, size_t es, void *nv, const void *s, size_t n)
 {
     if (acc == TERN_ACC_REPLACE)
-        memcpy(nv, s, es);
+        memcpy(nv, s, es * n);
     else
-        combine(acc, dtype, nv, s);
+        combine(acc, dtype, nv, s, n);
 }
 
 /* One aligned element of U (es bytes) by compare-and-swap. */
@@ -168,7 +172,7 @@ static inline void next_value(int acc, int dtype, size_t es, void *nv, const voi
         if (acc != TERN_ACC_NO_OP) {                                                               \
             for (;;) {                                                                             \
                 U nv = cur;                                                                        \
-                next_value(acc, dtype, sizeof(U), &nv, s);                                         \
+                next_value(acc, dtype, sizeof(U), &nv, s, 1);                                      \
                 /* acq_rel on success; on failure cur is reloaded (acquire) */                     \
                 if (__atomic_compare_exchange_n(p, &cur, nv, false, __ATOMIC_ACQ_REL,              \
                                                 __ATOMIC_ACQUIRE))                                 \
@@ -227,11 +231,34 @@ static void element_locked(int acc, int dtype, size_t es, char *e, const char *s
     if (acc != TERN_ACC_NO_OP) {
         unsigned char nv[64];
         memcpy(nv, e, es);
-        next_value(acc, dtype, es, nv, s);
+        next_value(acc, dtype, es, nv, s, 1);
         memcpy(e, nv, es);
     }
     /* release: the update, for the next holder */
     atomic_store_explicit(l, 0, memory_order_release);
+}
+
+/* Elements of 1, 2 or 4 bytes, n of them from byte `at` of the aligned
+ * 8-byte word w (all in it), by one compare-and-swap of the word: atomic
+ * for each element as its own would be (the word's other bytes are
+ * written back as they were, or the swap fails and is tried again), and
+ * up to 8 times fewer locked instructions for short elements. */
+static void word_cas(int acc, int dtype, size_t es, uint64_t *w, size_t at, size_t n,
+                     const char *s, char *old)
+{
+    uint64_t cur = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+    if (acc != TERN_ACC_NO_OP) {
+        for (;;) {
+            uint64_t nv = cur;
+            next_value(acc, dtype, es, (char *)&nv + at, s, n);
+            /* acq_rel on success; on failure cur is reloaded (acquire) */
+            if (__atomic_compare_exchange_n(w, &cur, nv, false, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_ACQUIRE))
+                break;
+        }
+    }
+    if (old != NULL)
+        memcpy(old, (char *)&cur + at, es * n);
 }
 
 void tern_acc_apply(int acc, int dtype, void *t, const void *in, size_t count, void *old,
@@ -241,15 +268,27 @@ void tern_acc_apply(int acc, int dtype, void *t, const void *in, size_t count, v
     if (locks == NULL)
         locks = stripe;
     int32_t me = 0; /* the pid the locks hold: asked once per call, when needed */
-    for (size_t i = 0; i < count; i++) {
+    for (size_t i = 0; i < count;) {
         char *e = (char *)t + i * es;
         const char *s = in == NULL ? NULL : (const char *)in + i * es;
         char *o = old == NULL ? NULL : (char *)old + i * es;
-        if (es <= 8 && (uintptr_t)e % es == 0)
+        if (es < 8 && (uintptr_t)e % es == 0) {
+            /* the elements sharing e's aligned word (it never crosses a
+             * page: its bytes are as mapped as e's) */
+            uintptr_t at = (uintptr_t)e & 7;
+            size_t n = (8 - at) / es;
+            if (n > count - i)
+                n = count - i;
+            word_cas(acc, dtype, es, (uint64_t *)(void *)(e - at), at, n, s, o);
+            i += n;
+            continue;
+        }
+        if (es == 8 && (uintptr_t)e % 8 == 0)
             element_cas(acc, dtype, es, e, s, o);
         else
             element_locked(acc, dtype, es, e, s, o, locks,
                            me != 0 ? me : (me = (int32_t)getpid()));
+        i++;
     }
 }
 

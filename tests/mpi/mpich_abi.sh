@@ -130,21 +130,25 @@ grep -q "TERN_MPICH_ABI_DIR=$work/empty holds no readable libmpich.so.12" "$work
 echo "ok: mpich_abi_probe (built by $MPICC_MPICH) ran on tern"
 
 # ---- 3. and 5.: the OSU-style benchmarks ----------------------------------------
-osu_progs="latency bw bibw mbw_mr allreduce ialltoall iallreduce"
+osu_progs="latency bw bibw mbw_mr allreduce ialltoall iallreduce put_latency get_latency
+acc_latency get_acc_latency fop_latency cas_latency put_bw get_bw put_bibw"
 osu_src() { echo "$srcdir/bench/osu/osu_$1.c $srcdir/bench/osu/osu_common.c $srcdir/bench/osu/osu_nbc.c"; }
 # osu_run LABEL PROG BINARY TERNRUN-OPTION...: once at sizes up to 4 KiB;
 # every size row, in order, and the library line naming tern
 osu_run() {
     label=$1 prog=$2 bin=$3
     shift 3
+    # OSU_ARGS: the one-sided programs' -w / -s (one word each)
     case $prog in
     allreduce|iallreduce) want="4 8 16 32 64 128 256 512 1024 2048 4096" ;; # one float and up
+    fop_latency|cas_latency) want="8" ;; # one 8-byte element
     ialltoall) want="1 2 4 8 16 32 64 128 256 512 1024 2048 4096" ;;
     *) want="0 1 2 4 8 16 32 64 128 256 512 1024 2048 4096" ;;
     esac
-    echo "+ TERN_NETMODS=shm ternrun $* -n 2 --bind-to none osu_$prog -m 0:4096 -i 3 -x 1"
+    echo "+ TERN_NETMODS=shm ternrun $* -n 2 --bind-to none osu_$prog -m 0:4096 -i 3 -x 1 ${OSU_ARGS:-}"
+    # shellcheck disable=SC2086
     TERN_NETMODS=shm timeout -k 5 120 ./ternrun "$@" -n 2 --bind-to none "$bin" -m 0:4096 -i 3 -x 1 \
-        </dev/null >"$work/out" 2>&1
+        ${OSU_ARGS:-} </dev/null >"$work/out" 2>&1
     rc=$?
     cat "$work/out"
     [ "$rc" -eq 0 ] || fail "osu_$prog ($label) exited $rc"
@@ -158,6 +162,13 @@ for p in $osu_progs; do
         fail "ternmpicc osu_$p.c"
     osu_run ternmpicc "$p" "$work/tern_osu_$p"
 done
+# the one-sided ones with every window flavor and synchronisation
+for args in "-w create -s lock" "-w dynamic -s flush_local" "-w create -s lock_all" \
+            "-w allocate -s fence" "-w dynamic -s pscw"; do
+    OSU_ARGS=$args osu_run ternmpicc put_latency "$work/tern_osu_put_latency"
+    OSU_ARGS=$args osu_run ternmpicc get_bw "$work/tern_osu_get_bw"
+done
+OSU_ARGS="-s pscw" osu_run ternmpicc put_bibw "$work/tern_osu_put_bibw"
 echo "ok: bench/osu built with ternmpicc"
 
 # ---- 4. the MPI test programs, built by MPICH's wrapper -------------------------
