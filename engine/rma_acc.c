@@ -83,44 +83,47 @@ bool tern_acc_valid(int acc, int dtype, size_t *esize)
     return (acc == TERN_ACC_MIN || acc == TERN_ACC_MAX) && dtype <= TERN_DT_LONG_DOUBLE;
 }
 
-/* x = x acc y on values of type T (by copies: the bytes may be unaligned) */
+/* x = x acc y on n values of type T (by copies: the bytes may be
+ * unaligned), the operation chosen once for the n (a loop per case, which
+ * the compiler vectorises) */
+#define LOOP(T, STEP)                                                                              \
+    for (size_t k = 0; k < n; k++) {                                                               \
+        T x, y;                                                                                    \
+        memcpy(&x, cp + k * sizeof(T), sizeof(T));                                                 \
+        memcpy(&y, sp + k * sizeof(T), sizeof(T));                                                 \
+        STEP;                                                                                      \
+        memcpy(cp + k * sizeof(T), &x, sizeof(T));                                                 \
+    }                                                                                              \
+    break;
 #define ARITH(T)                                                                                   \
-    case TERN_ACC_SUM: x = x + y; break;                                                           \
-    case TERN_ACC_PROD: x = x * y; break;
+    case TERN_ACC_SUM: LOOP(T, x = x + y)                                                          \
+    case TERN_ACC_PROD: LOOP(T, x = x * y)
 #define ORDER(T)                                                                                   \
-    case TERN_ACC_MIN: x = y < x ? y : x; break;                                                   \
-    case TERN_ACC_MAX: x = y > x ? y : x; break;
+    case TERN_ACC_MIN: LOOP(T, x = y < x ? y : x)                                                  \
+    case TERN_ACC_MAX: LOOP(T, x = y > x ? y : x)
 #define LOGIC(T)                                                                                   \
-    case TERN_ACC_LAND: x = (T)(x && y); break;                                                    \
-    case TERN_ACC_LOR: x = (T)(x || y); break;                                                     \
-    case TERN_ACC_LXOR: x = (T)(!x != !y); break;                                                  \
-    case TERN_ACC_BAND: x = (T)(x & y); break;                                                     \
-    case TERN_ACC_BOR: x = (T)(x | y); break;                                                      \
-    case TERN_ACC_BXOR: x = (T)(x ^ y); break;
+    case TERN_ACC_LAND: LOOP(T, x = (T)(x && y))                                                   \
+    case TERN_ACC_LOR: LOOP(T, x = (T)(x || y))                                                    \
+    case TERN_ACC_LXOR: LOOP(T, x = (T)(!x != !y))                                                 \
+    case TERN_ACC_BAND: LOOP(T, x = (T)(x & y))                                                    \
+    case TERN_ACC_BOR: LOOP(T, x = (T)(x | y))                                                     \
+    case TERN_ACC_BXOR: LOOP(T, x = (T)(x ^ y))
 #define KERNEL(T, CASES)                                                                           \
     {                                                                                              \
-        for (size_t k = 0; k < n; k++) {                                                           \
-            T x, y;                                                                                \
-            memcpy(&x, (char *)c + k * sizeof(T), sizeof(T));                                      \
-            memcpy(&y, (const char *)s + k * sizeof(T), sizeof(T));                                \
-            switch (acc) {                                                                         \
-                CASES                                                                              \
-            default: break;                                                                        \
-            }                                                                                      \
-            memcpy((char *)c + k * sizeof(T), &x, sizeof(T));                                      \
+        char *cp = c;                                                                              \
+        const char *sp = s;                                                                        \
+        switch (acc) {                                                                             \
+            CASES                                                                                  \
+        default: break;                                                                            \
         }                                                                                          \
         return;                                                                                    \
     }
 /* MPI's MAXLOC / MINLOC: the winning value, and on a tie the smaller index */
 #define LOC(T)                                                                                     \
     case TERN_ACC_MAXLOC:                                                                          \
-        if (y.v > x.v || (y.v == x.v && y.i < x.i))                                                \
-            x = y;                                                                                 \
-        break;                                                                                     \
+        LOOP(T, if (y.v > x.v || (y.v == x.v && y.i < x.i)) x = y)                                 \
     case TERN_ACC_MINLOC:                                                                          \
-        if (y.v < x.v || (y.v == x.v && y.i < x.i))                                                \
-            x = y;                                                                                 \
-        break;
+        LOOP(T, if (y.v < x.v || (y.v == x.v && y.i < x.i)) x = y)
 #define PAIR(T) KERNEL(T, LOC(T))
 #define INTEGER(T) KERNEL(T, ARITH(T) ORDER(T) LOGIC(T))
 #define REAL(T) KERNEL(T, ARITH(T) ORDER(T))
