@@ -11,6 +11,7 @@
  * lets the target or the next origin go on.
  */
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "mpi/win.h"
@@ -579,7 +580,7 @@ int MPI_Win_sync(MPI_Win win)
         return e;
     /* the unified model: the public and private copies are one memory;
      * this orders this process's loads and stores against its peers' */
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    atomic_thread_fence(memory_order_seq_cst);
     mpi_lock(w->w);
     (void)tern_progress(w->w);
     mpi_unlock(w->w);
