@@ -275,8 +275,9 @@ int main(int argc, char **argv)
                                   : per_iter / 1e3;
                 int64_t dd = counter(e.w, "rma.direct") - d0, ds = counter(e.w, "rma.sent") - s0;
                 size_t shown = t == T_FADD_LAT ? 8 : size;
-                printf("  %10zu %14.2f %10.1f %10.1f\n", shown, value, (double)dd / (double)it,
-                       (double)ds / (double)it);
+                /* latency to the nanosecond: the direct path's are tens of them */
+                printf(bw ? "  %10zu %14.2f %10.1f %10.1f\n" : "  %10zu %14.3f %10.1f %10.1f\n",
+                       shown, value, (double)dd / (double)it, (double)ds / (double)it);
                 if (jf != NULL)
                     fprintf(jf, "%s{\"test\":\"%s\",\"size\":%zu,\"%s\":%.4f,\"iters\":%ld,"
                                 "\"direct_per_iter\":%.2f,\"sent_per_iter\":%.2f}",

@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# rma_compare.sh — tern's one-sided engine API against UCX's (issue 25), two
+# processes on cores 0 and 1 of this host, interleaved: every round runs each
+# test under both (which goes first alternates), and the table gives the
+# medians and the median of the per-round tern / UCX ratios (this VM's
+# absolute figures swing up to 3x between runs).
+#
+#   test      tern                                   UCX
+#   get_lat   tern_rma -t get_lat (8 B, wait)        ucx_perftest -t ucp_get -s 8
+#   fadd_lat  tern_rma -t fadd_lat (8 B, wait)       ucx_perftest -t ucp_fadd -s 8
+#   put_bw    tern_rma -t put_bw (64 puts + flush)   ucx_perftest -t ucp_put_bw
+#
+# Only the tests whose semantics match: ucx_perftest's ucp_put_lat is a
+# ping-pong of puts polled in memory, tern_rma's put_lat a put made remotely
+# complete by a flush, so neither is compared with the other.  tern's region
+# is allocated (--region alloc: the peer maps it, the direct path) unless
+# --region create.  Prints every command, writes
+# bench-results/rma_compare-<date>.json; asserts nothing about speed.
+
+set -u -o pipefail
+# shellcheck source=bench/compare_lib.sh
+. "$(dirname "$0")/compare_lib.sh"
+
+usage() {
+    cat <<EOF
+usage: $0 [--builddir DIR] [--rounds N] [--region alloc|create] [--outdir DIR] [--keep]
+EOF
+}
+
+CMDLINE="$0 $*"
+BUILDDIR=${TERN_BUILDDIR:-$PWD}
+ROUNDS=3
+REGION=alloc
+OUTDIR=bench-results
+KEEP=0
+CMD_TIMEOUT=120
+CORE_A=0
+CORE_B=1
+BW_SIZES="8 4096 65536 1048576 4194304"
+LAT_ITERS=20000
+BW_ITERS=200
+
+is_count() { [[ $1 =~ ^[1-9][0-9]*$ ]]; }
+while [ $# -gt 0 ]; do
+    case $1 in
+    --builddir) BUILDDIR=${2:?--builddir needs a directory}; shift ;;
+    --rounds) ROUNDS=${2:-}; is_count "$ROUNDS" || { echo "$0: bad --rounds" >&2; exit 2; }; shift ;;
+    --region) REGION=${2:-}; [[ $REGION == alloc || $REGION == create ]] ||
+        { echo "$0: --region alloc or create" >&2; exit 2; }; shift ;;
+    --outdir|--out) OUTDIR=${2:?$1 needs a directory}; shift ;;
+    --keep) KEEP=1 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "$0: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+    esac
+    shift
+done
+
+missing=0
+TERNRUN=$(find_prog ternrun) || { echo "$0: ternrun not found under $BUILDDIR or on PATH" >&2; missing=1; }
+TERN_RMA=$(find_prog tern_rma) || { echo "$0: tern_rma not found under $BUILDDIR or on PATH" >&2; missing=1; }
+UCX=$(command -v ucx_perftest) || { echo "$0: ucx_perftest not found (Debian: ucx-utils)" >&2; missing=1; }
+for p in timeout awk ss; do
+    command -v $p >/dev/null || { echo "$0: $p not found" >&2; missing=1; }
+done
+[ "$missing" = 0 ] || exit 2
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/tern-rma-compare.XXXXXX") || exit 1
+SERVER_PID=
+stop_server() {
+    [ -n "$SERVER_PID" ] || return 0
+    kill "$SERVER_PID" 2>/dev/null
+    wait "$SERVER_PID" 2>/dev/null
+    SERVER_PID=
+}
+cleanup() {
+    stop_server
+    if [ "$KEEP" = 1 ]; then echo "# logs kept in $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+SAMPLES=$WORK/samples.tsv # tool <TAB> test <TAB> size <TAB> round <TAB> value
+COMMANDS=$WORK/commands.txt
+: >"$SAMPLES"
+: >"$COMMANDS"
+FAILURES=0
+NRUN=0
+record() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >>"$SAMPLES"; }
+
+# tern_one TEST SIZES ITERS ROUND: one launch, a row per size
+tern_one() {
+    local test=$1 sizes=$2 iters=$3 round=$4 log s
+    log=$WORK/tern-$test-$round.log
+    local lo=${sizes%% *} hi=${sizes##* }
+    run "$log" "$TERNRUN" -n 2 --bind-to core "$TERN_RMA" --region "$REGION" -t "$test" \
+        -m "$lo:$hi" -i "$iters" || return 1
+    for s in $sizes; do
+        local v
+        v=$(awk -v s="$s" '$1 == s { print $2 }' "$log")
+        [[ $v =~ ^[0-9.]+$ ]] || { fail "tern_rma $test printed no figure for $s"; return 1; }
+        record tern "$test" "$s" "$round" "$v"
+    done
+}
+
+free_port() {
+    local p i
+    for i in $(seq 1 50); do
+        p=$((20000 + RANDOM % 40000))
+        [ -z "$(ss -Htan "sport = :$p" 2>/dev/null)" ] && { echo "$p"; return 0; }
+    done
+    return 1
+}
+
+# ucx_one TEST UCXTEST SIZE ITERS ROUND: one server and client (the client
+# connects to 127.0.0.1; the server exits after its one client)
+ucx_one() {
+    local test=$1 utest=$2 size=$3 iters=$4 round=$5 port log final v i
+    port=$(free_port) || { fail "no free TCP port for ucx_perftest"; return 1; }
+    log=$WORK/ucx-$test-$size-$round.log
+    echo "+ $UCX -c $CORE_B -p $port &"
+    echo "$UCX -c $CORE_B -p $port &" >>"$COMMANDS"
+    timeout "$CMD_TIMEOUT" "$UCX" -c "$CORE_B" -p "$port" >"$WORK/ucx-server.log" 2>&1 &
+    SERVER_PID=$!
+    for i in $(seq 1 100); do
+        [ -n "$(ss -Htln "sport = :$port" 2>/dev/null)" ] && break
+        kill -0 "$SERVER_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    run "$log" "$UCX" 127.0.0.1 -p "$port" -c "$CORE_A" -t "$utest" -s "$size" -n "$iters" \
+        -w $((iters / 10))
+    local rc=$?
+    for i in $(seq 1 40); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.05; done
+    stop_server
+    [ $rc -eq 0 ] || return 1
+    # Final: iters lat50 lat_avg lat_overall bw_avg bw_overall rate_avg rate_overall
+    final=$(grep '^Final:' "$log" | tail -n 1)
+    case $test in
+    put_bw) v=$(awk '{ printf "%.2f\n", $7 * 1.048576 }' <<<"$final") ;; # MiB/s -> MB/s
+    *) v=$(awk '{ print $5 }' <<<"$final") ;;
+    esac
+    [[ $v =~ ^[0-9.]+$ ]] || { fail "unreadable Final: line from ucx_perftest $utest: $final"; return 1; }
+    record ucx "$test" "$size" "$round" "$v"
+}
+
+run_tool() {
+    local tool=$1 round=$2 s
+    if [ "$tool" = tern ]; then
+        tern_one get_lat 8 "$LAT_ITERS" "$round"
+        tern_one fadd_lat 8 "$LAT_ITERS" "$round"
+        tern_one put_bw "$BW_SIZES" "$BW_ITERS" "$round"
+    else
+        ucx_one get_lat ucp_get 8 "$LAT_ITERS" "$round"
+        ucx_one fadd_lat ucp_fadd 8 "$LAT_ITERS" "$round"
+        for s in $BW_SIZES; do ucx_one put_bw ucp_put_bw "$s" "$BW_ITERS" "$round"; done
+    fi
+}
+
+DATE=$(date +%Y-%m-%dT%H:%M:%S%z)
+STAMP=$(date +%Y%m%d-%H%M%S)
+echo "# tern rma_compare: $ROUNDS interleaved rounds, tern_rma (--region $REGION) vs ucx_perftest, $(hostname), $DATE"
+busy_before
+for r in $(seq 1 "$ROUNDS"); do
+    echo "# ---- round $r of $ROUNDS"
+    order="tern ucx"
+    [ $((r % 2)) = 1 ] || order="ucx tern"
+    for tool in $order; do run_tool "$tool" "$r"; done
+done
+echo "# CPU busy after the runs: $(cpu_busy)%"
+
+TESTS="get_lat fadd_lat put_bw"
+SIZE_LIST=$(cut -f3 "$SAMPLES" | sort -n | uniq | tr '\n' ' ')
+STATS=$WORK/stats.txt
+sweep_stats "$SAMPLES" "tern ucx" "$TESTS" "$SIZE_LIST" "tern:ucx" >"$STATS"
+declare -A MED RR
+sweep_read "$STATS"
+fmt() { awk -v v="$1" 'BEGIN { if (v == "nan" || v == "") print "-"; else printf "%.3f\n", v }'; }
+echo
+echo "# Medians of $ROUNDS rounds; ratio = median of the per-round tern / UCX ratios"
+echo "# (latency in us: < 1 favours tern; bandwidth in MB/s: > 1 favours tern)"
+printf '# %-9s %-9s %14s %14s %9s\n' test size tern ucx ratio
+for t in $TESTS; do
+    for s in $SIZE_LIST; do
+        [ "${MED[tern.$t.$s]:-nan}${MED[ucx.$t.$s]:-nan}" != nannan ] || continue
+        printf '  %-9s %-9s %14s %14s %9s\n' "$t" "$s" "$(fmt "${MED[tern.$t.$s]}")" \
+            "$(fmt "${MED[ucx.$t.$s]}")" "$(ratio_fmt "${RR[tern.ucx.$t.$s]}")"
+    done
+done
+
+mkdir -p "$OUTDIR" || exit 1
+OUT=$OUTDIR/rma_compare-$STAMP.json
+{
+    echo "{"
+    echo "  \"tool\": \"rma_compare.sh\","
+    echo "  \"date\": $(json_str "$DATE"),"
+    echo "  \"hostname\": $(json_str "$(hostname)"),"
+    echo "  \"command_line\": $(json_str "$CMDLINE"),"
+    echo "  \"rounds\": $ROUNDS,"
+    echo "  \"region\": $(json_str "$REGION"),"
+    echo "  \"results\": ["
+    rows=()
+    for t in $TESTS; do
+        for s in $SIZE_LIST; do
+            [ "${MED[tern.$t.$s]:-nan}${MED[ucx.$t.$s]:-nan}" != nannan ] || continue
+            rows+=("    {\"test\": \"$t\", \"size\": $s, \"median\": {\"tern\": $(json_num "${MED[tern.$t.$s]}"), \"ucx\": $(json_num "${MED[ucx.$t.$s]}")}, \"round_ratio_median_tern_over_ucx\": $(json_num "${RR[tern.ucx.$t.$s]}")}")
+        done
+    done
+    for ((i = 0; i < ${#rows[@]}; i++)); do
+        printf '%s%s\n' "${rows[i]}" "$([ $((i + 1)) -lt ${#rows[@]} ] && echo ,)"
+    done
+    echo "  ],"
+    json_commands
+    echo "}"
+} >"$OUT"
+echo "# wrote $OUT"
+echo "# $NRUN launches, $FAILURES failure(s)"
+[ "$FAILURES" = 0 ]
