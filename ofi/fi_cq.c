@@ -100,15 +100,44 @@ static void deliver(struct tfi_ep *ep, const struct tfi_op *op, const tern_cq_en
     tfi_cq_push(cq, &c);
 }
 
+/* A peer's fi_writedata landed in this endpoint's memory: its remote CQ
+ * data to the receive CQ (no receive is consumed: no FI_RX_CQ_DATA mode). */
+static void remote_write(struct tfi_ep *ep, const tern_cq_entry_t *e)
+{
+    if (ep->rx_cq == NULL) {
+        TFI_WARN(FI_LOG_CQ, "remote CQ data %#llx of a peer's write: no receive CQ to report "
+                            "it\n", (unsigned long long)e->data);
+        return;
+    }
+    struct tfi_cqe c = {.flags = FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
+                        .len = e->length,
+                        .data = e->data,
+                        .src = (ep->caps & FI_SOURCE) && ep->av != NULL
+                                   ? tfi_av_addr(ep->av, e->peer)
+                                   : FI_ADDR_NOTAVAIL};
+    tfi_cq_push(ep->rx_cq, &c);
+}
+
 static void complete(struct tfi_ep *ep, const tern_cq_entry_t *e)
 {
     struct tfi_op *op = e->context;
+    if (op == NULL && (e->flags & TERN_CQ_REMOTE_WRITE)) {
+        remote_write(ep, e);
+        return;
+    }
     if (!(op->kind & TFI_OP_POOLED)) { /* a static op: no record, errors only */
         deliver(ep, op, e);
         return;
     }
     struct tfi_ep *owner = op->ep; /* NULL: its endpoint was closed */
-    if (owner != NULL) {
+    if (owner != NULL && (op->kind & TFI_OP_KEYSVC)) { /* answers, posts the next */
+        tfi_keysvc_answer(owner, op, e);
+        return;
+    }
+    if (owner != NULL && (op->kind & TFI_OP_KEYREP)) {
+        tfi_keyrep_done(owner, op, e);
+        op->aux = NULL; /* the rkey is the domain's */
+    } else if (owner != NULL) {
         tfi_ep_untrack(op);
         deliver(owner, op, e);
     }
@@ -217,7 +246,9 @@ static size_t read_direct(struct tfi_cq *cq, void *buf, size_t count, fi_addr_t 
     int i = 0;
     for (; i < k; i++) {
         struct tfi_op *op = e[i].context;
-        if (e[i].status != TERN_OK || !(op->kind & TFI_OP_POOLED) || op->ep != ep)
+        /* a peer's remote write (no op), the key service's own: the usual way */
+        if (e[i].status != TERN_OK || op == NULL || !(op->kind & TFI_OP_POOLED) || op->ep != ep ||
+            (op->kind & (TFI_OP_KEYSVC | TFI_OP_KEYREP)))
             break;
         tfi_ep_untrack(op);
         if (op->kind & TFI_OP_COMP) {

@@ -40,6 +40,9 @@ struct tfi_op *tfi_op_get(struct tfi_domain *d)
 
 void tfi_op_put(struct tfi_domain *d, struct tfi_op *op)
 {
+    free(op->aux); /* an inject's bounce buffer (the others clear it first) */
+    op->aux = NULL;
+    op->req = NULL;
     op->ep = NULL;
     op->kind = 0;
     op->next = d->free_ops;
@@ -61,6 +64,7 @@ static int domain_close(struct fid *fid)
         free(d->chunks[i]);
     free(d->chunks);
     tfi_mr_keys_free(d);
+    tfi_rkeys_free(d);
     pthread_mutex_destroy(&d->lock);
     atomic_fetch_sub(&d->fab->refs, 1);
     free(d);

@@ -62,7 +62,8 @@ static ssize_t ep_cancel(fid_t fid, void *context)
     ssize_t ret = -FI_ENOENT;
     tfi_lock(ep->dom);
     for (struct tfi_op *op = ep->outstanding.next; op != &ep->outstanding; op = op->next) {
-        if (op->context == context && op->req != NULL && (op->kind & TFI_OP_RECV)) {
+        if (op->context == context && op->req != NULL && (op->kind & TFI_OP_RECV) &&
+            !(op->kind & (TFI_OP_KEYSVC | TFI_OP_KEYREP))) {
             /* the CANCELED completion (or the real one, had it matched)
              * comes through the CQ as usual */
             tern_status_t st = tern_cancel(ep->w, op->req);
@@ -316,6 +317,18 @@ static int ep_enable(struct tfi_ep *ep)
                  ep->tx_cq == NULL ? "transmit" : "receive");
         return -FI_ENOCQ;
     }
+    if ((ep->caps & (FI_READ | FI_WRITE)) && ep->tx_cq == NULL && ep->tx_cntr == NULL) {
+        TFI_INFO(FI_LOG_EP_CTRL, "fi_enable: one-sided operations need a transmit CQ or "
+                                 "counter\n");
+        return -FI_ENOCQ;
+    }
+    if ((ep->caps & (FI_RMA | FI_ATOMIC)) && (ep->caps & (FI_REMOTE_READ | FI_REMOTE_WRITE)) &&
+        ep->keysvc == NULL) {
+        /* peers ask this endpoint for the keys of the domain's registrations */
+        int ret = tfi_keysvc_start(ep);
+        if (ret != 0)
+            return ret;
+    }
     ep->enabled = true;
     tfi_ep_plan(ep);
     return 0;
@@ -382,7 +395,16 @@ static int ep_close(struct fid *fid)
         struct tfi_op *op = ep->outstanding.next;
         tfi_ep_untrack(op);
         op->ep = NULL;
+        if (op->kind & TFI_OP_KEYREP) {
+            /* a key answer still awaited: the key is refused, and its
+             * buffer is left to the engine, which may still write it */
+            struct tfi_rkey *rk = op->aux;
+            rk->state = -1;
+            rk->answer = NULL;
+            op->aux = NULL;
+        }
     }
+    ep->keysvc = NULL;
     if (ep->tx_cq != NULL)
         tfi_cq_detach(ep->tx_cq, ep);
     if (ep->rx_cq != NULL)
@@ -452,8 +474,10 @@ int tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep 
     }
     ep->dom = d;
     ep->caps = info->caps != 0 ? info->caps : TFI_CAPS;
-    if (!(ep->caps & (FI_SEND | FI_RECV))) /* no modifier: both */
-        ep->caps |= FI_SEND | FI_RECV;
+    if ((ep->caps & (FI_TAGGED | FI_MSG)) && !(ep->caps & (FI_SEND | FI_RECV)))
+        ep->caps |= FI_SEND | FI_RECV; /* no modifier: both */
+    if ((ep->caps & (FI_RMA | FI_ATOMIC)) && !(ep->caps & TFI_CAPS_RMA_MODIFIERS))
+        ep->caps |= TFI_CAPS_RMA_MODIFIERS; /* the same for one-sided */
     ep->tx_op_flags = info->tx_attr != NULL ? info->tx_attr->op_flags : 0;
     ep->rx_op_flags = info->rx_attr != NULL ? info->rx_attr->op_flags : 0;
     ep->inject_size = info->tx_attr != NULL && info->tx_attr->inject_size != 0
@@ -469,9 +493,9 @@ int tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep 
     ep->ep.ops = &ep_ops;
     ep->ep.cm = &tfi_cm_ops;
     ep->ep.msg = &tfi_msg_ops;
-    ep->ep.rma = &tfi_no_rma_ops;
+    ep->ep.rma = &tfi_rma_ops;
     ep->ep.tagged = &tfi_tagged_ops;
-    ep->ep.atomic = &tfi_no_atomic_ops;
+    ep->ep.atomic = &tfi_atomic_ops;
     ep->ep.collective = &tfi_no_collective_ops;
     atomic_fetch_add(&d->refs, 1);
     *out = &ep->ep;

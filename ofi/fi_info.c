@@ -8,8 +8,9 @@
  * fi_info given to fi_domain and fi_endpoint (tfi_check_info).
  *
  * What tern offers, and why (docs/libfabric.md):
- *  - caps FI_TAGGED | FI_MSG | FI_SEND | FI_RECV | FI_DIRECTED_RECV |
- *    FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM; no RMA or atomics yet.
+ *  - caps FI_TAGGED | FI_MSG | FI_RMA | FI_ATOMIC with FI_SEND | FI_RECV |
+ *    FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, FI_DIRECTED_RECV,
+ *    FI_SOURCE, FI_LOCAL_COMM | FI_REMOTE_COMM.
  *  - mode 0: no FI_CONTEXT, no prefix (FI_CONTEXT / FI_CONTEXT2 in the
  *    hints are accepted and cleared; FI_PEEK | FI_CLAIM uses the
  *    fi_context the API requires for it whatever the mode).
@@ -22,8 +23,12 @@
  *    reported for them, a MANUAL hint kept).
  *  - threading: FI_THREAD_DOMAIN runs lock-free; every other model is met
  *    with the domain's mutex.
- *  - mr_mode 0 (tern needs no registration; any hint bits are accepted),
- *    or the legacy FI_MR_BASIC / FI_MR_SCALABLE when that alone is asked.
+ *  - mr_mode 0 (tern needs no registration; any hint bits are accepted;
+ *    one-sided addresses are offsets into the registration, keys the
+ *    application's), with FI_MR_VIRT_ADDR, FI_MR_PROV_KEY and
+ *    FI_MR_ALLOCATED kept when asked (virtual addresses, the provider's
+ *    keys), or the legacy FI_MR_BASIC / FI_MR_SCALABLE when that alone is
+ *    asked.
  */
 #include <limits.h>
 #include <stdarg.h>
@@ -101,7 +106,7 @@ static int check_tx(const struct fi_tx_attr *tx)
         REFUSE("tx_attr->comp_order: completions come as operations complete (FI_ORDER_NONE)\n");
     CHECK_MAX("tx_attr->inject_size", tx->inject_size, inject_size());
     CHECK_MAX("tx_attr->iov_limit", tx->iov_limit, TERN_IOV_MAX);
-    CHECK_MAX("tx_attr->rma_iov_limit", tx->rma_iov_limit, 0);
+    CHECK_MAX("tx_attr->rma_iov_limit", tx->rma_iov_limit, 1); /* one remote range per operation */
     return check_tclass("tx_attr->tclass", tx->tclass);
 }
 
@@ -235,11 +240,12 @@ static uint64_t out_caps(uint64_t hint)
     if (hint == 0)
         return TFI_CAPS;
     uint64_t primary = hint & TFI_CAPS_PRIMARY;
-    if ((primary & (FI_TAGGED | FI_MSG)) == 0) /* none asked: both */
+    if ((primary & (FI_TAGGED | FI_MSG | FI_RMA | FI_ATOMIC)) == 0) /* none asked: messages */
         primary |= FI_TAGGED | FI_MSG;
     uint64_t mod = hint & TFI_CAPS_MODIFIERS;
-    if (mod == 0)
-        mod = TFI_CAPS_MODIFIERS;
+    if (mod == 0) /* none: every modifier of the primary capabilities */
+        mod = ((primary & (FI_TAGGED | FI_MSG)) ? FI_SEND | FI_RECV : 0) |
+              ((primary & (FI_RMA | FI_ATOMIC)) ? TFI_CAPS_RMA_MODIFIERS : 0);
     /* local and remote communication cost nothing to report */
     return primary | mod | (hint & TFI_CAPS_SECONDARY) | FI_LOCAL_COMM | FI_REMOTE_COMM;
 }
@@ -247,7 +253,10 @@ static uint64_t out_caps(uint64_t hint)
 static int out_mr_mode(int hint)
 {
     int legacy = hint & (FI_MR_BASIC | FI_MR_SCALABLE);
-    return legacy == FI_MR_BASIC || legacy == FI_MR_SCALABLE ? legacy : 0;
+    if (legacy == FI_MR_BASIC || legacy == FI_MR_SCALABLE)
+        return legacy;
+    /* the modes tern can honour that change what the application sees */
+    return hint & (FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED | FI_MR_LOCAL);
 }
 
 static size_t at_least(size_t hint, size_t ours)
@@ -279,7 +288,7 @@ static struct fi_info *make_info(const struct fi_info *h)
     tx->inject_size = inject_size();
     tx->size = at_least(htx != NULL ? htx->size : 0, TFI_QUEUE_SIZE);
     tx->iov_limit = at_least(htx != NULL ? htx->iov_limit : 0, TFI_IOV_LIMIT);
-    tx->rma_iov_limit = 0;
+    tx->rma_iov_limit = 1;
     tx->tclass = htx != NULL ? htx->tclass : FI_TC_UNSPEC;
 
     struct fi_rx_attr *rx = fi->rx_attr;

@@ -1,12 +1,14 @@
 /*
- * Memory regions: bookkeeping only.  tern moves tagged and msg data
- * without registration (mr_mode 0: the engine registers what a netmod
- * needs, with its own cache), and its public API has no registration or
- * remote keys yet (they come with the one-sided work, issue 25, and
- * FI_RMA with them).  So fi_mr_reg checks its arguments, gives the region
- * a key unique in the domain (the requested one, or one of the provider's
- * under FI_MR_PROV_KEY / FI_MR_BASIC) and an opaque descriptor, and the
- * data calls ignore descriptors.
+ * Memory regions.  tern moves tagged and msg data without registration
+ * (the engine registers what a netmod needs, with its own cache), so a
+ * registration for local access is bookkeeping: its arguments checked, a
+ * key unique in the domain (the requested one, or one of the provider's
+ * under FI_MR_PROV_KEY / FI_MR_BASIC), an opaque descriptor the data calls
+ * ignore.  One open for remote access (FI_REMOTE_READ / FI_REMOTE_WRITE)
+ * is also a tern region (tern_region_create over its one buffer), whose
+ * packed key a peer fetches by the 64-bit key (fi_rma.c); closing it
+ * destroys the region, and a peer's access through it is refused from
+ * then on.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +20,9 @@ bool tfi_is_domain(const struct fid_domain *d);
 struct tfi_mr {
     struct fid_mr mr;
     struct tfi_domain *dom;
-    struct tfi_mr *next; /* key chain */
+    struct tfi_mr *next;  /* key chain */
+    tern_region_t *reg;   /* remote access: its region; else NULL */
+    uint64_t offset;      /* where offset addressing starts (fi_mr_attr's offset) */
 };
 
 #define ACCESS_BITS (FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
@@ -84,12 +88,23 @@ void tfi_mr_keys_free(struct tfi_domain *d)
     d->mr_cap = d->nmr = 0;
 }
 
+bool tfi_mr_remote(struct tfi_domain *d, uint64_t key, void *out, size_t *len, uint64_t *offset)
+{
+    const struct tfi_mr *m = find(d, key);
+    if (m == NULL || m->reg == NULL || tern_region_pack(m->reg, out, len) != TERN_OK)
+        return false;
+    *offset = m->offset;
+    return true;
+}
+
 static int mr_close(struct fid *fid)
 {
     struct tfi_mr *m = (struct tfi_mr *)fid;
     struct tfi_domain *d = m->dom;
     tfi_lock(d);
     erase(d, m);
+    if (m->reg != NULL) /* peers' accesses through it are refused from now */
+        (void)tern_region_destroy(m->reg);
     tfi_unlock(d);
     atomic_fetch_sub(&d->refs, 1);
     free(m);
@@ -158,10 +173,27 @@ static int mr_regv(struct fid *fid, const struct iovec *iov, size_t count, uint6
         return -FI_EINVAL;
     if (flags != 0)
         return -FI_EBADFLAGS;
+    bool remote = (access & (FI_REMOTE_READ | FI_REMOTE_WRITE)) != 0;
+    if (remote && count != 1) {
+        TFI_INFO(FI_LOG_MR, "fi_mr_regv: remote access to %zu buffers in one registration: tern "
+                            "registers one (register each)\n", count);
+        return -FI_EINVAL;
+    }
     struct tfi_mr *m = calloc(1, sizeof(*m));
     if (m == NULL)
         return -FI_ENOMEM;
     m->dom = d;
+    m->offset = offset;
+    if (remote && iov[0].iov_len > 0) {
+        unsigned rf = ((access & FI_REMOTE_READ) ? TERN_REGION_READ : 0) |
+                      ((access & FI_REMOTE_WRITE) ? TERN_REGION_WRITE : 0);
+        tern_status_t st = tern_region_create(d->ctx, iov[0].iov_base, iov[0].iov_len, rf, &m->reg);
+        if (st != TERN_OK) {
+            TFI_INFO(FI_LOG_MR, "fi_mr_reg: %s (%s)\n", tern_strerror(st), tern_last_error());
+            free(m);
+            return tfi_errno(st);
+        }
+    }
     m->mr.fid.fclass = FI_CLASS_MR;
     m->mr.fid.context = context;
     m->mr.fid.ops = &mr_fi_ops;
@@ -184,6 +216,8 @@ static int mr_regv(struct fid *fid, const struct iovec *iov, size_t count, uint6
         ret = insert(d, m);
     tfi_unlock(d);
     if (ret != 0) {
+        if (m->reg != NULL)
+            (void)tern_region_destroy(m->reg);
         free(m);
         return ret;
     }

@@ -52,18 +52,25 @@
 
 /* Matching spaces: tagged operations in one, msg operations (tag 0,
  * ignore 0) in another, so that a msg receive never takes a tagged
- * message.  The engine reserves 65535. */
+ * message; the provider's own key requests and their answers (fi_rma.c)
+ * in two more.  The engine reserves 65535. */
 #define TFI_SPACE_TAGGED 1
 #define TFI_SPACE_MSG 2
+#define TFI_SPACE_KEYREQ 3
+#define TFI_SPACE_KEYREP 4
 
 /* What the provider offers (fi_info.c reports and checks these). */
-#define TFI_CAPS_PRIMARY (FI_TAGGED | FI_MSG | FI_DIRECTED_RECV)
-#define TFI_CAPS_MODIFIERS (FI_SEND | FI_RECV)
+#define TFI_CAPS_PRIMARY (FI_TAGGED | FI_MSG | FI_RMA | FI_ATOMIC | FI_DIRECTED_RECV)
+#define TFI_CAPS_MODIFIERS (FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
+#define TFI_CAPS_RMA_MODIFIERS (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 #define TFI_CAPS_SECONDARY (FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SOURCE)
 #define TFI_CAPS (TFI_CAPS_PRIMARY | TFI_CAPS_MODIFIERS | TFI_CAPS_SECONDARY)
-#define TFI_TX_CAPS (FI_TAGGED | FI_MSG | FI_SEND | FI_LOCAL_COMM | FI_REMOTE_COMM)
+#define TFI_TX_CAPS                                                                                \
+    (FI_TAGGED | FI_MSG | FI_RMA | FI_ATOMIC | FI_SEND | FI_READ | FI_WRITE | FI_LOCAL_COMM |       \
+     FI_REMOTE_COMM)
 #define TFI_RX_CAPS                                                                                \
-    (FI_TAGGED | FI_MSG | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM)
+    (FI_TAGGED | FI_MSG | FI_RMA | FI_ATOMIC | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE |         \
+     FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define TFI_DOMAIN_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define TFI_MSG_ORDER FI_ORDER_SAS /* send order per (source, space) */
 /* op_flags an endpoint may carry by default: every completion level is
@@ -120,6 +127,7 @@ struct tfi_fabric {
 
 struct tfi_op;
 struct tfi_mr;
+struct tfi_rkey;
 
 struct tfi_domain {
     struct fid_domain domain;
@@ -141,6 +149,9 @@ struct tfi_domain {
     struct tfi_mr **mr_buckets;
     size_t nmr, mr_cap;
     uint64_t next_key;
+    /* what this domain's initiators know of peers' keys (fi_rma.c), by
+     * (peer, key), chained */
+    struct tfi_rkey *rkeys[256];
 };
 
 static inline void tfi_lock(struct tfi_domain *d)
@@ -244,6 +255,8 @@ int tfi_eq_post(struct tfi_eq *eq, uint32_t event, const void *buf, size_t len, 
 #define TFI_OP_RECV (1u << 0)   /* a receive (else a send) */
 #define TFI_OP_POOLED (1u << 1) /* from the domain's pool (else a static "silent" op) */
 #define TFI_OP_COMP (1u << 2)   /* a successful completion is reported */
+#define TFI_OP_KEYSVC (1u << 3) /* the endpoint's receive of key requests (fi_rma.c) */
+#define TFI_OP_KEYREP (1u << 4) /* an answer to this side's key request: aux its rkey */
 
 /* One posted operation: the context of its engine operation.  It is on its
  * endpoint's list of outstanding operations only while the engine holds it
@@ -255,6 +268,8 @@ struct tfi_op {
     uint64_t flags;             /* completion flags: FI_SEND / FI_RECV | FI_TAGGED / FI_MSG */
     unsigned kind;              /* TFI_OP_* */
     tern_request_t *req;        /* pending receive: for tern_cancel */
+    void *aux;                  /* an inject's bounce buffer (freed at completion), a key
+                                 * answer's rkey */
     struct tfi_op *prev, *next; /* the endpoint's outstanding ops; the free list (next) */
 };
 
@@ -283,6 +298,10 @@ struct tfi_ep {
     size_t max_msg_size;
     struct tfi_plan tx, rx;
     struct tfi_op outstanding; /* sentinel of the outstanding ops' list */
+    /* the key requests peers send this endpoint (fi_rma.c): the receive
+     * posted for the next one, its buffer */
+    struct tfi_op *keysvc;
+    uint64_t keyreq;
 };
 
 /* ---- shared helpers ---------------------------------------------------------- */
@@ -334,6 +353,41 @@ void tfi_cntr_detach(struct tfi_cntr *c, struct tfi_ep *ep);
 /* fi_mr.c */
 extern struct fi_ops_mr tfi_mr_ops;
 void tfi_mr_keys_free(struct tfi_domain *d);
+/* A registration open for remote access under key: its packed tern key
+ * (out, *len in and out) and the offset addresses count from; false: no
+ * such key, or not remotely accessible (domain lock held). */
+bool tfi_mr_remote(struct tfi_domain *d, uint64_t key, void *out, size_t *len, uint64_t *offset);
+
+/* fi_rma.c: one-sided on tern's <tern/rma.h>.  A peer's key (64 bits) is
+ * resolved into the tern key of its region by asking the peer once (a
+ * tagged request the peer's endpoint answers from its progress), kept by
+ * (peer, key); an operation whose key is still being fetched returns
+ * -FI_EAGAIN, as libfabric lets an initiator do. */
+struct tfi_rkey {
+    struct tfi_rkey *next;
+    int peer;
+    uint64_t key;
+    int state;          /* 0 fetching, 1 known, -1 refused by the peer */
+    tern_key_t *tkey;   /* known: the region's key */
+    uint64_t offset;    /* the peer's registration offset (offset addressing) */
+    void *answer;       /* fetching: the answer's buffer */
+};
+/* Post ep's receive of key requests (fi_enable); answer one and post the
+ * next (its completion, domain lock held); forget the known keys (domain
+ * close). */
+int tfi_keysvc_start(struct tfi_ep *ep);
+void tfi_keysvc_answer(struct tfi_ep *ep, struct tfi_op *op, const tern_cq_entry_t *e);
+void tfi_keyrep_done(struct tfi_ep *ep, struct tfi_op *op, const tern_cq_entry_t *e);
+void tfi_rkeys_free(struct tfi_domain *d);
+/* The tern key and remote address for (peer, key, addr) of ep's domain:
+ * 0, -FI_EAGAIN while the key is being fetched (progress, then call
+ * again), -FI_EKEYREJECTED when the peer has no such key (domain lock
+ * held). */
+int tfi_rkey_resolve(struct tfi_ep *ep, int peer, uint64_t key, uint64_t addr,
+                     const tern_key_t **tkey, uint64_t *raddr);
+/* A refused access through (peer, key): forget it (the region may have
+ * been registered again under the key) */
+void tfi_rkey_drop(struct tfi_domain *d, int peer, uint64_t key);
 
 /* fi_ep.c */
 int tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
@@ -357,11 +411,12 @@ static inline void tfi_ep_untrack(struct tfi_op *op)
     op->next = op->prev = op;
 }
 
-/* fi_tagged.c, fi_msg.c: the ops tables; fi_stubs.c: "not supported" */
+/* fi_tagged.c, fi_msg.c, fi_rma.c, fi_atomic.c: the ops tables;
+ * fi_stubs.c: "not supported" */
 extern struct fi_ops_tagged tfi_tagged_ops;
 extern struct fi_ops_msg tfi_msg_ops;
-extern struct fi_ops_rma tfi_no_rma_ops;
-extern struct fi_ops_atomic tfi_no_atomic_ops;
+extern struct fi_ops_rma tfi_rma_ops;
+extern struct fi_ops_atomic tfi_atomic_ops;
 extern struct fi_ops_collective tfi_no_collective_ops;
 extern struct fi_ops_cm tfi_cm_ops;
 

@@ -15,7 +15,8 @@ grep -q "type: FI_EP_RDM" "$out" || fail "not FI_EP_RDM"
 ofi_ext timeout -k 5 60 "$FI_INFO" -p tern -v >"$out" 2>&1 || fail "fi_info -p tern -v failed"
 for want in "mem_tag_format: 0xffffffffffffffff" "cq_data_size: 8" \
     "data_progress: FI_PROGRESS_MANUAL" "addr_format: FI_FORMAT_UNSPEC" "inject_size: 4096" \
-    "msg_order: \[ FI_ORDER_SAS \]" "caps: \[ FI_MSG, FI_TAGGED, FI_RECV, FI_SEND"; do
+    "msg_order: \[ FI_ORDER_SAS \]" \
+    "caps: \[ FI_MSG, FI_RMA, FI_TAGGED, FI_ATOMIC, FI_READ, FI_WRITE, FI_RECV, FI_SEND, FI_REMOTE_READ, FI_REMOTE_WRITE"; do
     grep -q "$want" "$out" || fail "fi_info -v: no \"$want\""
 done
 FI_TERN_INJECT_SIZE=1024 ofi_ext timeout -k 5 60 "$FI_INFO" -p tern -v >"$out" 2>&1 ||

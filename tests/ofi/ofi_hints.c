@@ -64,7 +64,7 @@ H(tx_comp_order, h->tx_attr->comp_order = FI_ORDER_STRICT)
 H(tx_inject_ok, h->tx_attr->inject_size = 4096)
 H(tx_inject_big, h->tx_attr->inject_size = 1 << 20)
 H(tx_iov, h->tx_attr->iov_limit = (size_t)1 << 21)
-H(tx_rma_iov, h->tx_attr->rma_iov_limit = 1)
+H(tx_rma_iov, h->tx_attr->rma_iov_limit = 2)
 H(tx_opflags, h->tx_attr->op_flags = FI_COMPLETION | FI_DELIVERY_COMPLETE)
 H(tx_opflags_bad, h->tx_attr->op_flags = FI_MULTICAST)
 H(tx_tclass, h->tx_attr->tclass = FI_TC_BULK_DATA)
@@ -105,7 +105,7 @@ H(ompi, h->caps = FI_TAGGED | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_DIRECTED_RECV;
 #define NO(n) {#n, set_##n, -FI_ENODATA}
 static const struct hcase hcases[] = {
     OK(base),          OK(caps_tagged),    OK(caps_msg),        OK(caps_all),
-    NO(caps_rma),      NO(caps_atomic),    NO(caps_multi_recv), NO(caps_fence),
+    OK(caps_rma),      OK(caps_atomic),    NO(caps_multi_recv), NO(caps_fence),
     NO(caps_hmem),     NO(caps_shared_av), OK(mode_context),    OK(mode_all),
     NO(addr_sockaddr), NO(addr_str),       NO(ep_msg),          NO(ep_dgram),
     OK(ep_unspec),     NO(ep_protocol),    NO(ep_prefix),       NO(ep_raw),
@@ -147,9 +147,18 @@ static void check_out(const char *name, const struct fi_info *h, const struct fi
     enum fi_threading t = h->domain_attr->threading;
     CHECK(fi->domain_attr->threading == (t == FI_THREAD_UNSPEC ? FI_THREAD_DOMAIN : t),
           "%s: threading %d", name, (int)fi->domain_attr->threading);
+    /* the legacy basic mode, else the asked modes that change what the
+     * application sees (virtual addresses, the provider's keys) */
     int mr = h->domain_attr->mr_mode;
-    CHECK(fi->domain_attr->mr_mode == (mr == FI_MR_BASIC ? FI_MR_BASIC : 0), "%s: mr_mode %d", name,
-          fi->domain_attr->mr_mode);
+    int want_mr = mr == FI_MR_BASIC ? FI_MR_BASIC
+                                    : mr & (FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED);
+    CHECK(fi->domain_attr->mr_mode == want_mr, "%s: mr_mode %d, want %d", name,
+          fi->domain_attr->mr_mode, want_mr);
+    if (h->caps & (FI_RMA | FI_ATOMIC))
+        CHECK((fi->caps & (h->caps & (FI_RMA | FI_ATOMIC))) &&
+                  (fi->caps & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)) ==
+                      (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE),
+              "%s: one-sided caps %#llx", name, (unsigned long long)fi->caps);
     if (h->domain_attr->av_type != FI_AV_UNSPEC)
         CHECK(fi->domain_attr->av_type == h->domain_attr->av_type, "%s: av_type", name);
     CHECK(fi->tx_attr->inject_size >= h->tx_attr->inject_size && fi->tx_attr->inject_size > 0,
@@ -393,8 +402,19 @@ static void test_ep(struct tep *t, struct fi_info *fi)
     CHECK_RET(fi_recvmsg(t->ep, &mm, FI_PEEK), -FI_EBADFLAGS, "fi_recvmsg FI_PEEK (tagged only)");
     CHECK_RET(fi_cancel(&t->ep->fid, &ctx), -FI_ENOENT, "fi_cancel of nothing");
     CHECK_RET(fi_cancel(&t->ep->fid, NULL), -FI_EINVAL, "fi_cancel(NULL)");
-    CHECK_RET(fi_read(t->ep, buf, 8, NULL, self, 0, 0, &ctx), -FI_ENOSYS, "fi_read (no RMA)");
-    CHECK_RET(fi_write(t->ep, buf, 8, NULL, self, 0, 0, &ctx), -FI_ENOSYS, "fi_write (no RMA)");
+    /* a key nobody registered: asked of the target (here itself) while the
+     * caller progresses, then refused */
+    ssize_t r;
+    double end = now_s() + 30;
+    struct fi_cq_tagged_entry ce;
+    while ((r = fi_read(t->ep, buf, 8, NULL, self, 0, 0xdead, &ctx)) == -FI_EAGAIN &&
+           now_s() < end)
+        (void)fi_cq_read(t->cq, &ce, 1);
+    CHECK_RET(r, -FI_EKEYREJECTED, "fi_read with a key nobody registered");
+    while ((r = fi_write(t->ep, buf, 8, NULL, self, 0, 0xdead, &ctx)) == -FI_EAGAIN &&
+           now_s() < end)
+        (void)fi_cq_read(t->cq, &ce, 1);
+    CHECK_RET(r, -FI_EKEYREJECTED, "fi_write with a key nobody registered");
     size_t v = 0, vl = sizeof(v);
     CHECK_RET(fi_getopt(&t->ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &v, &vl),
               -FI_ENOPROTOOPT, "fi_getopt FI_OPT_MIN_MULTI_RECV");

@@ -104,7 +104,8 @@ int main(int argc, char **argv)
     if (safe)
         first++;
     struct fi_info *h = tern_hints(), *fi = NULL;
-    h->caps = FI_TAGGED | FI_MSG | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE;
+    h->caps = FI_TAGGED | FI_MSG | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_RMA |
+              FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
     h->domain_attr->threading = safe ? FI_THREAD_SAFE : FI_THREAD_DOMAIN;
     h->domain_attr->av_type = FI_AV_TABLE;
     int ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &fi);

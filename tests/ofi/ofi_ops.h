@@ -27,5 +27,9 @@ struct ops_case {
     ops_case_fn fn;
 };
 extern const struct ops_case ops_cases[];
+/* ofi_ops_rma.c: the one-sided cases */
+void case_rma(void);
+void case_atomic(void);
+void case_rma_errors(void);
 
 #endif

@@ -4,8 +4,9 @@
 # other over tcp: tagged messages with ignore masks, FI_SOURCE, rendezvous,
 # remote CQ data, inject, msg operations, FI_PEEK / FI_CLAIM / FI_DISCARD,
 # fi_cancel, truncation, the four CQ formats, counters with selective
-# completion, FI_DELIVERY_COMPLETE; then again FI_THREAD_SAFE with two
-# threads on one endpoint.
+# completion, FI_DELIVERY_COMPLETE, one-sided (FI_RMA in every form, remote
+# CQ data, FI_ATOMIC from both sides on one counter, the errors); then again
+# FI_THREAD_SAFE with two threads on one endpoint.
 . "${srcdir:-.}/tests/ofi/lib.sh"
 OPS=./tests/ofi/ofi_ops
 # run_pair NAME ARGS...: A and B with ARGS, both must pass
@@ -27,7 +28,8 @@ run_pair() {
     [ "$ra" -eq 0 ] && [ "$rb" -eq 0 ] || fail "$name: A exited $ra, B exited $rb"
 }
 run_pair domain all
-for c in tagged data inject msg peek claim discard cancel trunc formats counters delivery; do
+for c in tagged data inject msg peek claim discard cancel trunc formats counters delivery rma \
+         atomic rma_errors; do
     grep -q "^ok $c\$" "$OFI_TMP/domain/B.out" || fail "case $c did not pass on B"
 done
 run_pair safe safe threads

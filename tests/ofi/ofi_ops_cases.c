@@ -548,5 +548,6 @@ const struct ops_case ops_cases[] = {
     {"msg", case_msg},           {"peek", case_peek},       {"claim", case_claim},
     {"discard", case_discard},   {"cancel", case_cancel},   {"close", case_close},
     {"trunc", case_trunc},       {"formats", case_formats}, {"counters", case_counters},
-    {"delivery", case_delivery}, {"threads", case_threads}, {NULL, NULL},
+    {"delivery", case_delivery}, {"threads", case_threads}, {"rma", case_rma},
+    {"atomic", case_atomic},     {"rma_errors", case_rma_errors}, {NULL, NULL},
 };
