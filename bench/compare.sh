@@ -171,13 +171,6 @@ done
 # ---- scratch space, cleanup ---------------------------------------------
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/tern-compare.XXXXXX") || exit 1
 SERVER_PID=""
-stop_server() {
-    if [ -n "$SERVER_PID" ]; then
-        kill "$SERVER_PID" 2>/dev/null
-        wait "$SERVER_PID" 2>/dev/null
-        SERVER_PID=""
-    fi
-}
 cleanup() {
     stop_server
     if [ "$KEEP" = 1 ]; then
@@ -244,17 +237,6 @@ p2p_one() {
 # The client always connects to 127.0.0.1 on a port nobody uses.  Note that
 # ucx_perftest's server has no bind-address option: it listens on 0.0.0.0
 # for the few hundred milliseconds of one test, and exits after one client.
-free_port() {
-    local p i
-    for i in $(seq 1 50); do
-        p=$((20000 + RANDOM % 40000))
-        if [ -z "$(ss -Htan "sport = :$p" 2>/dev/null)" ]; then
-            echo "$p"
-            return 0
-        fi
-    done
-    return 1
-}
 
 # ucx_one TEST SIZE ITERS WARMUP ROUND METRIC
 ucx_one() {

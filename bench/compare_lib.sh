@@ -262,3 +262,26 @@ json_list() {
     for x in "$@"; do [ $first = 1 ] || printf ', '; first=0; json_str "$x"; done
     printf ']'
 }
+
+# ucx_perftest's servers (compare.sh, rma_compare.sh): a TCP port nobody
+# uses (the server has no bind-address option: it listens on 0.0.0.0 for the
+# few hundred milliseconds of one test, and exits after one client), and
+# the server of SERVER_PID stopped
+free_port() {
+    local p i
+    for i in $(seq 1 50); do
+        p=$((20000 + RANDOM % 40000))
+        if [ -z "$(ss -Htan "sport = :$p" 2>/dev/null)" ]; then
+            echo "$p"
+            return 0
+        fi
+    done
+    return 1
+}
+stop_server() {
+    if [ -n "${SERVER_PID:-}" ]; then
+        kill "$SERVER_PID" 2>/dev/null
+        wait "$SERVER_PID" 2>/dev/null
+        SERVER_PID=""
+    fi
+}

@@ -66,12 +66,6 @@ done
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/tern-rma-compare.XXXXXX") || exit 1
 SERVER_PID=
-stop_server() {
-    [ -n "$SERVER_PID" ] || return 0
-    kill "$SERVER_PID" 2>/dev/null
-    wait "$SERVER_PID" 2>/dev/null
-    SERVER_PID=
-}
 cleanup() {
     stop_server
     if [ "$KEEP" = 1 ]; then echo "# logs kept in $WORK"; else rm -rf "$WORK"; fi
@@ -99,15 +93,6 @@ tern_one() {
         [[ $v =~ ^[0-9.]+$ ]] || { fail "tern_rma $test printed no figure for $s"; return 1; }
         record tern "$test" "$s" "$round" "$v"
     done
-}
-
-free_port() {
-    local p i
-    for i in $(seq 1 50); do
-        p=$((20000 + RANDOM % 40000))
-        [ -z "$(ss -Htan "sport = :$p" 2>/dev/null)" ] && { echo "$p"; return 0; }
-    done
-    return 1
 }
 
 # ucx_one TEST UCXTEST SIZE ITERS ROUND: one server and client (the client
