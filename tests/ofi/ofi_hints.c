@@ -151,7 +151,8 @@ static void check_out(const char *name, const struct fi_info *h, const struct fi
      * application sees (virtual addresses, the provider's keys) */
     int mr = h->domain_attr->mr_mode;
     int want_mr = mr == FI_MR_BASIC ? FI_MR_BASIC
-                                    : mr & (FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED);
+                                    : mr & (FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED |
+                                            FI_MR_LOCAL);
     CHECK(fi->domain_attr->mr_mode == want_mr, "%s: mr_mode %d, want %d", name,
           fi->domain_attr->mr_mode, want_mr);
     if (h->caps & (FI_RMA | FI_ATOMIC))

@@ -46,8 +46,11 @@ for spec in "put_latency -w create -s flush" "get_latency -w create -s lock" \
             "get_bw -w create -s lock_all" "put_bibw -w create -s pscw"; do
     prog=${spec%% *}
     args=${spec#* }
-    "$OMPI_MPICC" -O2 -o "$OMPI_WORK/osu_$prog" "$OMPI_SRCDIR/bench/osu/osu_$prog.c" \
-        "$OMPI_SRCDIR/bench/osu/osu_common.c" || ompi_fail "$OMPI_MPICC osu_$prog.c"
+    # (the build's sanitizer flags too: the provider loaded into it is built so)
+    # shellcheck disable=SC2086
+    "$OMPI_MPICC" ${TERN_TEST_CFLAGS:--Wall -Werror} -O2 -o "$OMPI_WORK/osu_$prog" \
+        "$OMPI_SRCDIR/bench/osu/osu_$prog.c" "$OMPI_SRCDIR/bench/osu/osu_common.c" ||
+        ompi_fail "$OMPI_MPICC osu_$prog.c"
     ompi_netmod_env tcp
     # shellcheck disable=SC2086
     ompi_mpirun 2 "${OMPI_ENV[@]}" -- "$OMPI_WORK/osu_$prog" $args -m 0:4096 -i 10 -x 2 \
