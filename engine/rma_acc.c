@@ -125,7 +125,14 @@ bool tern_acc_valid(int acc, int dtype, size_t *esize)
     case TERN_ACC_MINLOC:                                                                          \
         LOOP(T, if (y.v < x.v || (y.v == x.v && y.i < x.i)) x = y)
 #define PAIR(T) KERNEL(T, LOC(T))
-#define INTEGER(T) KERNEL(T, ARITH(T) ORDER(T) LOGIC(T))
+/* integers wrap (two's complement, as MPI implementations compute them):
+ * the sum and product in unsigned arithmetic of at least int's width, so
+ * that neither a signed overflow nor the promotion of a short to int is
+ * undefined */
+#define WRAP(T, U)                                                                                 \
+    case TERN_ACC_SUM: LOOP(T, x = (T)((U)x + (U)y))                                               \
+    case TERN_ACC_PROD: LOOP(T, x = (T)((U)x * (U)y))
+#define INTEGER(T, U) KERNEL(T, WRAP(T, U) ORDER(T) LOGIC(T))
 #define REAL(T) KERNEL(T, ARITH(T) ORDER(T))
 #define COMPLEX(T) KERNEL(T, ARITH(T))
 
@@ -134,14 +141,14 @@ bool tern_acc_valid(int acc, int dtype, size_t *esize)
 static void combine(int acc, int dtype, void *c, const void *s, size_t n)
 {
     switch (dtype) {
-    case TERN_DT_INT8: INTEGER(int8_t)
-    case TERN_DT_UINT8: INTEGER(uint8_t)
-    case TERN_DT_INT16: INTEGER(int16_t)
-    case TERN_DT_UINT16: INTEGER(uint16_t)
-    case TERN_DT_INT32: INTEGER(int32_t)
-    case TERN_DT_UINT32: INTEGER(uint32_t)
-    case TERN_DT_INT64: INTEGER(int64_t)
-    case TERN_DT_UINT64: INTEGER(uint64_t)
+    case TERN_DT_INT8: INTEGER(int8_t, unsigned)
+    case TERN_DT_UINT8: INTEGER(uint8_t, unsigned)
+    case TERN_DT_INT16: INTEGER(int16_t, unsigned)
+    case TERN_DT_UINT16: INTEGER(uint16_t, unsigned)
+    case TERN_DT_INT32: INTEGER(int32_t, uint32_t)
+    case TERN_DT_UINT32: INTEGER(uint32_t, uint32_t)
+    case TERN_DT_INT64: INTEGER(int64_t, uint64_t)
+    case TERN_DT_UINT64: INTEGER(uint64_t, uint64_t)
     case TERN_DT_FLOAT: REAL(float)
     case TERN_DT_DOUBLE: REAL(double)
     case TERN_DT_LONG_DOUBLE: REAL(long double)

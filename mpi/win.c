@@ -114,23 +114,32 @@ static int win_begin(MPI_Comm comm, int flavor, MPI_Info info, int local_err, mp
         local_err = mpi_raise(comm, MPI_ERR_INFO, "%s: %#x is not an info object", call,
                               (unsigned)info);
     mpi_comm_t *c = mpi_comm_get(comm);
+    /* everything this rank needs first: a rank out of memory still joins
+     * the communicator's making, which then fails everywhere */
     int *ranks = malloc(sizeof(int) * (size_t)c->size);
-    if (ranks == NULL)
-        return mpi_raise(comm, MPI_ERR_NO_MEM, "%s: no memory", call);
-    memcpy(ranks, c->ranks, sizeof(int) * (size_t)c->size);
-    MPI_Comm wc = MPI_COMM_NULL;
-    e = mpi_comm_make(comm, ranks, c->size, c->rank, local_err, &wc, call);
-    if (e != MPI_SUCCESS)
-        return e;
     mpi_win_t *w = calloc(1, sizeof(*w));
-    mpi_comm_t *k = mpi_comm_get(wc);
     if (w != NULL)
-        w->t = calloc((size_t)k->size, sizeof(*w->t));
-    if (w == NULL || w->t == NULL) {
-        free(w);
-        (void)MPI_Comm_free(&wc);
-        return mpi_raise(comm, MPI_ERR_NO_MEM, "%s: no memory", call);
+        w->t = calloc((size_t)c->size, sizeof(*w->t));
+    if ((ranks == NULL || w == NULL || w->t == NULL) && local_err == MPI_SUCCESS)
+        local_err = mpi_raise(comm, MPI_ERR_NO_MEM, "%s: no memory", call);
+    MPI_Comm wc = MPI_COMM_NULL;
+    if (ranks != NULL) {
+        memcpy(ranks, c->ranks, sizeof(int) * (size_t)c->size);
+        e = mpi_comm_make(comm, ranks, c->size, c->rank, local_err, &wc, call);
+    } else { /* a list of nobody's, only so that this rank takes part */
+        int *none = calloc((size_t)c->size, sizeof(int));
+        e = none == NULL ? MPI_ERR_NO_MEM
+                         : mpi_comm_make(comm, none, c->size, c->rank, local_err, &wc, call);
     }
+    if (e != MPI_SUCCESS || local_err != MPI_SUCCESS) {
+        if (w != NULL)
+            free(w->t);
+        free(w);
+        if (wc != MPI_COMM_NULL)
+            (void)MPI_Comm_free(&wc);
+        return e != MPI_SUCCESS ? e : local_err;
+    }
+    mpi_comm_t *k = mpi_comm_get(wc);
     pthread_mutex_init(&w->mu, NULL);
     w->comm = wc;
     w->w = k->w;
@@ -153,17 +162,23 @@ static int win_begin(MPI_Comm comm, int flavor, MPI_Info info, int local_err, mp
 static int win_exchange(mpi_win_t *w, win_rec_t *rec, MPI_Comm comm, const char *call)
 {
     win_rec_t *all = malloc(sizeof(*all) * (size_t)w->size);
-    int bad = all == NULL ? MPI_ERR_NO_MEM : rec->err;
-    /* a rank without memory for the records still takes part in the
-     * agreement, so that nobody waits for it */
-    int agreed = MPI_SUCCESS;
-    if (all != NULL) {
-        int e = MPI_Allgather(rec, (int)sizeof(*rec), MPI_BYTE, all, (int)sizeof(*rec), MPI_BYTE,
-                              w->comm);
-        if (e != MPI_SUCCESS && bad == MPI_SUCCESS)
-            bad = e;
+    /* every rank has room for the records, or none exchanges them */
+    int pre = all == NULL ? MPI_ERR_NO_MEM : MPI_SUCCESS, agreed = MPI_SUCCESS;
+    int e = MPI_Allreduce(&pre, &agreed, 1, MPI_INT, MPI_MAX, w->comm);
+    if (e != MPI_SUCCESS || agreed != MPI_SUCCESS) {
+        free(all);
+        if (pre != MPI_SUCCESS)
+            return mpi_raise(comm, pre, "%s: no memory for the ranks' records", call);
+        return e != MPI_SUCCESS ? e
+                                : mpi_raise(comm, agreed, "%s: another rank ran out of memory",
+                                            call);
     }
-    for (int r = 0; all != NULL && bad == MPI_SUCCESS && r < w->size; r++) {
+    int bad = rec->err;
+    e = MPI_Allgather(rec, (int)sizeof(*rec), MPI_BYTE, all, (int)sizeof(*rec), MPI_BYTE,
+                      w->comm);
+    if (e != MPI_SUCCESS && bad == MPI_SUCCESS)
+        bad = e;
+    for (int r = 0; bad == MPI_SUCCESS && r < w->size; r++) {
         win_target_t *t = &w->t[r];
         t->size = all[r].size;
         t->disp_unit = all[r].disp_unit;
@@ -196,7 +211,7 @@ static int win_exchange(mpi_win_t *w, win_rec_t *rec, MPI_Comm comm, const char 
         }
     }
     free(all);
-    int e = MPI_Allreduce(&bad, &agreed, 1, MPI_INT, MPI_MAX, w->comm);
+    e = MPI_Allreduce(&bad, &agreed, 1, MPI_INT, MPI_MAX, w->comm);
     if (e != MPI_SUCCESS)
         agreed = e;
     if (agreed != MPI_SUCCESS && bad == MPI_SUCCESS)
@@ -239,9 +254,15 @@ static int win_finish(mpi_win_t *w, win_rec_t *rec, MPI_Comm comm, MPI_Win *win,
     rec->disp_unit = w->disp_unit;
     rec->size = w->wsize;
     int e = win_exchange(w, rec, comm, call);
-    if (e == MPI_SUCCESS && !win_publish(w))
-        e = mpi_raise(comm, MPI_ERR_NO_MEM, "%s: %d windows exist (the most this library keeps)",
-                      call, MPI_MAX_WINS);
+    if (e == MPI_SUCCESS) { /* published on every rank, or on none */
+        int mine = win_publish(w) ? MPI_SUCCESS : MPI_ERR_NO_MEM, all = MPI_SUCCESS;
+        e = MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MAX, w->comm);
+        if (e == MPI_SUCCESS && all != MPI_SUCCESS)
+            e = mpi_raise(comm, MPI_ERR_NO_MEM, "%s: %d windows exist on a rank (the most this "
+                          "library keeps)", call, MPI_MAX_WINS);
+        if (e != MPI_SUCCESS && mine == MPI_SUCCESS)
+            win_unpublish(w);
+    }
     if (e != MPI_SUCCESS) {
         w->handle = 0;
         win_destroy(w);
@@ -351,11 +372,19 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
     int64_t mine = le == MPI_SUCCESS ? size : 0, *sizes = calloc((size_t)w->size, sizeof(*sizes));
     win_rec_t rec = {0};
     rec.err = sizes == NULL ? mpi_raise(comm, MPI_ERR_NO_MEM, "%s: no memory", call) : le;
-    int64_t lone = 0;
-    e = MPI_Allgather(&mine, 1, MPI_INT64_T, sizes != NULL ? sizes : &lone, sizes != NULL ? 1 : 0,
-                      MPI_INT64_T, w->comm);
+    /* every rank has room for the sizes, or none gathers them */
+    int pre = sizes == NULL ? MPI_ERR_NO_MEM : MPI_SUCCESS, agreed = MPI_SUCCESS;
+    e = MPI_Allreduce(&pre, &agreed, 1, MPI_INT, MPI_MAX, w->comm);
+    if (e == MPI_SUCCESS && agreed == MPI_SUCCESS)
+        e = MPI_Allgather(&mine, 1, MPI_INT64_T, sizes, 1, MPI_INT64_T, w->comm);
+    else if (e == MPI_SUCCESS)
+        e = agreed;
     if (e != MPI_SUCCESS && rec.err == MPI_SUCCESS)
         rec.err = e;
+    if (e != MPI_SUCCESS) { /* no sizes: nothing allocated below */
+        free(sizes);
+        sizes = NULL;
+    }
     uint64_t off = 0, total = 0;
     for (int r = 0; sizes != NULL && r < w->size; r++) {
         if (r == w->rank)
@@ -447,10 +476,10 @@ int MPI_Win_free(MPI_Win *win)
         e = mpi_win_check(*win, &w, call);
     if (e != MPI_SUCCESS)
         return e;
-    if (w->lock_all || w->nlocked > 0 || w->nstart > 0 || w->posted)
+    if (w->lock_all || w->nlocked > 0 || w->nstart != 0 || w->posted)
         return mpi_raise_win(*win, MPI_ERR_RMA_SYNC, "%s: an epoch is still open (%s)", call,
                              w->lock_all ? "MPI_Win_lock_all" : w->nlocked > 0 ? "MPI_Win_lock"
-                             : w->nstart > 0 ? "MPI_Win_start" : "MPI_Win_post");
+                             : w->nstart != 0 ? "MPI_Win_start" : "MPI_Win_post");
     /* this rank's operations done at their targets, then nobody's left */
     e = mpi_win_complete_ops(w, -1, true, call);
     int be = MPI_Barrier(w->comm);

@@ -153,7 +153,9 @@ bool mpi_win_may_access(const mpi_win_t *win, int target);
  * epoch opens); a window's own segments destroyed (MPI_Win_free). */
 int mpi_win_dyn_key(mpi_win_t *win, int target, uint64_t addr, uint64_t len,
                     const tern_key_t **key, const char *call);
-void mpi_win_dyn_forget(mpi_win_t *win);
+/* forget target's segments (-1: every target's), its pending operations
+ * completed here first: their keys go with them */
+void mpi_win_dyn_forget(mpi_win_t *win, int target);
 void mpi_win_dyn_free(mpi_win_t *win);
 /* a new dynamic window: its key requests answered from now on */
 void mpi_win_dyn_register(mpi_win_t *win);

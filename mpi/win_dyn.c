@@ -105,7 +105,11 @@ int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
     if (st != TERN_OK)
         return mpi_raise_win(win, MPI_ERR_RMA_ATTACH, "%s: %s (%s)", call, tern_strerror(st),
                              tern_last_error());
-    if (!seg_push(&w->own, &w->nown, &w->capown, &s)) {
+    /* the segments under mu: another thread's serve reads them */
+    mpi_mt_lock(&w->mu);
+    bool pushed = seg_push(&w->own, &w->nown, &w->capown, &s);
+    mpi_mt_unlock(&w->mu);
+    if (!pushed) {
         (void)tern_region_destroy(s.reg);
         return mpi_raise_win(win, MPI_ERR_NO_MEM, "%s: no memory", call);
     }
@@ -122,13 +126,16 @@ int MPI_Win_detach(MPI_Win win, const void *base)
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return mpi_raise_win(win, MPI_ERR_RMA_FLAVOR, "%s: the window was not made by "
                              "MPI_Win_create_dynamic", call);
+    mpi_mt_lock(&w->mu);
     for (int i = 0; i < w->nown; i++)
         if (w->own[i].addr == (uint64_t)(uintptr_t)base) {
             /* destroyed: a key any origin holds is refused from now on */
             (void)tern_region_destroy(w->own[i].reg);
             w->own[i] = w->own[--w->nown];
+            mpi_mt_unlock(&w->mu);
             return MPI_SUCCESS;
         }
+    mpi_mt_unlock(&w->mu);
     return mpi_raise_win(win, MPI_ERR_RMA_RANGE, "%s: no memory is attached at %p", call, base);
 }
 
@@ -150,7 +157,9 @@ static void fill_rep(const mpi_win_t *w, const key_req_t *q, key_rep_t *rep)
 static void answer(mpi_win_t *w, int proc, const key_req_t *q)
 {
     key_rep_t rep;
+    mpi_mt_lock(&w->mu);
     fill_rep(w, q, &rep);
+    mpi_mt_unlock(&w->mu);
     size_t len = offsetof(key_rep_t, key) + rep.klen;
     /* eager and small: it leaves at once (a failure means the origin is
      * gone, and nobody waits for the answer) */
@@ -240,12 +249,15 @@ static int dyn_key_locked(mpi_win_t *w, int target, uint64_t addr, uint64_t len,
     return MPI_SUCCESS;
 }
 
-void mpi_win_dyn_forget(mpi_win_t *w)
+void mpi_win_dyn_forget(mpi_win_t *w, int target)
 {
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return;
+    /* no operation may still use a key destroyed here (a failure is
+     * raised now, and reported again by the epoch's end) */
+    (void)mpi_win_complete_ops(w, target, false, "MPI_Win (opening an epoch)");
     mpi_mt_lock(&w->mu);
-    for (int r = 0; r < w->size; r++) {
+    for (int r = target < 0 ? 0 : target; r < (target < 0 ? w->size : target + 1); r++) {
         win_target_t *t = &w->t[r];
         for (int i = 0; i < t->nsegs; i++)
             tern_key_destroy(t->segs[i].key);
@@ -258,7 +270,7 @@ void mpi_win_dyn_free(mpi_win_t *w)
 {
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return;
-    mpi_win_dyn_forget(w);
+    mpi_win_dyn_forget(w, -1);
     for (int r = 0; r < w->size; r++)
         free(w->t[r].segs);
     pthread_mutex_lock(&dyn_lock);

@@ -99,7 +99,10 @@ static int target_of(xfer_t *x, MPI_Aint disp, const side_t *ts, const tern_key_
     /* the span the elements touch, from displacement disp */
     MPI_Aint last = (MPI_Aint)(ts->count - 1) * ts->t->extent;
     MPI_Aint lo = ts->t->true_lb + (last < 0 ? last : 0);
-    MPI_Aint hi = ts->t->true_lb + ts->t->true_extent + (last > 0 ? last : 0);
+    /* a pair type is written whole, its padding too (accumulate applies
+     * tern's C struct of it) */
+    MPI_Aint span = ts->t->pair ? ts->t->extent : ts->t->true_extent;
+    MPI_Aint hi = ts->t->true_lb + span + (last > 0 ? last : 0);
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
         *raddr = (uint64_t)disp;
         return mpi_win_dyn_key(w, x->target, (uint64_t)disp + (uint64_t)lo, (uint64_t)(hi - lo),
@@ -601,7 +604,8 @@ static int acc_common(const void *origin_addr, int origin_count, MPI_Datatype or
             return mpi_raise_win(win, MPI_ERR_TYPE, "%s: the origin (%zu bytes) and the target "
                                  "(%zu bytes) must hold as many elements of one type", call,
                                  os.bytes, ts.bytes);
-        if (os.bytes > 0 && origin_addr == NULL && mpi_dt_is_contig(origin_datatype))
+        if (os.bytes > 0 && origin_addr == NULL &&
+            (mpi_dt_is_contig(origin_datatype) || os.t->pair))
             return mpi_raise_win(win, MPI_ERR_BUFFER, "%s: NULL origin buffer", call);
     }
     if (fetch) {
@@ -611,7 +615,8 @@ static int acc_common(const void *origin_addr, int origin_count, MPI_Datatype or
             return mpi_raise_win(win, MPI_ERR_TYPE, "%s: the result (%zu bytes) and the target "
                                  "(%zu bytes) must hold as many elements of one type", call,
                                  rs.bytes, ts.bytes);
-        if (rs.bytes > 0 && result_addr == NULL && mpi_dt_is_contig(result_datatype))
+        if (rs.bytes > 0 && result_addr == NULL &&
+            (mpi_dt_is_contig(result_datatype) || rs.t->pair))
             return mpi_raise_win(win, MPI_ERR_BUFFER, "%s: NULL result buffer", call);
     }
     if (skip || ts.bytes == 0)

@@ -146,7 +146,7 @@ int MPI_Win_fence(int assert, MPI_Win win)
     if (e == MPI_SUCCESS)
         e = check_assert(w, assert, MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE |
                          MPI_MODE_NOSUCCEED, call);
-    if (e == MPI_SUCCESS && (w->lock_all || w->nlocked > 0 || w->nstart > 0 || w->posted))
+    if (e == MPI_SUCCESS && (w->lock_all || w->nlocked > 0 || w->nstart != 0 || w->posted))
         e = mpi_raise_win(win, MPI_ERR_RMA_SYNC, "%s: a lock or post / start epoch is open",
                           call);
     if (e != MPI_SUCCESS)
@@ -155,7 +155,7 @@ int MPI_Win_fence(int assert, MPI_Win win)
     e = mpi_win_complete_ops(w, -1, true, call);
     int be = MPI_Barrier(w->comm);
     w->fence = (assert & MPI_MODE_NOSUCCEED) == 0;
-    mpi_win_dyn_forget(w);
+    mpi_win_dyn_forget(w, -1);
     return e != MPI_SUCCESS ? e : be;
 }
 
@@ -238,7 +238,7 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
     int e = mpi_win_check(win, &w, call);
     if (e == MPI_SUCCESS)
         e = check_assert(w, assert, MPI_MODE_NOCHECK, call);
-    if (e == MPI_SUCCESS && w->nstart > 0)
+    if (e == MPI_SUCCESS && w->nstart != 0)
         e = mpi_raise_win(win, MPI_ERR_RMA_SYNC, "%s: an access epoch is open already "
                           "(MPI_Win_complete ends it)", call);
     if (e != MPI_SUCCESS)
@@ -259,7 +259,8 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
         w->t[g[i]].in_start = true;
     if (e == MPI_SUCCESS)
         w->nstart = n > 0 ? n : -1; /* an empty group opens an epoch too */
-    mpi_win_dyn_forget(w);
+    for (int i = 0; i < n && e == MPI_SUCCESS; i++)
+        mpi_win_dyn_forget(w, g[i]);
     free(g);
     return e;
 }
@@ -446,7 +447,7 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
     w->t[rank].lock = lock_type;
     w->t[rank].nocheck = (assert & MPI_MODE_NOCHECK) != 0;
     w->nlocked++;
-    mpi_win_dyn_forget(w);
+    mpi_win_dyn_forget(w, rank);
     return MPI_SUCCESS;
 }
 
@@ -496,7 +497,7 @@ int MPI_Win_lock_all(int assert, MPI_Win win)
     for (int r = 0; r < w->size; r++)
         w->t[r].nocheck = !check;
     w->lock_all = true;
-    mpi_win_dyn_forget(w);
+    mpi_win_dyn_forget(w, -1);
     return MPI_SUCCESS;
 }
 

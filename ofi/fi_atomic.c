@@ -3,7 +3,9 @@
  * forms) and fi_fetch_atomic are tern_accumulate (every element atomic at
  * the target, against every other atomic of the provider's and tern's);
  * fi_compare_atomic's FI_CSWAP on one integer is tern_atomic.  Keys and
- * addresses resolve as fi_rma.c says.
+ * addresses resolve as fi_rma.c says, and a non-fetching atomic is followed
+ * by a flush whose completion is its own, as a write is (a fetching one
+ * completes with its result, a refusal at the target with it).
  *
  * Offered: FI_MIN, FI_MAX, FI_SUM, FI_PROD on the integer, real and (SUM,
  * PROD) complex types; FI_LOR, FI_LAND, FI_LXOR, FI_BOR, FI_BAND, FI_BXOR
@@ -19,6 +21,7 @@
 
 static struct tfi_op silent_atomic = {.flags = FI_ATOMIC | FI_WRITE, .kind = 0};
 static struct tfi_op silent_fetch = {.flags = FI_ATOMIC | FI_READ, .kind = 0};
+static struct tfi_op quiet_atomic = {.flags = FI_ATOMIC | FI_WRITE, .kind = TFI_OP_QUIET};
 
 static int dt_of(enum fi_datatype t)
 {
@@ -138,8 +141,9 @@ static ssize_t amo_post(struct tfi_ep *ep, const struct amo_args *a)
     if (a->count == 0 || a->count > max || (a->buf == NULL && acc != TERN_ACC_NO_OP) ||
         (a->kind > 0 && a->result == NULL) || (a->kind == 2 && a->compare == NULL))
         return -FI_EINVAL;
-    bool inject = a->inject_only || (a->flags & FI_INJECT);
-    if (inject && (a->kind > 0 || a->count * es > ep->inject_size))
+    /* an inherited FI_INJECT does not apply to fetching atomics */
+    bool inject = a->inject_only || (a->kind == 0 && (a->flags & FI_INJECT));
+    if ((inject && a->count * es > ep->inject_size) || (a->inject_only && a->kind > 0))
         return -FI_EINVAL;
     struct tfi_domain *d = ep->dom;
     tfi_lock(d);
@@ -179,6 +183,17 @@ static ssize_t amo_post(struct tfi_ep *ep, const struct amo_args *a)
         return -FI_ENOMEM;
     }
     top.context = rec;
+    /* a non-fetching atomic: the flush after it completes it (its own
+     * failures dropped), or, with a copied buffer, reports failures only */
+    bool flush = a->kind == 0;
+    tern_op_t aop = top, fop = top;
+    if (flush && bounce == NULL) {
+        aop.flags = TERN_OP_CQ | TERN_OP_CQ_ERRORS;
+        aop.context = &quiet_atomic;
+    } else if (flush) {
+        fop.flags = TERN_OP_CQ | TERN_OP_CQ_ERRORS;
+        fop.context = &silent_atomic;
+    }
     tern_status_t st;
     if (a->kind == 2) {
         uint64_t value = 0, compare = 0;
@@ -188,7 +203,20 @@ static ssize_t amo_post(struct tfi_ep *ep, const struct amo_args *a)
                          NULL);
     } else {
         st = tern_accumulate(ep->w, acc, dt, acc == TERN_ACC_NO_OP ? NULL : src, a->count,
-                             a->kind == 1 ? a->result : NULL, tkey, raddr, &top, NULL);
+                             a->kind == 1 ? a->result : NULL, tkey, raddr, &aop, NULL);
+    }
+    if (st >= 0 && flush) {
+        tern_status_t fs = tern_flush(ep->w, peer, &fop, NULL);
+        if (fs < 0) { /* posted: nothing undone; the flush's record fails */
+            if (rec->kind & TFI_OP_POOLED)
+                tfi_ep_track(ep, rec);
+            if (fop.context == rec) {
+                tern_cq_entry_t e = {.context = rec, .status = fs};
+                tfi_ep_complete(ep, &e);
+            }
+            tfi_unlock(d);
+            return 0;
+        }
     }
     if (st < 0) {
         if (rec->kind & TFI_OP_POOLED) {

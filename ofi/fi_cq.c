@@ -118,13 +118,15 @@ static void remote_write(struct tfi_ep *ep, const tern_cq_entry_t *e)
     tfi_cq_push(ep->rx_cq, &c);
 }
 
-static void complete(struct tfi_ep *ep, const tern_cq_entry_t *e)
+void tfi_ep_complete(struct tfi_ep *ep, const tern_cq_entry_t *e)
 {
     struct tfi_op *op = e->context;
     if (op == NULL && (e->flags & TERN_CQ_REMOTE_WRITE)) {
         remote_write(ep, e);
         return;
     }
+    if (op->kind & TFI_OP_QUIET) /* the call's other operation reports it */
+        return;
     if (!(op->kind & TFI_OP_POOLED)) { /* a static op: no record, errors only */
         deliver(ep, op, e);
         return;
@@ -149,7 +151,7 @@ void tfi_ep_progress(struct tfi_ep *ep)
     tern_cq_entry_t e[32];
     int n = tern_cq_read(ep->w, e, (int)(sizeof(e) / sizeof(e[0])));
     for (int i = 0; i < n; i++)
-        complete(ep, &e[i]);
+        tfi_ep_complete(ep, &e[i]);
 }
 
 /* ---- the CQ's endpoints ------------------------------------------------------- */
@@ -262,7 +264,7 @@ static size_t read_direct(struct tfi_cq *cq, void *buf, size_t count, fi_addr_t 
         tfi_op_put(ep->dom, op);
     }
     for (; i < k; i++)
-        complete(ep, &e[i]);
+        tfi_ep_complete(ep, &e[i]);
     return n;
 }
 

@@ -383,6 +383,7 @@ static int ep_close(struct fid *fid)
      * the worker's CQ is emptied (operations that completed within their
      * call are there only), and what is left after that is orphaned: its
      * completion will be dropped by the worker's next owner. */
+    ep->closing = true; /* a key request answered now posts no next receive */
     for (struct tfi_op *op = ep->outstanding.next; op != &ep->outstanding; op = op->next)
         if (op->req != NULL && (op->kind & TFI_OP_RECV))
             tern_cancel(ep->w, op->req);

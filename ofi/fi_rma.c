@@ -38,9 +38,11 @@ struct key_answer {
     uint8_t key[TERN_KEY_MAX];
 };
 
-/* failures of operations that asked for no completion (errors only) */
+/* failures of operations that asked for no completion (errors only); a
+ * write's put whose flush reports for it (its failures dropped) */
 static struct tfi_op silent_write = {.flags = FI_RMA | FI_WRITE, .kind = 0};
 static struct tfi_op silent_read = {.flags = FI_RMA | FI_READ, .kind = 0};
+static struct tfi_op quiet_write = {.flags = FI_RMA | FI_WRITE, .kind = TFI_OP_QUIET};
 
 static size_t bucket(int peer, uint64_t key)
 {
@@ -97,6 +99,11 @@ void tfi_keysvc_answer(struct tfi_ep *ep, struct tfi_op *op, const tern_cq_entry
     tern_op_t top = {.flags = TERN_OP_INJECT};
     (void)tern_tsend(ep->w, &a, offsetof(struct key_answer, key) + a.klen, e->peer, ep->keyreq,
                      TFI_SPACE_KEYREP, &top, NULL);
+    if (ep->closing) {
+        ep->keysvc = NULL;
+        tfi_op_put(ep->dom, op);
+        return;
+    }
     if (tfi_keysvc_start(ep) != 0)
         TFI_WARN(FI_LOG_EP_DATA, "no memory to receive the next key request: peers' one-sided "
                                  "operations on new keys will wait\n");
@@ -256,19 +263,19 @@ struct rma_args {
     bool read, inject_only;
 };
 
-/* the record of an RMA operation (NULL: no memory); *silent when it
- * reports failures only */
-static struct tfi_op *rma_record(struct tfi_ep *ep, const struct rma_args *a, tern_op_t *top)
+/* the record of an RMA operation (NULL: no memory): a static op
+ * reporting failures only when nothing else is asked of it, else a pooled
+ * one (always for a copied buffer, which it frees) */
+static struct tfi_op *rma_record(struct tfi_ep *ep, const struct rma_args *a, bool bounce,
+                                 tern_op_t *top)
 {
-    bool want = !ep->tx_selective || (a->flags & FI_COMPLETION);
+    bool want = !a->inject_only && (!ep->tx_selective || (a->flags & FI_COMPLETION));
     bool counted = ep->tx_cntr != NULL;
     top->flags |= TERN_OP_CQ;
-    if (a->inject_only || (!want && !counted)) {
-        if (!a->inject_only || a->read) {
-            top->flags |= TERN_OP_CQ_ERRORS;
-            top->context = a->read ? &silent_read : &silent_write;
-            return top->context;
-        }
+    if (!bounce && !want && !counted) {
+        top->flags |= TERN_OP_CQ_ERRORS;
+        top->context = a->read ? &silent_read : &silent_write;
+        return top->context;
     }
     struct tfi_op *rec = tfi_op_get(ep->dom);
     if (rec == NULL)
@@ -276,7 +283,7 @@ static struct tfi_op *rma_record(struct tfi_ep *ep, const struct rma_args *a, te
     rec->context = a->context;
     rec->ep = ep;
     rec->flags = FI_RMA | (a->read ? FI_READ : FI_WRITE);
-    rec->kind = TFI_OP_POOLED | (want && !a->inject_only ? TFI_OP_COMP : 0);
+    rec->kind = TFI_OP_POOLED | (want ? TFI_OP_COMP : 0);
     rec->aux = NULL;
     top->context = rec;
     return rec;
@@ -301,8 +308,9 @@ static ssize_t rma_post(struct tfi_ep *ep, const struct rma_args *a)
     } else if (a->buf == NULL && len > 0) {
         return -FI_EINVAL;
     }
-    bool inject = a->inject_only || (a->flags & FI_INJECT);
-    if (inject && (a->read || len > ep->inject_size))
+    /* an inherited FI_INJECT does not apply to reads */
+    bool inject = a->inject_only || (!a->read && (a->flags & FI_INJECT));
+    if ((inject && len > ep->inject_size) || (a->inject_only && a->read))
         return -FI_EINVAL;
     struct tfi_domain *d = ep->dom;
     tfi_lock(d);
@@ -333,7 +341,7 @@ static ssize_t rma_post(struct tfi_ep *ep, const struct rma_args *a)
     tern_op_t top = {.flags = 0, .data = a->data};
     if (!a->read && (a->flags & FI_REMOTE_CQ_DATA))
         top.flags |= TERN_OP_DATA;
-    struct tfi_op *rec = rma_record(ep, a, &top);
+    struct tfi_op *rec = rma_record(ep, a, bounce != NULL, &top);
     if (rec == NULL) {
         free(bounce);
         tfi_unlock(d);
@@ -348,11 +356,11 @@ static ssize_t rma_post(struct tfi_ep *ep, const struct rma_args *a)
      * reports failures only. */
     bool flush = !a->read;
     tern_op_t wop = top, fop = top;
-    if (flush && !a->inject_only) {
+    if (flush && bounce == NULL) { /* the flush reports: the put's failures are dropped */
         wop.flags = (top.flags & TERN_OP_DATA) | TERN_OP_CQ | TERN_OP_CQ_ERRORS;
-        wop.context = &silent_write;
+        wop.context = &quiet_write;
         fop.flags = top.flags & ~(uint32_t)TERN_OP_DATA;
-    } else if (flush) {
+    } else if (flush) { /* the put's record frees the copy; the flush reports failures */
         fop.flags = TERN_OP_CQ | TERN_OP_CQ_ERRORS;
         fop.context = &silent_write;
     }
@@ -365,8 +373,21 @@ static ssize_t rma_post(struct tfi_ep *ep, const struct rma_args *a)
     else
         st = one ? tern_put(ep->w, one_buf, len, tkey, raddr, &wop, NULL)
                  : tern_putv(ep->w, a->iov, (int)a->count, tkey, raddr, &wop, NULL);
-    if (st >= 0 && flush)
-        st = tern_flush(ep->w, peer, &fop, NULL);
+    if (st >= 0 && flush) {
+        tern_status_t fs = tern_flush(ep->w, peer, &fop, NULL);
+        if (fs < 0) {
+            /* the write went out: nothing is undone; its record (when the
+             * flush was to complete it) completes with the failure */
+            if (rec->kind & TFI_OP_POOLED)
+                tfi_ep_track(ep, rec);
+            if (fop.context == rec) {
+                tern_cq_entry_t e = {.context = rec, .status = fs};
+                tfi_ep_complete(ep, &e);
+            }
+            tfi_unlock(d);
+            return 0;
+        }
+    }
     if (st < 0) {
         if (rec->kind & TFI_OP_POOLED) {
             rec->aux = NULL;
@@ -376,8 +397,6 @@ static ssize_t rma_post(struct tfi_ep *ep, const struct rma_args *a)
         tfi_unlock(d);
         return tfi_errno(st);
     }
-    if (bounce != NULL && !(rec->kind & TFI_OP_POOLED))
-        free(bounce); /* unreachable: injects always keep a record */
     if (rec->kind & TFI_OP_POOLED)
         tfi_ep_track(ep, rec);
     tfi_unlock(d);

@@ -257,6 +257,7 @@ int tfi_eq_post(struct tfi_eq *eq, uint32_t event, const void *buf, size_t len, 
 #define TFI_OP_COMP (1u << 2)   /* a successful completion is reported */
 #define TFI_OP_KEYSVC (1u << 3) /* the endpoint's receive of key requests (fi_rma.c) */
 #define TFI_OP_KEYREP (1u << 4) /* an answer to this side's key request: aux its rkey */
+#define TFI_OP_QUIET (1u << 5)  /* a failure is dropped: another op of the same call reports it */
 
 /* One posted operation: the context of its engine operation.  It is on its
  * endpoint's list of outstanding operations only while the engine holds it
@@ -302,6 +303,7 @@ struct tfi_ep {
      * posted for the next one, its buffer */
     struct tfi_op *keysvc;
     uint64_t keyreq;
+    bool closing; /* fi_close: the key service posts no more receives */
 };
 
 /* ---- shared helpers ---------------------------------------------------------- */
@@ -341,6 +343,10 @@ int tfi_cq_attach(struct tfi_cq *cq, struct tfi_ep *ep);
 void tfi_cq_detach(struct tfi_cq *cq, struct tfi_ep *ep);
 /* Drain ep's worker once and route what completed (domain lock held). */
 void tfi_ep_progress(struct tfi_ep *ep);
+/* Route one engine completion e of ep's worker (domain lock held): also an
+ * operation's failure the provider makes itself (a flush refused at the
+ * call after its write went out) */
+void tfi_ep_complete(struct tfi_ep *ep, const tern_cq_entry_t *e);
 /* tern status -> positive FI errno of a completion error entry */
 int tfi_cq_err(tern_status_t st);
 

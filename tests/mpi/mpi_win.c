@@ -352,6 +352,32 @@ static void test_dynamic(void)
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK(buf[4] == left && buf[6] == left + 2 && buf[3] == -1 && buf[7] == -1,
           "attached memory: %d %d %d %d", buf[3], buf[4], buf[6], buf[7]);
+    /* a lock of a second target while a long put to the first is under
+     * way (opening that epoch must not take the first one's key from it) */
+    if (size > 2) {
+        enum { BIG = 65536 };
+        int *big = malloc(sizeof(int) * BIG), *src = malloc(sizeof(int) * BIG);
+        for (int i = 0; i < BIG; i++) {
+            big[i] = -1;
+            src[i] = rank * 1000000 + i;
+        }
+        MPI_Win_attach(win, big, (MPI_Aint)sizeof(int) * BIG);
+        MPI_Get_address(big, &mine);
+        MPI_Allgather(&mine, 1, MPI_AINT, addrs, 1, MPI_AINT, MPI_COMM_WORLD);
+        MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win);
+        MPI_Put(src, BIG, MPI_INT, right, addrs[right], BIG, MPI_INT, win);
+        MPI_Win_lock(MPI_LOCK_SHARED, left, 0, win);
+        int peek = 0;
+        MPI_Get(&peek, 1, MPI_INT, left, addrs[left], 1, MPI_INT, win);
+        MPI_Win_unlock(left, win);
+        MPI_Win_unlock(right, win);
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK(big[0] == left * 1000000 && big[BIG - 1] == left * 1000000 + BIG - 1,
+              "the long put under a second lock: %d ... %d", big[0], big[BIG - 1]);
+        MPI_Win_detach(win, big);
+        free(big);
+        free(src);
+    }
     MPI_Win_detach(win, buf);
     MPI_Win_free(&win);
     free(addrs);
