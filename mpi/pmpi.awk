@@ -1,8 +1,9 @@
-# mpi/pmpi.awk — the profiling interface's names, from include/mpi.h.
+# mpi/pmpi.awk — the profiling interface's names, from include/mpi.h and
+# include/mpi_rma.h (given both, in that order; H below).
 #
-#   awk -v mode=header -f mpi/pmpi.awk include/mpi.h   the PMPI_ prototypes
-#   awk -v mode=defsym -f mpi/pmpi.awk include/mpi.h   --defsym=PMPI_x=MPI_x
-#   awk -v mode=names  -f mpi/pmpi.awk include/mpi.h   the MPI_ function names
+#   awk -v mode=header -f mpi/pmpi.awk H   the PMPI_ prototypes
+#   awk -v mode=defsym -f mpi/pmpi.awk H   --defsym=PMPI_x=MPI_x
+#   awk -v mode=names  -f mpi/pmpi.awk H   the MPI_ function names
 #
 # Every function prototype of the header (a line starting "int MPI_" or
 # "double MPI_" or "MPI_Aint MPI_", up to its ";") gets a PMPI_ twin with the same parameters.
