@@ -1,5 +1,6 @@
 /*
- * What the one-sided engine cases share (cases_rma.c, cases_rma_safety.c):
+ * What the one-sided engine cases share (cases_rma.c, cases_rma_safety.c,
+ * cases_rma_paths.c):
  * a window of one region per rank with every rank's key unpacked, and
  * waiting for an operation or a flush.
  */
@@ -45,5 +46,9 @@ int case_peer_rma(th_t *t);
 int case_rma_stale_key(th_t *t);
 int case_rma_acc_refused(th_t *t);
 int case_barrier_waits(th_t *t);
+/* The paths cases (cases_rma_paths.c). */
+int case_rma_soak(th_t *t);
+int case_rma_direct(th_t *t);
+int case_rma_cq(th_t *t);
 
 #endif

@@ -1,0 +1,324 @@
+/*
+ * The one-sided cases about paths (include/tern/rma.h): a random soak of
+ * puts, gets and atomics checked against a shadow copy, direct access to
+ * allocated regions on one host (counted), and completion through the CQ.
+ */
+#include <stdio.h>
+#include <unistd.h>
+
+#include "tests/engine/cases_rma.h"
+
+/* xorshift64* */
+static uint64_t rnd(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 0x2545F4914F6CDD1Dull;
+}
+
+#define LANE 8192 /* each rank's lane in every rank's region */
+
+/* Random puts, gets and atomics (TERN_TEST_RMA_OPS per rank, 4000 by
+ * default; TERN_TEST_RMA_SEED varies them) into every rank's region, each rank in a lane of its own there,
+ * checked against a shadow copy of its lanes: a get reads what the shadow
+ * says (after a flush: puts and gets are not ordered), a fetching atomic
+ * fetches it; at the end every lane is read back.  Reports the counts. */
+int case_rma_soak(th_t *t)
+{
+    const char *e = getenv("TERN_TEST_RMA_OPS");
+    long ops = e != NULL ? atol(e) : 4000;
+    win_t w;
+    if (win_open(t, &w, (size_t)t->size * LANE, TERN_REGION_READ | TERN_REGION_WRITE, 0))
+        return -1;
+    uint8_t *shadow = calloc((size_t)t->size, LANE); /* my lane at rank r: shadow + r * LANE */
+    uint8_t *buf = malloc(LANE), *got = malloc(LANE);
+    const char *sd = getenv("TERN_TEST_RMA_SEED");
+    uint64_t seed = 0x9E3779B97F4A7C15ull * (uint64_t)(t->rank + 1) +
+                    (sd != NULL ? strtoull(sd, NULL, 10) * 0xBF58476D1CE4E5B9ull : 0);
+    if (seed == 0)
+        seed = 1; /* xorshift's one fixed point */
+    long corrupt = 0, lost = 0, n_put = 0, n_get = 0, n_amo = 0;
+    for (long i = 0; i < ops; i++) {
+        int peer = (int)(rnd(&seed) % (uint64_t)t->size);
+        uint8_t *sh = shadow + (size_t)peer * LANE;
+        uint64_t lane = base_of(&w, peer) + (uint64_t)t->rank * LANE;
+        unsigned kind = (unsigned)(rnd(&seed) % 8);
+        tern_request_t *r = NULL;
+        tern_status_t st;
+        if (kind < 4) { /* put */
+            size_t len = 1 + rnd(&seed) % (kind == 0 ? LANE : 256);
+            size_t off = rnd(&seed) % (LANE - len + 1);
+            for (size_t j = 0; j < len; j++)
+                buf[j] = (uint8_t)rnd(&seed);
+            st = tern_put(t->w, buf, len, w.keys[peer], lane + off, NULL, &r);
+            if (st == TERN_INPROGRESS)
+                st = tern_wait(t->w, r, NULL);
+            memcpy(sh + off, buf, len);
+            n_put++;
+        } else if (kind < 6) { /* get, after a flush */
+            size_t len = 1 + rnd(&seed) % 512;
+            size_t off = rnd(&seed) % (LANE - len + 1);
+            flush(t, peer);
+            st = tern_get(t->w, got, len, w.keys[peer], lane + off, NULL, &r);
+            if (st == TERN_INPROGRESS)
+                st = tern_wait(t->w, r, NULL);
+            if (st == TERN_OK && memcmp(got, sh + off, len) != 0)
+                corrupt++;
+            n_get++;
+        } else { /* a fetching add on an aligned word of the lane */
+            size_t off = (rnd(&seed) % (LANE / 8)) * 8;
+            uint64_t add = rnd(&seed), old = 0, want;
+            memcpy(&want, sh + off, 8);
+            st = tern_atomic(t->w, TERN_AMO_ADD, 8, add, 0, &old, w.keys[peer], lane + off, NULL,
+                             &r);
+            if (st == TERN_INPROGRESS)
+                st = tern_wait(t->w, r, NULL);
+            if (st == TERN_OK && old != want)
+                corrupt++;
+            want += add;
+            memcpy(sh + off, &want, 8);
+            n_amo++;
+        }
+        if (st != TERN_OK) {
+            lost++;
+            CHECK(t, 0, "operation %ld: %s", i, tern_strerror(st));
+        }
+    }
+    flush(t, TERN_ANY_SOURCE);
+    for (int p = 0; p < t->size; p++) {
+        tern_request_t *r = NULL;
+        uint64_t lane = base_of(&w, p) + (uint64_t)t->rank * LANE;
+        done(t, tern_get(t->w, got, LANE, w.keys[p], lane, NULL, &r), &r, "final get");
+        if (memcmp(got, shadow + (size_t)p * LANE, LANE) != 0)
+            corrupt++;
+    }
+    CHECK(t, corrupt == 0 && lost == 0, "%ld corrupt, %ld lost", corrupt, lost);
+    printf("rma_soak: rank %d: %ld operations (%ld put, %ld get, %ld atomic): %ld lost, %ld "
+           "corrupt\n",
+           t->rank, ops, n_put, n_get, n_amo, lost, corrupt);
+    /* a fault shim's work, when one is on (dpdk's TERN_DPDK_FAULTS) */
+    tern_counter_t c[128];
+    int nc = tern_worker_counters(t->w, c, 128);
+    for (int i = 0; i < nc && i < 128; i++)
+        if (strstr(c[i].name, ".fault_") != NULL)
+            printf("rma_soak: rank %d: %s=%llu\n", t->rank, c[i].name,
+                   (unsigned long long)c[i].value);
+    fflush(stdout);
+    free(shadow);
+    free(buf);
+    free(got);
+    win_close(t, &w);
+    return 0;
+}
+
+/* The value of w's counter name (-1: none). */
+static int64_t counter(tern_worker_t *w, const char *name)
+{
+    tern_counter_t c[128];
+    int n = tern_worker_counters(w, c, 128);
+    for (int i = 0; i < n && i < 128; i++)
+        if (strcmp(c[i].name, name) == 0)
+            return (int64_t)c[i].value;
+    return -1;
+}
+
+/* This process's host as the engine tells hosts apart (kernel boot id,
+ * pid and network namespaces): network namespaces stand for hosts in the
+ * multi-node tests. */
+static void host_of(char *out, size_t len)
+{
+    char boot[64] = "", net[64] = "", pid[64] = "";
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f != NULL) {
+        if (fgets(boot, sizeof(boot), f) == NULL)
+            boot[0] = '\0';
+        fclose(f);
+    }
+    ssize_t n = readlink("/proc/self/ns/net", net, sizeof(net) - 1);
+    net[n > 0 ? n : 0] = '\0';
+    n = readlink("/proc/self/ns/pid", pid, sizeof(pid) - 1);
+    pid[n > 0 ? n : 0] = '\0';
+    snprintf(out, len, "%s/%s/%s", boot, net, pid);
+}
+
+/* Allocated regions on one host: every key maps its region (unless
+ * TERN_RMA_MAP=0), and operations on it are direct (counted so, no message
+ * sent), visible through the mapping at the target and here. */
+int case_rma_direct(th_t *t)
+{
+    const char *m = getenv("TERN_RMA_MAP");
+    int map = m == NULL || strcmp(m, "0") != 0;
+    /* which ranks share this host: they map each other's regions */
+    char mine_host[256], *hosts = calloc((size_t)t->size, 256);
+    host_of(mine_host, sizeof(mine_host));
+    for (int p = 0; p < t->size; p++) {
+        tern_request_t *r = NULL;
+        tern_recv_info_t info;
+        tern_status_t st = tern_irecv(t->w, hosts + 256 * p, 256, p, KEY_TAG + 2, KEY_SPACE,
+                                      &info, &r);
+        CHECK_ST(t, tern_send(t->w, mine_host, strlen(mine_host) + 1, p, KEY_TAG + 2, KEY_SPACE),
+                 TERN_OK);
+        if (st == TERN_INPROGRESS)
+            tern_wait(t->w, r, NULL);
+    }
+    int nsame = 0;
+    for (int p = 0; p < t->size; p++)
+        nsame += strcmp(hosts + 256 * p, mine_host) == 0;
+    rma_alloc_mode = 1;
+    win_t w;
+    int rc = win_open(t, &w, 4096, TERN_REGION_READ | TERN_REGION_WRITE, 0);
+    rma_alloc_mode = 0;
+    if (rc)
+        return -1;
+    for (int p = 0; p < t->size; p++) {
+        uint8_t *local = tern_key_local(w.keys[p]);
+        int want = p == t->rank || (map && strcmp(hosts + 256 * p, mine_host) == 0);
+        CHECK(t, (local != NULL) == want, "rank %d's key: mapped %p, expected %s", p,
+              (void *)local, want ? "mapped" : "not mapped");
+    }
+    int ndirect = map ? nsame : 1;
+    free(hosts);
+    int64_t direct = counter(t->w, "rma.direct"), sent = counter(t->w, "rma.sent");
+    uint64_t mine = 8 * (uint64_t)t->rank;
+    for (int p = 0; p < t->size; p++) {
+        uint64_t v = 0x1000 + (uint64_t)t->rank, got = 0, old = 0;
+        int64_t one = 1;
+        tern_request_t *r = NULL;
+        done(t, tern_put(t->w, &v, 8, w.keys[p], base_of(&w, p) + mine, NULL, &r), &r, "put");
+        done(t, tern_get(t->w, &got, 8, w.keys[p], base_of(&w, p) + mine, NULL, &r), &r, "get");
+        CHECK(t, got == v, "rank %d: got %llx", p, (unsigned long long)got);
+        done(t, tern_atomic(t->w, TERN_AMO_ADD, 8, 1, 0, &old, w.keys[p], base_of(&w, p) + 1024,
+                            NULL, &r),
+             &r, "atomic");
+        done(t, tern_accumulate(t->w, TERN_ACC_SUM, TERN_DT_INT64, &one, 1, NULL, w.keys[p],
+                                base_of(&w, p) + 1032, NULL, &r),
+             &r, "accumulate");
+    }
+    flush(t, TERN_ANY_SOURCE);
+    int64_t d = counter(t->w, "rma.direct") - direct, s = counter(t->w, "rma.sent") - sent;
+    CHECK(t, d == 4 * (int64_t)ndirect && s == 4 * (int64_t)(t->size - ndirect),
+          "%lld direct, %lld sent operations (%d ranks reached directly)", (long long)d,
+          (long long)s, ndirect);
+    th_barrier(t);
+    for (int p = 0; p < t->size; p++) {
+        uint64_t v;
+        memcpy(&v, w.mem + 8 * p, 8);
+        CHECK(t, v == 0x1000 + (uint64_t)p, "rank %d's put: %llx", p, (unsigned long long)v);
+    }
+    uint64_t a, c;
+    memcpy(&a, w.mem + 1024, 8);
+    memcpy(&c, w.mem + 1032, 8);
+    CHECK(t, a == (uint64_t)t->size && c == (uint64_t)t->size, "atomics %llu, accumulates %llu",
+          (unsigned long long)a, (unsigned long long)c);
+    win_close(t, &w);
+    return 0;
+}
+
+/* Take n entries from the CQ (progressing), bounded by the suite's timeout. */
+static void cq_take(th_t *t, tern_cq_entry_t *e, int n)
+{
+    for (int have = 0; have < n;) {
+        int k = tern_cq_read(t->w, e + have, n - have);
+        CHECK(t, k >= 0, "tern_cq_read: %d", k);
+        if (k < 0)
+            return;
+        have += k;
+    }
+}
+
+/* One-sided operations with TERN_OP_CQ: one entry each, with the caller's
+ * context and the right flags, none for successes with TERN_OP_CQ_ERRORS,
+ * and a put's immediate data in the target's CQ (TERN_CQ_REMOTE_WRITE).
+ * Each rank targets its right-hand neighbour; at 1 rank, itself. */
+int case_rma_cq(th_t *t)
+{
+    win_t w;
+    if (win_open(t, &w, 65536, TERN_REGION_READ | TERN_REGION_WRITE, 0))
+        return -1;
+    int right = (t->rank + 1) % t->size, left = (t->rank + t->size - 1) % t->size;
+    uint64_t b = base_of(&w, right);
+    static uint8_t big[40000];
+    uint64_t v = 7, got = 0, old = 0;
+    int64_t one = 1, fetched = -1;
+    enum { N = 7 };
+    char ctx[N];
+    tern_op_t op = {.flags = TERN_OP_CQ};
+    op.context = &ctx[0];
+    CHECK_ST(t, tern_put(t->w, &v, 8, w.keys[right], b, &op, NULL), TERN_OK);
+    op.context = &ctx[1];
+    CHECK_ST(t, tern_put(t->w, big, sizeof(big), w.keys[right], b + 8192, &op, NULL), TERN_OK);
+    op.context = &ctx[2];
+    CHECK_ST(t, tern_get(t->w, &got, 8, w.keys[right], b, &op, NULL), TERN_OK);
+    op.context = &ctx[3];
+    CHECK_ST(t, tern_atomic(t->w, TERN_AMO_ADD, 8, 1, 0, &old, w.keys[right], b + 64, &op, NULL),
+             TERN_OK);
+    op.context = &ctx[4];
+    CHECK_ST(t, tern_accumulate(t->w, TERN_ACC_SUM, TERN_DT_INT64, &one, 1, NULL, w.keys[right],
+                                b + 72, &op, NULL),
+             TERN_OK);
+    op.context = &ctx[5];
+    CHECK_ST(t, tern_accumulate(t->w, TERN_ACC_SUM, TERN_DT_INT64, &one, 1, &fetched,
+                                w.keys[right], b + 72, &op, NULL),
+             TERN_OK);
+    op.context = &ctx[6];
+    CHECK_ST(t, tern_flush(t->w, TERN_ANY_SOURCE, &op, NULL), TERN_OK);
+    tern_cq_entry_t e[N];
+    cq_take(t, e, N);
+    const uint32_t want[N] = {TERN_CQ_WRITE, TERN_CQ_WRITE, TERN_CQ_READ,
+                              TERN_CQ_ATOMIC | TERN_CQ_READ, TERN_CQ_ATOMIC | TERN_CQ_WRITE,
+                              TERN_CQ_ATOMIC | TERN_CQ_READ, TERN_CQ_FLUSH};
+    int seen[N] = {0};
+    for (int i = 0; i < N; i++) {
+        int k = (int)((char *)e[i].context - ctx);
+        CHECK(t, k >= 0 && k < N, "entry %d: context %p", i, e[i].context);
+        if (k < 0 || k >= N)
+            continue;
+        seen[k]++;
+        CHECK(t, e[i].status == TERN_OK && e[i].flags == want[k],
+              "operation %d: status %s, flags %#x (expected %#x)", k, tern_strerror(e[i].status),
+              e[i].flags, want[k]);
+    }
+    for (int k = 0; k < N; k++)
+        CHECK(t, seen[k] == 1, "operation %d: %d entries", k, seen[k]);
+    /* the flush's entry came after the get's: every result is in */
+    CHECK(t, got == 7 && old == 0 && fetched == 1, "results %llu %llu %lld",
+          (unsigned long long)got, (unsigned long long)old, (long long)fetched);
+    /* an iovec's entry counts its bytes */
+    struct iovec pv[2] = {{big, 10}, {big + 10, 6}};
+    op.context = &ctx[0];
+    CHECK_ST(t, tern_putv(t->w, pv, 2, w.keys[right], b + 4096, &op, NULL), TERN_OK);
+    op.context = &ctx[1];
+    CHECK_ST(t, tern_getv(t->w, pv, 2, w.keys[right], b + 4096, &op, NULL), TERN_OK);
+    cq_take(t, e, 2);
+    CHECK(t, e[0].length == 16 && e[1].length == 16, "putv / getv entries: %zu and %zu bytes",
+          e[0].length, e[1].length);
+    /* CQ_ERRORS: no entry for a success */
+    tern_op_t eop = {.flags = TERN_OP_CQ | TERN_OP_CQ_ERRORS, .context = &ctx[0]};
+    CHECK_ST(t, tern_get(t->w, &got, 8, w.keys[right], b, &eop, NULL), TERN_OK);
+    CHECK_ST(t, tern_flush(t->w, right, &eop, NULL), TERN_OK);
+    for (int i = 0; i < 1000; i++)
+        tern_progress(t->w);
+    CHECK(t, tern_cq_count(t->w) == 0, "%zu entries after operations that succeeded",
+          tern_cq_count(t->w));
+    /* flags the operations do not take */
+    tern_op_t bad = {.flags = TERN_OP_DATA, .data = 1};
+    tern_request_t *r = NULL;
+    CHECK_ST(t, tern_get(t->w, &got, 8, w.keys[right], b, &bad, &r), TERN_ERR_INVALID_PARAM);
+    bad.flags = TERN_OP_CQ_ERRORS;
+    CHECK_ST(t, tern_put(t->w, &v, 8, w.keys[right], b, &bad, &r), TERN_ERR_INVALID_PARAM);
+    CHECK_ST(t, tern_put(t->w, &v, 8, w.keys[right], b, NULL, NULL), TERN_ERR_INVALID_PARAM);
+    th_barrier(t);
+    /* immediate data: the left-hand neighbour's put reaches this rank's CQ */
+    tern_op_t dop = {.flags = TERN_OP_DATA, .data = 0xD47A0000u + (uint64_t)t->rank};
+    done(t, tern_put(t->w, big, 1000, w.keys[right], b + 16384, &dop, &r), &r, "put with data");
+    tern_cq_entry_t d;
+    cq_take(t, &d, 1);
+    CHECK(t, d.flags == (TERN_CQ_REMOTE_WRITE | TERN_CQ_DATA) && d.peer == left &&
+                 d.data == 0xD47A0000u + (uint64_t)left && d.length == 1000,
+          "remote entry: flags %#x peer %d data %llx length %zu", d.flags, d.peer,
+          (unsigned long long)d.data, d.length);
+    flush(t, TERN_ANY_SOURCE);
+    win_close(t, &w);
+    return 0;
+}
