@@ -129,6 +129,15 @@ typedef struct mpi_win {
 mpi_win_t *mpi_win_get(MPI_Win win);
 /* the window of a handle, raising MPI_ERR_WIN as call when it is none */
 int mpi_win_check(MPI_Win win, mpi_win_t **out, const char *call);
+
+/* The window's own messages, on its communicator's tern space (no user
+ * traffic there): PSCW's tokens (win_sync.c) and a dynamic window's key
+ * requests and replies (win_dyn.c). */
+enum { TAG_POST = 1, TAG_DONE = 2, TAG_KEYREQ = 3, TAG_KEYREP = 4 };
+static inline uint16_t win_space(const mpi_win_t *w)
+{
+    return mpi_comm_get(w->comm)->space;
+}
 /* errors.c: raise to the window's handler (MPI_COMM_WORLD's when the
  * handle is no window) */
 int mpi_raise_win(MPI_Win win, int errclass, const char *fmt, ...)

@@ -15,9 +15,6 @@
 
 #include "mpi/win.h"
 
-#define TAG_KEYREQ 3
-#define TAG_KEYREP 4
-
 int mpi_win_dyn_active;
 
 /* the dynamic windows that exist (serve walks them) */
@@ -36,11 +33,6 @@ typedef struct key_rep {
     uint64_t addr, len; /* the segment */
     uint8_t key[TERN_KEY_MAX];
 } key_rep_t;
-
-static uint16_t win_space(const mpi_win_t *w)
-{
-    return mpi_comm_get(w->comm)->space;
-}
 
 /* the segment of segs covering [addr, addr + len); NULL: none */
 static win_seg_t *seg_find(win_seg_t *segs, int n, uint64_t addr, uint64_t len)

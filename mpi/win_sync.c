@@ -16,10 +16,6 @@
 
 #include "mpi/win.h"
 
-/* PSCW's tokens on the window's communicator (its own: no user traffic) */
-#define TAG_POST 1
-#define TAG_DONE 2
-
 /* MPI_THREAD_MULTIPLE: one poller of an operation at a time (a flush and
  * the R* request's wait may poll it from two threads; taken after the
  * window's mu and after the schedules' lock, never before them) */
@@ -191,11 +187,6 @@ static int *group_ranks(mpi_win_t *w, MPI_Group group, int *n, const char *call)
     }
     *n = size;
     return out;
-}
-
-static uint16_t win_space(const mpi_win_t *w)
-{
-    return mpi_comm_get(w->comm)->space;
 }
 
 int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
