@@ -205,32 +205,7 @@ static ssize_t amo_post(struct tfi_ep *ep, const struct amo_args *a)
         st = tern_accumulate(ep->w, acc, dt, acc == TERN_ACC_NO_OP ? NULL : src, a->count,
                              a->kind == 1 ? a->result : NULL, tkey, raddr, &aop, NULL);
     }
-    if (st >= 0 && flush) {
-        tern_status_t fs = tern_flush(ep->w, peer, &fop, NULL);
-        if (fs < 0) { /* posted: nothing undone; the flush's record fails */
-            if (rec->kind & TFI_OP_POOLED)
-                tfi_ep_track(ep, rec);
-            if (fop.context == rec) {
-                tern_cq_entry_t e = {.context = rec, .status = fs};
-                tfi_ep_complete(ep, &e);
-            }
-            tfi_unlock(d);
-            return 0;
-        }
-    }
-    if (st < 0) {
-        if (rec->kind & TFI_OP_POOLED) {
-            rec->aux = NULL;
-            tfi_record_drop(ep, rec);
-        }
-        free(bounce);
-        tfi_unlock(d);
-        return tfi_errno(st);
-    }
-    if (rec->kind & TFI_OP_POOLED)
-        tfi_ep_track(ep, rec);
-    tfi_unlock(d);
-    return 0;
+    return tfi_onesided_end(ep, rec, st, flush, peer, &fop, bounce);
 }
 
 static ssize_t a_atomic(struct fid_ep *fep, const void *buf, size_t count, void *desc,

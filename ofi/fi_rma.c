@@ -289,6 +289,43 @@ static struct tfi_op *rma_record(struct tfi_ep *ep, const struct rma_args *a, bo
     return rec;
 }
 
+/* The end of a one-sided post (rma_post here, amo_post in fi_atomic.c):
+ * st is the operation's tern status; with flush, the flush fop follows it.
+ * A failed flush undoes nothing (the operation went out): the record, when
+ * the flush was to complete it, completes with the failure.  A failed
+ * operation drops its record and frees bounce.  Unlocks ep's domain. */
+ssize_t tfi_onesided_end(struct tfi_ep *ep, struct tfi_op *rec, tern_status_t st, bool flush,
+                         int peer, tern_op_t *fop, void *bounce)
+{
+    struct tfi_domain *d = ep->dom;
+    if (st >= 0 && flush) {
+        tern_status_t fs = tern_flush(ep->w, peer, fop, NULL);
+        if (fs < 0) {
+            if (rec->kind & TFI_OP_POOLED)
+                tfi_ep_track(ep, rec);
+            if (fop->context == rec) {
+                tern_cq_entry_t e = {.context = rec, .status = fs};
+                tfi_ep_complete(ep, &e);
+            }
+            tfi_unlock(d);
+            return 0;
+        }
+    }
+    if (st < 0) {
+        if (rec->kind & TFI_OP_POOLED) {
+            rec->aux = NULL;
+            tfi_record_drop(ep, rec);
+        }
+        free(bounce);
+        tfi_unlock(d);
+        return tfi_errno(st);
+    }
+    if (rec->kind & TFI_OP_POOLED)
+        tfi_ep_track(ep, rec);
+    tfi_unlock(d);
+    return 0;
+}
+
 static ssize_t rma_post(struct tfi_ep *ep, const struct rma_args *a)
 {
     if (!ep->enabled)
@@ -373,34 +410,7 @@ static ssize_t rma_post(struct tfi_ep *ep, const struct rma_args *a)
     else
         st = one ? tern_put(ep->w, one_buf, len, tkey, raddr, &wop, NULL)
                  : tern_putv(ep->w, a->iov, (int)a->count, tkey, raddr, &wop, NULL);
-    if (st >= 0 && flush) {
-        tern_status_t fs = tern_flush(ep->w, peer, &fop, NULL);
-        if (fs < 0) {
-            /* the write went out: nothing is undone; its record (when the
-             * flush was to complete it) completes with the failure */
-            if (rec->kind & TFI_OP_POOLED)
-                tfi_ep_track(ep, rec);
-            if (fop.context == rec) {
-                tern_cq_entry_t e = {.context = rec, .status = fs};
-                tfi_ep_complete(ep, &e);
-            }
-            tfi_unlock(d);
-            return 0;
-        }
-    }
-    if (st < 0) {
-        if (rec->kind & TFI_OP_POOLED) {
-            rec->aux = NULL;
-            tfi_record_drop(ep, rec);
-        }
-        free(bounce);
-        tfi_unlock(d);
-        return tfi_errno(st);
-    }
-    if (rec->kind & TFI_OP_POOLED)
-        tfi_ep_track(ep, rec);
-    tfi_unlock(d);
-    return 0;
+    return tfi_onesided_end(ep, rec, st, flush, peer, &fop, bounce);
 }
 
 static ssize_t rma_read(struct fid_ep *fep, void *buf, size_t len, void *desc, fi_addr_t src,

@@ -394,6 +394,10 @@ int tfi_rkey_resolve(struct tfi_ep *ep, int peer, uint64_t key, uint64_t addr,
 /* A refused access through (peer, key): forget it (the region may have
  * been registered again under the key) */
 void tfi_rkey_drop(struct tfi_domain *d, int peer, uint64_t key);
+/* The end of a one-sided post: flush behind it (fop) when asked, the
+ * record tracked or dropped, ep's domain unlocked; the call's return. */
+ssize_t tfi_onesided_end(struct tfi_ep *ep, struct tfi_op *rec, tern_status_t st, bool flush,
+                         int peer, tern_op_t *fop, void *bounce);
 
 /* fi_ep.c */
 int tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
