@@ -247,6 +247,7 @@ static void free_workers(tern_context_t *ctx)
 
 void tern_finalize_netmods(tern_context_t *ctx)
 {
+    tern_regions_nm_release(ctx); /* registrations with the netmods, before they go */
     for (int k = ctx->num_workers - 1; k >= 0; k--) {
         tern_worker_t *w = &ctx->workers[k];
         for (int i = w->num_netmods - 1; i >= 0; i--) {

@@ -174,6 +174,8 @@ struct tern_vc {
      * without a result since the peer's last RMA_FLUSH, and its message
      * (malloc'd), for that flush's answer. */
     bool rma_dirty;
+    bool rma_pkts;   /* packets since the last flush: it sends RMA_FLUSH */
+    bool rma_native; /* the netmod's own operations since: it asks its flush */
     tern_status_t rma_err;
     char *rma_msg;
 };
@@ -182,7 +184,7 @@ struct tern_vc {
 
 typedef struct tern_req_slab tern_req_slab_t;
 
-#define TERN_RMA_NCOUNTERS 4 /* enum tern_rma_counter, engine/rma.h */
+#define TERN_RMA_NCOUNTERS 6 /* enum tern_rma_counter, engine/rma.h */
 
 #define TERN_MAX_NETMODS 8
 

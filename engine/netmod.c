@@ -139,6 +139,13 @@ tern_status_t tern_netmod_check(const tern_netmod_desc_t *d)
             return missing(nm, "mem", r->rkey_pack == NULL ? "rkey_pack" : "rkey_unpack",
                            "remote keys are packed and unpacked, or neither");
     }
+    if (d->rma != NULL) {
+        const tern_nm_rma_ops_t *k = d->rma;
+        const slot_t rma[] = {SLOT(k, reg), SLOT(k, dereg), SLOT(k, pack),
+                              SLOT(k, put), SLOT(k, get),   SLOT(k, flush)};
+        if ((m = first_missing(rma, sizeof(rma) / sizeof(rma[0]))) != NULL)
+            return missing(nm, "rma", m, "an rma table has every slot");
+    }
     if (d->conn != NULL) {
         const tern_nm_conn_ops_t *k = d->conn;
         const slot_t conn[] = {SLOT(k, vc_init_remote)};
@@ -182,6 +189,7 @@ tern_status_t tern_netmod_instantiate(tern_netmod_inst_t *inst, const tern_netmo
     inst->lmt = desc->lmt;
     inst->wait = desc->wait;
     inst->mem = desc->mem;
+    inst->rma = desc->rma;
     inst->conn = desc->conn;
     if (desc->config != NULL) {
         inst->config = calloc(1, desc->config->struct_size);

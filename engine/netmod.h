@@ -66,7 +66,7 @@ enum tern_poll_dir { TERN_POLL_RECV = 1, TERN_POLL_SEND = 2, TERN_POLL_ALL = 3 }
 
 /* The version of the tables below: a descriptor built against other tables
  * is refused (bump it with any change of a table or an op's signature). */
-#define TERN_NETMOD_ABI 3
+#define TERN_NETMOD_ABI 4 /* 4: the rma table */
 
 /* ---- core: lifecycle and data path (required) --------------------------- */
 
@@ -232,6 +232,59 @@ typedef struct tern_nm_conn_ops {
     tern_nm_port_unable_fn *port_unable;   /* optional: ports always taken */
 } tern_nm_conn_ops_t;
 
+/* ---- rma: one-sided operations in the netmod's own way (NULL table: the
+ * engine's path, packets the target's progress applies; engine/rma.h) -----
+ * Regions are the context's: reg / dereg / pack run on worker 0's
+ * instance, from any thread (the netmod makes them safe: verbs registers
+ * with a protection domain every worker's QPs share).
+ * reg (state, addr, len, access (TERN_REGION_* bits), *h): make the region
+ *   reachable by every worker's peers; *h its handle.  An error leaves the
+ *   region to the engine's path (the engine says why in a debug message);
+ *   TERN_ERR_UNSUPPORTED (with *h NULL): the netmod serves no region now
+ *   (a setting turned it off).
+ * dereg (state, h): tern_region_destroy, or finalize.  An operation that
+ *   reaches the memory after it is refused by the netmod's device and must
+ *   fail that operation only (TERN_ERR_REMOTE_ACCESS), never the VC.
+ * pack (state, h, buf, *len): the netmod's bytes of the region's key (in:
+ *   room, at most TERN_NM_KEY_MAX; out: length), a wire format of its own.
+ * put / get (vc, r, kb, klen): one operation on vc (the key's peer): r's
+ *   cursor (one contiguous entry, msg_len bytes) to or from remote address
+ *   r->remote_id of the region whose key bytes the netmod packed are kb.
+ *   TERN_INPROGRESS: posted, r completes through tern_rma_native_done;
+ *   TERN_ERR_UNSUPPORTED: not on this VC now (nothing done: the engine's
+ *   path takes it); another error: refused, nothing done.
+ * flush (vc, p): TERN_OK when nothing the netmod posted on vc is
+ *   outstanding; TERN_INPROGRESS: tern_rma_native_flushed(p, ...) once
+ *   everything posted before it has completed. */
+#define TERN_NM_KEY_MAX 48
+typedef tern_status_t tern_nm_rma_reg_fn(void *state, void *addr, size_t len, unsigned access,
+                                         void **h);
+typedef void tern_nm_rma_dereg_fn(void *state, void *h);
+typedef tern_status_t tern_nm_rma_pack_fn(void *state, void *h, void *buf, size_t *len);
+typedef tern_status_t tern_nm_rma_op_fn(tern_vc_t *vc, tern_request_t *r, const void *kb,
+                                        size_t klen);
+typedef tern_status_t tern_nm_rma_flush_fn(tern_vc_t *vc, tern_request_t *p);
+
+typedef struct tern_nm_rma_ops {
+    tern_nm_rma_reg_fn *reg;
+    tern_nm_rma_dereg_fn *dereg;
+    tern_nm_rma_pack_fn *pack;
+    tern_nm_rma_op_fn *put;
+    tern_nm_rma_op_fn *get;
+    tern_nm_rma_flush_fn *flush;
+} tern_nm_rma_ops_t;
+
+/* engine/rma_native.c, for a netmod's rma table (from its poll):
+ * A posted operation r ended with st: TERN_OK, its refusal (the message
+ * set by tern_error), or TERN_ERR_AGAIN: the device did not carry it out
+ * (its queue pair failed for another operation's sake), so the engine sends
+ * it on its own path now, in the order such calls come. */
+void tern_rma_native_done(tern_request_t *r, tern_status_t st);
+/* The flush part p ended: st the first refusal of an operation before it
+ * (TERN_OK: none); replayed: operations before it were handed back
+ * (TERN_ERR_AGAIN above), so p waits for the engine's flush behind them. */
+void tern_rma_native_flushed(tern_request_t *p, tern_status_t st, bool replayed);
+
 /* engine/port.c: a connection from (job, rank), unknown so far, reached
  * worker w's instance of a netmod: the VC that will carry it (a new
  * one-rank peer, queued for tern_port_accept), or NULL when no port is
@@ -272,6 +325,7 @@ typedef struct tern_netmod_desc {
     const tern_nm_wait_ops_t *wait;     /* NULL: no event source */
     const tern_nm_mem_ops_t *mem;       /* NULL: registers nothing */
     const tern_nm_conn_ops_t *conn;     /* NULL: no other jobs, no ports */
+    const tern_nm_rma_ops_t *rma;       /* NULL: one-sided by the engine's path */
 } tern_netmod_desc_t;
 
 /* Check desc: its ABI number, a core table, every required slot of each
@@ -307,6 +361,7 @@ struct tern_netmod_inst {
     const tern_nm_wait_ops_t *wait;
     const tern_nm_mem_ops_t *mem;
     const tern_nm_conn_ops_t *conn;
+    const tern_nm_rma_ops_t *rma;
     const tern_netmod_desc_t *desc;
     const char *name;
     void *state;

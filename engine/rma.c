@@ -38,11 +38,8 @@ static tern_status_t rma_check(tern_worker_t *w, const tern_key_t *key, uint64_t
     return tern_vc_send_check(vc);
 }
 
-/* An operation goes to vc (counted): tern_flush(TERN_ANY_SOURCE) will
- * flush it. */
-static tern_status_t mark_dirty(tern_worker_t *w, tern_vc_t *vc, int peer)
+tern_status_t tern_rma_mark_dirty(tern_worker_t *w, tern_vc_t *vc, int peer)
 {
-    w->rma_count[TERN_RMA_C_SENT]++;
     if (vc->rma_dirty)
         return TERN_OK;
     if (w->rma_ndirty == w->rma_cap) {
@@ -56,6 +53,15 @@ static tern_status_t mark_dirty(tern_worker_t *w, tern_vc_t *vc, int peer)
     w->rma_dirty[w->rma_ndirty++] = peer;
     vc->rma_dirty = true;
     return TERN_OK;
+}
+
+/* A packet of an operation goes to vc (counted): the next flush to it
+ * sends RMA_FLUSH. */
+static tern_status_t mark_dirty(tern_worker_t *w, tern_vc_t *vc, int peer)
+{
+    w->rma_count[TERN_RMA_C_SENT]++;
+    vc->rma_pkts = true;
+    return tern_rma_mark_dirty(w, vc, peer);
 }
 
 /* A receive request into iov for the answer of an operation on vc (len
@@ -192,6 +198,9 @@ static tern_status_t put(tern_worker_t *w, const struct iovec *iov, int iovcnt, 
     /* immediate data needs the target's progress: its CQ gets an entry */
     if (!data && (st = direct_copy(w, key, raddr, iov, iovcnt, len, true)) != TERN_ERR_UNSUPPORTED)
         return st;
+    if (!data && (st = tern_rma_native_op(w, vc, key, iov, iovcnt, len, raddr, true, req)) !=
+                     TERN_ERR_UNSUPPORTED)
+        return st;
     if ((st = mark_dirty(w, vc, key->peer)) != TERN_OK)
         return st;
     tern_pkt_hdr_t h = {.type = TERN_PKT_RMA_PUT,
@@ -236,6 +245,9 @@ static tern_status_t get(tern_worker_t *w, const struct iovec *iov, int iovcnt, 
     if (st != TERN_OK || len == 0)
         return st;
     if ((st = direct_copy(w, key, raddr, iov, iovcnt, len, false)) != TERN_ERR_UNSUPPORTED)
+        return st;
+    if ((st = tern_rma_native_op(w, vc, key, iov, iovcnt, len, raddr, false, req)) !=
+        TERN_ERR_UNSUPPORTED)
         return st;
     if ((st = mark_dirty(w, vc, key->peer)) != TERN_OK)
         return st;
@@ -377,20 +389,26 @@ static void flush_part_done(tern_request_t *f, tern_status_t st)
 
 void tern_rma_request_done(tern_request_t *r)
 {
-    if (r->kind == TERN_REQ_RMA_PART)
-        flush_part_done(r->context, r->status);
+    if (r->kind == TERN_REQ_RMA_PART) /* data: a refusal the netmod saw before it */
+        flush_part_done(r->context, r->status < 0 ? r->status : (tern_status_t)(int64_t)r->data);
     else if (r->kind == TERN_REQ_RMA_PUT && (r->flags & TERN_REQF_HAS_DATA))
         tern_cq_unreserve(r->worker); /* a put with data cut off: no entry */
     tern_request_release(r);
 }
 
-/* Send RMA_FLUSH to peer's VC as a part of flush f. */
+/* The flush of peer's VC as parts of flush f: the netmod's own
+ * operations' (asked of it), RMA_FLUSH for those sent as packets. */
 static void flush_peer(tern_worker_t *w, tern_request_t *f, int peer)
 {
     tern_vc_t *vc = tern_vc_of(w, peer);
     if (vc == NULL)
         return; /* its job was disconnected (tern_disconnect): nobody to flush */
-    vc->rma_dirty = false;
+    bool native = vc->rma_native, pkts = vc->rma_pkts || !native;
+    vc->rma_dirty = vc->rma_native = vc->rma_pkts = false;
+    if (native)
+        tern_rma_native_flush(w, f, vc);
+    if (!pkts)
+        return;
     f->msg_len++;
     tern_request_t *p = tern_request_alloc(w, TERN_REQ_RMA_PART);
     if (p == NULL) {
@@ -400,6 +418,12 @@ static void flush_peer(tern_worker_t *w, tern_request_t *f, int peer)
     p->vc = vc;
     p->peer = peer;
     p->context = f;
+    p->data = (uint64_t)(int64_t)TERN_OK;
+    tern_rma_flush_send(w, vc, p);
+}
+
+void tern_rma_flush_send(tern_worker_t *w, tern_vc_t *vc, tern_request_t *p)
+{
     uint64_t id = tern_lmt_track(vc, p); /* a failing VC completes it */
     if (id == 0) {
         tern_request_complete(p, TERN_ERR_NO_MEMORY);
@@ -456,8 +480,8 @@ static tern_status_t flush_op(tern_worker_t *w, int peer, tern_request_t **req)
 
 int tern_rma_counters(tern_worker_t *w, tern_counter_t *out, int max)
 {
-    static const char *const names[TERN_RMA_NCOUNTERS] = {"rma.direct", "rma.sent", "rma.applied",
-                                                          "rma.flushes"};
+    static const char *const names[TERN_RMA_NCOUNTERS] = {
+        "rma.direct", "rma.sent", "rma.applied", "rma.flushes", "rma.native", "rma.replayed"};
     for (int i = 0; i < TERN_RMA_NCOUNTERS && i < max; i++)
         out[i] = (tern_counter_t){names[i], w->rma_count[i]};
     return TERN_RMA_NCOUNTERS;

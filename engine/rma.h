@@ -42,6 +42,7 @@
 
 #include "engine/address.h"
 #include "engine/engine_internal.h"
+#include "engine/netmod.h"
 
 /* ---- regions (engine/rma_region.c) --------------------------------------- */
 
@@ -83,6 +84,10 @@ struct tern_region {
     void *map;
     size_t maplen;
     struct tern_region_shared *shared;
+    /* the netmod that serves the region itself (tern_nm_rma_ops_t: its
+     * registration, nm_h, on worker 0's instance nm), or NULL */
+    tern_netmod_inst_t *nm;
+    void *nm_h;
 };
 
 /*
@@ -152,6 +157,11 @@ struct tern_key {
     size_t maplen;
     tern_region_shared_t *shared;
     uint8_t *data;
+    /* the netmod section (TERN_KEY_SECT_NM): operations go through that
+     * netmod's rma table when it carries the key's VC (nm_desc NULL: none) */
+    const tern_netmod_desc_t *nm_desc;
+    uint32_t nm_len;
+    uint8_t nm_key[TERN_NM_KEY_MAX];
 };
 
 /* The packed key: a wire format, host byte order (keys stay among hosts of
@@ -173,7 +183,7 @@ typedef struct tern_key_wire {
 static_assert(sizeof(tern_key_wire_t) == 48, "the packed key is a wire format");
 
 /* A section of the packed key: type, then len bytes. */
-enum { TERN_KEY_SECT_SHM = 1 };
+enum { TERN_KEY_SECT_SHM = 1, TERN_KEY_SECT_NM = 2 };
 typedef struct tern_key_sect {
     uint16_t type;
     uint16_t len;
@@ -194,6 +204,9 @@ typedef struct tern_key_shm {
 } tern_key_shm_t;
 static_assert(sizeof(tern_key_sect_t) == 8 && sizeof(tern_key_shm_t) == 72,
               "key sections are a wire format");
+/* TERN_KEY_SECT_NM: the netmod that serves the region (its name, NUL
+ * padded), then its own bytes (tern_nm_rma_pack_fn: len - 16 of them). */
+#define TERN_KEY_NM_NAME 16
 
 /* The memory [raddr, raddr + len) of key's region reached directly (see
  * struct tern_key) for an access `need`: TERN_OK with *p set (leave with
@@ -236,8 +249,10 @@ enum tern_rma_counter {
     TERN_RMA_C_SENT,       /* operations sent to their target (the engine's path) */
     TERN_RMA_C_APPLIED,    /* operations of peers this worker applied as their target */
     TERN_RMA_C_FLUSHES,    /* RMA_FLUSH packets sent */
+    TERN_RMA_C_NATIVE,     /* operations the VC's netmod posted itself (its rma table) */
+    TERN_RMA_C_REPLAYED,   /* of those, handed back and sent on the engine's path */
 };
-static_assert(TERN_RMA_C_FLUSHES + 1 == TERN_RMA_NCOUNTERS, "engine_internal.h's count");
+static_assert(TERN_RMA_C_REPLAYED + 1 == TERN_RMA_NCOUNTERS, "engine_internal.h's count");
 int tern_rma_counters(tern_worker_t *w, tern_counter_t *out, int max);
 
 /* Request kinds of the one-sided path (after engine_internal.h's). */
@@ -260,6 +275,33 @@ tern_status_t tern_rma_handle_resp(tern_vc_t *vc, const tern_pkt_hdr_t *hdr,
 /* Payload bytes of an RMA_PUT / RMA_ACC (a sink of kind TERN_REQ_RMA_PUT /
  * _ACC), last: they end it. */
 void tern_rma_feed(tern_vc_t *vc, tern_request_t *r, const uint8_t *p, size_t n, bool last);
+/* The netmod's own path (engine/rma_native.c): a put (write) or get of
+ * iov (len bytes) with key's VC netmod when it serves the key.
+ * TERN_ERR_UNSUPPORTED: not so (nothing done); TERN_INPROGRESS with *req. */
+tern_status_t tern_rma_native_op(tern_worker_t *w, tern_vc_t *vc, const tern_key_t *key,
+                                 const struct iovec *iov, int iovcnt, size_t len, uint64_t raddr,
+                                 bool write, tern_request_t **req);
+/* Flush part of the netmod's operations on vc, for flush f (rma.c's
+ * parts).  Counts itself in f like a packet part. */
+void tern_rma_native_flush(tern_worker_t *w, tern_request_t *f, tern_vc_t *vc);
+/* Send RMA_FLUSH on vc for the part p (tracked; rma.c). */
+void tern_rma_flush_send(tern_worker_t *w, tern_vc_t *vc, tern_request_t *p);
+/* An operation goes to vc: tern_flush(TERN_ANY_SOURCE) will flush it. */
+tern_status_t tern_rma_mark_dirty(tern_worker_t *w, tern_vc_t *vc, int peer);
+/* A region's registration with the netmod that serves regions (rma_native.c):
+ * made at create / alloc (none when it fails: the engine's path), undone at
+ * destroy; tern_regions_nm_release (rma_region.c) undoes every live one
+ * before the netmods finalize. */
+void tern_region_nm_reg(tern_region_t *r);
+void tern_region_nm_dereg(tern_region_t *r);
+void tern_regions_nm_release(tern_context_t *ctx);
+/* The region's TERN_KEY_SECT_NM section into buf (room bytes): its length
+ * (written only when it fits), 0 when the region has none. */
+size_t tern_region_nm_pack(const tern_region_t *r, void *buf, size_t room);
+/* A peer's TERN_KEY_SECT_NM section (len bytes) into key: taken when this
+ * process has that netmod (else ignored: the engine's path). */
+void tern_key_nm_take(tern_key_t *key, const void *sect, size_t len);
+
 /* A request of one of the kinds above completed (tern_request_complete's
  * slow part): a flush part counts towards its flush, a sink is dropped. */
 void tern_rma_request_done(tern_request_t *r);

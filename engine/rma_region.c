@@ -55,6 +55,20 @@ static struct tern_region_table *table_of(tern_context_t *ctx)
     return t;
 }
 
+void tern_regions_nm_release(tern_context_t *ctx)
+{
+    struct tern_region_table *t = atomic_load_explicit(&ctx->regions, memory_order_acquire);
+    if (t == NULL)
+        return;
+    pthread_mutex_lock(&t->lock);
+    for (uint32_t i = 0; i < t->used; i++) {
+        tern_region_t *r = &atomic_load_explicit(&t->chunks[i / TERN_REGION_CHUNK],
+                                                 memory_order_relaxed)[i % TERN_REGION_CHUNK];
+        tern_region_nm_dereg(r);
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
 void tern_regions_free(tern_context_t *ctx)
 {
     struct tern_region_table *t = atomic_load_explicit(&ctx->regions, memory_order_acquire);
@@ -163,7 +177,10 @@ tern_status_t tern_region_create(tern_context_t *ctx, void *addr, size_t len, un
     if (addr == NULL || (uintptr_t)addr + len < (uintptr_t)addr)
         return tern_error(TERN_ERR_INVALID_PARAM,
                           "tern_region_create: %zu bytes at %p is no memory range", len, addr);
-    return region_new(ctx, addr, len, flags, NULL, region);
+    st = region_new(ctx, addr, len, flags, NULL, region);
+    if (st == TERN_OK)
+        tern_region_nm_reg(*region);
+    return st;
 }
 
 tern_status_t tern_region_alloc(tern_context_t *ctx, size_t len, unsigned flags, void **addr,
@@ -210,6 +227,7 @@ tern_status_t tern_region_alloc(tern_context_t *ctx, size_t len, unsigned flags,
     (*region)->map = map;
     (*region)->maplen = maplen;
     *addr = (uint8_t *)map + page;
+    tern_region_nm_reg(*region); /* peers on other hosts reach it through the netmod */
     return TERN_OK;
 }
 
@@ -229,7 +247,9 @@ tern_status_t tern_region_pack(const tern_region_t *region, void *buf, size_t *l
         return tern_error(TERN_ERR_INVALID_PARAM, "tern_region_pack: NULL %s",
                           region == NULL ? "region" : "length pointer");
     bool shm = region->memfd >= 0;
-    size_t need = sizeof(tern_key_wire_t) + (shm ? sizeof(tern_key_sect_t) + sizeof(tern_key_shm_t) : 0);
+    size_t shm_len = shm ? sizeof(tern_key_sect_t) + sizeof(tern_key_shm_t) : 0;
+    size_t nm_len = tern_region_nm_pack(region, NULL, 0);
+    size_t need = sizeof(tern_key_wire_t) + shm_len + nm_len;
     if (buf == NULL || *len < need) {
         *len = need;
         return tern_error(TERN_ERR_TRUNCATED, "tern_region_pack: the key takes %zu bytes", need);
@@ -243,7 +263,7 @@ tern_status_t tern_region_pack(const tern_region_t *region, void *buf, size_t *l
                          .id = tern_region_id(region),
                          .base = region->base,
                          .len = region->len,
-                         .nsect = shm ? 1 : 0};
+                         .nsect = (shm ? 1u : 0u) + (nm_len ? 1u : 0u)};
     memcpy(buf, &k, sizeof(k));
     if (shm) {
         tern_key_sect_t s = {.type = TERN_KEY_SECT_SHM, .len = sizeof(tern_key_shm_t)};
@@ -258,6 +278,8 @@ tern_status_t tern_region_pack(const tern_region_t *region, void *buf, size_t *l
         memcpy((uint8_t *)buf + sizeof(k), &s, sizeof(s));
         memcpy((uint8_t *)buf + sizeof(k) + sizeof(s), &m, sizeof(m));
     }
+    if (nm_len != 0)
+        (void)tern_region_nm_pack(region, (uint8_t *)buf + sizeof(k) + shm_len, nm_len);
     *len = need;
     return TERN_OK;
 }
@@ -277,6 +299,7 @@ tern_status_t tern_region_destroy(tern_region_t *r)
         atomic_store(&r->shared->state, s & ~(uint64_t)1);
     while (atomic_load(&r->users) != 0)
         sched_yield(); /* an applier inside: one copy or one atomic */
+    tern_region_nm_dereg(r); /* the netmod's device refuses what comes now */
     if (r->map != NULL) {
         munmap(r->map, r->maplen);
         close(r->memfd);
@@ -370,6 +393,8 @@ tern_status_t tern_key_unpack(tern_context_t *ctx, int peer, const void *buf, si
                           TERN_KEY_VERSION, peer, k.magic, k.version);
     tern_key_shm_t shm;
     bool has_shm = false;
+    const uint8_t *nm_sect = NULL;
+    size_t nm_sect_len = 0;
     size_t off = sizeof(k);
     for (uint32_t i = 0; i < k.nsect && i < 8; i++) {
         tern_key_sect_t s;
@@ -381,6 +406,9 @@ tern_status_t tern_key_unpack(tern_context_t *ctx, int peer, const void *buf, si
         if (s.type == TERN_KEY_SECT_SHM && s.len == sizeof(shm)) {
             memcpy(&shm, (const uint8_t *)buf + off + sizeof(s), sizeof(shm));
             has_shm = true;
+        } else if (s.type == TERN_KEY_SECT_NM) {
+            nm_sect = (const uint8_t *)buf + off + sizeof(s);
+            nm_sect_len = s.len;
         } /* a section of a later version: skipped */
         off += sizeof(s) + s.len;
     }
@@ -410,6 +438,8 @@ tern_status_t tern_key_unpack(tern_context_t *ctx, int peer, const void *buf, si
                             (uint32_t)k.id);
     else if (has_shm)
         key_map(out, &shm);
+    if (nm_sect != NULL && !(own && peer == ctx->rank))
+        tern_key_nm_take(out, nm_sect, nm_sect_len);
     *key = out;
     return TERN_OK;
 }

@@ -142,7 +142,9 @@ static void cm_send(tern_verbs_vc_t *tv, uint8_t type)
                              .type = type, .src_rank = v->ctx->rank, .dst_rank = tv->peer_rank,
                              .qpn = tv->qp->qp_num, .psn = tv->psn, .credits = tv->rx_granted,
                              .rd_atomic = responder_resources(v), .src_job = v->job,
-                             .dst_job = tv->peer_job, .card = v->card};
+                             .dst_job = tv->peer_job, .card = v->card,
+                             .rma_qpn = tv->rqp != NULL ? tv->rqp->qp_num : 0,
+                             .rma_psn = tv->rpsn};
     memcpy(tern_verbs_slab_buf(&v->udtx, b), &m, sizeof(m));
     struct ibv_sge sge = {(uintptr_t)tern_verbs_slab_buf(&v->udtx, b), sizeof(m),
                           v->udtx.mr->lkey};
@@ -245,6 +247,7 @@ static tern_status_t qp_create(tern_verbs_vc_t *tv)
     v->stats.connections++;
     tern_list_push_tail(&v->live, &tv->live_link);
     grant_credits(tv);
+    tern_verbs_rma_create(tv); /* none: one-sided by packets */
     return tern_verbs_srq_fill(v);
 }
 
@@ -258,7 +261,10 @@ static uint8_t initiator_depth(const struct ibv_device_attr *da, uint8_t peer)
     return (uint8_t)(peer >= 1 && peer < n ? peer : n);
 }
 
-static tern_status_t qp_connect(tern_verbs_vc_t *tv, uint32_t qpn, uint32_t psn)
+/* RESET/INIT -> RTR -> RTS of qp (first send PSN my_psn) to the peer's
+ * qpn (its first PSN psn). */
+static tern_status_t qp_connect_one(tern_verbs_vc_t *tv, struct ibv_qp *qp, uint32_t my_psn,
+                                    uint32_t qpn, uint32_t psn)
 {
     tern_verbs_t *v = tv->v;
     const tern_verbs_config_t *cfg = v->cfg;
@@ -270,7 +276,7 @@ static tern_status_t qp_connect(tern_verbs_vc_t *tv, uint32_t qpn, uint32_t psn)
                             .dest_qp_num = qpn, .rq_psn = psn,
                             .max_dest_rd_atomic = responder_resources(v), .min_rnr_timer = 12};
     fill_ah(v, &tv->card, &a.ah_attr);
-    int rc = ibv_modify_qp(tv->qp, &a,
+    int rc = ibv_modify_qp(qp, &a,
                            IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
                                IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
     if (rc != 0)
@@ -278,9 +284,9 @@ static tern_status_t qp_connect(tern_verbs_vc_t *tv, uint32_t qpn, uint32_t psn)
                               rc);
     a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTS, .timeout = (uint8_t)cfg->timeout,
                              .retry_cnt = (uint8_t)cfg->retry_cnt,
-                             .rnr_retry = (uint8_t)cfg->rnr_retry, .sq_psn = tv->psn,
+                             .rnr_retry = (uint8_t)cfg->rnr_retry, .sq_psn = my_psn,
                              .max_rd_atomic = initiator_depth(da, tv->peer_rd_atomic)};
-    rc = ibv_modify_qp(tv->qp, &a,
+    rc = ibv_modify_qp(qp, &a,
                        IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                            IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
     if (rc != 0)
@@ -289,11 +295,31 @@ static tern_status_t qp_connect(tern_verbs_vc_t *tv, uint32_t qpn, uint32_t psn)
     return TERN_OK;
 }
 
+static tern_status_t qp_connect(tern_verbs_vc_t *tv, uint32_t qpn, uint32_t psn)
+{
+    return qp_connect_one(tv, tv->qp, tv->psn, qpn, psn);
+}
+
+/* The peer's RMA QP, from its REQ / REP: ours connected to it, or dropped
+ * when it has none (one-sided by packets). */
+void tern_verbs_rma_connect(tern_verbs_vc_t *tv, uint32_t qpn, uint32_t psn)
+{
+    if (tv->rqp == NULL)
+        return;
+    if (qpn == 0 || qp_connect_one(tv, tv->rqp, tv->rpsn, qpn, psn) != TERN_OK) {
+        if (qpn != 0)
+            tern_debug("%s (the one-sided QP: packets carry one-sided operations)",
+                       tern_last_error());
+        tern_verbs_rma_drop(tv);
+    }
+}
+
 /* Destroy tv's QP now (finalize, or a retired QP that drained): what it
  * still held comes back. */
 void tern_verbs_qp_drop(tern_verbs_vc_t *tv)
 {
     tern_verbs_t *v = tv->v;
+    tern_verbs_rma_drop(tv);
     if (tv->qp != NULL) {
         tern_verbs_qpn_del(v->qpns, tv->qp->qp_num);
         ibv_destroy_qp(tv->qp);
@@ -341,6 +367,8 @@ void tern_verbs_qp_retire(tern_verbs_vc_t *tv)
     }
     for (uint64_t s = tv->sq_tail; s != tv->sq_head; s++)
         tv->txe[s % v->cfg->tx_depth].req = NULL;
+    if (tv->rqp != NULL) /* stops too; its operations are let go (tern_verbs_rma_fail) */
+        (void)ibv_modify_qp(tv->rqp, &a, IBV_QP_STATE);
     tern_list_del(&tv->live_link);
     tern_list_push_tail(&v->retired, &tv->live_link);
     tv->retire_ns = tern_now_ns();
@@ -352,7 +380,8 @@ void tern_verbs_reap(tern_verbs_t *v, uint64_t now)
     tern_list_for_each_safe(pos, tmp, &v->retired)
     {
         tern_verbs_vc_t *tv = TERN_CONTAINER_OF(pos, tern_verbs_vc_t, live_link);
-        if (tv->sq_tail == tv->sq_head && now - tv->retire_ns >= TERN_VERBS_RETIRE_NS)
+        if (tv->sq_tail == tv->sq_head && tv->rtail == tv->rhead &&
+            now - tv->retire_ns >= TERN_VERBS_RETIRE_NS)
             tern_verbs_qp_drop(tv);
     }
 }
@@ -384,6 +413,7 @@ tern_status_t tern_verbs_connect(tern_verbs_vc_t *tv)
 void tern_verbs_connected(tern_verbs_vc_t *tv)
 {
     tv->conn = VC_CONNECTED;
+    tv->rma_up = tv->rqp != NULL; /* both ends of it are past RTR now */
     tern_verbs_mark_pending(tv);
     tern_vc_connection_up(tv->vc); /* BYE at once if we terminated the VC meanwhile */
 }
@@ -440,6 +470,7 @@ static void on_req(tern_verbs_vc_t *tv, const tern_verbs_cm_msg_t *m)
         cm_fail(tv, st);
         return;
     }
+    tern_verbs_rma_connect(tv, m->rma_qpn, m->rma_psn);
     tv->tx_credits = m->credits;
     tv->remote_qpn = m->qpn;
     tv->conn = VC_ACCEPTED;
@@ -456,6 +487,7 @@ static void on_rep(tern_verbs_vc_t *tv, const tern_verbs_cm_msg_t *m)
         cm_fail(tv, st);
         return;
     }
+    tern_verbs_rma_connect(tv, m->rma_qpn, m->rma_psn);
     tv->tx_credits = m->credits;
     tv->remote_qpn = m->qpn;
     (void)tern_verbs_send_rtu(tv);

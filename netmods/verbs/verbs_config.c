@@ -69,6 +69,9 @@ static const tern_config_entry_t verbs_entries[] = {
                         "when idle, probe each connected peer this often (a zero-length RDMA "
                         "write): a dead peer fails its VC even if the launcher says nothing "
                         "(0: off)"),
+    TERN_CFG_ENTRY_UINT("TERN_VERBS_RMA", T, rma, 1, 0, 1,
+                        "one-sided put / get by RDMA write / read, one work request each, on a "
+                        "queue pair of their own (0: as packets the target's progress applies)"),
 };
 #undef T
 

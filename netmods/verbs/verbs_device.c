@@ -173,6 +173,13 @@ tern_status_t tern_verbs_dev_open(const tern_verbs_config_t *cfg, tern_verbs_dev
         st = tern_verbs_err(TERN_ERR_IO, -1, "fcntl(async_fd, O_NONBLOCK)", errno);
         goto err_close;
     }
+    /* one protection domain for every worker: a region registered once
+     * serves all their QPs (verbs_rma.c) */
+    d->pd = ibv_alloc_pd(d->ctx);
+    if (d->pd == NULL) {
+        st = tern_verbs_err(TERN_ERR_NO_RESOURCE, -1, "ibv_alloc_pd", errno);
+        goto err_close;
+    }
     d->refs = 1;
     *out = d;
     return TERN_OK;
@@ -187,6 +194,8 @@ void tern_verbs_dev_close(tern_verbs_dev_t *d)
 {
     if (d == NULL || --d->refs > 0)
         return;
+    if (d->pd != NULL && ibv_dealloc_pd(d->pd) != 0)
+        tern_warn("verbs %s: ibv_dealloc_pd: a registration or a QP still uses it", d->name);
     ibv_close_device(d->ctx);
     free(d);
 }
@@ -300,9 +309,7 @@ tern_status_t tern_verbs_worker_open(tern_verbs_t *v)
                           a->max_sge);
     if (a->max_srq_wr > 0 && srq_max > (uint32_t)a->max_srq_wr)
         srq_max = (uint32_t)a->max_srq_wr;
-    v->pd = ibv_alloc_pd(v->dev->ctx);
-    if (v->pd == NULL)
-        return tern_verbs_err(TERN_ERR_NO_RESOURCE, -1, "ibv_alloc_pd", errno);
+    v->pd = v->dev->pd; /* the device's: shared with the other workers */
     v->channel = ibv_create_comp_channel(v->dev->ctx);
     if (v->channel == NULL)
         return tern_verbs_err(TERN_ERR_NO_RESOURCE, -1, "ibv_create_comp_channel", errno);
@@ -368,8 +375,6 @@ void tern_verbs_worker_close(tern_verbs_t *v)
         ibv_destroy_cq(v->rcq);
     if (v->channel != NULL)
         ibv_destroy_comp_channel(v->channel);
-    if (v->pd != NULL)
-        ibv_dealloc_pd(v->pd);
     free(v->tx_free);
     free(v->rx_repost);
     v->ud = NULL;
@@ -397,6 +402,14 @@ void tern_verbs_async_events(tern_verbs_t *v)
         case IBV_EVENT_QP_ACCESS_ERR:
         case IBV_EVENT_PATH_MIG_ERR:
             tv = tern_verbs_qpn_get(v->qpns, ev.element.qp->qp_num);
+            if (tv != NULL && ev.element.qp == tv->rqp) {
+                /* the one-sided QP: a refused operation (verbs_rma.c), ours or
+                 * the peer's; its completions say the rest */
+                tern_debug("verbs %s: async event %s on the one-sided QP %u (rank %d)",
+                           v->dev->name, ibv_event_type_str(ev.event_type),
+                           ev.element.qp->qp_num, tv->vc->rank);
+                break;
+            }
             tern_warn("verbs %s: async event %s on QP %u%s", v->dev->name,
                       ibv_event_type_str(ev.event_type), ev.element.qp->qp_num,
                       tv ? "" : " (another worker's, or already gone)");

@@ -32,7 +32,7 @@
 #include "engine/pktq.h"
 
 #define TERN_VERBS_MAGIC 0x42525654u /* "TVRB" */
-#define TERN_VERBS_VERSION 2u /* 2: CM messages name jobs and carry the card */
+#define TERN_VERBS_VERSION 3u /* 2: CM messages name jobs and carry the card; 3: the RMA QP */
 #define TERN_VERBS_BYTE_ORDER 0x01020304u
 #define TERN_VERBS_QKEY 0x7e4e0001u
 #define TERN_VERBS_GRH 40u            /* UD receives start with the GRH area */
@@ -79,8 +79,10 @@ typedef struct tern_verbs_cm_msg {
     uint32_t dst_job;        /* the receiver's, as the sender knows it */
     tern_verbs_card_t card;  /* the sender's: an acceptor that has no address of it (a port
                               * peer) answers and connects with this */
+    uint32_t rma_qpn;        /* the sender's one-sided QP for this pair, 0: none */
+    uint32_t rma_psn;        /* its first send PSN */
 } tern_verbs_cm_msg_t;
-static_assert(sizeof(tern_verbs_cm_msg_t) == 80, "verbs CM message is a wire format");
+static_assert(sizeof(tern_verbs_cm_msg_t) == 88, "verbs CM message is a wire format");
 static_assert(offsetof(tern_verbs_cm_msg_t, src_job) == 32, "verbs CM message layout");
 static_assert(sizeof(tern_verbs_cm_msg_t) + 40 <= 128, "a CM message fits a UD buffer with its GRH");
 
@@ -114,6 +116,17 @@ typedef struct tern_verbs_cookie {
 static_assert(sizeof(tern_verbs_cookie_t) == 56, "verbs cookie is a wire format");
 static_assert(sizeof(tern_verbs_cookie_t) <= TERN_COOKIE_MAX, "verbs cookie fits a packet");
 
+/* The netmod's bytes of a region's key (verbs_rma.c; engine/netmod.h's
+ * rma pack): the rkey of the region's one registration (a protection
+ * domain every worker of the owner shares). */
+#define TERN_VERBS_REGION_KEY_VERSION 1
+typedef struct tern_verbs_region_key {
+    uint16_t version;
+    uint16_t reserved;
+    uint32_t rkey;
+} tern_verbs_region_key_t;
+static_assert(sizeof(tern_verbs_region_key_t) == 8, "verbs region key is a wire format");
+
 /* ---- settings (verbs_config.c) ------------------------------------------ */
 
 typedef struct tern_verbs_config {
@@ -133,6 +146,7 @@ typedef struct tern_verbs_config {
     uint64_t retry_cnt;            /* TERN_VERBS_RETRY_COUNT */
     uint64_t rnr_retry;            /* TERN_VERBS_RNR_RETRY */
     uint64_t keepalive_ms;         /* TERN_VERBS_KEEPALIVE_MS: 0 = off */
+    uint64_t rma;                  /* TERN_VERBS_RMA: one-sided by RDMA (0: packets) */
 } tern_verbs_config_t;
 
 extern const tern_config_table_t tern_verbs_config_table;
@@ -149,6 +163,7 @@ typedef struct tern_verbs_dev {
     uint8_t gid_index;
     union ibv_gid gid;
     char name[64];
+    struct ibv_pd *pd; /* every worker's: a region has one registration (verbs_rma.c) */
 } tern_verbs_dev_t;
 
 /* A registered slab of equal buffers. */
@@ -178,6 +193,18 @@ enum tern_verbs_conn {
 };
 
 typedef struct tern_verbs tern_verbs_t;
+
+/* A one-sided operation posted on the RMA QP (verbs_rma.c), by seq. */
+typedef struct tern_verbs_rop {
+    tern_request_t *req;         /* the engine's (NULL: let go, the VC failed) */
+    struct tern_netmod_inst *inst; /* the local buffer's registration (tern_mem_t), */
+    struct tern_rcache_region *region; /* NULL: inline, none */
+} tern_verbs_rop_t;
+/* A flush part waiting for the RMA QP's operations before seq. */
+typedef struct tern_verbs_rflush {
+    uint64_t seq;
+    tern_request_t *part;
+} tern_verbs_rflush_t;
 
 typedef struct tern_verbs_vc {
     tern_vc_t *vc;
@@ -211,12 +238,23 @@ typedef struct tern_verbs_vc {
     tern_list_t pend_link;    /* tern_verbs_t.pending */
     bool on_pending;
     bool flush_posted;
+    /* one-sided (verbs_rma.c): a QP of its own, so that an operation the
+     * peer's device refuses (its region destroyed) fails that QP, not the
+     * stream's; every work request on it is signaled */
+    struct ibv_qp *rqp;
+    uint32_t rpsn;
+    bool rma_up;              /* rqp connected and not failed: operations go on it */
+    tern_verbs_rop_t *rops;   /* posted operations: rops[seq % tx_depth] */
+    uint64_t rhead, rtail;    /* next seq to post, oldest not complete */
+    tern_verbs_rflush_t *rflush; /* flush parts waiting, in seq order */
+    uint32_t nrflush, rflush_cap;
+    tern_status_t rma_err;    /* a write refused since the last flush part: its report */
 } tern_verbs_vc_t;
 
 /* Counters (tern_worker_counters). */
 typedef struct tern_verbs_stats {
     uint64_t post_send, post_send_wrs, post_recv, post_recv_wrs, poll_cq, cqes, req_notify,
-        inline_sends, credit_msgs, connections, keepalives;
+        inline_sends, credit_msgs, connections, keepalives, rma_posts, rma_failed;
 } tern_verbs_stats_t;
 
 struct tern_verbs {
@@ -259,6 +297,9 @@ struct tern_verbs {
     unsigned polls;
     uint64_t next_keepalive_ns;
     uint64_t rng;             /* PSNs: a generator of our own, not the application's random() */
+    uint32_t rma_inflight;    /* one-sided operations posted, not complete (all RMA QPs) */
+    uint32_t rma_inline;      /* inline bytes the RMA QPs take */
+    bool rma_inline_known;
     tern_verbs_stats_t stats;
 };
 
@@ -266,7 +307,7 @@ static inline tern_verbs_vc_t *tern_verbs_vc(tern_vc_t *vc) { return (tern_verbs
 static inline tern_verbs_t *tern_verbs_state(tern_vc_t *vc) { return (tern_verbs_t *)vc->nm_state; }
 
 /* wr_id of a work request: kind in the top byte. */
-enum tern_verbs_wr_kind { WR_RC = 1, WR_SRQ = 2, WR_UD_RECV = 3, WR_UD_SEND = 4 };
+enum tern_verbs_wr_kind { WR_RC = 1, WR_SRQ = 2, WR_UD_RECV = 3, WR_UD_SEND = 4, WR_RMA = 5 };
 #define TERN_VERBS_WR(kind, val) (((uint64_t)(kind) << 56) | ((uint64_t)(val) & ((1ull << 56) - 1)))
 #define TERN_VERBS_WR_KIND(id) ((unsigned)((id) >> 56))
 #define TERN_VERBS_WR_VAL(id) ((id) & ((1ull << 56) - 1))
@@ -382,5 +423,18 @@ unsigned tern_verbs_lmt_progress(tern_verbs_vc_t *tv);
 void tern_verbs_lmt_window_done(tern_verbs_vc_t *tv, tern_request_t *r);
 /* tv fails: drop the registrations of its LMT requests. */
 void tern_verbs_lmt_drop(tern_verbs_vc_t *tv);
+
+/* ---- verbs_rma.c: one-sided operations (the rma table) -------------------- */
+extern const tern_nm_rma_ops_t tern_verbs_rma_ops;
+/* tv's RMA QP: made beside its RC QP (none when TERN_VERBS_RMA=0 or the
+ * device refuses: one-sided goes by packets), connected to the peer's
+ * (REQ / REP carry it), dropped with it. */
+void tern_verbs_rma_create(tern_verbs_vc_t *tv);
+void tern_verbs_rma_connect(tern_verbs_vc_t *tv, uint32_t qpn, uint32_t psn);
+void tern_verbs_rma_drop(tern_verbs_vc_t *tv);
+/* A completion of the RMA QP; the VC failed: its operations and flush
+ * parts end with st (the engine's status of the VC). */
+void tern_verbs_rma_wc(tern_verbs_vc_t *tv, const struct ibv_wc *wc);
+void tern_verbs_rma_fail(tern_verbs_vc_t *tv, tern_status_t st);
 
 #endif

@@ -157,6 +157,7 @@ static tern_status_t verbs_vc_destroy(tern_vc_t *vc)
         return TERN_OK;
     /* the HCA stops first, then what its work named is let go */
     tern_verbs_qp_retire(tv);
+    tern_verbs_rma_fail(tv, vc->fail_status);
     tern_pktq_fail_all(&tv->sendq, vc->fail_status);
     tern_verbs_lmt_drop(tv);
     if (tv->on_pending) {
@@ -328,6 +329,8 @@ static int verbs_counters(void *state, tern_counter_t *out, int max)
         {"verbs.req_notify", s->req_notify}, {"verbs.inline_sends", s->inline_sends},
         {"verbs.credit_msgs", s->credit_msgs}, {"verbs.connections", s->connections},
         {"verbs.keepalives", s->keepalives},
+        {"verbs.rma_posts", s->rma_posts},
+        {"verbs.rma_failed", s->rma_failed},
     };
     int n = (int)(sizeof(all) / sizeof(all[0]));
     for (int i = 0; i < n && i < max; i++)
@@ -401,5 +404,6 @@ static const tern_netmod_desc_t verbs_netmod = {
     .wait = &verbs_wait,
     .mem = &verbs_mem,
     .conn = &verbs_conn,
+    .rma = &tern_verbs_rma_ops,
 };
 TERN_NETMOD_DEFINE(verbs_netmod)

@@ -137,6 +137,10 @@ static void on_send(tern_verbs_t *v, const struct ibv_wc *wc)
     tern_verbs_vc_t *tv = tern_verbs_qpn_get(v->qpns, wc->qp_num);
     if (tv == NULL)
         return; /* its QP was dropped with everything it held */
+    if (TERN_VERBS_WR_KIND(wc->wr_id) == WR_RMA) {
+        tern_verbs_rma_wc(tv, wc); /* its failures are its own, never the VC's */
+        return;
+    }
     uint64_t seq = TERN_VERBS_WR_VAL(wc->wr_id);
     if (tv->conn == VC_DEAD) { /* retired: every completion gives its slots back */
         tern_verbs_sq_complete(tv, seq, TERN_ERR_PEER_FAILED, NULL);
@@ -189,7 +193,8 @@ unsigned tern_verbs_poll(void *state, int direction)
     /* the send CQ only holds signaled completions (one per signal_every
      * work requests, flushes, RDMA windows): read it when no receive came
      * in, when work waits for send resources, and every 16th poll */
-    if (k <= 0 || !tern_list_empty(&v->pending) || (v->polls & 15u) == 0) {
+    if (k <= 0 || !tern_list_empty(&v->pending) || v->rma_inflight != 0 ||
+        (v->polls & 15u) == 0) {
         v->stats.poll_cq++;
         k = ibv_poll_cq(v->scq, TERN_VERBS_POLL_BATCH, wc);
         for (int i = 0; i < k; i++)

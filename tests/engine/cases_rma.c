@@ -507,6 +507,8 @@ const th_case_t th_rma_cases[] = {
     {"rma_stale_key", case_rma_stale_key},
     {"rma_acc_refused", case_rma_acc_refused},
     {"rma_cq", case_rma_cq},
+    {"rma_native", case_rma_native},
+    {"rma_replay", case_rma_replay},
     {"rma_cq_alloc", case_rma_cq_alloc},
     {"rma_put_get_alloc", case_rma_put_get_alloc},
     {"rma_atomic_alloc", case_rma_atomic_alloc},

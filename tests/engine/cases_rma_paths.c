@@ -97,11 +97,13 @@ int case_rma_soak(th_t *t)
     printf("rma_soak: rank %d: %ld operations (%ld put, %ld get, %ld atomic): %ld lost, %ld "
            "corrupt\n",
            t->rank, ops, n_put, n_get, n_amo, lost, corrupt);
-    /* a fault shim's work, when one is on (dpdk's TERN_DPDK_FAULTS) */
+    /* a fault shim's work, when one is on (dpdk's TERN_DPDK_FAULTS), and
+     * how the operations went (the netmod's own path: rma.native) */
     tern_counter_t c[128];
     int nc = tern_worker_counters(t->w, c, 128);
     for (int i = 0; i < nc && i < 128; i++)
-        if (strstr(c[i].name, ".fault_") != NULL)
+        if (strstr(c[i].name, ".fault_") != NULL || strcmp(c[i].name, "rma.native") == 0 ||
+            strcmp(c[i].name, "rma.sent") == 0)
             printf("rma_soak: rank %d: %s=%llu\n", t->rank, c[i].name,
                    (unsigned long long)c[i].value);
     fflush(stdout);
@@ -180,6 +182,7 @@ int case_rma_direct(th_t *t)
     int ndirect = map ? nsame : 1;
     free(hosts);
     int64_t direct = counter(t->w, "rma.direct"), sent = counter(t->w, "rma.sent");
+    int64_t native = counter(t->w, "rma.native");
     uint64_t mine = 8 * (uint64_t)t->rank;
     for (int p = 0; p < t->size; p++) {
         uint64_t v = 0x1000 + (uint64_t)t->rank, got = 0, old = 0;
@@ -196,10 +199,12 @@ int case_rma_direct(th_t *t)
              &r, "accumulate");
     }
     flush(t, TERN_ANY_SOURCE);
+    /* the others: sent as packets, or posted by the netmod (verbs: put, get) */
     int64_t d = counter(t->w, "rma.direct") - direct, s = counter(t->w, "rma.sent") - sent;
+    s += counter(t->w, "rma.native") - native;
     CHECK(t, d == 4 * (int64_t)ndirect && s == 4 * (int64_t)(t->size - ndirect),
-          "%lld direct, %lld sent operations (%d ranks reached directly)", (long long)d,
-          (long long)s, ndirect);
+          "%lld direct, %lld sent or posted operations (%d ranks reached directly)",
+          (long long)d, (long long)s, ndirect);
     th_barrier(t);
     for (int p = 0; p < t->size; p++) {
         uint64_t v;
@@ -320,5 +325,144 @@ int case_rma_cq(th_t *t)
           (unsigned long long)d.data, d.length);
     flush(t, TERN_ANY_SOURCE);
     win_close(t, &w);
+    return 0;
+}
+
+/* Operations the VC's netmod posts itself (its rma table; verbs: one RDMA
+ * write or read each): every rank puts and gets sizes from 1 byte to
+ * 64 KiB into its right-hand neighbour's created region, checked, and
+ * counts what it took: rma.native (operations the netmod posted) and, with
+ * verbs, verbs.post_send (ibv_post_send calls of every kind, however many
+ * the stream also made meanwhile) and verbs.rma_posts.  Every operation
+ * must be posted natively and cost one post: the posts counted, less the
+ * stream's (credit returns and keepalives: at most 8 while this runs), are
+ * the operations.  TERN_TEST_RMA_NATIVE=0 (TERN_VERBS_RMA=0): none may be
+ * native.  Over a netmod without an rma table it checks the data only. */
+int case_rma_native(th_t *t)
+{
+    const char *e = getenv("TERN_TEST_RMA_NATIVE");
+    int expect = e != NULL ? atoi(e) : -1; /* -1: whatever the netmod does */
+    enum { LEN = 1 << 16, OPS = 64 };
+    win_t w;
+    if (win_open(t, &w, LEN, TERN_REGION_READ | TERN_REGION_WRITE, 0))
+        return -1;
+    int right = (t->rank + 1) % t->size;
+    uint8_t *src = malloc(LEN), *dst = malloc(LEN);
+    for (int i = 0; i < LEN; i++)
+        src[i] = (uint8_t)(i * 7 + t->rank);
+    int64_t n0 = counter(t->w, "rma.native"), p0 = counter(t->w, "verbs.post_send");
+    int64_t r0 = counter(t->w, "verbs.rma_posts");
+    for (int k = 0; k < OPS; k++) {
+        size_t len = (size_t)1 << (k % 17), off = (size_t)(k * 977) % (LEN - len + 1);
+        tern_request_t *r = NULL;
+        done(t, tern_put(t->w, src + off, len, w.keys[right], base_of(&w, right) + off, NULL, &r),
+             &r, "put");
+        flush(t, right);
+        memset(dst, 0, len);
+        done(t, tern_get(t->w, dst, len, w.keys[right], base_of(&w, right) + off, NULL, &r), &r,
+             "get");
+        CHECK(t, memcmp(dst, src + off, len) == 0, "%zu bytes at %zu: the get read back "
+              "something else", len, off);
+    }
+    int64_t n = counter(t->w, "rma.native") - n0, p = counter(t->w, "verbs.post_send") - p0;
+    int64_t rp = counter(t->w, "verbs.rma_posts") - r0;
+    printf("rma_native: rank %d: %d operations, %lld posted by the netmod", t->rank, 2 * OPS,
+           (long long)n);
+    if (p0 >= 0)
+        printf(", %lld ibv_post_send (%lld one-sided)", (long long)p, (long long)rp);
+    printf("\n");
+    if (expect == 1 && right != t->rank) {
+        CHECK(t, n == 2 * OPS, "%lld of %d operations posted by the netmod", (long long)n,
+              2 * OPS);
+        CHECK(t, p0 < 0 || (rp == 2 * OPS && p >= rp && p <= rp + 8),
+              "%lld posts for %d operations (%lld one-sided)", (long long)p, 2 * OPS,
+              (long long)rp);
+    }
+    if (expect == 0)
+        CHECK(t, n == 0, "%lld operations posted by the netmod, none expected", (long long)n);
+    th_barrier(t);
+    free(src);
+    free(dst);
+    win_close(t, &w);
+    return 0;
+}
+
+/* A refused operation among others in flight: each rank posts, without
+ * waiting, puts into its right-hand neighbour's live region, one put into
+ * a region the neighbour has destroyed, then more puts and gets to the
+ * live one, then a flush.  The refused put alone fails
+ * (TERN_ERR_REMOTE_ACCESS); every other lands or reads what it should and
+ * the flush succeeds.  Over verbs the refusal fails the one-sided QP: what
+ * was posted behind it comes back and goes as packets (rma.replayed), and
+ * a second round, after it, goes by packets only. */
+int case_rma_replay(th_t *t)
+{
+    enum { N = 48, SZ = 256 };
+    win_t live, gone;
+    if (win_open(t, &live, N * SZ, TERN_REGION_READ | TERN_REGION_WRITE, 0))
+        return -1;
+    if (win_open(t, &gone, 4096, TERN_REGION_READ | TERN_REGION_WRITE, 0)) {
+        win_close(t, &live);
+        return -1;
+    }
+    int right = (t->rank + 1) % t->size;
+    CHECK_ST(t, tern_region_destroy(gone.reg), TERN_OK);
+    gone.reg = NULL;
+    th_barrier(t); /* every neighbour's is gone */
+    int64_t replayed0 = counter(t->w, "rma.replayed");
+    for (int round = 0; round < 2; round++) {
+        uint8_t src[N][SZ], got[N][SZ];
+        tern_request_t *req[2 * N + 1] = {NULL};
+        tern_status_t st[2 * N + 1];
+        uint64_t b = base_of(&live, right);
+        for (int k = 0; k < N; k++)
+            memset(src[k], (uint8_t)(k + 16 * round + t->rank), SZ);
+        int n = 0;
+        for (int k = 0; k < N; k++) {
+            if (k == N / 4) { /* the refused one */
+                st[n] = tern_put(t->w, src[k], 8, gone.keys[right], base_of(&gone, right), NULL,
+                                 &req[n]);
+                n++;
+            }
+            st[n] = tern_put(t->w, src[k], SZ, live.keys[right], b + (uint64_t)k * SZ, NULL,
+                             &req[n]);
+            n++;
+        }
+        for (int i = 0; i < n; i++) {
+            if (st[i] == TERN_INPROGRESS)
+                st[i] = tern_wait(t->w, req[i], NULL);
+            tern_status_t want = i == N / 4 && right != t->rank ? TERN_ERR_REMOTE_ACCESS : TERN_OK;
+            if (i == N / 4 && right != t->rank && st[i] == TERN_OK) {
+                /* sent as a packet: the flush reports the refusal */
+                tern_request_t *f = NULL;
+                st[i] = tern_flush(t->w, right, NULL, &f);
+                st[i] = st[i] == TERN_INPROGRESS ? tern_wait(t->w, f, NULL) : st[i];
+            }
+            if (i == N / 4 && right == t->rank)
+                want = st[i]; /* oneself: refused at once, whichever error */
+            CHECK(t, st[i] == want, "round %d, operation %d: %s, expected %s", round, i,
+                  tern_strerror(st[i]), tern_strerror(want));
+        }
+        n = 0;
+        for (int k = 0; k < N; k++) {
+            st[n] = tern_get(t->w, got[k], SZ, live.keys[right], b + (uint64_t)k * SZ, NULL,
+                             &req[n]);
+            n++;
+        }
+        for (int i = 0; i < n; i++) {
+            if (st[i] == TERN_INPROGRESS)
+                st[i] = tern_wait(t->w, req[i], NULL);
+            CHECK_ST(t, st[i], TERN_OK);
+        }
+        flush(t, right);
+        for (int k = 0; k < N; k++)
+            CHECK(t, memcmp(got[k], src[k], SZ) == 0, "round %d: block %d read back wrong", round,
+                  k);
+        th_barrier(t);
+    }
+    printf("rma_replay: rank %d: %lld operations replayed as packets\n", t->rank,
+           (long long)(counter(t->w, "rma.replayed") - replayed0));
+    win_close(t, &gone);
+    win_close(t, &live);
     return 0;
 }

@@ -52,6 +52,12 @@ run_killed rma-shm peer_rma
 [ "$(shm_leftovers "$out")" -eq 0 ] || fail "rma: a tern segment was left in /dev/shm"
 (set -a && . "${srcdir:-.}/netmods/tcp/test.env" && set +a &&
     export TERN_NETMODS=tcp TERN_TEST_NETMOD=tcp && run_killed rma-tcp peer_rma) || exit 1
+# over verbs the gets are RDMA reads of the netmod's own (tests/ibloop)
+if "${TERN_INFO:-./tern_info}" --netmods 2>/dev/null | grep -Eq '^netmods:.* verbs( |$)'; then
+    (set -a && . "${srcdir:-.}/netmods/verbs/test.env" && set +a &&
+        export TERN_NETMODS=verbs TERN_TEST_NETMOD=verbs && run_killed rma-verbs peer_rma) ||
+        exit 1
+fi
 
 if "${TERN_INFO:-./tern_info}" 2>/dev/null | grep -Eq '^netmods:.* dpdk( |$)'; then
     sockdir=$(mktemp -d)

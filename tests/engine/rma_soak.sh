@@ -2,7 +2,8 @@
 # The one-sided soak: 10^6 random puts, gets and fetching atomics per run
 # (4 ranks x RMA_SOAK_OPS, 250000 by default), every one checked against a
 # shadow copy of the origin's lanes (tests/engine/cases_rma.c, rma_soak),
-# over every built netmod: shm, tcp on loopback, verbs on tests/ibloop, dpdk
+# over every built netmod: shm, tcp on loopback, verbs on tests/ibloop (its
+# RDMA writes and reads, then with TERN_VERBS_RMA=0 packets only), dpdk
 # on memif, and dpdk with its fault shim dropping, holding back,
 # duplicating and corrupting 1 % of the frames (which must show it acted);
 # then on allocated regions (rma_soak_alloc), which the peers on this host
@@ -39,6 +40,17 @@ for nm in tcp verbs dpdk; do
     has $nm || { echo "skip: $nm (not built)"; continue; }
     (set -a && . "${srcdir:-.}/netmods/$nm/test.env" && set +a &&
         export TERN_NETMODS=$nm TERN_TEST_NETMOD=$nm && soak "$nm" rma_soak) || exit 1
+    # verbs: puts and gets were RDMA writes and reads of its own (the
+    # netmod's rma table), atomics packets; then all of it as packets
+    if [ "$nm" = verbs ]; then
+        [ "$(grep -Ec '^rma_soak: rank [0-9]: rma\.native=[1-9]' "$out")" -eq 4 ] ||
+            fail "verbs: not every rank posted puts and gets by RDMA (rma.native)"
+        (set -a && . "${srcdir:-.}/netmods/verbs/test.env" && set +a &&
+            export TERN_NETMODS=verbs TERN_TEST_NETMOD=verbs TERN_VERBS_RMA=0 &&
+            soak "verbs, one-sided as packets (TERN_VERBS_RMA=0)" rma_soak &&
+            [ "$(grep -Ec '^rma_soak: rank [0-9]: rma\.native=0$' "$out")" -eq 4 ]) ||
+            fail "verbs with TERN_VERBS_RMA=0"
+    fi
 done
 if has dpdk; then
     (set -a && . "${srcdir:-.}/netmods/dpdk/test.env" && set +a &&

@@ -17,6 +17,8 @@
 #    stream instead, byte-exact; registrations above a size on one rank
 #    only (IBLOOP_FAULT_REG_MAX_BYTES): its side moves smaller windows;
 #  - a peer killed in the middle of an RDMA read: PEER_FAILED, no hang;
+#  - one-sided puts and gets as one RDMA write / read each (counted), none
+#    with TERN_VERBS_RMA=0; a refused one among others in flight;
 #  - the link going down (IBLOOP_FAULT_LINK_DOWN_AFTER): the failure names
 #    the peer and the work completion's status (ibv_wc_status_str);
 #  - without a device (the system library, no HCA): TERN_NETMODS=verbs
@@ -100,6 +102,25 @@ done
         'if [ "$PMIX_RANK" = 0 ]; then IBLOOP_FAULT_REG_MAX_BYTES=50331648; export IBLOOP_FAULT_REG_MAX_BYTES; fi
          exec "$0" large' "$ENGINE_TESTS" </dev/null >"$out" 2>&1 ||
         { cat "$out"; fail "$mode with rank 0's registrations limited to 48 MiB"; }
+done
+
+# one-sided: puts and gets are one RDMA write or read each on the VC's RMA
+# QP (verbs.post_send counts every post; the stream's own may add at most
+# 8 in the run), none with TERN_VERBS_RMA=0
+TERN_TEST_RMA_NATIVE=1 run_engine 2 "--bind-to none" rma_native >"$out" 2>&1 ||
+    { cat "$out"; fail "rma_native: puts and gets not one post each"; }
+cat "$out"
+TERN_VERBS_RMA=0 TERN_TEST_RMA_NATIVE=0 run_engine 2 "--bind-to none" rma_native >"$out" 2>&1 ||
+    { cat "$out"; fail "rma_native with TERN_VERBS_RMA=0"; }
+# a put refused by the target's device (its region destroyed) among others
+# in flight: it alone is refused (the flush says so), what was posted
+# behind it goes back to the engine and out as packets (rma.replayed)
+for np in 2 3; do
+    run_engine $np "--bind-to none" rma_replay >"$out" 2>&1 ||
+        { cat "$out"; fail "rma_replay at $np ranks"; }
+    cat "$out"
+    grep -Eq '^rma_replay: rank [0-9]: [1-9][0-9]* operations replayed' "$out" ||
+        fail "rma_replay at $np ranks: no operation came back from the failed RMA QP"
 done
 
 TERN_LMT_MODE=get run_engine 2 "-v --kill-grace 20" peer_killed >"$out" 2>&1

@@ -1,0 +1,215 @@
+/*
+ * One-sided operations a netmod carries itself (engine/netmod.h, its rma
+ * table): the region's registration with it and the key's section naming
+ * it, the origin's side of a put or get it posts, what comes back when its
+ * device did not carry an operation out, and its part of a flush.
+ *
+ * A region is registered with the highest-priority netmod of worker 0
+ * that has an rma table; its packed key then carries a TERN_KEY_SECT_NM
+ * section (the netmod's name and bytes).  An operation goes to that
+ * netmod when it also carries the key's VC here, the buffer is one
+ * contiguous piece and no immediate data rides with it; otherwise, or
+ * when the netmod declines it (TERN_ERR_UNSUPPORTED), the engine's path
+ * (rma.c) takes it as before.
+ *
+ * A netmod's operation is a request of the caller's (SEND for a put, RECV
+ * for a get) holding what the engine's path would need: the buffer, the
+ * remote address (remote_id) and the region's wire id (tag).  So an
+ * operation handed back (TERN_ERR_AGAIN: the netmod's queue pair failed
+ * because another operation was refused) becomes the engine's operation
+ * on the spot: the put's payload sent as RMA_PUT (the request completes
+ * when it is sent), the get's RMA_GET with the request tracked on the VC
+ * for its answer.  The netmod hands them back in the order it posted
+ * them, and a flush part it holds comes back after them (replayed), so
+ * that part's RMA_FLUSH follows them on the VC's stream and covers them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine_internal.h"
+#include "engine/netmod.h"
+#include "engine/rma.h"
+
+/* ---- regions and keys ------------------------------------------------------- */
+
+/* worker 0's instance of the netmod that serves regions, or NULL */
+static tern_netmod_inst_t *rma_inst(tern_context_t *ctx)
+{
+    if (ctx->workers == NULL)
+        return NULL;
+    tern_worker_t *w = &ctx->workers[0];
+    for (int i = 0; i < w->num_netmods; i++)
+        if (w->netmods[i].rma != NULL && w->netmods[i].initialized)
+            return &w->netmods[i];
+    return NULL;
+}
+
+void tern_region_nm_reg(tern_region_t *r)
+{
+    tern_netmod_inst_t *nm = rma_inst(r->ctx);
+    r->nm = NULL;
+    r->nm_h = NULL;
+    if (nm == NULL)
+        return;
+    void *h = NULL;
+    tern_status_t st = nm->rma->reg(nm->state, (void *)r->base, r->len, r->flags, &h);
+    if (st != TERN_OK) {
+        if (st != TERN_ERR_UNSUPPORTED)
+            tern_debug("region %u (%zu bytes): not registered with %s (%s): the engine's path "
+                       "serves it",
+                       r->index, r->len, nm->name, tern_last_error());
+        return;
+    }
+    r->nm = nm;
+    r->nm_h = h;
+}
+
+void tern_region_nm_dereg(tern_region_t *r)
+{
+    if (r->nm == NULL)
+        return;
+    r->nm->rma->dereg(r->nm->state, r->nm_h);
+    r->nm = NULL;
+    r->nm_h = NULL;
+}
+
+size_t tern_region_nm_pack(const tern_region_t *r, void *buf, size_t room)
+{
+    if (r->nm == NULL)
+        return 0;
+    uint8_t bytes[TERN_NM_KEY_MAX];
+    size_t n = sizeof(bytes);
+    if (r->nm->rma->pack(r->nm->state, r->nm_h, bytes, &n) != TERN_OK || n > sizeof(bytes))
+        return 0;
+    size_t need = sizeof(tern_key_sect_t) + TERN_KEY_NM_NAME + n;
+    if (buf == NULL || room < need)
+        return need; /* the length only */
+    tern_key_sect_t s = {.type = TERN_KEY_SECT_NM, .len = (uint16_t)(TERN_KEY_NM_NAME + n)};
+    char name[TERN_KEY_NM_NAME] = {0};
+    strncpy(name, r->nm->name, sizeof(name) - 1);
+    uint8_t *p = buf;
+    memcpy(p, &s, sizeof(s));
+    memcpy(p + sizeof(s), name, sizeof(name));
+    memcpy(p + sizeof(s) + sizeof(name), bytes, n);
+    return need;
+}
+
+void tern_key_nm_take(tern_key_t *key, const void *sect, size_t len)
+{
+    if (len < TERN_KEY_NM_NAME || len - TERN_KEY_NM_NAME > TERN_NM_KEY_MAX)
+        return; /* not one we can use: the engine's path */
+    char name[TERN_KEY_NM_NAME + 1];
+    memcpy(name, sect, TERN_KEY_NM_NAME);
+    name[TERN_KEY_NM_NAME] = '\0';
+    const tern_netmod_desc_t *d = tern_netmod_find(name);
+    if (d == NULL || d->rma == NULL)
+        return; /* a netmod this process does not have */
+    key->nm_desc = d;
+    key->nm_len = (uint32_t)(len - TERN_KEY_NM_NAME);
+    memcpy(key->nm_key, (const uint8_t *)sect + TERN_KEY_NM_NAME, key->nm_len);
+}
+
+/* ---- operations ------------------------------------------------------------------ */
+
+tern_status_t tern_rma_native_op(tern_worker_t *w, tern_vc_t *vc, const tern_key_t *key,
+                                 const struct iovec *iov, int iovcnt, size_t len, uint64_t raddr,
+                                 bool write, tern_request_t **req)
+{
+    const tern_netmod_inst_t *nm = vc->nm;
+    if (key->nm_desc == NULL || nm->rma == NULL || nm->desc != key->nm_desc || iovcnt != 1)
+        return TERN_ERR_UNSUPPORTED;
+    /* first: nothing can fail once the operation is posted */
+    tern_status_t st = tern_rma_mark_dirty(w, vc, key->peer);
+    if (st != TERN_OK)
+        return st;
+    tern_request_t *r = tern_request_alloc(w, write ? TERN_REQ_SEND : TERN_REQ_RECV);
+    if (r == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "%s request", write ? "put" : "get");
+    r->vc = vc;
+    r->peer = r->match_src = key->peer;
+    r->msg_len = len;
+    tern_request_bind_buffer(r, iov, 1, NULL);
+    r->remote_id = raddr;
+    r->tag = key->id;
+    r->flags |= TERN_REQF_USER; /* the caller's (op_end may make it a CQ request) */
+    st = (write ? nm->rma->put : nm->rma->get)(vc, r, key->nm_key, key->nm_len);
+    if (st != TERN_INPROGRESS) {
+        tern_request_release(r);
+        return st;
+    }
+    w->rma_count[TERN_RMA_C_NATIVE]++;
+    vc->rma_native = true;
+    *req = r;
+    return TERN_INPROGRESS;
+}
+
+/* r handed back: the engine's path takes it now (see the top). */
+static void replay(tern_request_t *r)
+{
+    tern_worker_t *w = r->worker;
+    tern_vc_t *vc = r->vc;
+    w->rma_count[TERN_RMA_C_REPLAYED]++;
+    vc->rma_pkts = true;
+    tern_status_t st = tern_rma_mark_dirty(w, vc, r->peer);
+    uint64_t region = r->tag;
+    r->tag = 0;
+    if (st == TERN_OK && r->kind == TERN_REQ_SEND) {
+        tern_pkt_hdr_t h = {.type = TERN_PKT_RMA_PUT, .tag = r->remote_id, .len = r->msg_len,
+                            .rreq = region};
+        st = tern_send_noncontig(vc, r, &h, sizeof(h)); /* completes r when sent */
+    } else if (st == TERN_OK) {
+        uint64_t id = tern_lmt_track(vc, r); /* the answer names it; a failing VC completes it */
+        if (id == 0) {
+            st = tern_error(TERN_ERR_NO_MEMORY, "get request id");
+        } else {
+            tern_pkt_hdr_t h = {.type = TERN_PKT_RMA_GET, .tag = r->remote_id, .len = r->msg_len,
+                                .rreq = region, .sreq = id};
+            st = tern_send_ctrl(vc, &h, NULL, 0);
+        }
+    }
+    if (st < 0 && !(r->flags & TERN_REQF_COMPLETE))
+        tern_request_complete(r, st);
+}
+
+void tern_rma_native_done(tern_request_t *r, tern_status_t st)
+{
+    if (st == TERN_ERR_AGAIN && r->vc->state != TERN_VC_FAILED)
+        replay(r);
+    else
+        tern_request_complete(r, st == TERN_ERR_AGAIN ? TERN_ERR_PEER_FAILED : st);
+}
+
+/* ---- flush --------------------------------------------------------------------- */
+
+void tern_rma_native_flush(tern_worker_t *w, tern_request_t *f, tern_vc_t *vc)
+{
+    f->msg_len++;
+    tern_request_t *p = tern_request_alloc(w, TERN_REQ_RMA_PART);
+    if (p == NULL) {
+        f->msg_len--;
+        tern_error(TERN_ERR_NO_MEMORY, "flush part");
+        if ((tern_status_t)(int64_t)f->data == TERN_OK)
+            f->data = (uint64_t)(int64_t)TERN_ERR_NO_MEMORY;
+        return;
+    }
+    p->vc = vc;
+    p->peer = vc->rank;
+    p->context = f;
+    p->data = (uint64_t)(int64_t)TERN_OK;
+    tern_status_t st = vc->nm->rma->flush(vc, p);
+    if (st == TERN_INPROGRESS)
+        return;
+    tern_request_complete(p, st); /* counted in f now (internal: rma_request_done) */
+}
+
+void tern_rma_native_flushed(tern_request_t *p, tern_status_t st, bool replayed)
+{
+    if (st < 0)
+        p->data = (uint64_t)(int64_t)st;
+    if (replayed && p->vc->state != TERN_VC_FAILED)
+        tern_rma_flush_send(p->worker, p->vc, p);
+    else
+        tern_request_complete(p, p->vc->state == TERN_VC_FAILED && st == TERN_OK
+                                     ? TERN_ERR_PEER_FAILED
+                                     : TERN_OK);
+}
