@@ -150,6 +150,23 @@ static bool has_words(const char *msg, const char *const *words)
     return true;
 }
 
+static tern_status_t t_rma_reg(void *s, void *a, size_t l, unsigned acc, void **h)
+{
+    (void)s, (void)a, (void)l, (void)acc, (void)h;
+    return TERN_ERR_UNSUPPORTED;
+}
+static void t_rma_dereg(void *s, void *h) { (void)s, (void)h; }
+static tern_status_t t_rma_pack(void *s, void *h, void *b, size_t *l)
+{
+    (void)s, (void)h, (void)b, (void)l;
+    return TERN_ERR_UNSUPPORTED;
+}
+static tern_status_t t_rma_op(tern_vc_t *vc, tern_request_t *r, const void *k, size_t kl)
+{
+    (void)vc, (void)r, (void)k, (void)kl;
+    return TERN_ERR_UNSUPPORTED;
+}
+
 int main(void)
 {
     int before = tern_netmod_count();
@@ -175,6 +192,9 @@ int main(void)
         .mem_reg = t_reg, .mem_dereg = t_dereg, .rkey_pack = t_rkey_pack};
     const tern_nm_mem_ops_t mem_no_dereg = {.mem_reg = t_reg};
     const tern_nm_conn_ops_t conn_half = {.port_unable = t_port_unable};
+    const tern_nm_rma_ops_t rma_no_flush = {.reg = t_rma_reg, .dereg = t_rma_dereg,
+                                            .pack = t_rma_pack, .put = t_rma_op,
+                                            .get = t_rma_op};
 
     const bad_case_t bad[] = {
         {"another ABI",
@@ -206,6 +226,9 @@ int main(void)
         {"mem table without mem_dereg",
          {.abi = TERN_NETMOD_ABI, .name = "t-dereg", .core = &core_full, .mem = &mem_no_dereg},
          {"t-dereg", "mem", "without mem_dereg"}},
+        {"rma table without flush",
+         {.abi = TERN_NETMOD_ABI, .name = "t-rma", .core = &core_full, .rma = &rma_no_flush},
+         {"t-rma", "rma", "without flush"}},
         {"conn table without vc_init_remote",
          {.abi = TERN_NETMOD_ABI, .name = "t-conn", .core = &core_full, .conn = &conn_half},
          {"t-conn", "conn", "without vc_init_remote"}},
