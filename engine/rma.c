@@ -397,29 +397,32 @@ void tern_rma_request_done(tern_request_t *r)
 }
 
 /* The flush of peer's VC as parts of flush f: the netmod's own
- * operations' (asked of it), RMA_FLUSH for those sent as packets. */
-static void flush_peer(tern_worker_t *w, tern_request_t *f, int peer)
+ * operations' (asked of it), RMA_FLUSH for those sent as packets.  True
+ * when the VC stays dirty: the netmod's operations are still outstanding,
+ * so the next flush must wait for them too (even with nothing new sent). */
+static bool flush_peer(tern_worker_t *w, tern_request_t *f, int peer)
 {
     tern_vc_t *vc = tern_vc_of(w, peer);
     if (vc == NULL)
-        return; /* its job was disconnected (tern_disconnect): nobody to flush */
+        return false; /* its job was disconnected (tern_disconnect): nobody to flush */
     bool native = vc->rma_native, pkts = vc->rma_pkts || !native;
-    vc->rma_dirty = vc->rma_native = vc->rma_pkts = false;
-    if (native)
-        tern_rma_native_flush(w, f, vc);
+    vc->rma_pkts = false;
+    bool stay = native && tern_rma_native_flush(w, f, vc);
+    vc->rma_native = vc->rma_dirty = stay;
     if (!pkts)
-        return;
+        return stay;
     f->msg_len++;
     tern_request_t *p = tern_request_alloc(w, TERN_REQ_RMA_PART);
     if (p == NULL) {
         flush_part_done(f, TERN_ERR_NO_MEMORY);
-        return;
+        return stay;
     }
     p->vc = vc;
     p->peer = peer;
     p->context = f;
     p->data = (uint64_t)(int64_t)TERN_OK;
     tern_rma_flush_send(w, vc, p);
+    return stay;
 }
 
 void tern_rma_flush_send(tern_worker_t *w, tern_vc_t *vc, tern_request_t *p)
@@ -465,8 +468,13 @@ static tern_status_t flush_op(tern_worker_t *w, int peer, tern_request_t **req)
             i++;
             continue;
         }
+        /* taken off the list first: a VC failing inside flush_peer changes nothing there */
         w->rma_dirty[i] = w->rma_dirty[--w->rma_ndirty];
-        flush_peer(w, f, p);
+        if (flush_peer(w, f, p)) { /* back on it, where this loop does not look again */
+            w->rma_dirty[w->rma_ndirty++] = w->rma_dirty[i];
+            w->rma_dirty[i] = p;
+            i++;
+        }
     }
     flush_part_done(f, TERN_OK); /* drop the hold */
     if (f->flags & TERN_REQF_COMPLETE) {

@@ -282,8 +282,9 @@ tern_status_t tern_rma_native_op(tern_worker_t *w, tern_vc_t *vc, const tern_key
                                  const struct iovec *iov, int iovcnt, size_t len, uint64_t raddr,
                                  bool write, tern_request_t **req);
 /* Flush part of the netmod's operations on vc, for flush f (rma.c's
- * parts).  Counts itself in f like a packet part. */
-void tern_rma_native_flush(tern_worker_t *w, tern_request_t *f, tern_vc_t *vc);
+ * parts).  Counts itself in f like a packet part.  True while it waits
+ * (operations of the netmod outstanding). */
+bool tern_rma_native_flush(tern_worker_t *w, tern_request_t *f, tern_vc_t *vc);
 /* Send RMA_FLUSH on vc for the part p (tracked; rma.c). */
 void tern_rma_flush_send(tern_worker_t *w, tern_vc_t *vc, tern_request_t *p);
 /* An operation goes to vc: tern_flush(TERN_ANY_SOURCE) will flush it. */

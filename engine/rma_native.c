@@ -153,6 +153,11 @@ static void replay(tern_request_t *r)
     tern_status_t st = tern_rma_mark_dirty(w, vc, r->peer);
     uint64_t region = r->tag;
     r->tag = 0;
+    /* Held across the send, as the caller's with no CQ: a VC that fails
+     * inside it (or a send that completes at once) completes r without
+     * releasing it or writing its CQ entry; that is done below. */
+    uint32_t keep = r->flags & (TERN_REQF_USER | TERN_REQF_CQ | TERN_REQF_CQ_ERRORS);
+    r->flags = (r->flags & ~keep) | TERN_REQF_USER;
     if (st == TERN_OK && r->kind == TERN_REQ_SEND) {
         tern_pkt_hdr_t h = {.type = TERN_PKT_RMA_PUT, .tag = r->remote_id, .len = r->msg_len,
                             .rreq = region};
@@ -167,13 +172,18 @@ static void replay(tern_request_t *r)
             st = tern_send_ctrl(vc, &h, NULL, 0);
         }
     }
-    if (st < 0 && !(r->flags & TERN_REQF_COMPLETE))
-        tern_request_complete(r, st);
+    r->flags = (r->flags & ~(uint32_t)TERN_REQF_USER) | keep;
+    if (!(r->flags & TERN_REQF_COMPLETE)) {
+        if (st < 0)
+            tern_request_complete(r, st);
+    } else if (keep & TERN_REQF_CQ) {
+        tern_cq_complete(r); /* what its completion would have done: the entry, the release */
+    }
 }
 
 void tern_rma_native_done(tern_request_t *r, tern_status_t st)
 {
-    if (st == TERN_ERR_AGAIN && r->vc->state != TERN_VC_FAILED)
+    if (st == TERN_ERR_AGAIN && r->vc->state == TERN_VC_ACTIVE)
         replay(r);
     else
         tern_request_complete(r, st == TERN_ERR_AGAIN ? TERN_ERR_PEER_FAILED : st);
@@ -181,7 +191,7 @@ void tern_rma_native_done(tern_request_t *r, tern_status_t st)
 
 /* ---- flush --------------------------------------------------------------------- */
 
-void tern_rma_native_flush(tern_worker_t *w, tern_request_t *f, tern_vc_t *vc)
+bool tern_rma_native_flush(tern_worker_t *w, tern_request_t *f, tern_vc_t *vc)
 {
     f->msg_len++;
     tern_request_t *p = tern_request_alloc(w, TERN_REQ_RMA_PART);
@@ -190,26 +200,31 @@ void tern_rma_native_flush(tern_worker_t *w, tern_request_t *f, tern_vc_t *vc)
         tern_error(TERN_ERR_NO_MEMORY, "flush part");
         if ((tern_status_t)(int64_t)f->data == TERN_OK)
             f->data = (uint64_t)(int64_t)TERN_ERR_NO_MEMORY;
-        return;
+        return true; /* not known to be done: the next flush asks again */
     }
     p->vc = vc;
     p->peer = vc->rank;
     p->context = f;
     p->data = (uint64_t)(int64_t)TERN_OK;
-    tern_status_t st = vc->nm->rma->flush(vc, p);
+    /* a failed VC: its netmod let its operations go (they failed) */
+    tern_status_t st = vc->state == TERN_VC_FAILED ? tern_vc_send_check(vc)
+                                                    : vc->nm->rma->flush(vc, p);
     if (st == TERN_INPROGRESS)
-        return;
+        return true;
     tern_request_complete(p, st); /* counted in f now (internal: rma_request_done) */
+    return false;
 }
 
 void tern_rma_native_flushed(tern_request_t *p, tern_status_t st, bool replayed)
 {
     if (st < 0)
         p->data = (uint64_t)(int64_t)st;
-    if (replayed && p->vc->state != TERN_VC_FAILED)
+    /* replayed operations went on an active VC's stream; a closing or failed
+     * VC sends nothing more (its operations failed with it) */
+    if (replayed && p->vc->state == TERN_VC_ACTIVE)
         tern_rma_flush_send(p->worker, p->vc, p);
     else
-        tern_request_complete(p, p->vc->state == TERN_VC_FAILED && st == TERN_OK
+        tern_request_complete(p, p->vc->state != TERN_VC_ACTIVE && replayed
                                      ? TERN_ERR_PEER_FAILED
                                      : TERN_OK);
 }

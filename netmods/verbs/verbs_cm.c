@@ -424,8 +424,9 @@ void tern_verbs_connected(tern_verbs_vc_t *tv)
  * tern_verbs_progress_vc. */
 tern_status_t tern_verbs_send_rtu(tern_verbs_vc_t *tv)
 {
+    unsigned kind = tv->rqp != NULL ? TERN_VERBS_IMM_RTU : TERN_VERBS_IMM_RTU_NORMA;
     struct ibv_send_wr wr = {.opcode = IBV_WR_SEND_WITH_IMM, .send_flags = IBV_SEND_INLINE,
-                             .imm_data = htonl(TERN_VERBS_IMM(TERN_VERBS_IMM_RTU, 0))};
+                             .imm_data = htonl(TERN_VERBS_IMM(kind, 0))};
     tern_status_t st = tern_verbs_post(tv, &wr, (tern_verbs_txe_t){.op = OP_SEND, .buf = -1},
                                        TERN_VERBS_POST_CONTROL);
     if (st == TERN_ERR_AGAIN) {

@@ -408,6 +408,7 @@ void tern_verbs_async_events(tern_verbs_t *v)
                 tern_debug("verbs %s: async event %s on the one-sided QP %u (rank %d)",
                            v->dev->name, ibv_event_type_str(ev.event_type),
                            ev.element.qp->qp_num, tv->vc->rank);
+                tern_verbs_rma_down(tv, ibv_event_type_str(ev.event_type));
                 break;
             }
             tern_warn("verbs %s: async event %s on QP %u%s", v->dev->name,

@@ -91,6 +91,8 @@ enum tern_verbs_imm_kind {
     TERN_VERBS_IMM_DATA = 1,   /* payload: bytes of the VC's stream */
     TERN_VERBS_IMM_CREDIT = 2, /* no payload: credits only */
     TERN_VERBS_IMM_RTU = 3,    /* first message of the connector: ready to use */
+    TERN_VERBS_IMM_RTU_NORMA = 4, /* the same, the connector having no RMA QP (its
+                                   * connect failed): the acceptor drops its own */
 };
 #define TERN_VERBS_IMM(kind, credits) (((uint32_t)(kind) << 24) | ((credits) & 0xffffffu))
 #define TERN_VERBS_IMM_KIND(imm) ((imm) >> 24)
@@ -436,5 +438,7 @@ void tern_verbs_rma_drop(tern_verbs_vc_t *tv);
  * parts end with st (the engine's status of the VC). */
 void tern_verbs_rma_wc(tern_verbs_vc_t *tv, const struct ibv_wc *wc);
 void tern_verbs_rma_fail(tern_verbs_vc_t *tv, tern_status_t st);
+/* The RMA QP is unusable (why): to ERR, one-sided by packets from now on. */
+void tern_verbs_rma_down(tern_verbs_vc_t *tv, const char *why);
 
 #endif

@@ -82,6 +82,8 @@ static void on_srq_recv(tern_verbs_t *v, const struct ibv_wc *wc)
     }
     uint32_t imm = ntohl(wc->imm_data);
     tv->tx_credits += TERN_VERBS_IMM_CREDITS(imm);
+    if (TERN_VERBS_IMM_KIND(imm) == TERN_VERBS_IMM_RTU_NORMA)
+        tern_verbs_rma_drop(tv); /* the connector's RMA QP is gone: ours is useless */
     if (tv->conn == VC_ACCEPTED) /* the connector's RTU (or what follows it) */
         tern_verbs_connected(tv);
     switch (TERN_VERBS_IMM_KIND(imm)) {
@@ -94,6 +96,7 @@ static void on_srq_recv(tern_verbs_t *v, const struct ibv_wc *wc)
         break;
     case TERN_VERBS_IMM_CREDIT:
     case TERN_VERBS_IMM_RTU:
+    case TERN_VERBS_IMM_RTU_NORMA:
         if (TERN_VERBS_IMM_CREDITS(imm) != 0)
             tern_verbs_mark_pending(tv);
         break;

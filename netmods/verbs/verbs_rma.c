@@ -42,11 +42,11 @@ static tern_status_t rma_reg(void *state, void *addr, size_t len, unsigned acces
     *h = NULL;
     if (!v->cfg->rma)
         return TERN_ERR_UNSUPPORTED;
-    int flags = IBV_ACCESS_LOCAL_WRITE; /* remote write needs it (verbs' rule) */
+    int flags = 0; /* a read-only region may be read-only memory: no local write */
     if (access & TERN_REGION_READ)
         flags |= IBV_ACCESS_REMOTE_READ;
-    if (access & TERN_REGION_WRITE)
-        flags |= IBV_ACCESS_REMOTE_WRITE;
+    if (access & TERN_REGION_WRITE) /* remote write needs local write (verbs' rule) */
+        flags |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
     struct ibv_mr *mr = ibv_reg_mr(v->dev->pd, addr, len, flags);
     if (mr == NULL)
         return tern_error(errno == ENOMEM || errno == EAGAIN ? TERN_ERR_NO_RESOURCE : TERN_ERR_IO,
@@ -80,7 +80,8 @@ static tern_status_t rma_pack(void *state, void *h, void *buf, size_t *len)
 
 static void rop_release(tern_verbs_rop_t *o)
 {
-    if (o->region != NULL) {
+    /* no cache any more (finalize after a VC failed): it deregistered all */
+    if (o->region != NULL && o->inst->rcache != NULL) {
         tern_mem_t m = {o->inst, o->region};
         tern_mem_put(&m);
     }
@@ -88,15 +89,29 @@ static void rop_release(tern_verbs_rop_t *o)
     o->region = NULL;
 }
 
+/* The RMA QP failed (why): ERR (its remaining work completes flushed, the
+ * peer's end follows), operations from now on by the engine's path. */
+void tern_verbs_rma_down(tern_verbs_vc_t *tv, const char *why)
+{
+    if (!tv->rma_up || tv->rqp == NULL)
+        return;
+    tv->rma_up = false;
+    tv->v->stats.rma_failed++;
+    struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
+    (void)ibv_modify_qp(tv->rqp, &a, IBV_QP_STATE);
+    tern_debug("verbs %s: the one-sided QP %u to rank %d failed (%s): its operations go by "
+               "packets from now on", tv->v->dev->name, tv->rqp->qp_num, tv->vc->rank, why);
+}
+
 static tern_status_t rma_post(tern_vc_t *vc, tern_request_t *r, const void *kb, size_t klen,
                               bool write)
 {
     tern_verbs_vc_t *tv = tern_verbs_vc(vc);
-    tern_verbs_t *v = tv->v;
-    uint64_t depth = v->cfg->tx_depth;
     tern_verbs_region_key_t k;
     if (tv == NULL || !tv->rma_up || klen != sizeof(k))
         return TERN_ERR_UNSUPPORTED;
+    tern_verbs_t *v = tv->v;
+    uint64_t depth = v->cfg->tx_depth;
     memcpy(&k, kb, sizeof(k));
     size_t len = r->msg_len;
     if (k.version != TERN_VERBS_REGION_KEY_VERSION || len > v->dev->port_attr.max_msg_sz ||
@@ -126,9 +141,10 @@ static tern_status_t rma_post(tern_vc_t *vc, tern_request_t *r, const void *kb, 
     if (rc != 0) {
         tern_verbs_rop_t o = {NULL, m.inst, m.region};
         rop_release(&o);
-        tern_debug("verbs %s: one-sided %s to rank %d not posted (%s): the engine's path takes "
-                   "it", v->dev->name, write ? "write" : "read", vc->rank, strerror(rc));
-        return TERN_ERR_UNSUPPORTED;
+        if (rc != ENOMEM) /* not a full queue: the QP is unusable (a provider refusing
+                           * posts to a QP in ERR) */
+            tern_verbs_rma_down(tv, strerror(rc));
+        return TERN_ERR_UNSUPPORTED; /* the engine's path takes it */
     }
     tv->rops[tv->rhead % depth] = (tern_verbs_rop_t){r, m.inst, m.region};
     tv->rhead++;
@@ -179,32 +195,21 @@ const tern_nm_rma_ops_t tern_verbs_rma_ops = {
 
 /* ---- completions and failure ---------------------------------------------------- */
 
-/* Flush parts whose operations have all completed. */
+/* Flush parts whose operations have all completed (all: every one).
+ * Each is taken off the list before it is answered: answering may send
+ * (a replayed part's RMA_FLUSH), and a VC failing in that send comes back
+ * here through tern_verbs_rma_fail. */
 static void parts_done(tern_verbs_vc_t *tv, bool all)
 {
-    uint32_t n = 0;
-    while (n < tv->nrflush && (all || tv->rflush[n].seq <= tv->rtail)) {
+    while (tv->nrflush > 0 && (all || tv->rflush[0].seq <= tv->rtail)) {
+        tern_request_t *p = tv->rflush[0].part;
+        memmove(tv->rflush, tv->rflush + 1, (tv->nrflush - 1) * sizeof(*tv->rflush));
+        tv->nrflush--;
         tern_status_t st = tv->rma_err;
         tv->rma_err = TERN_OK;
         /* the QP failed: what it handed back goes as packets, the part after them */
-        tern_rma_native_flushed(tv->rflush[n].part, st, !tv->rma_up);
-        n++;
+        tern_rma_native_flushed(p, st, !tv->rma_up);
     }
-    memmove(tv->rflush, tv->rflush + n, (tv->nrflush - n) * sizeof(*tv->rflush));
-    tv->nrflush -= n;
-}
-
-/* The RMA QP failed: ERR (its remaining work completes flushed, the
- * peer's end follows), operations from now on by the engine's path. */
-static void rma_down(tern_verbs_vc_t *tv, const struct ibv_wc *wc)
-{
-    tv->rma_up = false;
-    tv->v->stats.rma_failed++;
-    struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
-    (void)ibv_modify_qp(tv->rqp, &a, IBV_QP_STATE);
-    tern_debug("verbs %s: the one-sided QP %u to rank %d failed (%s): its operations go by "
-               "packets from now on", tv->v->dev->name, tv->rqp->qp_num, tv->vc->rank,
-               ibv_wc_status_str(wc->status));
 }
 
 void tern_verbs_rma_wc(tern_verbs_vc_t *tv, const struct ibv_wc *wc)
@@ -220,8 +225,8 @@ void tern_verbs_rma_wc(tern_verbs_vc_t *tv, const struct ibv_wc *wc)
     tv->rtail = seq + 1; /* every one is signaled: they come one by one, in order */
     v->scq_outstanding--;
     v->rma_inflight--;
-    if (wc->status != IBV_WC_SUCCESS && tv->rma_up)
-        rma_down(tv, wc);
+    if (wc->status != IBV_WC_SUCCESS)
+        tern_verbs_rma_down(tv, ibv_wc_status_str(wc->status));
     if (r != NULL) {
         tern_status_t st = TERN_OK;
         if (wc->status == IBV_WC_REM_ACCESS_ERR) {
@@ -251,11 +256,11 @@ void tern_verbs_rma_fail(tern_verbs_vc_t *tv, tern_status_t st)
         tern_verbs_rop_t *o = &tv->rops[s % tv->v->cfg->tx_depth];
         tern_request_t *r = o->req;
         o->req = NULL; /* its completion, when it comes, gives the slot back */
+        rop_release(o); /* the QP is in ERR (retired): the device touches no buffer */
         if (r != NULL)
             tern_rma_native_done(r, st);
     }
-    while (tv->nrflush > 0)
-        parts_done(tv, true);
+    parts_done(tv, true);
 }
 
 /* ---- the QP ---------------------------------------------------------------------- */
