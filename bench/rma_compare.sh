@@ -16,6 +16,13 @@
 # is allocated (--region alloc: the peer maps it, the direct path) unless
 # --region create.  Prints every command, writes
 # bench-results/rma_compare-<date>.json; asserts nothing about speed.
+#
+# --verbs: both sides are tern_rma over the verbs netmod on tests/ibloop (the
+# build's loopback device, netmods/verbs/test.env; region created), its
+# puts and gets as RDMA writes and reads of its own ("tern") against the
+# same with TERN_VERBS_RMA=0 ("packets": the target's progress applies
+# them); put_lat and get_lat join the tests, and the table adds the device
+# calls per iteration (verbs.post_send).  UCX cannot run on ibloop (issue 26).
 
 set -u -o pipefail
 # shellcheck source=bench/compare_lib.sh
@@ -23,7 +30,7 @@ set -u -o pipefail
 
 usage() {
     cat <<EOF
-usage: $0 [--builddir DIR] [--rounds N] [--region alloc|create] [--outdir DIR] [--keep]
+usage: $0 [--builddir DIR] [--rounds N] [--region alloc|create] [--verbs] [--outdir DIR] [--keep]
 EOF
 }
 
@@ -33,6 +40,7 @@ ROUNDS=3
 REGION=alloc
 OUTDIR=bench-results
 KEEP=0
+VERBS=0
 CMD_TIMEOUT=120
 CORE_A=0
 CORE_B=1
@@ -49,6 +57,7 @@ while [ $# -gt 0 ]; do
         { echo "$0: --region alloc or create" >&2; exit 2; }; shift ;;
     --outdir|--out) OUTDIR=${2:?$1 needs a directory}; shift ;;
     --keep) KEEP=1 ;;
+    --verbs) VERBS=1; REGION=create ;;
     -h|--help) usage; exit 0 ;;
     *) echo "$0: unknown option '$1'" >&2; usage >&2; exit 2 ;;
     esac
@@ -58,7 +67,15 @@ done
 missing=0
 TERNRUN=$(find_prog ternrun) || { echo "$0: ternrun not found under $BUILDDIR or on PATH" >&2; missing=1; }
 TERN_RMA=$(find_prog tern_rma) || { echo "$0: tern_rma not found under $BUILDDIR or on PATH" >&2; missing=1; }
-UCX=$(command -v ucx_perftest) || { echo "$0: ucx_perftest not found (Debian: ucx-utils)" >&2; missing=1; }
+PEER=ucx
+if [ "$VERBS" = 1 ]; then
+    PEER=packets
+    VERBS_ENV=$(cd "$(dirname "$0")/.." && pwd)/netmods/verbs/test.env
+    [ -e "$BUILDDIR/tests/ibloop/.libs/libibverbs.so.1" ] ||
+        { echo "$0: --verbs: $BUILDDIR/tests/ibloop/.libs/libibverbs.so.1 not built (make check builds it)" >&2; missing=1; }
+else
+    UCX=$(command -v ucx_perftest) || { echo "$0: ucx_perftest not found (Debian: ucx-utils)" >&2; missing=1; }
+fi
 for p in timeout awk ss; do
     command -v $p >/dev/null || { echo "$0: $p not found" >&2; missing=1; }
 done
@@ -80,18 +97,32 @@ FAILURES=0
 NRUN=0
 record() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >>"$SAMPLES"; }
 
-# tern_one TEST SIZES ITERS ROUND: one launch, a row per size
+# tern_one TEST SIZES ITERS ROUND [TOOL]: one launch, a row per size (TOOL
+# tern, or packets: over verbs with TERN_VERBS_RMA=0); with --verbs the
+# device calls per iteration too (TOOL-posts)
 tern_one() {
-    local test=$1 sizes=$2 iters=$3 round=$4 log s
-    log=$WORK/tern-$test-$round.log
+    local test=$1 sizes=$2 iters=$3 round=$4 tool=${5:-tern} log s
+    log=$WORK/$tool-$test-$round.log
     local lo=${sizes%% *} hi=${sizes##* }
-    run "$log" "$TERNRUN" -n 2 --bind-to core "$TERN_RMA" --region "$REGION" -t "$test" \
-        -m "$lo:$hi" -i "$iters" || return 1
+    local envs=()
+    [ "$tool" = packets ] && envs=(TERN_VERBS_RMA=0)
+    if [ "$VERBS" = 1 ]; then
+        # shellcheck disable=SC1090
+        run "$log" env "${envs[@]}" sh -c 'cd "$1" && set -a && . "$2" && set +a &&
+            TERN_NETMODS=verbs exec "$3" -n 2 --bind-to core "$4" --region create -t "$5" \
+            -m "$6" -i "$7"' sh "$BUILDDIR" "$VERBS_ENV" "$TERNRUN" "$TERN_RMA" "$test" \
+            "$lo:$hi" "$iters" || return 1
+    else
+        run "$log" "$TERNRUN" -n 2 --bind-to core "$TERN_RMA" --region "$REGION" -t "$test" \
+            -m "$lo:$hi" -i "$iters" || return 1
+    fi
     for s in $sizes; do
-        local v
+        local v p
         v=$(awk -v s="$s" '$1 == s { print $2 }' "$log")
         [[ $v =~ ^[0-9.]+$ ]] || { fail "tern_rma $test printed no figure for $s"; return 1; }
-        record tern "$test" "$s" "$round" "$v"
+        record "$tool" "$test" "$s" "$round" "$v"
+        p=$(awk -v s="$s" '$1 == s { print $6 }' "$log")
+        [ "$VERBS" = 1 ] && [[ $p =~ ^[0-9.]+$ ]] && record "$tool-posts" "$test" "$s" "$round" "$p"
     done
 }
 
@@ -128,7 +159,12 @@ ucx_one() {
 
 run_tool() {
     local tool=$1 round=$2 s
-    if [ "$tool" = tern ]; then
+    if [ "$VERBS" = 1 ]; then
+        tern_one put_lat 8 "$LAT_ITERS" "$round" "$tool"
+        tern_one get_lat 8 "$LAT_ITERS" "$round" "$tool"
+        tern_one fadd_lat 8 "$LAT_ITERS" "$round" "$tool"
+        tern_one put_bw "$BW_SIZES" "$BW_ITERS" "$round" "$tool"
+    elif [ "$tool" = tern ]; then
         tern_one get_lat 8 "$LAT_ITERS" "$round"
         tern_one fadd_lat 8 "$LAT_ITERS" "$round"
         tern_one put_bw "$BW_SIZES" "$BW_ITERS" "$round"
@@ -141,32 +177,48 @@ run_tool() {
 
 DATE=$(date +%Y-%m-%dT%H:%M:%S%z)
 STAMP=$(date +%Y%m%d-%H%M%S)
-echo "# tern rma_compare: $ROUNDS interleaved rounds, tern_rma (--region $REGION) vs ucx_perftest, $(hostname), $DATE"
+if [ "$VERBS" = 1 ]; then
+    echo "# tern rma_compare --verbs: $ROUNDS interleaved rounds, tern_rma over verbs on ibloop, RDMA (tern) vs packets (TERN_VERBS_RMA=0), $(hostname), $DATE"
+else
+    echo "# tern rma_compare: $ROUNDS interleaved rounds, tern_rma (--region $REGION) vs ucx_perftest, $(hostname), $DATE"
+fi
 busy_before
 for r in $(seq 1 "$ROUNDS"); do
     echo "# ---- round $r of $ROUNDS"
-    order="tern ucx"
-    [ $((r % 2)) = 1 ] || order="ucx tern"
+    order="tern $PEER"
+    [ $((r % 2)) = 1 ] || order="$PEER tern"
     for tool in $order; do run_tool "$tool" "$r"; done
 done
 echo "# CPU busy after the runs: $(cpu_busy)%"
 
 TESTS="get_lat fadd_lat put_bw"
+[ "$VERBS" = 1 ] && TESTS="put_lat $TESTS"
 SIZE_LIST=$(cut -f3 "$SAMPLES" | sort -n | uniq | tr '\n' ' ')
 STATS=$WORK/stats.txt
-sweep_stats "$SAMPLES" "tern ucx" "$TESTS" "$SIZE_LIST" "tern:ucx" >"$STATS"
+sweep_stats "$SAMPLES" "tern $PEER tern-posts $PEER-posts" "$TESTS" "$SIZE_LIST" "tern:$PEER" >"$STATS"
 declare -A MED RR
 sweep_read "$STATS"
 fmt() { awk -v v="$1" 'BEGIN { if (v == "nan" || v == "") print "-"; else printf "%.3f\n", v }'; }
 echo
-echo "# Medians of $ROUNDS rounds; ratio = median of the per-round tern / UCX ratios"
+echo "# Medians of $ROUNDS rounds; ratio = median of the per-round tern / $PEER ratios"
 echo "# (latency in us: < 1 favours tern; bandwidth in MB/s: > 1 favours tern)"
-printf '# %-9s %-9s %14s %14s %9s\n' test size tern ucx ratio
+if [ "$VERBS" = 1 ]; then
+    echo "# posts: ibv_post_send calls per iteration at the origin (put_bw: 64 puts per iteration)"
+    printf '# %-9s %-9s %14s %14s %9s %11s %13s\n' test size tern packets ratio tern-posts packets-posts
+else
+    printf '# %-9s %-9s %14s %14s %9s\n' test size tern ucx ratio
+fi
 for t in $TESTS; do
     for s in $SIZE_LIST; do
-        [ "${MED[tern.$t.$s]:-nan}${MED[ucx.$t.$s]:-nan}" != nannan ] || continue
-        printf '  %-9s %-9s %14s %14s %9s\n' "$t" "$s" "$(fmt "${MED[tern.$t.$s]}")" \
-            "$(fmt "${MED[ucx.$t.$s]}")" "$(ratio_fmt "${RR[tern.ucx.$t.$s]}")"
+        [ "${MED[tern.$t.$s]:-nan}${MED[$PEER.$t.$s]:-nan}" != nannan ] || continue
+        if [ "$VERBS" = 1 ]; then
+            printf '  %-9s %-9s %14s %14s %9s %11s %13s\n' "$t" "$s" "$(fmt "${MED[tern.$t.$s]}")" \
+                "$(fmt "${MED[$PEER.$t.$s]}")" "$(ratio_fmt "${RR[tern.$PEER.$t.$s]}")" \
+                "$(fmt "${MED[tern-posts.$t.$s]:-}")" "$(fmt "${MED[$PEER-posts.$t.$s]:-}")"
+        else
+            printf '  %-9s %-9s %14s %14s %9s\n' "$t" "$s" "$(fmt "${MED[tern.$t.$s]}")" \
+                "$(fmt "${MED[ucx.$t.$s]}")" "$(ratio_fmt "${RR[tern.ucx.$t.$s]}")"
+        fi
     done
 done
 
@@ -180,12 +232,13 @@ OUT=$OUTDIR/rma_compare-$STAMP.json
     echo "  \"command_line\": $(json_str "$CMDLINE"),"
     echo "  \"rounds\": $ROUNDS,"
     echo "  \"region\": $(json_str "$REGION"),"
+    echo "  \"peer\": $(json_str "$PEER"),"
     echo "  \"results\": ["
     rows=()
     for t in $TESTS; do
         for s in $SIZE_LIST; do
-            [ "${MED[tern.$t.$s]:-nan}${MED[ucx.$t.$s]:-nan}" != nannan ] || continue
-            rows+=("    {\"test\": \"$t\", \"size\": $s, \"median\": {\"tern\": $(json_num "${MED[tern.$t.$s]}"), \"ucx\": $(json_num "${MED[ucx.$t.$s]}")}, \"round_ratio_median_tern_over_ucx\": $(json_num "${RR[tern.ucx.$t.$s]}")}")
+            [ "${MED[tern.$t.$s]:-nan}${MED[$PEER.$t.$s]:-nan}" != nannan ] || continue
+            rows+=("    {\"test\": \"$t\", \"size\": $s, \"median\": {\"tern\": $(json_num "${MED[tern.$t.$s]}"), \"$PEER\": $(json_num "${MED[$PEER.$t.$s]}"), \"tern_posts\": $(json_num "${MED[tern-posts.$t.$s]:-}"), \"${PEER}_posts\": $(json_num "${MED[$PEER-posts.$t.$s]:-}")}, \"round_ratio_median_tern_over_$PEER\": $(json_num "${RR[tern.$PEER.$t.$s]}")}")
         done
     done
     for ((i = 0; i < ${#rows[@]}; i++)); do

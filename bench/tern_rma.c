@@ -16,8 +16,11 @@
  * --region alloc (default) exposes tern_region_alloc memory: on one host
  * the origin maps it and every operation is direct (no message); create
  * exposes the target's malloc'd memory through tern_region_create: every
- * operation travels to the target's progress over the VC's netmod.  The
- * counters (rma.direct, rma.sent) say which path ran.  Rank 0 prints a
+ * operation travels to the target over the VC's netmod: as packets its
+ * progress applies, or posted by the netmod itself (verbs: an RDMA write
+ * or read).  The counters say which path ran, per iteration: rma.direct,
+ * rma.sent, rma.native, and the netmod's calls to its device where it
+ * counts them (verbs.post_send: ibv_post_send of every kind).  Rank 0 prints a
  * table and, with --json, every figure.  A benchmark prints figures; it
  * asserts nothing about speed.
  */
@@ -256,8 +259,8 @@ int main(int argc, char **argv)
             if (!want[t])
                 continue;
             bool bw = t == T_PUT_BW;
-            printf("# %s\n# %10s %14s %10s %10s\n", test_names[t], "size",
-                   bw ? "MB/s" : "latency(us)", "direct", "sent");
+            printf("# %s\n# %10s %14s %10s %10s %10s %10s\n", test_names[t], "size",
+                   bw ? "MB/s" : "latency(us)", "direct", "sent", "native", "posts");
             for (size_t size = min; size <= max; size *= 2) {
                 if ((t == T_FADD_LAT && size != min) || (t == T_ACC_LAT && size < 8))
                     continue;
@@ -266,6 +269,7 @@ int main(int argc, char **argv)
                 for (long i = 0; i < wu; i++)
                     step(&e, t, size);
                 int64_t d0 = counter(e.w, "rma.direct"), s0 = counter(e.w, "rma.sent");
+                int64_t n0 = counter(e.w, "rma.native"), p0 = counter(e.w, "verbs.post_send");
                 uint64_t t0 = bench_now_ns();
                 for (long i = 0; i < it; i++)
                     step(&e, t, size);
@@ -274,15 +278,23 @@ int main(int argc, char **argv)
                 double value = bw ? (double)size * WINDOW * (double)it / (ns / 1e9) / 1e6
                                   : per_iter / 1e3;
                 int64_t dd = counter(e.w, "rma.direct") - d0, ds = counter(e.w, "rma.sent") - s0;
+                int64_t dn = counter(e.w, "rma.native") - n0;
+                /* -1 per iteration: the netmod counts no device calls */
+                double posts = p0 < 0 ? -1.0
+                                      : (double)(counter(e.w, "verbs.post_send") - p0) / (double)it;
                 size_t shown = t == T_FADD_LAT ? 8 : size;
                 /* latency to the nanosecond: the direct path's are tens of them */
-                printf(bw ? "  %10zu %14.2f %10.1f %10.1f\n" : "  %10zu %14.3f %10.1f %10.1f\n",
-                       shown, value, (double)dd / (double)it, (double)ds / (double)it);
+                printf(bw ? "  %10zu %14.2f %10.1f %10.1f %10.1f %10.1f\n"
+                          : "  %10zu %14.3f %10.1f %10.1f %10.1f %10.1f\n",
+                       shown, value, (double)dd / (double)it, (double)ds / (double)it,
+                       (double)dn / (double)it, posts);
                 if (jf != NULL)
                     fprintf(jf, "%s{\"test\":\"%s\",\"size\":%zu,\"%s\":%.4f,\"iters\":%ld,"
-                                "\"direct_per_iter\":%.2f,\"sent_per_iter\":%.2f}",
+                                "\"direct_per_iter\":%.2f,\"sent_per_iter\":%.2f,"
+                                "\"native_per_iter\":%.2f,\"posts_per_iter\":%.2f}",
                             nres++ ? "," : "", test_names[t], shown, bw ? "mbps" : "lat_us",
-                            value, it, (double)dd / (double)it, (double)ds / (double)it);
+                            value, it, (double)dd / (double)it, (double)ds / (double)it,
+                            (double)dn / (double)it, posts);
             }
             fflush(stdout);
         }

@@ -13,7 +13,8 @@
  * Regions belong to the context: any worker's operations may reach any
  * region, and a key is good on every worker of the process that unpacked
  * it (worker i's operations travel to the target's worker i, whose
- * progress applies them where the target's netmod has no direct path).
+ * progress applies them where neither a direct path nor the netmod's own
+ * one-sided path, verbs' RDMA write and read, reaches the memory).
  *
  * Completion.  An operation's request (or TERN_OK at once) is its local
  * completion: a put's or an accumulate's buffer may be reused, a get's or a
@@ -28,12 +29,13 @@
  * Atomicity.  tern_atomic and tern_accumulate are atomic per element
  * against every other atomic and accumulate on the same memory, from any
  * peer (MPI's rule for MPI_Accumulate with the same predefined type);
- * operations from one worker on one key are applied in the order they
- * were started (MPI's default accumulate_ordering, a window being a
- * region), but for a put with immediate data, which travels to the target
- * where the others may be applied directly (see below).  Operations on
- * different keys have no order: flush between them.  Puts and gets have
- * no atomicity and no order against each other either.
+ * atomics and accumulates from one worker on one key are applied in the
+ * order they were started (MPI's default accumulate_ordering, a window
+ * being a region).  Puts and gets have no atomicity and no order, against
+ * each other or against atomics, even on one key and one address (they may
+ * take different paths: direct, the netmod's RDMA, packets): a flush
+ * between two operations orders them, as MPI asks of conflicting accesses.
+ * Operations on different keys have no order either.
  *
  * Errors, all before anything moves: TERN_ERR_INVALID_PARAM for a range
  * outside the key's region (naming it), a misaligned atomic, an unknown op
@@ -98,7 +100,8 @@ tern_status_t tern_region_alloc(tern_context_t *ctx, size_t len, unsigned flags,
  * The region's packed key into buf (room *len, set to the key's size):
  * TERN_ERR_TRUNCATED (nothing written, *len the size needed) when buf is
  * NULL or too small.  The key names this process, the region and its
- * range; it is refused by every target once the region is destroyed.
+ * range; it is refused by every target once the region is destroyed (by
+ * the netmod's device for operations it carries: see tern_region_destroy).
  */
 tern_status_t tern_region_pack(const tern_region_t *region, void *buf, size_t *len);
 
@@ -110,7 +113,13 @@ size_t tern_region_length(const tern_region_t *region);
  * Destroy a region: from the call on, operations arriving with its key are
  * refused (TERN_ERR_REMOTE_ACCESS at their origin); one being applied on
  * another thread's worker finishes first (the call waits for it, never for
- * a peer).  The packed key stays refused for the life of the context.  An
+ * a peer).  The packed key stays refused for the life of the context, but
+ * for one case: an operation the netmod's device carries (verbs' RDMA) is
+ * refused by the device's key check alone, and a device may give the same
+ * rkey to a later registration (mlx5 and tests/ibloop change its low 8 bits
+ * on each registration of an index), so a stale key used after that many
+ * re-registrations at an overlapping address would reach the new one;
+ * TERN_VERBS_RMA=0 keeps every operation on the checked path.  An
  * allocated region's memory is freed (a peer's mapping of it stays
  * valid, but nothing it writes there reaches this process any more).
  */
