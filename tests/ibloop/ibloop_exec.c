@@ -283,6 +283,12 @@ static struct xres err(uint32_t status)
     return (struct xres){.outcome = X_ERR, .status = status, .event = -1};
 }
 
+static void mr_leave(struct ibloop_wire_mr *m)
+{
+    if (m != NULL)
+        atomic_fetch_sub_explicit(&m->users, 1, memory_order_release);
+}
+
 static bool rkey_ok(const struct peer *p, uint32_t rkey, uint64_t addr, uint64_t len,
                     uint32_t access, uint64_t *va)
 {
@@ -306,6 +312,7 @@ static struct xres exec_rc(struct ibloop_qp *qp, struct ibloop_wire_qp *q,
     bool read = w->opcode == IBV_WR_RDMA_READ;
     bool atomic = w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
                   w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+    struct ibloop_wire_mr *mr_in = NULL; /* the registration this access is inside */
     int rc;
 
     ibloop_qp_attr_read(q, &a);
@@ -338,8 +345,18 @@ static struct xres exec_rc(struct ibloop_qp *qp, struct ibloop_wire_qp *q,
             defer(d, p.idx, p.gen, IBV_EVENT_QP_ACCESS_ERR);
             return err(IBV_WC_REM_ACCESS_ERR);
         }
+        /* inside the registration until the copy is done (ibloop_wire.h,
+         * struct ibloop_wire_mr: users); a deregistration meanwhile wins */
+        mr_in = ibloop_mr(w->rkey >> 8);
+        atomic_fetch_add(&mr_in->users, 1);
+        if (atomic_load(&mr_in->key) != w->rkey) {
+            atomic_fetch_sub(&mr_in->users, 1);
+            defer(d, p.idx, p.gen, IBV_EVENT_QP_ACCESS_ERR);
+            return err(IBV_WC_REM_ACCESS_ERR);
+        }
     }
     if ((is_send || imm) && !peer_pop(&p, &rb)) {
+        mr_leave(mr_in);
         if (!ibloop_proc_alive(p.q->proc))
             return wait_or_fail(q, &a, now); /* a dead process sends no RNR NAK */
         return rnr_wait(q, &a, &p, now);
@@ -381,6 +398,7 @@ static struct xres exec_rc(struct ibloop_qp *qp, struct ibloop_wire_qp *q,
         riov.v[0].iov_len = w->length;
         rc = read ? ibloop_copy_from(p.pid, &liov, &riov) : ibloop_copy_to(p.pid, &liov, &riov);
     }
+    mr_leave(mr_in);
     if (rc == ESRCH || rc == EPERM)
         return wait_or_fail(q, &a, now); /* the responder is gone */
     if (rc) {

@@ -6,6 +6,7 @@
 #endif
 #include <endian.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -202,6 +203,10 @@ int ibv_dereg_mr(struct ibv_mr *ibmr)
 
     if (!atomic_compare_exchange_strong(&m->key, &key, 0))
         return EINVAL;
+    /* remote accesses that found the key live finish first (bounded: an
+     * accessor killed inside one never leaves) */
+    for (int i = 0; atomic_load(&m->users) != 0 && i < 200000; i++)
+        sched_yield();
     atomic_fetch_sub(&IBLOOP_CONTAINER(ibmr->pd, struct ibloop_pd)->refs, 1);
     atomic_fetch_sub(&ibloop_ctx_of(ibmr->context)->nobjs, 1);
     free(mr);

@@ -284,7 +284,13 @@ struct ibloop_wire_mr {
     _Atomic uint64_t length; /* 24 */
     _Atomic uint64_t iova;   /* 32: address the keys are used with */
     _Atomic uint32_t ctx;    /* 40 */
-    uint32_t pad[5];         /* 44 */
+    /* 44: remote accesses under way through the key (ibloop_exec.c): an
+     * accessor adds itself, then reads key again (both seq_cst);
+     * ibv_dereg_mr clears key, then waits for users to reach 0 (both
+     * seq_cst), so the owner's memory is never touched after it returns,
+     * as an HCA guarantees */
+    _Atomic uint32_t users;
+    uint32_t pad[4];         /* 48 */
 };
 static_assert(sizeof(struct ibloop_wire_mr) == 64, "mr");
 
