@@ -183,6 +183,10 @@ typedef struct tern_vc tern_vc_t;
  * serves the VC, it is not self, nothing was refused or declined on it, and
  * this process knows its host (a boot id). */
 bool tern_cma_usable(const tern_vc_t *vc);
+/* The kernel (or the test hook) refused a copy with vc's peer (pid; err
+ * its errno): warned once per process, counted (cma.refused), and vc is
+ * off the copy from now on (rendezvous and one-sided alike). */
+void tern_cma_kernel_refused(tern_vc_t *vc, pid_t pid, bool write, int err);
 /* The smallest message TERN_LMT_MODE=auto gives it (TERN_CMA_THRESHOLD, or
  * the VC's netmod's own). */
 uint64_t tern_cma_threshold(const tern_vc_t *vc);

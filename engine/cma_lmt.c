@@ -130,12 +130,12 @@ static inline const char *reason_text(int reason) /* for debug lines */
 
 /* The kernel (or the test hook) refused: log once per process, count, and
  * stop offering CMA on vc. */
-static void kernel_refused(tern_vc_t *vc, pid_t pid, bool write, int err)
+void tern_cma_kernel_refused(tern_vc_t *vc, pid_t pid, bool write, int err)
 {
     static atomic_bool warned; /* once per process, whichever worker sees it */
     if (!atomic_exchange_explicit(&warned, true, memory_order_relaxed))
-        tern_warn("CMA (%s) with rank %d (pid %d) refused: %s; its large messages now go by "
-                  "the %s netmod's own path (TERN_CMA=off silences this)",
+        tern_warn("CMA (%s) with rank %d (pid %d) refused: %s; its large messages, puts and "
+                  "gets now go by the %s netmod's own path (TERN_CMA=off silences this)",
                   write ? "process_vm_writev" : "process_vm_readv", vc->rank, (int)pid,
                   strerror(err), vc->nm->name);
     tern_debug("CMA with rank %d refused: %s", vc->rank, strerror(err));
@@ -292,7 +292,7 @@ static tern_status_t queue_copy(tern_vc_t *vc, tern_request_t *r, const tern_cma
     if (rc != 0) {
         if (!tern_cma_refusal(rc))
             return bad_segments(vc, c, rc);
-        kernel_refused(vc, c->pid, false, -rc); /* the segment array is read */
+        tern_cma_kernel_refused(vc, c->pid, false, -rc); /* the segment array is read */
         return fall_back(vc, r, id, TERN_CMA_R_KERNEL, -rc);
     }
     cma_req(r)->state = state;
@@ -480,7 +480,7 @@ unsigned tern_cma_progress(tern_worker_t *w)
         fail_vc(vc, &q->x, got);
         return 1;
     }
-    kernel_refused(vc, q->x.pid, q->x.write, (int)-got);
+    tern_cma_kernel_refused(vc, q->x.pid, q->x.write, (int)-got);
     tern_status_t st = q->x.write
                            ? sender_fall_back(vc, r, r->remote_id, TERN_CMA_R_KERNEL, (int)-got)
                            : decline(vc, r, tern_request_id(r), TERN_CMA_R_KERNEL, (int)-got);

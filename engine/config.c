@@ -87,10 +87,11 @@ static const tern_config_entry_t engine_entries[] = {
                           "comma list restricting the netmods (self is always used); unset: "
                           "every built netmod"),
     TERN_CFG_ENTRY_ENUM("TERN_CMA", T, cma, TERN_CMA_ALL, cma_names, 3,
-                        "rendezvous data to a peer on the same host (boot id, pid and network "
-                        "namespaces) copied once with CMA (process_vm_readv / _writev) by the "
-                        "engine, whatever netmod carries the VC: off, outside (port peers and "
-                        "connected jobs only), all; refused or declined: the netmod's own path"),
+                        "rendezvous data, and puts and gets into regions no mapping serves, to "
+                        "a peer on the same host (boot id, pid and network namespaces) copied "
+                        "once with CMA (process_vm_readv / _writev) by the engine, whatever "
+                        "netmod carries the VC: off, outside (port peers and connected jobs "
+                        "only), all; refused or declined: the netmod's own path"),
     TERN_CFG_ENTRY_STRING("TERN_CMA_THRESHOLD", T, cma_threshold, "auto", check_cma_threshold,
                           "smallest rendezvous message that uses the same-host copy (k, m, g "
                           "suffixes); auto: each netmod's own, from measurements (tern_info "

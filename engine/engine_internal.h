@@ -184,7 +184,7 @@ struct tern_vc {
 
 typedef struct tern_req_slab tern_req_slab_t;
 
-#define TERN_RMA_NCOUNTERS 6 /* enum tern_rma_counter, engine/rma.h */
+#define TERN_RMA_NCOUNTERS 7 /* enum tern_rma_counter, engine/rma.h */
 
 #define TERN_MAX_NETMODS 8
 

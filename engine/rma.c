@@ -198,6 +198,9 @@ static tern_status_t put(tern_worker_t *w, const struct iovec *iov, int iovcnt, 
     /* immediate data needs the target's progress: its CQ gets an entry */
     if (!data && (st = direct_copy(w, key, raddr, iov, iovcnt, len, true)) != TERN_ERR_UNSUPPORTED)
         return st;
+    if (!data && (st = tern_rma_cma_op(w, vc, key, iov, iovcnt, len, raddr, true)) !=
+                     TERN_ERR_UNSUPPORTED)
+        return st;
     if (!data && (st = tern_rma_native_op(w, vc, key, iov, iovcnt, len, raddr, true, req)) !=
                      TERN_ERR_UNSUPPORTED)
         return st;
@@ -245,6 +248,9 @@ static tern_status_t get(tern_worker_t *w, const struct iovec *iov, int iovcnt, 
     if (st != TERN_OK || len == 0)
         return st;
     if ((st = direct_copy(w, key, raddr, iov, iovcnt, len, false)) != TERN_ERR_UNSUPPORTED)
+        return st;
+    if ((st = tern_rma_cma_op(w, vc, key, iov, iovcnt, len, raddr, false)) !=
+        TERN_ERR_UNSUPPORTED)
         return st;
     if ((st = tern_rma_native_op(w, vc, key, iov, iovcnt, len, raddr, false, req)) !=
         TERN_ERR_UNSUPPORTED)
@@ -453,7 +459,9 @@ static tern_status_t flush_op(tern_worker_t *w, int peer, tern_request_t **req)
     tern_vc_t *vc = NULL;
     if (peer != TERN_ANY_SOURCE && (vc = tern_vc_of(w, peer)) == NULL)
         return tern_error(TERN_ERR_INVALID_RANK, "flush: peer %d is no peer", peer);
-    if (vc != NULL ? !vc->rma_dirty : w->rma_ndirty == 0)
+    if (vc != NULL && !vc->rma_dirty)
+        return tern_vc_send_check(vc); /* nothing to wait for, unless the peer is gone */
+    if (vc == NULL && w->rma_ndirty == 0)
         return TERN_OK;
     tern_request_t *f = tern_request_alloc(w, TERN_REQ_RMA_FLUSH);
     if (f == NULL)
@@ -489,7 +497,8 @@ static tern_status_t flush_op(tern_worker_t *w, int peer, tern_request_t **req)
 int tern_rma_counters(tern_worker_t *w, tern_counter_t *out, int max)
 {
     static const char *const names[TERN_RMA_NCOUNTERS] = {
-        "rma.direct", "rma.sent", "rma.applied", "rma.flushes", "rma.native", "rma.replayed"};
+        "rma.direct", "rma.sent", "rma.applied", "rma.flushes", "rma.native", "rma.replayed",
+        "rma.cma"};
     for (int i = 0; i < TERN_RMA_NCOUNTERS && i < max; i++)
         out[i] = (tern_counter_t){names[i], w->rma_count[i]};
     return TERN_RMA_NCOUNTERS;

@@ -162,6 +162,13 @@ struct tern_key {
     const tern_netmod_desc_t *nm_desc;
     uint32_t nm_len;
     uint8_t nm_key[TERN_NM_KEY_MAX];
+    /* the same-host copy (TERN_KEY_SECT_CMA, engine/rma_cma.c): the
+     * target's region table mapped (cma_map), the region's slot in it, the
+     * target's pid; cma_slot NULL: none */
+    void *cma_map;
+    size_t cma_maplen;
+    struct tern_regtab_slot *cma_slot;
+    int32_t cma_pid;
 };
 
 /* The packed key: a wire format, host byte order (keys stay among hosts of
@@ -183,7 +190,7 @@ typedef struct tern_key_wire {
 static_assert(sizeof(tern_key_wire_t) == 48, "the packed key is a wire format");
 
 /* A section of the packed key: type, then len bytes. */
-enum { TERN_KEY_SECT_SHM = 1, TERN_KEY_SECT_NM = 2 };
+enum { TERN_KEY_SECT_SHM = 1, TERN_KEY_SECT_NM = 2, TERN_KEY_SECT_CMA = 3 };
 typedef struct tern_key_sect {
     uint16_t type;
     uint16_t len;
@@ -207,6 +214,92 @@ static_assert(sizeof(tern_key_sect_t) == 8 && sizeof(tern_key_shm_t) == 72,
 /* TERN_KEY_SECT_NM: the netmod that serves the region (its name, NUL
  * padded), then its own bytes (tern_nm_rma_pack_fn: len - 16 of them). */
 #define TERN_KEY_NM_NAME 16
+
+/* Map the memfd named `name` ("/memfd:<name> (deleted)") that process pid
+ * holds as its fd, when it is the file of inode ino, map_len bytes, sealed
+ * against shrinking: the shared read-write mapping of its first map_len
+ * bytes, or NULL (not that file, or not ours to open; tern_debug says why,
+ * naming the peer). */
+void *tern_peer_memfd_map(int peer, int32_t pid, int32_t fd, const char *name, uint64_t ino,
+                          uint64_t map_len);
+
+/* ---- the same-host copy of regions (engine/rma_cma.c) -------------------- */
+
+/*
+ * A peer on this host reaches a region no mapping serves (a created one,
+ * or an allocated one not mapped) by Cross Memory Attach: one
+ * process_vm_writev / _readv from its buffer into the target's memory,
+ * when TERN_CMA serves the VC (engine/cma.h).  Only the target's own
+ * memory is at stake, so liveness is shared: each context with regions has
+ * a region table in a sealed memfd (TERN_REGTAB_MEMFD) that same-host peers
+ * map from /proc/<pid>/fd/<fd>, one slot per region index.  Its layout is
+ * a wire format among the processes of a host.
+ *
+ * A slot's state mirrors the region's (gen << 1 | live).  An origin takes
+ * one of the slot's holder words (compare-and-swap 0 -> its pid, seq_cst),
+ * then reads state (seq_cst): live with the key's gen, it copies, then
+ * lets go (0, release); otherwise it lets go and refuses.  Destroy stores
+ * the dead state (seq_cst), then waits for every holder word to read 0
+ * (acquire).  The store-buffering pattern again (struct tern_region): the
+ * origin sees the region dead, or destroy sees its holder and waits for
+ * the copy.  A holder whose process is gone (no such pid, or a zombie) is
+ * overtaken: it can copy nothing more.  All holder words taken: the
+ * operation takes the engine's path.
+ */
+#define TERN_REGTAB_MEMFD "tern-regtab"
+#define TERN_REGTAB_MAGIC 0x42415452u /* "RTAB" */
+#define TERN_REGTAB_VERSION 1
+#define TERN_REGTAB_HOLDERS 6
+#define TERN_REGTAB_SLOTS_OFF 4096 /* the slots' offset in the memfd */
+typedef struct tern_regtab_hdr {
+    uint32_t magic;     /* TERN_REGTAB_MAGIC */
+    uint32_t version;   /* TERN_REGTAB_VERSION */
+    uint64_t nonce;     /* the context's (region table's) random nonce */
+    uint32_t slots;     /* TERN_REGION_MAX */
+    uint32_t slot_size; /* sizeof(tern_regtab_slot_t) */
+} tern_regtab_hdr_t;
+typedef struct tern_regtab_slot {
+    _Atomic uint64_t state;                       /* the region's, mirrored */
+    _Atomic int32_t holders[TERN_REGTAB_HOLDERS]; /* 0, or the pid of an origin copying */
+} tern_regtab_slot_t;
+static_assert(sizeof(tern_regtab_hdr_t) == 24 && sizeof(tern_regtab_slot_t) == 32,
+              "the region table is a wire format");
+#define TERN_REGTAB_LEN (TERN_REGTAB_SLOTS_OFF + (uint64_t)TERN_REGION_MAX * 32)
+
+/* TERN_KEY_SECT_CMA: the table of the region's owner (pid, on host
+ * `host`), its fd there, inode, size and nonce. */
+typedef struct tern_key_cma {
+    tern_host_id_t host;
+    int32_t pid;
+    int32_t fd;
+    uint64_t ino;
+    uint64_t map_len;
+    uint64_t nonce;
+} tern_key_cma_t;
+static_assert(sizeof(tern_key_cma_t) == 64, "key sections are a wire format");
+
+typedef struct tern_regtab tern_regtab_t;
+/* The context's table (nonce: its region table's), or NULL when it cannot
+ * be made (the copy then serves none of its regions). */
+tern_regtab_t *tern_regtab_new(uint64_t nonce);
+void tern_regtab_free(tern_regtab_t *t);
+/* Region index's state into its slot: live (release: after the region is
+ * set up) or dead (seq_cst, before waiting). */
+void tern_regtab_set(tern_regtab_t *t, uint32_t index, uint64_t state);
+/* Wait until no origin holds index's slot (after its dead state). */
+void tern_regtab_drain(tern_regtab_t *t, uint32_t index);
+/* The section (header and tern_key_cma_t) into buf, which has room. */
+#define TERN_KEY_CMA_SECT (sizeof(tern_key_sect_t) + sizeof(tern_key_cma_t))
+void tern_regtab_pack(const tern_regtab_t *t, void *buf);
+/* A peer's section into key (unless a mapping serves it): the table mapped
+ * when it is on this host and lets us; else nothing. */
+void tern_key_cma_take(tern_key_t *key, const tern_key_cma_t *c);
+/* Origin: a put (write) or get of iov (len bytes) at raddr by the copy.
+ * TERN_ERR_UNSUPPORTED: not served so (nothing done: the kernel refused,
+ * or no holder word free); else the operation's status. */
+tern_status_t tern_rma_cma_op(tern_worker_t *w, tern_vc_t *vc, const tern_key_t *key,
+                              const struct iovec *iov, int iovcnt, size_t len, uint64_t raddr,
+                              bool write);
 
 /* The memory [raddr, raddr + len) of key's region reached directly (see
  * struct tern_key) for an access `need`: TERN_OK with *p set (leave with
@@ -251,8 +344,9 @@ enum tern_rma_counter {
     TERN_RMA_C_FLUSHES,    /* RMA_FLUSH packets sent */
     TERN_RMA_C_NATIVE,     /* operations the VC's netmod posted itself (its rma table) */
     TERN_RMA_C_REPLAYED,   /* of those, handed back and sent on the engine's path */
+    TERN_RMA_C_CMA,        /* puts and gets copied by CMA (same host, no mapping) */
 };
-static_assert(TERN_RMA_C_REPLAYED + 1 == TERN_RMA_NCOUNTERS, "engine_internal.h's count");
+static_assert(TERN_RMA_C_CMA + 1 == TERN_RMA_NCOUNTERS, "engine_internal.h's count");
 int tern_rma_counters(tern_worker_t *w, tern_counter_t *out, int max);
 
 /* Request kinds of the one-sided path (after engine_internal.h's). */

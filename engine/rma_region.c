@@ -27,6 +27,7 @@ struct tern_region_table {
     uint64_t nonce;                /* random: allocated regions' headers name it */
     tern_region_t *free_list;      /* destroyed slots, to reuse (with a new gen) */
     uint32_t used;                 /* slots handed out so far, in chunk order */
+    tern_regtab_t *tab;            /* the same-host copy's table, or NULL (rma_cma.c) */
     /* chunk i, published with a release store after its slots are set up,
      * read with acquire loads by lookups on any thread */
     _Atomic(tern_region_t *) chunks[TERN_REGION_CHUNKS];
@@ -43,11 +44,14 @@ static struct tern_region_table *table_of(tern_context_t *ctx)
     pthread_mutex_init(&t->lock, NULL);
     if (getrandom(&t->nonce, sizeof(t->nonce), GRND_NONBLOCK) != (ssize_t)sizeof(t->nonce))
         t->nonce = tern_now_ns() ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)t;
+    if (ctx->cfg.cma != TERN_CMA_OFF)
+        t->tab = tern_regtab_new(t->nonce);
     struct tern_region_table *none = NULL;
     /* release: the table's initialised fields with it; acquire on failure:
      * the winner's */
     if (!atomic_compare_exchange_strong_explicit(&ctx->regions, &none, t, memory_order_acq_rel,
                                                  memory_order_acquire)) {
+        tern_regtab_free(t->tab);
         pthread_mutex_destroy(&t->lock);
         free(t);
         return none;
@@ -76,6 +80,7 @@ void tern_regions_free(tern_context_t *ctx)
         return;
     for (int i = 0; i < TERN_REGION_CHUNKS; i++)
         free(atomic_load_explicit(&t->chunks[i], memory_order_relaxed));
+    tern_regtab_free(t->tab);
     pthread_mutex_destroy(&t->lock);
     free(t);
     atomic_store_explicit(&ctx->regions, NULL, memory_order_relaxed);
@@ -162,6 +167,7 @@ static tern_status_t region_new(tern_context_t *ctx, void *addr, size_t len, uns
         shared->nonce = t->nonce;
         atomic_store_explicit(&shared->state, (uint64_t)gen << 1 | 1, memory_order_release);
     }
+    tern_regtab_set(t->tab, r->index, (uint64_t)gen << 1 | 1);
     atomic_store_explicit(&r->state, (uint64_t)gen << 1 | 1, memory_order_release);
     pthread_mutex_unlock(&t->lock);
     *region = r;
@@ -248,8 +254,11 @@ tern_status_t tern_region_pack(const tern_region_t *region, void *buf, size_t *l
                           region == NULL ? "region" : "length pointer");
     bool shm = region->memfd >= 0;
     size_t shm_len = shm ? sizeof(tern_key_sect_t) + sizeof(tern_key_shm_t) : 0;
+    const struct tern_region_table *t =
+        atomic_load_explicit(&region->ctx->regions, memory_order_acquire);
+    size_t cma_len = t->tab != NULL ? TERN_KEY_CMA_SECT : 0;
     size_t nm_len = tern_region_nm_pack(region, NULL, 0);
-    size_t need = sizeof(tern_key_wire_t) + shm_len + nm_len;
+    size_t need = sizeof(tern_key_wire_t) + shm_len + cma_len + nm_len;
     if (buf == NULL || *len < need) {
         *len = need;
         return tern_error(TERN_ERR_TRUNCATED, "tern_region_pack: the key takes %zu bytes", need);
@@ -263,7 +272,7 @@ tern_status_t tern_region_pack(const tern_region_t *region, void *buf, size_t *l
                          .id = tern_region_id(region),
                          .base = region->base,
                          .len = region->len,
-                         .nsect = (shm ? 1u : 0u) + (nm_len ? 1u : 0u)};
+                         .nsect = (shm ? 1u : 0u) + (cma_len ? 1u : 0u) + (nm_len ? 1u : 0u)};
     memcpy(buf, &k, sizeof(k));
     if (shm) {
         tern_key_sect_t s = {.type = TERN_KEY_SECT_SHM, .len = sizeof(tern_key_shm_t)};
@@ -278,8 +287,10 @@ tern_status_t tern_region_pack(const tern_region_t *region, void *buf, size_t *l
         memcpy((uint8_t *)buf + sizeof(k), &s, sizeof(s));
         memcpy((uint8_t *)buf + sizeof(k) + sizeof(s), &m, sizeof(m));
     }
+    if (cma_len != 0)
+        tern_regtab_pack(t->tab, (uint8_t *)buf + sizeof(k) + shm_len);
     if (nm_len != 0)
-        (void)tern_region_nm_pack(region, (uint8_t *)buf + sizeof(k) + shm_len, nm_len);
+        (void)tern_region_nm_pack(region, (uint8_t *)buf + sizeof(k) + shm_len + cma_len, nm_len);
     *len = need;
     return TERN_OK;
 }
@@ -294,11 +305,14 @@ tern_status_t tern_region_destroy(tern_region_t *r)
                           r->index);
     /* seq_cst store, then seq_cst loads of users: see struct tern_region;
      * the mapped header after it (peers that map the region check it) */
+    struct tern_region_table *t = atomic_load_explicit(&r->ctx->regions, memory_order_acquire);
     atomic_store(&r->state, s & ~(uint64_t)1);
     if (r->shared != NULL)
         atomic_store(&r->shared->state, s & ~(uint64_t)1);
+    tern_regtab_set(t->tab, r->index, s & ~(uint64_t)1);
     while (atomic_load(&r->users) != 0)
         sched_yield(); /* an applier inside: one copy or one atomic */
+    tern_regtab_drain(t->tab, r->index); /* same-host origins copying: one copy each */
     tern_region_nm_dereg(r); /* the netmod's device refuses what comes now */
     if (r->map != NULL) {
         munmap(r->map, r->maplen);
@@ -307,7 +321,6 @@ tern_status_t tern_region_destroy(tern_region_t *r)
         r->memfd = -1;
         r->shared = NULL;
     }
-    struct tern_region_table *t = atomic_load_explicit(&r->ctx->regions, memory_order_acquire);
     pthread_mutex_lock(&t->lock);
     r->next_free = t->free_list;
     t->free_list = r;
@@ -392,7 +405,8 @@ tern_status_t tern_key_unpack(tern_context_t *ctx, int peer, const void *buf, si
                           "version %u)",
                           TERN_KEY_VERSION, peer, k.magic, k.version);
     tern_key_shm_t shm;
-    bool has_shm = false;
+    tern_key_cma_t cma;
+    bool has_shm = false, has_cma = false;
     const uint8_t *nm_sect = NULL;
     size_t nm_sect_len = 0;
     size_t off = sizeof(k);
@@ -406,6 +420,9 @@ tern_status_t tern_key_unpack(tern_context_t *ctx, int peer, const void *buf, si
         if (s.type == TERN_KEY_SECT_SHM && s.len == sizeof(shm)) {
             memcpy(&shm, (const uint8_t *)buf + off + sizeof(s), sizeof(shm));
             has_shm = true;
+        } else if (s.type == TERN_KEY_SECT_CMA && s.len == sizeof(cma)) {
+            memcpy(&cma, (const uint8_t *)buf + off + sizeof(s), sizeof(cma));
+            has_cma = true;
         } else if (s.type == TERN_KEY_SECT_NM) {
             nm_sect = (const uint8_t *)buf + off + sizeof(s);
             nm_sect_len = s.len;
@@ -438,6 +455,8 @@ tern_status_t tern_key_unpack(tern_context_t *ctx, int peer, const void *buf, si
                             (uint32_t)k.id);
     else if (has_shm)
         key_map(out, &shm);
+    if (has_cma && out->self == NULL && out->data == NULL)
+        tern_key_cma_take(out, &cma);
     if (nm_sect != NULL && !(own && peer == ctx->rank))
         tern_key_nm_take(out, nm_sect, nm_sect_len);
     *key = out;
@@ -448,7 +467,52 @@ void tern_key_destroy(tern_key_t *key)
 {
     if (key != NULL && key->map != NULL)
         munmap(key->map, key->maplen);
+    if (key != NULL && key->cma_map != NULL)
+        munmap(key->cma_map, key->cma_maplen);
     free(key);
+}
+
+void *tern_peer_memfd_map(int peer, int32_t pid, int32_t fd, const char *name, uint64_t ino,
+                          uint64_t map_len)
+{
+    /* Only a memfd of ours, the one the key names (its inode), sealed at
+     * its size: a stale key (the pid or the fd number reused) opens no
+     * other file, and a mapped file can never shrink under us. */
+    char path[64], link[64], want[48];
+    snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, (int)fd);
+    int wl = snprintf(want, sizeof(want), "/memfd:%s ", name);
+    ssize_t n = readlink(path, link, sizeof(link) - 1);
+    if (n < 0 || (link[n] = '\0', strncmp(link, want, (size_t)wl) != 0)) {
+        tern_debug("key of peer %d: no direct access: %s is no %s memfd", peer, path, name);
+        return NULL;
+    }
+    /* O_PATH first (opens nothing for I/O: no device's open has a side
+     * effect), the file checked, then that same file reopened for the
+     * mapping: the fd number may have changed hands since the readlink */
+    int pfd = open(path, O_PATH | O_CLOEXEC);
+    struct stat sb;
+    if (pfd < 0 || fstat(pfd, &sb) != 0 || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_ino != ino ||
+        (uint64_t)sb.st_size != map_len) {
+        tern_debug("key of peer %d: no direct access: %s is not the key's memfd", peer, path);
+        if (pfd >= 0)
+            close(pfd);
+        return NULL;
+    }
+    char self[64];
+    snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+    int rfd = open(self, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    close(pfd);
+    if (rfd < 0) {
+        tern_debug("key of peer %d: no direct access: %s: %s", peer, path, strerror(errno));
+        return NULL;
+    }
+    void *map = MAP_FAILED;
+    int seals = fcntl(rfd, F_GET_SEALS);
+    if (fstat(rfd, &sb) == 0 && (uint64_t)sb.st_ino == ino && seals >= 0 &&
+        (seals & F_SEAL_SHRINK))
+        map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, rfd, 0);
+    close(rfd);
+    return map == MAP_FAILED ? NULL : map;
 }
 
 /* Map a peer's allocated region (its key's shared-mapping section) when
@@ -463,45 +527,9 @@ static void key_map(tern_key_t *key, const tern_key_shm_t *m)
         m->map_len < sizeof(tern_region_shared_t) || m->data_off > m->map_len ||
         key->len > m->map_len - m->data_off)
         return;
-    /* Only a memfd of ours, the one the key names (its inode), sealed at
-     * its size: a stale key (the pid or the fd number reused) opens no
-     * other file, and a mapped region can never shrink under us. */
-    char path[64], link[64];
-    snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)m->pid, (int)m->fd);
-    ssize_t n = readlink(path, link, sizeof(link) - 1);
-    if (n < 0 || (link[n] = '\0', strncmp(link, "/memfd:" TERN_REGION_MEMFD " ",
-                                          sizeof("/memfd:" TERN_REGION_MEMFD)) != 0)) {
-        tern_debug("key of peer %d: no direct access: %s is no region memfd", key->peer, path);
-        return;
-    }
-    /* O_PATH first (opens nothing for I/O: no device's open has a side
-     * effect), the file checked, then that same file reopened for the
-     * mapping: the fd number may have changed hands since the readlink */
-    int pfd = open(path, O_PATH | O_CLOEXEC);
-    struct stat sb;
-    if (pfd < 0 || fstat(pfd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
-        (uint64_t)sb.st_ino != m->ino || (uint64_t)sb.st_size != m->map_len) {
-        tern_debug("key of peer %d: no direct access: %s is not the key's memfd", key->peer,
-                   path);
-        if (pfd >= 0)
-            close(pfd);
-        return;
-    }
-    char self[64];
-    snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-    int fd = open(self, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    close(pfd);
-    if (fd < 0) {
-        tern_debug("key of peer %d: no direct access: %s: %s", key->peer, path, strerror(errno));
-        return;
-    }
-    void *map = MAP_FAILED;
-    int seals = fcntl(fd, F_GET_SEALS);
-    if (fstat(fd, &sb) == 0 && (uint64_t)sb.st_ino == m->ino && seals >= 0 &&
-        (seals & F_SEAL_SHRINK))
-        map = mmap(NULL, m->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (map == MAP_FAILED)
+    void *map = tern_peer_memfd_map(key->peer, m->pid, m->fd, TERN_REGION_MEMFD, m->ino,
+                                    m->map_len);
+    if (map == NULL)
         return;
     tern_region_shared_t *h = map;
     /* the region the key names (id and nonce, written before its state's

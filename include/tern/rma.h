@@ -24,7 +24,11 @@
  * before it towards that peer (or every peer) has been applied.  An error
  * the target finds in an operation that has no result (a put into a region
  * destroyed meanwhile) is reported by the next flush to that peer, with the
- * target's message; an operation with a result reports it itself.
+ * target's message; an operation with a result reports it itself.  An
+ * operation on memory reached directly (a region of this process, a peer's
+ * allocated region mapped here) or by the same-host copy (a peer's region
+ * on this host, copied with Cross Memory Attach) is remote-complete when
+ * it returns TERN_OK, and such a refusal is its own status.
  *
  * Atomicity.  tern_atomic and tern_accumulate are atomic per element
  * against every other atomic and accumulate on the same memory, from any
@@ -274,8 +278,9 @@ tern_status_t tern_accumulate(tern_worker_t *w, int acc, int dtype, const void *
  * applied at the target (and, for a get or fetching operation, its data
  * has arrived).  Its status is the first error a target reported for
  * those operations (TERN_ERR_REMOTE_ACCESS with the target's message), or
- * TERN_ERR_PEER_FAILED when a target's connection fails first.  TERN_OK at
- * once when nothing is outstanding.
+ * TERN_ERR_PEER_FAILED when a target's connection fails first.  With
+ * nothing outstanding: TERN_OK at once, or TERN_ERR_PEER_FAILED for a peer
+ * whose connection has failed.
  */
 tern_status_t tern_flush(tern_worker_t *w, int peer, const tern_op_t *op, tern_request_t **req);
 

@@ -504,6 +504,7 @@ const th_case_t th_rma_cases[] = {
     {"rma_destroy_race", case_rma_destroy_race},
     {"rma_soak", case_rma_soak},
     {"rma_direct", case_rma_direct},
+    {"rma_cma", case_rma_cma},
     {"rma_stale_key", case_rma_stale_key},
     {"rma_acc_refused", case_rma_acc_refused},
     {"rma_cq", case_rma_cq},

@@ -49,6 +49,7 @@ int case_barrier_waits(th_t *t);
 /* The paths cases (cases_rma_paths.c). */
 int case_rma_soak(th_t *t);
 int case_rma_direct(th_t *t);
+int case_rma_cma(th_t *t);
 int case_rma_cq(th_t *t);
 int case_rma_native(th_t *t);
 int case_rma_replay(th_t *t);

@@ -1,7 +1,8 @@
 /*
  * The one-sided cases about paths (include/tern/rma.h): a random soak of
  * puts, gets and atomics checked against a shadow copy, direct access to
- * allocated regions on one host (counted), and completion through the CQ.
+ * allocated regions on one host and the same-host copy into created ones
+ * (counted), and completion through the CQ.
  */
 #include <stdio.h>
 #include <unistd.h>
@@ -103,7 +104,7 @@ int case_rma_soak(th_t *t)
     int nc = tern_worker_counters(t->w, c, 128);
     for (int i = 0; i < nc && i < 128; i++)
         if (strstr(c[i].name, ".fault_") != NULL || strcmp(c[i].name, "rma.native") == 0 ||
-            strcmp(c[i].name, "rma.sent") == 0)
+            strcmp(c[i].name, "rma.sent") == 0 || strcmp(c[i].name, "rma.cma") == 0)
             printf("rma_soak: rank %d: %s=%llu\n", t->rank, c[i].name,
                    (unsigned long long)c[i].value);
     fflush(stdout);
@@ -147,11 +148,10 @@ static void host_of(char *out, size_t len)
 /* Allocated regions on one host: every key maps its region (unless
  * TERN_RMA_MAP=0), and operations on it are direct (counted so, no message
  * sent), visible through the mapping at the target and here. */
-int case_rma_direct(th_t *t)
+/* Which ranks share this host (same[p]: 1), every rank calling; the
+ * count. */
+static int same_host(th_t *t, char *same)
 {
-    const char *m = getenv("TERN_RMA_MAP");
-    int map = m == NULL || strcmp(m, "0") != 0;
-    /* which ranks share this host: they map each other's regions */
     char mine_host[256], *hosts = calloc((size_t)t->size, 256);
     host_of(mine_host, sizeof(mine_host));
     for (int p = 0; p < t->size; p++) {
@@ -166,7 +166,25 @@ int case_rma_direct(th_t *t)
     }
     int nsame = 0;
     for (int p = 0; p < t->size; p++)
-        nsame += strcmp(hosts + 256 * p, mine_host) == 0;
+        nsame += same[p] = strcmp(hosts + 256 * p, mine_host) == 0;
+    free(hosts);
+    return nsame;
+}
+
+/* Does TERN_CMA serve the VCs of this job's ranks (engine/cma.h)? */
+static int cma_serves_ranks(void)
+{
+    const char *c = getenv("TERN_CMA");
+    return c == NULL || c[0] == '\0' || strcmp(c, "all") == 0;
+}
+
+int case_rma_direct(th_t *t)
+{
+    const char *m = getenv("TERN_RMA_MAP");
+    int map = m == NULL || strcmp(m, "0") != 0;
+    /* which ranks share this host: they map each other's regions */
+    char *same = calloc((size_t)t->size, 1);
+    int nsame = same_host(t, same);
     rma_alloc_mode = 1;
     win_t w;
     int rc = win_open(t, &w, 4096, TERN_REGION_READ | TERN_REGION_WRITE, 0);
@@ -175,14 +193,16 @@ int case_rma_direct(th_t *t)
         return -1;
     for (int p = 0; p < t->size; p++) {
         uint8_t *local = tern_key_local(w.keys[p]);
-        int want = p == t->rank || (map && strcmp(hosts + 256 * p, mine_host) == 0);
+        int want = p == t->rank || (map && same[p]);
         CHECK(t, (local != NULL) == want, "rank %d's key: mapped %p, expected %s", p,
               (void *)local, want ? "mapped" : "not mapped");
     }
     int ndirect = map ? nsame : 1;
-    free(hosts);
+    /* not mapped, on this host: puts and gets by the same-host copy */
+    int ncma = !map && cma_serves_ranks() ? nsame - 1 : 0;
+    free(same);
     int64_t direct = counter(t->w, "rma.direct"), sent = counter(t->w, "rma.sent");
-    int64_t native = counter(t->w, "rma.native");
+    int64_t native = counter(t->w, "rma.native"), cma = counter(t->w, "rma.cma");
     uint64_t mine = 8 * (uint64_t)t->rank;
     for (int p = 0; p < t->size; p++) {
         uint64_t v = 0x1000 + (uint64_t)t->rank, got = 0, old = 0;
@@ -202,9 +222,12 @@ int case_rma_direct(th_t *t)
     /* the others: sent as packets, or posted by the netmod (verbs: put, get) */
     int64_t d = counter(t->w, "rma.direct") - direct, s = counter(t->w, "rma.sent") - sent;
     s += counter(t->w, "rma.native") - native;
-    CHECK(t, d == 4 * (int64_t)ndirect && s == 4 * (int64_t)(t->size - ndirect),
-          "%lld direct, %lld sent or posted operations (%d ranks reached directly)",
-          (long long)d, (long long)s, ndirect);
+    int64_t cp = counter(t->w, "rma.cma") - cma;
+    CHECK(t, d == 4 * (int64_t)ndirect && cp == 2 * (int64_t)ncma &&
+                 s + cp == 4 * (int64_t)(t->size - ndirect),
+          "%lld direct, %lld copied, %lld sent or posted operations (%d ranks reached directly, "
+          "%d by the copy)",
+          (long long)d, (long long)cp, (long long)s, ndirect, ncma);
     th_barrier(t);
     for (int p = 0; p < t->size; p++) {
         uint64_t v;
@@ -216,6 +239,119 @@ int case_rma_direct(th_t *t)
     memcpy(&c, w.mem + 1032, 8);
     CHECK(t, a == (uint64_t)t->size && c == (uint64_t)t->size, "atomics %llu, accumulates %llu",
           (unsigned long long)a, (unsigned long long)c);
+    win_close(t, &w);
+    return 0;
+}
+
+/* Created regions of the peers on this host: puts and gets go by the
+ * same-host copy (rma.cma) where TERN_CMA serves the VC; the data is right
+ * both ways, contiguous and iovec, 1 B .. 1 MiB; atomics still go to the
+ * target; a destroyed region's key is refused and its memory unchanged.
+ * TERN_TEST_RMA_CMA=1: every same-host peer's puts and gets must have
+ * been copied; 0: none may have been (the copy off or refused). */
+#define CMA_LEN (1u << 20)
+int case_rma_cma(th_t *t)
+{
+    const char *e = getenv("TERN_TEST_RMA_CMA");
+    int expect = e != NULL ? atoi(e) : -1;
+    char *same = calloc((size_t)t->size, 1);
+    same_host(t, same);
+    win_t w, gone;
+    if (win_open(t, &w, CMA_LEN, TERN_REGION_READ | TERN_REGION_WRITE, 0) ||
+        win_open(t, &gone, 4096, TERN_REGION_READ | TERN_REGION_WRITE, 0x5A))
+        return -1;
+    /* each rank writes its slice of every peer's region: sizes 1 .. 1 MiB / size */
+    size_t slice = CMA_LEN / (size_t)t->size, nops = 0, ncopy = 0;
+    uint8_t *src = malloc(slice), *back = malloc(slice);
+    int64_t cma0 = counter(t->w, "rma.cma");
+    for (int p = 0; p < t->size; p++) {
+        uint64_t at = base_of(&w, p) + slice * (size_t)t->rank;
+        for (size_t len = 1; len <= slice; len = len * 8 + 3) {
+            for (size_t i = 0; i < len; i++)
+                src[i] = (uint8_t)(i * 7 + len + (size_t)p * 31 + (size_t)t->rank);
+            tern_request_t *r = NULL;
+            done(t, tern_put(t->w, src, len, w.keys[p], at, NULL, &r), &r, "put");
+            memset(back, 0, len);
+            done(t, tern_get(t->w, back, len, w.keys[p], at, NULL, &r), &r, "get");
+            CHECK(t, memcmp(src, back, len) == 0, "rank %d: %zu bytes read back differ", p, len);
+            nops += 2;
+            ncopy += p != t->rank && same[p] ? 2 : 0;
+        }
+        /* iovecs on the local side: three pieces, read back as two */
+        struct iovec v[3] = {{src, 5}, {src + 100, 4000}, {src + 9000, 11}};
+        struct iovec b[2] = {{back, 4000}, {back + 8000, 16}};
+        tern_request_t *r = NULL;
+        done(t, tern_putv(t->w, v, 3, w.keys[p], at, NULL, &r), &r, "putv");
+        done(t, tern_getv(t->w, b, 2, w.keys[p], at, NULL, &r), &r, "getv");
+        CHECK(t, memcmp(back, src, 5) == 0 && memcmp(back + 5, src + 100, 3995) == 0 &&
+                     memcmp(back + 8000, src + 4095, 5) == 0 &&
+                     memcmp(back + 8005, src + 9000, 11) == 0,
+              "rank %d: the iovec put and get differ", p);
+        /* an atomic: never by the copy */
+        uint64_t old = 1;
+        done(t, tern_atomic(t->w, TERN_AMO_ADD, 8, 0, 0, &old, w.keys[p], at, NULL, &r), &r,
+             "atomic");
+        uint8_t want[8];
+        memcpy(want, src, 5);
+        memcpy(want + 5, src + 100, 3);
+        CHECK(t, memcmp(&old, want, 8) == 0, "rank %d: the atomic read %llx", p,
+              (unsigned long long)old);
+        nops += 2;
+        ncopy += p != t->rank && same[p] ? 2 : 0;
+    }
+    flush(t, TERN_ANY_SOURCE);
+    int64_t copied = counter(t->w, "rma.cma") - cma0;
+    if (expect == 1)
+        CHECK(t, copied == (int64_t)ncopy, "%lld of %zu puts and gets copied, %zu expected",
+              (long long)copied, nops, ncopy);
+    else if (expect == 0)
+        CHECK(t, copied == 0, "%lld puts and gets copied: the copy should not serve",
+              (long long)copied);
+    printf("rma_cma: rank %d: %lld of %zu puts and gets copied, %lld copies refused\n", t->rank,
+           (long long)copied, nops, (long long)counter(t->w, "cma.refused"));
+    fflush(stdout);
+    th_barrier(t);
+    /* at the target: each rank q's last put (the iovec one, from its
+     * buffer as the largest size left it) is in q's slice here */
+    size_t last = 1;
+    while (last * 8 + 3 <= slice)
+        last = last * 8 + 3;
+    for (int q = 0; q < t->size; q++) {
+        const uint8_t *m = w.mem + slice * (size_t)q;
+        int bad = 0;
+        for (size_t i = 0; i < 4016 && !bad; i++) {
+            size_t from = i < 5 ? i : i < 4005 ? i + 95 : i + 4995; /* src index */
+            bad = m[i] != (uint8_t)(from * 7 + last + (size_t)t->rank * 31 + (size_t)q);
+        }
+        CHECK(t, !bad, "rank %d's puts are not in its slice of this region", q);
+    }
+    /* a destroyed region: refused (at the call when copied, else by the
+     * target), its memory unchanged */
+    CHECK_ST(t, tern_region_destroy(gone.reg), TERN_OK);
+    gone.reg = NULL;
+    th_barrier(t);
+    int peer = (t->rank + 1) % t->size;
+    tern_request_t *r = NULL;
+    tern_status_t st = tern_put(t->w, src, 64, gone.keys[peer], base_of(&gone, peer), NULL, &r);
+    if (st == TERN_INPROGRESS)
+        st = tern_wait(t->w, r, NULL);
+    if (st == TERN_OK) {
+        st = tern_flush(t->w, peer, NULL, &r);
+        st = st == TERN_INPROGRESS ? tern_wait(t->w, r, NULL) : st;
+    }
+    CHECK_ST(t, st, TERN_ERR_REMOTE_ACCESS);
+    st = tern_get(t->w, back, 64, gone.keys[peer], base_of(&gone, peer), NULL, &r);
+    CHECK_ST(t, st == TERN_INPROGRESS ? tern_wait(t->w, r, NULL) : st, TERN_ERR_REMOTE_ACCESS);
+    th_barrier(t);
+    for (size_t i = 0; i < gone.len; i++)
+        if (gone.mem[i] != 0x5A) {
+            CHECK(t, 0, "byte %zu of a destroyed region changed to %#x", i, gone.mem[i]);
+            break;
+        }
+    free(same);
+    free(src);
+    free(back);
+    win_close(t, &gone);
     win_close(t, &w);
     return 0;
 }

@@ -140,7 +140,7 @@ static void *race_main(void *arg)
     tern_status_t flushed = TERN_OK;
     /* until a flush reports the region gone (bounded) */
     for (int i = 0; i < 4000 && flushed == TERN_OK; i++) {
-        memset(src, (uint8_t)(i + 1), RACE_LEN);
+        memset(src, (uint8_t)(i % 200 + 1), RACE_LEN); /* 1 .. 200: never 0xEE */
         tern_request_t *r = NULL;
         tern_status_t st = tern_put(a->w, src, RACE_LEN, a->win->keys[a->right],
                                     base_of(a->win, a->right), NULL, &r);
@@ -187,20 +187,23 @@ int case_rma_destroy_race(th_t *t)
         usleep(2000);
         CHECK_ST(t, tern_region_destroy(w.reg), TERN_OK);
         w.reg = NULL;
-        uint8_t *snap = malloc(RACE_LEN);
-        memcpy(snap, w.mem, RACE_LEN);
+        /* the memory is the caller's again: a byte no put writes (0xEE),
+         * so a copy still landing after the destroy shows */
+        memset(w.mem, 0xEE, RACE_LEN);
         while (!atomic_load(&a.done))
             tern_progress(t->w);
         th_barrier(t); /* every origin has stopped */
-        CHECK(t, memcmp(snap, w.mem, RACE_LEN) == 0,
-              "the region changed after tern_region_destroy returned");
+        size_t changed = 0;
+        for (size_t i = 0; i < RACE_LEN; i++)
+            changed += w.mem[i] != 0xEE;
+        CHECK(t, changed == 0, "%zu bytes of the region changed after tern_region_destroy returned",
+              changed);
         CHECK(t, a.flushed == TERN_ERR_REMOTE_ACCESS,
               "the origin's flush after the destroy: %s (%d puts)", tern_strerror(a.flushed),
               a.puts);
         atomic_store(&a.stop, 1);
         pthread_join(th, NULL);
         tern_worker_destroy(a.w);
-        free(snap);
     }
     win_close(t, &w);
     return 0;
@@ -208,7 +211,8 @@ int case_rma_destroy_race(th_t *t)
 
 /* A target killed while operations to it are outstanding: they and the
  * flush fail with TERN_ERR_PEER_FAILED, and a get whose answer was
- * streaming in when the connection failed gives exactly one CQ entry (run
+ * streaming in when the connection failed gives exactly one CQ entry (by
+ * the same-host copy the get is done or refused within its call; run
  * alone: rank 1 dies). */
 int case_peer_rma(th_t *t)
 {
@@ -231,8 +235,12 @@ int case_peer_rma(th_t *t)
     uint8_t *all = malloc(64u << 20);
     int cq_ctx;
     tern_op_t cop = {.flags = TERN_OP_CQ, .context = &cq_ctx};
-    CHECK_ST(t, tern_get(t->w, all, 64u << 20, w.keys[1], base_of(&w, 1), &cop, NULL), TERN_OK);
-    tern_status_t st = TERN_OK;
+    /* by the same-host copy, done within the call: then it may already
+     * see the death, and no CQ entry comes */
+    tern_status_t st = tern_get(t->w, all, 64u << 20, w.keys[1], base_of(&w, 1), &cop, NULL);
+    CHECK(t, st == TERN_OK || st == TERN_ERR_PEER_FAILED, "the CQ get: %s", tern_strerror(st));
+    int want_cq = st == TERN_OK;
+    st = TERN_OK;
     /* operations until the death is seen: gets answer nothing then */
     for (int i = 0; i < 100000 && st >= 0; i++) {
         st = tern_get(t->w, big, sizeof(big), w.keys[1], base_of(&w, 1), NULL, &g);
@@ -250,8 +258,9 @@ int case_peer_rma(th_t *t)
         int k = tern_cq_read(t->w, e + n, 4 - n);
         n += k > 0 ? k : 0;
     }
-    CHECK(t, n == 1 && e[0].context == &cq_ctx, "%d CQ entries for the one CQ get (first: %p, %s)",
-          n, n > 0 ? e[0].context : NULL, n > 0 ? tern_strerror(e[0].status) : "-");
+    CHECK(t, n == want_cq && (n == 0 || e[0].context == &cq_ctx),
+          "%d CQ entries for the one CQ get, %d expected (first: %p, %s)", n, want_cq,
+          n > 0 ? e[0].context : NULL, n > 0 ? tern_strerror(e[0].status) : "-");
     free(all);
     printf("peer_rma: rank 0 saw %s\n", tern_strerror(TERN_ERR_PEER_FAILED));
     fflush(stdout);

@@ -48,7 +48,11 @@ run_killed() {
 run_killed default
 [ "$(shm_leftovers "$out")" -eq 0 ] || fail "a tern segment was left in /dev/shm"
 # one-sided: gets and a flush outstanding towards the killed rank fail
-run_killed rma-shm peer_rma
+# shm: gets through the target (outstanding when it dies), then by the
+# same-host copy (the death seen by the copy itself)
+TERN_CMA=off run_killed rma-shm peer_rma
+[ "$(shm_leftovers "$out")" -eq 0 ] || fail "rma: a tern segment was left in /dev/shm"
+run_killed rma-shm-cma peer_rma
 [ "$(shm_leftovers "$out")" -eq 0 ] || fail "rma: a tern segment was left in /dev/shm"
 (set -a && . "${srcdir:-.}/netmods/tcp/test.env" && set +a &&
     export TERN_NETMODS=tcp TERN_TEST_NETMOD=tcp && run_killed rma-tcp peer_rma) || exit 1

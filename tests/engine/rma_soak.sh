@@ -2,13 +2,14 @@
 # The one-sided soak: 10^6 random puts, gets and fetching atomics per run
 # (4 ranks x RMA_SOAK_OPS, 250000 by default), every one checked against a
 # shadow copy of the origin's lanes (tests/engine/cases_rma.c, rma_soak),
-# over every built netmod: shm, tcp on loopback, verbs on tests/ibloop (its
+# over every built netmod: shm (puts and gets by the same-host copy, then
+# with TERN_CMA=off through the target), tcp on loopback, verbs on tests/ibloop (its
 # RDMA writes and reads, then with TERN_VERBS_RMA=0 packets only), dpdk
 # on memif, and dpdk with its fault shim dropping, holding back,
 # duplicating and corrupting 1 % of the frames (which must show it acted);
 # then on allocated regions (rma_soak_alloc), which the peers on this host
-# map (direct) and, with TERN_RMA_MAP=0, reach through the target's
-# progress.  Every rank must report 0 lost, 0 corrupt.  The seed is random
+# map (direct) and, with TERN_RMA_MAP=0 TERN_CMA=off, reach through the
+# target's progress.  Every rank must report 0 lost, 0 corrupt.  The seed is random
 # unless RMA_SOAK_SEED is set; every run prints it.
 . "${srcdir:-.}/tests/engine/lib.sh"
 INFO=${TERN_INFO:-./tern_info}
@@ -33,9 +34,15 @@ soak() {
 has() { "$INFO" --netmods | grep -Eq "^netmods: (.* )?$1( |$)"; }
 
 TERN_NETMODS=shm TERN_TEST_NETMOD=shm soak "shm" rma_soak
+# puts and gets by the same-host copy (rma.cma), atomics through the target
+[ "$(grep -Ec '^rma_soak: rank [0-9]: rma\.cma=[1-9]' "$out")" -eq 4 ] ||
+    fail "shm: not every rank copied its puts and gets (rma.cma)"
+TERN_CMA=off TERN_NETMODS=shm TERN_TEST_NETMOD=shm soak "shm, through the target (TERN_CMA=off)" rma_soak
+[ "$(grep -Ec '^rma_soak: rank [0-9]: rma\.cma=0$' "$out")" -eq 4 ] ||
+    fail "shm with TERN_CMA=off: puts or gets were copied"
 TERN_NETMODS=shm TERN_TEST_NETMOD=shm soak "shm, allocated regions (direct)" rma_soak_alloc
-TERN_RMA_MAP=0 TERN_NETMODS=shm TERN_TEST_NETMOD=shm \
-    soak "shm, allocated regions through the target (TERN_RMA_MAP=0)" rma_soak_alloc
+TERN_RMA_MAP=0 TERN_CMA=off TERN_NETMODS=shm TERN_TEST_NETMOD=shm \
+    soak "shm, allocated regions through the target (TERN_RMA_MAP=0 TERN_CMA=off)" rma_soak_alloc
 for nm in tcp verbs dpdk; do
     has $nm || { echo "skip: $nm (not built)"; continue; }
     (set -a && . "${srcdir:-.}/netmods/$nm/test.env" && set +a &&
