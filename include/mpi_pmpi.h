@@ -414,44 +414,6 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used);
 int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
 int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
-int PMPI_T_init_thread(int required, int *provided);
-int PMPI_T_finalize(void);
-int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len);
-int PMPI_T_enum_get_item(MPI_T_enum enumtype, int indx, int *value, char *name, int *name_len);
-int PMPI_T_cvar_get_num(int *num_cvar);
-int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity,
-                         MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
-                         int *bind, int *scope);
-int PMPI_T_cvar_get_index(const char *name, int *cvar_index);
-int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle,
-                             int *count);
-int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle);
-int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf);
-int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf);
-int PMPI_T_pvar_get_num(int *num_pvar);
-int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class,
-                         MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
-                         int *bind, int *readonly, int *continuous, int *atomic);
-int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index);
-int PMPI_T_pvar_session_create(MPI_T_pvar_session *session);
-int PMPI_T_pvar_session_free(MPI_T_pvar_session *session);
-int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle,
-                             MPI_T_pvar_handle *handle, int *count);
-int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle);
-int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
-int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
-int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
-int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf);
-int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
-int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
-int PMPI_T_category_get_num(int *num_cat);
-int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len,
-                             int *num_cvars, int *num_pvars, int *num_categories);
-int PMPI_T_category_get_index(const char *name, int *cat_index);
-int PMPI_T_category_get_cvars(int cat_index, int len, int indices[]);
-int PMPI_T_category_get_pvars(int cat_index, int len, int indices[]);
-int PMPI_T_category_get_categories(int cat_index, int len, int indices[]);
-int PMPI_T_category_changed(int *update_number);
 int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                     MPI_Win *win);
 int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
@@ -527,6 +489,44 @@ int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype
                          int target_rank, MPI_Aint target_disp, int target_count,
                          MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                          MPI_Request *request);
+int PMPI_T_init_thread(int required, int *provided);
+int PMPI_T_finalize(void);
+int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len);
+int PMPI_T_enum_get_item(MPI_T_enum enumtype, int indx, int *value, char *name, int *name_len);
+int PMPI_T_cvar_get_num(int *num_cvar);
+int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity,
+                         MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
+                         int *bind, int *scope);
+int PMPI_T_cvar_get_index(const char *name, int *cvar_index);
+int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle,
+                             int *count);
+int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle);
+int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf);
+int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf);
+int PMPI_T_pvar_get_num(int *num_pvar);
+int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class,
+                         MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
+                         int *bind, int *readonly, int *continuous, int *atomic);
+int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index);
+int PMPI_T_pvar_session_create(MPI_T_pvar_session *session);
+int PMPI_T_pvar_session_free(MPI_T_pvar_session *session);
+int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle,
+                             MPI_T_pvar_handle *handle, int *count);
+int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle);
+int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
+int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf);
+int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
+int PMPI_T_category_get_num(int *num_cat);
+int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len,
+                             int *num_cvars, int *num_pvars, int *num_categories);
+int PMPI_T_category_get_index(const char *name, int *cat_index);
+int PMPI_T_category_get_cvars(int cat_index, int len, int indices[]);
+int PMPI_T_category_get_pvars(int cat_index, int len, int indices[]);
+int PMPI_T_category_get_categories(int cat_index, int len, int indices[]);
+int PMPI_T_category_changed(int *update_number);
 /* ---- end of PMPI_ ---- */
 
 #endif

@@ -1,5 +1,6 @@
-# mpi/pmpi.awk — the profiling interface's names, from include/mpi.h and
-# include/mpi_rma.h (given both, in that order; H below).
+# mpi/pmpi.awk — the profiling interface's names, from include/mpi.h,
+# include/mpi_rma.h and include/mpi_t.h (given all three, in that order;
+# H below).
 #
 #   awk -v mode=header -f mpi/pmpi.awk H   the PMPI_ prototypes
 #   awk -v mode=defsym -f mpi/pmpi.awk H   --defsym=PMPI_x=MPI_x

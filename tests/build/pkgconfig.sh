@@ -72,6 +72,7 @@ done
 mkdir -p "$sinc" "$slib" || fail "mkdir $sinc $slib"
 ln -s "$abs_srcdir/include/tern" "$sinc/tern" && ln -s "$abs_srcdir/include/mpi.h" "$sinc/mpi.h" &&
     ln -s "$abs_srcdir/include/mpi_rma.h" "$sinc/mpi_rma.h" &&
+    ln -s "$abs_srcdir/include/mpi_t.h" "$sinc/mpi_t.h" &&
     ln -s "$abs_srcdir/include/mpi_pmpi.h" "$sinc/mpi_pmpi.h" ||
     fail "ln -s headers"
 for l in "$builddir"/.libs/libtern.so* "$builddir"/.libs/libtern-mpi.so*; do

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The profiling interface (issue 24): include/mpi_pmpi.h declares a PMPI_
-# twin of every MPI_ function of include/mpi.h and mpi_rma.h with the same
+# twin of every MPI_ function of include/mpi.h, mpi_rma.h and mpi_t.h with the same
 # parameters (its generated block is what mpi/pmpi.awk makes of their prototypes now), libtern-mpi.so exports
 # each PMPI_ name at its MPI_ function's address, and a program that wraps
 # MPI calls through their PMPI_ names (tests/mpi/mpi_pmpi.c) runs at 1, 2
@@ -10,7 +10,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 srcdir=${srcdir:-.}
 work=$(mktemp -d "${TMPDIR:-/tmp}/tern-pmpi-test.XXXXXX") || fail "mktemp"
 trap 'rm -rf "$work"' EXIT
-hdrs="$srcdir/include/mpi.h $srcdir/include/mpi_rma.h"
+hdrs="$srcdir/include/mpi.h $srcdir/include/mpi_rma.h $srcdir/include/mpi_t.h"
 lib=.libs/libtern-mpi.so
 [ -f "$lib" ] || fail "$lib not built"
 command -v nm >/dev/null || fail "nm not found (binutils)"
