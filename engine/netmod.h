@@ -246,7 +246,9 @@ typedef struct tern_nm_conn_ops {
  *   reaches the memory after it is refused by the netmod's device and must
  *   fail that operation only (TERN_ERR_REMOTE_ACCESS), never the VC.
  * pack (state, h, buf, *len): the netmod's bytes of the region's key (in:
- *   room, at most TERN_NM_KEY_MAX; out: length), a wire format of its own.
+ *   room, at most TERN_NM_KEY_MAX; out: length), a wire format of its own;
+ *   called once, right after reg (the engine keeps the bytes; a failure
+ *   deregisters the region and leaves it to the engine's path).
  * put / get (vc, r, kb, klen): one operation on vc (the key's peer): r's
  *   cursor (one contiguous entry, msg_len bytes) to or from remote address
  *   r->remote_id of the region whose key bytes the netmod packed are kb.

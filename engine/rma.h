@@ -88,6 +88,8 @@ struct tern_region {
      * registration, nm_h, on worker 0's instance nm), or NULL */
     tern_netmod_inst_t *nm;
     void *nm_h;
+    uint32_t nm_key_len; /* its packed bytes, made once at registration */
+    uint8_t nm_key[TERN_NM_KEY_MAX];
 };
 
 /*

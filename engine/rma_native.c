@@ -60,8 +60,16 @@ void tern_region_nm_reg(tern_region_t *r)
                        r->index, r->len, nm->name, tern_last_error());
         return;
     }
+    size_t n = sizeof(r->nm_key);
+    if (nm->rma->pack(nm->state, h, r->nm_key, &n) != TERN_OK || n > sizeof(r->nm_key)) {
+        tern_debug("region %u: %s could not pack its key: the engine's path serves it",
+                   r->index, nm->name);
+        nm->rma->dereg(nm->state, h);
+        return;
+    }
     r->nm = nm;
     r->nm_h = h;
+    r->nm_key_len = (uint32_t)n;
 }
 
 void tern_region_nm_dereg(tern_region_t *r)
@@ -77,10 +85,7 @@ size_t tern_region_nm_pack(const tern_region_t *r, void *buf, size_t room)
 {
     if (r->nm == NULL)
         return 0;
-    uint8_t bytes[TERN_NM_KEY_MAX];
-    size_t n = sizeof(bytes);
-    if (r->nm->rma->pack(r->nm->state, r->nm_h, bytes, &n) != TERN_OK || n > sizeof(bytes))
-        return 0;
+    size_t n = r->nm_key_len;
     size_t need = sizeof(tern_key_sect_t) + TERN_KEY_NM_NAME + n;
     if (buf == NULL || room < need)
         return need; /* the length only */
@@ -90,7 +95,7 @@ size_t tern_region_nm_pack(const tern_region_t *r, void *buf, size_t room)
     uint8_t *p = buf;
     memcpy(p, &s, sizeof(s));
     memcpy(p + sizeof(s), name, sizeof(name));
-    memcpy(p + sizeof(s) + sizeof(name), bytes, n);
+    memcpy(p + sizeof(s) + sizeof(name), r->nm_key, n);
     return need;
 }
 

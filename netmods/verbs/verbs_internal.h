@@ -428,6 +428,9 @@ void tern_verbs_lmt_drop(tern_verbs_vc_t *tv);
 
 /* ---- verbs_rma.c: one-sided operations (the rma table) -------------------- */
 extern const tern_nm_rma_ops_t tern_verbs_rma_ops;
+/* Deregister an MR (a cache entry's or a region's): mem_dereg and dereg
+ * of the tables; a failure is warned. */
+void tern_verbs_mr_dereg(void *state, void *mr);
 /* tv's RMA QP: made beside its RC QP (none when TERN_VERBS_RMA=0 or the
  * device refuses: one-sided goes by packets), connected to the peer's
  * (REQ / REP carry it), dropped with it. */

@@ -277,10 +277,10 @@ static tern_status_t verbs_mem_reg(void *state, void *addr, size_t len, void **m
     return TERN_OK;
 }
 
-static void verbs_mem_dereg(void *state, void *memh)
+void tern_verbs_mr_dereg(void *state, void *mr)
 {
     (void)state;
-    int rc = ibv_dereg_mr(memh);
+    int rc = ibv_dereg_mr(mr);
     if (rc != 0)
         tern_warn("verbs: ibv_dereg_mr: %s", strerror(rc));
 }
@@ -376,7 +376,7 @@ static const tern_nm_wait_ops_t verbs_wait = {
 
 static const tern_nm_mem_ops_t verbs_mem = {
     .mem_reg = verbs_mem_reg,
-    .mem_dereg = verbs_mem_dereg,
+    .mem_dereg = tern_verbs_mr_dereg,
     .rkey_pack = verbs_rkey_pack,
     .rkey_unpack = verbs_rkey_unpack,
 };

@@ -56,14 +56,6 @@ static tern_status_t rma_reg(void *state, void *addr, size_t len, unsigned acces
     return TERN_OK;
 }
 
-static void rma_dereg(void *state, void *h)
-{
-    (void)state;
-    int rc = ibv_dereg_mr(h);
-    if (rc != 0)
-        tern_warn("verbs: ibv_dereg_mr of a region: %s", strerror(rc));
-}
-
 static tern_status_t rma_pack(void *state, void *h, void *buf, size_t *len)
 {
     (void)state;
@@ -186,7 +178,7 @@ static tern_status_t rma_flush(tern_vc_t *vc, tern_request_t *p)
 
 const tern_nm_rma_ops_t tern_verbs_rma_ops = {
     .reg = rma_reg,
-    .dereg = rma_dereg,
+    .dereg = tern_verbs_mr_dereg, /* the registration cache's too */
     .pack = rma_pack,
     .put = rma_put,
     .get = rma_get,
