@@ -23,6 +23,12 @@
 # same with TERN_VERBS_RMA=0 ("packets": the target's progress applies
 # them); put_lat and get_lat join the tests, and the table adds the device
 # calls per iteration (verbs.post_send).  UCX cannot run on ibloop (issue 26).
+#
+# --cma: both sides are tern_rma over shm on a created region, its puts and
+# gets by the same-host copy ("tern": one process_vm_writev / _readv each)
+# against the same with TERN_CMA=off ("packets": the target's progress
+# applies them); put_lat joins the tests (fadd_lat takes the same path in
+# both: a control).
 
 set -u -o pipefail
 # shellcheck source=bench/compare_lib.sh
@@ -30,7 +36,7 @@ set -u -o pipefail
 
 usage() {
     cat <<EOF
-usage: $0 [--builddir DIR] [--rounds N] [--region alloc|create] [--verbs] [--outdir DIR] [--keep]
+usage: $0 [--builddir DIR] [--rounds N] [--region alloc|create] [--verbs | --cma] [--outdir DIR] [--keep]
 EOF
 }
 
@@ -41,6 +47,7 @@ REGION=alloc
 OUTDIR=bench-results
 KEEP=0
 VERBS=0
+CMA=0
 CMD_TIMEOUT=120
 CORE_A=0
 CORE_B=1
@@ -58,6 +65,7 @@ while [ $# -gt 0 ]; do
     --outdir|--out) OUTDIR=${2:?$1 needs a directory}; shift ;;
     --keep) KEEP=1 ;;
     --verbs) VERBS=1; REGION=create ;;
+    --cma) CMA=1; REGION=create ;;
     -h|--help) usage; exit 0 ;;
     *) echo "$0: unknown option '$1'" >&2; usage >&2; exit 2 ;;
     esac
@@ -73,6 +81,8 @@ if [ "$VERBS" = 1 ]; then
     VERBS_ENV=$(cd "$(dirname "$0")/.." && pwd)/netmods/verbs/test.env
     [ -e "$BUILDDIR/tests/ibloop/.libs/libibverbs.so.1" ] ||
         { echo "$0: --verbs: $BUILDDIR/tests/ibloop/.libs/libibverbs.so.1 not built (make check builds it)" >&2; missing=1; }
+elif [ "$CMA" = 1 ]; then
+    PEER=packets
 else
     UCX=$(command -v ucx_perftest) || { echo "$0: ucx_perftest not found (Debian: ucx-utils)" >&2; missing=1; }
 fi
@@ -106,6 +116,7 @@ tern_one() {
     local lo=${sizes%% *} hi=${sizes##* }
     local envs=()
     [ "$tool" = packets ] && envs=(TERN_VERBS_RMA=0)
+    [ "$tool" = packets ] && [ "$CMA" = 1 ] && envs=(TERN_CMA=off)
     if [ "$VERBS" = 1 ]; then
         # shellcheck disable=SC1090
         run "$log" env "${envs[@]}" sh -c 'cd "$1" && set -a && . "$2" && set +a &&
@@ -113,8 +124,8 @@ tern_one() {
             -m "$6" -i "$7"' sh "$BUILDDIR" "$VERBS_ENV" "$TERNRUN" "$TERN_RMA" "$test" \
             "$lo:$hi" "$iters" || return 1
     else
-        run "$log" "$TERNRUN" -n 2 --bind-to core "$TERN_RMA" --region "$REGION" -t "$test" \
-            -m "$lo:$hi" -i "$iters" || return 1
+        run "$log" env "${envs[@]}" TERN_NETMODS=shm "$TERNRUN" -n 2 --bind-to core "$TERN_RMA" \
+            --region "$REGION" -t "$test" -m "$lo:$hi" -i "$iters" || return 1
     fi
     for s in $sizes; do
         local v p
@@ -159,7 +170,7 @@ ucx_one() {
 
 run_tool() {
     local tool=$1 round=$2 s
-    if [ "$VERBS" = 1 ]; then
+    if [ "$VERBS" = 1 ] || [ "$CMA" = 1 ]; then
         tern_one put_lat 8 "$LAT_ITERS" "$round" "$tool"
         tern_one get_lat 8 "$LAT_ITERS" "$round" "$tool"
         tern_one fadd_lat 8 "$LAT_ITERS" "$round" "$tool"
@@ -179,6 +190,8 @@ DATE=$(date +%Y-%m-%dT%H:%M:%S%z)
 STAMP=$(date +%Y%m%d-%H%M%S)
 if [ "$VERBS" = 1 ]; then
     echo "# tern rma_compare --verbs: $ROUNDS interleaved rounds, tern_rma over verbs on ibloop, RDMA (tern) vs packets (TERN_VERBS_RMA=0), $(hostname), $DATE"
+elif [ "$CMA" = 1 ]; then
+    echo "# tern rma_compare --cma: $ROUNDS interleaved rounds, tern_rma over shm on a created region, the same-host copy (tern) vs packets (TERN_CMA=off), $(hostname), $DATE"
 else
     echo "# tern rma_compare: $ROUNDS interleaved rounds, tern_rma (--region $REGION) vs ucx_perftest, $(hostname), $DATE"
 fi
@@ -192,7 +205,7 @@ done
 echo "# CPU busy after the runs: $(cpu_busy)%"
 
 TESTS="get_lat fadd_lat put_bw"
-[ "$VERBS" = 1 ] && TESTS="put_lat $TESTS"
+[ "$VERBS" = 1 ] || [ "$CMA" = 1 ] && TESTS="put_lat $TESTS"
 SIZE_LIST=$(cut -f3 "$SAMPLES" | sort -n | uniq | tr '\n' ' ')
 STATS=$WORK/stats.txt
 sweep_stats "$SAMPLES" "tern $PEER tern-posts $PEER-posts" "$TESTS" "$SIZE_LIST" "tern:$PEER" >"$STATS"
@@ -206,7 +219,7 @@ if [ "$VERBS" = 1 ]; then
     echo "# posts: ibv_post_send calls per iteration at the origin (put_bw: 64 puts per iteration)"
     printf '# %-9s %-9s %14s %14s %9s %11s %13s\n' test size tern packets ratio tern-posts packets-posts
 else
-    printf '# %-9s %-9s %14s %14s %9s\n' test size tern ucx ratio
+    printf '# %-9s %-9s %14s %14s %9s\n' test size tern "$PEER" ratio
 fi
 for t in $TESTS; do
     for s in $SIZE_LIST; do
@@ -217,7 +230,7 @@ for t in $TESTS; do
                 "$(fmt "${MED[tern-posts.$t.$s]:-}")" "$(fmt "${MED[$PEER-posts.$t.$s]:-}")"
         else
             printf '  %-9s %-9s %14s %14s %9s\n' "$t" "$s" "$(fmt "${MED[tern.$t.$s]}")" \
-                "$(fmt "${MED[ucx.$t.$s]}")" "$(ratio_fmt "${RR[tern.ucx.$t.$s]}")"
+                "$(fmt "${MED[$PEER.$t.$s]}")" "$(ratio_fmt "${RR[tern.$PEER.$t.$s]}")"
         fi
     done
 done

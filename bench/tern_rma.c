@@ -15,12 +15,14 @@
  *
  * --region alloc (default) exposes tern_region_alloc memory: on one host
  * the origin maps it and every operation is direct (no message); create
- * exposes the target's malloc'd memory through tern_region_create: every
+ * exposes the target's malloc'd memory through tern_region_create: on one
+ * host a put or get is one CMA copy (TERN_CMA=off: not), else every
  * operation travels to the target over the VC's netmod: as packets its
  * progress applies, or posted by the netmod itself (verbs: an RDMA write
  * or read).  The counters say which path ran, per iteration: rma.direct,
- * rma.sent, rma.native, and the netmod's calls to its device where it
- * counts them (verbs.post_send: ibv_post_send of every kind).  Rank 0 prints a
+ * rma.sent, rma.native, rma.cma ("copied"), and the netmod's calls to its
+ * device where it counts them (verbs.post_send: ibv_post_send of every
+ * kind).  Rank 0 prints a
  * table and, with --json, every figure.  A benchmark prints figures; it
  * asserts nothing about speed.
  */
@@ -259,8 +261,8 @@ int main(int argc, char **argv)
             if (!want[t])
                 continue;
             bool bw = t == T_PUT_BW;
-            printf("# %s\n# %10s %14s %10s %10s %10s %10s\n", test_names[t], "size",
-                   bw ? "MB/s" : "latency(us)", "direct", "sent", "native", "posts");
+            printf("# %s\n# %10s %14s %10s %10s %10s %10s %10s\n", test_names[t], "size",
+                   bw ? "MB/s" : "latency(us)", "direct", "sent", "native", "posts", "copied");
             for (size_t size = min; size <= max; size *= 2) {
                 if ((t == T_FADD_LAT && size != min) || (t == T_ACC_LAT && size < 8))
                     continue;
@@ -270,6 +272,7 @@ int main(int argc, char **argv)
                     step(&e, t, size);
                 int64_t d0 = counter(e.w, "rma.direct"), s0 = counter(e.w, "rma.sent");
                 int64_t n0 = counter(e.w, "rma.native"), p0 = counter(e.w, "verbs.post_send");
+                int64_t c0 = counter(e.w, "rma.cma");
                 uint64_t t0 = bench_now_ns();
                 for (long i = 0; i < it; i++)
                     step(&e, t, size);
@@ -278,23 +281,24 @@ int main(int argc, char **argv)
                 double value = bw ? (double)size * WINDOW * (double)it / (ns / 1e9) / 1e6
                                   : per_iter / 1e3;
                 int64_t dd = counter(e.w, "rma.direct") - d0, ds = counter(e.w, "rma.sent") - s0;
-                int64_t dn = counter(e.w, "rma.native") - n0;
+                int64_t dn = counter(e.w, "rma.native") - n0, dc = counter(e.w, "rma.cma") - c0;
                 /* -1 per iteration: the netmod counts no device calls */
                 double posts = p0 < 0 ? -1.0
                                       : (double)(counter(e.w, "verbs.post_send") - p0) / (double)it;
                 size_t shown = t == T_FADD_LAT ? 8 : size;
                 /* latency to the nanosecond: the direct path's are tens of them */
-                printf(bw ? "  %10zu %14.2f %10.1f %10.1f %10.1f %10.1f\n"
-                          : "  %10zu %14.3f %10.1f %10.1f %10.1f %10.1f\n",
+                printf(bw ? "  %10zu %14.2f %10.1f %10.1f %10.1f %10.1f %10.1f\n"
+                          : "  %10zu %14.3f %10.1f %10.1f %10.1f %10.1f %10.1f\n",
                        shown, value, (double)dd / (double)it, (double)ds / (double)it,
-                       (double)dn / (double)it, posts);
+                       (double)dn / (double)it, posts, (double)dc / (double)it);
                 if (jf != NULL)
                     fprintf(jf, "%s{\"test\":\"%s\",\"size\":%zu,\"%s\":%.4f,\"iters\":%ld,"
                                 "\"direct_per_iter\":%.2f,\"sent_per_iter\":%.2f,"
-                                "\"native_per_iter\":%.2f,\"posts_per_iter\":%.2f}",
+                                "\"native_per_iter\":%.2f,\"posts_per_iter\":%.2f,"
+                                "\"copied_per_iter\":%.2f}",
                             nres++ ? "," : "", test_names[t], shown, bw ? "mbps" : "lat_us",
                             value, it, (double)dd / (double)it, (double)ds / (double)it,
-                            (double)dn / (double)it, posts);
+                            (double)dn / (double)it, posts, (double)dc / (double)it);
             }
             fflush(stdout);
         }
