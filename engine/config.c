@@ -96,6 +96,11 @@ static const tern_config_entry_t engine_entries[] = {
                           "smallest rendezvous message that uses the same-host copy (k, m, g "
                           "suffixes); auto: each netmod's own, from measurements (tern_info "
                           "--netmods shows them)"),
+    TERN_CFG_ENTRY_STRING("TERN_RMA_CMA_THRESHOLD", T, rma_cma_threshold, "auto",
+                          check_cma_threshold,
+                          "smallest put or get into a same-host peer's region (one no mapping "
+                          "serves) that uses the same-host copy (k, m, g suffixes); auto: each "
+                          "netmod's own, from measurements (tern_info --netmods shows them)"),
     TERN_CFG_ENTRY_UINT("TERN_RMA_MAP", T, rma_map, 1, 0, 1,
                         "1: a key of a region a peer on this host allocated (tern_region_alloc, "
                         "MPI_Win_allocate) maps its memory, and one-sided operations on it are "
@@ -228,9 +233,13 @@ tern_status_t tern_config_derive(tern_config_t *cfg)
     tern_status_t st = TERN_OK;
     /* checked by the table; "" (unset) is the word */
     cfg->cma_threshold_bytes = cfg->fault_cma_after_bytes = UINT64_MAX;
+    cfg->rma_cma_threshold_bytes = UINT64_MAX;
     if (cfg->cma_threshold[0] != '\0')
         st = tern_cma_parse_size("TERN_CMA_THRESHOLD", cfg->cma_threshold, "auto",
                                  &cfg->cma_threshold_bytes);
+    if (st == TERN_OK && cfg->rma_cma_threshold[0] != '\0')
+        st = tern_cma_parse_size("TERN_RMA_CMA_THRESHOLD", cfg->rma_cma_threshold, "auto",
+                                 &cfg->rma_cma_threshold_bytes);
     if (st == TERN_OK && cfg->fault_cma_after[0] != '\0')
         st = tern_cma_parse_size("TERN_FAULT_CMA_EPERM_AFTER", cfg->fault_cma_after, "off",
                                  &cfg->fault_cma_after_bytes);

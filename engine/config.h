@@ -93,6 +93,8 @@ typedef struct tern_config {
     uint64_t cma_threshold_bytes;   /* by tern_config_derive: TERN_CMA_AUTO for auto */
     uint64_t fault_cma_after_bytes; /* parsed: TERN_CMA_FAULT_OFF for off */
     uint64_t rma_map;          /* TERN_RMA_MAP: map peers' allocated regions (engine/rma.h) */
+    char rma_cma_threshold[TERN_CFG_STR_MAX]; /* TERN_RMA_CMA_THRESHOLD: "auto" or bytes */
+    uint64_t rma_cma_threshold_bytes; /* by tern_config_derive: TERN_CMA_AUTO for auto */
     uint64_t env_set;          /* bit i: entry i came from the environment */
 } tern_config_t;
 

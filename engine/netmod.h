@@ -66,7 +66,7 @@ enum tern_poll_dir { TERN_POLL_RECV = 1, TERN_POLL_SEND = 2, TERN_POLL_ALL = 3 }
 
 /* The version of the tables below: a descriptor built against other tables
  * is refused (bump it with any change of a table or an op's signature). */
-#define TERN_NETMOD_ABI 4 /* 4: the rma table */
+#define TERN_NETMOD_ABI 5 /* 4: the rma table; 5: rma_cma_threshold */
 
 /* ---- core: lifecycle and data path (required) --------------------------- */
 
@@ -317,6 +317,11 @@ typedef struct tern_netmod_desc {
      * overrides it for every netmod): 0 every one, TERN_CMA_NEVER none
      * unless TERN_LMT_MODE forces get or put. */
     uint64_t cma_threshold;
+    /* The smallest put or get the same-host copy makes into a region of a
+     * peer of this netmod on the same host (engine/rma.h), where one CMA
+     * syscall beats the engine's packets through the target (measured;
+     * TERN_RMA_CMA_THRESHOLD overrides it): 0 every one. */
+    uint64_t rma_cma_threshold;
     const tern_config_table_t *config;  /* its TERN_* variables; NULL: none */
     /* NULL, or why this process cannot use it at all (verbs: no device);
      * for tern_info and for the error when no netmod reaches a peer.

@@ -182,6 +182,9 @@ tern_status_t tern_rma_cma_op(tern_worker_t *w, tern_vc_t *vc, const tern_key_t 
 {
     if (key->cma_slot == NULL || !tern_cma_usable(vc))
         return TERN_ERR_UNSUPPORTED;
+    uint64_t min = w->ctx->cfg.rma_cma_threshold_bytes;
+    if (len < (min != TERN_CMA_AUTO ? min : vc->nm->desc->rma_cma_threshold))
+        return TERN_ERR_UNSUPPORTED; /* small: the engine's packets are faster */
     tern_regtab_slot_t *s = key->cma_slot;
     int h = hold(s, (int32_t)getpid(), w->index);
     if (h < 0)

@@ -129,6 +129,12 @@ int main(int argc, char **argv)
             else
                 printf("           same-host peers: CMA copy from %llu bytes\n",
                        (unsigned long long)d->cma_threshold);
+            if (d->rma_cma_threshold == 0)
+                printf("           same-host peers: CMA copy for every put and get into a region\n");
+            else
+                printf("           same-host peers: CMA copy for puts and gets into a region from "
+                       "%llu bytes\n",
+                       (unsigned long long)d->rma_cma_threshold);
             const char *why = d->unavailable != NULL ? d->unavailable() : NULL;
             if (why != NULL)
                 printf("           unusable in this process: %s\n", why);

@@ -398,6 +398,11 @@ static const tern_netmod_desc_t shm_netmod = {
      * here (both cores copy, the chunks stay in cache): CMA only for the
      * largest messages, which leave the sender's core free */
     .cma_threshold = 256u << 20,
+    /* one-sided: below 8 KiB a put or get through the rings and the
+     * target's progress beat the syscall (bench/RESULTS.md, 2026-11-28
+     * 22:14: put + flush 0.58 us by packets, 1.08 us by the copy at 8 B);
+     * from 8 KiB the copy wins in latency and bandwidth */
+    .rma_cma_threshold = 8u << 10,
     .config = &tern_shm_config_table,
     .core = &shm_core,
     .lmt = &shm_lmt,

@@ -12,13 +12,14 @@
 #    moves again by the netmod's own path with the data intact;
 #  - a receiver whose TERN_CMA is off: it declines, the sender falls back;
 #  - one-sided puts and gets into peers' created regions by the copy
-#    (rma_cma: counted, byte-exact; rma_destroy_race: nothing lands after
+#    (rma_cma with TERN_RMA_CMA_THRESHOLD=0: counted, byte-exact; rma_destroy_race: nothing lands after
 #    tern_region_destroy returns), and all of them refused by the hook
 #    (TERN_FAULT_CMA_EPERM_AFTER=0): counted, logged, done by the engine's
 #    path instead;
 # and on shm alone: the default (the copy buffer below shm's threshold),
 # TERN_CMA=off, CMA for every message (threshold 0, no eager), one-sided
-# with TERN_CMA=off (nothing copied), and a real kernel refusal (ranks
+# at shm's own threshold (only the puts and gets from 8 KiB copied) and with
+# TERN_CMA=off (nothing copied), and a real kernel refusal (ranks
 # without CAP_SYS_PTRACE, non-dumpable: EPERM before any byte; the
 # one-sided case then copies nothing either).  On tcp alone: the default gives its rendezvous messages to the
 # copy.
@@ -73,7 +74,7 @@ for nm in $netmods; do
         { cat "$out"; fail "$nm: rank 1 with TERN_CMA=off did not decline, or the data broke"; }
     # one-sided: puts and gets into created regions by the copy, a region
     # destroyed under another thread's copies; then every copy refused
-    on "$nm" TERN_NUM_WORKERS=2 TERN_TEST_RMA_CMA=1 rma_cma rma_destroy_race ||
+    on "$nm" TERN_NUM_WORKERS=2 TERN_RMA_CMA_THRESHOLD=0 TERN_TEST_RMA_CMA=1 rma_cma rma_destroy_race ||
         { cat "$out"; fail "$nm: one-sided copies"; }
     [ "$(grep -c "^rma_cma: rank .: [1-9][0-9]* of [0-9]* puts and gets copied, 0 copies" "$out")" -eq 2 ] ||
         { cat "$out"; fail "$nm: puts and gets were not copied"; }
@@ -92,6 +93,8 @@ case " $netmods " in *" shm "*)
         { cat "$out"; fail "TERN_CMA=off: the copy buffer"; }
     on shm TERN_CMA_THRESHOLD=0 TERN_EAGER_LIMIT=0 TERN_TEST_CMA=get cma sizes iov wildcard_order ||
         { cat "$out"; fail "CMA for every message"; }
+    on shm TERN_TEST_RMA_CMA=1 rma_cma ||
+        { cat "$out"; fail "one-sided: shm's threshold (small puts and gets through the target)"; }
     on shm TERN_CMA=off TERN_TEST_RMA_CMA=0 rma_cma ||
         { cat "$out"; fail "TERN_CMA=off: one-sided through the target"; }
     if command -v setpriv >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then

@@ -9,7 +9,7 @@ INFO=${TERN_INFO:-./tern_info}
 # every variable the code reads is listed (the engine's, each netmod's, and
 # the other components' of the settings registry: iofwd's, the MPI layer's)
 for var in TERN_EAGER_LIMIT TERN_WAIT_MODE TERN_SPIN_COUNT TERN_HEALTH_MS TERN_LOG \
-           TERN_NETMODS TERN_CMA TERN_CMA_THRESHOLD TERN_TCP_ADDRS TERN_PORT_RANGE TERN_RCACHE \
+           TERN_NETMODS TERN_CMA TERN_CMA_THRESHOLD TERN_RMA_CMA_THRESHOLD TERN_TCP_ADDRS TERN_PORT_RANGE TERN_RCACHE \
            TERN_IOFWD_LINGER_MS TERN_IOFWD_REPORT TERN_MPI_BCAST_LONG \
            TERN_MPI_BCAST_MIN_PROCS TERN_MPI_ALLREDUCE_LONG; do
     "$INFO" --params | grep -q "^$var " || fail "tern_info does not list $var"
@@ -25,7 +25,7 @@ for bad in "TERN_EAGER_LIMIT=abc" "TERN_EAGER_LIMIT=-1" "TERN_EAGER_LIMIT=999999
            "TERN_NETMODS=shm,nosuch" "TERN_TCP_ADDRS=127.0.0.1,notanaddress" \
            "TERN_PORT_RANGE=9000-8000" "TERN_PORT_RANGE=http" "TERN_IOFWD_REPORT=2" \
            "TERN_IOFWD_REPORT=yes" "TERN_CMA=sometimes" "TERN_CMA_THRESHOLD=big" \
-           "TERN_FAULT_CMA_EPERM_AFTER=-1"; do
+           "TERN_FAULT_CMA_EPERM_AFTER=-1" "TERN_RMA_CMA_THRESHOLD=small"; do
     var=${bad%%=*}
     msg=$(env "$bad" "$INFO" 2>&1 >/dev/null) && fail "tern_info accepted $bad"
     echo "$msg" | grep -q "$var" || fail "message for $bad does not name $var: $msg"
@@ -34,7 +34,8 @@ for bad in "TERN_EAGER_LIMIT=abc" "TERN_EAGER_LIMIT=-1" "TERN_EAGER_LIMIT=999999
 done
 for good in "TERN_EAGER_LIMIT=0" "TERN_EAGER_LIMIT=1M" "TERN_SHM_NUM_CELLS=4096" \
             "TERN_WAIT_MODE=BLOCK" "TERN_SHM_COPY_CHUNK=16M" "TERN_HEALTH_MS=1" \
-            "TERN_CMA=outside" "TERN_CMA_THRESHOLD=64k" "TERN_CMA_THRESHOLD=auto"; do
+            "TERN_CMA=outside" "TERN_CMA_THRESHOLD=64k" "TERN_CMA_THRESHOLD=auto" \
+            "TERN_RMA_CMA_THRESHOLD=0" "TERN_RMA_CMA_THRESHOLD=4k"; do
     env "$good" "$INFO" >/dev/null || fail "tern_info rejected $good"
 done
 TERN_SHM_COPY_CHUNK=16M TERN_SHM_COPY_CHUNKS=2 TERN_SHM_NUM_CELLS=4096 \

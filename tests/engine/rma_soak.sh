@@ -2,7 +2,8 @@
 # The one-sided soak: 10^6 random puts, gets and fetching atomics per run
 # (4 ranks x RMA_SOAK_OPS, 250000 by default), every one checked against a
 # shadow copy of the origin's lanes (tests/engine/cases_rma.c, rma_soak),
-# over every built netmod: shm (puts and gets by the same-host copy, then
+# over every built netmod: shm (puts and gets by the same-host copy, at
+# every size: TERN_RMA_CMA_THRESHOLD=0; then
 # with TERN_CMA=off through the target), tcp on loopback, verbs on tests/ibloop (its
 # RDMA writes and reads, then with TERN_VERBS_RMA=0 packets only), dpdk
 # on memif, and dpdk with its fault shim dropping, holding back,
@@ -33,7 +34,7 @@ soak() {
 }
 has() { "$INFO" --netmods | grep -Eq "^netmods: (.* )?$1( |$)"; }
 
-TERN_NETMODS=shm TERN_TEST_NETMOD=shm soak "shm" rma_soak
+TERN_RMA_CMA_THRESHOLD=0 TERN_NETMODS=shm TERN_TEST_NETMOD=shm soak "shm" rma_soak
 # puts and gets by the same-host copy (rma.cma), atomics through the target
 [ "$(grep -Ec '^rma_soak: rank [0-9]: rma\.cma=[1-9]' "$out")" -eq 4 ] ||
     fail "shm: not every rank copied its puts and gets (rma.cma)"
