@@ -311,6 +311,19 @@ ssize_t tfi_onesided_end(struct tfi_ep *ep, struct tfi_op *rec, tern_status_t st
             return 0;
         }
     }
+    if (st == TERN_ERR_REMOTE_ACCESS) {
+        /* the target's region refused it within the call (memory reached
+         * directly or by the same-host copy): an error completion, as the
+         * target's refusal of an operation sent to it is */
+        if (rec->kind & TFI_OP_POOLED)
+            tfi_ep_track(ep, rec); /* its record frees the copy */
+        else
+            free(bounce);
+        tern_cq_entry_t e = {.context = rec, .status = st};
+        tfi_ep_complete(ep, &e);
+        tfi_unlock(d);
+        return 0;
+    }
     if (st < 0) {
         if (rec->kind & TFI_OP_POOLED) {
             rec->aux = NULL;
