@@ -165,12 +165,10 @@ struct tern_key {
     uint32_t nm_len;
     uint8_t nm_key[TERN_NM_KEY_MAX];
     /* the same-host copy (TERN_KEY_SECT_CMA, engine/rma_cma.c): the
-     * target's region table mapped (cma_map), the region's slot in it, the
-     * target's pid; cma_slot NULL: none */
-    void *cma_map;
-    size_t cma_maplen;
+     * target's table as this process maps it (shared by the keys of that
+     * table), the region's slot in it; cma_slot NULL: none */
+    struct tern_regtab_peer *cma_peer;
     struct tern_regtab_slot *cma_slot;
-    int32_t cma_pid;
 };
 
 /* The packed key: a wire format, host byte order (keys stay among hosts of
@@ -244,9 +242,13 @@ void *tern_peer_memfd_map(int peer, int32_t pid, int32_t fd, const char *name, u
  * the dead state (seq_cst), then waits for every holder word to read 0
  * (acquire).  The store-buffering pattern again (struct tern_region): the
  * origin sees the region dead, or destroy sees its holder and waits for
- * the copy.  A holder whose process is gone (no such pid, or a zombie) is
- * overtaken: it can copy nothing more.  All holder words taken: the
- * operation takes the engine's path.
+ * the copy.  A holder is overtaken once no thread of its pid maps the
+ * table (it died, is a zombie, or the pid was reused): it can copy nothing
+ * more; an origin frees its word by compare-and-swap from its pid, so an
+ * overtaken one never frees a later origin's.  All holder words taken: the
+ * operation takes the engine's path.  The origin copies only while its
+ * pidfd of the owner says the owner lives (a pid reused after the owner's
+ * death is never written to); finalize retires every slot still live.
  */
 #define TERN_REGTAB_MEMFD "tern-regtab"
 #define TERN_REGTAB_MAGIC 0x42415452u /* "RTAB" */
@@ -294,8 +296,13 @@ void tern_regtab_drain(tern_regtab_t *t, uint32_t index);
 #define TERN_KEY_CMA_SECT (sizeof(tern_key_sect_t) + sizeof(tern_key_cma_t))
 void tern_regtab_pack(const tern_regtab_t *t, void *buf);
 /* A peer's section into key (unless a mapping serves it): the table mapped
- * when it is on this host and lets us; else nothing. */
+ * (once per process and table, shared by its keys) when it is on this host
+ * and lets us; else nothing.  tern_key_cma_drop undoes it. */
 void tern_key_cma_take(tern_key_t *key, const tern_key_cma_t *c);
+void tern_key_cma_drop(tern_key_t *key);
+/* Finalize, after the peers' fence: every live slot of the context's table
+ * dead, then drained (peers' keys outlive it; the memory may not). */
+void tern_regtab_retire(tern_regtab_t *t, uint32_t used);
 /* Origin: a put (write) or get of iov (len bytes) at raddr by the copy.
  * TERN_ERR_UNSUPPORTED: not served so (nothing done: the kernel refused,
  * or no holder word free); else the operation's status. */
@@ -388,7 +395,7 @@ tern_status_t tern_rma_mark_dirty(tern_worker_t *w, tern_vc_t *vc, int peer);
 /* A region's registration with the netmod that serves regions (rma_native.c):
  * made at create / alloc (none when it fails: the engine's path), undone at
  * destroy; tern_regions_nm_release (rma_region.c) undoes every live one
- * before the netmods finalize. */
+ * before the netmods finalize, and retires the same-host copy's table. */
 void tern_region_nm_reg(tern_region_t *r);
 void tern_region_nm_dereg(tern_region_t *r);
 void tern_regions_nm_release(tern_context_t *ctx);

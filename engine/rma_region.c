@@ -65,6 +65,8 @@ void tern_regions_nm_release(tern_context_t *ctx)
     if (t == NULL)
         return;
     pthread_mutex_lock(&t->lock);
+    /* regions left live: no same-host peer copies into them from now on */
+    tern_regtab_retire(t->tab, t->used);
     for (uint32_t i = 0; i < t->used; i++) {
         tern_region_t *r = &atomic_load_explicit(&t->chunks[i / TERN_REGION_CHUNK],
                                                  memory_order_relaxed)[i % TERN_REGION_CHUNK];
@@ -467,8 +469,8 @@ void tern_key_destroy(tern_key_t *key)
 {
     if (key != NULL && key->map != NULL)
         munmap(key->map, key->maplen);
-    if (key != NULL && key->cma_map != NULL)
-        munmap(key->cma_map, key->cma_maplen);
+    if (key != NULL)
+        tern_key_cma_drop(key);
     free(key);
 }
 

@@ -494,6 +494,16 @@ ALLOC_CASE(rma_workers)
 ALLOC_CASE(rma_soak)
 ALLOC_CASE(rma_cq)
 
+int64_t rma_counter(tern_worker_t *w, const char *name)
+{
+    tern_counter_t c[128];
+    int n = tern_worker_counters(w, c, 128);
+    for (int i = 0; i < n && i < 128; i++)
+        if (strcmp(c[i].name, name) == 0)
+            return (int64_t)c[i].value;
+    return -1;
+}
+
 const th_case_t th_rma_cases[] = {
     {"barrier_waits", case_barrier_waits},
     {"rma_put_get", case_rma_put_get},

@@ -38,6 +38,8 @@ uint64_t base_of(const win_t *w, int rank);
 void done(th_t *t, tern_status_t st, tern_request_t **r, const char *what);
 /* Flush to peer (TERN_ANY_SOURCE: to all), checked. */
 void flush(th_t *t, int peer);
+/* The value of w's counter name (-1: none). */
+int64_t rma_counter(tern_worker_t *w, const char *name);
 
 /* The safety cases (cases_rma_safety.c), listed in th_rma_cases. */
 int case_rma_errors(th_t *t);

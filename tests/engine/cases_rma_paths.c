@@ -115,16 +115,6 @@ int case_rma_soak(th_t *t)
     return 0;
 }
 
-/* The value of w's counter name (-1: none). */
-static int64_t counter(tern_worker_t *w, const char *name)
-{
-    tern_counter_t c[128];
-    int n = tern_worker_counters(w, c, 128);
-    for (int i = 0; i < n && i < 128; i++)
-        if (strcmp(c[i].name, name) == 0)
-            return (int64_t)c[i].value;
-    return -1;
-}
 
 /* This process's host as the engine tells hosts apart (kernel boot id,
  * pid and network namespaces): network namespaces stand for hosts in the
@@ -212,8 +202,8 @@ int case_rma_direct(th_t *t)
     /* not mapped, on this host: puts and gets by the same-host copy */
     int ncma = !map && cma_serves_ranks() && rma_cma_threshold() <= 8 ? nsame - 1 : 0;
     free(same);
-    int64_t direct = counter(t->w, "rma.direct"), sent = counter(t->w, "rma.sent");
-    int64_t native = counter(t->w, "rma.native"), cma = counter(t->w, "rma.cma");
+    int64_t direct = rma_counter(t->w, "rma.direct"), sent = rma_counter(t->w, "rma.sent");
+    int64_t native = rma_counter(t->w, "rma.native"), cma = rma_counter(t->w, "rma.cma");
     uint64_t mine = 8 * (uint64_t)t->rank;
     for (int p = 0; p < t->size; p++) {
         uint64_t v = 0x1000 + (uint64_t)t->rank, got = 0, old = 0;
@@ -231,9 +221,9 @@ int case_rma_direct(th_t *t)
     }
     flush(t, TERN_ANY_SOURCE);
     /* the others: sent as packets, or posted by the netmod (verbs: put, get) */
-    int64_t d = counter(t->w, "rma.direct") - direct, s = counter(t->w, "rma.sent") - sent;
-    s += counter(t->w, "rma.native") - native;
-    int64_t cp = counter(t->w, "rma.cma") - cma;
+    int64_t d = rma_counter(t->w, "rma.direct") - direct, s = rma_counter(t->w, "rma.sent") - sent;
+    s += rma_counter(t->w, "rma.native") - native;
+    int64_t cp = rma_counter(t->w, "rma.cma") - cma;
     CHECK(t, d == 4 * (int64_t)ndirect && cp == 2 * (int64_t)ncma &&
                  s + cp == 4 * (int64_t)(t->size - ndirect),
           "%lld direct, %lld copied, %lld sent or posted operations (%d ranks reached directly, "
@@ -275,7 +265,7 @@ int case_rma_cma(th_t *t)
     /* each rank writes its slice of every peer's region: sizes 1 .. 1 MiB / size */
     size_t slice = CMA_LEN / (size_t)t->size, nops = 0, ncopy = 0, thr = rma_cma_threshold();
     uint8_t *src = malloc(slice), *back = malloc(slice);
-    int64_t cma0 = counter(t->w, "rma.cma");
+    int64_t cma0 = rma_counter(t->w, "rma.cma");
     for (int p = 0; p < t->size; p++) {
         uint64_t at = base_of(&w, p) + slice * (size_t)t->rank;
         for (size_t len = 1; len <= slice; len = len * 8 + 3) {
@@ -312,7 +302,7 @@ int case_rma_cma(th_t *t)
         ncopy += p != t->rank && same[p] && 4016 >= thr ? 2 : 0;
     }
     flush(t, TERN_ANY_SOURCE);
-    int64_t copied = counter(t->w, "rma.cma") - cma0;
+    int64_t copied = rma_counter(t->w, "rma.cma") - cma0;
     if (expect == 1)
         CHECK(t, copied == (int64_t)ncopy, "%lld of %zu puts and gets copied, %zu expected",
               (long long)copied, nops, ncopy);
@@ -320,7 +310,7 @@ int case_rma_cma(th_t *t)
         CHECK(t, copied == 0, "%lld puts and gets copied: the copy should not serve",
               (long long)copied);
     printf("rma_cma: rank %d: %lld of %zu puts and gets copied, %lld copies refused\n", t->rank,
-           (long long)copied, nops, (long long)counter(t->w, "cma.refused"));
+           (long long)copied, nops, (long long)rma_counter(t->w, "cma.refused"));
     fflush(stdout);
     th_barrier(t);
     /* at the target: each rank q's last put (the iovec one, from its
@@ -498,8 +488,8 @@ int case_rma_native(th_t *t)
     uint8_t *src = malloc(LEN), *dst = malloc(LEN);
     for (int i = 0; i < LEN; i++)
         src[i] = (uint8_t)(i * 7 + t->rank);
-    int64_t n0 = counter(t->w, "rma.native"), p0 = counter(t->w, "verbs.post_send");
-    int64_t r0 = counter(t->w, "verbs.rma_posts");
+    int64_t n0 = rma_counter(t->w, "rma.native"), p0 = rma_counter(t->w, "verbs.post_send");
+    int64_t r0 = rma_counter(t->w, "verbs.rma_posts");
     for (int k = 0; k < OPS; k++) {
         size_t len = (size_t)1 << (k % 17), off = (size_t)(k * 977) % (LEN - len + 1);
         tern_request_t *r = NULL;
@@ -512,8 +502,8 @@ int case_rma_native(th_t *t)
         CHECK(t, memcmp(dst, src + off, len) == 0, "%zu bytes at %zu: the get read back "
               "something else", len, off);
     }
-    int64_t n = counter(t->w, "rma.native") - n0, p = counter(t->w, "verbs.post_send") - p0;
-    int64_t rp = counter(t->w, "verbs.rma_posts") - r0;
+    int64_t n = rma_counter(t->w, "rma.native") - n0, p = rma_counter(t->w, "verbs.post_send") - p0;
+    int64_t rp = rma_counter(t->w, "verbs.rma_posts") - r0;
     printf("rma_native: rank %d: %d operations, %lld posted by the netmod", t->rank, 2 * OPS,
            (long long)n);
     if (p0 >= 0)
@@ -557,7 +547,7 @@ int case_rma_replay(th_t *t)
     CHECK_ST(t, tern_region_destroy(gone.reg), TERN_OK);
     gone.reg = NULL;
     th_barrier(t); /* every neighbour's is gone */
-    int64_t replayed0 = counter(t->w, "rma.replayed");
+    int64_t replayed0 = rma_counter(t->w, "rma.replayed");
     for (int round = 0; round < 2; round++) {
         uint8_t src[N][SZ], got[N][SZ];
         tern_request_t *req[2 * N + 1] = {NULL};
@@ -609,7 +599,7 @@ int case_rma_replay(th_t *t)
         th_barrier(t);
     }
     printf("rma_replay: rank %d: %lld operations replayed as packets\n", t->rank,
-           (long long)(counter(t->w, "rma.replayed") - replayed0));
+           (long long)(rma_counter(t->w, "rma.replayed") - replayed0));
     win_close(t, &gone);
     win_close(t, &live);
     return 0;

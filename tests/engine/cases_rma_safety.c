@@ -239,6 +239,9 @@ int case_peer_rma(th_t *t)
      * see the death, and no CQ entry comes */
     tern_status_t st = tern_get(t->w, all, 64u << 20, w.keys[1], base_of(&w, 1), &cop, NULL);
     CHECK(t, st == TERN_OK || st == TERN_ERR_PEER_FAILED, "the CQ get: %s", tern_strerror(st));
+    char why[256] = "";
+    if (st < 0)
+        snprintf(why, sizeof(why), "%s", tern_last_error());
     int want_cq = st == TERN_OK;
     st = TERN_OK;
     /* operations until the death is seen: gets answer nothing then */
@@ -248,6 +251,8 @@ int case_peer_rma(th_t *t)
             st = tern_wait(t->w, g, NULL);
     }
     CHECK_ST(t, st, TERN_ERR_PEER_FAILED);
+    if (why[0] == '\0')
+        snprintf(why, sizeof(why), "%s", tern_last_error());
     st = tern_flush(t->w, 1, NULL, &f);
     CHECK_ST(t, st == TERN_INPROGRESS ? tern_wait(t->w, f, NULL) : st, TERN_ERR_PEER_FAILED);
     st = tern_put(t->w, big, 8, w.keys[1], base_of(&w, 1), NULL, &g);
@@ -262,7 +267,8 @@ int case_peer_rma(th_t *t)
           "%d CQ entries for the one CQ get, %d expected (first: %p, %s)", n, want_cq,
           n > 0 ? e[0].context : NULL, n > 0 ? tern_strerror(e[0].status) : "-");
     free(all);
-    printf("peer_rma: rank 0 saw %s\n", tern_strerror(TERN_ERR_PEER_FAILED));
+    printf("peer_rma: rank 0 saw %s (%s); rma.cma=%lld\n", tern_strerror(TERN_ERR_PEER_FAILED),
+           why, (long long)rma_counter(t->w, "rma.cma"));
     fflush(stdout);
     win_free(t, &w);
     return 0;

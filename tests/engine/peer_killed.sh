@@ -49,10 +49,14 @@ run_killed default
 [ "$(shm_leftovers "$out")" -eq 0 ] || fail "a tern segment was left in /dev/shm"
 # one-sided: gets and a flush outstanding towards the killed rank fail
 # shm: gets through the target (outstanding when it dies), then by the
-# same-host copy (the death seen by the copy itself)
+# same-host copy (the death seen by the copy itself: its pidfd of the
+# target, or the syscall's ESRCH)
 TERN_CMA=off run_killed rma-shm peer_rma
 [ "$(shm_leftovers "$out")" -eq 0 ] || fail "rma: a tern segment was left in /dev/shm"
 run_killed rma-shm-cma peer_rma
+# the copy found the target gone (ESRCH) and failed the VC, or copied first
+grep -Eq "^peer_rma: rank 0 saw .*(by CMA: rank 1 \(pid [0-9]+\) is gone|rma\.cma=[1-9])" "$out" ||
+    fail "rma-shm-cma: the same-host copy neither ran nor saw the death"
 [ "$(shm_leftovers "$out")" -eq 0 ] || fail "rma: a tern segment was left in /dev/shm"
 (set -a && . "${srcdir:-.}/netmods/tcp/test.env" && set +a &&
     export TERN_NETMODS=tcp TERN_TEST_NETMOD=tcp && run_killed rma-tcp peer_rma) || exit 1

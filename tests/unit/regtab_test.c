@@ -9,7 +9,9 @@
  *     refused for another name, inode or length;
  *   - drain: returns at once with no holder; waits for a live holder
  *     until it lets go (never before); overtakes a holder whose process
- *     has exited and been reaped, and one that is a zombie.
+ *     has exited and been reaped, and one that is a zombie (no thread of
+ *     it maps the table any more);
+ *   - retire (finalize): every live slot dead.
  * Every wait is bounded by alarm().
  */
 #define _GNU_SOURCE 1
@@ -115,6 +117,12 @@ int main(void)
     tern_regtab_drain(t, 7);
     EXPECT(atomic_load(&slots[7].holders[0]) == 0 && atomic_load(&slots[7].holders[5]) == 0, "%s", "");
     EXPECT(waitpid(zombie, NULL, 0) == zombie, "%s", "");
+
+    /* finalize's retire: every live slot dead */
+    tern_regtab_set(t, 9, 4u << 1 | 1);
+    tern_regtab_retire(t, TERN_REGION_MAX);
+    EXPECT(atomic_load(&slots[9].state) == 4u << 1, "%s", "");
+    EXPECT(atomic_load(&slots[TERN_REGION_MAX - 1].state) == 9u << 1, "%s", "");
 
     munmap(map, TERN_REGTAB_LEN);
     tern_regtab_free(t);
