@@ -18,8 +18,9 @@
 # bench-results/rma_compare-<date>.json; asserts nothing about speed.
 #
 # --verbs: both sides are tern_rma over the verbs netmod on tests/ibloop (the
-# build's loopback device, netmods/verbs/test.env; region created), its
-# puts and gets as RDMA writes and reads of its own ("tern") against the
+# build's loopback device, netmods/verbs/test.env; region created; for
+# fadd_lat with --amo device: one RDMA fetch-and-add each), its puts, gets
+# and atomics as RDMA writes, reads and atomics of its own ("tern") against the
 # same with TERN_VERBS_RMA=0 ("packets": the target's progress applies
 # them); put_lat and get_lat join the tests, and the table adds the device
 # calls per iteration (verbs.post_send).  UCX cannot run on ibloop (issue 26).
@@ -119,10 +120,14 @@ tern_one() {
     [ "$tool" = packets ] && [ "$CMA" = 1 ] && envs=(TERN_CMA=off)
     if [ "$VERBS" = 1 ]; then
         # shellcheck disable=SC1090
+        # fetch-and-add on a device-atomics region: one RDMA atomic each
+        # (packets: TERN_VERBS_RMA=0 registers nothing, the target's CPU adds)
+        local amo=
+        [ "$test" = fadd_lat ] && amo=device
         run "$log" env "${envs[@]}" sh -c 'cd "$1" && set -a && . "$2" && set +a &&
             TERN_NETMODS=verbs exec "$3" -n 2 --bind-to core "$4" --region create -t "$5" \
-            -m "$6" -i "$7"' sh "$BUILDDIR" "$VERBS_ENV" "$TERNRUN" "$TERN_RMA" "$test" \
-            "$lo:$hi" "$iters" || return 1
+            -m "$6" -i "$7" ${8:+--amo "$8"}' sh "$BUILDDIR" "$VERBS_ENV" "$TERNRUN" "$TERN_RMA" \
+            "$test" "$lo:$hi" "$iters" "$amo" || return 1
     else
         run "$log" env "${envs[@]}" TERN_NETMODS=shm "$TERNRUN" -n 2 --bind-to core "$TERN_RMA" \
             --region "$REGION" -t "$test" -m "$lo:$hi" -i "$iters" || return 1

@@ -3,8 +3,8 @@
  * rank 0 is the origin, rank 1 the passive target (it only progresses).
  *
  *   ternrun -n 2 --bind-to core ./tern_rma [-t put_lat,get_lat,fadd_lat,acc_lat,put_bw|all]
- *                                          [--region alloc|create] [-m MIN:MAX]
- *                                          [-i ITERS] [-w WARMUP] [--json FILE]
+ *                                          [--region alloc|create] [--amo device]
+ *                                          [-m MIN:MAX] [-i ITERS] [-w WARMUP] [--json FILE]
  *
  *   put_lat   tern_put of SIZE bytes, then tern_flush, per iteration (osu_put_latency
  *             with MPI_Win_flush): the time of one put made remotely complete
@@ -12,6 +12,11 @@
  *   fadd_lat  a fetching 8-byte add, waited for (osu_fop_latency)
  *   acc_lat   tern_accumulate of SIZE / 8 doubles (SUM), then a flush (osu_acc_latency)
  *   put_bw    64 puts of SIZE bytes, then one flush (osu_put_bw's window); MB/s, 1e6 B
+ *
+ * --amo device makes the region with TERN_REGION_ATOMIC_DEVICE: its atomics
+ * go through the device where the netmod has them (verbs: one RDMA
+ * fetch-and-add each); acc_lat is skipped then (no accumulate on such a
+ * region).
  *
  * --region alloc (default) exposes tern_region_alloc memory: on one host
  * the origin maps it and every operation is direct (no message); create
@@ -133,8 +138,8 @@ static int64_t counter(tern_worker_t *w, const char *name)
 static void usage(void)
 {
     fprintf(stderr, "usage: ternrun -n 2 --bind-to core ./tern_rma [-t put_lat,get_lat,fadd_lat,"
-                    "acc_lat,put_bw|all] [--region alloc|create] [-m MIN:MAX] [-i ITERS] "
-                    "[-w WARMUP] [--json FILE]\n");
+                    "acc_lat,put_bw|all] [--region alloc|create] [--amo device] [-m MIN:MAX] "
+                    "[-i ITERS] [-w WARMUP] [--json FILE]\n");
 }
 
 int main(int argc, char **argv)
@@ -143,6 +148,7 @@ int main(int argc, char **argv)
     size_t min = 8, max = 4u << 20;
     long iters = 0, warmup = -1;
     const char *json = NULL, *region = "alloc";
+    unsigned amo_flag = 0; /* --amo device: TERN_REGION_ATOMIC_DEVICE */
     int any = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -176,6 +182,9 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--json") == 0 && v != NULL) {
             json = v;
             i++;
+        } else if (strcmp(a, "--amo") == 0 && v != NULL && strcmp(v, "device") == 0) {
+            amo_flag = TERN_REGION_ATOMIC_DEVICE;
+            i++;
         } else if (strcmp(a, "--region") == 0 && v != NULL &&
                    (strcmp(v, "alloc") == 0 || strcmp(v, "create") == 0)) {
             region = v;
@@ -188,6 +197,8 @@ int main(int argc, char **argv)
     if (!any)
         for (int k = 0; k < T_COUNT; k++)
             want[k] = 1;
+    if (amo_flag != 0)
+        want[T_ACC_LAT] = 0; /* refused on a device-atomics region */
     if (min == 0)
         min = 1;
 
@@ -213,7 +224,7 @@ int main(int argc, char **argv)
     tern_region_t *reg = NULL;
     void *mem = NULL;
     if (e.rank == 1) {
-        unsigned fl = TERN_REGION_READ | TERN_REGION_WRITE;
+        unsigned fl = TERN_REGION_READ | TERN_REGION_WRITE | amo_flag;
         if (strcmp(region, "alloc") == 0) {
             st = tern_region_alloc(e.ctx, max, fl, &mem, &reg);
         } else {

@@ -22,6 +22,11 @@ static inline void tern_list_push_tail(tern_list_t *h, tern_list_t *e)
     h->prev = e;
 }
 
+static inline void tern_list_push_head(tern_list_t *h, tern_list_t *e)
+{
+    tern_list_push_tail(h->next, e); /* before the first */
+}
+
 static inline void tern_list_del(tern_list_t *e)
 {
     e->prev->next = e->next;

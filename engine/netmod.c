@@ -145,6 +145,9 @@ tern_status_t tern_netmod_check(const tern_netmod_desc_t *d)
                               SLOT(k, put), SLOT(k, get),   SLOT(k, flush)};
         if ((m = first_missing(rma, sizeof(rma) / sizeof(rma[0]))) != NULL)
             return missing(nm, "rma", m, "an rma table has every slot");
+        if ((k->amo == NULL) != (k->amo_local == NULL))
+            return missing(nm, "rma", k->amo == NULL ? "amo" : "amo_local",
+                           "device atomics are amo and amo_local, or neither");
     }
     if (d->conn != NULL) {
         const tern_nm_conn_ops_t *k = d->conn;

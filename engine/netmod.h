@@ -66,7 +66,7 @@ enum tern_poll_dir { TERN_POLL_RECV = 1, TERN_POLL_SEND = 2, TERN_POLL_ALL = 3 }
 
 /* The version of the tables below: a descriptor built against other tables
  * is refused (bump it with any change of a table or an op's signature). */
-#define TERN_NETMOD_ABI 5 /* 4: the rma table; 5: rma_cma_threshold */
+#define TERN_NETMOD_ABI 6 /* 4: the rma table; 5: rma_cma_threshold; 6: device atomics */
 
 /* ---- core: lifecycle and data path (required) --------------------------- */
 
@@ -257,8 +257,26 @@ typedef struct tern_nm_conn_ops {
  *   path takes it); another error: refused, nothing done.
  * flush (vc, p): TERN_OK when nothing the netmod posted on vc is
  *   outstanding; TERN_INPROGRESS: tern_rma_native_flushed(p, ...) once
- *   everything posted before it has completed. */
+ *   everything posted before it has completed.
+ * Optional, as a pair: atomics by the device, for regions made with
+ * TERN_REGION_ATOMIC_DEVICE (only 8-byte TERN_AMO_ADD and _CSWAP reach
+ * them).  Both return TERN_ERR_UNSUPPORTED, always, when the device has no
+ * atomics (a property of the device, never of the moment: the same region's
+ * atomics must not be split between the device and the CPU).
+ * amo (vc, r, kb, klen): one atomic on vc at r->remote_id: operation
+ *   r->space & ~TERN_RMA_NATIVE_AMO (tern_amo), operand r->data, compare
+ *   r->match_tag, the old
+ *   value (8 bytes) into r's cursor when r->msg_len is 8 (0: none wanted).
+ *   Posted in the order of the calls, after every atomic before it (a full
+ *   queue holds it back, never reorders it); TERN_INPROGRESS, completed
+ *   through tern_rma_native_done (TERN_ERR_AGAIN: the engine sends it);
+ *   TERN_ERR_UNSUPPORTED: the engine sends it (only when nothing of the
+ *   netmod's on vc could still be carried out after it).
+ * amo_local (state, h, addr, op, value, compare, *old): the same on this
+ *   process's region h at addr, through the device, done at return (the
+ *   owner's own atomics, and those peers sent as packets). */
 #define TERN_NM_KEY_MAX 48
+#define TERN_RMA_NATIVE_AMO 0x100 /* an amo request's mark in r->space */
 typedef tern_status_t tern_nm_rma_reg_fn(void *state, void *addr, size_t len, unsigned access,
                                          void **h);
 typedef void tern_nm_rma_dereg_fn(void *state, void *h);
@@ -266,6 +284,8 @@ typedef tern_status_t tern_nm_rma_pack_fn(void *state, void *h, void *buf, size_
 typedef tern_status_t tern_nm_rma_op_fn(tern_vc_t *vc, tern_request_t *r, const void *kb,
                                         size_t klen);
 typedef tern_status_t tern_nm_rma_flush_fn(tern_vc_t *vc, tern_request_t *p);
+typedef tern_status_t tern_nm_rma_amo_local_fn(void *state, void *h, uint64_t addr, int op,
+                                               uint64_t value, uint64_t compare, uint64_t *old);
 
 typedef struct tern_nm_rma_ops {
     tern_nm_rma_reg_fn *reg;
@@ -274,6 +294,8 @@ typedef struct tern_nm_rma_ops {
     tern_nm_rma_op_fn *put;
     tern_nm_rma_op_fn *get;
     tern_nm_rma_flush_fn *flush;
+    tern_nm_rma_op_fn *amo;                  /* optional (with amo_local) */
+    tern_nm_rma_amo_local_fn *amo_local;
 } tern_nm_rma_ops_t;
 
 /* engine/rma_native.c, for a netmod's rma table (from its poll):

@@ -289,6 +289,67 @@ static tern_status_t get_iov(tern_worker_t *w, const struct iovec *iov, int iovc
     return get(w, iov, iovcnt, false, len, key, raddr, op, req);
 }
 
+/* An atomic into the region as RMA_AMO (result: the caller's, or NULL). */
+static tern_status_t amo_packet(tern_worker_t *w, tern_vc_t *vc, int aop, size_t size,
+                                uint64_t value, uint64_t compare, void *result,
+                                const tern_key_t *key, uint64_t raddr, tern_request_t **req)
+{
+    tern_status_t st = mark_dirty(w, vc, key->peer);
+    if (st != TERN_OK)
+        return st;
+    uint64_t operands[2] = {value, compare};
+    tern_pkt_hdr_t h = {.type = TERN_PKT_RMA_AMO, .flags = (uint8_t)aop, .space = (uint16_t)size,
+                        .tag = raddr, .rreq = key->id, .cookie_len = sizeof(operands)};
+    if (result == NULL)
+        return tern_send_ctrl(vc, &h, operands, sizeof(operands));
+    struct iovec iov = {.iov_base = result, .iov_len = size};
+    tern_request_t *r = answer_req(w, vc, key->peer, &iov, 1, true, size, &h.sreq);
+    if (r == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "atomic request");
+    return answer_finish(r, tern_send_ctrl(vc, &h, operands, sizeof(operands)), req);
+}
+
+/* An atomic on a TERN_REGION_ATOMIC_DEVICE key: through the device from
+ * everywhere (tern/rma.h), never the CPU here on a mapping.  The owner's:
+ * its device at once (or the CPU where it has none, as the target would);
+ * a peer's: the netmod's atomic on the VC, else a packet the target applies
+ * through its device. */
+static tern_status_t device_atomic(tern_worker_t *w, tern_vc_t *vc, int aop, size_t size,
+                                   uint64_t value, uint64_t compare, void *result,
+                                   const tern_key_t *key, uint64_t raddr, tern_request_t **req)
+{
+    if (size != 8 || (aop != TERN_AMO_ADD && aop != TERN_AMO_CSWAP))
+        return tern_error(TERN_ERR_UNSUPPORTED,
+                          "atomic: op %d on %zu bytes: a TERN_REGION_ATOMIC_DEVICE region takes "
+                          "8-byte TERN_AMO_ADD and TERN_AMO_CSWAP only",
+                          aop, size);
+    unsigned need = TERN_REGION_WRITE | (result != NULL ? TERN_REGION_READ : 0);
+    if (key->self != NULL) {
+        tern_region_t *r;
+        tern_status_t st = tern_region_enter(w->ctx, key->id, raddr, size, need, w->ctx->rank, &r);
+        if (st != TERN_OK)
+            return st;
+        uint64_t old;
+        st = tern_rma_amo_local(w, r, raddr, aop, value, compare, &old);
+        if (st == TERN_ERR_UNSUPPORTED) {
+            old = tern_amo_apply(aop, size, (void *)(uintptr_t)raddr, value, compare);
+            st = TERN_OK;
+        }
+        tern_region_leave(r);
+        if (st != TERN_OK)
+            return st;
+        w->rma_count[TERN_RMA_C_DIRECT]++;
+        if (result != NULL)
+            memcpy(result, &old, 8);
+        return TERN_OK;
+    }
+    tern_status_t st =
+        tern_rma_native_amo(w, vc, key, aop, value, compare, result, raddr, req);
+    if (st != TERN_ERR_UNSUPPORTED)
+        return st;
+    return amo_packet(w, vc, aop, size, value, compare, result, key, raddr, req);
+}
+
 static tern_status_t atomic_op(tern_worker_t *w, int aop, size_t size, uint64_t value,
                                uint64_t compare, void *result, const tern_key_t *key,
                                uint64_t raddr, tern_request_t **req)
@@ -306,6 +367,8 @@ static tern_status_t atomic_op(tern_worker_t *w, int aop, size_t size, uint64_t 
         return tern_error(TERN_ERR_INVALID_PARAM,
                           "atomic: %#llx is misaligned for a %zu-byte operation",
                           (unsigned long long)raddr, size);
+    if (key->flags & TERN_REGION_ATOMIC_DEVICE)
+        return device_atomic(w, vc, aop, size, value, compare, result, key, raddr, req);
     void *p;
     tern_region_t *held;
     if ((st = tern_key_enter(key, raddr, size, need, &p, &held)) != TERN_ERR_UNSUPPORTED) {
@@ -318,18 +381,7 @@ static tern_status_t atomic_op(tern_worker_t *w, int aop, size_t size, uint64_t 
         }
         return st;
     }
-    if ((st = mark_dirty(w, vc, key->peer)) != TERN_OK)
-        return st;
-    uint64_t operands[2] = {value, compare};
-    tern_pkt_hdr_t h = {.type = TERN_PKT_RMA_AMO, .flags = (uint8_t)aop, .space = (uint16_t)size,
-                        .tag = raddr, .rreq = key->id, .cookie_len = sizeof(operands)};
-    if (result == NULL)
-        return tern_send_ctrl(vc, &h, operands, sizeof(operands));
-    struct iovec iov = {.iov_base = result, .iov_len = size};
-    tern_request_t *r = answer_req(w, vc, key->peer, &iov, 1, true, size, &h.sreq);
-    if (r == NULL)
-        return tern_error(TERN_ERR_NO_MEMORY, "atomic request");
-    return answer_finish(r, tern_send_ctrl(vc, &h, operands, sizeof(operands)), req);
+    return amo_packet(w, vc, aop, size, value, compare, result, key, raddr, req);
 }
 
 static tern_status_t accumulate_op(tern_worker_t *w, int acc, int dtype, const void *buf,
@@ -349,6 +401,11 @@ static tern_status_t accumulate_op(tern_worker_t *w, int acc, int dtype, const v
     if (buf == NULL && len > 0 && acc != TERN_ACC_NO_OP)
         return tern_error(TERN_ERR_INVALID_PARAM, "accumulate of %zu elements from a NULL buffer",
                           count);
+    if (key != NULL && (key->flags & TERN_REGION_ATOMIC_DEVICE))
+        return tern_error(TERN_ERR_UNSUPPORTED,
+                          "accumulate: peer %d's region takes its atomics through the device "
+                          "(TERN_REGION_ATOMIC_DEVICE): no accumulate on it",
+                          key->peer);
     unsigned need = (acc == TERN_ACC_NO_OP ? TERN_REGION_READ : TERN_REGION_WRITE) |
                     (result != NULL ? TERN_REGION_READ : 0);
     tern_vc_t *vc = NULL;

@@ -384,6 +384,20 @@ void tern_rma_feed(tern_vc_t *vc, tern_request_t *r, const uint8_t *p, size_t n,
 tern_status_t tern_rma_native_op(tern_worker_t *w, tern_vc_t *vc, const tern_key_t *key,
                                  const struct iovec *iov, int iovcnt, size_t len, uint64_t raddr,
                                  bool write, tern_request_t **req);
+/* Atomics by the device (TERN_REGION_ATOMIC_DEVICE; rma_native.c).  The
+ * origin's, on key's VC when its netmod has device atomics (8-byte ADD or
+ * CSWAP; result NULL or 8 bytes): TERN_INPROGRESS with *req, or
+ * TERN_ERR_UNSUPPORTED (nothing done: packets, which the target applies
+ * through its device).  A request of one is marked in its space field
+ * (TERN_RMA_NATIVE_AMO | the operation, engine/netmod.h) for the replay. */
+tern_status_t tern_rma_native_amo(tern_worker_t *w, tern_vc_t *vc, const tern_key_t *key,
+                                  int aop, uint64_t value, uint64_t compare, void *result,
+                                  uint64_t raddr, tern_request_t **req);
+/* The owner's (or the target applying a packet): the atomic on its region
+ * r through worker w's instance of the netmod that registered it, done at
+ * return; TERN_ERR_UNSUPPORTED: no device atomics (the CPU applies it). */
+tern_status_t tern_rma_amo_local(tern_worker_t *w, const tern_region_t *r, uint64_t addr,
+                                 int aop, uint64_t value, uint64_t compare, uint64_t *old);
 /* Flush part of the netmod's operations on vc, for flush f (rma.c's
  * parts).  Counts itself in f like a packet part.  True while it waits
  * (operations of the netmod outstanding). */

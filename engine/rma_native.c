@@ -148,6 +148,59 @@ tern_status_t tern_rma_native_op(tern_worker_t *w, tern_vc_t *vc, const tern_key
     return TERN_INPROGRESS;
 }
 
+/* ---- atomics by the device (TERN_REGION_ATOMIC_DEVICE) ---------------------- */
+
+tern_status_t tern_rma_native_amo(tern_worker_t *w, tern_vc_t *vc, const tern_key_t *key,
+                                  int aop, uint64_t value, uint64_t compare, void *result,
+                                  uint64_t raddr, tern_request_t **req)
+{
+    const tern_netmod_inst_t *nm = vc->nm;
+    if (key->nm_desc == NULL || nm->rma == NULL || nm->rma->amo == NULL ||
+        nm->desc != key->nm_desc)
+        return TERN_ERR_UNSUPPORTED;
+    tern_status_t st = tern_rma_mark_dirty(w, vc, key->peer);
+    if (st != TERN_OK)
+        return st;
+    tern_request_t *r = tern_request_alloc(w, TERN_REQ_RECV);
+    if (r == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "atomic request");
+    r->vc = vc;
+    r->peer = r->match_src = key->peer;
+    struct iovec iov = {.iov_base = result, .iov_len = result != NULL ? 8 : 0};
+    r->msg_len = iov.iov_len;
+    tern_request_bind_buffer(r, &iov, 1, NULL);
+    r->remote_id = raddr;
+    r->tag = key->id;
+    r->space = (uint16_t)(TERN_RMA_NATIVE_AMO | aop); /* the replay's mark and operation */
+    r->data = value;
+    r->match_tag = compare;
+    r->flags |= TERN_REQF_USER;
+    st = nm->rma->amo(vc, r, key->nm_key, key->nm_len);
+    if (st != TERN_INPROGRESS) {
+        tern_request_release(r);
+        return st;
+    }
+    w->rma_count[TERN_RMA_C_NATIVE]++;
+    vc->rma_native = true;
+    *req = r;
+    return TERN_INPROGRESS;
+}
+
+tern_status_t tern_rma_amo_local(tern_worker_t *w, const tern_region_t *r, uint64_t addr,
+                                 int aop, uint64_t value, uint64_t compare, uint64_t *old)
+{
+    if (!(r->flags & TERN_REGION_ATOMIC_DEVICE) || r->nm == NULL || r->nm->rma->amo_local == NULL)
+        return TERN_ERR_UNSUPPORTED;
+    /* this worker's instance of that netmod (the registration is worker
+     * 0's, on a protection domain all of them share) */
+    for (int i = 0; i < w->num_netmods; i++) {
+        tern_netmod_inst_t *n = &w->netmods[i];
+        if (n->desc == r->nm->desc && n->initialized)
+            return n->rma->amo_local(n->state, r->nm_h, addr, aop, value, compare, old);
+    }
+    return TERN_ERR_UNSUPPORTED;
+}
+
 /* r handed back: the engine's path takes it now (see the top). */
 static void replay(tern_request_t *r)
 {
@@ -163,7 +216,23 @@ static void replay(tern_request_t *r)
      * releasing it or writing its CQ entry; that is done below. */
     uint32_t keep = r->flags & (TERN_REQF_USER | TERN_REQF_CQ | TERN_REQF_CQ_ERRORS);
     r->flags = (r->flags & ~keep) | TERN_REQF_USER;
-    if (st == TERN_OK && r->kind == TERN_REQ_SEND) {
+    if (st == TERN_OK && (r->space & TERN_RMA_NATIVE_AMO)) {
+        /* an atomic: RMA_AMO, answered (the old value into r) when it fetches */
+        int aop = r->space & ~TERN_RMA_NATIVE_AMO;
+        uint64_t ops[2] = {r->data, r->match_tag};
+        r->space = 0;
+        uint64_t id = r->msg_len != 0 ? tern_lmt_track(vc, r) : 0;
+        if (r->msg_len != 0 && id == 0) {
+            st = tern_error(TERN_ERR_NO_MEMORY, "atomic request id");
+        } else {
+            tern_pkt_hdr_t h = {.type = TERN_PKT_RMA_AMO, .flags = (uint8_t)aop, .space = 8,
+                                .tag = r->remote_id, .rreq = region, .sreq = id,
+                                .cookie_len = sizeof(ops)};
+            st = tern_send_ctrl(vc, &h, ops, sizeof(ops));
+            if (st >= 0 && id == 0)
+                tern_request_complete(r, TERN_OK); /* no result: sent is done */
+        }
+    } else if (st == TERN_OK && r->kind == TERN_REQ_SEND) {
         tern_pkt_hdr_t h = {.type = TERN_PKT_RMA_PUT, .tag = r->remote_id, .len = r->msg_len,
                             .rreq = region};
         st = tern_send_noncontig(vc, r, &h, sizeof(h)); /* completes r when sent */

@@ -124,9 +124,13 @@ static tern_status_t check_args(const char *what, tern_context_t *ctx, size_t le
                           ctx == NULL ? "context" : "region pointer");
     if (len == 0)
         return tern_error(TERN_ERR_INVALID_PARAM, "%s: a region of 0 bytes", what);
-    if (flags == 0 || (flags & ~(unsigned)(TERN_REGION_READ | TERN_REGION_WRITE)))
+    unsigned known = TERN_REGION_READ | TERN_REGION_WRITE | TERN_REGION_ATOMIC_DEVICE;
+    if (!(flags & (TERN_REGION_READ | TERN_REGION_WRITE)) || (flags & ~known) ||
+        ((flags & TERN_REGION_ATOMIC_DEVICE) && !(flags & TERN_REGION_WRITE)))
         return tern_error(TERN_ERR_INVALID_PARAM,
-                          "%s: flags %#x (TERN_REGION_READ and/or _WRITE)", what, flags);
+                          "%s: flags %#x (TERN_REGION_READ and/or _WRITE, _ATOMIC_DEVICE with "
+                          "_WRITE)",
+                          what, flags);
     return TERN_OK;
 }
 
@@ -370,7 +374,8 @@ tern_status_t tern_region_enter(tern_context_t *ctx, uint64_t id, uint64_t addr,
     if ((r->flags & need) != need)
         st = tern_error(TERN_ERR_REMOTE_ACCESS,
                         "rank %d: region %u of rank %d allows %s access, not %s", rank,
-                        r->index, ctx->rank, access_name(r->flags), access_name(need));
+                        r->index, ctx->rank, access_name(r->flags & (TERN_REGION_READ | TERN_REGION_WRITE)),
+                        access_name(need));
     else if (addr < r->base || addr - r->base > r->len || len > r->len - (addr - r->base))
         st = tern_error(TERN_ERR_INVALID_PARAM,
                         "rank %d: %llu bytes at %#llx leave region %u of rank %d [%#lx, +%zu)",
@@ -431,8 +436,9 @@ tern_status_t tern_key_unpack(tern_context_t *ctx, int peer, const void *buf, si
         } /* a section of a later version: skipped */
         off += sizeof(s) + s.len;
     }
-    if (k.nsect > 8 || off != len || k.flags == 0 ||
-        (k.flags & ~(unsigned)(TERN_REGION_READ | TERN_REGION_WRITE)) || k.len == 0 ||
+    if (k.nsect > 8 || off != len || !(k.flags & (TERN_REGION_READ | TERN_REGION_WRITE)) ||
+        (k.flags & ~(unsigned)(TERN_REGION_READ | TERN_REGION_WRITE | TERN_REGION_ATOMIC_DEVICE)) ||
+        k.len == 0 ||
         k.base + k.len < k.base || (k.id >> 32) == 0)
         return tern_error(TERN_ERR_MALFORMED,
                           "tern_key_unpack: damaged key from peer %d (%zu bytes, flags %#x, "

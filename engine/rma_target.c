@@ -207,12 +207,28 @@ tern_status_t tern_rma_handle_amo(tern_vc_t *vc, const tern_pkt_hdr_t *hdr, cons
         st = tern_error(TERN_ERR_INVALID_PARAM, "rank %d: atomic at %#llx misaligned for %zu "
                         "bytes", vc->rank, (unsigned long long)hdr->tag, size);
     }
+    bool device = st == TERN_OK && (r->flags & TERN_REGION_ATOMIC_DEVICE);
+    if (device && (size != 8 || (hdr->flags != TERN_AMO_ADD && hdr->flags != TERN_AMO_CSWAP))) {
+        tern_region_leave(r);
+        st = tern_error(TERN_ERR_UNSUPPORTED, "rank %d: atomic op %d on %zu bytes into a "
+                        "TERN_REGION_ATOMIC_DEVICE region of rank %d",
+                        vc->rank, hdr->flags, size, vc->worker->ctx->rank);
+    }
     if (st != TERN_OK)
         return refuse(vc, hdr->sreq, st);
     uint64_t ops[2];
     memcpy(ops, cookie, sizeof(ops));
-    uint64_t old = tern_amo_apply(hdr->flags, size, (void *)(uintptr_t)hdr->tag, ops[0], ops[1]);
+    uint64_t old = 0;
+    /* a device region's: through the device, as every other atomic on it */
+    st = device ? tern_rma_amo_local(vc->worker, r, hdr->tag, hdr->flags, ops[0], ops[1], &old)
+                : TERN_ERR_UNSUPPORTED;
+    if (st == TERN_ERR_UNSUPPORTED) {
+        old = tern_amo_apply(hdr->flags, size, (void *)(uintptr_t)hdr->tag, ops[0], ops[1]);
+        st = TERN_OK;
+    }
     tern_region_leave(r);
+    if (st != TERN_OK)
+        return refuse(vc, hdr->sreq, st);
     vc->worker->rma_count[TERN_RMA_C_APPLIED]++;
     if (hdr->sreq == 0)
         return TERN_OK;
@@ -229,6 +245,12 @@ static tern_status_t acc_apply(tern_vc_t *vc, uint64_t id, uint64_t raddr, size_
                     (rreq ? TERN_REGION_READ : 0);
     tern_region_t *r = NULL;
     tern_status_t st = tern_region_enter(vc->worker->ctx, id, raddr, len, need, vc->rank, &r);
+    if (st == TERN_OK && (r->flags & TERN_REGION_ATOMIC_DEVICE)) {
+        tern_region_leave(r);
+        st = tern_error(TERN_ERR_UNSUPPORTED, "rank %d: accumulate into a "
+                        "TERN_REGION_ATOMIC_DEVICE region of rank %d",
+                        vc->rank, vc->worker->ctx->rank);
+    }
     if (st != TERN_OK)
         return refuse(vc, rreq, st);
     uint8_t small[TERN_COOKIE_MAX];

@@ -76,6 +76,18 @@ typedef struct tern_key tern_key_t;
 /* tern_region_create flags: what peers may do to the region. */
 #define TERN_REGION_READ (1u << 0)  /* get, and the fetching half of atomics */
 #define TERN_REGION_WRITE (1u << 1) /* put, atomics, accumulate */
+/* Atomics by the NIC (with WRITE): every atomic on the region, from any
+ * peer and from its owner, goes through the device of the netmod that
+ * serves regions where it has atomics (verbs: one RDMA fetch-and-add or
+ * compare-and-swap per operation), so they are atomic against each other
+ * even where the device's atomics are not against the CPU's
+ * (IBV_ATOMIC_HCA).  Only 8-byte TERN_AMO_ADD and TERN_AMO_CSWAP then:
+ * other atomics and tern_accumulate on the region are refused with
+ * TERN_ERR_UNSUPPORTED at the call.  Without such a device the CPU applies
+ * them as on any region (the same restriction holds: programs stay
+ * portable).  MPI's windows, whose accumulates need the CPU, do not use
+ * it. */
+#define TERN_REGION_ATOMIC_DEVICE (1u << 2)
 
 /**
  * Expose [addr, addr + len) (len > 0) to remote access with flags (READ,

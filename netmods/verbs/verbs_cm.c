@@ -67,7 +67,7 @@ tern_status_t tern_verbs_card_check(const void *data, size_t len, int rank,
 
 /* ---- address vectors ------------------------------------------------------- */
 
-static void fill_ah(const tern_verbs_t *v, const tern_verbs_card_t *c, struct ibv_ah_attr *ah)
+void tern_verbs_fill_ah(const tern_verbs_t *v, const tern_verbs_card_t *c, struct ibv_ah_attr *ah)
 {
     memset(ah, 0, sizeof(*ah));
     ah->dlid = c->lid;
@@ -85,7 +85,7 @@ static tern_status_t need_ah(tern_verbs_vc_t *tv)
     if (tv->ah != NULL)
         return TERN_OK;
     struct ibv_ah_attr a;
-    fill_ah(tv->v, &tv->card, &a);
+    tern_verbs_fill_ah(tv->v, &tv->card, &a);
     tv->ah = ibv_create_ah(tv->v->pd, &a);
     if (tv->ah == NULL)
         return tern_verbs_err(TERN_ERR_UNREACHABLE, tv->vc->rank, "ibv_create_ah", errno);
@@ -275,7 +275,7 @@ static tern_status_t qp_connect_one(tern_verbs_vc_t *tv, struct ibv_qp *qp, uint
                                             : v->dev->port_attr.active_mtu,
                             .dest_qp_num = qpn, .rq_psn = psn,
                             .max_dest_rd_atomic = responder_resources(v), .min_rnr_timer = 12};
-    fill_ah(v, &tv->card, &a.ah_attr);
+    tern_verbs_fill_ah(v, &tv->card, &a.ah_attr);
     int rc = ibv_modify_qp(qp, &a,
                            IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
                                IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
@@ -380,7 +380,7 @@ void tern_verbs_reap(tern_verbs_t *v, uint64_t now)
     tern_list_for_each_safe(pos, tmp, &v->retired)
     {
         tern_verbs_vc_t *tv = TERN_CONTAINER_OF(pos, tern_verbs_vc_t, live_link);
-        if (tv->sq_tail == tv->sq_head && tv->rtail == tv->rhead &&
+        if (tv->sq_tail == tv->sq_head && tv->rtail == tv->rhead && tv->namo_pend == 0 &&
             now - tv->retire_ns >= TERN_VERBS_RETIRE_NS)
             tern_verbs_qp_drop(tv);
     }

@@ -72,6 +72,10 @@ static const tern_config_entry_t verbs_entries[] = {
     TERN_CFG_ENTRY_UINT("TERN_VERBS_RMA", T, rma, 1, 0, 1,
                         "one-sided put / get by RDMA write / read, one work request each, on a "
                         "queue pair of their own (0: as packets the target's progress applies)"),
+    TERN_CFG_ENTRY_UINT("TERN_VERBS_AMO", T, amo, 1, 0, 1,
+                        "atomics on regions made with TERN_REGION_ATOMIC_DEVICE by the device "
+                        "(RDMA fetch-and-add / compare-and-swap, the owner's through a queue "
+                        "pair to itself) where it has atomics (0: packets and the target's CPU)"),
 };
 #undef T
 

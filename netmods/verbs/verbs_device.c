@@ -361,6 +361,7 @@ tern_status_t tern_verbs_worker_open(tern_verbs_t *v)
 
 void tern_verbs_worker_close(tern_verbs_t *v)
 {
+    tern_verbs_lb_close(v);
     if (v->ud != NULL)
         ibv_destroy_qp(v->ud);
     if (v->srq != NULL)

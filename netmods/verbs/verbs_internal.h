@@ -120,14 +120,22 @@ static_assert(sizeof(tern_verbs_cookie_t) <= TERN_COOKIE_MAX, "verbs cookie fits
 
 /* The netmod's bytes of a region's key (verbs_rma.c; engine/netmod.h's
  * rma pack): the rkey of the region's one registration (a protection
- * domain every worker of the owner shares). */
-#define TERN_VERBS_REGION_KEY_VERSION 1
+ * domain every worker of the owner shares), and whether it takes the
+ * device's atomics (TERN_VERBS_KEY_AMO: registered with remote atomic
+ * access, TERN_REGION_ATOMIC_DEVICE on a device that has them). */
+#define TERN_VERBS_REGION_KEY_VERSION 2
+#define TERN_VERBS_KEY_AMO 1u
 typedef struct tern_verbs_region_key {
     uint16_t version;
-    uint16_t reserved;
+    uint16_t flags;
     uint32_t rkey;
 } tern_verbs_region_key_t;
 static_assert(sizeof(tern_verbs_region_key_t) == 8, "verbs region key is a wire format");
+/* A region's registration (the rma table's handle). */
+typedef struct tern_verbs_region {
+    struct ibv_mr *mr;
+    bool amo; /* with remote atomic access */
+} tern_verbs_region_t;
 
 /* ---- settings (verbs_config.c) ------------------------------------------ */
 
@@ -149,6 +157,7 @@ typedef struct tern_verbs_config {
     uint64_t rnr_retry;            /* TERN_VERBS_RNR_RETRY */
     uint64_t keepalive_ms;         /* TERN_VERBS_KEEPALIVE_MS: 0 = off */
     uint64_t rma;                  /* TERN_VERBS_RMA: one-sided by RDMA (0: packets) */
+    uint64_t amo;                  /* TERN_VERBS_AMO: device atomics where asked (0: never) */
 } tern_verbs_config_t;
 
 extern const tern_config_table_t tern_verbs_config_table;
@@ -251,12 +260,21 @@ typedef struct tern_verbs_vc {
     tern_verbs_rflush_t *rflush; /* flush parts waiting, in seq order */
     uint32_t nrflush, rflush_cap;
     tern_status_t rma_err;    /* a write refused since the last flush part: its report */
+    /* device atomics (verbs_amo.c): each posted one's old value lands in
+     * amo_res[seq % tx_depth] (registered: amo_mr); atomics that may not be
+     * posted yet (a full queue, or a failed QP still draining) wait in
+     * amo_pend (req->link), in order */
+    uint64_t *amo_res;
+    struct ibv_mr *amo_mr;
+    tern_list_t amo_pend;
+    uint32_t namo_pend;
 } tern_verbs_vc_t;
 
 /* Counters (tern_worker_counters). */
 typedef struct tern_verbs_stats {
     uint64_t post_send, post_send_wrs, post_recv, post_recv_wrs, poll_cq, cqes, req_notify,
-        inline_sends, credit_msgs, connections, keepalives, rma_posts, rma_failed;
+        inline_sends, credit_msgs, connections, keepalives, rma_posts, rma_failed, amo_posts,
+        amo_local;
 } tern_verbs_stats_t;
 
 struct tern_verbs {
@@ -302,6 +320,12 @@ struct tern_verbs {
     uint32_t rma_inflight;    /* one-sided operations posted, not complete (all RMA QPs) */
     uint32_t rma_inline;      /* inline bytes the RMA QPs take */
     bool rma_inline_known;
+    /* the owner's device atomics (verbs_amo.c): a QP connected to itself,
+     * its CQ, the old value's registered word */
+    struct ibv_qp *lb_qp;
+    struct ibv_cq *lb_cq;
+    struct ibv_mr *lb_mr;
+    uint64_t lb_res;
     tern_verbs_stats_t stats;
 };
 
@@ -428,6 +452,23 @@ void tern_verbs_lmt_drop(tern_verbs_vc_t *tv);
 
 /* ---- verbs_rma.c: one-sided operations (the rma table) -------------------- */
 extern const tern_nm_rma_ops_t tern_verbs_rma_ops;
+/* ---- verbs_amo.c: device atomics (TERN_REGION_ATOMIC_DEVICE) ------------- */
+/* Does this process's device do atomics, and may we (TERN_VERBS_AMO)? */
+bool tern_verbs_amo_ok(const tern_verbs_t *v);
+tern_status_t tern_verbs_amo(tern_vc_t *vc, tern_request_t *r, const void *kb, size_t klen);
+tern_status_t tern_verbs_amo_local(void *state, void *h, uint64_t addr, int op, uint64_t value,
+                                   uint64_t compare, uint64_t *old);
+/* The RMA QP's atomics: scratch made with it, pending ones posted as room
+ * comes or handed back once a failed QP has drained, all let go. */
+void tern_verbs_amo_setup(tern_verbs_vc_t *tv);
+void tern_verbs_amo_drain(tern_verbs_vc_t *tv);
+void tern_verbs_amo_fail(tern_verbs_vc_t *tv, tern_status_t st);
+void tern_verbs_amo_free(tern_verbs_vc_t *tv);
+void tern_verbs_lb_close(tern_verbs_t *v);
+/* Parts of flushes whose operations have all completed (verbs_rma.c). */
+void tern_verbs_rma_parts_done(tern_verbs_vc_t *tv, bool all);
+/* The address vector of a peer's card (verbs_cm.c). */
+void tern_verbs_fill_ah(const tern_verbs_t *v, const tern_verbs_card_t *c, struct ibv_ah_attr *ah);
 /* Deregister an MR (a cache entry's or a region's): mem_dereg and dereg
  * of the tables; a failure is warned. */
 void tern_verbs_mr_dereg(void *state, void *mr);

@@ -331,6 +331,7 @@ static int verbs_counters(void *state, tern_counter_t *out, int max)
         {"verbs.keepalives", s->keepalives},
         {"verbs.rma_posts", s->rma_posts},
         {"verbs.rma_failed", s->rma_failed},
+        {"verbs.amo_posts", s->amo_posts},   {"verbs.amo_local", s->amo_local},
     };
     int n = (int)(sizeof(all) / sizeof(all[0]));
     for (int i = 0; i < n && i < max; i++)

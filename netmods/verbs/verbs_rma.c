@@ -23,9 +23,11 @@
  * order; flush parts waiting then are answered "replayed".  From then on
  * the VC's one-sided operations take the engine's path.
  *
- * Atomics stay on the engine's path: a NIC atomic is atomic with the CPU's
- * only with IBV_ATOMIC_GLOB, and the target's own (direct) atomics use the
- * CPU.
+ * Atomics go by the device only on regions made with
+ * TERN_REGION_ATOMIC_DEVICE (verbs_amo.c): a NIC atomic is atomic with the
+ * CPU's only with IBV_ATOMIC_GLOB, so every atomic on such a region goes
+ * through a device, the owner's included; the others' stay on the engine's
+ * path (the target's CPU).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,20 +49,38 @@ static tern_status_t rma_reg(void *state, void *addr, size_t len, unsigned acces
         flags |= IBV_ACCESS_REMOTE_READ;
     if (access & TERN_REGION_WRITE) /* remote write needs local write (verbs' rule) */
         flags |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
-    struct ibv_mr *mr = ibv_reg_mr(v->dev->pd, addr, len, flags);
-    if (mr == NULL)
-        return tern_error(errno == ENOMEM || errno == EAGAIN ? TERN_ERR_NO_RESOURCE : TERN_ERR_IO,
+    if ((access & TERN_REGION_ATOMIC_DEVICE) && tern_verbs_amo_ok(v))
+        flags |= IBV_ACCESS_REMOTE_ATOMIC;
+    tern_verbs_region_t *g = malloc(sizeof(*g));
+    if (g == NULL)
+        return tern_error(TERN_ERR_NO_MEMORY, "verbs region");
+    g->mr = ibv_reg_mr(v->dev->pd, addr, len, flags);
+    if (g->mr == NULL) {
+        int e = errno;
+        free(g);
+        return tern_error(e == ENOMEM || e == EAGAIN ? TERN_ERR_NO_RESOURCE : TERN_ERR_IO,
                           "verbs %s: ibv_reg_mr of a region of %zu bytes at %p: %s",
-                          v->dev->name, len, addr, strerror(errno));
-    *h = mr;
+                          v->dev->name, len, addr, strerror(e));
+    }
+    g->amo = (flags & IBV_ACCESS_REMOTE_ATOMIC) != 0;
+    *h = g;
     return TERN_OK;
+}
+
+static void rma_dereg(void *state, void *h)
+{
+    tern_verbs_region_t *g = h;
+    tern_verbs_mr_dereg(state, g->mr);
+    free(g);
 }
 
 static tern_status_t rma_pack(void *state, void *h, void *buf, size_t *len)
 {
     (void)state;
+    const tern_verbs_region_t *g = h;
     tern_verbs_region_key_t k = {.version = TERN_VERBS_REGION_KEY_VERSION,
-                           .rkey = ((struct ibv_mr *)h)->rkey};
+                                 .flags = g->amo ? TERN_VERBS_KEY_AMO : 0,
+                                 .rkey = g->mr->rkey};
     if (*len < sizeof(k))
         return TERN_ERR_TRUNCATED;
     memcpy(buf, &k, sizeof(k));
@@ -158,7 +178,7 @@ static tern_status_t rma_get(tern_vc_t *vc, tern_request_t *r, const void *kb, s
 static tern_status_t rma_flush(tern_vc_t *vc, tern_request_t *p)
 {
     tern_verbs_vc_t *tv = tern_verbs_vc(vc);
-    if (tv == NULL || tv->rhead == tv->rtail) {
+    if (tv == NULL || (tv->rhead == tv->rtail && tv->namo_pend == 0)) {
         tern_status_t st = tv != NULL ? tv->rma_err : TERN_OK;
         if (tv != NULL)
             tv->rma_err = TERN_OK; /* reported once */
@@ -172,17 +192,21 @@ static tern_status_t rma_flush(tern_vc_t *vc, tern_request_t *p)
         tv->rflush = n;
         tv->rflush_cap = cap;
     }
-    tv->rflush[tv->nrflush++] = (tern_verbs_rflush_t){tv->rhead, p};
+    /* the atomics waiting get the next seqs when posted (replayed instead:
+     * the QP failed, and every part is answered once they have gone) */
+    tv->rflush[tv->nrflush++] = (tern_verbs_rflush_t){tv->rhead + tv->namo_pend, p};
     return TERN_INPROGRESS;
 }
 
 const tern_nm_rma_ops_t tern_verbs_rma_ops = {
     .reg = rma_reg,
-    .dereg = tern_verbs_mr_dereg, /* the registration cache's too */
+    .dereg = rma_dereg,
     .pack = rma_pack,
     .put = rma_put,
     .get = rma_get,
     .flush = rma_flush,
+    .amo = tern_verbs_amo,
+    .amo_local = tern_verbs_amo_local,
 };
 
 /* ---- completions and failure ---------------------------------------------------- */
@@ -191,7 +215,7 @@ const tern_nm_rma_ops_t tern_verbs_rma_ops = {
  * Each is taken off the list before it is answered: answering may send
  * (a replayed part's RMA_FLUSH), and a VC failing in that send comes back
  * here through tern_verbs_rma_fail. */
-static void parts_done(tern_verbs_vc_t *tv, bool all)
+void tern_verbs_rma_parts_done(tern_verbs_vc_t *tv, bool all)
 {
     while (tv->nrflush > 0 && (all || tv->rflush[0].seq <= tv->rtail)) {
         tern_request_t *p = tv->rflush[0].part;
@@ -212,6 +236,9 @@ void tern_verbs_rma_wc(tern_verbs_vc_t *tv, const struct ibv_wc *wc)
         return;
     tern_verbs_rop_t *o = &tv->rops[seq % v->cfg->tx_depth];
     tern_request_t *r = o->req;
+    bool amo = r != NULL && (r->space & TERN_RMA_NATIVE_AMO);
+    if (amo && wc->status == IBV_WC_SUCCESS && r->msg_len == 8) /* the old value */
+        tern_cursor_unpack(&r->cur, &tv->amo_res[seq % v->cfg->tx_depth], 8);
     rop_release(o);
     o->req = NULL;
     tv->rtail = seq + 1; /* every one is signaled: they come one by one, in order */
@@ -226,9 +253,10 @@ void tern_verbs_rma_wc(tern_verbs_vc_t *tv, const struct ibv_wc *wc)
                             "verbs %s: rank %d's device refused a one-sided %s of %zu bytes at "
                             "%#llx (remote access error: the region is destroyed)",
                             v->dev->name, tv->vc->rank,
-                            r->kind == TERN_REQ_SEND ? "write" : "read", r->msg_len,
-                            (unsigned long long)r->remote_id);
-            if (r->kind == TERN_REQ_SEND) { /* a put: done here, refused there */
+                            amo ? "atomic" : r->kind == TERN_REQ_SEND ? "write" : "read",
+                            amo ? (size_t)8 : r->msg_len, (unsigned long long)r->remote_id);
+            /* a put, or an atomic with no result: done here, refused there */
+            if (r->kind == TERN_REQ_SEND || (amo && r->msg_len == 0)) {
                 if (tv->rma_err == TERN_OK)
                     tv->rma_err = st;
                 st = TERN_OK;
@@ -238,7 +266,9 @@ void tern_verbs_rma_wc(tern_verbs_vc_t *tv, const struct ibv_wc *wc)
         }
         tern_rma_native_done(r, st);
     }
-    parts_done(tv, false);
+    tern_verbs_rma_parts_done(tv, false);
+    if (tv->namo_pend != 0)
+        tern_verbs_amo_drain(tv); /* room now, or the failed QP has drained */
 }
 
 void tern_verbs_rma_fail(tern_verbs_vc_t *tv, tern_status_t st)
@@ -252,7 +282,8 @@ void tern_verbs_rma_fail(tern_verbs_vc_t *tv, tern_status_t st)
         if (r != NULL)
             tern_rma_native_done(r, st);
     }
-    parts_done(tv, true);
+    tern_verbs_amo_fail(tv, st);
+    tern_verbs_rma_parts_done(tv, true);
 }
 
 /* ---- the QP ---------------------------------------------------------------------- */
@@ -275,7 +306,9 @@ void tern_verbs_rma_create(tern_verbs_vc_t *tv)
     }
     struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = v->dev->port,
                             .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
-                                               IBV_ACCESS_REMOTE_WRITE};
+                                               IBV_ACCESS_REMOTE_WRITE |
+                                               (tern_verbs_amo_ok(v) ? IBV_ACCESS_REMOTE_ATOMIC
+                                                                     : 0)};
     tv->rops = calloc(v->cfg->tx_depth, sizeof(*tv->rops));
     if (tv->rops == NULL ||
         ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
@@ -293,6 +326,7 @@ void tern_verbs_rma_create(tern_verbs_vc_t *tv)
     tv->rqp = qp;
     tv->rhead = tv->rtail = 0;
     tv->rpsn = (tv->psn + 0x800000u) & 0xffffffu;
+    tern_verbs_amo_setup(tv); /* none: atomics by packets on this VC */
 }
 
 void tern_verbs_rma_drop(tern_verbs_vc_t *tv)
@@ -315,4 +349,5 @@ void tern_verbs_rma_drop(tern_verbs_vc_t *tv)
     free(tv->rflush);
     tv->rflush = NULL;
     tv->nrflush = tv->rflush_cap = 0;
+    tern_verbs_amo_free(tv);
 }

@@ -39,7 +39,8 @@ void tern_verbs_mark_pending(tern_verbs_vc_t *tv)
 bool tern_verbs_vc_idle(const tern_verbs_vc_t *tv)
 {
     return tern_pktq_empty(&tv->sendq) && tern_list_empty(&tv->rdmaq) &&
-           tv->sq_head == tv->sq_tail && tv->rhead == tv->rtail; /* one-sided drained too */
+           tv->sq_head == tv->sq_tail && tv->rhead == tv->rtail && /* one-sided drained too */
+           tv->namo_pend == 0;
 }
 
 tern_status_t tern_verbs_post(tern_verbs_vc_t *tv, struct ibv_send_wr *wr, tern_verbs_txe_t txe,

@@ -494,6 +494,162 @@ ALLOC_CASE(rma_workers)
 ALLOC_CASE(rma_soak)
 ALLOC_CASE(rma_cq)
 
+/* TERN_REGION_ATOMIC_DEVICE (created, or allocated: alloc): every rank,
+ * the owner too, fetch-adds a counter in every rank's region (exact
+ * totals), compare-and-swaps a word there (one winner each), and is
+ * refused what the device lacks.  TERN_TEST_AMO_DEVICE=1: each atomic on
+ * another rank's region was one RDMA atomic (verbs.amo_posts) and each on
+ * its own one through the loopback QP (verbs.amo_local); 0: none was. */
+static int amo_device(th_t *t, int alloc)
+{
+    win_t w;
+    rma_alloc_mode = alloc;
+    int rc = win_open(t, &w, 4096, TERN_REGION_READ | TERN_REGION_WRITE | TERN_REGION_ATOMIC_DEVICE,
+                      0);
+    rma_alloc_mode = 0;
+    if (rc)
+        return -1;
+    const char *e = getenv("TERN_TEST_AMO_DEVICE");
+    int expect = e != NULL ? atoi(e) : -1;
+    int64_t posts0 = rma_counter(t->w, "verbs.amo_posts"), local0 = rma_counter(t->w, "verbs.amo_local");
+    int64_t all0 = rma_counter(t->w, "verbs.post_send");
+    int64_t remote = 0, own = 0;
+    const int n = 100;
+    tern_request_t *r = NULL;
+    for (int i = 0; i < n; i++)
+        for (int p = 0; p < t->size; p++) {
+            uint64_t old = 0;
+            done(t, tern_atomic(t->w, TERN_AMO_ADD, 8, 1, 0, i % 2 ? &old : NULL, w.keys[p],
+                                base_of(&w, p), NULL, &r),
+                 &r, "device fetch-and-add");
+            CHECK(t, i % 2 == 0 || old < (uint64_t)(n * t->size), "fetched %llu", (unsigned long long)old);
+            *(p == t->rank ? &own : &remote) += 1;
+        }
+    for (int p = 0; p < t->size; p++) {
+        uint64_t old = 1;
+        done(t, tern_atomic(t->w, TERN_AMO_CSWAP, 8, (uint64_t)t->rank + 1, 0, &old, w.keys[p],
+                            base_of(&w, p) + 8, NULL, &r),
+             &r, "device compare-and-swap");
+        *(p == t->rank ? &own : &remote) += 1;
+        if (old == 0) { /* won: say so where the others can count it */
+            done(t, tern_atomic(t->w, TERN_AMO_ADD, 8, 1, 0, NULL, w.keys[p], base_of(&w, p) + 16,
+                                NULL, &r),
+                 &r, "winner's add");
+            *(p == t->rank ? &own : &remote) += 1;
+        }
+    }
+    /* a burst past any send queue, nothing waited for: on the right-hand
+     * rank's word 32 (only this rank adds there), each fetches its turn */
+    int peer = (t->rank + 1) % t->size;
+    enum { BURST = 600 };
+    uint64_t *olds = calloc(BURST, 8);
+    tern_request_t **reqs = calloc(BURST, sizeof(*reqs));
+    tern_status_t *sts = calloc(BURST, sizeof(*sts));
+    for (int i = 0; i < BURST; i++) {
+        sts[i] = tern_atomic(t->w, TERN_AMO_ADD, 8, 1, 0, &olds[i], w.keys[peer],
+                             base_of(&w, peer) + 32, NULL, &reqs[i]);
+        *(peer == t->rank ? &own : &remote) += 1;
+    }
+    for (int i = 0; i < BURST; i++) {
+        if (sts[i] == TERN_INPROGRESS)
+            sts[i] = tern_wait(t->w, reqs[i], NULL);
+        CHECK(t, sts[i] == TERN_OK && olds[i] == (uint64_t)i, "burst %d: %s, fetched %llu", i,
+              tern_strerror(sts[i]), (unsigned long long)olds[i]);
+    }
+    free(olds);
+    free(reqs);
+    free(sts);
+    /* what the device has not: refused, nothing touched */
+    uint32_t four = 0;
+    int64_t one = 1;
+    CHECK_ST(t, tern_atomic(t->w, TERN_AMO_ADD, 4, 1, 0, &four, w.keys[peer], base_of(&w, peer) + 24,
+                            NULL, &r),
+             TERN_ERR_UNSUPPORTED);
+    CHECK_ST(t, tern_atomic(t->w, TERN_AMO_SWAP, 8, 1, 0, NULL, w.keys[peer], base_of(&w, peer) + 24,
+                            NULL, &r),
+             TERN_ERR_UNSUPPORTED);
+    CHECK_ST(t, tern_accumulate(t->w, TERN_ACC_SUM, TERN_DT_INT64, &one, 1, NULL, w.keys[peer],
+                                base_of(&w, peer) + 24, NULL, &r),
+             TERN_ERR_UNSUPPORTED);
+    flush(t, TERN_ANY_SOURCE);
+    /* every ibv_post_send of this worker meanwhile (the stream's credit
+     * returns and keepalives may add a few) */
+    int64_t all = rma_counter(t->w, "verbs.post_send") - all0;
+    th_barrier(t);
+    uint64_t total, swapped, winners, untouched;
+    memcpy(&total, w.mem, 8);
+    memcpy(&swapped, w.mem + 8, 8);
+    memcpy(&winners, w.mem + 16, 8);
+    memcpy(&untouched, w.mem + 24, 8);
+    CHECK(t, total == (uint64_t)(n * t->size), "counter %llu, %d expected",
+          (unsigned long long)total, n * t->size);
+    CHECK(t, swapped >= 1 && swapped <= (uint64_t)t->size && winners == 1 && untouched == 0,
+          "compare-and-swap: word %llu, %llu winners, refused ones wrote %llu",
+          (unsigned long long)swapped, (unsigned long long)winners, (unsigned long long)untouched);
+    int64_t posts = rma_counter(t->w, "verbs.amo_posts") - posts0;
+    int64_t local = rma_counter(t->w, "verbs.amo_local") - local0;
+    if (expect == 1)
+        CHECK(t, posts == remote && local == own && all >= remote + own && all <= remote + own + 8,
+              "%lld RDMA atomics for %lld on peers' regions, %lld loopback ones for %lld own, "
+              "%lld posts in all",
+              (long long)posts, (long long)remote, (long long)local, (long long)own,
+              (long long)all);
+    else if (expect == 0)
+        CHECK(t, posts <= 0 && local <= 0, "%lld RDMA atomics, %lld loopback ones: none expected",
+              (long long)posts, (long long)local);
+    printf("rma_amo_device: rank %d: %lld atomics on peers' regions, %lld RDMA atomics posted; "
+           "%lld own, %lld through the loopback QP; %lld ibv_post_send in all\n",
+           t->rank, (long long)remote, (long long)posts, (long long)own, (long long)local,
+           (long long)all);
+    fflush(stdout);
+    win_close(t, &w);
+    return 0;
+}
+
+static int case_rma_amo_device(th_t *t)
+{
+    return amo_device(t, 0);
+}
+
+/* A destroyed TERN_REGION_ATOMIC_DEVICE region's key: an atomic on it is
+ * refused (by the owner's device, which takes that VC's RMA QP down for
+ * good: run it after the counting cases), nothing touched. */
+static int case_rma_amo_device_gone(th_t *t)
+{
+    win_t gone;
+    if (win_open(t, &gone, 64, TERN_REGION_READ | TERN_REGION_WRITE | TERN_REGION_ATOMIC_DEVICE,
+                 0x5A))
+        return -1;
+    int peer = (t->rank + 1) % t->size;
+    CHECK_ST(t, tern_region_destroy(gone.reg), TERN_OK);
+    gone.reg = NULL;
+    th_barrier(t);
+    uint64_t old = 7;
+    tern_request_t *r = NULL;
+    tern_status_t st = tern_atomic(t->w, TERN_AMO_ADD, 8, 1, 0, &old, gone.keys[peer],
+                                   base_of(&gone, peer), NULL, &r);
+    CHECK_ST(t, st == TERN_INPROGRESS ? tern_wait(t->w, r, NULL) : st, TERN_ERR_REMOTE_ACCESS);
+    CHECK(t, old == 7, "a refused atomic wrote its result");
+    st = tern_atomic(t->w, TERN_AMO_ADD, 8, 1, 0, NULL, gone.keys[peer], base_of(&gone, peer),
+                     NULL, &r);
+    if (st == TERN_INPROGRESS)
+        st = tern_wait(t->w, r, NULL);
+    if (st == TERN_OK) { /* no result: the flush reports it */
+        st = tern_flush(t->w, peer, NULL, &r);
+        st = st == TERN_INPROGRESS ? tern_wait(t->w, r, NULL) : st;
+    }
+    CHECK_ST(t, st, TERN_ERR_REMOTE_ACCESS);
+    th_barrier(t);
+    CHECK(t, gone.mem[0] == 0x5A && gone.mem[8] == 0x5A, "a destroyed region changed");
+    win_close(t, &gone);
+    return 0;
+}
+
+static int case_rma_amo_device_alloc(th_t *t)
+{
+    return amo_device(t, 1);
+}
+
 int64_t rma_counter(tern_worker_t *w, const char *name)
 {
     tern_counter_t c[128];
@@ -526,6 +682,11 @@ const th_case_t th_rma_cases[] = {
     {"rma_accumulate_alloc", case_rma_accumulate_alloc},
     {"rma_workers_alloc", case_rma_workers_alloc},
     {"rma_soak_alloc", case_rma_soak_alloc},
+    {"rma_amo_device", case_rma_amo_device},
+    {"rma_amo_device_alloc", case_rma_amo_device_alloc},
+    {"rma_soak_device", case_rma_soak_device},
+    /* last: a refused device atomic takes its VC's RMA QP down for good */
+    {"rma_amo_device_gone", case_rma_amo_device_gone},
     {"peer_rma", case_peer_rma}, /* never in "all": rank 1 dies */
     {NULL, NULL},
 };

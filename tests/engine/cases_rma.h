@@ -50,6 +50,7 @@ int case_rma_acc_refused(th_t *t);
 int case_barrier_waits(th_t *t);
 /* The paths cases (cases_rma_paths.c). */
 int case_rma_soak(th_t *t);
+int case_rma_soak_device(th_t *t);
 int case_rma_direct(th_t *t);
 int case_rma_cma(th_t *t);
 int case_rma_cq(th_t *t);

@@ -25,12 +25,26 @@ static uint64_t rnd(uint64_t *s)
  * checked against a shadow copy of its lanes: a get reads what the shadow
  * says (after a flush: puts and gets are not ordered), a fetching atomic
  * fetches it; at the end every lane is read back.  Reports the counts. */
+static int soak(th_t *t, unsigned extra);
+
 int case_rma_soak(th_t *t)
+{
+    return soak(t, 0);
+}
+
+/* The same on regions whose atomics go through the device
+ * (TERN_REGION_ATOMIC_DEVICE: the soak's atomics are 8-byte fetch-adds). */
+int case_rma_soak_device(th_t *t)
+{
+    return soak(t, TERN_REGION_ATOMIC_DEVICE);
+}
+
+static int soak(th_t *t, unsigned extra)
 {
     const char *e = getenv("TERN_TEST_RMA_OPS");
     long ops = e != NULL ? atol(e) : 4000;
     win_t w;
-    if (win_open(t, &w, (size_t)t->size * LANE, TERN_REGION_READ | TERN_REGION_WRITE, 0))
+    if (win_open(t, &w, (size_t)t->size * LANE, TERN_REGION_READ | TERN_REGION_WRITE | extra, 0))
         return -1;
     uint8_t *shadow = calloc((size_t)t->size, LANE); /* my lane at rank r: shadow + r * LANE */
     uint8_t *buf = malloc(LANE), *got = malloc(LANE);
@@ -104,7 +118,8 @@ int case_rma_soak(th_t *t)
     int nc = tern_worker_counters(t->w, c, 128);
     for (int i = 0; i < nc && i < 128; i++)
         if (strstr(c[i].name, ".fault_") != NULL || strcmp(c[i].name, "rma.native") == 0 ||
-            strcmp(c[i].name, "rma.sent") == 0 || strcmp(c[i].name, "rma.cma") == 0)
+            strcmp(c[i].name, "rma.sent") == 0 || strcmp(c[i].name, "rma.cma") == 0 ||
+            strcmp(c[i].name, "verbs.amo_posts") == 0)
             printf("rma_soak: rank %d: %s=%llu\n", t->rank, c[i].name,
                    (unsigned long long)c[i].value);
     fflush(stdout);
@@ -536,7 +551,9 @@ int case_rma_native(th_t *t)
 int case_rma_replay(th_t *t)
 {
     enum { N = 48, SZ = 256 };
-    win_t live, gone;
+    win_t live, gone, ctr;
+    if (win_open(t, &ctr, 64, TERN_REGION_READ | TERN_REGION_WRITE | TERN_REGION_ATOMIC_DEVICE, 0))
+        return -1;
     if (win_open(t, &live, N * SZ, TERN_REGION_READ | TERN_REGION_WRITE, 0))
         return -1;
     if (win_open(t, &gone, 4096, TERN_REGION_READ | TERN_REGION_WRITE, 0)) {
@@ -556,6 +573,12 @@ int case_rma_replay(th_t *t)
         for (int k = 0; k < N; k++)
             memset(src[k], (uint8_t)(k + 16 * round + t->rank), SZ);
         int n = 0;
+        /* a device fetch-and-add behind each put, on the right-hand rank's
+         * counter (only this rank adds to it): those handed back by the
+         * failed QP go as packets, and each must still fetch its turn */
+        uint64_t olds[N];
+        tern_request_t *areq[N] = {NULL};
+        tern_status_t ast[N];
         for (int k = 0; k < N; k++) {
             if (k == N / 4) { /* the refused one */
                 st[n] = tern_put(t->w, src[k], 8, gone.keys[right], base_of(&gone, right), NULL,
@@ -565,6 +588,15 @@ int case_rma_replay(th_t *t)
             st[n] = tern_put(t->w, src[k], SZ, live.keys[right], b + (uint64_t)k * SZ, NULL,
                              &req[n]);
             n++;
+            ast[k] = tern_atomic(t->w, TERN_AMO_ADD, 8, 1, 0, &olds[k], ctr.keys[right],
+                                 base_of(&ctr, right), NULL, &areq[k]);
+        }
+        for (int k = 0; k < N; k++) {
+            if (ast[k] == TERN_INPROGRESS)
+                ast[k] = tern_wait(t->w, areq[k], NULL);
+            CHECK(t, ast[k] == TERN_OK && olds[k] == (uint64_t)(round * N + k),
+                  "round %d, atomic %d: %s, fetched %llu (%d expected: in order)", round, k,
+                  tern_strerror(ast[k]), (unsigned long long)olds[k], round * N + k);
         }
         for (int i = 0; i < n; i++) {
             if (st[i] == TERN_INPROGRESS)
@@ -600,7 +632,11 @@ int case_rma_replay(th_t *t)
     }
     printf("rma_replay: rank %d: %lld operations replayed as packets\n", t->rank,
            (long long)(rma_counter(t->w, "rma.replayed") - replayed0));
+    uint64_t count;
+    memcpy(&count, ctr.mem, 8);
+    CHECK(t, count == 2 * N, "the counter: %llu, %d expected", (unsigned long long)count, 2 * N);
     win_close(t, &gone);
     win_close(t, &live);
+    win_close(t, &ctr);
     return 0;
 }

@@ -3,14 +3,16 @@
 # (4 ranks x RMA_SOAK_OPS, 250000 by default), every one checked against a
 # shadow copy of the origin's lanes (tests/engine/cases_rma.c, rma_soak),
 # over every built netmod: shm (puts and gets by the same-host copy, at
-# every size: TERN_RMA_CMA_THRESHOLD=0; then
-# with TERN_CMA=off through the target), tcp on loopback, verbs on tests/ibloop (its
-# RDMA writes and reads, then with TERN_VERBS_RMA=0 packets only), dpdk
-# on memif, and dpdk with its fault shim dropping, holding back,
-# duplicating and corrupting 1 % of the frames (which must show it acted);
-# then on allocated regions (rma_soak_alloc), which the peers on this host
-# map (direct) and, with TERN_RMA_MAP=0, reach by the same-host copy (the
-# target's progress serves both kinds alike: the TERN_CMA=off run above).  Every rank must report 0 lost, 0 corrupt.  The seed is random
+# every size: TERN_RMA_CMA_THRESHOLD=0; then with TERN_CMA=off through the
+# target), tcp on loopback, verbs on tests/ibloop (its RDMA writes and
+# reads, then with TERN_VERBS_RMA=0 packets only, then on regions whose
+# atomics go through the device: TERN_REGION_ATOMIC_DEVICE), dpdk on memif,
+# and dpdk with its fault shim dropping, holding back, duplicating and
+# corrupting 1 % of the frames (which must show it acted); then on
+# allocated regions (rma_soak_alloc), which the peers on this host map
+# (direct) and, with TERN_RMA_MAP=0, reach by the same-host copy (the
+# target's progress serves both kinds alike: the TERN_CMA=off run above).
+# Every rank must report 0 lost, 0 corrupt.  The seed is random
 # unless RMA_SOAK_SEED is set; every run prints it.
 . "${srcdir:-.}/tests/engine/lib.sh"
 INFO=${TERN_INFO:-./tern_info}
@@ -60,6 +62,13 @@ for nm in tcp verbs dpdk; do
             soak "verbs, one-sided as packets (TERN_VERBS_RMA=0)" rma_soak &&
             [ "$(grep -Ec '^rma_soak: rank [0-9]: rma\.native=0$' "$out")" -eq 4 ]) ||
             fail "verbs with TERN_VERBS_RMA=0"
+        # regions whose atomics go through the device: every fetch-add one
+        # RDMA atomic (or one loopback atomic on the rank's own region)
+        (set -a && . "${srcdir:-.}/netmods/verbs/test.env" && set +a &&
+            export TERN_NETMODS=verbs TERN_TEST_NETMOD=verbs &&
+            soak "verbs, device atomics (TERN_REGION_ATOMIC_DEVICE)" rma_soak_device &&
+            [ "$(grep -Ec '^rma_soak: rank [0-9]: verbs\.amo_posts=[1-9]' "$out")" -eq 4 ]) ||
+            fail "verbs, device atomics: not every rank posted RDMA atomics"
     fi
 done
 if has dpdk; then

@@ -112,9 +112,25 @@ TERN_TEST_RMA_NATIVE=1 run_engine 2 "--bind-to none" rma_native >"$out" 2>&1 ||
 cat "$out"
 TERN_VERBS_RMA=0 TERN_TEST_RMA_NATIVE=0 run_engine 2 "--bind-to none" rma_native >"$out" 2>&1 ||
     { cat "$out"; fail "rma_native with TERN_VERBS_RMA=0"; }
+# device atomics (TERN_REGION_ATOMIC_DEVICE, created and allocated
+# regions): every rank's fetch-adds and compare-and-swaps on every rank's
+# region give exact totals and one winner; each on a peer's region is one
+# RDMA atomic, each on its own one loopback atomic; none with
+# TERN_VERBS_AMO=0 (packets and the target's CPU), same totals
+for np in 2 3; do
+    TERN_TEST_AMO_DEVICE=1 run_engine $np "--bind-to none" rma_amo_device rma_amo_device_alloc \
+        >"$out" 2>&1 || { cat "$out"; fail "device atomics at $np ranks"; }
+    cat "$out"
+done
+TERN_VERBS_AMO=0 TERN_TEST_AMO_DEVICE=0 run_engine 2 "--bind-to none" rma_amo_device \
+    rma_amo_device_alloc >"$out" 2>&1 || { cat "$out"; fail "TERN_VERBS_AMO=0"; }
+# a destroyed device region: its atomics refused by the owner's device
+run_engine 2 "--bind-to none" rma_amo_device_gone >"$out" 2>&1 ||
+    { cat "$out"; fail "device atomics on a destroyed region"; }
 # a put refused by the target's device (its region destroyed) among others
 # in flight: it alone is refused (the flush says so), what was posted
-# behind it goes back to the engine and out as packets (rma.replayed)
+# behind it goes back to the engine and out as packets (rma.replayed),
+# device atomics among them still fetching in order
 for np in 2 3; do
     run_engine $np "--bind-to none" rma_replay >"$out" 2>&1 ||
         { cat "$out"; fail "rma_replay at $np ranks"; }

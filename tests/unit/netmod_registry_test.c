@@ -161,6 +161,11 @@ static tern_status_t t_rma_pack(void *s, void *h, void *b, size_t *l)
     (void)s, (void)h, (void)b, (void)l;
     return TERN_ERR_UNSUPPORTED;
 }
+static tern_status_t t_rma_flush(tern_vc_t *vc, tern_request_t *p)
+{
+    (void)vc, (void)p;
+    return TERN_OK;
+}
 static tern_status_t t_rma_op(tern_vc_t *vc, tern_request_t *r, const void *k, size_t kl)
 {
     (void)vc, (void)r, (void)k, (void)kl;
@@ -195,6 +200,9 @@ int main(void)
     const tern_nm_rma_ops_t rma_no_flush = {.reg = t_rma_reg, .dereg = t_rma_dereg,
                                             .pack = t_rma_pack, .put = t_rma_op,
                                             .get = t_rma_op};
+    tern_nm_rma_ops_t rma_half_amo = rma_no_flush;
+    rma_half_amo.flush = t_rma_flush;
+    rma_half_amo.amo = t_rma_op; /* amo without amo_local */
 
     const bad_case_t bad[] = {
         {"another ABI",
@@ -229,6 +237,9 @@ int main(void)
         {"rma table without flush",
          {.abi = TERN_NETMOD_ABI, .name = "t-rma", .core = &core_full, .rma = &rma_no_flush},
          {"t-rma", "rma", "without flush"}},
+        {"rma table with amo but no amo_local",
+         {.abi = TERN_NETMOD_ABI, .name = "t-amo", .core = &core_full, .rma = &rma_half_amo},
+         {"t-amo", "rma", "amo_local"}},
         {"conn table without vc_init_remote",
          {.abi = TERN_NETMOD_ABI, .name = "t-conn", .core = &core_full, .conn = &conn_half},
          {"t-conn", "conn", "without vc_init_remote"}},
