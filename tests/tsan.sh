@@ -10,6 +10,8 @@
 #     block_wake  TERN_WAIT_MODE=block: a blocked receive is woken by the
 #                 arrival
 #     workers     each rank drives worker 0 and worker 1 from two threads
+#     rma_*       one-sided from two workers, a region destroyed under
+#                 another thread's puts, errors, CQ completion, device atomics
 #   the workers case again with TERN_LMT_MODE=get and =put over shm: the
 #     two workers register memory through the process's one registration
 #     cache, whose userfaultfd monitor thread runs beside them
@@ -25,7 +27,7 @@ supp=$(cd "${srcdir:-.}" && pwd)/tests/tsan.supp
 TSAN_OPTIONS="suppressions=$supp halt_on_error=0 exitcode=66 second_deadlock_stack=1"
 TERN_NUM_WORKERS=2 TERN_WAIT_MODE=block TERN_HEALTH_MS=20000
 export TSAN_OPTIONS TERN_NUM_WORKERS TERN_WAIT_MODE TERN_HEALTH_MS
-cases="wakeup block_wake workers rma_workers rma_workers_alloc rma_destroy_race rma_errors rma_cq"
+cases="wakeup block_wake workers rma_workers rma_workers_alloc rma_destroy_race rma_errors rma_cq rma_amo_device"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 failed=0
