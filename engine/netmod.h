@@ -264,19 +264,21 @@ typedef struct tern_nm_conn_ops {
  * atomics (a property of the device, never of the moment: the same region's
  * atomics must not be split between the device and the CPU).
  * amo (vc, r, kb, klen): one atomic on vc at r->remote_id: operation
- *   r->space & ~TERN_RMA_NATIVE_AMO (tern_amo), operand r->data, compare
- *   r->match_tag, the old
- *   value (8 bytes) into r's cursor when r->msg_len is 8 (0: none wanted).
+ *   r->space & 0xff (tern_amo), operand r->data, compare r->match_tag, the
+ *   old value (8 bytes) into r's cursor when r->space has
+ *   TERN_RMA_NATIVE_AMO_FETCH.
  *   Posted in the order of the calls, after every atomic before it (a full
- *   queue holds it back, never reorders it); TERN_INPROGRESS, completed
- *   through tern_rma_native_done (TERN_ERR_AGAIN: the engine sends it);
- *   TERN_ERR_UNSUPPORTED: the engine sends it (only when nothing of the
- *   netmod's on vc could still be carried out after it).
+ *   queue or a connection not yet up holds it back, never reorders it);
+ *   TERN_INPROGRESS, completed through tern_rma_native_done (TERN_ERR_AGAIN:
+ *   not carried out, the engine sends it; never for one whose outcome is
+ *   unknown: an atomic is not idempotent); TERN_ERR_UNSUPPORTED: the engine
+ *   sends it (only when no atomic of the netmod's on vc is outstanding).
  * amo_local (state, h, addr, op, value, compare, *old): the same on this
  *   process's region h at addr, through the device, done at return (the
  *   owner's own atomics, and those peers sent as packets). */
 #define TERN_NM_KEY_MAX 48
-#define TERN_RMA_NATIVE_AMO 0x100 /* an amo request's mark in r->space */
+#define TERN_RMA_NATIVE_AMO 0x100       /* an amo request's mark in r->space */
+#define TERN_RMA_NATIVE_AMO_FETCH 0x200 /* ... and the old value is wanted */
 typedef tern_status_t tern_nm_rma_reg_fn(void *state, void *addr, size_t len, unsigned access,
                                          void **h);
 typedef void tern_nm_rma_dereg_fn(void *state, void *h);

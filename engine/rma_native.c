@@ -23,6 +23,7 @@
  * them, and a flush part it holds comes back after them (replayed), so
  * that part's RMA_FLUSH follows them on the VC's stream and covers them.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,11 +168,13 @@ tern_status_t tern_rma_native_amo(tern_worker_t *w, tern_vc_t *vc, const tern_ke
     r->vc = vc;
     r->peer = r->match_src = key->peer;
     struct iovec iov = {.iov_base = result, .iov_len = result != NULL ? 8 : 0};
-    r->msg_len = iov.iov_len;
+    r->msg_len = 8; /* its CQ entry's length, as the other paths report it */
     tern_request_bind_buffer(r, &iov, 1, NULL);
     r->remote_id = raddr;
     r->tag = key->id;
-    r->space = (uint16_t)(TERN_RMA_NATIVE_AMO | aop); /* the replay's mark and operation */
+    /* the replay's mark, whether it fetches, and the operation */
+    r->space = (uint16_t)(TERN_RMA_NATIVE_AMO | (result != NULL ? TERN_RMA_NATIVE_AMO_FETCH : 0) |
+                          aop);
     r->data = value;
     r->match_tag = compare;
     r->flags |= TERN_REQF_USER;
@@ -192,13 +195,25 @@ tern_status_t tern_rma_amo_local(tern_worker_t *w, const tern_region_t *r, uint6
     if (!(r->flags & TERN_REGION_ATOMIC_DEVICE) || r->nm == NULL || r->nm->rma->amo_local == NULL)
         return TERN_ERR_UNSUPPORTED;
     /* this worker's instance of that netmod (the registration is worker
-     * 0's, on a protection domain all of them share) */
+     * 0's, on a protection domain all of them share), made now if this
+     * worker has not needed it yet: never the CPU for a region whose
+     * atomics the device takes */
     for (int i = 0; i < w->num_netmods; i++) {
         tern_netmod_inst_t *n = &w->netmods[i];
-        if (n->desc == r->nm->desc && n->initialized)
-            return n->rma->amo_local(n->state, r->nm_h, addr, aop, value, compare, old);
+        if (n->desc != r->nm->desc)
+            continue;
+        tern_status_t st = tern_netmod_ensure(w, i);
+        if (st != TERN_OK) {
+            char why[200];
+            snprintf(why, sizeof(why), "%s", tern_last_error());
+            return tern_error(st, "atomic on region %u through the %s device: worker %d cannot "
+                                  "open it (%s)",
+                              r->index, n->name, w->index, why);
+        }
+        return n->rma->amo_local(n->state, r->nm_h, addr, aop, value, compare, old);
     }
-    return TERN_ERR_UNSUPPORTED;
+    return tern_error(TERN_ERR_IO, "atomic on region %u: worker %d has no %s instance",
+                      r->index, w->index, r->nm->name);
 }
 
 /* r handed back: the engine's path takes it now (see the top). */
@@ -218,11 +233,12 @@ static void replay(tern_request_t *r)
     r->flags = (r->flags & ~keep) | TERN_REQF_USER;
     if (st == TERN_OK && (r->space & TERN_RMA_NATIVE_AMO)) {
         /* an atomic: RMA_AMO, answered (the old value into r) when it fetches */
-        int aop = r->space & ~TERN_RMA_NATIVE_AMO;
+        int aop = r->space & 0xff;
+        bool fetch = (r->space & TERN_RMA_NATIVE_AMO_FETCH) != 0;
         uint64_t ops[2] = {r->data, r->match_tag};
         r->space = 0;
-        uint64_t id = r->msg_len != 0 ? tern_lmt_track(vc, r) : 0;
-        if (r->msg_len != 0 && id == 0) {
+        uint64_t id = fetch ? tern_lmt_track(vc, r) : 0;
+        if (fetch && id == 0) {
             st = tern_error(TERN_ERR_NO_MEMORY, "atomic request id");
         } else {
             tern_pkt_hdr_t h = {.type = TERN_PKT_RMA_AMO, .flags = (uint8_t)aop, .space = 8,

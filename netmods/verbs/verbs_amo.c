@@ -14,11 +14,16 @@
  *
  * Order: atomics from one worker on one key are applied in the order they
  * were started (tern/rma.h).  On the RMA QP, RC executes them in posting
- * order; one that cannot be posted now (the queue is full, or the QP failed
- * and is still handing back what it held) waits in amo_pend and every later
- * one queues behind it.  A failed QP's atomics, those it handed back and
- * those waiting, go to the engine in that order (packets, applied by the
- * owner through its device): never one overtaking another.
+ * order; one that cannot be posted now (the connection is not up yet, the
+ * queue or the send CQ is full, or the QP failed and is still handing back
+ * what it held) waits in amo_pend and every later one queues behind it;
+ * the poll posts them as room comes.  A failed QP's atomics, those it
+ * handed back and those waiting, go to the engine in that order (packets,
+ * applied by the owner through its device): never one overtaking another.
+ * Only those known not to have been executed go again: the ones never
+ * posted, and those flushed behind a refusal of ours (RC's responder
+ * executes nothing after the NAK).  After any other failure an atomic in
+ * flight may have been applied: it fails (TERN_ERR_IO), never twice.
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -38,18 +43,17 @@ bool tern_verbs_amo_ok(const tern_verbs_t *v)
 
 /* ---- the origin: the VC's RMA QP ----------------------------------------------- */
 
-void tern_verbs_amo_setup(tern_verbs_vc_t *tv)
+/* The registered words of the VC's atomics' old values, made at its first
+ * atomic (once: a failure keeps its atomics on packets for good). */
+static void setup(tern_verbs_vc_t *tv)
 {
     tern_verbs_t *v = tv->v;
-    tern_list_init(&tv->amo_pend);
-    tv->namo_pend = 0;
-    if (!tern_verbs_amo_ok(v))
-        return;
+    tv->amo_tried = true;
     size_t len = v->cfg->tx_depth * sizeof(uint64_t);
     tv->amo_res = calloc(v->cfg->tx_depth, sizeof(uint64_t));
     if (tv->amo_res != NULL)
         tv->amo_mr = ibv_reg_mr(v->dev->pd, tv->amo_res, len, IBV_ACCESS_LOCAL_WRITE);
-    if (tv->amo_mr == NULL) { /* atomics by packets on this VC, all of them */
+    if (tv->amo_mr == NULL) {
         tern_debug("verbs %s: no registered words for device atomics to rank %d: packets carry "
                    "them",
                    v->dev->name, tv->vc->rank);
@@ -80,7 +84,7 @@ static int post(tern_verbs_vc_t *tv, tern_request_t *r)
 {
     tern_verbs_t *v = tv->v;
     uint64_t seq = tv->rhead, depth = v->cfg->tx_depth;
-    int op = r->space & ~TERN_RMA_NATIVE_AMO;
+    int op = r->space & 0xff;
     struct ibv_sge sge = {.addr = (uintptr_t)&tv->amo_res[seq % depth], .length = 8,
                           .lkey = tv->amo_mr->lkey};
     struct ibv_send_wr wr = {.wr_id = TERN_VERBS_WR(WR_RMA, seq),
@@ -117,6 +121,7 @@ static void pend(tern_verbs_vc_t *tv, tern_request_t *r, bool front)
     else
         tern_list_push_tail(&tv->amo_pend, &r->link);
     tv->namo_pend++;
+    tv->v->amo_parked++;
 }
 
 static tern_request_t *unpend(tern_verbs_vc_t *tv)
@@ -124,24 +129,46 @@ static tern_request_t *unpend(tern_verbs_vc_t *tv)
     tern_request_t *r = TERN_CONTAINER_OF(tv->amo_pend.next, tern_request_t, link);
     tern_list_del(&r->link);
     tv->namo_pend--;
+    tv->v->amo_parked--;
     return r;
+}
+
+/* Is the VC's RMA QP settled: connected and up, or known to be absent or
+ * failed?  Before that an atomic waits (it must not go as a packet and
+ * then be overtaken by a later one on the QP). */
+static bool settled(const tern_verbs_vc_t *tv)
+{
+    return tv->conn == VC_CONNECTED || tv->conn == VC_DEAD;
 }
 
 tern_status_t tern_verbs_amo(tern_vc_t *vc, tern_request_t *r, const void *kb, size_t klen)
 {
     tern_verbs_vc_t *tv = tern_verbs_vc(vc);
     tern_verbs_region_key_t k;
-    if (tv == NULL || tv->rqp == NULL || tv->amo_mr == NULL || klen != sizeof(k))
+    if (tv == NULL || klen != sizeof(k) || !tern_verbs_amo_ok(tv->v))
         return TERN_ERR_UNSUPPORTED;
     memcpy(&k, kb, sizeof(k));
     /* the owner's device does atomics too (its key says so): else its CPU */
     if (k.version != TERN_VERBS_REGION_KEY_VERSION || !(k.flags & TERN_VERBS_KEY_AMO))
         return TERN_ERR_UNSUPPORTED;
-    /* a failed QP with nothing left to hand back: the engine's path from now on */
-    if (!tv->rma_up && tv->rtail == tv->rhead && tv->namo_pend == 0)
-        return TERN_ERR_UNSUPPORTED;
     TERN_REQ_NM(r, amo_nm_t)->rkey = k.rkey;
-    if (!tv->rma_up || tv->namo_pend != 0 || !room(tv)) {
+    if (!settled(tv)) {
+        if (tv->conn == VC_IDLE) { /* its first traffic: connect now */
+            tern_status_t st = tern_verbs_connect(tv);
+            if (st != TERN_OK)
+                return st;
+        }
+        pend(tv, r, false); /* the connection decides: the QP, or packets */
+        return TERN_INPROGRESS;
+    }
+    if (tv->rqp != NULL && tv->rma_up && !tv->amo_tried)
+        setup(tv);
+    bool usable = tv->rqp != NULL && tv->rma_up && tv->amo_mr != NULL;
+    /* nothing of ours on the QP, nothing waiting, and no QP to use: packets
+     * from now on, in order */
+    if (!usable && tv->rtail == tv->rhead && tv->namo_pend == 0)
+        return TERN_ERR_UNSUPPORTED;
+    if (!usable || tv->namo_pend != 0 || !room(tv)) {
         pend(tv, r, false); /* behind what went before it */
         return TERN_INPROGRESS;
     }
@@ -156,8 +183,12 @@ tern_status_t tern_verbs_amo(tern_vc_t *vc, tern_request_t *r, const void *kb, s
 
 void tern_verbs_amo_drain(tern_verbs_vc_t *tv)
 {
+    if (tv->namo_pend == 0 || !settled(tv))
+        return;
+    if (tv->rqp != NULL && tv->rma_up && !tv->amo_tried)
+        setup(tv);
     while (tv->namo_pend != 0) {
-        if (tv->rma_up) {
+        if (tv->rqp != NULL && tv->rma_up && tv->amo_mr != NULL) {
             if (!room(tv))
                 return;
             tern_request_t *r = unpend(tv);
@@ -171,17 +202,34 @@ void tern_verbs_amo_drain(tern_verbs_vc_t *tv)
         }
         if (tv->rtail != tv->rhead)
             return;
-        /* the QP failed and has handed back all it held: these go after */
+        /* no QP to use, and it holds nothing of ours: these go after, never
+         * posted (a live VC's go as packets, a failed one's fail) */
         tern_rma_native_done(unpend(tv), TERN_ERR_AGAIN);
     }
     if (!tv->rma_up)
         tern_verbs_rma_parts_done(tv, true); /* parts that counted them: behind the replays */
 }
 
+static void drain_vc(tern_verbs_vc_t *tv)
+{
+    if (tv->namo_pend != 0)
+        tern_verbs_amo_drain(tv);
+}
+
+void tern_verbs_amo_drain_all(tern_verbs_t *v)
+{
+    for (int r = 0; v->vcs != NULL && r < v->ctx->size && v->amo_parked != 0; r++)
+        drain_vc(&v->vcs[r]);
+    for (int i = 0; i < v->nremote && v->amo_parked != 0; i++)
+        drain_vc(v->remote[i]);
+}
+
 void tern_verbs_amo_fail(tern_verbs_vc_t *tv, tern_status_t st)
 {
     while (tv->namo_pend != 0)
         tern_rma_native_done(unpend(tv), st);
+    if (st == TERN_ERR_AGAIN) /* replayed: parts counting them answer behind */
+        tern_verbs_rma_parts_done(tv, true);
 }
 
 /* ---- the owner: a QP to itself ------------------------------------------------- */

@@ -414,6 +414,7 @@ void tern_verbs_connected(tern_verbs_vc_t *tv)
 {
     tv->conn = VC_CONNECTED;
     tv->rma_up = tv->rqp != NULL; /* both ends of it are past RTR now */
+    tern_verbs_amo_drain(tv);      /* atomics that waited for it: posted, or packets */
     tern_verbs_mark_pending(tv);
     tern_vc_connection_up(tv->vc); /* BYE at once if we terminated the VC meanwhile */
 }

@@ -266,6 +266,11 @@ typedef struct tern_verbs_vc {
      * amo_pend (req->link), in order */
     uint64_t *amo_res;
     struct ibv_mr *amo_mr;
+    bool amo_tried;           /* amo_res made (or failed: atomics by packets for good) */
+    /* the RMA QP's first failure was a refusal of one of ours (a NAK):
+     * RC executed nothing after it, so atomics flushed behind it may go
+     * again; any other failure leaves their outcome unknown */
+    bool amo_safe;
     tern_list_t amo_pend;
     uint32_t namo_pend;
 } tern_verbs_vc_t;
@@ -326,6 +331,7 @@ struct tern_verbs {
     struct ibv_cq *lb_cq;
     struct ibv_mr *lb_mr;
     uint64_t lb_res;
+    uint32_t amo_parked;      /* atomics waiting in VCs' amo_pend, all VCs */
     tern_verbs_stats_t stats;
 };
 
@@ -460,8 +466,9 @@ tern_status_t tern_verbs_amo_local(void *state, void *h, uint64_t addr, int op, 
                                    uint64_t compare, uint64_t *old);
 /* The RMA QP's atomics: scratch made with it, pending ones posted as room
  * comes or handed back once a failed QP has drained, all let go. */
-void tern_verbs_amo_setup(tern_verbs_vc_t *tv);
 void tern_verbs_amo_drain(tern_verbs_vc_t *tv);
+/* From the poll: every VC's waiting atomics (the send CQ had no room). */
+void tern_verbs_amo_drain_all(tern_verbs_t *v);
 void tern_verbs_amo_fail(tern_verbs_vc_t *tv, tern_status_t st);
 void tern_verbs_amo_free(tern_verbs_vc_t *tv);
 void tern_verbs_lb_close(tern_verbs_t *v);

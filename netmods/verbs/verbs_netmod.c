@@ -107,6 +107,7 @@ void tern_verbs_vc_setup(tern_verbs_t *v, tern_verbs_vc_t *tv, tern_vc_t *vc, ui
     tern_list_init(&tv->rdmaq);
     tern_list_init(&tv->live_link);
     tern_list_init(&tv->pend_link);
+    tern_list_init(&tv->amo_pend);
     vc->nm_vc = tv;
 }
 

@@ -196,7 +196,7 @@ unsigned tern_verbs_poll(void *state, int direction)
     /* the send CQ only holds signaled completions (one per signal_every
      * work requests, flushes, RDMA windows): read it when no receive came
      * in, when work waits for send resources, and every 16th poll */
-    if (k <= 0 || !tern_list_empty(&v->pending) || v->rma_inflight != 0 ||
+    if (k <= 0 || !tern_list_empty(&v->pending) || v->rma_inflight != 0 || v->amo_parked != 0 ||
         (v->polls & 15u) == 0) {
         v->stats.poll_cq++;
         k = ibv_poll_cq(v->scq, TERN_VERBS_POLL_BATCH, wc);
@@ -224,6 +224,8 @@ unsigned tern_verbs_poll(void *state, int direction)
             tv->on_pending = false;
         }
     }
+    if (v->amo_parked != 0) /* atomics waiting for room, a connection or a drained QP */
+        tern_verbs_amo_drain_all(v);
     if (v->scq_full) { /* data ran into the send CQ's limit: get the tails signaled */
         v->scq_full = false;
         tern_verbs_flush_all(v);

@@ -126,7 +126,10 @@ static tern_status_t rma_post(tern_vc_t *vc, tern_request_t *r, const void *kb, 
     uint64_t depth = v->cfg->tx_depth;
     memcpy(&k, kb, sizeof(k));
     size_t len = r->msg_len;
-    if (k.version != TERN_VERBS_REGION_KEY_VERSION || len > v->dev->port_attr.max_msg_sz ||
+    /* atomics waiting: a put or get posted now would take a seq a flush
+     * counted for them (a put or get is ordered with nothing: packets) */
+    if (tv->namo_pend != 0 || k.version != TERN_VERBS_REGION_KEY_VERSION ||
+        len > v->dev->port_attr.max_msg_sz ||
         tv->rhead - tv->rtail >= depth - 1 ||
         v->scq_outstanding >= v->scq_size - TERN_VERBS_SCQ_RESERVE)
         return TERN_ERR_UNSUPPORTED; /* a full queue: the engine's path meanwhile */
@@ -237,15 +240,18 @@ void tern_verbs_rma_wc(tern_verbs_vc_t *tv, const struct ibv_wc *wc)
     tern_verbs_rop_t *o = &tv->rops[seq % v->cfg->tx_depth];
     tern_request_t *r = o->req;
     bool amo = r != NULL && (r->space & TERN_RMA_NATIVE_AMO);
-    if (amo && wc->status == IBV_WC_SUCCESS && r->msg_len == 8) /* the old value */
+    if (amo && wc->status == IBV_WC_SUCCESS && (r->space & TERN_RMA_NATIVE_AMO_FETCH))
         tern_cursor_unpack(&r->cur, &tv->amo_res[seq % v->cfg->tx_depth], 8);
     rop_release(o);
     o->req = NULL;
     tv->rtail = seq + 1; /* every one is signaled: they come one by one, in order */
     v->scq_outstanding--;
     v->rma_inflight--;
-    if (wc->status != IBV_WC_SUCCESS)
+    if (wc->status != IBV_WC_SUCCESS) {
+        if (tv->rma_up) /* the first failure: ours refused (a NAK), or anything else */
+            tv->amo_safe = wc->status == IBV_WC_REM_ACCESS_ERR;
         tern_verbs_rma_down(tv, ibv_wc_status_str(wc->status));
+    }
     if (r != NULL) {
         tern_status_t st = TERN_OK;
         if (wc->status == IBV_WC_REM_ACCESS_ERR) {
@@ -254,13 +260,22 @@ void tern_verbs_rma_wc(tern_verbs_vc_t *tv, const struct ibv_wc *wc)
                             "%#llx (remote access error: the region is destroyed)",
                             v->dev->name, tv->vc->rank,
                             amo ? "atomic" : r->kind == TERN_REQ_SEND ? "write" : "read",
-                            amo ? (size_t)8 : r->msg_len, (unsigned long long)r->remote_id);
+                            r->msg_len, (unsigned long long)r->remote_id);
             /* a put, or an atomic with no result: done here, refused there */
-            if (r->kind == TERN_REQ_SEND || (amo && r->msg_len == 0)) {
+            if (r->kind == TERN_REQ_SEND || (amo && !(r->space & TERN_RMA_NATIVE_AMO_FETCH))) {
                 if (tv->rma_err == TERN_OK)
                     tv->rma_err = st;
                 st = TERN_OK;
             }
+        } else if (wc->status != IBV_WC_SUCCESS && amo && !tv->amo_safe) {
+            /* the QP failed for another reason (the peer's operation refused
+             * here, retries exhausted): the responder may have executed
+             * it, and an atomic must not be applied twice */
+            st = tern_error(TERN_ERR_IO,
+                            "verbs %s: a device atomic to rank %d at %#llx: its outcome is "
+                            "unknown (%s: the one-sided QP failed while it was in flight)",
+                            v->dev->name, tv->vc->rank, (unsigned long long)r->remote_id,
+                            ibv_wc_status_str(wc->status));
         } else if (wc->status != IBV_WC_SUCCESS) {
             st = TERN_ERR_AGAIN; /* not carried out: the engine sends it */
         }
@@ -282,7 +297,8 @@ void tern_verbs_rma_fail(tern_verbs_vc_t *tv, tern_status_t st)
         if (r != NULL)
             tern_rma_native_done(r, st);
     }
-    tern_verbs_amo_fail(tv, st);
+    /* never posted: the engine sends them (a live VC), else they fail */
+    tern_verbs_amo_fail(tv, tv->vc->state == TERN_VC_ACTIVE ? TERN_ERR_AGAIN : st);
     tern_verbs_rma_parts_done(tv, true);
 }
 
@@ -326,7 +342,6 @@ void tern_verbs_rma_create(tern_verbs_vc_t *tv)
     tv->rqp = qp;
     tv->rhead = tv->rtail = 0;
     tv->rpsn = (tv->psn + 0x800000u) & 0xffffffu;
-    tern_verbs_amo_setup(tv); /* none: atomics by packets on this VC */
 }
 
 void tern_verbs_rma_drop(tern_verbs_vc_t *tv)

@@ -494,6 +494,44 @@ ALLOC_CASE(rma_workers)
 ALLOC_CASE(rma_soak)
 ALLOC_CASE(rma_cq)
 
+/* A second worker's first traffic to its right-hand neighbour: fetch-adds
+ * issued back to back on a VC that connects only now (they wait for the
+ * connection, then go by the QP or as packets, never out of order). */
+struct amo_thread {
+    tern_worker_t *w;
+    const win_t *win;
+    int right;
+    _Atomic int done, stop;
+    int bad;
+};
+
+#define AMO_FIRST 200
+
+static void *amo_first(void *arg)
+{
+    struct amo_thread *a = arg;
+    uint64_t olds[AMO_FIRST];
+    tern_request_t *req[AMO_FIRST];
+    tern_status_t st[AMO_FIRST];
+    for (int i = 0; i < AMO_FIRST; i++)
+        st[i] = tern_atomic(a->w, TERN_AMO_ADD, 8, 1, 0, &olds[i], a->win->keys[a->right],
+                            base_of(a->win, a->right) + 40, NULL, &req[i]);
+    for (int i = 0; i < AMO_FIRST; i++) {
+        if (st[i] == TERN_INPROGRESS)
+            st[i] = tern_wait(a->w, req[i], NULL);
+        if (st[i] != TERN_OK || olds[i] != (uint64_t)i) {
+            fprintf(stderr, "second worker's atomic %d: %s, fetched %llu\n", i,
+                    tern_strerror(st[i]), (unsigned long long)olds[i]);
+            a->bad++;
+            break;
+        }
+    }
+    atomic_store(&a->done, 1);
+    while (!atomic_load(&a->stop))
+        tern_progress(a->w);
+    return NULL;
+}
+
 /* TERN_REGION_ATOMIC_DEVICE (created, or allocated: alloc): every rank,
  * the owner too, fetch-adds a counter in every rank's region (exact
  * totals), compare-and-swaps a word there (one winner each), and is
@@ -559,6 +597,20 @@ static int amo_device(th_t *t, int alloc)
     free(olds);
     free(reqs);
     free(sts);
+    /* a second worker (two per rank: the matrix's np2, verbs.sh): its VCs
+     * connect with its first atomics */
+    struct amo_thread at = {.win = &w, .right = peer};
+    pthread_t th;
+    int threads = tern_worker_create(t->ctx, &at.w) == TERN_OK;
+    if (threads && pthread_create(&th, NULL, amo_first, &at) != 0) {
+        tern_worker_destroy(at.w);
+        threads = 0;
+    }
+    if (threads) {
+        while (!atomic_load(&at.done))
+            tern_progress(t->w);
+        CHECK(t, at.bad == 0, "%s", "the second worker's first atomics came out of order");
+    }
     /* what the device has not: refused, nothing touched */
     uint32_t four = 0;
     int64_t one = 1;
@@ -576,7 +628,15 @@ static int amo_device(th_t *t, int alloc)
      * returns and keepalives may add a few) */
     int64_t all = rma_counter(t->w, "verbs.post_send") - all0;
     th_barrier(t);
-    uint64_t total, swapped, winners, untouched;
+    if (threads) { /* every rank's second worker has finished: let them go */
+        atomic_store(&at.stop, 1);
+        pthread_join(th, NULL);
+        tern_worker_destroy(at.w);
+    }
+    uint64_t total, swapped, winners, untouched, second;
+    memcpy(&second, w.mem + 40, 8);
+    CHECK(t, !threads || second == AMO_FIRST, "the second workers' counter: %llu",
+          (unsigned long long)second);
     memcpy(&total, w.mem, 8);
     memcpy(&swapped, w.mem + 8, 8);
     memcpy(&winners, w.mem + 16, 8);
@@ -624,22 +684,34 @@ static int case_rma_amo_device_gone(th_t *t)
     CHECK_ST(t, tern_region_destroy(gone.reg), TERN_OK);
     gone.reg = NULL;
     th_barrier(t);
-    uint64_t old = 7;
-    tern_request_t *r = NULL;
-    tern_status_t st = tern_atomic(t->w, TERN_AMO_ADD, 8, 1, 0, &old, gone.keys[peer],
-                                   base_of(&gone, peer), NULL, &r);
-    CHECK_ST(t, st == TERN_INPROGRESS ? tern_wait(t->w, r, NULL) : st, TERN_ERR_REMOTE_ACCESS);
-    CHECK(t, old == 7, "a refused atomic wrote its result");
-    st = tern_atomic(t->w, TERN_AMO_ADD, 8, 1, 0, NULL, gone.keys[peer], base_of(&gone, peer),
-                     NULL, &r);
-    if (st == TERN_INPROGRESS)
-        st = tern_wait(t->w, r, NULL);
-    if (st == TERN_OK) { /* no result: the flush reports it */
-        st = tern_flush(t->w, peer, NULL, &r);
-        st = st == TERN_INPROGRESS ? tern_wait(t->w, r, NULL) : st;
+    /* one rank at a time.  A refusal at a rank's end of a QP pair takes
+     * that end down too: an atomic the rank then posts before it learns so
+     * comes back flushed, its outcome unknown to the device's rules
+     * (TERN_ERR_IO, by design: never applied twice).  Rank 0 goes first:
+     * its QP is intact, the refusal is the device's */
+    for (int turn = 0; turn < t->size; turn++) {
+        if (turn == t->rank) {
+            uint64_t old = 7;
+            tern_request_t *r = NULL;
+            tern_status_t st = tern_atomic(t->w, TERN_AMO_ADD, 8, 1, 0, &old, gone.keys[peer],
+                                           base_of(&gone, peer), NULL, &r);
+            st = st == TERN_INPROGRESS ? tern_wait(t->w, r, NULL) : st;
+            if (t->rank == 0 || st != TERN_ERR_IO ||
+                strstr(tern_last_error(), "outcome is unknown") == NULL)
+                CHECK_ST(t, st, TERN_ERR_REMOTE_ACCESS);
+            CHECK(t, old == 7, "a refused atomic wrote its result");
+            st = tern_atomic(t->w, TERN_AMO_ADD, 8, 1, 0, NULL, gone.keys[peer],
+                             base_of(&gone, peer), NULL, &r);
+            if (st == TERN_INPROGRESS)
+                st = tern_wait(t->w, r, NULL);
+            if (st == TERN_OK) { /* no result: the flush reports it */
+                st = tern_flush(t->w, peer, NULL, &r);
+                st = st == TERN_INPROGRESS ? tern_wait(t->w, r, NULL) : st;
+            }
+            CHECK_ST(t, st, TERN_ERR_REMOTE_ACCESS);
+        }
+        th_barrier(t);
     }
-    CHECK_ST(t, st, TERN_ERR_REMOTE_ACCESS);
-    th_barrier(t);
     CHECK(t, gone.mem[0] == 0x5A && gone.mem[8] == 0x5A, "a destroyed region changed");
     win_close(t, &gone);
     return 0;

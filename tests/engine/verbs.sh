@@ -115,10 +115,11 @@ TERN_VERBS_RMA=0 TERN_TEST_RMA_NATIVE=0 run_engine 2 "--bind-to none" rma_native
 # device atomics (TERN_REGION_ATOMIC_DEVICE, created and allocated
 # regions): every rank's fetch-adds and compare-and-swaps on every rank's
 # region give exact totals and one winner; each on a peer's region is one
-# RDMA atomic, each on its own one loopback atomic; none with
+# RDMA atomic, each on its own one loopback atomic; a second worker's first
+# atomics wait for its VCs to connect and stay in order; none with
 # TERN_VERBS_AMO=0 (packets and the target's CPU), same totals
 for np in 2 3; do
-    TERN_TEST_AMO_DEVICE=1 run_engine $np "--bind-to none" rma_amo_device rma_amo_device_alloc \
+    TERN_NUM_WORKERS=2 TERN_TEST_AMO_DEVICE=1 run_engine $np "--bind-to none" rma_amo_device rma_amo_device_alloc \
         >"$out" 2>&1 || { cat "$out"; fail "device atomics at $np ranks"; }
     cat "$out"
 done
