@@ -195,24 +195,17 @@ tern_status_t tern_rma_amo_local(tern_worker_t *w, const tern_region_t *r, uint6
     if (!(r->flags & TERN_REGION_ATOMIC_DEVICE) || r->nm == NULL || r->nm->rma->amo_local == NULL)
         return TERN_ERR_UNSUPPORTED;
     /* this worker's instance of that netmod (the registration is worker
-     * 0's, on a protection domain all of them share), made now if this
-     * worker has not needed it yet: never the CPU for a region whose
-     * atomics the device takes */
+     * 0's, on a protection domain all of them share); a worker that has
+     * not opened it (it reaches no peer by it: a port's job) refuses:
+     * never the CPU for a region whose atomics the device takes */
     for (int i = 0; i < w->num_netmods; i++) {
         tern_netmod_inst_t *n = &w->netmods[i];
-        if (n->desc != r->nm->desc)
-            continue;
-        tern_status_t st = tern_netmod_ensure(w, i);
-        if (st != TERN_OK) {
-            char why[200];
-            snprintf(why, sizeof(why), "%s", tern_last_error());
-            return tern_error(st, "atomic on region %u through the %s device: worker %d cannot "
-                                  "open it (%s)",
-                              r->index, n->name, w->index, why);
-        }
-        return n->rma->amo_local(n->state, r->nm_h, addr, aop, value, compare, old);
+        if (n->desc == r->nm->desc && n->initialized && n->state != NULL)
+            return n->rma->amo_local(n->state, r->nm_h, addr, aop, value, compare, old);
     }
-    return tern_error(TERN_ERR_IO, "atomic on region %u: worker %d has no %s instance",
+    return tern_error(TERN_ERR_UNREACHABLE,
+                      "atomic on region %u: worker %d has not opened %s, whose device takes the "
+                      "region's atomics (TERN_REGION_ATOMIC_DEVICE)",
                       r->index, w->index, r->nm->name);
 }
 

@@ -187,6 +187,7 @@ void tern_verbs_amo_drain(tern_verbs_vc_t *tv)
         return;
     if (tv->rqp != NULL && tv->rma_up && !tv->amo_tried)
         setup(tv);
+    bool handed = false;
     while (tv->namo_pend != 0) {
         if (tv->rqp != NULL && tv->rma_up && tv->amo_mr != NULL) {
             if (!room(tv))
@@ -205,9 +206,12 @@ void tern_verbs_amo_drain(tern_verbs_vc_t *tv)
         /* no QP to use, and it holds nothing of ours: these go after, never
          * posted (a live VC's go as packets, a failed one's fail) */
         tern_rma_native_done(unpend(tv), TERN_ERR_AGAIN);
+        handed = true;
     }
-    if (!tv->rma_up)
-        tern_verbs_rma_parts_done(tv, true); /* parts that counted them: behind the replays */
+    /* parts that counted them (and all the QP held: it is drained) answer
+     * behind the replays, whether the QP failed or never took atomics */
+    if (handed)
+        tern_verbs_rma_parts_done(tv, true, true);
 }
 
 static void drain_vc(tern_verbs_vc_t *tv)
@@ -229,7 +233,7 @@ void tern_verbs_amo_fail(tern_verbs_vc_t *tv, tern_status_t st)
     while (tv->namo_pend != 0)
         tern_rma_native_done(unpend(tv), st);
     if (st == TERN_ERR_AGAIN) /* replayed: parts counting them answer behind */
-        tern_verbs_rma_parts_done(tv, true);
+        tern_verbs_rma_parts_done(tv, true, true);
 }
 
 /* ---- the owner: a QP to itself ------------------------------------------------- */

@@ -472,8 +472,10 @@ void tern_verbs_amo_drain_all(tern_verbs_t *v);
 void tern_verbs_amo_fail(tern_verbs_vc_t *tv, tern_status_t st);
 void tern_verbs_amo_free(tern_verbs_vc_t *tv);
 void tern_verbs_lb_close(tern_verbs_t *v);
-/* Parts of flushes whose operations have all completed (verbs_rma.c). */
-void tern_verbs_rma_parts_done(tern_verbs_vc_t *tv, bool all);
+/* Parts of flushes whose operations have all completed (all: every one);
+ * replayed: operations they counted went as packets, so each part answers
+ * by an RMA_FLUSH behind them (verbs_rma.c). */
+void tern_verbs_rma_parts_done(tern_verbs_vc_t *tv, bool all, bool replayed);
 /* The address vector of a peer's card (verbs_cm.c). */
 void tern_verbs_fill_ah(const tern_verbs_t *v, const tern_verbs_card_t *c, struct ibv_ah_attr *ah);
 /* Deregister an MR (a cache entry's or a region's): mem_dereg and dereg

@@ -218,7 +218,7 @@ const tern_nm_rma_ops_t tern_verbs_rma_ops = {
  * Each is taken off the list before it is answered: answering may send
  * (a replayed part's RMA_FLUSH), and a VC failing in that send comes back
  * here through tern_verbs_rma_fail. */
-void tern_verbs_rma_parts_done(tern_verbs_vc_t *tv, bool all)
+void tern_verbs_rma_parts_done(tern_verbs_vc_t *tv, bool all, bool replayed)
 {
     while (tv->nrflush > 0 && (all || tv->rflush[0].seq <= tv->rtail)) {
         tern_request_t *p = tv->rflush[0].part;
@@ -227,7 +227,7 @@ void tern_verbs_rma_parts_done(tern_verbs_vc_t *tv, bool all)
         tern_status_t st = tv->rma_err;
         tv->rma_err = TERN_OK;
         /* the QP failed: what it handed back goes as packets, the part after them */
-        tern_rma_native_flushed(p, st, !tv->rma_up);
+        tern_rma_native_flushed(p, st, replayed);
     }
 }
 
@@ -281,7 +281,7 @@ void tern_verbs_rma_wc(tern_verbs_vc_t *tv, const struct ibv_wc *wc)
         }
         tern_rma_native_done(r, st);
     }
-    tern_verbs_rma_parts_done(tv, false);
+    tern_verbs_rma_parts_done(tv, false, !tv->rma_up);
     if (tv->namo_pend != 0)
         tern_verbs_amo_drain(tv); /* room now, or the failed QP has drained */
 }
@@ -299,7 +299,7 @@ void tern_verbs_rma_fail(tern_verbs_vc_t *tv, tern_status_t st)
     }
     /* never posted: the engine sends them (a live VC), else they fail */
     tern_verbs_amo_fail(tv, tv->vc->state == TERN_VC_ACTIVE ? TERN_ERR_AGAIN : st);
-    tern_verbs_rma_parts_done(tv, true);
+    tern_verbs_rma_parts_done(tv, true, !tv->rma_up);
 }
 
 /* ---- the QP ---------------------------------------------------------------------- */
@@ -347,10 +347,15 @@ void tern_verbs_rma_create(tern_verbs_vc_t *tv)
 void tern_verbs_rma_drop(tern_verbs_vc_t *tv)
 {
     tern_verbs_t *v = tv->v;
-    if (tv->rqp == NULL)
+    if (tv->rqp == NULL) { /* never had one: atomics that waited for it go (or fail) now */
+        tern_verbs_amo_fail(tv, tv->vc->state == TERN_VC_ACTIVE ? TERN_ERR_AGAIN
+                                                                : TERN_ERR_PEER_FAILED);
         return;
+    }
     tern_verbs_rma_fail(tv, TERN_ERR_PEER_FAILED);
     tv->rma_err = TERN_OK;
+    if (tv->rqp == NULL)
+        return; /* the VC failed in a replay above, and dropped it already */
     tern_verbs_qpn_del(v->qpns, tv->rqp->qp_num);
     ibv_destroy_qp(tv->rqp);
     tv->rqp = NULL;
