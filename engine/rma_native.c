@@ -117,6 +117,21 @@ void tern_key_nm_take(tern_key_t *key, const void *sect, size_t len)
 
 /* ---- operations ------------------------------------------------------------------ */
 
+/* The netmod's answer st to the operation r it was given: posted (counted,
+ * the caller's *req), or not (r released, st returned). */
+static tern_status_t posted(tern_worker_t *w, tern_vc_t *vc, tern_request_t *r, tern_status_t st,
+                            tern_request_t **req)
+{
+    if (st != TERN_INPROGRESS) {
+        tern_request_release(r);
+        return st;
+    }
+    w->rma_count[TERN_RMA_C_NATIVE]++;
+    vc->rma_native = true;
+    *req = r;
+    return TERN_INPROGRESS;
+}
+
 tern_status_t tern_rma_native_op(tern_worker_t *w, tern_vc_t *vc, const tern_key_t *key,
                                  const struct iovec *iov, int iovcnt, size_t len, uint64_t raddr,
                                  bool write, tern_request_t **req)
@@ -138,15 +153,8 @@ tern_status_t tern_rma_native_op(tern_worker_t *w, tern_vc_t *vc, const tern_key
     r->remote_id = raddr;
     r->tag = key->id;
     r->flags |= TERN_REQF_USER; /* the caller's (op_end may make it a CQ request) */
-    st = (write ? nm->rma->put : nm->rma->get)(vc, r, key->nm_key, key->nm_len);
-    if (st != TERN_INPROGRESS) {
-        tern_request_release(r);
-        return st;
-    }
-    w->rma_count[TERN_RMA_C_NATIVE]++;
-    vc->rma_native = true;
-    *req = r;
-    return TERN_INPROGRESS;
+    return posted(w, vc, r, (write ? nm->rma->put : nm->rma->get)(vc, r, key->nm_key, key->nm_len),
+                  req);
 }
 
 /* ---- atomics by the device (TERN_REGION_ATOMIC_DEVICE) ---------------------- */
@@ -178,15 +186,7 @@ tern_status_t tern_rma_native_amo(tern_worker_t *w, tern_vc_t *vc, const tern_ke
     r->data = value;
     r->match_tag = compare;
     r->flags |= TERN_REQF_USER;
-    st = nm->rma->amo(vc, r, key->nm_key, key->nm_len);
-    if (st != TERN_INPROGRESS) {
-        tern_request_release(r);
-        return st;
-    }
-    w->rma_count[TERN_RMA_C_NATIVE]++;
-    vc->rma_native = true;
-    *req = r;
-    return TERN_INPROGRESS;
+    return posted(w, vc, r, nm->rma->amo(vc, r, key->nm_key, key->nm_len), req);
 }
 
 tern_status_t tern_rma_amo_local(tern_worker_t *w, const tern_region_t *r, uint64_t addr,
