@@ -18,14 +18,31 @@
 #undef ibv_query_port
 #undef ibv_get_device_list
 
-static struct ibv_device ibloop_device = {
-    .node_type = IBV_NODE_CA,
-    .transport_type = IBV_TRANSPORT_IB,
-    .name = "ibloop0",
-    .dev_name = "uverbs0",
-    .dev_path = "/sys/class/infiniband_verbs/uverbs0",
-    .ibdev_path = "/sys/class/infiniband/ibloop0",
+/*
+ * The device, laid out as rdma-core's struct verbs_device (driver.h, not
+ * installed): the public struct ibv_device first, then the provider's ops
+ * pointer.  Provider libraries loaded beside ibloop (libmlx5 through UCX or
+ * DPDK, libefa through libfabric) tell their own devices by that pointer
+ * (mlx5dv_is_supported, efadv_query_device): NULL here, so ibloop0 is
+ * nobody's, and they answer "not supported" instead of reading past a bare
+ * struct ibv_device.  The fields after ops (refcount, list entry, sysfs
+ * node, core_support) are only read by libibverbs itself: zero.
+ */
+static struct {
+    struct ibv_device device;
+    const void *ops;
+    uint64_t rdma_core_private[6];
+} ibloop_verbs_device = {
+    .device = {
+        .node_type = IBV_NODE_CA,
+        .transport_type = IBV_TRANSPORT_IB,
+        .name = "ibloop0",
+        .dev_name = "uverbs0",
+        .dev_path = "/sys/class/infiniband_verbs/uverbs0",
+        .ibdev_path = "/sys/class/infiniband/ibloop0",
+    },
 };
+#define ibloop_device (ibloop_verbs_device.device)
 
 /* ---- addresses ---------------------------------------------------------- */
 /* Node GUID: per host (network namespace), known before attaching. */

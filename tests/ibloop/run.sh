@@ -3,13 +3,16 @@
 #
 #  1. the test binary, linked against the system -libverbs, must resolve
 #     every ibv_* reference to a version node ibloop's libibverbs.so.1
-#     defines, and ibloop must export every public symbol of the system one;
+#     defines, ibloop must export every public symbol of the system one and
+#     every private one that the installed provider libraries reference;
 #  2. all cases of ibloop_test (two processes each, fault injection
 #     included), then a RoCE-mode run, then two hosts in two network
 #     namespaces (skipped, with the reason, when ip netns is unusable);
 #  3. ibv_devinfo -v and rdma-core's ibv_{rc,srq,ud}_pingpong run on ibloop
 #     as outside users (skipped when ibverbs-utils is not installed), and
-#     libfabric's fi_info -l loads beside it (skipped without libfabric-bin);
+#     libfabric's fi_info -l loads beside it (skipped without libfabric-bin),
+#     and UCX's ucx_info -d lists its verbs transports on ibloop0 (libmlx5
+#     loaded beside ibloop; skipped without ucx-utils);
 #  4. nothing may be left in /dev/shm.
 set -u
 
@@ -17,6 +20,7 @@ B=$(pwd)
 LIBDIR=$B/tests/ibloop/.libs
 LIB=$LIBDIR/libibverbs.so.1
 T=$B/tests/ibloop/ibloop_test
+SRCDIR=$(cd "$(dirname "$0")" && pwd)
 FABRIC=check-$$
 UID_=$(id -u)
 fails=0
@@ -53,6 +57,19 @@ if command -v objdump >/dev/null 2>&1; then
         for s in $(cat ibloop-sys.tmp); do
             grep -qx "$s" ibloop-defs.tmp || fail "symbols: system $SYS exports $s, ibloop does not"
         done
+        # every private symbol the installed providers reference (libmlx5
+        # through UCX and DPDK, libefa through libfabric): ibloop_private.c
+        np=0
+        for prov in "${SYS%/*}"/libmlx4.so.1 "${SYS%/*}"/libmlx5.so.1 "${SYS%/*}"/libefa.so.1 \
+            "${SYS%/*}"/libibverbs/*.so; do
+            [ -e "$prov" ] || continue
+            for ref in $(dynsyms "$prov" | awk '$2 == "U" && $1 ~ /@IBVERBS_PRIVATE/ {print $1}'); do
+                np=$((np + 1))
+                grep -qx "$ref" ibloop-defs.tmp || fail "symbols: ${prov##*/} needs $ref, ibloop lacks it"
+            done
+        done
+        [ -e "${SYS%/*}/libmlx5.so.1" ] && [ "$np" -lt 50 ] &&
+            fail "symbols: only $np private references found in the providers"
     fi
     rm -f ibloop-defs.tmp ibloop-sys.tmp
     [ "$fails" -eq 0 ] && echo "ok symbols ($n references of the test binary resolve to ibloop)"
@@ -164,6 +181,25 @@ if command -v fi_info >/dev/null 2>&1; then
     rm -f ibloop-fi.tmp
 else
     echo "# skip fi_info: libfabric-bin not installed"
+fi
+
+# UCX's transports on ibloop: libuct_ib links libmlx5.so.1 (which must load
+# beside ibloop and find no mlx5 device), and UCX only lists a device whose
+# /dev/infiniband node exists (devnode.sh adds one in a private namespace)
+if command -v ucx_info >/dev/null 2>&1; then
+    rc=0
+    ext timeout 60 "$SRCDIR/devnode.sh" ucx_info -d >ibloop-ucx.tmp 2>&1 || rc=$?
+    if [ $rc = 77 ]; then
+        echo "# skip ucx_info: $(tail -1 ibloop-ucx.tmp)"
+    elif [ $rc = 0 ] && grep -A2 'Transport: rc_verbs' ibloop-ucx.tmp | grep -q 'Device: ibloop0:1' &&
+        grep -A2 'Transport: ud_verbs' ibloop-ucx.tmp | grep -q 'Device: ibloop0:1'; then
+        echo "ok ucx_info -d lists rc_verbs and ud_verbs on ibloop0"
+    else
+        fail "ucx_info -d on ibloop:"; grep -iE 'ibloop|verbs|error|undefined' ibloop-ucx.tmp | sed 's/^/#   /'
+    fi
+    rm -f ibloop-ucx.tmp
+else
+    echo "# skip ucx_info: ucx-utils not installed"
 fi
 
 # TCP ports for the pingpongs' out-of-band exchange: below the kernel's
