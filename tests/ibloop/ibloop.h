@@ -21,20 +21,37 @@
 
 #define IBLOOP_HIDDEN __attribute__((visibility("hidden")))
 
-/* ---- device limits (what ibv_query_device reports) -------------------- */
+/* ---- device limits ------------------------------------------------------
+ * The ceilings below size ibloop's own tables and arrays.  What the device
+ * reports (ibv_query_device, ibv_query_port) and grants (ibv_create_qp)
+ * depends on the mode it follows (IBLOOP_MODE: mlx5, the default, or rxe)
+ * and on the IBLOOP_MAX_* / IBLOOP_MTU overrides: struct ibloop_env. */
 #define IBLOOP_MAX_QP_WR 16384u
-#define IBLOOP_MAX_SGE 16u
+#define IBLOOP_MAX_SGE 32u
 #define IBLOOP_MAX_CQE 262143u
 #define IBLOOP_MAX_INLINE 1024u
 #define IBLOOP_MAX_RD_ATOM 16u
 #define IBLOOP_MAX_MSG (1u << 31)
 #define IBLOOP_MTU IBV_MTU_4096
 #define IBLOOP_MTU_BYTES 4096u
+/* mlx5: the largest send WQE (max_wqe_sz_sq of ConnectX-5/6), and the
+ * fixed part of a WQE that ibv_create_qp reserves before inline data */
+#define IBLOOP_MLX5_MAX_WQE 1024u
+#define IBLOOP_MLX5_WQE_OH_RC 192u
+#define IBLOOP_MLX5_WQE_OH_UD 64u
+/* what the two modes report as vendor */
+#define IBLOOP_MLX5_VENDOR_ID 0x02c9u    /* Mellanox */
+#define IBLOOP_MLX5_VENDOR_PART 4119u    /* ConnectX-5 (0x1017) */
+#define IBLOOP_RXE_VENDOR_ID 0xffffffu   /* rxe's RXE_VENDOR_ID */
 #define IBLOOP_GRH_BYTES 40u
 #define IBLOOP_PKEY 0xffffu
 #define IBLOOP_DEFAULT_QKEY_MSB 0x80000000u
 
 /* ---- environment (parsed once) ---------------------------------------- */
+enum { IBLOOP_MODE_MLX5, IBLOOP_MODE_RXE };
+#define IBLOOP_MTU_ENUM_BYTES(m) (128u << (m))
+#define IBLOOP_INLINE_BY_WQE UINT32_MAX /* mlx5: as much as the WQE holds */
+
 struct ibloop_env {
     char fabric[65];
     int roce;               /* IBLOOP_LINK_LAYER=ethernet */
@@ -43,10 +60,17 @@ struct ibloop_env {
     long drop_cqe;          /* IBLOOP_FAULT_DROP_CQE, 0 off */
     long link_down_after;   /* IBLOOP_FAULT_LINK_DOWN_AFTER, -1 off */
     long link_down_ms;      /* IBLOOP_FAULT_LINK_DOWN_MS, -1 forever */
+    long post_refuse_after; /* IBLOOP_FAULT_POST_REFUSE_AFTER, -1 off */
     long qp_fail_after;     /* IBLOOP_FAULT_QP_FAIL_AFTER, -1 off */
     long no_device;         /* IBLOOP_FAULT_NO_DEVICE */
     long die_in_lock;       /* IBLOOP_FAULT_DIE_IN_LOCK, 0 off */
     long timeout_ms;        /* IBLOOP_TIMEOUT_MS: cap of transport timeouts */
+    int mode;               /* IBLOOP_MODE: IBLOOP_MODE_MLX5 or _RXE */
+    uint32_t max_qp_wr;     /* reported limits: the mode's, or IBLOOP_MAX_QP_WR */
+    uint32_t max_sge;       /* IBLOOP_MAX_SGE */
+    uint32_t max_cqe;       /* IBLOOP_MAX_CQE */
+    uint32_t max_inline;    /* IBLOOP_MAX_INLINE, or IBLOOP_INLINE_BY_WQE */
+    uint32_t mtu;           /* IBLOOP_MTU: active MTU, enum ibv_mtu */
     int debug;              /* IBLOOP_DEBUG */
 };
 IBLOOP_HIDDEN const struct ibloop_env *ibloop_env(void);
@@ -198,6 +222,8 @@ struct ibloop_qp {
     struct ibloop_srq *srq;
     _Atomic int pending;           /* send queue has blocked work */
     uint32_t async_reported;
+    _Atomic bool sq_opened;        /* reached RTS since RESET: mlx5 takes posts
+                                    * in ERR only then */
 };
 
 struct ibloop_ah {
@@ -322,6 +348,7 @@ IBLOOP_HIDDEN int ibloop_query_device_ex(struct ibv_context *context,
 
 /* fault counters */
 IBLOOP_HIDDEN void ibloop_fault_count_send(void);
+IBLOOP_HIDDEN bool ibloop_fault_post_refused(void);
 IBLOOP_HIDDEN bool ibloop_fault_drop_cqe(void);
 IBLOOP_HIDDEN bool ibloop_fault_link_should_be_down(void);
 IBLOOP_HIDDEN void ibloop_fault_die_in_lock(void);

@@ -30,7 +30,7 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
     uint64_t ring;
     int i;
 
-    if (cqe < 1 || (uint32_t)cqe > IBLOOP_MAX_CQE || comp_vector < 0 ||
+    if (cqe < 1 || (uint32_t)cqe > ibloop_env()->max_cqe || comp_vector < 0 ||
         comp_vector >= context->num_comp_vectors ||
         (channel && channel->context != context)) {
         errno = EINVAL;
@@ -151,11 +151,60 @@ int ibv_destroy_cq(struct ibv_cq *ibcq)
     return 0;
 }
 
-int ibv_resize_cq(struct ibv_cq *cq, int cqe)
+/*
+ * Resizing: the ring is replaced by one of pow2(cqe + 1) entries holding the
+ * completions not yet polled, and ibv_cq->cqe becomes its size - 1 (mlx5
+ * and rxe alike).  Like mlx5, a size that rounds to the current one changes
+ * nothing.  Fewer entries than completions waiting is EINVAL (rxe checks it;
+ * the IB spec requires it; mlx5's firmware refuses it), as is 0 or more than
+ * max_cqe.  Producers (any process) hold the CQ lock while they push and
+ * pollers of this process hold poll_lock: both are held while the ring
+ * changes.
+ */
+int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
-    if (cqe < 1 || (uint32_t)cqe > IBLOOP_MAX_CQE)
+    struct ibloop_cq *cq = IBLOOP_CONTAINER(ibcq, struct ibloop_cq);
+    struct ibloop_wire_cq *w = ibloop_cq(cq->idx);
+    uint32_t size = 2, order, old_order;
+    uint64_t ring, old_ring, p, c;
+    int rc = 0;
+
+    if (cqe < 1 || (uint32_t)cqe > ibloop_env()->max_cqe)
         return EINVAL;
-    return cqe <= cq->cqe ? 0 : EOPNOTSUPP;
+    while (size < (uint32_t)cqe + 1)
+        size <<= 1;
+    if (size == w->size)
+        return 0;
+    ibloop_fab_lock(); /* the arena */
+    ring = ibloop_arena_alloc((uint64_t)size * sizeof(struct ibloop_wire_cqe), &order);
+    ibloop_fab_unlock();
+    if (!ring)
+        return ENOMEM;
+    pthread_mutex_lock(&cq->poll_lock);
+    ibloop_lock(&w->lock);
+    p = atomic_load_explicit(&w->prod, memory_order_relaxed);
+    c = atomic_load_explicit(&w->cons, memory_order_relaxed);
+    if (p - c > (uint64_t)cqe) {
+        rc = EINVAL;
+    } else {
+        struct ibloop_wire_cqe *to = ibloop_at(ring), *from = cq_ring(w);
+        for (uint64_t i = c; i != p; i++)
+            to[i & (size - 1)] = from[i & (w->size - 1)];
+        old_ring = w->ring;
+        old_order = w->ring_order;
+        w->ring = ring;
+        w->ring_order = order;
+        w->size = size;
+        ring = old_ring;
+        order = old_order;
+        ibcq->cqe = (int)size - 1;
+    }
+    ibloop_unlock(&w->lock);
+    pthread_mutex_unlock(&cq->poll_lock);
+    ibloop_fab_lock();
+    ibloop_arena_free(ring, order); /* the old ring, or the new one refused */
+    ibloop_fab_unlock();
+    return rc;
 }
 
 /* The CQ's channel gets an event (called with the CQ lock held). */
@@ -280,7 +329,7 @@ int ibloop_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
     struct ibloop_cq *cq = IBLOOP_CONTAINER(ibcq, struct ibloop_cq);
     struct ibloop_context *ctx = ibloop_ctx_of(ibcq->context);
     struct ibloop_wire_cq *w = ibloop_cq(cq->idx);
-    struct ibloop_wire_cqe *ring = cq_ring(w);
+    struct ibloop_wire_cqe *ring;
     uint64_t p, c;
     int k = 0;
 
@@ -289,6 +338,7 @@ int ibloop_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
     if (atomic_load_explicit(&ctx->npending, memory_order_relaxed))
         ibloop_ctx_progress(ctx, false);
     pthread_mutex_lock(&cq->poll_lock);
+    ring = cq_ring(w); /* resizing holds poll_lock */
     /* A1: pairs with R1 of the producer that wrote the entries */
     p = atomic_load_explicit(&w->prod, memory_order_acquire);
     c = atomic_load_explicit(&w->cons, memory_order_relaxed);

@@ -248,23 +248,28 @@ int ibv_close_device(struct ibv_context *context)
 /* ---- queries ------------------------------------------------------------- */
 static void fill_device_attr(struct ibv_device_attr *a)
 {
+    const struct ibloop_env *e = ibloop_env();
+    bool rxe = e->mode == IBLOOP_MODE_RXE;
+
     memset(a, 0, sizeof(*a));
-    snprintf(a->fw_ver, sizeof(a->fw_ver), "1.0.0 (ibloop)");
+    /* the vendor of the mode it follows (UCX, for one, reads vendor ids to
+     * pick device quirks), the firmware version saying what it really is */
+    snprintf(a->fw_ver, sizeof(a->fw_ver), "1.0.0 (ibloop %s)", rxe ? "rxe" : "mlx5");
     a->node_guid = htobe64(host_guid());
     a->sys_image_guid = a->node_guid;
     a->max_mr_size = 1ull << 46;
     a->page_size_cap = 0xfffff000u;
-    a->vendor_id = 0;
-    a->vendor_part_id = 0x1b10;
+    a->vendor_id = rxe ? IBLOOP_RXE_VENDOR_ID : IBLOOP_MLX5_VENDOR_ID;
+    a->vendor_part_id = rxe ? 0 : IBLOOP_MLX5_VENDOR_PART;
     a->hw_ver = 1;
     a->max_qp = (int)IBLOOP_NQP - 2;
-    a->max_qp_wr = (int)IBLOOP_MAX_QP_WR;
+    a->max_qp_wr = (int)e->max_qp_wr;
     a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT |
                           IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_CURR_QP_STATE_MOD;
-    a->max_sge = (int)IBLOOP_MAX_SGE;
-    a->max_sge_rd = (int)IBLOOP_MAX_SGE;
+    a->max_sge = (int)e->max_sge;
+    a->max_sge_rd = (int)e->max_sge;
     a->max_cq = (int)IBLOOP_NCQ;
-    a->max_cqe = (int)IBLOOP_MAX_CQE;
+    a->max_cqe = (int)e->max_cqe;
     a->max_mr = (int)IBLOOP_NMR - 1;
     a->max_pd = 1 << 20;
     a->max_qp_rd_atom = (int)IBLOOP_MAX_RD_ATOM;
@@ -273,8 +278,8 @@ static void fill_device_attr(struct ibv_device_attr *a)
     a->atomic_cap = IBV_ATOMIC_HCA;
     a->max_ah = 1 << 20;
     a->max_srq = (int)IBLOOP_NSRQ;
-    a->max_srq_wr = (int)IBLOOP_MAX_QP_WR;
-    a->max_srq_sge = (int)IBLOOP_MAX_SGE;
+    a->max_srq_wr = (int)e->max_qp_wr;
+    a->max_srq_sge = (int)e->max_sge;
     a->max_pkeys = 1;
     a->local_ca_ack_delay = 16;
     a->phys_port_cnt = 1;
@@ -317,7 +322,7 @@ int ibloop_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr 
     memset(&a, 0, sizeof(a));
     a.state = down ? IBV_PORT_DOWN : IBV_PORT_ACTIVE;
     a.max_mtu = IBLOOP_MTU;
-    a.active_mtu = IBLOOP_MTU;
+    a.active_mtu = (enum ibv_mtu)ibloop_env()->mtu;
     a.gid_tbl_len = ibloop_gid_count();
     a.port_cap_flags = ibloop_fab.roce ? 0x04010000u /* CM, IP based GIDs */
                                        : 0x00010000u;  /* CM */

@@ -34,6 +34,52 @@ static long env_long(const char *name, long dflt)
     return v;
 }
 
+/* a limit: the mode's default, or the variable within [lo, hi] */
+static uint32_t env_limit(const char *name, uint32_t dflt, uint32_t lo, uint32_t hi)
+{
+    long v = env_long(name, -1);
+
+    if (v < 0)
+        return dflt;
+    if (v < (long)lo || v > (long)hi) {
+        ibloop_log("ignoring %s=%ld (not in %u..%u)", name, v, lo, hi);
+        return dflt;
+    }
+    return (uint32_t)v;
+}
+
+/* The mode ibloop follows where providers differ, and the limits it
+ * reports.  mlx5 (ConnectX-5 as rdma-core 44's provider drives it): 30
+ * SGEs, inline data bounded by the 1 KiB WQE, active MTU 4096.  rxe (the
+ * kernel's soft RoCE on a 1500-byte netdev): 32 SGEs, 512 bytes inline,
+ * 32767 CQEs, active MTU 1024. */
+static void env_limits(void)
+{
+    const char *m = getenv("IBLOOP_MODE");
+    bool rxe = m && !strcasecmp(m, "rxe");
+    long mtu;
+
+    if (m && *m && !rxe && strcasecmp(m, "mlx5"))
+        ibloop_log("IBLOOP_MODE=%s unknown: following mlx5", m);
+    env.mode = rxe ? IBLOOP_MODE_RXE : IBLOOP_MODE_MLX5;
+    env.max_qp_wr = env_limit("IBLOOP_MAX_QP_WR", IBLOOP_MAX_QP_WR, 2, IBLOOP_MAX_QP_WR);
+    env.max_sge = env_limit("IBLOOP_MAX_SGE", rxe ? 32 : 30, 1, IBLOOP_MAX_SGE);
+    env.max_cqe = env_limit("IBLOOP_MAX_CQE", rxe ? 32767 : IBLOOP_MAX_CQE, 1, IBLOOP_MAX_CQE);
+    env.max_inline = env_limit("IBLOOP_MAX_INLINE", rxe ? 512 : IBLOOP_INLINE_BY_WQE, 0,
+                               IBLOOP_MAX_INLINE);
+    env.mtu = rxe ? IBV_MTU_1024 : IBLOOP_MTU;
+    mtu = env_long("IBLOOP_MTU", -1);
+    if (mtu >= 0) {
+        uint32_t e = IBV_MTU_256;
+        while (e < IBLOOP_MTU && IBLOOP_MTU_ENUM_BYTES(e) < (uint32_t)mtu)
+            e++;
+        if (IBLOOP_MTU_ENUM_BYTES(e) != (uint32_t)mtu)
+            ibloop_log("ignoring IBLOOP_MTU=%ld (256, 512, 1024, 2048 or 4096)", mtu);
+        else
+            env.mtu = e;
+    }
+}
+
 static void env_parse(void)
 {
     const char *f = getenv("IBLOOP_FABRIC");
@@ -59,10 +105,12 @@ static void env_parse(void)
     env.drop_cqe = env_long("IBLOOP_FAULT_DROP_CQE", 0);
     env.link_down_after = env_long("IBLOOP_FAULT_LINK_DOWN_AFTER", -1);
     env.link_down_ms = env_long("IBLOOP_FAULT_LINK_DOWN_MS", -1);
+    env.post_refuse_after = env_long("IBLOOP_FAULT_POST_REFUSE_AFTER", -1);
     env.qp_fail_after = env_long("IBLOOP_FAULT_QP_FAIL_AFTER", -1);
     env.no_device = env_long("IBLOOP_FAULT_NO_DEVICE", 0);
     env.die_in_lock = env_long("IBLOOP_FAULT_DIE_IN_LOCK", 0);
     env.timeout_ms = env_long("IBLOOP_TIMEOUT_MS", 100);
+    env_limits();
 }
 
 const struct ibloop_env *ibloop_env(void)
@@ -141,6 +189,7 @@ uint64_t ibloop_now_ns(void)
 /* ---- fault injection counters (per process) --------------------------- */
 static _Atomic long reg_count;
 static _Atomic long send_count;
+static _Atomic long post_count;
 static _Atomic long cqe_count;
 static _Atomic long foreign_push_count;
 
@@ -159,6 +208,16 @@ void ibloop_fault_count_send(void)
     n = atomic_fetch_add(&send_count, 1) + 1;
     if (n == lim + 1)
         ibloop_port_check();
+}
+
+/* IBLOOP_FAULT_POST_REFUSE_AFTER: after n work requests taken, every
+ * ibv_post_send refuses its first one as the provider refuses a WR beyond
+ * what the QP was granted (mlx5 ENOMEM, rxe EINVAL) */
+bool ibloop_fault_post_refused(void)
+{
+    long lim = ibloop_env()->post_refuse_after;
+
+    return lim >= 0 && atomic_fetch_add(&post_count, 1) >= lim;
 }
 
 bool ibloop_fault_link_should_be_down(void)

@@ -35,7 +35,7 @@ static const uint32_t rnr_us[32] = {
 
 uint32_t ibloop_psn_packets(uint64_t len, uint32_t mtu_enum)
 {
-    uint64_t mtu = 128ull << (mtu_enum ? mtu_enum : IBLOOP_MTU);
+    uint64_t mtu = 128ull << (mtu_enum ? mtu_enum : ibloop_env()->mtu);
     uint64_t n = (len + mtu - 1) / mtu;
 
     return n ? (uint32_t)n : 1;
@@ -471,7 +471,7 @@ static struct xres exec_ud(struct ibloop_qp *qp, struct ibloop_wire_qp *q,
     uint32_t qkey;
 
     ibloop_qp_attr_read(q, &a);
-    if (w->length > IBLOOP_MTU_BYTES)
+    if (w->length > IBLOOP_MTU_ENUM_BYTES(ibloop_env()->mtu))
         return err(IBV_WC_LOC_LEN_ERR);
     if (local_iov(qp, w, 0, &liov))
         return err(IBV_WC_LOC_PROT_ERR);

@@ -72,7 +72,7 @@ static int check_values(const struct ibv_qp_attr *a, int mask, struct ibloop_wir
     if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index != 0)
         return EINVAL;
     if ((mask & IBV_QP_PATH_MTU) &&
-        (a->path_mtu < IBV_MTU_256 || a->path_mtu > IBLOOP_MTU))
+        (a->path_mtu < IBV_MTU_256 || a->path_mtu > (enum ibv_mtu)ibloop_env()->mtu))
         return EINVAL;
     if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > IBLOOP_MAX_RD_ATOM)
         return EINVAL;
@@ -174,8 +174,14 @@ int ibloop_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
         }
     }
     ibloop_unlock(&q->lock);
-    if (!rc)
+    if (!rc) {
+        struct ibloop_qp *lq = IBLOOP_CONTAINER(ibqp, struct ibloop_qp);
+        if (next == IBV_QPS_RTS)
+            atomic_store(&lq->sq_opened, true);
+        else if (next == IBV_QPS_RESET)
+            atomic_store(&lq->sq_opened, false);
         ibqp->state = (enum ibv_qp_state)next;
+    }
     return rc;
 }
 

@@ -3,6 +3,22 @@
  * SGEs, queue full, oversized inline data) fail the post and set *bad like
  * a provider does; everything else is found when the WR executes and is
  * reported by a completion.
+ *
+ * The error numbers are the followed provider's (rdma-core 44):
+ *
+ *   ibv_post_send          mlx5 (default)          rxe
+ *   not yet RTS            ENOMEM, *bad = wr       EINVAL, *bad = NULL
+ *   in ERR                 taken, flushed (ENOMEM  taken, flushed
+ *                          if never RTS)
+ *   num_sge too large      ENOMEM                  EINVAL
+ *   inline data too long   ENOMEM                  EINVAL
+ *   send queue full        ENOMEM                  ENOMEM
+ *   bad opcode, atomic     EINVAL                  EINVAL
+ *   length, UD without AH
+ *
+ * so ENOMEM on mlx5 does not mean "full": a caller must know its queue's
+ * occupancy to tell.  ibv_post_recv / ibv_post_srq_recv agree in both:
+ * ENOMEM full, EINVAL for too many SGEs or a QP in RESET.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -34,12 +50,15 @@ static int check_wr(struct ibloop_qp *qp, struct ibloop_wire_qp *q,
 {
     bool atomic = wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
                   wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+    /* beyond what the QP was granted */
+    int over = ibloop_env()->mode == IBLOOP_MODE_RXE ? EINVAL : ENOMEM;
 
     if (!opcode_ok(q->type, wr->opcode))
         return EINVAL;
-    if (wr->num_sge < 0 || (uint32_t)wr->num_sge > q->max_send_sge ||
-        (wr->num_sge && !wr->sg_list))
+    if (wr->num_sge < 0 || (wr->num_sge && !wr->sg_list))
         return EINVAL;
+    if ((uint32_t)wr->num_sge > q->max_send_sge)
+        return over;
     *len = 0;
     for (int i = 0; i < wr->num_sge; i++)
         *len += wr->sg_list[i].length;
@@ -47,7 +66,7 @@ static int check_wr(struct ibloop_qp *qp, struct ibloop_wire_qp *q,
         if (wr->opcode == IBV_WR_RDMA_READ || atomic)
             return EINVAL;
         if (*len > q->max_inline)
-            return EINVAL;
+            return over;
     }
     if (atomic && (wr->num_sge != 1 || wr->sg_list[0].length != 8))
         return EINVAL;
@@ -113,18 +132,25 @@ int ibloop_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
     struct ibloop_deferred d = {0};
     uint32_t st;
     uint64_t len;
-    bool pending;
+    bool pending, no_bad = false;
+    bool rxe = ibloop_env()->mode == IBLOOP_MODE_RXE;
     int rc = 0;
 
     ibloop_lock(&q->lock);
     st = atomic_load(&q->state);
     for (; wr; wr = wr->next) {
-        if (st != IBV_QPS_RTS && st != IBV_QPS_ERR) {
-            rc = EINVAL;
+        if (st != IBV_QPS_RTS && (st != IBV_QPS_ERR || (!rxe && !atomic_load(&qp->sq_opened)))) {
+            if (rxe)
+                no_bad = true; /* rxe's doorbell fails after the ring took them */
+            rc = rxe ? EINVAL : ENOMEM;
             break;
         }
         if ((rc = check_wr(qp, q, wr, &len)))
             break;
+        if (ibloop_fault_post_refused()) {
+            rc = rxe ? EINVAL : ENOMEM;
+            break;
+        }
         /* A5: slots up to sq_freed were polled (R5) */
         if (q->sq_tail - atomic_load_explicit(&q->sq_freed, memory_order_acquire) >=
             q->max_send_wr) {
@@ -140,7 +166,7 @@ int ibloop_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
     ibloop_unlock(&q->lock);
     ibloop_sq_after(qp, pending, &d);
     if (rc)
-        *bad = wr;
+        *bad = no_bad ? NULL : wr;
     return rc;
 }
 

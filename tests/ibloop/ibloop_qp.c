@@ -196,21 +196,90 @@ void ibloop_qp_reset_locked(struct ibloop_wire_qp *q)
 /* ---- create / destroy ----------------------------------------------------- */
 static _Atomic long qp_created;
 
-static int check_init(struct ibv_pd *pd, const struct ibv_qp_init_attr *ia)
+static uint32_t pow2_up(uint64_t x)
 {
+    uint64_t p = 1;
+
+    while (p < x)
+        p <<= 1;
+    return p > UINT32_MAX ? UINT32_MAX : (uint32_t)p;
+}
+
+static uint32_t align_up(uint32_t x, uint32_t a)
+{
+    return (x + a - 1) / a * a;
+}
+
+/*
+ * What the QP gets: the caps asked for, checked against the device's
+ * limits, then rounded up the way the followed provider does and written
+ * back into ia->cap (a program must read back what it got, not assume
+ * what it asked for).
+ *
+ * mlx5 (rdma-core 44, providers/mlx5/verbs.c): a send WQE is the fixed part
+ * (RC 192 bytes, UD 64) plus the larger of the inline segment (4-byte
+ * header + data, in 16-byte units) and the SGEs, in 64-byte units, at most
+ * 1 KiB; the inline data granted is what fills that WQE (asking 0..60
+ * gives 60, 64 gives 124, above 828 on RC fails); the send queue is rounded
+ * up to a power of two in bytes, the receive queue and its SGEs to powers
+ * of two.  rxe (the kernel's rxe_qp_chk_cap / rxe_qp_init_req): at most 512
+ * bytes inline, granted max(request, 16 x send SGEs), the send SGEs
+ * max(request, inline / 16); queue lengths as asked.
+ */
+static int grant_caps(const struct ibv_qp_init_attr *ia, struct ibv_qp_cap *g)
+{
+    const struct ibloop_env *e = ibloop_env();
     const struct ibv_qp_cap *cap = &ia->cap;
 
+    if (cap->max_send_wr > e->max_qp_wr || cap->max_send_sge > e->max_sge ||
+        cap->max_inline_data > e->max_inline)
+        return EINVAL;
+    if (!ia->srq && (cap->max_recv_wr > e->max_qp_wr || cap->max_recv_sge > e->max_sge))
+        return EINVAL;
+    *g = *cap;
+    if (e->mode == IBLOOP_MODE_RXE) {
+        uint32_t lim = e->max_inline;
+        if (g->max_inline_data < 16 * g->max_send_sge)
+            g->max_inline_data = 16 * g->max_send_sge;
+        if (g->max_inline_data > lim)
+            g->max_inline_data = lim;
+        if (g->max_send_sge < g->max_inline_data / 16)
+            g->max_send_sge = g->max_inline_data / 16;
+        if (g->max_send_sge > e->max_sge)
+            g->max_send_sge = e->max_sge;
+    } else if (cap->max_send_wr) {
+        uint32_t oh = ia->qp_type == IBV_QPT_UD ? IBLOOP_MLX5_WQE_OH_UD : IBLOOP_MLX5_WQE_OH_RC;
+        uint32_t inl = align_up(4 + cap->max_inline_data, 16);
+        uint32_t sges = 16 * cap->max_send_sge;
+        uint32_t wqe = align_up(oh + (inl > sges ? inl : sges), 64);
+        uint32_t sq;
+        if (wqe > IBLOOP_MLX5_MAX_WQE)
+            return EINVAL;
+        g->max_inline_data = wqe - oh - 4;
+        if (g->max_inline_data > e->max_inline)
+            g->max_inline_data = e->max_inline; /* a smaller device */
+        if (g->max_inline_data > IBLOOP_MAX_INLINE)
+            g->max_inline_data = IBLOOP_MAX_INLINE;
+        sq = pow2_up((uint64_t)cap->max_send_wr * wqe) / wqe;
+        g->max_send_wr = sq > e->max_qp_wr ? cap->max_send_wr : sq;
+    }
+    if (e->mode == IBLOOP_MODE_MLX5 && !ia->srq) {
+        uint32_t rq = pow2_up(cap->max_recv_wr);
+        uint32_t rs = pow2_up(16 * (cap->max_recv_sge ? cap->max_recv_sge : 1)) / 16;
+        if (cap->max_recv_wr)
+            g->max_recv_wr = rq > e->max_qp_wr ? cap->max_recv_wr : rq;
+        g->max_recv_sge = rs > e->max_sge ? cap->max_recv_sge : rs;
+    }
+    return 0;
+}
+
+static int check_init(struct ibv_pd *pd, const struct ibv_qp_init_attr *ia)
+{
     if (ia->qp_type != IBV_QPT_RC && ia->qp_type != IBV_QPT_UD)
         return EOPNOTSUPP;
     if (!ia->send_cq || !ia->recv_cq || ia->send_cq->context != pd->context ||
         ia->recv_cq->context != pd->context ||
         (ia->srq && ia->srq->context != pd->context))
-        return EINVAL;
-    if (cap->max_send_wr > IBLOOP_MAX_QP_WR || cap->max_send_sge > IBLOOP_MAX_SGE ||
-        cap->max_inline_data > IBLOOP_MAX_INLINE)
-        return EINVAL;
-    if (!ia->srq && (cap->max_recv_wr > IBLOOP_MAX_QP_WR ||
-                     cap->max_recv_sge > IBLOOP_MAX_SGE))
         return EINVAL;
     return 0;
 }
@@ -281,6 +350,8 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
 {
     struct ibloop_context *c;
     struct ibloop_qp *qp;
+    struct ibv_qp_cap granted;
+    struct ibv_qp_init_attr gia;
     long fail_after = ibloop_env()->qp_fail_after;
     int rc;
 
@@ -288,17 +359,19 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
         errno = EINVAL;
         return NULL;
     }
-    if ((rc = check_init(pd, ia))) {
+    if ((rc = check_init(pd, ia)) || (rc = grant_caps(ia, &granted))) {
         errno = rc;
         return NULL;
     }
+    gia = *ia;
+    gia.cap = granted; /* the QP is made with what it was granted */
     if (fail_after >= 0 && atomic_fetch_add(&qp_created, 1) >= fail_after) {
         errno = ENOMEM;
         return NULL;
     }
     c = ibloop_ctx_of(pd->context);
     qp = calloc(1, sizeof(*qp));
-    if (!qp || (rc = qp_wire_create(qp, pd, ia))) {
+    if (!qp || (rc = qp_wire_create(qp, pd, &gia))) {
         free(qp);
         errno = qp ? rc : ENOMEM;
         return NULL;
@@ -325,6 +398,7 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
     atomic_fetch_add(&qp->rcq->refs, 1);
     if (qp->srq)
         atomic_fetch_add(&qp->srq->refs, 1);
+    ia->cap = granted;
     if (ia->srq) {
         ia->cap.max_recv_wr = 0;
         ia->cap.max_recv_sge = 0;
@@ -453,7 +527,7 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init
     struct ibv_srq_attr *a = &init->attr;
     int i;
 
-    if (!a->max_wr || a->max_wr > IBLOOP_MAX_QP_WR || a->max_sge > IBLOOP_MAX_SGE) {
+    if (!a->max_wr || a->max_wr > ibloop_env()->max_qp_wr || a->max_sge > ibloop_env()->max_sge) {
         errno = EINVAL;
         return NULL;
     }

@@ -168,7 +168,11 @@ int ep_rc_connect(struct ep *e, const struct xinfo *peer, const struct rc_opts *
         d = *o;
     memset(&a, 0, sizeof(a));
     a.qp_state = IBV_QPS_RTR;
-    a.path_mtu = IBV_MTU_4096;
+    {
+        struct ibv_port_attr pa;
+        CHECK(ibv_query_port(e->ctx, 1, &pa) == 0, "query port");
+        a.path_mtu = pa.active_mtu; /* 4096 like mlx5, 1024 like rxe */
+    }
     a.dest_qp_num = peer->qpn;
     a.rq_psn = peer->psn;
     a.max_dest_rd_atomic = 4;

@@ -59,6 +59,16 @@ static int ud_send(struct ibv_ah *ah, uint64_t id, void *p, uint32_t len, uint32
     return 0;
 }
 
+/* the active MTU in bytes: 4096 like mlx5, 1024 like rxe */
+static uint32_t port_mtu(void)
+{
+    struct ibv_port_attr pa;
+
+    if (ibv_query_port(E.ctx, 1, &pa))
+        return 0;
+    return 128u << pa.active_mtu;
+}
+
 /* A receives, B sends; then A answers through ibv_create_ah_from_wc */
 static int ud_a(void)
 {
@@ -86,7 +96,7 @@ static int ud_a(void)
     CHECK(check_pattern(buf + 40, 1000, 1) == 1000, "payload not after the 40-byte GRH");
     /* 2: the same with the QP's own qkey (high bit set) */
     TRY(wait_wc(E.rcq, &wc, 5000));
-    CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 1 && wc.byte_len == 40 + 4096,
+    CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 1 && wc.byte_len == 40 + port_mtu(),
           "recv 1 (MTU-sized): %s len %u", ibv_wc_status_str(wc.status), wc.byte_len);
     CHECK(!(wc.wc_flags & IBV_WC_WITH_IMM), "WITH_IMM on a plain send");
     /* 3: with a GRH on an IB fabric: the GRH names both ends */
@@ -133,7 +143,7 @@ static int ud_b(void)
     fill_pattern(buf, 1000, 1);
     TRY(ud_send(ah, 1, buf, 1000, peer.qpn, QKEY, IBV_WR_SEND_WITH_IMM));
     TRY(expect_wc(E.scq, IBV_WC_SUCCESS, 1, 5000));
-    TRY(ud_send(ah, 2, buf, 4096, peer.qpn, 0x80000000u, IBV_WR_SEND));
+    TRY(ud_send(ah, 2, buf, port_mtu(), peer.qpn, 0x80000000u, IBV_WR_SEND));
     TRY(expect_wc(E.scq, IBV_WC_SUCCESS, 2, 5000));
     /* with a GRH */
     memset(&aa, 0, sizeof(aa));
@@ -163,7 +173,7 @@ static int ud_b(void)
               check_pattern(buf + 50000 + 40, 64, 5) == 64,
           "answer: %s", ibv_wc_status_str(wc.status));
     /* larger than the MTU: a local error, and the QP is in error */
-    TRY(ud_send(ah, 6, buf, 4097, peer.qpn, QKEY, IBV_WR_SEND));
+    TRY(ud_send(ah, 6, buf, port_mtu() + 1, peer.qpn, QKEY, IBV_WR_SEND));
     TRY(expect_wc(E.scq, IBV_WC_LOC_LEN_ERR, 6, 5000));
     TRY(ud_send(ah, 7, buf, 16, peer.qpn, QKEY, IBV_WR_SEND));
     TRY(expect_wc(E.scq, IBV_WC_WR_FLUSH_ERR, 7, 5000));
@@ -221,6 +231,40 @@ static int st_modify(struct ibv_qp *qp, enum ibv_qp_state s, int mask, int want)
 #define RTS_RC (S | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | \
                 IBV_QP_MAX_QP_RD_ATOMIC)
 
+/* ibv_resize_cq on E.rcq with flushed receives of qp (in ERR) waiting */
+static int resize_cq_check(struct ibv_qp *qp)
+{
+    struct ibv_recv_wr rwr = {.wr_id = 100}, *rbad = NULL;
+    struct ibv_device_attr da;
+    struct ibv_wc wc[4];
+    int n = 0;
+
+    CHECK(ibv_query_device(E.ctx, &da) == 0, "query device");
+    for (int i = 0; i < 3; i++, rwr.wr_id++)
+        CHECK(ibv_post_recv(qp, &rwr, &rbad) == 0, "post_recv in ERR");
+    CHECK(ibv_resize_cq(E.rcq, 2) == EINVAL, "shrinking below the 3 completions waiting");
+    CHECK(ibv_resize_cq(E.rcq, 0) == EINVAL, "resizing to 0");
+    CHECK(ibv_resize_cq(E.rcq, da.max_cqe + 1) == EINVAL, "resizing above max_cqe");
+    CHECK(ibv_resize_cq(E.rcq, 3) == 0 && E.rcq->cqe == 3, "shrink to 3: cqe %d", E.rcq->cqe);
+    CHECK(ibv_resize_cq(E.rcq, 1000) == 0 && E.rcq->cqe == 1023, "grow: cqe %d", E.rcq->cqe);
+    CHECK(ibv_resize_cq(E.rcq, 600) == 0 && E.rcq->cqe == 1023, "same size: cqe %d",
+          E.rcq->cqe);
+    for (int i = 0; i < 2; i++, rwr.wr_id++)
+        CHECK(ibv_post_recv(qp, &rwr, &rbad) == 0, "post_recv in ERR");
+    CHECK(ibv_resize_cq(E.rcq, 4) == EINVAL, "shrinking below the 5 completions waiting");
+    CHECK(ibv_resize_cq(E.rcq, 5) == 0 && E.rcq->cqe == 7, "shrink to 5: cqe %d", E.rcq->cqe);
+    /* all five, in order, across three rings */
+    for (uint64_t id = 100; id < 105; id++) {
+        n = ibv_poll_cq(E.rcq, 1, wc);
+        CHECK(n == 1 && wc[0].wr_id == id && wc[0].status == IBV_WC_WR_FLUSH_ERR,
+              "completion %llu after resizing: n %d wr_id %llu", (unsigned long long)id, n,
+              (unsigned long long)wc[0].wr_id);
+    }
+    CHECK(ibv_poll_cq(E.rcq, 4, wc) == 0, "nothing more");
+    CHECK(ibv_resize_cq(E.rcq, 256) == 0 && E.rcq->cqe == 511, "back: cqe %d", E.rcq->cqe);
+    return 0;
+}
+
 static int states_a(void)
 {
     struct ibv_qp_init_attr ia;
@@ -233,7 +277,10 @@ static int states_a(void)
     ia = E.ia;
     qp = ibv_create_qp(E.pd, &ia);
     CHECK(qp, "create");
-    CHECK(ibv_post_send(qp, &swr, &sbad) != 0 && sbad == &swr, "post_send in RESET");
+    /* mlx5: ENOMEM and the WR; rxe: its doorbell fails, EINVAL and no WR */
+    CHECK(ibv_post_send(qp, &swr, &sbad) == POST_OVER_ERRNO &&
+              sbad == (mode_rxe() ? NULL : &swr),
+          "post_send in RESET");
     CHECK(ibv_post_recv(qp, &rwr, &rbad) != 0 && rbad == &rwr, "post_recv in RESET");
     TRY(st_modify(qp, IBV_QPS_RTR, RTR_RC, EINVAL));           /* skipping INIT */
     TRY(st_modify(qp, IBV_QPS_INIT, INIT_RC & ~IBV_QP_ACCESS_FLAGS, EINVAL));
@@ -246,7 +293,9 @@ static int states_a(void)
     TRY(st_modify(qp, IBV_QPS_RTR, RTR_RC | IBV_QP_SQ_PSN, EINVAL));
     TRY(st_modify(qp, IBV_QPS_RTR, RTR_RC, 0));
     sbad = NULL;
-    CHECK(ibv_post_send(qp, &swr, &sbad) != 0 && sbad == &swr, "post_send in RTR");
+    CHECK(ibv_post_send(qp, &swr, &sbad) == POST_OVER_ERRNO &&
+              sbad == (mode_rxe() ? NULL : &swr),
+          "post_send in RTR");
     TRY(st_modify(qp, IBV_QPS_RTR, RTR_RC, EINVAL)); /* RTR -> RTR does not exist */
     TRY(st_modify(qp, IBV_QPS_RTS, RTS_RC & ~IBV_QP_RNR_RETRY, EINVAL));
     TRY(st_modify(qp, IBV_QPS_RTS, RTS_RC, 0));
@@ -270,6 +319,19 @@ static int states_a(void)
     TRY(st_modify(qp, IBV_QPS_RESET, S, 0));
     CHECK(ibv_post_recv(qp, &rwr, &rbad) != 0, "post_recv after going back to RESET");
     TRY(st_modify(qp, IBV_QPS_INIT, INIT_RC, 0)); /* and round again */
+    /* RESET forgets RTS: in ERR now, mlx5 refuses sends (its SQ was never
+     * opened), rxe takes and flushes them */
+    TRY(st_modify(qp, IBV_QPS_ERR, S, 0));
+    sbad = NULL;
+    if (mode_rxe()) {
+        CHECK(ibv_post_send(qp, &swr, &sbad) == 0, "post_send in ERR, never RTS (rxe)");
+        TRY(wait_wc(E.scq, &wc, 2000));
+        CHECK(wc.status == IBV_WC_WR_FLUSH_ERR && wc.wr_id == 1, "send not flushed");
+    } else {
+        CHECK(ibv_post_send(qp, &swr, &sbad) == ENOMEM && sbad == &swr,
+              "post_send in ERR, never RTS (mlx5)");
+    }
+    TRY(resize_cq_check(qp));
     CHECK(ibv_destroy_cq(E.scq) == EBUSY, "destroying a CQ in use");
     CHECK(ibv_dealloc_pd(E.pd) == EBUSY, "freeing a PD in use");
     CHECK(ibv_destroy_qp(qp) == 0, "destroy");
@@ -288,7 +350,11 @@ static int states_a(void)
     ia.qp_type = IBV_QPT_UC;
     CHECK(!ibv_create_qp(E.pd, &ia), "UC QPs are not emulated");
     ia.qp_type = IBV_QPT_RC;
-    ia.cap.max_send_sge = 17;
+    {
+        struct ibv_device_attr da;
+        CHECK(ibv_query_device(E.ctx, &da) == 0, "query device");
+        ia.cap.max_send_sge = (uint32_t)da.max_sge + 1;
+    }
     CHECK(!ibv_create_qp(E.pd, &ia) && errno == EINVAL, "max_send_sge above the device's");
     ep_close(&E);
     return 0;

@@ -207,7 +207,9 @@ struct ibloop_wire_cq {
     _Atomic uint32_t gen;        /*  40 */
     uint32_t ctx;                /*  44 */
     uint32_t proc;               /*  48 */
-    uint32_t size;               /*  52: entries, a power of two */
+    uint32_t size;               /*  52: entries, a power of two; size, ring
+                                  * and ring_order change under lock
+                                  * (ibv_resize_cq) */
     uint64_t ring;               /*  56: arena offset */
     _Atomic uint64_t prod;       /*  64 */
     _Atomic uint64_t cons;       /*  72 */

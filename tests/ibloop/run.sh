@@ -6,7 +6,8 @@
 #     defines, ibloop must export every public symbol of the system one and
 #     every private one that the installed provider libraries reference;
 #  2. all cases of ibloop_test (two processes each, fault injection
-#     included), then a RoCE-mode run, then two hosts in two network
+#     included), following mlx5 (the default), then a RoCE-mode run, an
+#     rxe-mode run (IBLOOP_MODE=rxe), then two hosts in two network
 #     namespaces (skipped, with the reason, when ip netns is unusable);
 #  3. ibv_devinfo -v and rdma-core's ibv_{rc,srq,ud}_pingpong run on ibloop
 #     as outside users (skipped when ibverbs-utils is not installed), and
@@ -89,6 +90,14 @@ esac
 echo "# RoCE mode (IBLOOP_LINK_LAYER=ethernet)"
 IBLOOP_LINK_LAYER=ethernet IBLOOP_FABRIC=$FABRIC-roce "$T" rc_srq rc_sge rc_imm rdma_rw \
     srq_shared rem_access rnr no_answer peer_killed ud qp_states channel || fails=$((fails + 1))
+
+# rxe's behaviour where it differs from mlx5 (error numbers, granted caps,
+# MTU 1024, limits): the cases that see a difference, and the error paths
+echo "# rxe mode (IBLOOP_MODE=rxe)"
+IBLOOP_MODE=rxe IBLOOP_FABRIC=$FABRIC-rxe "$T" rc_srq rc_inline rc_signal rc_sge rdma_rw \
+    rc_atomic rem_access loc_prot len_err rnr no_answer peer_killed cq_overflow ud qp_states ||
+    fails=$((fails + 1))
+[ -z "$(leftovers)" ] || fail "leftovers in /dev/shm after the rxe run: $(leftovers)"
 
 # An ibloop built with sanitizers needs their runtimes first in the process.
 PRE=""
