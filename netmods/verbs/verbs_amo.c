@@ -78,8 +78,8 @@ static bool room(const tern_verbs_vc_t *tv)
            v->scq_outstanding < v->scq_size - TERN_VERBS_SCQ_RESERVE;
 }
 
-/* Post r on the RMA QP: 0, or ibv_post_send's error (the QP is taken down
- * unless the queue was merely full: ENOMEM). */
+/* Post r on the RMA QP (room() checked): 0, or ibv_post_send's error, a
+ * refusal that takes the QP down (tern_verbs_post_refused). */
 static int post(tern_verbs_vc_t *tv, tern_request_t *r)
 {
     tern_verbs_t *v = tv->v;
@@ -103,8 +103,7 @@ static int post(tern_verbs_vc_t *tv, tern_request_t *r)
     v->stats.amo_posts++;
     int rc = ibv_post_send(tv->rqp, &wr, &bad);
     if (rc != 0) {
-        if (rc != ENOMEM)
-            tern_verbs_rma_down(tv, strerror(rc));
+        tern_verbs_rma_down(tv, tern_verbs_post_refused(rc));
         return rc;
     }
     tv->rops[seq % depth] = (tern_verbs_rop_t){r, NULL, NULL};
@@ -175,7 +174,7 @@ tern_status_t tern_verbs_amo(tern_vc_t *vc, tern_request_t *r, const void *kb, s
     int rc = post(tv, r);
     if (rc == 0)
         return TERN_INPROGRESS;
-    if (rc != ENOMEM && tv->rtail == tv->rhead)
+    if (tv->rtail == tv->rhead)
         return TERN_ERR_UNSUPPORTED; /* the QP went down with nothing on it */
     pend(tv, r, false);
     return TERN_INPROGRESS;
@@ -197,8 +196,6 @@ void tern_verbs_amo_drain(tern_verbs_vc_t *tv)
             if (rc == 0)
                 continue;
             pend(tv, r, true);
-            if (rc == ENOMEM)
-                return;
             /* down now: handed back below once what it holds has come back */
         }
         if (tv->rtail != tv->rhead)

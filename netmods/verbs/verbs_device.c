@@ -294,21 +294,56 @@ static tern_status_t ud_qp_create(tern_verbs_t *v)
     return tern_verbs_post_ud_recvs(v, 0, TERN_VERBS_UD_RECVS);
 }
 
-tern_status_t tern_verbs_worker_open(tern_verbs_t *v)
+/* The settings fitted to what the device reports: a send queue of at most
+ * max_qp_wr (a power of two, as TERN_VERBS_TX_DEPTH is), a completion every
+ * half queue at least, an SRQ within max_srq_wr and, with the UD receives,
+ * within one CQ.  Each cut is a warning (HCAs take the defaults: only small
+ * devices see one). */
+static tern_status_t fit_to_device(tern_verbs_t *v)
 {
-    const tern_verbs_config_t *cfg = v->cfg;
+    tern_verbs_config_t *c = &v->cfg_dev;
     const struct ibv_device_attr *a = &v->dev->attr;
-    uint32_t srq_max = (uint32_t)cfg->srq_max;
-    if (a->max_qp_wr > 0 && cfg->tx_depth > (uint64_t)a->max_qp_wr)
-        return tern_error(TERN_ERR_INVALID_PARAM, "TERN_VERBS_TX_DEPTH=%llu: %s takes at most %d "
-                          "work requests per queue", (unsigned long long)cfg->tx_depth,
-                          v->dev->name, a->max_qp_wr);
     if (a->max_sge > 0 && a->max_sge < 2)
         return tern_error(TERN_ERR_UNSUPPORTED, "verbs %s: %d scatter/gather entries per work "
                           "request; inline sends of header and data need 2", v->dev->name,
                           a->max_sge);
-    if (a->max_srq_wr > 0 && srq_max > (uint32_t)a->max_srq_wr)
-        srq_max = (uint32_t)a->max_srq_wr;
+    if (a->max_qp_wr > 0 && c->tx_depth > (uint64_t)a->max_qp_wr) {
+        uint64_t d = 1;
+        while (d * 2 <= (uint64_t)a->max_qp_wr)
+            d *= 2;
+        if (d < 16)
+            return tern_error(TERN_ERR_UNSUPPORTED, "verbs %s: %d work requests per queue "
+                              "(16 needed)", v->dev->name, a->max_qp_wr);
+        tern_warn("verbs %s: send queues of %llu work requests (TERN_VERBS_TX_DEPTH=%llu is "
+                  "more than max_qp_wr %d)", v->dev->name, (unsigned long long)d,
+                  (unsigned long long)c->tx_depth, a->max_qp_wr);
+        c->tx_depth = d;
+    }
+    if (c->signal_every > c->tx_depth / 2)
+        c->signal_every = c->tx_depth / 2;
+    uint64_t srq_cap = a->max_srq_wr > 0 ? (uint64_t)a->max_srq_wr : c->srq_max;
+    if (a->max_cqe > 0 && (uint64_t)a->max_cqe < srq_cap + TERN_VERBS_UD_RECVS)
+        srq_cap = (uint64_t)a->max_cqe > 2 * TERN_VERBS_UD_RECVS
+                      ? (uint64_t)a->max_cqe - TERN_VERBS_UD_RECVS
+                      : TERN_VERBS_UD_RECVS;
+    if (c->srq_max > srq_cap) {
+        tern_warn("verbs %s: %llu shared receives (TERN_VERBS_SRQ_MAX=%llu is more than the "
+                  "device's max_srq_wr %d / max_cqe %d take)", v->dev->name,
+                  (unsigned long long)srq_cap, (unsigned long long)c->srq_max, a->max_srq_wr,
+                  a->max_cqe);
+        c->srq_max = srq_cap;
+    }
+    return TERN_OK;
+}
+
+tern_status_t tern_verbs_worker_open(tern_verbs_t *v)
+{
+    tern_status_t fst = fit_to_device(v);
+    if (fst != TERN_OK)
+        return fst;
+    const tern_verbs_config_t *cfg = v->cfg;
+    const struct ibv_device_attr *a = &v->dev->attr;
+    uint32_t srq_max = (uint32_t)cfg->srq_max;
     v->pd = v->dev->pd; /* the device's: shared with the other workers */
     v->channel = ibv_create_comp_channel(v->dev->ctx);
     if (v->channel == NULL)

@@ -285,7 +285,8 @@ typedef struct tern_verbs_stats {
 struct tern_verbs {
     tern_context_t *ctx;
     tern_worker_t *worker;
-    const tern_verbs_config_t *cfg;
+    const tern_verbs_config_t *cfg; /* &cfg_dev */
+    tern_verbs_config_t cfg_dev;    /* the settings, fitted to the device's limits */
     tern_verbs_dev_t *dev;
     struct ibv_pd *pd;
     struct ibv_comp_channel *channel;
@@ -414,6 +415,12 @@ unsigned tern_verbs_progress_vc(tern_verbs_vc_t *tv);
  * full CQ can always be drained by a flush. */
 enum { TERN_VERBS_POST_SIGNAL = 1, TERN_VERBS_POST_CONTROL = 2 };
 #define TERN_VERBS_SCQ_RESERVE 64u
+/* What an ibv_post_send error means where the netmod checked the queue's
+ * room first (it counts every work request until its completion is polled,
+ * as the device does): a refusal, never "full".  mlx5 answers ENOMEM for
+ * more than a full queue (inline data or SGEs beyond what the QP was
+ * granted, a QP not yet in RTS), rxe EINVAL; the text names both. */
+const char *tern_verbs_post_refused(int rc);
 tern_status_t tern_verbs_post(tern_verbs_vc_t *tv, struct ibv_send_wr *wr, tern_verbs_txe_t txe,
                               unsigned flags);
 /* Flush every QP with an unsignaled tail (the send CQ's data slots ran out). */

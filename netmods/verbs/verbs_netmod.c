@@ -30,7 +30,8 @@ static tern_status_t verbs_init(tern_worker_t *w, const void *config, void **sha
     *state = v;
     v->ctx = ctx;
     v->worker = w;
-    v->cfg = cfg;
+    v->cfg_dev = *cfg; /* fitted to the device by tern_verbs_worker_open */
+    v->cfg = &v->cfg_dev;
     v->job = tern_ctx_job_hash(ctx);
     tern_list_init(&v->live);
     tern_list_init(&v->retired);

@@ -156,9 +156,8 @@ static tern_status_t rma_post(tern_vc_t *vc, tern_request_t *r, const void *kb, 
     if (rc != 0) {
         tern_verbs_rop_t o = {NULL, m.inst, m.region};
         rop_release(&o);
-        if (rc != ENOMEM) /* not a full queue: the QP is unusable (a provider refusing
-                           * posts to a QP in ERR) */
-            tern_verbs_rma_down(tv, strerror(rc));
+        /* the room was checked above: a refusal, the QP is unusable */
+        tern_verbs_rma_down(tv, tern_verbs_post_refused(rc));
         return TERN_ERR_UNSUPPORTED; /* the engine's path takes it */
     }
     tv->rops[tv->rhead % depth] = (tern_verbs_rop_t){r, m.inst, m.region};

@@ -43,6 +43,14 @@ bool tern_verbs_vc_idle(const tern_verbs_vc_t *tv)
            tv->namo_pend == 0;
 }
 
+const char *tern_verbs_post_refused(int rc)
+{
+    return rc == ENOMEM ? "ibv_post_send refused a work request with room in the send queue "
+                          "(ENOMEM: inline data or SGEs beyond what the QP was granted, or "
+                          "the QP not in RTS)"
+                        : "ibv_post_send refused a work request";
+}
+
 tern_status_t tern_verbs_post(tern_verbs_vc_t *tv, struct ibv_send_wr *wr, tern_verbs_txe_t txe,
                               unsigned flags)
 {
@@ -75,10 +83,9 @@ tern_status_t tern_verbs_post(tern_verbs_vc_t *tv, struct ibv_send_wr *wr, tern_
     v->stats.post_send++;
     v->stats.post_send_wrs++;
     int rc = ibv_post_send(tv->qp, wr, &bad);
-    if (rc == ENOMEM)
-        return TERN_ERR_AGAIN;
-    if (rc != 0)
-        return tern_verbs_err(TERN_ERR_PEER_FAILED, tv->vc->rank, "ibv_post_send", rc);
+    if (rc != 0) /* never "full": the room was checked above (tern_verbs_post_refused) */
+        return tern_verbs_err(TERN_ERR_PEER_FAILED, tv->vc->rank,
+                              tern_verbs_post_refused(rc), rc);
     tv->txe[seq % depth] = txe;
     tv->sq_head++;
     v->scq_outstanding++;
