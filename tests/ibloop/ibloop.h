@@ -61,6 +61,7 @@ struct ibloop_env {
     long link_down_after;   /* IBLOOP_FAULT_LINK_DOWN_AFTER, -1 off */
     long link_down_ms;      /* IBLOOP_FAULT_LINK_DOWN_MS, -1 forever */
     long post_refuse_after; /* IBLOOP_FAULT_POST_REFUSE_AFTER, -1 off */
+    char stats[256];        /* IBLOOP_STATS: "1" (stderr) or a file; "" off */
     long qp_fail_after;     /* IBLOOP_FAULT_QP_FAIL_AFTER, -1 off */
     long no_device;         /* IBLOOP_FAULT_NO_DEVICE */
     long die_in_lock;       /* IBLOOP_FAULT_DIE_IN_LOCK, 0 off */
@@ -79,6 +80,20 @@ IBLOOP_HIDDEN void ibloop_log(const char *fmt, ...)
 #define IBLOOP_DBG(...)                          \
     do {                                         \
         if (ibloop_env()->debug) ibloop_log(__VA_ARGS__); \
+    } while (0)
+
+/* ---- call counters (IBLOOP_STATS, ibloop_stats.c) ----------------------- */
+struct ibloop_stats {
+    _Atomic uint64_t post_send, send_wrs, post_recv, recv_wrs;
+    _Atomic uint64_t poll_cq, poll_empty, cqes, req_notify;
+};
+IBLOOP_HIDDEN extern struct ibloop_stats ibloop_stats;
+IBLOOP_HIDDEN extern bool ibloop_stats_on; /* written once, before any device */
+#define IBLOOP_COUNT(field, n)                                                      \
+    do {                                                                            \
+        if (ibloop_stats_on)                                                        \
+            atomic_fetch_add_explicit(&ibloop_stats.field, (uint64_t)(n),           \
+                                      memory_order_relaxed);                        \
     } while (0)
 
 /* ---- the attached fabric (one per process) ---------------------------- */

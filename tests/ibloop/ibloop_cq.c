@@ -281,6 +281,7 @@ int ibloop_req_notify_cq(struct ibv_cq *ibcq, int solicited)
     struct ibloop_wire_cq *w = ibloop_cq(cq->idx);
     bool fire = false;
 
+    IBLOOP_COUNT(req_notify, 1);
     ibloop_lock(&w->lock);
     atomic_store(&w->armed, solicited ? IBLOOP_ARM_SOLICITED : IBLOOP_ARM_ANY);
     /* like mlx5: arming is relative to the consumer index, so entries not
@@ -357,5 +358,8 @@ int ibloop_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
     /* R2: the slots read above may be overwritten (A2) */
     atomic_store_explicit(&w->cons, c, memory_order_release);
     pthread_mutex_unlock(&cq->poll_lock);
+    IBLOOP_COUNT(poll_cq, 1);
+    IBLOOP_COUNT(cqes, k);
+    IBLOOP_COUNT(poll_empty, k == 0);
     return k;
 }

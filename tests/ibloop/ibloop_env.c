@@ -110,6 +110,13 @@ static void env_parse(void)
     env.no_device = env_long("IBLOOP_FAULT_NO_DEVICE", 0);
     env.die_in_lock = env_long("IBLOOP_FAULT_DIE_IN_LOCK", 0);
     env.timeout_ms = env_long("IBLOOP_TIMEOUT_MS", 100);
+    {
+        const char *st = getenv("IBLOOP_STATS");
+        if (st && *st && strcmp(st, "0")) {
+            snprintf(env.stats, sizeof(env.stats), "%s", st);
+            ibloop_stats_on = true;
+        }
+    }
     env_limits();
 }
 

@@ -133,10 +133,12 @@ int ibloop_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
     uint32_t st;
     uint64_t len;
     bool pending, no_bad = false;
+    uint64_t tail0;
     bool rxe = ibloop_env()->mode == IBLOOP_MODE_RXE;
     int rc = 0;
 
     ibloop_lock(&q->lock);
+    tail0 = q->sq_tail;
     st = atomic_load(&q->state);
     for (; wr; wr = wr->next) {
         if (st != IBV_QPS_RTS && (st != IBV_QPS_ERR || (!rxe && !atomic_load(&qp->sq_opened)))) {
@@ -162,6 +164,8 @@ int ibloop_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
         q->sq_tail++;
         ibloop_fault_count_send();
     }
+    IBLOOP_COUNT(post_send, 1);
+    IBLOOP_COUNT(send_wrs, q->sq_tail - tail0);
     pending = ibloop_sq_exec_locked(qp, &d);
     ibloop_unlock(&q->lock);
     ibloop_sq_after(qp, pending, &d);
@@ -200,6 +204,8 @@ static int post_rq(struct ibloop_wire_rq *rq, struct ibv_recv_wr *wr,
         }
         t++;
     }
+    IBLOOP_COUNT(post_recv, 1);
+    IBLOOP_COUNT(recv_wrs, t - atomic_load_explicit(&rq->tail, memory_order_relaxed));
     /* the unlock below is the release of the new entries to requesters */
     atomic_store_explicit(&rq->tail, t, memory_order_relaxed);
     ibloop_unlock(&rq->lock);
