@@ -237,6 +237,8 @@ typedef struct tern_verbs_vc {
     uint32_t rx_consumed;     /* data messages received, buffers not yet reposted
                                * (the VC stays on the pending list meanwhile) */
     uint32_t credits_out;     /* reposted for this peer, not yet returned */
+    bool credit_grace;        /* a credit-only message is due: one more poll for a
+                               * data send to carry them instead */
     /* send queue: posted work requests, seq-numbered; txe[seq % tx_depth] */
     tern_verbs_txe_t *txe;
     uint64_t sq_head;         /* next seq to post */
@@ -428,8 +430,10 @@ void tern_verbs_flush_all(tern_verbs_t *v);
 /* A signaled completion of seq on tv: everything up to it is done. */
 void tern_verbs_sq_complete(tern_verbs_vc_t *tv, uint64_t seq, tern_status_t st,
                             const char *why);
-/* A credit-only message when enough credits wait to go back. */
-void tern_verbs_return_credits(tern_verbs_vc_t *tv, bool force);
+/* A credit-only message when enough credits wait to go back (and no data
+ * send carried them within a poll); 1 while one is held back (the poll
+ * made progress: the engine must not sleep on it), else 0. */
+unsigned tern_verbs_return_credits(tern_verbs_vc_t *tv, bool force);
 /* Post a zero-length signaled RDMA write so unsignaled work completes. */
 tern_status_t tern_verbs_flush(tern_verbs_vc_t *tv);
 /* Keepalive: the same write on every connected QP that has none in flight,

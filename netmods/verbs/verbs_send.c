@@ -170,23 +170,39 @@ static uint32_t take_credits_out(tern_verbs_vc_t *tv)
 {
     uint32_t c = tv->credits_out > 0xffffffu ? 0xffffffu : tv->credits_out;
     tv->credits_out -= c;
+    tv->credit_grace = false; /* whatever was due goes with this send */
     return c;
 }
 
-void tern_verbs_return_credits(tern_verbs_vc_t *tv, bool force)
+/*
+ * Credits go back in the immediate of every data send; a message of their
+ * own only when half the peer's grant waits here.  Even then it waits one
+ * poll: the reposting poll usually delivers a message the program answers
+ * at once (a ping-pong, a request and its reply), and the answer carries
+ * the credits, as UCX's rc transports piggyback their grants.  A peer
+ * streaming one way gets the message one poll later.  While it is held
+ * back the VC stays pending and the poll counts progress, so a waiting
+ * engine polls again rather than sleeping on it.
+ */
+unsigned tern_verbs_return_credits(tern_verbs_vc_t *tv, bool force)
 {
     if (tv->conn != VC_CONNECTED || tv->credits_out == 0 ||
         (!force && tv->credits_out < (tv->rx_granted + 1) / 2))
-        return;
+        return 0;
+    if (!force && !tv->credit_grace) {
+        tv->credit_grace = true;
+        return 1;
+    }
     uint32_t c = take_credits_out(tv);
     struct ibv_send_wr wr = {.opcode = IBV_WR_SEND_WITH_IMM, .send_flags = IBV_SEND_INLINE,
                              .imm_data = htonl(TERN_VERBS_IMM(TERN_VERBS_IMM_CREDIT, c))};
     tern_status_t st = tern_verbs_post(tv, &wr, (tern_verbs_txe_t){.op = OP_SEND, .buf = -1}, 0);
     if (st != TERN_OK) {
         tv->credits_out += c; /* next time */
-        return;
+        return 0;
     }
     tv->v->stats.credit_msgs++;
+    return 0;
 }
 
 /* Post one stream segment described by sge (inline, or in bounce buffer
@@ -312,7 +328,7 @@ unsigned tern_verbs_progress_vc(tern_verbs_vc_t *tv)
         tern_pktq_complete_head(&tv->sendq);
         n++;
     }
-    tern_verbs_return_credits(tv, false);
+    n += tern_verbs_return_credits(tv, false);
     if (tv->vc->state == TERN_VC_TERMINATING && tern_pktq_empty(&tv->sendq) &&
         tern_list_empty(&tv->rdmaq)) {
         if (tv->sq_head == tv->sq_tail)
