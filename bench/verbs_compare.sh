@@ -51,7 +51,7 @@ usage: $0 [options]
   --rounds R        interleaved rounds (default $ROUNDS)
   --tests LIST      comma list of lat,bw,mr (default $TESTS)
   --max SIZE        largest size in bytes (default $MAX_SIZE)
-  --factor F        sizes 1, F, F^2 ... up to --max (default $SIZE_FACTOR)
+  --factor F        sizes 1, F, F^2 ... up to --max, and --max (default $SIZE_FACTOR)
   --env "V=x ..."   more TERN_* settings for the tern runs
   --timeout S       seconds any one launch may take (default $CMD_TIMEOUT)
   --outdir DIR      where results go (default ./bench-results)
@@ -110,8 +110,11 @@ ALL_TOOLS=(tern ucx)
 cmp_select tern # compare_lib.sh: RUN_TESTS (SIZES, EXTRA_LAT unused here)
 SIZES=()
 for ((s = 1; s <= MAX_SIZE; s *= SIZE_FACTOR)); do SIZES+=("$s"); done
-in_list "$LAT_SIZE" "$(IFS=,; echo "${SIZES[*]}")" ||
-    mapfile -t SIZES < <(printf '%s\n' "${SIZES[@]}" "$LAT_SIZE" | sort -n)
+# the latency targets' size and --max itself always among them
+for s in "$LAT_SIZE" "$MAX_SIZE"; do
+    in_list "$s" "$(IFS=,; echo "${SIZES[*]}")" ||
+        mapfile -t SIZES < <(printf '%s\n' "${SIZES[@]}" "$s" | sort -n)
+done
 
 # ---- locate the programs ------------------------------------------------
 missing=0
