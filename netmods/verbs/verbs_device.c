@@ -307,13 +307,16 @@ static tern_status_t fit_to_device(tern_verbs_t *v)
         return tern_error(TERN_ERR_UNSUPPORTED, "verbs %s: %d scatter/gather entries per work "
                           "request; inline sends of header and data need 2", v->dev->name,
                           a->max_sge);
+    /* the connection manager's UD QP has fixed queues */
+    uint32_t ud_wr = TERN_VERBS_UD_SENDS > TERN_VERBS_UD_RECVS ? TERN_VERBS_UD_SENDS
+                                                                : TERN_VERBS_UD_RECVS;
+    if (a->max_qp_wr > 0 && (uint32_t)a->max_qp_wr < ud_wr)
+        return tern_error(TERN_ERR_UNSUPPORTED, "verbs %s: %d work requests per queue (%u "
+                          "needed)", v->dev->name, a->max_qp_wr, ud_wr);
     if (a->max_qp_wr > 0 && c->tx_depth > (uint64_t)a->max_qp_wr) {
         uint64_t d = 1;
         while (d * 2 <= (uint64_t)a->max_qp_wr)
             d *= 2;
-        if (d < 16)
-            return tern_error(TERN_ERR_UNSUPPORTED, "verbs %s: %d work requests per queue "
-                              "(16 needed)", v->dev->name, a->max_qp_wr);
         tern_warn("verbs %s: send queues of %llu work requests (TERN_VERBS_TX_DEPTH=%llu is "
                   "more than max_qp_wr %d)", v->dev->name, (unsigned long long)d,
                   (unsigned long long)c->tx_depth, a->max_qp_wr);
@@ -321,11 +324,14 @@ static tern_status_t fit_to_device(tern_verbs_t *v)
     }
     if (c->signal_every > c->tx_depth / 2)
         c->signal_every = c->tx_depth / 2;
+    /* a CQ holds the shared receives and the UD ones, and at least 64 of
+     * each (TERN_VERBS_SRQ_MAX's minimum) */
+    if (a->max_cqe > 0 && (uint64_t)a->max_cqe < 64 + TERN_VERBS_UD_RECVS)
+        return tern_error(TERN_ERR_UNSUPPORTED, "verbs %s: %d completions per CQ (%u needed)",
+                          v->dev->name, a->max_cqe, 64 + TERN_VERBS_UD_RECVS);
     uint64_t srq_cap = a->max_srq_wr > 0 ? (uint64_t)a->max_srq_wr : c->srq_max;
     if (a->max_cqe > 0 && (uint64_t)a->max_cqe < srq_cap + TERN_VERBS_UD_RECVS)
-        srq_cap = (uint64_t)a->max_cqe > 2 * TERN_VERBS_UD_RECVS
-                      ? (uint64_t)a->max_cqe - TERN_VERBS_UD_RECVS
-                      : TERN_VERBS_UD_RECVS;
+        srq_cap = (uint64_t)a->max_cqe - TERN_VERBS_UD_RECVS;
     if (c->srq_max > srq_cap) {
         tern_warn("verbs %s: %llu shared receives (TERN_VERBS_SRQ_MAX=%llu is more than the "
                   "device's max_srq_wr %d / max_cqe %d take)", v->dev->name,

@@ -197,8 +197,12 @@ unsigned tern_verbs_return_credits(tern_verbs_vc_t *tv, bool force)
     struct ibv_send_wr wr = {.opcode = IBV_WR_SEND_WITH_IMM, .send_flags = IBV_SEND_INLINE,
                              .imm_data = htonl(TERN_VERBS_IMM(TERN_VERBS_IMM_CREDIT, c))};
     tern_status_t st = tern_verbs_post(tv, &wr, (tern_verbs_txe_t){.op = OP_SEND, .buf = -1}, 0);
-    if (st != TERN_OK) {
-        tv->credits_out += c; /* next time */
+    if (st == TERN_ERR_AGAIN) {
+        tv->credits_out += c; /* the queue is full: next time */
+        return 0;
+    }
+    if (st != TERN_OK) { /* refused: the peer would wait for these forever */
+        tern_vc_fail(tv->vc, st, tern_last_error());
         return 0;
     }
     tv->v->stats.credit_msgs++;

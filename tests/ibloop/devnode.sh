@@ -23,11 +23,20 @@ if [ "${IBLOOP_DEVNODE_INNER:-}" != 1 ]; then
         echo "devnode.sh: needs root and unshare(1) to add /dev/infiniband/uverbs0" >&2
         exit 77
     fi
-    dir=$(mktemp -d "${TMPDIR:-/tmp}/ibloop-dev.XXXXXX")
+    # scratch outside /dev (the overlay would hide it)
+    base=${TMPDIR:-/tmp}
+    case $base in /dev | /dev/*) base=/tmp ;; esac
+    dir=$(mktemp -d "$base/ibloop-dev.XXXXXX")
+    # the directory goes however this ends (a benchmark stops its server
+    # with SIGTERM): the namespace's mount on it dies with the namespace
+    child=
+    trap 'rmdir "$dir" 2>/dev/null' EXIT
+    trap '[ -n "$child" ] && kill -TERM "$child" 2>/dev/null; wait; exit 143' TERM INT
     rc=0
     IBLOOP_DEVNODE_INNER=1 IBLOOP_DEVNODE_DIR=$dir \
-        unshare --mount --propagation private "$0" "$@" || rc=$?
-    rmdir "$dir" 2>/dev/null || true
+        unshare --mount --propagation private "$0" "$@" <&0 &
+    child=$!
+    wait "$child" || rc=$?
     exit "$rc"
 fi
 
@@ -39,13 +48,15 @@ mount -t tmpfs -o mode=700 ibloop-dev "$d" || fail "cannot mount a tmpfs on $d"
 mkdir "$d/up" "$d/work" "$d/old"
 mkdir -m 755 "$d/up/infiniband"
 mknod -m 666 "$d/up/infiniband/uverbs0" c 231 192 || fail "mknod refused"
-mount --rbind /dev "$d/old"
+mount --rbind /dev "$d/old" || fail "cannot bind /dev"
 mount -t overlay ibloop-dev -o "lowerdir=/dev,upperdir=$d/up,workdir=$d/work" /dev ||
     fail "cannot mount an overlay on /dev"
-# the sub-mounts of the real /dev, shallowest first (as /proc lists them)
-while read -r _ mnt _; do
-    case $mnt in "$d"/old/*) ;; *) continue ;; esac
+# the sub-mounts of the real /dev, shallowest first (as /proc lists them),
+# from a snapshot taken before binding them back
+subs=$(awk -v p="$d/old/" 'index($2, p) == 1 { print $2 }' /proc/self/mounts)
+for mnt in $subs; do
     t=/dev/${mnt#"$d"/old/}
-    [ -e "$t" ] && mount --bind "$mnt" "$t"
-done </proc/self/mounts
+    [ -e "$t" ] || continue
+    mount --bind "$mnt" "$t" || fail "cannot bind $mnt back on $t"
+done
 exec "$@"

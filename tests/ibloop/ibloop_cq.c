@@ -192,9 +192,23 @@ int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
             to[i & (size - 1)] = from[i & (w->size - 1)];
         old_ring = w->ring;
         old_order = w->ring_order;
-        w->ring = ring;
-        w->ring_order = order;
-        w->size = size;
+        /* Three stores where a lock's structure is otherwise published by
+         * one (ibloop_lock): should this process die between them, a pusher
+         * that recovers the lock must still write inside whichever ring it
+         * finds, so the ring never has fewer entries than size says (grow:
+         * the ring first; shrink: size first), and reclaim must not free a
+         * ring by the other's order ('resizing'). */
+        atomic_store(&w->resizing, 1);
+        if (size > w->size) {
+            w->ring = ring;
+            w->ring_order = order;
+            w->size = size;
+        } else {
+            w->size = size;
+            w->ring = ring;
+            w->ring_order = order;
+        }
+        atomic_store(&w->resizing, 0);
         ring = old_ring;
         order = old_order;
         ibcq->cqe = (int)size - 1;

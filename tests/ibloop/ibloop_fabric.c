@@ -216,7 +216,9 @@ static void reclaim_objects(uint32_t p, uint32_t ctx)
             ibloop_lock(&c->lock);
             atomic_store(&c->gen, 0);
             ibloop_unlock(&c->lock);
-            ibloop_arena_free(c->ring, c->ring_order);
+            /* a resize cut short leaves ring and ring_order apart: leak */
+            if (!atomic_load(&c->resizing))
+                ibloop_arena_free(c->ring, c->ring_order);
         }
     }
     for (i = 0; i < h->hwm[7]; i++) {

@@ -158,6 +158,7 @@ int ibloop_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
     }
     if (next == IBV_QPS_RESET) {
         ibloop_qp_reset_locked(q);
+        atomic_store(&qp->sq_opened, false);
     } else if (next == IBV_QPS_ERR) {
         ibloop_qp_to_err_locked(q, -1);
         atomic_store(&q->state, IBV_QPS_ERR);
@@ -170,18 +171,14 @@ int ibloop_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
                 atomic_store(&q->epsn, w.rq_psn);
             if (next == IBV_QPS_RTS && cur == IBV_QPS_RTR)
                 q->npsn = w.sq_psn;
+            if (next == IBV_QPS_RTS) /* before the state: posts see both */
+                atomic_store(&qp->sq_opened, true);
             atomic_store(&q->state, (uint32_t)next);
         }
     }
     ibloop_unlock(&q->lock);
-    if (!rc) {
-        struct ibloop_qp *lq = IBLOOP_CONTAINER(ibqp, struct ibloop_qp);
-        if (next == IBV_QPS_RTS)
-            atomic_store(&lq->sq_opened, true);
-        else if (next == IBV_QPS_RESET)
-            atomic_store(&lq->sq_opened, false);
+    if (!rc)
         ibqp->state = (enum ibv_qp_state)next;
-    }
     return rc;
 }
 

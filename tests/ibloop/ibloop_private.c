@@ -101,7 +101,6 @@ IBLOOP_NO_KERNEL_CMD(ibv_cmd_reg_mr)
 IBLOOP_NO_KERNEL_CMD(ibv_cmd_req_notify_cq)
 IBLOOP_NO_KERNEL_CMD(ibv_cmd_rereg_mr)
 IBLOOP_NO_KERNEL_CMD(ibv_cmd_resize_cq)
-IBLOOP_NO_KERNEL_CMD(name)
 
 /* a provider's constructor registers its driver: ibloop probes no kernel
  * device, so the driver is never asked to match one */

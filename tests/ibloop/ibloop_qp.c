@@ -232,7 +232,7 @@ static int grant_caps(const struct ibv_qp_init_attr *ia, struct ibv_qp_cap *g)
     const struct ibv_qp_cap *cap = &ia->cap;
 
     if (cap->max_send_wr > e->max_qp_wr || cap->max_send_sge > e->max_sge ||
-        cap->max_inline_data > e->max_inline)
+        cap->max_inline_data > e->max_inline || cap->max_inline_data > IBLOOP_MAX_INLINE)
         return EINVAL;
     if (!ia->srq && (cap->max_recv_wr > e->max_qp_wr || cap->max_recv_sge > e->max_sge))
         return EINVAL;

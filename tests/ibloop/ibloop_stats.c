@@ -13,6 +13,7 @@
  *     recv_wrs=<n> poll_cq=<n> poll_empty=<n> cqes=<n> req_notify=<n>
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,6 +22,17 @@
 
 struct ibloop_stats ibloop_stats;
 bool ibloop_stats_on;
+
+/* a forked child counts its own calls (it opens the device again) */
+static void stats_zero(void)
+{
+    memset((void *)&ibloop_stats, 0, sizeof(ibloop_stats));
+}
+
+__attribute__((constructor)) static void ibloop_stats_init(void)
+{
+    pthread_atfork(NULL, NULL, stats_zero);
+}
 
 __attribute__((destructor)) static void ibloop_stats_report(void)
 {

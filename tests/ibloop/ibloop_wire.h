@@ -50,7 +50,7 @@
 #include <stdint.h>
 
 #define IBLOOP_WIRE_MAGIC 0x314f4f4c42490a31ull /* "1\nIBLOO1" */
-#define IBLOOP_WIRE_VERSION 1u
+#define IBLOOP_WIRE_VERSION 2u
 
 #define IBLOOP_NPROC 256u
 #define IBLOOP_NHOST 256u
@@ -220,7 +220,10 @@ struct ibloop_wire_cq {
     _Atomic uint64_t ev_count;   /*  96: completion events generated */
     uint32_t ring_order;         /* 104 */
     uint32_t ctx_gen;            /* 108 */
-    uint8_t pad[16];             /* 112 */
+    _Atomic uint32_t resizing;   /* 112: 1 while ibv_resize_cq swaps the ring
+                                  * (lock held): if its process dies there,
+                                  * reclaim leaves both rings (leaked) */
+    uint8_t pad[12];             /* 116 */
 };
 static_assert(sizeof(struct ibloop_wire_cq) == 128, "cq");
 
