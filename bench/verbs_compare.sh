@@ -15,7 +15,8 @@
 # move every byte through the device.
 #
 # Then, once per tool, the calls per message as the device saw them
-# (IBLOOP_STATS): an 8-byte latency run and an 8-byte message-rate run,
+# (IBLOOP_STATS): an 8-byte latency run and an 8-byte message-rate run
+# without warm-up (messages: the timed ones, connection set-up included),
 # counting ibv_post_send calls and work requests (each call one doorbell),
 # ibv_post_recv / ibv_post_srq_recv calls and work requests, ibv_poll_cq
 # calls that found completions, completions, ibv_req_notify_cq calls, of
@@ -171,6 +172,7 @@ iters_for() { # TEST SIZE -> "ITERS WARMUP"
 tern_one() { # TEST SIZE ROUND [STATSFILE]
     local test=$1 size=$2 round=$3 stats=${4:-} it json log
     read -r it w <<<"$(iters_for "$test" "$size")"
+    [ -z "$stats" ] || w=0 # counted: exactly the timed messages
     json=$WORK/tern-$test-$size-$round.json
     log=$WORK/tern-$test-$size-$round.log
     ibloop_env
@@ -186,6 +188,9 @@ tern_one() { # TEST SIZE ROUND [STATSFILE]
 ucx_one() { # TEST SIZE ROUND [STATSFILE]
     local test=$1 size=$2 round=$3 stats=${4:-} it w utest n port log slog final value i
     read -r it w <<<"$(iters_for "$test" "$size")"
+    # counted: exactly the timed messages (ucx_perftest does not always run
+    # the warm-up it is given)
+    [ -z "$stats" ] || w=0
     utest=tag_lat
     n=$it
     if [ "$test" != lat ]; then
@@ -267,7 +272,7 @@ for test in lat mr; do
     size=$LAT_SIZE
     [ "$test" = mr ] && size=$MR_SIZE
     read -r it w <<<"$(iters_for "$test" "$size")"
-    if [ "$test" = lat ]; then msgs=$((2 * (it + w))); else msgs=$(((it + w) * WINDOW)); fi
+    if [ "$test" = lat ]; then msgs=$((2 * it)); else msgs=$((it * WINDOW)); fi
     for tool in "${ALL_TOOLS[@]}"; do
         st=$WORK/stats-$tool-$test.txt
         : >"$st"
