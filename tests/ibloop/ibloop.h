@@ -86,6 +86,7 @@ IBLOOP_HIDDEN void ibloop_log(const char *fmt, ...)
 struct ibloop_stats {
     _Atomic uint64_t post_send, send_wrs, post_recv, recv_wrs;
     _Atomic uint64_t poll_cq, poll_empty, cqes, req_notify;
+    _Atomic uint64_t reg_mr, dereg_mr;
 };
 IBLOOP_HIDDEN extern struct ibloop_stats ibloop_stats;
 IBLOOP_HIDDEN extern bool ibloop_stats_on; /* written once, before any device */

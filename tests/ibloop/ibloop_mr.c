@@ -112,6 +112,7 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *ibpd, void *addr, size_t length,
     long fail_after = ibloop_env()->reg_fail_after;
     uint32_t i, key;
 
+    IBLOOP_COUNT(reg_mr, 1);
     if (!ibpd || length == 0 || !addr) {
         errno = EINVAL;
         return NULL;
@@ -201,6 +202,7 @@ int ibv_dereg_mr(struct ibv_mr *ibmr)
     struct ibloop_wire_mr *m = ibloop_mr(mr->idx);
     uint32_t key = ibmr->lkey;
 
+    IBLOOP_COUNT(dereg_mr, 1);
     if (!atomic_compare_exchange_strong(&m->key, &key, 0))
         return EINVAL;
     /* remote accesses that found the key live finish first (bounded: an

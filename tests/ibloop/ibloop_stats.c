@@ -3,14 +3,15 @@
  * that two verbs users can be compared call for call on the same device:
  * ibv_post_send calls and the work requests they carry (on ibloop each
  * call is one doorbell), the same for receives, ibv_poll_cq calls (and how
- * many found nothing) and the completions they returned, and
- * ibv_req_notify_cq calls.
+ * many found nothing) and the completions they returned,
+ * ibv_req_notify_cq calls, and memory registrations and deregistrations.
  *
  * The counters are per process, relaxed atomics bumped only when
  * IBLOOP_STATS is set (one predictable branch otherwise).  At exit one line
  * goes to stderr (IBLOOP_STATS=1) or is appended to the file it names:
  *   ibloop-stats pid=<pid> post_send=<n> send_wrs=<n> post_recv=<n>
  *     recv_wrs=<n> poll_cq=<n> poll_empty=<n> cqes=<n> req_notify=<n>
+ *     reg_mr=<n> dereg_mr=<n>
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -45,9 +46,10 @@ __attribute__((destructor)) static void ibloop_stats_report(void)
 #define S(f) (unsigned long long)atomic_load_explicit(&ibloop_stats.f, memory_order_relaxed)
     n = snprintf(line, sizeof(line),
                  "ibloop-stats pid=%d post_send=%llu send_wrs=%llu post_recv=%llu "
-                 "recv_wrs=%llu poll_cq=%llu poll_empty=%llu cqes=%llu req_notify=%llu\n",
+                 "recv_wrs=%llu poll_cq=%llu poll_empty=%llu cqes=%llu req_notify=%llu "
+                 "reg_mr=%llu dereg_mr=%llu\n",
                  (int)getpid(), S(post_send), S(send_wrs), S(post_recv), S(recv_wrs),
-                 S(poll_cq), S(poll_empty), S(cqes), S(req_notify));
+                 S(poll_cq), S(poll_empty), S(cqes), S(req_notify), S(reg_mr), S(dereg_mr));
 #undef S
     if (n <= 0 || (size_t)n >= sizeof(line))
         return;
