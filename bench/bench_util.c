@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,15 +34,38 @@ static size_t bench_page_round(size_t len)
     return (len + page - 1) / page * page;
 }
 
+/*
+ * Buffers of 64 KiB and more get 2 MiB aligned, 2 MiB rounded memory asked
+ * to be transparent huge pages (madvise), as ucx_perftest's are (UCX keeps
+ * its buffers and pools in huge-page mappings: 64 MiB of them at any
+ * message size here): the copies, registrations and process_vm_* calls of
+ * every tool then walk the same kind of pages, and comparisons at large
+ * sizes measure the libraries, not the page size (tern over ibloop at
+ * 4 MiB: 340 us on huge pages, 480-510 on small ones).  BENCH_THP=0 keeps
+ * small pages.
+ */
+#define BENCH_HUGE (2u << 20)
+#define BENCH_HUGE_FROM (64u << 10)
+
 void *bench_alloc(size_t len)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     size_t alloc = bench_page_round(len);
+    const char *thp = getenv("BENCH_THP");
+    bool huge = alloc >= BENCH_HUGE_FROM && !(thp != NULL && strcmp(thp, "0") == 0);
     void *buf = NULL;
 
-    if (posix_memalign(&buf, page, alloc) != 0) {
+    if (huge) {
+        alloc = (alloc + BENCH_HUGE - 1) / BENCH_HUGE * BENCH_HUGE;
+    }
+    if (posix_memalign(&buf, huge ? BENCH_HUGE : page, alloc) != 0) {
         return NULL;
     }
+#ifdef MADV_HUGEPAGE
+    if (huge) {
+        (void)madvise(buf, alloc, MADV_HUGEPAGE); /* a hint: small pages if refused */
+    }
+#endif
     /* Touch every page so no page fault lands inside a timed loop. */
     memset(buf, 0xa5, alloc);
     return buf;
