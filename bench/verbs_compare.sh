@@ -8,11 +8,17 @@
 #     ucx   ucx_perftest (UCP: tag_lat, tag_bw) with UCX_TLS=rc_verbs,ud_verbs
 #           (ud_verbs for UCP's wireup only: the tag lane is rc_verbs) on
 #           ibloop0:1, server on core 1, client on core 0
-# over the sizes 1 B .. --max by --factor, both through tests/ibloop's
+# over the sizes 1 B .. --max by --factor (and --max), both through tests/ibloop's
 # libibverbs.so.1 (LD_LIBRARY_PATH), a fabric of its own per launch; UCX
 # runs under tests/ibloop/devnode.sh (UCX lists only a device whose
 # /dev/infiniband node exists).  TERN_CMA=off and UCX_TLS without cma: both
 # move every byte through the device.
+#
+# --hosts: the same across two network namespaces joined by a veth pair
+# (tests/multinode/lib.sh), ibloop's two "hosts" (a LID each): tern_bench's
+# ranks under Open MPI's mpirun (a rankfile: rank 0 on core 0 in host 1,
+# rank 1 on core 1 in host 2), ucx_perftest's server in host 1 on core 1
+# and its client in host 2 on core 0, connecting to host 1's address.
 #
 # Then, once per tool, the calls per message as the device saw them
 # (IBLOOP_STATS): an 8-byte latency run and an 8-byte message-rate run
@@ -38,6 +44,7 @@
 # Command (from the build directory, after make check or
 # `make tests/ibloop/libibverbs.la`; as root, for devnode.sh):
 #     bash ../bench/verbs_compare.sh --builddir . --rounds 3 --outdir ../bench/results
+#     bash ../bench/verbs_compare.sh --builddir . --rounds 3 --hosts --outdir ../bench/results
 
 set -u -o pipefail
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -49,6 +56,9 @@ usage() {
 usage: $0 [options]
   --builddir DIR    where ternrun, tern_bench and tests/ibloop were built
                     (default \$TERN_BUILDDIR, else the current directory)
+  --hosts           two namespace hosts (tests/multinode/lib.sh): tern's ranks
+                    under Open MPI's mpirun, one per host, ucx_perftest's
+                    server in host 1 and client in host 2 (root)
   --rounds R        interleaved rounds (default $ROUNDS)
   --tests LIST      comma list of lat,bw,mr (default $TESTS)
   --max SIZE        largest size in bytes (default $MAX_SIZE)
@@ -64,6 +74,7 @@ EOF
 # ---- defaults -----------------------------------------------------------
 CMDLINE="$0 $*"
 BUILDDIR=${TERN_BUILDDIR:-$PWD}
+HOSTS=0
 ROUNDS=3
 TESTS=lat,bw,mr
 TOOLS=tern,ucx
@@ -84,6 +95,7 @@ is_count() { [[ $1 =~ ^[1-9][0-9]*$ ]]; }
 while [ $# -gt 0 ]; do
     case $1 in
     --builddir) BUILDDIR=${2:?--builddir needs a directory}; shift ;;
+    --hosts) HOSTS=1 ;;
     --rounds) ROUNDS=${2:-}; is_count "$ROUNDS" || { echo "bad --rounds" >&2; exit 2; }; shift ;;
     --tests) TESTS=${2:?--tests needs a list}; shift ;;
     --max) MAX_SIZE=${2:-}; is_count "$MAX_SIZE" || { echo "bad --max" >&2; exit 2; }; shift ;;
@@ -134,15 +146,34 @@ DEVNODE=$SCRIPT_DIR/../tests/ibloop/devnode.sh
 env LD_LIBRARY_PATH="$IBLOOP_LIBDIR" "$BUILDDIR/tern_info" --netmods 2>/dev/null | grep -Eq '^netmods:.* verbs( |$)' ||
     { echo "$0: this build has no verbs netmod (libibverbs-dev)" >&2; exit 2; }
 
-# ---- scratch space, cleanup ---------------------------------------------
+# ---- the hosts, scratch space, cleanup ----------------------------------
+if [ "$HOSTS" = 1 ]; then
+    MPIRUN_OMPI=${MPIRUN_OMPI:-$(command -v mpirun.openmpi || true)}
+    [ -n "$MPIRUN_OMPI" ] || { echo "$0: --hosts: mpirun.openmpi not installed (Debian: openmpi-bin)" >&2; exit 2; }
+    MN_LIB=$SCRIPT_DIR/../tests/multinode/lib.sh
+    [ -r "$MN_LIB" ] || { echo "$0: --hosts needs the source tree's tests/multinode/lib.sh" >&2; exit 2; }
+    # shellcheck source=tests/multinode/lib.sh
+    srcdir=$SCRIPT_DIR/.. . "$MN_LIB"
+    (mn_skip_unless_netns) || { echo "$0: --hosts: two namespace hosts cannot be made here" >&2; exit 2; }
+    set +o pipefail # lib.sh is written without it
+    mn_setup        # its trap removes the hosts on every exit
+    set -o pipefail
+    MN_TIMEOUT=$CMD_TIMEOUT
+    RANKFILE=$MN_DIR/rankfile
+    printf 'rank 0=%s slot=%s\nrank 1=%s slot=%s\n' "$MN_NS1" "$CORE_A" "$MN_NS2" "$CORE_B" >"$RANKFILE"
+fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/tern-verbs-compare.XXXXXX") || exit 1
 cleanup() {
     stop_server
     if [ "$KEEP" = 1 ]; then echo "# logs kept in $WORK"; else rm -rf "$WORK"; fi
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+if [ "$HOSTS" = 1 ]; then
+    trap 'rc=$?; cleanup; (exit $rc); mn_cleanup' EXIT
+else
+    trap cleanup EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+fi
 SAMPLES=$WORK/samples.tsv   # tool <TAB> test <TAB> size <TAB> round <TAB> value
 COMMANDS=$WORK/commands.txt # every command, in the order it ran
 : >"$SAMPLES"
@@ -177,9 +208,23 @@ tern_one() { # TEST SIZE ROUND [STATSFILE]
     log=$WORK/tern-$test-$size-$round.log
     ibloop_env
     [ -z "$stats" ] || IB_ENV+=(IBLOOP_STATS="$stats")
-    run "$log" env "${IB_ENV[@]}" TERN_NETMODS=verbs TERN_CMA=off ${TERN_ENV[@]+"${TERN_ENV[@]}"} \
-        "$TERNRUN" -n 2 --bind-to core "$TERN_BENCH" -t "$test" -m "$size" -i "$it" -w "$w" \
-        -q --json "$json" || return 1
+    local -a args=(-t "$test" -m "$size" -i "$it" -w "$w" -q --json "$json")
+    if [ "$HOSTS" = 1 ]; then
+        # mn_mpirun_cmd passes the TERN_* / IBLOOP_* / LD_* it finds set
+        local rc=0 kv
+        for kv in "${IB_ENV[@]}" TERN_NETMODS=verbs TERN_CMA=off ${TERN_ENV[@]+"${TERN_ENV[@]}"}; do
+            export "${kv?}"
+        done
+        mn_mpirun_cmd 2 --rankfile "$RANKFILE" --bind-to core -- "$TERN_BENCH" "${args[@]}"
+        run "$log" "${MN_CMD[@]}" || rc=1
+        for kv in "${IB_ENV[@]}" TERN_NETMODS=verbs TERN_CMA=off ${TERN_ENV[@]+"${TERN_ENV[@]}"}; do
+            unset "${kv%%=*}"
+        done
+        [ $rc = 0 ] || return 1
+    else
+        run "$log" env "${IB_ENV[@]}" TERN_NETMODS=verbs TERN_CMA=off ${TERN_ENV[@]+"${TERN_ENV[@]}"} \
+            "$TERNRUN" -n 2 --bind-to core "$TERN_BENCH" "${args[@]}" || return 1
+    fi
     [ -n "$stats" ] && return 0
     record_json tern "$test" "$round" "$json"
 }
@@ -203,17 +248,25 @@ ucx_one() { # TEST SIZE ROUND [STATSFILE]
     ibloop_env
     [ -z "$stats" ] || IB_ENV+=(IBLOOP_STATS="$stats")
     local -a uenv=(env "${IB_ENV[@]}" UCX_TLS=rc_verbs,ud_verbs UCX_NET_DEVICES=ibloop0:1)
-    echo "+ ${uenv[*]} $DEVNODE $UCX -c $CORE_B -p $port &"
-    echo "${uenv[*]} $DEVNODE $UCX -c $CORE_B -p $port &" >>"$COMMANDS"
-    timeout "$CMD_TIMEOUT" "${uenv[@]}" "$DEVNODE" "$UCX" -c "$CORE_B" -p "$port" >"$slog" 2>&1 &
+    local -a in1=() in2=()
+    local addr=127.0.0.1
+    if [ "$HOSTS" = 1 ]; then
+        in1=(ip netns exec "$MN_NS1")
+        in2=(ip netns exec "$MN_NS2")
+        addr=$MN_ADDR1
+    fi
+    echo "+ ${in1[*]} ${uenv[*]} $DEVNODE $UCX -c $CORE_B -p $port &"
+    echo "${in1[*]} ${uenv[*]} $DEVNODE $UCX -c $CORE_B -p $port &" >>"$COMMANDS"
+    timeout "$CMD_TIMEOUT" ${in1[@]+"${in1[@]}"} "${uenv[@]}" "$DEVNODE" "$UCX" -c "$CORE_B" \
+        -p "$port" >"$slog" 2>&1 &
     SERVER_PID=$!
     for i in $(seq 1 100); do # up to 5 s for the server to listen
-        [ -n "$(ss -Htln "sport = :$port" 2>/dev/null)" ] && break
+        [ -n "$(${in1[@]+"${in1[@]}"} ss -Htln "sport = :$port" 2>/dev/null)" ] && break
         kill -0 "$SERVER_PID" 2>/dev/null || break
         sleep 0.05
     done
-    run "$log" "${uenv[@]}" "$DEVNODE" "$UCX" 127.0.0.1 -p "$port" -c "$CORE_A" -t "$utest" \
-        -s "$size" -n "$n" -w "$w"
+    run "$log" ${in2[@]+"${in2[@]}"} "${uenv[@]}" "$DEVNODE" "$UCX" "$addr" -p "$port" \
+        -c "$CORE_A" -t "$utest" -s "$size" -n "$n" -w "$w"
     local rc=$?
     for i in $(seq 1 100); do # the server ends with its client (and writes its stats)
         kill -0 "$SERVER_PID" 2>/dev/null || break
@@ -251,7 +304,9 @@ DATE=$(date +%Y-%m-%dT%H:%M:%S%z)
 STAMP=$(date +%Y%m%d-%H%M%S)
 T_START=$(date +%s)
 HOST=$(host_info)
-echo "# tern verbs_compare: $ROUNDS interleaved rounds, tern verbs netmod vs UCX rc_verbs on ibloop0, cores $CORE_A and $CORE_B, $DATE"
+MODE="one host"
+[ "$HOSTS" = 1 ] && MODE="two namespace hosts ($MN_NS1 $MN_ADDR1, $MN_NS2 $MN_ADDR2)"
+echo "# tern verbs_compare: $ROUNDS interleaved rounds, tern verbs netmod vs UCX rc_verbs on ibloop0, $MODE, cores $CORE_A and $CORE_B, $DATE"
 echo "# host: $HOST"
 echo "# tests: ${RUN_TESTS[*]}; sizes: ${SIZES[*]}; tern env: TERN_NETMODS=verbs TERN_CMA=off ${TERN_ENV[*]:-}"
 busy_before
@@ -356,13 +411,13 @@ target "posts per message (send + receive), mr  tern/ucx <= 1.0" le "$(calls_rat
 
 # ---- JSON ---------------------------------------------------------------
 mkdir -p "$OUTDIR" || { echo "$0: cannot create $OUTDIR" >&2; exit 1; }
-OUT=$OUTDIR/verbs_compare-$STAMP
+OUT=$OUTDIR/verbs_compare-$([ "$HOSTS" = 1 ] && echo hosts-)$STAMP
 {
     echo "{"
     echo "  \"tool\": \"verbs_compare.sh\","
     echo "  \"command\": $(json_str "$CMDLINE"),"
     echo "  \"date\": $(json_str "$DATE"), \"seconds\": $((T_END - T_START)),"
-    echo "  \"host\": $(json_str "$HOST"),"
+    echo "  \"host\": $(json_str "$HOST"), \"mode\": $(json_str "$MODE"),"
     echo "  \"cpu_busy_before\": $BUSY_START, \"cpu_busy_after\": $BUSY_END,"
     echo "  \"rounds\": $ROUNDS, \"sizes\": [$(IFS=,; echo "${SIZES[*]}")],"
     echo "  \"samples\": ["
