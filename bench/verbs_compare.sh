@@ -20,6 +20,12 @@
 # rank 1 on core 1 in host 2), ucx_perftest's server in host 1 on core 1
 # and its client in host 2 on core 0, connecting to host 1's address.
 #
+# --mpi (one host): the MPI libraries on the same device too, each running
+# bench/mpi_bench.c: tern's MPI layer over the verbs netmod (ternmpi, under
+# ternrun), MPICH 4.0's ch4:ucx (mpich_ucx, mpiexec.mpich) and Open MPI's
+# pml ucx (ompi_ucx, mpirun.openmpi), the UCX ones on rc_verbs as above,
+# every rank under devnode.sh; ratios ternmpi / mpich_ucx and / ompi_ucx.
+#
 # Then, once per tool, the calls per message as the device saw them
 # (IBLOOP_STATS): an 8-byte latency run and an 8-byte message-rate run
 # without warm-up (messages: the timed ones, connection set-up included),
@@ -59,6 +65,10 @@ usage: $0 [options]
   --hosts           two namespace hosts (tests/multinode/lib.sh): tern's ranks
                     under Open MPI's mpirun, one per host, ucx_perftest's
                     server in host 1 and client in host 2 (root)
+  --mpi             also the MPI libraries on the device (one host): tern's MPI
+                    layer over the verbs netmod (ternmpi), MPICH ch4:ucx
+                    (mpich_ucx) and Open MPI pml ucx (ompi_ucx) on rc_verbs,
+                    running bench/mpi_bench.c (ratios ternmpi / each)
   --rounds R        interleaved rounds (default $ROUNDS)
   --tests LIST      comma list of lat,bw,mr (default $TESTS)
   --max SIZE        largest size in bytes (default $MAX_SIZE)
@@ -75,6 +85,7 @@ EOF
 CMDLINE="$0 $*"
 BUILDDIR=${TERN_BUILDDIR:-$PWD}
 HOSTS=0
+MPI=0
 ROUNDS=3
 TESTS=lat,bw,mr
 TOOLS=tern,ucx
@@ -96,6 +107,7 @@ while [ $# -gt 0 ]; do
     case $1 in
     --builddir) BUILDDIR=${2:?--builddir needs a directory}; shift ;;
     --hosts) HOSTS=1 ;;
+    --mpi) MPI=1 ;;
     --rounds) ROUNDS=${2:-}; is_count "$ROUNDS" || { echo "bad --rounds" >&2; exit 2; }; shift ;;
     --tests) TESTS=${2:?--tests needs a list}; shift ;;
     --max) MAX_SIZE=${2:-}; is_count "$MAX_SIZE" || { echo "bad --max" >&2; exit 2; }; shift ;;
@@ -120,6 +132,13 @@ BUILDDIR=$(cd "$BUILDDIR" && pwd) || exit 2
 
 ALL_TESTS=(lat bw mr)
 ALL_TOOLS=(tern ucx)
+PAIRS="tern:ucx"
+if [ "$MPI" = 1 ]; then
+    [ "$HOSTS" = 0 ] || { echo "$0: --mpi runs on one host only" >&2; exit 2; }
+    ALL_TOOLS+=(ternmpi mpich_ucx ompi_ucx)
+    PAIRS="$PAIRS ternmpi:mpich_ucx ternmpi:ompi_ucx"
+fi
+TOOLS=$(IFS=,; echo "${ALL_TOOLS[*]}")
 cmp_select tern # compare_lib.sh: RUN_TESTS (SIZES, EXTRA_LAT unused here)
 SIZES=()
 for ((s = 1; s <= MAX_SIZE; s *= SIZE_FACTOR)); do SIZES+=("$s"); done
@@ -142,6 +161,13 @@ IBLOOP_LIBDIR=$BUILDDIR/tests/ibloop/.libs
     { echo "$0: $IBLOOP_LIBDIR/libibverbs.so.1 not built (make tests/ibloop/libibverbs.la)" >&2; missing=1; }
 DEVNODE=$SCRIPT_DIR/../tests/ibloop/devnode.sh
 [ -x "$DEVNODE" ] || { echo "$0: $DEVNODE not found (the source tree's)" >&2; missing=1; }
+if [ "$MPI" = 1 ]; then
+    MPI_BENCH_TERN=$(find_prog mpi_bench_tern) || { echo "$0: mpi_bench_tern not built" >&2; missing=1; }
+    MPI_BENCH_MPICH=$(find_prog mpi_bench) || { echo "$0: mpi_bench (mpicc.mpich) not built" >&2; missing=1; }
+    MPI_BENCH_OMPI=$(find_prog mpi_bench_ompi) || { echo "$0: mpi_bench_ompi not built" >&2; missing=1; }
+    MPIEXEC_MPICH=$(command -v mpiexec.mpich) || { echo "$0: mpiexec.mpich not found (Debian: mpich)" >&2; missing=1; }
+    MPIRUN_OMPI=$(command -v mpirun.openmpi) || { echo "$0: mpirun.openmpi not found (Debian: openmpi-bin)" >&2; missing=1; }
+fi
 [ "$missing" = 0 ] || exit 2
 env LD_LIBRARY_PATH="$IBLOOP_LIBDIR" "$BUILDDIR/tern_info" --netmods 2>/dev/null | grep -Eq '^netmods:.* verbs( |$)' ||
     { echo "$0: this build has no verbs netmod (libibverbs-dev)" >&2; exit 2; }
@@ -286,8 +312,43 @@ ucx_one() { # TEST SIZE ROUND [STATSFILE]
     record ucx "$test" "$size" "$round" "$value"
 }
 
+# ---- the MPI libraries: bench/mpi_bench.c, one launch per test and size --
+# (UCX's transports as for ucx: rc_verbs, ud_verbs for wireup, self)
+mpi_one() { # TOOL TEST SIZE ROUND [STATSFILE]
+    local tool=$1 test=$2 size=$3 round=$4 stats=${5:-} it w json log
+    read -r it w <<<"$(iters_for "$test" "$size")"
+    [ -z "$stats" ] || w=0
+    json=$WORK/$tool-$test-$size-$round.json
+    log=$WORK/$tool-$test-$size-$round.log
+    ibloop_env
+    [ -z "$stats" ] || IB_ENV+=(IBLOOP_STATS="$stats")
+    local -a args=(-t "$test" -m "$size" -i "$it" -w "$w" -q --json "$json")
+    local -a ucx=(UCX_TLS=rc_verbs,ud_verbs,self UCX_NET_DEVICES=ibloop0:1) cmd=() kv
+    case $tool in
+    ternmpi)
+        cmd=(env "${IB_ENV[@]}" TERN_NETMODS=verbs TERN_CMA=off ${TERN_ENV[@]+"${TERN_ENV[@]}"}
+            "$TERNRUN" -n 2 --bind-to core "$MPI_BENCH_TERN") ;;
+    mpich_ucx)
+        cmd=("$MPIEXEC_MPICH" -n 2 -bind-to core)
+        for kv in "${IB_ENV[@]}" "${ucx[@]}"; do cmd+=(-genv "${kv%%=*}" "${kv#*=}"); done
+        cmd+=("$DEVNODE" "$MPI_BENCH_MPICH") ;;
+    ompi_ucx)
+        cmd=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+            "$MPIRUN_OMPI" -n 2 --bind-to core --map-by core --mca pml ucx)
+        for kv in "${IB_ENV[@]}" "${ucx[@]}"; do cmd+=(-x "$kv"); done
+        cmd+=("$DEVNODE" "$MPI_BENCH_OMPI") ;;
+    esac
+    run "$log" "${cmd[@]}" "${args[@]}" || return 1
+    [ -n "$stats" ] && return 0
+    record_json "$tool" "$test" "$round" "$json"
+}
+
 one() { # TOOL TEST SIZE ROUND [STATSFILE]
-    case $1 in tern) tern_one "${@:2}" ;; ucx) ucx_one "${@:2}" ;; esac
+    case $1 in
+    tern) tern_one "${@:2}" ;;
+    ucx) ucx_one "${@:2}" ;;
+    *) mpi_one "$@" ;;
+    esac
 }
 
 # ---- the host -------------------------------------------------------------
@@ -353,29 +414,34 @@ echo "# CPU busy after the runs: ${BUSY_END}%"
 
 # ---- medians and ratios (compare_lib.sh) --------------------------------
 STATS=$WORK/stats.txt
-sweep_stats "$SAMPLES" "${ALL_TOOLS[*]}" "${RUN_TESTS[*]}" "${SIZES[*]}" "tern:ucx" >"$STATS"
+sweep_stats "$SAMPLES" "${ALL_TOOLS[*]}" "${RUN_TESTS[*]}" "${SIZES[*]}" "$PAIRS" >"$STATS"
 declare -A MED RR
 sweep_read "$STATS"
 echo
-echo "# Medians of $ROUNDS interleaved rounds; tern/ucx is the median of the per-round ratios"
+echo "# Medians of $ROUNDS interleaved rounds; A/B is the median of the per-round ratios"
 echo "# (latency < 1 and bandwidth / rate > 1 favour tern)"
 declare -A TITLE=([lat]="latency, one-way (us)" [bw]="bandwidth (MB/s)" [mr]="message rate (msg/s)")
 for test in "${RUN_TESTS[@]}"; do
     echo
     echo "# $test: ${TITLE[$test]}"
-    printf '# %-9s %11s %11s %9s\n' size tern ucx tern/ucx
+    printf '# %-9s' size
+    for tool in "${ALL_TOOLS[@]}"; do printf ' %11s' "$tool"; done
+    for p in $PAIRS; do printf ' %18s' "${p/:/\/}"; done
+    echo
     for s in "${SIZES[@]}"; do
-        printf '  %-9s %11s %11s %9s\n' "$s" "$(sweep_fmt "$test" "${MED[tern.$test.$s]:-nan}")" \
-            "$(sweep_fmt "$test" "${MED[ucx.$test.$s]:-nan}")" "$(ratio_fmt "${RR[tern.ucx.$test.$s]:-nan}")"
+        printf '  %-9s' "$s"
+        for tool in "${ALL_TOOLS[@]}"; do printf ' %11s' "$(sweep_fmt "$test" "${MED[$tool.$test.$s]:-nan}")"; done
+        for p in $PAIRS; do printf ' %18s' "$(ratio_fmt "${RR[${p/:/.}.$test.$s]:-nan}")"; done
+        echo
     done
 done
 echo
 echo "# calls per message as ibloop counted them (both processes; 8 B; each ibv_post_send is a doorbell)"
-printf '# %-11s %-5s %9s %9s %9s %9s %11s %9s %10s\n' test tool post_send send_wrs post_recv recv_wrs polls_found cqes req_notify
+printf '# %-11s %-10s %9s %9s %9s %9s %11s %9s %10s\n' test tool post_send send_wrs post_recv recv_wrs polls_found cqes req_notify
 for test in lat mr; do
     for tool in "${ALL_TOOLS[@]}"; do
         [ -n "${CALLS[$tool.$test.post_send]:-}" ] || continue
-        printf '  %-11s %-5s' "$test" "$tool"
+        printf '  %-11s %-10s' "$test" "$tool"
         for k in "${CALL_KEYS[@]}"; do printf ' %9s' "${CALLS[$tool.$test.$k]}"; done
         echo
     done
@@ -429,9 +495,14 @@ OUT=$OUTDIR/verbs_compare-$([ "$HOSTS" = 1 ] && echo hosts-)$STAMP
         for s in "${SIZES[@]}"; do
             [ $first = 1 ] || echo ","
             first=0
-            printf '    {"test": "%s", "size": %s, "tern": %s, "ucx": %s, "tern_over_ucx": %s}' "$test" "$s" \
-                "$(json_num "${MED[tern.$test.$s]:-nan}")" "$(json_num "${MED[ucx.$test.$s]:-nan}")" \
-                "$(json_num "${RR[tern.ucx.$test.$s]:-nan}")"
+            printf '    {"test": "%s", "size": %s' "$test" "$s"
+            for tool in "${ALL_TOOLS[@]}"; do
+                printf ', "%s": %s' "$tool" "$(json_num "${MED[$tool.$test.$s]:-nan}")"
+            done
+            for p in $PAIRS; do
+                printf ', "%s_over_%s": %s' "${p%%:*}" "${p#*:}" "$(json_num "${RR[${p/:/.}.$test.$s]:-nan}")"
+            done
+            printf '}'
         done
     done
     echo
