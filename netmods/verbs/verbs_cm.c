@@ -214,6 +214,17 @@ static tern_status_t qp_create(tern_verbs_vc_t *tv)
     if (!v->qps_made && want < cfg->max_inline)
         tern_debug("verbs %s: inline sends up to %u bytes (TERN_VERBS_INLINE=%llu is more than "
                    "the device takes)", v->dev->name, want, (unsigned long long)cfg->max_inline);
+    /* what the device granted, not what was asked: the send queue's depth
+     * is the netmod's accounting (TERN_VERBS_TX_DEPTH, fitted to max_qp_wr),
+     * and a header and its data are two SGEs */
+    if (ia.cap.max_send_wr < cfg->tx_depth || ia.cap.max_send_sge < 2) {
+        ibv_destroy_qp(tv->qp);
+        tv->qp = NULL;
+        return tern_error(TERN_ERR_NO_RESOURCE, "verbs %s: ibv_create_qp (RC) granted %u work "
+                          "requests and %u SGEs (%llu and 2 asked)", v->dev->name,
+                          ia.cap.max_send_wr, ia.cap.max_send_sge,
+                          (unsigned long long)cfg->tx_depth);
+    }
     v->qps_made = true;
     v->max_inline = ia.cap.max_inline_data < want ? ia.cap.max_inline_data : want;
     tv->psn = next_psn(v);
@@ -261,6 +272,27 @@ static uint8_t initiator_depth(const struct ibv_device_attr *da, uint8_t peer)
     return (uint8_t)(peer >= 1 && peer < n ? peer : n);
 }
 
+/* Once per worker, on its first connected QP: the transport timers and
+ * path MTU the device holds, read back (ibv_query_qp) against what was set.
+ * A device may round or cap them; the netmod's failure detection then runs
+ * on the device's values, and a warning says which.  A query the device
+ * refuses changes nothing. */
+static void read_back_timers(tern_verbs_vc_t *tv, struct ibv_qp *qp, const struct ibv_qp_attr *set)
+{
+    tern_verbs_t *v = tv->v;
+    struct ibv_qp_attr q;
+    struct ibv_qp_init_attr qi;
+    v->timers_read = true;
+    if (ibv_query_qp(qp, &q, IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY, &qi) != 0)
+        return;
+    if (q.timeout != set->timeout || q.retry_cnt != set->retry_cnt ||
+        q.rnr_retry != set->rnr_retry)
+        tern_warn("verbs %s: the device holds ACK timeout %u, retry count %u, RNR retry %u "
+                  "(TERN_VERBS_TIMEOUT=%u, _RETRY_COUNT=%u, _RNR_RETRY=%u were set)",
+                  v->dev->name, q.timeout, q.retry_cnt, q.rnr_retry, set->timeout,
+                  set->retry_cnt, set->rnr_retry);
+}
+
 /* RESET/INIT -> RTR -> RTS of qp (first send PSN my_psn) to the peer's
  * qpn (its first PSN psn). */
 static tern_status_t qp_connect_one(tern_verbs_vc_t *tv, struct ibv_qp *qp, uint32_t my_psn,
@@ -292,6 +324,8 @@ static tern_status_t qp_connect_one(tern_verbs_vc_t *tv, struct ibv_qp *qp, uint
     if (rc != 0)
         return tern_verbs_err(TERN_ERR_UNREACHABLE, tv->vc->rank, "ibv_modify_qp (RC to RTS)",
                               rc);
+    if (!v->timers_read)
+        read_back_timers(tv, qp, &a);
     return TERN_OK;
 }
 

@@ -278,6 +278,11 @@ static tern_status_t ud_qp_create(tern_verbs_t *v)
     v->ud = ibv_create_qp(v->pd, &ia);
     if (v->ud == NULL)
         return tern_verbs_err(TERN_ERR_NO_RESOURCE, -1, "ibv_create_qp (UD)", errno);
+    if (ia.cap.max_send_wr < TERN_VERBS_UD_SENDS || ia.cap.max_recv_wr < TERN_VERBS_UD_RECVS)
+        return tern_error(TERN_ERR_NO_RESOURCE, "verbs %s: ibv_create_qp (UD) granted %u sends "
+                          "and %u receives (%u and %u asked)", v->dev->name,
+                          ia.cap.max_send_wr, ia.cap.max_recv_wr, TERN_VERBS_UD_SENDS,
+                          TERN_VERBS_UD_RECVS);
     struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0,
                             .port_num = v->dev->port, .qkey = TERN_VERBS_QKEY};
     int rc = ibv_modify_qp(v->ud, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);

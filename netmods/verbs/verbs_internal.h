@@ -297,6 +297,7 @@ struct tern_verbs {
     struct ibv_qp *ud;
     uint32_t max_inline;      /* what the QPs got */
     bool qps_made;            /* max_inline is known (a QP was created) */
+    bool timers_read;         /* the device's transport timers read back (verbs_cm.c) */
     uint32_t scq_size;        /* send CQ entries work requests may occupy */
     uint32_t scq_outstanding; /* posted work requests not known complete, all QPs */
     bool scq_full;            /* data hit the limit: poll flushes the unsignaled tails */

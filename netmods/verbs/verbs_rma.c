@@ -319,6 +319,13 @@ void tern_verbs_rma_create(tern_verbs_vc_t *tv)
                    "its one-sided operations", v->dev->name, tv->vc->rank, strerror(errno));
         return;
     }
+    if (ia.cap.max_send_wr < v->cfg->tx_depth) { /* the accounting assumes the whole depth */
+        tern_debug("verbs %s: the one-sided QP for rank %d got %u work requests (%llu asked): "
+                   "packets carry its one-sided operations", v->dev->name, tv->vc->rank,
+                   ia.cap.max_send_wr, (unsigned long long)v->cfg->tx_depth);
+        ibv_destroy_qp(qp);
+        return;
+    }
     struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = v->dev->port,
                             .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
                                                IBV_ACCESS_REMOTE_WRITE |
