@@ -147,11 +147,21 @@ void tern_verbs_keepalive(tern_verbs_t *v, uint64_t now)
         if (tv->conn != VC_CONNECTED || tv->flush_posted || tv->vc->state != TERN_VC_ACTIVE)
             continue;
         tern_status_t st = post_flush(tv);
-        if (st != TERN_OK)
-            tern_vc_fail(tv->vc, st, tern_last_error());
-        else
+        if (st == TERN_OK)
             v->stats.keepalives++;
+        else if (st != TERN_ERR_AGAIN) /* a full queue: traffic flows, next period */
+            tern_vc_fail(tv->vc, st, tern_last_error());
     }
+}
+
+/* A flush where one is due: a refused one fails the VC (its unsignaled
+ * tail would never come back, and a closing VC never close); a full queue
+ * is tried again by the next poll. */
+static void flush_or_fail(tern_verbs_vc_t *tv)
+{
+    tern_status_t st = tern_verbs_flush(tv);
+    if (st != TERN_OK && st != TERN_ERR_AGAIN)
+        tern_vc_fail(tv->vc, st, tern_last_error());
 }
 
 /* Bounce buffers or send CQ slots all held by unsignaled sends: flush
@@ -162,7 +172,7 @@ void tern_verbs_flush_all(tern_verbs_t *v)
     tern_list_for_each_safe(pos, tmp, &v->live)
     {
         tern_verbs_vc_t *tv = TERN_CONTAINER_OF(pos, tern_verbs_vc_t, live_link);
-        (void)tern_verbs_flush(tv);
+        flush_or_fail(tv);
     }
 }
 
@@ -338,7 +348,7 @@ unsigned tern_verbs_progress_vc(tern_verbs_vc_t *tv)
         if (tv->sq_head == tv->sq_tail)
             tv->vc->state = TERN_VC_CLOSED;
         else
-            (void)tern_verbs_flush(tv);
+            flush_or_fail(tv);
     }
     return n;
 }
