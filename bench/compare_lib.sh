@@ -21,6 +21,18 @@ fail() {
     FAILURES=$((FAILURES + 1))
 }
 
+# cmp_tern_env "VAR=value ...": --env's settings appended to TERN_ENV, each
+# a TERN_* one (exit 2 naming one that is not)
+cmp_tern_env() {
+    local -a kv
+    local x
+    read -ra kv <<<"$1"
+    for x in "${kv[@]}"; do
+        [[ $x =~ ^TERN_[A-Za-z0-9_]*=.*$ ]] || { echo "$0: --env: '$x' is not TERN_VAR=value" >&2; exit 2; }
+        TERN_ENV+=("$x")
+    done
+}
+
 # in_list ITEM LIST: ITEM is one of the comma list LIST
 in_list() { [[ ",$2," == *",$1,"* ]]; }
 

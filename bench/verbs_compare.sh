@@ -113,13 +113,7 @@ while [ $# -gt 0 ]; do
     --max) MAX_SIZE=${2:-}; is_count "$MAX_SIZE" || { echo "bad --max" >&2; exit 2; }; shift ;;
     --factor) SIZE_FACTOR=${2:-}; is_count "$SIZE_FACTOR" && [ "$SIZE_FACTOR" -ge 2 ] ||
         { echo "bad --factor" >&2; exit 2; }; shift ;;
-    --env)
-        read -ra kv <<<"${2:?--env needs \"VAR=value ...\"}"
-        for x in "${kv[@]}"; do
-            [[ $x =~ ^TERN_[A-Za-z0-9_]*=.*$ ]] || { echo "$0: --env: '$x' is not TERN_VAR=value" >&2; exit 2; }
-            TERN_ENV+=("$x")
-        done
-        shift ;;
+    --env) cmp_tern_env "${2:?--env needs \"VAR=value ...\"}"; shift ;;
     --timeout) CMD_TIMEOUT=${2:-}; is_count "$CMD_TIMEOUT" || { echo "bad --timeout" >&2; exit 2; }; shift ;;
     --outdir | --out) OUTDIR=${2:?$1 needs a directory}; shift ;;
     --keep) KEEP=1 ;;
