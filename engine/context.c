@@ -730,7 +730,7 @@ tern_status_t tern_barrier(tern_context_t *ctx)
     }
     /* worker 0 (the caller's) progresses during the fence: sends that
      * completed locally may still need it (dpdk retransmits, acks) */
-    return tern_pmix_fence_progress(&ctx->pmix, progress_default, ctx);
+    return tern_pmix_barrier_survivors(&ctx->pmix, progress_default, ctx);
 }
 
 /* Without a launcher (a singleton, or wired by addresses) the pmix layer

@@ -203,7 +203,10 @@ const char *tern_peer_netmod(const tern_context_t *ctx, int rank);
  * addresses (TERN_WIREUP_ADDRESS) through messages between the ranks in
  * the reserved space 65535.  The context's default worker (worker 0) makes
  * progress while it waits, so call it from the thread that drives worker 0.
- * TERN_ERR_PEER_FAILED when a rank's connection fails first. */
+ * TERN_ERR_PEER_FAILED when a rank's connection fails first (by addresses).
+ * Through PMIx it is a barrier of the ranks alive: a rank that dies, before
+ * it or while the others wait in it, does not fail it (its death fails the
+ * VCs to it). */
 tern_status_t tern_barrier(tern_context_t *ctx);
 
 /** Abort the whole job through PMIx_Abort with status and message. */

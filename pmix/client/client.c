@@ -501,7 +501,7 @@ static uint64_t mono_ns(void)
  * and over (progress NULL: sleep 50 us at a time).  timeout_ms 0: no limit;
  * else given up with TERN_ERR_TIMED_OUT. */
 static tern_status_t fence_wait(tern_pmix_t *p, unsigned (*progress)(void *), void *arg,
-                                unsigned timeout_ms)
+                                unsigned timeout_ms, bool survivors)
 {
     fence_state_t *fs = malloc(sizeof(*fs));
     if (fs == NULL)
@@ -546,6 +546,13 @@ static tern_status_t fence_wait(tern_pmix_t *p, unsigned (*progress)(void *), vo
     }
     pmix_status_t st = fs->status;
     free(fs);
+    /* PARTIAL_SUCCESS: a participant died while the fence waited for it,
+     * and the others completed it.  Had the server seen the death before
+     * the fence began, the fence would have succeeded among the living:
+     * for a barrier of the survivors (tern_barrier) the two are the same
+     * outcome, whichever came first (the death itself fails the VCs). */
+    if (survivors && st == PMIX_ERR_PARTIAL_SUCCESS)
+        st = PMIX_SUCCESS;
     if (st != PMIX_SUCCESS)
         return tern_error(TERN_ERR_PMIX, "PMIx_Fence (rank %u): %s", p->rank,
                           PMIx_Error_string(st));
@@ -556,14 +563,21 @@ tern_status_t tern_pmix_fence_progress(tern_pmix_t *p, unsigned (*progress)(void
 {
     if (p->singleton)
         return TERN_OK;
-    return fence_wait(p, progress, arg, 0);
+    return fence_wait(p, progress, arg, 0, false);
+}
+
+tern_status_t tern_pmix_barrier_survivors(tern_pmix_t *p, unsigned (*progress)(void *), void *arg)
+{
+    if (p->singleton)
+        return TERN_OK;
+    return fence_wait(p, progress, arg, 0, true);
 }
 
 tern_status_t tern_pmix_fence_timed(tern_pmix_t *p, unsigned timeout_ms)
 {
     if (p->singleton)
         return TERN_OK;
-    return fence_wait(p, NULL, NULL, timeout_ms ? timeout_ms : 1);
+    return fence_wait(p, NULL, NULL, timeout_ms ? timeout_ms : 1, false);
 }
 
 tern_status_t tern_pmix_get(tern_pmix_t *p, int rank, const char *key, void **data, size_t *len)

@@ -67,6 +67,10 @@ tern_status_t tern_pmix_fence(tern_pmix_t *p, bool commit_and_collect);
  * a netmod whose peers need our acknowledgements (dpdk) keeps answering
  * while this rank waits for the others. */
 tern_status_t tern_pmix_fence_progress(tern_pmix_t *p, unsigned (*progress)(void *), void *arg);
+/* The same among the ranks alive: a rank dying while the others wait in it
+ * does not fail it (PMIX_ERR_PARTIAL_SUCCESS), as a rank dead before it
+ * began does not (tern_barrier). */
+tern_status_t tern_pmix_barrier_survivors(tern_pmix_t *p, unsigned (*progress)(void *), void *arg);
 /* A fence (no data, no progress) given up after timeout_ms with
  * TERN_ERR_TIMED_OUT: an exit barrier that must not turn a peer's missing
  * finalize into a hang. */

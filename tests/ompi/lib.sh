@@ -153,9 +153,15 @@ ompi_provider_lines() {
 #   mpi_p2p2  pml cm's persistent buffered send (MPI_Bsend_init) packs the
 #             data at the first MPI_Start only: rounds 1.. resend stale
 #             bytes ("bsend_init round N")
+#   mpi_group MPI_Group_range_incl's parameter check lets a range end equal
+#             to the group's size through (last > size, where last >= size
+#             is out of the group), then reads past the group's rank
+#             array: whether the call fails depends on that memory (one
+#             rank of four, once, under ompi_hosts.sh's dpdk run)
 ompi_known_deviation() {
     case $1 in
     mpi_p2p2) echo '^FAIL rank [0-9]+ line [0-9]+: bsend_init round [1-9]$' ;;
+    mpi_group) echo '^FAIL rank [0-9]+ line [0-9]+: MPI_Group_range_incl: an end past the group succeeded$' ;;
     *) echo '' ;;
     esac
 }
