@@ -27,3 +27,21 @@ shm_leftovers() {
     echo $(($(find /dev/shm -maxdepth 1 -name "tern-$ns-*" 2>/dev/null | wc -l) +
         $(grep -c "removed leftover /dev/shm/tern-$ns-" "$1")))
 }
+
+# verbs_only: every VC over the verbs netmod, with its test settings
+# (netmods/verbs/test.env: tests/ibloop unless TERN_TEST_REAL_VERBS=1);
+# SKIP (77) without a verbs netmod; sets ibloop=yes|no
+verbs_only() {
+    "${TERN_INFO:-./tern_info}" --netmods | grep -Eq '^netmods:.* verbs( |$)' ||
+        { echo "SKIP: no verbs netmod in this build"; exit 77; }
+    ibloop=yes
+    [ -n "${TERN_TEST_REAL_VERBS:-}" ] && ibloop=no
+    [ "$ibloop" = no ] || [ -e tests/ibloop/.libs/libibverbs.so.1 ] ||
+        fail "tests/ibloop/.libs/libibverbs.so.1 not built"
+    set -a
+    . "${srcdir:-.}/netmods/verbs/test.env"
+    set +a
+    TERN_NETMODS=verbs
+    TERN_TEST_NETMOD=verbs
+    export TERN_NETMODS TERN_TEST_NETMOD
+}

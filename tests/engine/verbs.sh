@@ -25,20 +25,9 @@
 #    fails tern_init with a message naming ibv_get_device_list.
 . "${srcdir:-.}/tests/engine/lib.sh"
 INFO=${TERN_INFO:-./tern_info}
-"$INFO" --netmods | grep -Eq '^netmods:.* verbs( |$)' ||
-    { echo "SKIP: no verbs netmod in this build"; exit 77; }
 # TERN_TEST_REAL_VERBS=1 (an HCA): the real library; the cases that need
 # the loopback device's fault injection (IBLOOP_FAULT_*) are left out
-ibloop=yes
-[ -n "${TERN_TEST_REAL_VERBS:-}" ] && ibloop=no
-[ "$ibloop" = no ] || [ -e tests/ibloop/.libs/libibverbs.so.1 ] ||
-    fail "tests/ibloop/.libs/libibverbs.so.1 not built"
-set -a
-. "${srcdir:-.}/netmods/verbs/test.env"
-set +a
-TERN_NETMODS=verbs
-TERN_TEST_NETMOD=verbs
-export TERN_NETMODS TERN_TEST_NETMOD
+verbs_only
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 

@@ -16,16 +16,8 @@
 #    receives and CQ sizes cut to fit, with a warning each; inline data as
 #    granted, path MTU 256), and the engine cases pass.
 . "${srcdir:-.}/tests/engine/lib.sh"
-INFO=${TERN_INFO:-./tern_info}
-"$INFO" --netmods | grep -Eq '^netmods:.* verbs( |$)' ||
-    { echo "SKIP: no verbs netmod in this build"; exit 77; }
-[ -e tests/ibloop/.libs/libibverbs.so.1 ] || fail "tests/ibloop/.libs/libibverbs.so.1 not built"
-set -a
-. "${srcdir:-.}/netmods/verbs/test.env"
-set +a
-TERN_NETMODS=verbs
-TERN_TEST_NETMOD=verbs
-export TERN_NETMODS TERN_TEST_NETMOD
+verbs_only
+[ "$ibloop" = yes ] || { echo "SKIP: the modes and limits are tests/ibloop's (TERN_TEST_REAL_VERBS)"; exit 77; }
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
