@@ -33,6 +33,49 @@ cmp_tern_env() {
     done
 }
 
+# cmp_hosts: --hosts' two namespace hosts (tests/multinode/lib.sh, from the
+# source tree beside SCRIPT_DIR), a rankfile RANKFILE putting rank 0 on
+# CORE_A in host 1 and rank 1 on CORE_B in host 2; MN_TIMEOUT=CMD_TIMEOUT.
+# lib.sh's checks exit 77 with a SKIP line: here that is a failure to run
+# (exit 2).  lib.sh is written without pipefail (`cmd | grep -q` there must
+# succeed when grep does).  mn_setup's trap removes the hosts on every
+# exit, also when it fails half-way (cmp_work chains it after the caller's
+# cleanup).
+cmp_hosts() {
+    local lib=$SCRIPT_DIR/../tests/multinode/lib.sh
+    [ -r "$lib" ] || { echo "$0: --hosts needs the source tree's tests/multinode/lib.sh ($lib)" >&2; exit 2; }
+    # shellcheck source=tests/multinode/lib.sh
+    srcdir=$SCRIPT_DIR/.. . "$lib"
+    (mn_skip_unless_netns) || { echo "$0: --hosts: two namespace hosts cannot be made here" >&2; exit 2; }
+    set +o pipefail
+    mn_setup
+    set -o pipefail
+    MN_TIMEOUT=$CMD_TIMEOUT
+    RANKFILE=$MN_DIR/rankfile
+    printf 'rank 0=%s slot=%s\nrank 1=%s slot=%s\n' "$MN_NS1" "$CORE_A" "$MN_NS2" "$CORE_B" >"$RANKFILE"
+}
+
+# cmp_work NAME: the scratch directory WORK (tern-NAME.XXXXXX), the caller's
+# cleanup function run on every exit (then, with HOSTS=1, mn_setup's, which
+# exits with the status it is given), SAMPLES and COMMANDS empty, FAILURES
+# and NRUN at 0
+cmp_work() {
+    WORK=$(mktemp -d "${TMPDIR:-/tmp}/tern-$1.XXXXXX") || exit 1
+    if [ "${HOSTS:-0}" = 1 ]; then
+        trap 'rc=$?; cleanup; (exit $rc); mn_cleanup' EXIT
+    else
+        trap cleanup EXIT
+        trap 'exit 130' INT
+        trap 'exit 143' TERM
+    fi
+    SAMPLES=$WORK/samples.tsv   # tool <TAB> test <TAB> size <TAB> round <TAB> value
+    COMMANDS=$WORK/commands.txt # every command, in the order it ran
+    : >"$SAMPLES"
+    : >"$COMMANDS"
+    FAILURES=0
+    NRUN=0
+}
+
 # in_list ITEM LIST: ITEM is one of the comma list LIST
 in_list() { [[ ",$2," == *",$1,"* ]]; }
 

@@ -175,39 +175,8 @@ cleanup() {
         rm -rf "$WORK"
     fi
 }
-if [ "$HOSTS" = 1 ]; then
-    MN_LIB=$SCRIPT_DIR/../tests/multinode/lib.sh
-    [ -r "$MN_LIB" ] || { echo "$0: --hosts needs the source tree's tests/multinode/lib.sh ($MN_LIB)" >&2; exit 2; }
-    # shellcheck source=tests/multinode/lib.sh
-    srcdir=$SCRIPT_DIR/.. . "$MN_LIB"
-    # lib.sh's checks exit 77 with a SKIP line: here that is a failure to run
-    (mn_skip_unless_netns) || { echo "$0: --hosts: two namespace hosts cannot be made here" >&2; exit 2; }
-    # (lib.sh's checks are written without pipefail: `cmd | grep -q` there
-    # must succeed when grep does).  mn_setup's trap removes the hosts on
-    # every exit, also when it fails half-way (before WORK exists).
-    set +o pipefail
-    mn_setup
-    set -o pipefail
-    MN_TIMEOUT=$CMD_TIMEOUT
-    RANKFILE=$MN_DIR/rankfile
-    printf 'rank 0=%s slot=%s\nrank 1=%s slot=%s\n' "$MN_NS1" "$CORE_A" "$MN_NS2" "$CORE_B" >"$RANKFILE"
-fi
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/tern-ofi-compare.XXXXXX") || exit 1
-if [ "$HOSTS" = 1 ]; then
-    # ours first, then mn_setup's (which exits with the status it is given)
-    trap 'rc=$?; cleanup; (exit $rc); mn_cleanup' EXIT
-else
-    trap cleanup EXIT
-    trap 'exit 130' INT
-    trap 'exit 143' TERM
-fi
-
-SAMPLES=$WORK/samples.tsv   # tool <TAB> test <TAB> size <TAB> round <TAB> value
-COMMANDS=$WORK/commands.txt # every command, in the order it ran
-: >"$SAMPLES"
-: >"$COMMANDS"
-FAILURES=0
-NRUN=0
+[ "$HOSTS" = 1 ] && cmp_hosts
+cmp_work ofi-compare
 
 # ---- the launch of each tool --------------------------------------------
 # TERN_* settings of the tern runs: the netmod, then --env's

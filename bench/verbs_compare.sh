@@ -170,36 +170,13 @@ env LD_LIBRARY_PATH="$IBLOOP_LIBDIR" "$BUILDDIR/tern_info" --netmods 2>/dev/null
 if [ "$HOSTS" = 1 ]; then
     MPIRUN_OMPI=${MPIRUN_OMPI:-$(command -v mpirun.openmpi || true)}
     [ -n "$MPIRUN_OMPI" ] || { echo "$0: --hosts: mpirun.openmpi not installed (Debian: openmpi-bin)" >&2; exit 2; }
-    MN_LIB=$SCRIPT_DIR/../tests/multinode/lib.sh
-    [ -r "$MN_LIB" ] || { echo "$0: --hosts needs the source tree's tests/multinode/lib.sh" >&2; exit 2; }
-    # shellcheck source=tests/multinode/lib.sh
-    srcdir=$SCRIPT_DIR/.. . "$MN_LIB"
-    (mn_skip_unless_netns) || { echo "$0: --hosts: two namespace hosts cannot be made here" >&2; exit 2; }
-    set +o pipefail # lib.sh is written without it
-    mn_setup        # its trap removes the hosts on every exit
-    set -o pipefail
-    MN_TIMEOUT=$CMD_TIMEOUT
-    RANKFILE=$MN_DIR/rankfile
-    printf 'rank 0=%s slot=%s\nrank 1=%s slot=%s\n' "$MN_NS1" "$CORE_A" "$MN_NS2" "$CORE_B" >"$RANKFILE"
+    cmp_hosts
 fi
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/tern-verbs-compare.XXXXXX") || exit 1
 cleanup() {
     stop_server
     if [ "$KEEP" = 1 ]; then echo "# logs kept in $WORK"; else rm -rf "$WORK"; fi
 }
-if [ "$HOSTS" = 1 ]; then
-    trap 'rc=$?; cleanup; (exit $rc); mn_cleanup' EXIT
-else
-    trap cleanup EXIT
-    trap 'exit 130' INT
-    trap 'exit 143' TERM
-fi
-SAMPLES=$WORK/samples.tsv   # tool <TAB> test <TAB> size <TAB> round <TAB> value
-COMMANDS=$WORK/commands.txt # every command, in the order it ran
-: >"$SAMPLES"
-: >"$COMMANDS"
-FAILURES=0
-NRUN=0
+cmp_work verbs-compare
 NFAB=0
 record() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >>"$SAMPLES"; }
 
