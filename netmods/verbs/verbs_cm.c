@@ -272,8 +272,8 @@ static uint8_t initiator_depth(const struct ibv_device_attr *da, uint8_t peer)
     return (uint8_t)(peer >= 1 && peer < n ? peer : n);
 }
 
-/* Once per worker, on its first connected QP: the transport timers and
- * path MTU the device holds, read back (ibv_query_qp) against what was set.
+/* Once per worker, on its first connected QP: the transport timers the
+ * device holds, read back (ibv_query_qp) against what was set.
  * A device may round or cap them; the netmod's failure detection then runs
  * on the device's values, and a warning says which.  A query the device
  * refuses changes nothing. */
