@@ -9,6 +9,8 @@
 #  - lazy connections: 4 ranks of which only 0 and 3 talk make one RC QP
 #    each and the others none;
 #  - a fan-out to 39 peers whose unsignaled tails fill the send CQ's budget;
+#  - an 8-byte ping-pong returns every credit on its replies (no
+#    credit-only message, tern_bench --counters);
 #  - TERN_VERBS_DEVICE: by name and port; an absent device or port named;
 #  - the key changing mid-transfer: registration windows of 64 KiB
 #    (TERN_VERBS_REG_WINDOW) in get and in put, up to 64 MiB, unaligned;
@@ -128,6 +130,14 @@ for np in 2 3; do
     grep -Eq '^rma_replay: rank [0-9]: [1-9][0-9]* operations replayed' "$out" ||
         fail "rma_replay at $np ranks: no operation came back from the failed RMA QP"
 done
+
+# credits go back on the replies of a ping-pong, never in a message of
+# their own (each waits one poll for the reply; a stream still gets them)
+timeout 120 "$TERNRUN" -n 2 --bind-to none ./tern_bench -t lat -m 8:8 -i 3000 -w 0 -q --counters \
+    </dev/null >"$out" 2>&1 || { cat "$out"; fail "tern_bench --counters over verbs"; }
+cm=$(awk '/^# size/ { for (i = 1; i <= NF; i++) if ($i == "credit_msgs") c = i - 1 }
+          c && /^ +8 / { print $c; exit }' "$out")
+[ "$cm" = 0.000 ] || { cat "$out"; fail "an 8-byte ping-pong sent credit-only messages ($cm per message)"; }
 
 TERN_LMT_MODE=get run_engine 2 "-v --kill-grace 20" peer_killed >"$out" 2>&1
 rc=$?
