@@ -469,8 +469,10 @@ mn_check_suite() {
 # prints "ready RANK PID" on every rank once wired up and "posted RANK" on
 # every rank of host 1 (ranks 0 .. PPN-1) once what it waits on (requests
 # on host 2's ranks, a fence) is posted (mn_engine_probe hang, mn_probe
-# hang).  Waits, bounded (30 s each), for the NP ready lines, then for the
-# PPN posted lines, so that a kill of host 2's ranks lands while host 1's
+# hang).  OUT must be emptied before JOB starts: JOB's shell truncates it
+# only when it gets to run, and an earlier job's lines left in OUT would be
+# read as this one's.  Waits, bounded (MN_TIMEOUT, 180 s, each), for the NP
+# ready lines, then for the PPN posted lines, so that a kill of host 2's ranks lands while host 1's
 # wait on them, and checks that rank r runs in host 1's namespace if
 # r < PPN, in host 2's otherwise.  Returns
 #   0  all so: MN_VICTIMS holds the pids of host 2's ranks

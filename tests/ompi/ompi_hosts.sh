@@ -74,6 +74,8 @@ killed() {
     local mode=$1 label="killed/$1" job rc victims i left failures=0
     mn_netmod_env tcp || exit 1
     echo "=== $label: kill host 2's $([ "$mode" = ranks ] && echo ranks || echo processes, daemon included)"
+    # emptied first: the job truncates it only once it runs (mn_await_posted)
+    : >"$out"
     mn_mpirun 4 "${OMPI_TERN[@]}" -- "$MN_DIR/ompi_killed" >"$out" 2>&1 &
     job=$!
     mn_await_posted "$job" "$out" 4 2 "$label"

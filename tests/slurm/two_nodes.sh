@@ -125,6 +125,8 @@ echo "=== node 2's ranks SIGKILLed while node 1's wait on them"
 # (about 1 s after the deaths) came before node 1's ranks reported
 kill_once() {
     local job i pid rc left
+    # emptied first: the job truncates it only once it runs (mn_await_posted)
+    : >"$out"
     sl_srun "${PLACE[@]}" -- "$ENGINE_PROBE" hang 30 2 >"$out" 2>&1 &
     job=$!
     # wired up, node 1's requests on node 2's ranks posted (so that the kill
