@@ -186,6 +186,47 @@ static void grant_credits(tern_verbs_vc_t *tv)
     tv->rx_granted = grant;
     uint32_t add = grant + TERN_VERBS_RESERVED_RECVS;
     v->srq_target = v->srq_target + add > v->rx.count ? v->rx.count : v->srq_target + add;
+    v->ngranted++;
+}
+
+/*
+ * A peer whose credits are about to go back in a message of their own is
+ * streaming to us one way: nothing flows back to carry them.  Its grant
+ * doubles, up to TERN_VERBS_CREDITS_MAX, so that such messages come once
+ * per half grant: 1/256 of its messages at 512, the window UCX's rc flow
+ * control grants.  The buffers come only from SRQ room no other peer can
+ * need: beyond the base share of every rank of the job not yet granted
+ * one (TERN_VERBS_CREDITS + the reserve), so a big job's peers keep their
+ * shares and only a job small enough for its SRQ grows any.  A grant never
+ * shrinks, as the SRQ target does not.  The new buffers are posted before
+ * the credits naming them go out.
+ */
+uint32_t tern_verbs_grow_grant(tern_verbs_vc_t *tv)
+{
+    tern_verbs_t *v = tv->v;
+    uint32_t max = (uint32_t)v->cfg->credits_max;
+    if (tv->rx_granted >= max)
+        return 0;
+    uint64_t share = v->cfg->credits + TERN_VERBS_RESERVED_RECVS;
+    uint64_t peers = v->ctx->size > 1 ? (uint64_t)v->ctx->size - 1 : 0;
+    uint64_t unseen = peers > v->ngranted ? peers - v->ngranted : 0;
+    uint64_t keep = (uint64_t)v->srq_target + unseen * share;
+    if (keep >= v->rx.count)
+        return 0;
+    uint32_t add = tv->rx_granted;
+    if (add > max - tv->rx_granted)
+        add = max - tv->rx_granted;
+    if (add > v->rx.count - keep)
+        add = (uint32_t)(v->rx.count - keep);
+    uint32_t target = v->srq_target;
+    v->srq_target += add;
+    if (tern_verbs_srq_fill(v) != TERN_OK) { /* not posted: no credits name them */
+        v->srq_target = target;
+        return 0;
+    }
+    tv->rx_granted += add;
+    v->stats.grants_grown++;
+    return add;
 }
 
 static tern_status_t qp_create(tern_verbs_vc_t *tv)

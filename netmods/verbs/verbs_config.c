@@ -38,6 +38,9 @@ static const tern_config_entry_t verbs_entries[] = {
                         "bytes of one eager segment and of each shared-receive-queue buffer"),
     TERN_CFG_ENTRY_UINT("TERN_VERBS_CREDITS", T, credits, 32, 4, 4096,
                         "receive buffers granted to each connected peer (flow control)"),
+    TERN_CFG_ENTRY_UINT("TERN_VERBS_CREDITS_MAX", T, credits_max, 512, 4, 1048576,
+                        "a peer streaming one way has its grant doubled up to this many, from "
+                        "shared-receive-queue buffers no other rank's grant can need"),
     TERN_CFG_ENTRY_UINT("TERN_VERBS_SRQ_MAX", T, srq_max, 4096, 64, 1048576,
                         "shared receive queue buffers posted at most per worker; beyond, "
                         "peers get fewer credits and RNR retries absorb the rest"),
@@ -86,6 +89,10 @@ static tern_status_t verbs_config_validate(const void *config)
         return tern_error(TERN_ERR_INVALID_PARAM,
                           "TERN_VERBS_REG_WINDOW=%" PRIu64 ": 0 (whole buffer) or >= 4096",
                           c->reg_window);
+    if (c->credits_max < c->credits)
+        return tern_error(TERN_ERR_INVALID_PARAM,
+                          "TERN_VERBS_CREDITS_MAX=%" PRIu64 " is below TERN_VERBS_CREDITS (%" PRIu64
+                          ")", c->credits_max, c->credits);
     if (c->signal_every > c->tx_depth / 2)
         return tern_error(TERN_ERR_INVALID_PARAM,
                           "TERN_VERBS_SIGNAL_EVERY=%" PRIu64 " must be at most half of "

@@ -144,6 +144,7 @@ typedef struct tern_verbs_config {
     uint64_t gid_index;            /* TERN_VERBS_GID_INDEX */
     uint64_t seg_size;             /* TERN_VERBS_SEG_SIZE: eager segment / SRQ buffer */
     uint64_t credits;              /* TERN_VERBS_CREDITS: per peer */
+    uint64_t credits_max;          /* TERN_VERBS_CREDITS_MAX: a grant grows up to it */
     uint64_t srq_max;              /* TERN_VERBS_SRQ_MAX: receives posted at most */
     uint64_t tx_depth;             /* TERN_VERBS_TX_DEPTH: send queue per QP */
     uint64_t signal_every;         /* TERN_VERBS_SIGNAL_EVERY */
@@ -281,7 +282,7 @@ typedef struct tern_verbs_vc {
 typedef struct tern_verbs_stats {
     uint64_t post_send, post_send_wrs, post_recv, post_recv_wrs, poll_cq, cqes, req_notify,
         inline_sends, credit_msgs, connections, keepalives, rma_posts, rma_failed, amo_posts,
-        amo_local;
+        amo_local, grants_grown;
 } tern_verbs_stats_t;
 
 struct tern_verbs {
@@ -310,6 +311,7 @@ struct tern_verbs {
     uint32_t srq_posted;      /* receives posted now */
     uint32_t rx_next;         /* buffers [0, rx_next) circulate: posted or to repost */
     uint32_t srq_target;      /* buffers to circulate (grows with the peers' credits) */
+    uint32_t ngranted;        /* peers given their share of the SRQ (grant_credits) */
     uint32_t *rx_repost;      /* consumed buffers to post again (batched) */
     uint32_t nrepost;
     bool repost_due;          /* a peer has half its grant waiting for a repost */
@@ -435,6 +437,10 @@ void tern_verbs_sq_complete(tern_verbs_vc_t *tv, uint64_t seq, tern_status_t st,
  * send carried them within a poll); 1 while one is held back (the poll
  * made progress: the engine must not sleep on it), else 0. */
 unsigned tern_verbs_return_credits(tern_verbs_vc_t *tv, bool force);
+/* A larger grant for a peer streaming one way, from SRQ room no other
+ * peer's share can need (verbs_cm.c): the credits added, their buffers
+ * posted. */
+uint32_t tern_verbs_grow_grant(tern_verbs_vc_t *tv);
 /* Post a zero-length signaled RDMA write so unsignaled work completes. */
 tern_status_t tern_verbs_flush(tern_verbs_vc_t *tv);
 /* Keepalive: the same write on every connected QP that has none in flight,

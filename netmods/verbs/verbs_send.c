@@ -190,9 +190,10 @@ static uint32_t take_credits_out(tern_verbs_vc_t *tv)
  * poll: the reposting poll usually delivers a message the program answers
  * at once (a ping-pong, a request and its reply), and the answer carries
  * the credits, as UCX's rc transports piggyback their grants.  A peer
- * streaming one way gets the message one poll later.  While it is held
- * back the VC stays pending and the poll counts progress, so a waiting
- * engine polls again rather than sleeping on it.
+ * streaming one way gets the message one poll later, and a larger grant
+ * with it (tern_verbs_grow_grant), so that such messages grow rare.  While
+ * it is held back the VC stays pending and the poll counts progress, so a
+ * waiting engine polls again rather than sleeping on it.
  */
 unsigned tern_verbs_return_credits(tern_verbs_vc_t *tv, bool force)
 {
@@ -203,6 +204,7 @@ unsigned tern_verbs_return_credits(tern_verbs_vc_t *tv, bool force)
         tv->credit_grace = true;
         return 1;
     }
+    tv->credits_out += tern_verbs_grow_grant(tv);
     uint32_t c = take_credits_out(tv);
     struct ibv_send_wr wr = {.opcode = IBV_WR_SEND_WITH_IMM, .send_flags = IBV_SEND_INLINE,
                              .imm_data = htonl(TERN_VERBS_IMM(TERN_VERBS_IMM_CREDIT, c))};

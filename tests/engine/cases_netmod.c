@@ -23,6 +23,14 @@
  * TERN_VERBS_TX_DEPTH=16, TERN_VERBS_SIGNAL_EVERY=8) every peer's
  * unsignaled tail together fills the send CQ's budget: posting must go on
  * all the same.
+ *
+ * stream_in: ranks 1 .. size-1 in turn, one after the other, send 3000
+ * 8-byte messages one way to rank 0, which never answers: a netmod with
+ * credits must send them back in messages of their own.  Rank 0 prints
+ * its "<netmod>.grants_grown" counter after each sender ("stream_in: rank
+ * 0: after rank R: grants_grown G"); tests/engine/verbs.sh checks that the
+ * first stream grew its grant and that the growth left the later ranks
+ * their full shares.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -30,13 +38,14 @@
 
 #include "tests/engine/cases.h"
 
-static int connections(th_t *t, uint64_t *out)
+/* The value of the counter whose name ends in suffix (".connections"). */
+static int counter(th_t *t, const char *suffix, uint64_t *out)
 {
     tern_counter_t c[64];
     int n = tern_worker_counters(t->w, c, 64);
     for (int i = 0; i < n && i < 64; i++) {
         const char *dot = strrchr(c[i].name, '.');
-        if (dot != NULL && strcmp(dot, ".connections") == 0) {
+        if (dot != NULL && strcmp(dot, suffix) == 0) {
             *out = c[i].value;
             return 1;
         }
@@ -47,7 +56,7 @@ static int connections(th_t *t, uint64_t *out)
 static int case_lazy_connect(th_t *t)
 {
     uint64_t before = 0, after = 0;
-    if (!connections(t, &before)) {
+    if (!counter(t, ".connections", &before)) {
         printf("lazy_connect: rank %d: the netmod counts no connections (nothing to check)\n",
                t->rank);
         return 0;
@@ -62,7 +71,7 @@ static int case_lazy_connect(th_t *t)
             CHECK_ST(t, tern_recv(t->w, &got, sizeof(got), 0, 5, 0, NULL), TERN_OK);
     }
     th_barrier(t);
-    connections(t, &after);
+    counter(t, ".connections", &after);
     uint64_t want = t->size >= 2 && (t->rank == 0 || t->rank == last) ? 1 : 0;
     CHECK(t, after == want, "%llu connections after one message between ranks 0 and %d, want "
           "%llu", (unsigned long long)after, last, (unsigned long long)want);
@@ -153,9 +162,47 @@ static int case_fanout(th_t *t)
     return 0;
 }
 
+static int case_stream_in(th_t *t)
+{
+    enum { N = 3000, WIN = 64 };
+    long v[WIN];
+    tern_request_t *r[WIN];
+    for (int from = 1; from < t->size; from++) {
+        if (t->rank == from || t->rank == 0) {
+            for (int i = 0; i < N; i += WIN) {
+                int k = N - i < WIN ? N - i : WIN;
+                for (int j = 0; j < k; j++) {
+                    v[j] = t->rank == 0 ? -1 : (long)(i + j);
+                    tern_status_t st = t->rank == 0
+                        ? tern_irecv(t->w, &v[j], sizeof(v[j]), from, 17, 0, NULL, &r[j])
+                        : tern_isend(t->w, &v[j], sizeof(v[j]), 0, 17, 0, &r[j]);
+                    CHECK(t, st == TERN_OK || st == TERN_INPROGRESS, "post %d: %s", i + j,
+                          tern_strerror(st));
+                    if (st != TERN_INPROGRESS)
+                        r[j] = NULL;
+                }
+                CHECK_ST(t, tern_waitall(t->w, r, (size_t)k, NULL), TERN_OK);
+                for (int j = 0; t->rank == 0 && j < k; j++)
+                    CHECK(t, v[j] == (long)(i + j), "message %d from rank %d: %ld", i + j, from,
+                          v[j]);
+            }
+        }
+        if (t->rank == 0) {
+            uint64_t g = 0;
+            if (counter(t, ".grants_grown", &g))
+                printf("stream_in: rank 0: after rank %d: grants_grown %llu\n", from,
+                       (unsigned long long)g);
+            fflush(stdout);
+        }
+        th_barrier(t);
+    }
+    return 0;
+}
+
 const th_case_t th_netmod_cases[] = {
     {"fanout", case_fanout},
     {"lazy_connect", case_lazy_connect},
     {"link_down", case_link_down},
+    {"stream_in", case_stream_in},
     {NULL, NULL},
 };

@@ -10,7 +10,9 @@
 #    each and the others none;
 #  - a fan-out to 39 peers whose unsignaled tails fill the send CQ's budget;
 #  - an 8-byte ping-pong returns every credit on its replies (no
-#    credit-only message, tern_bench --counters);
+#    credit-only message, tern_bench --counters); a one-way stream grows
+#    its grant, leaving later ranks their shares, and takes ~1 post per
+#    message (IBLOOP_STATS);
 #  - TERN_VERBS_DEVICE: by name and port; an absent device or port named;
 #  - the key changing mid-transfer: registration windows of 64 KiB
 #    (TERN_VERBS_REG_WINDOW) in get and in put, up to 64 MiB, unaligned;
@@ -138,6 +140,38 @@ timeout 120 "$TERNRUN" -n 2 --bind-to none ./tern_bench -t lat -m 8:8 -i 3000 -w
 cm=$(awk '/^# size/ { for (i = 1; i <= NF; i++) if ($i == "credit_msgs") c = i - 1 }
           c && /^ +8 / { print $c; exit }' "$out")
 [ "$cm" = 0.000 ] || { cat "$out"; fail "an 8-byte ping-pong sent credit-only messages ($cm per message)"; }
+
+# a one-way stream: rank 0 never answers, so its credits go back in
+# messages of their own and the grant grows (TERN_VERBS_CREDITS_MAX) from
+# SRQ room no other rank's share needs: with 200 buffers the first
+# streamer's growth must leave rank 2 its full grant (no "queue full")
+TERN_VERBS_SRQ_MAX=200 run_engine 3 "--bind-to none" stream_in >"$out" 2>&1 ||
+    { cat "$out"; fail "stream_in at 3 ranks"; }
+g=$(sed -n 's/^stream_in: rank 0: after rank 1: grants_grown \([0-9]*\)$/\1/p' "$out")
+[ "${g:-0}" -ge 1 ] || { cat "$out"; fail "stream_in: rank 1's one-way stream grew no grant"; }
+! grep -q "receive queue full" "$out" ||
+    { cat "$out"; fail "stream_in: the grown grant left rank 2 short of its share"; }
+if [ "$ibloop" = yes ]; then
+    # and the posts per message of tern_bench's stream as the device counts
+    # them, both processes (64 messages and the ack a window): ~1.06 with
+    # the grant held at 32, where every 16 messages took a credit message
+    for cmax in 512 32; do
+        rm -f "$out.stats"
+        TERN_VERBS_CREDITS_MAX=$cmax IBLOOP_STATS="$out.stats" timeout 120 "$TERNRUN" -n 2 \
+            --bind-to none ./tern_bench -t mr -m 8:8 -i 2000 -w 0 -q </dev/null >"$out" 2>&1 ||
+            { cat "$out"; fail "tern_bench -t mr over verbs (TERN_VERBS_CREDITS_MAX=$cmax)"; }
+        ps=$(awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); t[kv[1]] += kv[2] } }
+                  END { printf "%.4f\n", t["post_send"] / (2000 * 65) }' "$out.stats")
+        echo "one-way 8-byte stream, TERN_VERBS_CREDITS_MAX=$cmax: $ps ibv_post_send per message"
+        case $cmax in
+        512) awk -v p="$ps" 'BEGIN { exit !(p <= 1.01) }' ||
+            fail "a one-way stream took $ps posts per message (credit messages: the grant did not grow)" ;;
+        32) awk -v p="$ps" 'BEGIN { exit !(p > 1.03) }' ||
+            fail "with the grant held at 32 the stream took $ps posts per message: the check above proves nothing" ;;
+        esac
+    done
+    rm -f "$out.stats"
+fi
 
 TERN_LMT_MODE=get run_engine 2 "-v --kill-grace 20" peer_killed >"$out" 2>&1
 rc=$?
