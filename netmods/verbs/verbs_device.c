@@ -94,40 +94,44 @@ static tern_status_t open_chosen(const tern_verbs_config_t *cfg, tern_verbs_dev_
     struct ibv_device **list = ibv_get_device_list(&n);
     if (list == NULL)
         return tern_error(TERN_ERR_NO_DEVICE, "verbs: ibv_get_device_list: %s", strerror(errno));
-    tern_status_t st =
-        want[0] ? tern_error(TERN_ERR_NO_DEVICE, "verbs: no device %s (TERN_VERBS_DEVICE) among "
-                             "the %d listed", want, n)
-                : tern_error(TERN_ERR_NO_DEVICE, "verbs: none of the %d devices has an active "
-                             "port", n);
+    /* why the last candidate was passed over: recorded (and logged) only
+     * if none is taken, so that a device found after others is no error */
+    char why[192];
+    if (want[0])
+        snprintf(why, sizeof(why), "no device %s (TERN_VERBS_DEVICE) among the %d listed", want, n);
+    else
+        snprintf(why, sizeof(why), "none of the %d devices has an active port", n);
+    tern_status_t st = TERN_ERR_NO_DEVICE;
     for (int i = 0; i < n && d->ctx == NULL; i++) {
         const char *name = ibv_get_device_name(list[i]);
         if (want[0] && strcmp(name, want) != 0)
             continue;
         struct ibv_context *c = ibv_open_device(list[i]);
         if (c == NULL) {
-            st = tern_verbs_err(TERN_ERR_NO_DEVICE, -1, "ibv_open_device", errno);
+            snprintf(why, sizeof(why), "ibv_open_device (%s): %s", name, strerror(errno));
             continue;
         }
         if (ibv_query_device(c, &d->attr) != 0) {
-            st = tern_verbs_err(TERN_ERR_NO_DEVICE, -1, "ibv_query_device", errno);
+            snprintf(why, sizeof(why), "ibv_query_device (%s): %s", name, strerror(errno));
             ibv_close_device(c);
             continue;
         }
         if (want_port > d->attr.phys_port_cnt) {
-            st = tern_error(TERN_ERR_NO_DEVICE, "verbs: TERN_VERBS_DEVICE asks for port %u of %s, "
-                            "which has %u port(s)", want_port, name, d->attr.phys_port_cnt);
+            snprintf(why, sizeof(why), "TERN_VERBS_DEVICE asks for port %u of %s, which has %u "
+                     "port(s)", want_port, name, d->attr.phys_port_cnt);
             ibv_close_device(c);
             continue;
         }
         for (unsigned p = want_port ? want_port : 1;
              p <= (want_port ? want_port : d->attr.phys_port_cnt) && d->ctx == NULL; p++) {
             if (ibv_query_port(c, (uint8_t)p, &d->port_attr) != 0) {
-                st = tern_verbs_err(TERN_ERR_NO_DEVICE, -1, "ibv_query_port", errno);
+                snprintf(why, sizeof(why), "ibv_query_port (%s port %u): %s", name, p,
+                         strerror(errno));
                 continue;
             }
             if (d->port_attr.state != IBV_PORT_ACTIVE) {
-                st = tern_error(TERN_ERR_NO_DEVICE, "verbs: port %u of %s is %s", p, name,
-                                ibv_port_state_str(d->port_attr.state));
+                snprintf(why, sizeof(why), "port %u of %s is %s", p, name,
+                         ibv_port_state_str(d->port_attr.state));
                 continue;
             }
             d->ctx = c;
@@ -138,7 +142,7 @@ static tern_status_t open_chosen(const tern_verbs_config_t *cfg, tern_verbs_dev_
             ibv_close_device(c);
     }
     ibv_free_device_list(list);
-    return d->ctx != NULL ? TERN_OK : st;
+    return d->ctx != NULL ? TERN_OK : tern_error(st, "verbs: %s", why);
 }
 
 tern_status_t tern_verbs_dev_open(const tern_verbs_config_t *cfg, tern_verbs_dev_t **out)
