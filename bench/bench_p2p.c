@@ -30,6 +30,9 @@ static const bp_test_info_t bp_tests[BP_TEST_COUNT] = {
     [BP_TEST_BIBW] = {"bibw", "bi-directional bandwidth", "Bandwidth (MB/s)", "MB/s", 100, 10, 20,
                       2},
     [BP_TEST_MR] = {"mr", "message rate", "Messages/s", "msg/s", 1000, 100, 20, 2},
+    /* the windows of mr, streamed without their acks */
+    [BP_TEST_STREAM] = {"stream", "streaming message rate", "Messages/s", "msg/s", 1000, 100, 20,
+                        2},
     /* as osu_allreduce: 1000 / 100 calls, more warm-up for the small sizes */
     [BP_TEST_ALLREDUCE] = {"allreduce", "allreduce latency", "Latency (us)", "us", 1000, 200, 100,
                            10},
@@ -247,6 +250,7 @@ double bp_value(bp_test_t t, size_t size, long iters, uint64_t ns)
     case BP_TEST_BIBW:
         return 2.0 * (double)size * msgs / 1e6 / sec;
     case BP_TEST_MR:
+    case BP_TEST_STREAM:
         return msgs / sec;
     case BP_TEST_ALLREDUCE:
         return (double)ns / 1e3 / (double)iters;
@@ -261,7 +265,7 @@ void bp_print_table(const bp_opts_t *o, bp_test_t t, const char *tool, const cha
 {
     const bp_test_info_t *ti = &bp_tests[t];
     bool lat = (t == BP_TEST_LAT || t == BP_TEST_ALLREDUCE);
-    bool mr = (t == BP_TEST_MR);
+    bool mr = (t == BP_TEST_MR || t == BP_TEST_STREAM);
 
     if (o->quiet) {
         printf("# %s %s\n", tool, ti->title); /* only the title: tells -t all's tables apart */
@@ -300,7 +304,7 @@ static void bp_json_test(FILE *f, bp_test_t t, const bp_result_t *res, size_t n,
     for (size_t i = 0; i < n; i++) {
         fprintf(f, "%s\n        {\"size\": %zu, \"value\": %.4f, ", i ? "," : "", res[i].size,
                 res[i].value);
-        if (t == BP_TEST_MR) {
+        if (t == BP_TEST_MR || t == BP_TEST_STREAM) {
             fprintf(f, "\"mbps\": %.4f, ", res[i].value * (double)res[i].size / 1e6);
         }
         fprintf(f, "\"iterations\": %ld, \"warmup\": %ld}", res[i].iters, res[i].warmup);

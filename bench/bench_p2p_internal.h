@@ -33,6 +33,8 @@ typedef enum bp_test {
     BP_TEST_BIBW,      /* windows both ways at once; MB/s, both directions */
     BP_TEST_MR,        /* as bw, counted in messages/s (osu_mbw_mr, one pair) */
     BP_TEST_ALLREDUCE, /* mpi_bench only: MPI_Allreduce, us per call (mean of the ranks) */
+    BP_TEST_STREAM,    /* tern_bench only: one-way, no ack per window (ucx_perftest's
+                        * tag_bw), messages/s */
     BP_TEST_COUNT
 } bp_test_t;
 
@@ -60,7 +62,7 @@ typedef struct bp_result {
     size_t size;
     long iters;
     long warmup;
-    double value; /* us (lat, allreduce), MB/s (bw, bibw) or messages/s (mr) */
+    double value; /* us (lat, allreduce), MB/s (bw, bibw) or messages/s (mr, stream) */
 } bp_result_t;
 
 /** Parse the common options.  prog names the tool in messages and usage;

@@ -138,6 +138,7 @@ static void mb_round(const mb_env_t *env, bp_test_t test, size_t size)
     case BP_TEST_ALLREDUCE:
         mb_allreduce_round(env, size);
         break;
+    case BP_TEST_STREAM: /* tern_bench only: bp_parse never selects it here */
     case BP_TEST_COUNT:
         break;
     }

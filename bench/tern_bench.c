@@ -1,7 +1,7 @@
 /*
  * tern_bench — OSU-style point-to-point benchmarks between rank 0 and rank 1.
  *
- *   ternrun -n 2 --bind-to core ./tern_bench [-t lat,bw,bibw,mr|all] [-m MIN:MAX]
+ *   ternrun -n 2 --bind-to core ./tern_bench [-t lat,bw,bibw,mr,stream|all] [-m MIN:MAX]
  *                                 [-i ITERS] [-w WARMUP] [--json FILE] [-q] [-v]
  *                                 [--counters]
  *
@@ -49,7 +49,8 @@ int main(int argc, char **argv)
     tern_status_t st;
     int rc;
 
-    rc = bp_parse(argc, argv, "tern_bench", "ternrun -n 2 --bind-to core", BP_TESTS_P2P, &o);
+    rc = bp_parse(argc, argv, "tern_bench", "ternrun -n 2 --bind-to core",
+                  BP_TESTS_P2P | BP_TEST_BIT(BP_TEST_STREAM), &o);
     if (rc != 0) {
         return rc > 0 ? 0 : 2;
     }

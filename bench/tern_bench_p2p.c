@@ -10,6 +10,13 @@
  *  mr    the bw loop (osu_mbw_mr with one pair: 1 pre-posts the window of
  *        irecvs, 0 posts the window of isends, ack per window), counted in
  *        messages per second.
+ *  stream  one-way without an ack per window, as ucx_perftest's tag_bw:
+ *        0 keeps up to BP_WINDOW isends in flight, waiting only for the
+ *        oldest when all are; 1 keeps BP_WINDOW irecvs posted, reposting
+ *        each as it completes.  An iteration is BP_WINDOW messages; 1 acks
+ *        once after the warm-up (both start the timed part together) and
+ *        once at the end (the time covers every message's arrival).
+ *        Messages per second.
  *
  * Time is taken on rank 0 with CLOCK_MONOTONIC from the end of the warm-up
  * to the end of the last round.
@@ -28,6 +35,7 @@ enum {
     TB_TAG_ACK = 3,
     TB_TAG_BIBW = 4,
     TB_TAG_MR = 5,
+    TB_TAG_STREAM = 6,
 };
 
 void tb_check(const tb_env_t *env, tern_status_t st, const char *what)
@@ -140,14 +148,65 @@ static void tb_round(const tb_env_t *env, bp_test_t test, size_t size)
         tb_bw_round(env, size, TB_TAG_MR);
         break;
     case BP_TEST_ALLREDUCE: /* mpi_bench only: bp_parse never selects it here */
+    case BP_TEST_STREAM:    /* tb_stream_run: no rounds of its own */
     case BP_TEST_COUNT:
         break;
     }
 }
 
+/* n messages of the stream through the ring of requests reqs (BP_WINDOW,
+ * NULL where free); then every one complete and, from 1, the ack. */
+static void tb_stream_part(const tb_env_t *env, size_t size, long n, tern_request_t **reqs)
+{
+    char ack = 0;
+
+    for (long k = 0; k < n; k++) {
+        tern_request_t **r = &reqs[k % BP_WINDOW];
+
+        if (*r != NULL) {
+            tb_check(env, tern_wait(env->w, *r, NULL), "tern_wait(stream)");
+        }
+        *r = NULL;
+        if (env->rank == 0) {
+            tb_check(env, tern_isend(env->w, env->sbuf, size, env->peer, TB_TAG_STREAM, 0, r),
+                     "tern_isend");
+        } else {
+            tb_check(env, tern_irecv(env->w, env->rbuf, size, env->peer, TB_TAG_STREAM, 0, NULL,
+                                     r),
+                     "tern_irecv");
+        }
+    }
+    tb_check(env, tern_waitall(env->w, reqs, BP_WINDOW, NULL), "tern_waitall(stream)");
+    for (int j = 0; j < BP_WINDOW; j++) {
+        reqs[j] = NULL;
+    }
+    if (env->rank == 0) {
+        tb_recv(env, &ack, 1, TB_TAG_ACK);
+    } else {
+        tb_send(env, &ack, 1, TB_TAG_ACK);
+    }
+}
+
+static double tb_stream_run(const tb_env_t *env, size_t size, long iters, long warmup)
+{
+    tern_request_t *reqs[BP_WINDOW] = {NULL};
+    uint64_t t0;
+
+    if (warmup > 0) {
+        tb_stream_part(env, size, warmup * BP_WINDOW, reqs);
+    }
+    t0 = bench_now_ns();
+    tb_stream_part(env, size, iters * BP_WINDOW, reqs);
+    return env->rank == 0 ? bp_value(BP_TEST_STREAM, size, iters, bench_now_ns() - t0) : 0.0;
+}
+
 double tb_run(const tb_env_t *env, bp_test_t test, size_t size, long iters, long warmup)
 {
     uint64_t t0 = 0, ns;
+
+    if (test == BP_TEST_STREAM) {
+        return tb_stream_run(env, size, iters, warmup);
+    }
 
     for (long i = 0; i < warmup + iters; i++) {
         if (i == warmup) {

@@ -4,7 +4,8 @@
 # pinned cores.
 #
 # Every round runs, for each test in turn,
-#     tern  ternrun -n 2 --bind-to core tern_bench, TERN_NETMODS=verbs
+#     tern  ternrun -n 2 --bind-to core tern_bench, TERN_NETMODS=verbs (the
+#           message rate by its stream test: no ack per window, as tag_bw)
 #     ucx   ucx_perftest (UCP: tag_lat, tag_bw) with UCX_TLS=rc_verbs,ud_verbs
 #           (ud_verbs for UCP's wireup only: the tag lane is rc_verbs) on
 #           ibloop0:1, server on core 1, client on core 0
@@ -33,8 +34,8 @@
 # ibv_post_recv / ibv_post_srq_recv calls and work requests, ibv_poll_cq
 # calls that found completions, completions, ibv_req_notify_cq calls, of
 # both processes together divided by the messages the benchmark sent (in a
-# message-rate run tern_bench's and mpi_bench's window acknowledgements
-# count: 65 messages a window, ucx_perftest's tag_bw sends 64).
+# message-rate run mpi_bench's window acknowledgements count: 65 messages a
+# window; tern_bench's stream and ucx_perftest's tag_bw send 64).
 #
 # This VM's absolute figures swing up to 3x between runs, so each ratio
 # tern / ucx is taken inside a round, and the table shows the median of
@@ -207,7 +208,11 @@ tern_one() { # TEST SIZE ROUND [STATSFILE]
     log=$WORK/tern-$test-$size-$round.log
     ibloop_env
     [ -z "$stats" ] || IB_ENV+=(IBLOOP_STATS="$stats")
-    local -a args=(-t "$test" -m "$size" -i "$it" -w "$w" -q --json "$json")
+    # the message rate as ucx_perftest's tag_bw measures it: tern_bench's
+    # stream (no ack per window; its mr is osu_mbw_mr's, with one)
+    local ttest=$test
+    [ "$test" = mr ] && ttest=stream
+    local -a args=(-t "$ttest" -m "$size" -i "$it" -w "$w" -q --json "$json")
     if [ "$HOSTS" = 1 ]; then
         # mn_mpirun_cmd passes the TERN_* / IBLOOP_* / LD_* it finds set
         local rc=0 kv
@@ -362,11 +367,12 @@ for test in lat mr; do
     [ "$test" = mr ] && size=$MR_SIZE
     read -r it w <<<"$(iters_for "$test" "$size")"
     for tool in "${ALL_TOOLS[@]}"; do
-        # the messages the benchmark itself sent: tern_bench and mpi_bench
-        # acknowledge each window of WINDOW with a message, ucx_perftest's
-        # tag_bw does not
+        # the messages the benchmark itself sent: mpi_bench's mr
+        # acknowledges each window of WINDOW with a message, tern_bench's
+        # stream and ucx_perftest's tag_bw do not (the stream's one ack at
+        # the end left out)
         if [ "$test" = lat ]; then msgs=$((2 * it))
-        elif [ "$tool" = ucx ]; then msgs=$((it * WINDOW))
+        elif [ "$tool" = ucx ] || [ "$tool" = tern ]; then msgs=$((it * WINDOW))
         else msgs=$((it * (WINDOW + 1))); fi
         st=$WORK/stats-$tool-$test.txt
         : >"$st"
