@@ -250,11 +250,11 @@ ucx_one() {
     others_mark mark   # the server is ours too: measured from its start to its reaping
     timeout "$CMD_TIMEOUT" "$UCX" -c "$CORE_B" -p "$port" >"$slog" 2>&1 &
     SERVER_PID=$!
-    for i in $(seq 1 100); do   # up to 5 s for the server to listen
-        [ -n "$(ss -Htln "sport = :$port" 2>/dev/null)" ] && break
-        kill -0 "$SERVER_PID" 2>/dev/null || break
-        sleep 0.05
-    done
+    if ! await_listen "$port" "$slog"; then
+        others_since "$mark"
+        note_others "$round"
+        return 1
+    fi
     run "$log" "$UCX" 127.0.0.1 -p "$port" -c "$CORE_A" -t "$test" -s "$size" \
         -n "$iters" -w "$warmup"
     local rc=$?

@@ -333,6 +333,23 @@ free_port() {
     done
     return 1
 }
+# await_listen PORT SLOG [PREFIX...]: wait (bounded: 20 s, a loaded box
+# starts UCX slowly) until SERVER_PID listens on PORT, seen from the
+# network namespace PREFIX enters (ip netns exec NS; none: this one); 1,
+# with a message and the server's output, when it died or never listened
+await_listen() {
+    local port=$1 slog=$2 i
+    shift 2
+    for i in $(seq 1 400); do
+        [ -n "$("$@" ss -Htln "sport = :$port" 2>/dev/null)" ] && return 0
+        kill -0 "$SERVER_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    fail "ucx_perftest's server is not listening on port $port ($(kill -0 "$SERVER_PID" 2>/dev/null &&
+        echo "still running after 20 s" || echo "it ended")): $(tail -n 3 "$slog" 2>/dev/null)"
+    stop_server
+    return 1
+}
 stop_server() {
     if [ -n "${SERVER_PID:-}" ]; then
         kill "$SERVER_PID" 2>/dev/null

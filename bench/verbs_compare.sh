@@ -264,11 +264,7 @@ ucx_one() { # TEST SIZE ROUND [STATSFILE]
     timeout "$CMD_TIMEOUT" ${in1[@]+"${in1[@]}"} "${uenv[@]}" "$DEVNODE" "$UCX" -c "$CORE_B" \
         -p "$port" >"$slog" 2>&1 &
     SERVER_PID=$!
-    for i in $(seq 1 100); do # up to 5 s for the server to listen
-        [ -n "$(${in1[@]+"${in1[@]}"} ss -Htln "sport = :$port" 2>/dev/null)" ] && break
-        kill -0 "$SERVER_PID" 2>/dev/null || break
-        sleep 0.05
-    done
+    await_listen "$port" "$slog" ${in1[@]+"${in1[@]}"} || return 1
     run "$log" ${in2[@]+"${in2[@]}"} "${uenv[@]}" "$DEVNODE" "$UCX" "$addr" -p "$port" \
         -c "$CORE_A" -t "$utest" -s "$size" -n "$n" -w "$w"
     local rc=$?
