@@ -101,7 +101,6 @@ static tern_status_t open_chosen(const tern_verbs_config_t *cfg, tern_verbs_dev_
         snprintf(why, sizeof(why), "no device %s (TERN_VERBS_DEVICE) among the %d listed", want, n);
     else
         snprintf(why, sizeof(why), "none of the %d devices has an active port", n);
-    tern_status_t st = TERN_ERR_NO_DEVICE;
     for (int i = 0; i < n && d->ctx == NULL; i++) {
         const char *name = ibv_get_device_name(list[i]);
         if (want[0] && strcmp(name, want) != 0)
@@ -142,7 +141,7 @@ static tern_status_t open_chosen(const tern_verbs_config_t *cfg, tern_verbs_dev_
             ibv_close_device(c);
     }
     ibv_free_device_list(list);
-    return d->ctx != NULL ? TERN_OK : tern_error(st, "verbs: %s", why);
+    return d->ctx != NULL ? TERN_OK : tern_error(TERN_ERR_NO_DEVICE, "verbs: %s", why);
 }
 
 tern_status_t tern_verbs_dev_open(const tern_verbs_config_t *cfg, tern_verbs_dev_t **out)
