@@ -18,7 +18,10 @@
  * either the re-poll of step 2 sees the message or the sender sees the flag
  * and makes the fd readable; the fds are level-triggered, so a ring that
  * lands before epoll_wait still wakes it.  Socket arrivals need no flag:
- * the kernel makes the fd readable whenever data arrives after the re-poll.
+ * the kernel makes the fd readable whenever data arrives after the re-poll,
+ * provided the re-poll reads every socket after it last takes the fd's
+ * readiness (an edge taken after a read is an arrival left unread: tcp's
+ * poll collects socket events first for this).
  */
 #include <errno.h>
 #include <sched.h>

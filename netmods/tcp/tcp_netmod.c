@@ -193,11 +193,26 @@ static tern_status_t tcp_vc_init_remote(void *state, tern_vc_t *vc, uint32_t job
  * Connected streams are read directly (one recv per VC, no epoll); socket
  * events (handshakes, posted writes, new connections) are collected when
  * something waits for one, and every 16th poll for new connections.
+ *
+ * Events first, reads last: collecting events also takes the edge that a
+ * stream's arrival left in the set (edge-triggered), and block mode sleeps
+ * after this poll on that set's fd (tcp_wait_fd).  An arrival whose edge
+ * was taken is read by the reads that follow; one after them leaves a new
+ * edge that wakes the sleep.  In the other order an arrival between a VC's
+ * read and the collection lost its edge unread: the worker slept until
+ * TERN_HEALTH_MS (engine case block_storm).
  */
 static unsigned tcp_poll(void *state, int direction)
 {
     tern_tcp_t *t = state;
     unsigned n = 0;
+    if (t->nhandshake > 0 || t->nwriting > 0 || (t->polls++ & 15u) == 0) {
+        tern_sock_event_t ev;
+        for (unsigned k = 0; k < POLL_BUDGET && tern_sock_wait(t->set, 0, &ev) == TERN_OK; k++) {
+            tern_tcp_handle_event(t, &ev);
+            n++;
+        }
+    }
     for (int i = 0; i < t->nlive; i++) {
         tern_tcp_vc_t *tv = t->live[i];
         for (int k = 0; k < 4 && tv->state == TCP_VC_CONNECTED; k++) {
@@ -212,13 +227,6 @@ static unsigned tcp_poll(void *state, int direction)
             n++;
             if (tern_handle_pkt(tv->vc, t->rxbuf, nb) != TERN_OK || nb < TERN_TCP_RXBUF)
                 break;
-        }
-    }
-    if (t->nhandshake > 0 || t->nwriting > 0 || (t->polls++ & 15u) == 0) {
-        tern_sock_event_t ev;
-        for (unsigned k = 0; k < POLL_BUDGET && tern_sock_wait(t->set, 0, &ev) == TERN_OK; k++) {
-            tern_tcp_handle_event(t, &ev);
-            n++;
         }
     }
     return n;
@@ -300,8 +308,9 @@ static tern_status_t tcp_finalize(void *state)
 /* Block mode: the socket set's epoll fd.  Arming collects what the set has
  * (handshakes, accepts, write completions): anything there cancels the
  * sleep.  Data on a connected stream needs no arming: the engine re-polls
- * (reading every live socket to EAGAIN) after arm, and data arriving later
- * makes the set's fd readable (edge-triggered inside, level outside). */
+ * after arm, and that poll reads every live socket after its last
+ * collection (tcp_poll), so data arriving later makes the set's fd
+ * readable (edge-triggered inside, level outside). */
 static int tcp_wait_fd(void *state)
 {
     tern_tcp_t *t = state;

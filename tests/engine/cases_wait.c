@@ -9,7 +9,15 @@
  * tern_worker_wait return at once (the loop of MPI_Comm_accept: probe for
  * each of its tags, then wait): it used to sleep until an unrelated event,
  * for ever on a quiet job.
+ * block_storm: every other rank ping-pongs small messages with rank 0,
+ * which serves them from any source: thousands of sleeps and wake-ups, so
+ * an arrival that lands inside a netmod's last poll before a sleep (tcp
+ * once consumed the socket's readiness there without reading it: a 20 s
+ * stall in about one run of ten of the engine suite) is hit in a run, not
+ * in a month (4000 round trips per rank found it in two runs of three).
+ * Block mode only; same bound as block_wake.
  */
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -60,6 +68,46 @@ static int case_block_wake(th_t *t)
     return 0;
 }
 
+static int case_block_storm(th_t *t)
+{
+    enum { ROUNDS = 4000, TAG = 44 };
+    const char *hs = getenv("TERN_HEALTH_MS"), *mode = getenv("TERN_WAIT_MODE");
+    double health = hs ? atof(hs) : 100.0, worst = 0;
+    uint64_t v = 0;
+    /* block mode's race only; spinning ranks oversubscribed take ms each */
+    if (t->size < 2 || mode == NULL || strcmp(mode, "block") != 0)
+        return 0;
+    if (t->rank == 0) {
+        for (long i = 0; i < (long)ROUNDS * (t->size - 1) && !t->failures; i++) {
+            tern_recv_info_t info;
+            double a = now_ms();
+            CHECK_ST(t, tern_recv(t->w, &v, sizeof(v), TERN_ANY_SOURCE, TAG, 0, &info), TERN_OK);
+            double ms = now_ms() - a;
+            worst = ms > worst ? ms : worst;
+            v++;
+            CHECK_ST(t, tern_send(t->w, &v, sizeof(v), info.source, TAG, 0), TERN_OK);
+        }
+    } else {
+        for (int i = 0; i < ROUNDS && !t->failures; i++) {
+            double a = now_ms();
+            v = ((uint64_t)t->rank << 32) | (uint64_t)i;
+            CHECK_ST(t, tern_send(t->w, &v, sizeof(v), 0, TAG, 0), TERN_OK);
+            CHECK_ST(t, tern_recv(t->w, &v, sizeof(v), 0, TAG, 0, NULL), TERN_OK);
+            CHECK(t, v == (((uint64_t)t->rank << 32) | (uint64_t)i) + 1, "round %d: got %llx", i,
+                  (unsigned long long)v);
+            double ms = now_ms() - a;
+            worst = ms > worst ? ms : worst;
+        }
+    }
+    if (health >= 5000)
+        CHECK(t, worst < health / 2, "a blocked receive took %.0f ms (TERN_HEALTH_MS=%.0f)",
+              worst, health);
+    printf("block_storm: rank %d, worst %s %.1f ms (TERN_HEALTH_MS %.0f)\n", t->rank,
+           t->rank == 0 ? "wait for a request" : "round trip", worst, health);
+    fflush(stdout);
+    return 0;
+}
+
 static int case_probe_wake(th_t *t)
 {
     enum { GO = 40, MSG = 41, OTHER = 42, ROUNDS = 5 };
@@ -105,6 +153,7 @@ static int case_probe_wake(th_t *t)
 
 const th_case_t th_wait_cases[] = {
     {"block_wake", case_block_wake},
+    {"block_storm", case_block_storm},
     {"probe_wake", case_probe_wake},
     {NULL, NULL},
 };
