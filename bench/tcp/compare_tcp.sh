@@ -24,7 +24,15 @@
 #   bench/tcp/compare_tcp.sh [--rounds R] [--lat-iters N] [--bw-mib M]
 #                            [--cores A,B] [--builddir DIR] [--json FILE]
 #                            [--tern | --tern-cmd 'COMMAND']
-#                            [--tern-as NAME 'COMMAND']... [--dpdk]
+#                            [--tern-as NAME 'COMMAND']... [--dpdk] [--mtu N]
+#
+# --mtu N sets the MTU of both veth pairs (the hosts' and tdx) before the
+# first round: 9000 gives every contender jumbo frames (kernel TCP over
+# veth segments by GSO whatever the MTU; the dpdk netmod takes the
+# interface's MTU by default, netmods/dpdk/dpdk_devargs.c; dpdk-afxdp runs
+# with tdx at most 3498, the largest MTU a veth takes XDP with).  The host line names the CPU, caches, kernel, DPDK and
+# the MTU; after the medians come the per-round ratios (median and spread)
+# of every contender against kernel and kernel-spin.
 #
 # Units: latency one-way (round trip / 2) in us for 8-byte messages;
 # bandwidth for 4 MiB messages in MB/s with MB = 1e6 bytes (ucx_perftest's
@@ -75,6 +83,7 @@ while [ $# -gt 0 ]; do
     --tern) TERN_CMD=$TERN_DEFAULT_CMD; shift ;;
     --tern-as) EXTRA_NAMES+=("$2"); EXTRA_CMDS+=("$3"); shift 3 ;;
     --dpdk) DPDK=1; shift ;;
+    --mtu) MTU=$2; shift 2 ;;
     -h | --help) usage ;;
     *) echo "$0: unknown option $1" >&2; usage ;;
     esac
@@ -102,9 +111,21 @@ if [ "$DPDK" = 1 ]; then
     ip link add tdx netns "$MN_NS1" type veth peer name tdx netns "$MN_NS2" &&
         ip -n "$MN_NS1" link set tdx up && ip -n "$MN_NS2" link set tdx up ||
         { echo "$0: the tdx veth pair for dpdk" >&2; exit 2; }
+    # af_xdp: a veth takes an XDP program only up to MTU ~3500 (the kernel:
+    # "veth: Peer MTU is too large to set XDP"), so its run sets tdx to at
+    # most 3498 and af_packet's sets it back
+    TDX_MTU=${MTU:-1500}
+    XDP_MTU=$((TDX_MTU > 3498 ? 3498 : TDX_MTU))
+    tdx_mtu() { echo "ip -n $MN_NS1 link set tdx mtu $1 && ip -n $MN_NS2 link set tdx mtu $1 &&"; }
     EXTRA_NAMES+=(dpdk-afxdp dpdk-afpkt)
-    EXTRA_CMDS+=("VDEV=net_af_xdp0,iface=tdx,start_queue=0,queue_count=1; $DPDK_CMD"
-        "VDEV=net_af_packet0,iface=tdx; $DPDK_CMD")
+    EXTRA_CMDS+=("$(tdx_mtu "$XDP_MTU") VDEV=net_af_xdp0,iface=tdx,start_queue=0,queue_count=1; $DPDK_CMD"
+        "$(tdx_mtu "$TDX_MTU") VDEV=net_af_packet0,iface=tdx; $DPDK_CMD")
+fi
+if [ -n "$MTU" ]; then
+    ip -n "$MN_NS1" link set "$MN_IF1" mtu "$MTU" && ip -n "$MN_NS2" link set "$MN_IF2" mtu "$MTU" &&
+        { [ "$DPDK" = 0 ] || { ip -n "$MN_NS1" link set tdx mtu "$MTU" &&
+            ip -n "$MN_NS2" link set tdx mtu "$MTU"; }; } ||
+        { echo "$0: MTU $MTU on the veth pairs" >&2; exit 2; }
 fi
 printf 'rank 0=%s slot=%s\nrank 1=%s slot=%s\n' "$MN_NS1" "$CORE_A" "$MN_NS2" "$CORE_B" >"$MN_RANKFILE"
 
@@ -208,8 +229,20 @@ tern_one() {
     [ -n "$v" ] || { echo "FAIL: no '$size VALUE' line from $name's command:"; tail -5 <<<"$out"; return 1; }
     VAL[$name,$test,$round]=$v
 }
-export -f mn_mpirun
+# the commands run in bash -c: mn_mpirun and what it calls
+export -f mn_mpirun mn_mpirun_cmd mn_watchdog
 
+host_line() {
+    local cpu l2 l3
+    cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+    l2=$(lscpu 2>/dev/null | awk -F': *' '/^L2 cache/ { print $2 }')
+    l3=$(lscpu 2>/dev/null | awk -F': *' '/^L3 cache/ { print $2 }')
+    echo "$cpu, $(nproc) CPUs, L2 ${l2:-?}, L3 ${l3:-?}; kernel $(uname -r);" \
+        "DPDK $(dpkg-query -W -f='${Version}' libdpdk-dev 2>/dev/null || echo '?');" \
+        "MTU $(ip -n "$MN_NS1" -o link show "$MN_IF1" | sed -n 's/.* mtu \([0-9]*\).*/\1/p')" \
+        "($MN_IF1)$([ "$DPDK" = 1 ] && echo ", tdx $TDX_MTU for dpdk-afpkt and $XDP_MTU for dpdk-afxdp")"
+}
+echo "# host: $(host_line)"
 echo "# path: $MN_NS1 $MN_ADDR1 ($MN_IF1, core $CORE_A) <-> $MN_NS2 $MN_ADDR2 ($MN_IF2, core $CORE_B)"
 echo "# $ROUNDS rounds; lat: 8 B, $LAT_ITERS iterations; bw: 4 MiB messages, $BW_MIB MiB per point"
 echo "# round test tool value"
@@ -265,9 +298,31 @@ for tool in "${TOOLS[@]}"; do
 done
 [ -n "$TERN_CMD" ] || printf '%-12s %s\n' tern "not measured (no --tern-cmd; tern's tcp netmod)"
 
+# per-round ratios: TOOL REF TEST -> "median (min..max)" over the rounds both have
+round_ratios() {
+    local r
+    for r in $(seq 1 "$ROUNDS"); do
+        [ -n "${VAL[$1,$3,$r]:-}" ] && [ -n "${VAL[$2,$3,$r]:-}" ] &&
+            awk -v a="${VAL[$1,$3,$r]}" -v b="${VAL[$2,$3,$r]}" 'BEGIN { if (b > 0) print a / b }'
+    done | sort -g | awk '{ a[NR] = $1 } END {
+        if (NR == 0) { print "n/a"; exit }
+        m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+        printf "%.2fx (%.2f..%.2f)\n", m, a[1], a[NR] }'
+}
+echo
+echo "# per-round ratios, median (min..max), tool / reference"
+for tool in "${TOOLS[@]}"; do
+    case $tool in kernel | kernel-spin) continue ;; esac
+    for ref in kernel kernel-spin; do
+        printf '%-12s / %-12s lat %-20s bw %s\n' "$tool" "$ref" "$(round_ratios "$tool" "$ref" lat)" \
+            "$(round_ratios "$tool" "$ref" bw)"
+    done
+done
+
 if [ -n "$JSON" ]; then
     {
         printf '{"bench": "compare_tcp", "path": "veth between network namespaces", '
+        printf '"host": "%s", ' "$(host_line | sed 's/"/\\"/g')"
         printf '"cores": [%s, %s], "rounds": %s, "lat_size": 8, "bw_size": %s, ' \
             "$CORE_A" "$CORE_B" "$ROUNDS" "$BW_SIZE"
         printf '"units": {"lat": "us one-way", "bw": "MB/s, MB = 1e6 bytes"}, "medians": {'
