@@ -133,7 +133,11 @@ typedef struct tern_dpdk_port {
     bool intr_tried;          /* rte_eth_dev_rx_intr_ctl_q was asked, once */
     bool rx_intr;             /* its queue 0 interrupt is in tern_dpdk_t.intr_ep */
     bool intr_on;             /* rte_eth_dev_rx_intr_enable is in force (armed) */
-    uint32_t memif_bsize;     /* memif: its buffer size, the largest frame (0: not memif) */
+    /* dpdk_devargs.c, for devices whose max_rx_pktlen does not bound their
+     * frames (memif, af_packet; 0 for others): */
+    uint32_t frame_cap;       /* the largest frame, Ethernet header included */
+    uint32_t rx_room;         /* mbuf data room its receive queue needs (0: frame_cap) */
+    uint16_t dflt_mtu;        /* MTU without TERN_DPDK_MTU (0: 1500) */
     bool client;              /* the connecting side of a point-to-point link */
     char name[RTE_ETH_NAME_MAX_LEN];
     char sock_path[108];      /* a point-to-point server's socket file, until linked */
@@ -159,6 +163,13 @@ tern_status_t tern_dpdk_expand(const char *tmpl, const tern_dpdk_t *d, uint32_t 
 /* Does the template make one port per peer? */
 bool tern_dpdk_per_peer(const char *tmpl);
 /* Create (vdev) or find (TERN_DPDK_PORT), configure and start a port. */
+/* dpdk_devargs.c: p's frame_cap, rx_room and dflt_mtu from its device
+ * arguments args (p->name set), adding to args (cap bytes) what sizes the
+ * device's buffers for them. */
+tern_status_t tern_dpdk_devargs_frames(tern_dpdk_t *d, tern_dpdk_port_t *p, char *args,
+                                       size_t cap);
+/* The MTU of the kernel interface if_index (0: none, or unknown). */
+unsigned tern_dpdk_kernel_mtu(unsigned if_index);
 tern_status_t tern_dpdk_port_open(tern_dpdk_t *d, const char *devargs, bool vdev,
                                   tern_dpdk_port_t *p);
 /* Retry a start that failed (memif client before its server), restart a

@@ -234,28 +234,46 @@ static tern_status_t configure(tern_dpdk_t *d, tern_dpdk_port_t *p)
     if (rc != 0)
         return tern_error(TERN_ERR_IO, "dpdk %s: rte_eth_dev_info_get: %s", p->name,
                           rte_strerror(-rc));
-    /* memif reports a 1518-byte max_rx_pktlen whatever its buffers; what
-     * bounds a frame is its buffer size (tern_dpdk_port_open) */
-    bool chains = p->memif_bsize != 0;
-    uint32_t max_rx = chains ? p->memif_bsize : info.max_rx_pktlen;
-    uint32_t mtu = d->cfg->mtu ? (uint32_t)d->cfg->mtu : RTE_ETHER_MTU;
-    if (mtu > info.max_mtu)
+    /* memif and af_packet report a 1518-byte max_rx_pktlen whatever their
+     * buffers: what bounds a frame there is dpdk_devargs.c's frame_cap, and
+     * ethdev is told 1500 */
+    bool capped = p->frame_cap != 0;
+    uint32_t max_rx = capped ? p->frame_cap : info.max_rx_pktlen;
+    uint32_t mtu = d->cfg->mtu ? (uint32_t)d->cfg->mtu : p->dflt_mtu;
+    if (mtu == 0)
+        mtu = tern_dpdk_kernel_mtu(info.if_index); /* af_xdp, tap: the interface's */
+    if (mtu == 0)
+        mtu = RTE_ETHER_MTU;
+    if (!capped && mtu > info.max_mtu)
         mtu = info.max_mtu;
     if (mtu + RTE_ETHER_HDR_LEN > max_rx)
         mtu = max_rx - RTE_ETHER_HDR_LEN;
     if (mtu < TERN_DPDK_HDR_SIZE + TERN_DPDK_LMT_EXT_SIZE + 64)
         return tern_error(TERN_ERR_UNSUPPORTED, "dpdk %s: MTU %u is too small", p->name, mtu);
     p->multiseg = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0;
-    tern_status_t st = pool_for(d, mtu + RTE_ETHER_HDR_LEN,
-                                strcmp(info.driver_name, "net_af_xdp") == 0);
+    /* af_xdp's kernel side writes a frame XDP_PACKET_HEADROOM (256) past
+     * where the mbuf's headroom ends: that much more room, or a frame near
+     * the MTU is dropped before the port sees it (seen at MTU 3400) */
+    bool af_xdp = strcmp(info.driver_name, "net_af_xdp") == 0;
+    uint32_t xdp_room = af_xdp ? 256 : 0;
+    /* and its UMEM chunk (one pool object) must fit a page */
+    while (af_xdp && mtu > RTE_ETHER_MTU &&
+           rte_mempool_calc_obj_size(sizeof(struct rte_mbuf) + RTE_PKTMBUF_HEADROOM + mtu +
+                                         RTE_ETHER_HDR_LEN + xdp_room,
+                                     RTE_MEMPOOL_F_NO_IOVA_CONTIG, NULL) > (uint32_t)getpagesize())
+        mtu -= 2;
+    uint32_t room_need = mtu + RTE_ETHER_HDR_LEN + xdp_room;
+    if (p->rx_room > room_need)
+        room_need = p->rx_room;
+    tern_status_t st = pool_for(d, room_need, af_xdp);
     if (st != TERN_OK)
         return st;
-    uint32_t room = rte_pktmbuf_data_room_size(d->pool) - RTE_PKTMBUF_HEADROOM;
+    uint32_t room = rte_pktmbuf_data_room_size(d->pool) - RTE_PKTMBUF_HEADROOM - xdp_room;
     if (mtu + RTE_ETHER_HDR_LEN > room)
         mtu = room - RTE_ETHER_HDR_LEN; /* a later per-peer port with a larger MTU */
     struct rte_eth_conf conf;
     memset(&conf, 0, sizeof(conf));
-    conf.rxmode.mtu = chains && mtu > RTE_ETHER_MTU ? RTE_ETHER_MTU : mtu; /* ethdev checks */
+    conf.rxmode.mtu = capped && mtu > RTE_ETHER_MTU ? RTE_ETHER_MTU : mtu; /* ethdev checks */
     if (p->multiseg)
         conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
     /* block mode sleeps on queue 0's RX interrupt where the PMD has one
@@ -288,8 +306,11 @@ static tern_status_t configure(tern_dpdk_t *d, tern_dpdk_port_t *p)
     if (rc == 0)
         rc = rte_eth_tx_queue_setup(p->id, 0, ntx, (unsigned)sock, NULL);
     if (rc != 0)
-        return tern_error(TERN_ERR_IO, "dpdk %s: queue setup (%u rx, %u tx descriptors): %s",
-                          p->name, nrx, ntx, rte_strerror(-rc));
+        return tern_error(TERN_ERR_IO, "dpdk %s: queue setup (%u rx, %u tx descriptors): %s%s",
+                          p->name, nrx, ntx, rte_strerror(-rc),
+                          af_xdp ? " (af_xdp: a veth takes an XDP program only with an MTU up "
+                                   "to about 3500 on both ends; see the PMD's messages)"
+                                 : "");
     rte_eth_macaddr_get(p->id, &p->mac);
     p->mtu = (uint16_t)mtu;
     p->max_frame = mtu + RTE_ETHER_HDR_LEN;
@@ -360,22 +381,12 @@ tern_status_t tern_dpdk_port_open(tern_dpdk_t *d, const char *devargs, bool vdev
                               devargs);
         snprintf(p->name + nlen, sizeof(p->name) - nlen, "_r%d", k);
     }
-    /* memif chains a frame larger than its buffer (bsize, 2048 by default)
-     * over several descriptors, and DPDK 22.11 merges or truncates such
-     * frames when its ring fills (seen here): a frame must fit one buffer.
-     * Unless the template sets bsize, it is sized for TERN_DPDK_MTU (both
-     * ends have the same settings). */
     char args[512];
     snprintf(args, sizeof(args), "%s", comma ? comma + 1 : "");
-    if (vdev && strncmp(p->name, "net_memif", 9) == 0) {
-        const char *b = strstr(args, "bsize=");
-        p->memif_bsize = b ? (uint32_t)strtoul(b + 6, NULL, 0) : 2048;
-        uint32_t want = d->cfg->mtu ? (uint32_t)d->cfg->mtu + RTE_ETHER_HDR_LEN : 0;
-        if (b == NULL && want > p->memif_bsize) {
-            p->memif_bsize = (want + 127) & ~127u;
-            size_t al = strlen(args);
-            snprintf(args + al, sizeof(args) - al, "%sbsize=%u", al ? "," : "", p->memif_bsize);
-        }
+    if (vdev) {
+        tern_status_t st = tern_dpdk_devargs_frames(d, p, args, sizeof(args));
+        if (st != TERN_OK)
+            return st;
     }
     if (vdev) {
         int rc = rte_eal_hotplug_add("vdev", p->name, args);

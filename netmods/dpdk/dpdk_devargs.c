@@ -1,0 +1,141 @@
+/*
+ * dpdk netmod: what a virtual device's arguments mean for the frames it
+ * takes, where ethdev's max_rx_pktlen does not say it.
+ *
+ * memif chains a frame larger than its buffer (bsize, 2048 by default)
+ * over several descriptors, and DPDK 22.11 merges or truncates such frames
+ * when its ring fills (seen here): a frame must fit one buffer.  Unless the
+ * template sets bsize, it is sized for TERN_DPDK_MTU (both ends have the
+ * same settings).  The default MTU stays 1500.
+ *
+ * af_packet reports max_rx_pktlen 1518 whatever its rings, so ethdev
+ * refuses any larger MTU; yet the frames it moves are bounded only by its
+ * ring frames (framesz, 2048 by default: a received frame starts 66 bytes
+ * in, a sent one 32) and by the kernel interface's MTU (a larger frame is
+ * dropped by the kernel's send).  The port is configured at 1500 and
+ * tern's frames take what the interface allows: TERN_DPDK_MTU, or by
+ * default the interface's MTU (jumbo frames where the veth or NIC has
+ * them), with ring frames added to the arguments to hold it unless the
+ * template sets framesz or blocksz.  A VC uses the smaller of its two
+ * ends' MTUs (their cards), so both ends must allow a jumbo frame.
+ *
+ * Other ports on a kernel interface (af_xdp, tap: ethdev's if_index) take
+ * its MTU by default too, within what ethdev says the device takes.
+ */
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <rte_ether.h>
+
+#include "netmods/dpdk/dpdk_internal.h"
+
+/* af_packet (TPACKET_V2): where a frame starts in a ring frame */
+#define AFP_RX_OFF 66u /* TPACKET_ALIGN(TPACKET2_HDRLEN) + 2: the MAC header */
+#define AFP_TX_OFF 32u /* TPACKET2_HDRLEN - sizeof(struct sockaddr_ll) */
+#define AFP_FRAMESZ 2048u
+
+/* The value of key= in args (comma separated), copied to out; false if absent. */
+static bool arg_of(const char *args, const char *key, char *out, size_t len)
+{
+    size_t kl = strlen(key);
+    for (const char *a = args; a != NULL && *a != '\0';) {
+        size_t al = strcspn(a, ",");
+        if (al > kl && strncmp(a, key, kl) == 0 && a[kl] == '=') {
+            size_t vl = al - kl - 1 < len - 1 ? al - kl - 1 : len - 1;
+            memcpy(out, a + kl + 1, vl);
+            out[vl] = '\0';
+            return true;
+        }
+        a = a[al] == ',' ? a + al + 1 : NULL;
+    }
+    return false;
+}
+
+static void append(char *args, size_t cap, const char *arg)
+{
+    size_t al = strlen(args);
+    snprintf(args + al, cap - al, "%s%s", al ? "," : "", arg);
+}
+
+/* The kernel MTU of interface name (0: unknown). */
+static unsigned kernel_mtu(const char *name)
+{
+    if (name == NULL)
+        return 0;
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof(ifr));
+    if (strlen(name) >= sizeof(ifr.ifr_name))
+        return 0;
+    memcpy(ifr.ifr_name, name, strlen(name));
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    int rc = ioctl(fd, SIOCGIFMTU, &ifr);
+    close(fd);
+    return rc == 0 && ifr.ifr_mtu > 0 ? (unsigned)ifr.ifr_mtu : 0;
+}
+
+unsigned tern_dpdk_kernel_mtu(unsigned if_index)
+{
+    char name[IF_NAMESIZE];
+    return if_index != 0 ? kernel_mtu(if_indextoname(if_index, name)) : 0;
+}
+
+static tern_status_t af_packet(tern_dpdk_t *d, tern_dpdk_port_t *p, char *args, size_t cap)
+{
+    char iface[IF_NAMESIZE + 1], v[32];
+    if (!arg_of(args, "iface", iface, sizeof(iface)))
+        return TERN_OK; /* the PMD refuses it, naming why */
+    unsigned kmtu = kernel_mtu(iface);
+    if (kmtu == 0)
+        return tern_error(TERN_ERR_UNSUPPORTED, "dpdk %s: no interface %s here (its MTU "
+                          "could not be read)", p->name, iface);
+    unsigned want = d->cfg->mtu ? (unsigned)d->cfg->mtu : kmtu;
+    if (want > kmtu)
+        want = kmtu; /* the kernel drops larger frames */
+    unsigned framesz = AFP_FRAMESZ;
+    if (arg_of(args, "framesz", v, sizeof(v))) {
+        framesz = (unsigned)strtoul(v, NULL, 0);
+    } else if (!arg_of(args, "blocksz", v, sizeof(v)) &&
+               want + RTE_ETHER_HDR_LEN + AFP_RX_OFF > AFP_FRAMESZ) {
+        /* four frames of a multiple of 1 KiB per block: a block is whole
+         * pages and holds its frames without a gap (the PMD finds frame i
+         * at i x framesz) */
+        framesz = (want + RTE_ETHER_HDR_LEN + AFP_RX_OFF + 1023u) & ~1023u;
+        snprintf(v, sizeof(v), "framesz=%u,blocksz=%u", framesz, 4 * framesz);
+        append(args, cap, v);
+    }
+    if (framesz < AFP_RX_OFF + RTE_ETHER_MIN_LEN)
+        return tern_error(TERN_ERR_INVALID_PARAM, "dpdk %s: framesz=%u is too small", p->name,
+                          framesz);
+    p->frame_cap = framesz - AFP_RX_OFF;
+    if (p->frame_cap > kmtu + RTE_ETHER_HDR_LEN)
+        p->frame_cap = kmtu + RTE_ETHER_HDR_LEN;
+    p->rx_room = framesz - AFP_TX_OFF; /* what its receive queue asks of an mbuf */
+    p->dflt_mtu = (uint16_t)want;
+    return TERN_OK;
+}
+
+tern_status_t tern_dpdk_devargs_frames(tern_dpdk_t *d, tern_dpdk_port_t *p, char *args,
+                                       size_t cap)
+{
+    if (strncmp(p->name, "net_af_packet", 13) == 0)
+        return af_packet(d, p, args, cap);
+    if (strncmp(p->name, "net_memif", 9) != 0)
+        return TERN_OK;
+    char v[32];
+    bool given = arg_of(args, "bsize", v, sizeof(v));
+    p->frame_cap = given ? (uint32_t)strtoul(v, NULL, 0) : 2048;
+    uint32_t want = d->cfg->mtu ? (uint32_t)d->cfg->mtu + RTE_ETHER_HDR_LEN : 0;
+    if (!given && want > p->frame_cap) {
+        p->frame_cap = (want + 127) & ~127u;
+        snprintf(v, sizeof(v), "bsize=%u", p->frame_cap);
+        append(args, cap, v);
+    }
+    return TERN_OK;
+}

@@ -1,0 +1,74 @@
+#!/bin/sh
+# dpdk frame sizes on kernel interfaces: a veth pair in a network namespace
+# of this test, one end per rank (TERN_DPDK_VDEV's %r), both ranks on this
+# host.  netmods/dpdk/dpdk_devargs.c: af_packet takes the interface's MTU by
+# default (its ring frames are sized for it) though ethdev calls it a
+# 1500-byte device; af_xdp takes it too, as far as its UMEM chunk (a page)
+# and the veth's XDP limit allow.
+#  - af_packet, veth MTU 9000: a 4 MiB message must go in fewer than 600
+#    frames (dpdk.tx_frames per message, rank 0: ~466 at 9000, ~2880 at
+#    1500), and every byte arrives (tern_bench checks nothing, the engine
+#    suite's large and sizes cases do: run over the same ports);
+#  - af_packet with TERN_DPDK_MTU=1500 on that veth: back to ~2880 frames;
+#  - af_xdp, veth MTU 3498: frames of ~3500 bytes arrive (the pool leaves
+#    room for XDP's own headroom: without it every full frame was dropped
+#    and the VC timed out), in fewer than 1400 frames per message.
+# Needs root and ip; af_xdp also its PMD and a kernel with XDP on veth.
+. "${srcdir:-.}/tests/engine/lib.sh"
+INFO=${TERN_INFO:-./tern_info}
+"$INFO" --netmods | grep -Eq '^netmods:.* dpdk( |$)' ||
+    { echo "SKIP: no dpdk netmod in this build"; exit 77; }
+[ "$(id -u)" = 0 ] && command -v ip >/dev/null || { echo "SKIP: needs root and ip"; exit 77; }
+
+ns=tern-mtu-$$
+cleanup() { ip netns del "$ns" 2>/dev/null; }
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+ip netns add "$ns" || fail "ip netns add $ns"
+inns() { ip netns exec "$ns" "$@"; }
+inns ip link set lo up
+inns ip link add tmtu0 type veth peer name tmtu1 || fail "veth pair"
+mtu() { inns ip link set tmtu0 mtu "$1" && inns ip link set tmtu1 mtu "$1" || fail "MTU $1"; }
+mtu 9000
+inns ip link set tmtu0 up && inns ip link set tmtu1 up || fail "veth up"
+
+out=$(mktemp)
+trap 'rm -f "$out"; cleanup' EXIT
+TERN_NETMODS=dpdk TERN_TEST_NETMOD=dpdk TERN_CMA=off
+export TERN_NETMODS TERN_TEST_NETMOD TERN_CMA
+
+# frames VDEV [ENV...]: dpdk.tx_frames per 4 MiB message (rank 0) of a
+# bandwidth run, after the engine's large and sizes cases over the ports
+frames() {
+    vdev=$1
+    shift
+    env TERN_DPDK_VDEV="$vdev" "$@" timeout -k 5 120 ip netns exec "$ns" "$TERNRUN" -n 2 \
+        --bind-to none "$ENGINE_TESTS" large sizes </dev/null >"$out" 2>&1 ||
+        { cat "$out"; fail "engine cases large, sizes over $vdev $*"; }
+    env TERN_DPDK_VDEV="$vdev" "$@" timeout -k 5 120 ip netns exec "$ns" "$TERNRUN" -n 2 \
+        --bind-to none ./tern_bench -t bw -m 4m:4m -b 64m -q --counters </dev/null >"$out" 2>&1 ||
+        { cat "$out"; fail "bandwidth over $vdev $*"; }
+    awk '/^# size/ { for (i = 1; i <= NF; i++) if ($i == "tx_frames") col = i - 1 }
+         /^ +4194304 / && col { v = $col } END { print v == "" ? "none" : v }' "$out"
+}
+# below LIMIT (and a figure at all)
+below() { awk -v v="$1" -v l="$2" 'BEGIN { exit !(v != "none" && v + 0 > 0 && v + 0 < l) }'; }
+
+afp='net_af_packet%r,iface=tmtu%r'
+f=$(frames "$afp")
+echo "af_packet, veth MTU 9000: $f frames per 4 MiB message"
+below "$f" 600 || { cat "$out"; fail "af_packet on a 9000-byte veth sent $f frames per message"; }
+f=$(frames "$afp" TERN_DPDK_MTU=1500)
+echo "af_packet, TERN_DPDK_MTU=1500: $f frames per 4 MiB message"
+below "$f" 3000 && ! below "$f" 2500 ||
+    { cat "$out"; fail "af_packet with TERN_DPDK_MTU=1500 sent $f frames per message"; }
+
+mtu 3498
+if ! ls /usr/lib/*/dpdk/pmds-*/librte_net_af_xdp.so* >/dev/null 2>&1; then
+    echo "SKIP (af_xdp part): no af_xdp PMD"
+else
+    f=$(frames 'net_af_xdp%r,iface=tmtu%r,start_queue=0,queue_count=1')
+    echo "af_xdp, veth MTU 3498: $f frames per 4 MiB message"
+    below "$f" 1400 || { cat "$out"; fail "af_xdp on a 3498-byte veth sent $f frames per message"; }
+fi
+echo "PASS: dpdk frames take the interface's MTU (af_packet 9000, af_xdp 3498)"
