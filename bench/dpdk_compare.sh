@@ -10,6 +10,10 @@
 #   dpdk-loss  the same with 1 % of the frames dropped by the fault shim
 #              (bandwidth only; on both ranks' ports, both directions)
 #   dpdk-jumbo the same lossless with TERN_DPDK_MTU=9000 (bandwidth only)
+#   dpdk-frames the same with TERN_CMA=off (bandwidth only): the netmod's
+#              own frames; the others' rendezvous messages take the
+#              engine's same-host copy (CMA), as a user's job on one host
+#              does
 #   tcp        tern_bench over the tcp netmod on loopback
 #   kernel     bench/tcp/tcp_pingpong on loopback, blocking recv and, as
 #              kernel-spin, polling with MSG_DONTWAIT
@@ -18,7 +22,10 @@
 # bandwidth of every contender (raw: its stream of MTU-sized frames).  The
 # medians of the rounds and the ratios of issue 10's targets are printed at
 # the end: dpdk/raw and dpdk/tcp latency, dpdk/tcp bandwidth, dpdk-loss/dpdk
-# bandwidth.  Prints every command.  Asserts nothing; the exit status is
+# bandwidth; then per-round ratios (median [min..max]) of issue 27's:
+# dpdk/raw latency and dpdk-frames/raw bandwidth.  The first line names
+# the host (CPU, caches, kernel, DPDK, the memif device).  Prints every
+# command.  Asserts nothing; the exit status is
 # non-zero only when a contender printed nothing usable.
 #
 # With --base DIR (another build tree: the code before a change), the dpdk
@@ -109,6 +116,10 @@ kernel() { # spin|block lat|bw
     res[$name.$2]+="$v "
 }
 
+echo "# host: $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) CPUs," \
+    "L2 $(lscpu 2>/dev/null | awk -F': *' '/^L2 cache/ { print $2 }')," \
+    "L3 $(lscpu 2>/dev/null | awk -F': *' '/^L3 cache/ { print $2 }'); kernel $(uname -r);" \
+    "DPDK $(dpkg-query -W -f='${Version}' libdpdk-dev 2>/dev/null || echo '?'); device ${VDEV%%,*} (MTU 1500, copy mode)"
 echo "# dpdk_compare: $ROUNDS rounds, $ITERS latency iterations, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores"
 for r in $(seq 1 "$ROUNDS"); do
     echo "# round $r"
@@ -123,6 +134,7 @@ for r in $(seq 1 "$ROUNDS"); do
     [ -z "$BASE" ] || TB=$BASE tern base-dpdk TERN_NETMODS=dpdk "TERN_DPDK_VDEV=$VDEV" -- bw 4194304
     tern dpdk-loss TERN_NETMODS=dpdk "TERN_DPDK_VDEV=$VDEV" "TERN_DPDK_FAULTS=drop=0.01,seed=$r" -- bw 4194304
     tern dpdk-jumbo TERN_NETMODS=dpdk "TERN_DPDK_VDEV=$VDEV" TERN_DPDK_MTU=9000 -- bw 4194304
+    tern dpdk-frames TERN_NETMODS=dpdk "TERN_DPDK_VDEV=$VDEV" TERN_CMA=off -- bw 4194304
     tern tcp TERN_NETMODS=tcp TERN_TCP_ADDRS=127.0.0.1 -- bw 4194304
     [ -z "$BASE" ] || TB=$BASE tern base-tcp TERN_NETMODS=tcp TERN_TCP_ADDRS=127.0.0.1 -- bw 4194304
     kernel block bw
@@ -131,7 +143,7 @@ done
 median() { tr ' ' '\n' | grep -E '^[0-9.]+$' | sort -g | awk '{ a[NR] = $1 } END { if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
 declare -A med
 echo "# medians of $ROUNDS rounds"
-for k in raw.lat dpdk.lat tcp.lat kernel.lat kernel-spin.lat raw.bw dpdk.bw dpdk-loss.bw dpdk-jumbo.bw tcp.bw kernel.bw; do
+for k in raw.lat dpdk.lat tcp.lat kernel.lat kernel-spin.lat raw.bw dpdk.bw dpdk-loss.bw dpdk-jumbo.bw dpdk-frames.bw tcp.bw kernel.bw; do
     med[$k]=$(echo "${res[$k]:-}" | median)
     [ -n "${med[$k]}" ] || { med[$k]=0; bad=1; }
     printf '%-16s %12s %s\n' "$k" "${med[$k]}" "$(case $k in *.lat) echo us ;; *) echo MB/s ;; esac)"
@@ -145,10 +157,17 @@ echo "dpdk/tcp bandwidth      $(ratio "${med[dpdk.bw]}" "${med[tcp.bw]}")   [>= 
 echo "dpdk-loss/dpdk bw       $(ratio "${med[dpdk-loss.bw]}" "${med[dpdk.bw]}")   [>= 0.5 with 1 % loss]"
 echo "dpdk/raw bandwidth      $(ratio "${med[dpdk.bw]}" "${med[raw.bw]}")"
 echo "dpdk-jumbo/tcp bw       $(ratio "${med[dpdk-jumbo.bw]}" "${med[tcp.bw]}")   (MTU 9000 on memif)"
+# per-round ratios: the two lists hold one value per round, in order
+rr() { paste -d' ' <(tr ' ' '\n' <<<"${res[$1]:-}" | grep .) <(tr ' ' '\n' <<<"${res[$2]:-}" | grep .) |
+       awk '$1 > 0 && $2 > 0 { printf "%.3f\n", $1 / $2 }'; }
+echo "# per-round ratios, median [min-max] (issue 27 targets in brackets)"
+for pair in "dpdk.lat raw.lat <= 1.5" "dpdk-frames.bw raw.bw >= 0.8" "dpdk.lat kernel-spin.lat"; do
+    set -- $pair
+    r=$(rr "$1" "$2")
+    printf '%-28s %8s  [%s]  %s\n' "${1%.*}/${2%.*} ${1#*.}" "$(median <<<"$r")" \
+        "$(sort -g <<<"$r" | sed -n '1p;$p' | paste -sd- -)" "${3:+[$3 $4]}"
+done
 if [ -n "$BASE" ]; then
-    # per-round ratios: the two lists hold one value per round, in order
-    rr() { paste -d' ' <(tr ' ' '\n' <<<"${res[$1]:-}" | grep .) <(tr ' ' '\n' <<<"${res[$2]:-}" | grep .) |
-           awk '$1 > 0 && $2 > 0 { printf "%.3f\n", $1 / $2 }'; }
     echo "# before / after: this build ($B) over base ($BASE), per-round ratios"
     echo "# (latency < 1 and bandwidth > 1 favour this build): median [range]"
     for k in dpdk.lat tcp.lat dpdk.bw tcp.bw; do
