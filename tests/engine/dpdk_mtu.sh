@@ -20,14 +20,13 @@ INFO=${TERN_INFO:-./tern_info}
     { echo "SKIP: no dpdk netmod in this build"; exit 77; }
 [ "$(id -u)" = 0 ] && command -v ip >/dev/null || { echo "SKIP: needs root and ip"; exit 77; }
 
-ns=tern-mtu-$$
-cleanup() { ip netns del "$ns" 2>/dev/null; }
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-ip netns add "$ns" || fail "ip netns add $ns"
-inns() { ip netns exec "$ns" "$@"; }
-inns ip link set lo up
-inns ip link add tmtu0 type veth peer name tmtu1 || fail "veth pair"
+test_netns tern-mtu
+# DPDK 22.11's af_packet joins a PACKET_FANOUT group (pid ^ ifindex) &
+# 0xffff of the network namespace: two ranks with consecutive pids on
+# interfaces 2 and 3 picked the same group and the second failed
+# ("could not set PACKET_FANOUT ... Invalid argument").  Indexes whose xor
+# no two nearby pids have keep the ranks' groups apart.
+inns ip link add tmtu0 index 4242 type veth peer name tmtu1 index 20561 || fail "veth pair"
 mtu() { inns ip link set tmtu0 mtu "$1" && inns ip link set tmtu1 mtu "$1" || fail "MTU $1"; }
 mtu 9000
 inns ip link set tmtu0 up && inns ip link set tmtu1 up || fail "veth up"

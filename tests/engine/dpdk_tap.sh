@@ -22,13 +22,7 @@ INFO=${TERN_INFO:-./tern_info}
 [ "$(id -u)" = 0 ] && command -v ip >/dev/null && command -v tc >/dev/null &&
     [ -c /dev/net/tun ] || { echo "SKIP: needs root, ip, tc and /dev/net/tun"; exit 77; }
 
-ns=tern-tap-$$
-cleanup() { ip netns del "$ns" 2>/dev/null; }
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-ip netns add "$ns" || fail "ip netns add $ns"
-inns() { ip netns exec "$ns" "$@"; }
-inns ip link set lo up
+test_netns tern-tap
 for t in 0 1; do
     inns ip tuntap add dev "ttap$t" mode tap multi_queue || fail "creating tap ttap$t"
     inns ip link set "ttap$t" up || fail "ttap$t up"

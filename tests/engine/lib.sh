@@ -45,3 +45,16 @@ verbs_only() {
     TERN_TEST_NETMOD=verbs
     export TERN_NETMODS TERN_TEST_NETMOD
 }
+
+# test_netns PREFIX: a network namespace of this test ($ns, PREFIX-<pid>)
+# with its loopback up, removed at exit (cleanup; a later EXIT trap of the
+# caller calls cleanup itself); inns CMD... runs CMD in it
+test_netns() {
+    ns=$1-$$
+    cleanup() { ip netns del "$ns" 2>/dev/null; }
+    trap cleanup EXIT
+    trap 'exit 1' INT TERM
+    ip netns add "$ns" || fail "ip netns add $ns"
+    inns ip link set lo up
+}
+inns() { ip netns exec "$ns" "$@"; }
