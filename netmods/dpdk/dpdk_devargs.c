@@ -15,8 +15,8 @@
  * dropped by the kernel's send).  The port is configured at 1500 and
  * tern's frames take what the interface allows: TERN_DPDK_MTU, or by
  * default the interface's MTU (jumbo frames where the veth or NIC has
- * them), with ring frames added to the arguments to hold it unless the
- * template sets framesz or blocksz.  A VC uses the smaller of its two
+ * them; at most 9600, TERN_DPDK_MTU's bound), with ring frames added to
+ * the arguments to hold it unless the template sets framesz or blocksz.  A VC uses the smaller of its two
  * ends' MTUs (their cards), so both ends must allow a jumbo frame.
  *
  * Other ports on a kernel interface (af_xdp, tap: ethdev's if_index) take
@@ -38,6 +38,9 @@
 #define AFP_RX_OFF 66u /* TPACKET_ALIGN(TPACKET2_HDRLEN) + 2: the MAC header */
 #define AFP_TX_OFF 32u /* TPACKET2_HDRLEN - sizeof(struct sockaddr_ll) */
 #define AFP_FRAMESZ 2048u
+/* the largest MTU taken from an interface (TERN_DPDK_MTU's bound): a
+ * 64 KiB loopback or veth MTU would overflow a pool's 16-bit room */
+#define KERNEL_MTU_MAX 9600u
 
 /* The value of key= in args (comma separated), copied to out; false if absent. */
 static bool arg_of(const char *args, const char *key, char *out, size_t len)
@@ -56,10 +59,20 @@ static bool arg_of(const char *args, const char *key, char *out, size_t len)
     return false;
 }
 
-static void append(char *args, size_t cap, const char *arg)
+/* Append arg to args (cap bytes); false, args unchanged, when it does not fit. */
+static bool append(char *args, size_t cap, const char *arg)
 {
-    size_t al = strlen(args);
+    size_t al = strlen(args), need = (al ? 1 : 0) + strlen(arg);
+    if (al + need >= cap)
+        return false;
     snprintf(args + al, cap - al, "%s%s", al ? "," : "", arg);
+    return true;
+}
+
+static tern_status_t too_long(const tern_dpdk_port_t *p, const char *arg)
+{
+    return tern_error(TERN_ERR_INVALID_PARAM, "dpdk %s: no room to add %s to the device's "
+                      "arguments (shorten TERN_DPDK_VDEV)", p->name, arg);
 }
 
 /* The kernel MTU of interface name (0: unknown). */
@@ -77,7 +90,9 @@ static unsigned kernel_mtu(const char *name)
         return 0;
     int rc = ioctl(fd, SIOCGIFMTU, &ifr);
     close(fd);
-    return rc == 0 && ifr.ifr_mtu > 0 ? (unsigned)ifr.ifr_mtu : 0;
+    if (rc != 0 || ifr.ifr_mtu <= 0)
+        return 0;
+    return (unsigned)ifr.ifr_mtu < KERNEL_MTU_MAX ? (unsigned)ifr.ifr_mtu : KERNEL_MTU_MAX;
 }
 
 unsigned tern_dpdk_kernel_mtu(unsigned if_index)
@@ -91,7 +106,7 @@ static tern_status_t af_packet(tern_dpdk_t *d, tern_dpdk_port_t *p, char *args, 
     char iface[IF_NAMESIZE + 1], v[32];
     if (!arg_of(args, "iface", iface, sizeof(iface)))
         return TERN_OK; /* the PMD refuses it, naming why */
-    unsigned kmtu = kernel_mtu(iface);
+    unsigned kmtu = kernel_mtu(iface); /* at most KERNEL_MTU_MAX */
     if (kmtu == 0)
         return tern_error(TERN_ERR_UNSUPPORTED, "dpdk %s: no interface %s here (its MTU "
                           "could not be read)", p->name, iface);
@@ -103,12 +118,17 @@ static tern_status_t af_packet(tern_dpdk_t *d, tern_dpdk_port_t *p, char *args, 
         framesz = (unsigned)strtoul(v, NULL, 0);
     } else if (!arg_of(args, "blocksz", v, sizeof(v)) &&
                want + RTE_ETHER_HDR_LEN + AFP_RX_OFF > AFP_FRAMESZ) {
-        /* four frames of a multiple of 1 KiB per block: a block is whole
-         * pages and holds its frames without a gap (the PMD finds frame i
-         * at i x framesz) */
+        /* frames of a multiple of 1 KiB, at least four per block: a block
+         * is whole pages and holds its frames without a gap (the PMD finds
+         * frame i at i x framesz), and its frame count (a power of two)
+         * divides the PMD's 512 frames */
         framesz = (want + RTE_ETHER_HDR_LEN + AFP_RX_OFF + 1023u) & ~1023u;
-        snprintf(v, sizeof(v), "framesz=%u,blocksz=%u", framesz, 4 * framesz);
-        append(args, cap, v);
+        unsigned per = 4, page = (unsigned)getpagesize();
+        while ((per * framesz) % page != 0)
+            per *= 2;
+        snprintf(v, sizeof(v), "framesz=%u,blocksz=%u", framesz, per * framesz);
+        if (!append(args, cap, v))
+            return too_long(p, v);
     }
     if (framesz < AFP_RX_OFF + RTE_ETHER_MIN_LEN)
         return tern_error(TERN_ERR_INVALID_PARAM, "dpdk %s: framesz=%u is too small", p->name,
@@ -135,7 +155,8 @@ tern_status_t tern_dpdk_devargs_frames(tern_dpdk_t *d, tern_dpdk_port_t *p, char
     if (!given && want > p->frame_cap) {
         p->frame_cap = (want + 127) & ~127u;
         snprintf(v, sizeof(v), "bsize=%u", p->frame_cap);
-        append(args, cap, v);
+        if (!append(args, cap, v))
+            return too_long(p, v);
     }
     return TERN_OK;
 }

@@ -248,12 +248,16 @@ tern_dpdk_vc_t *tern_dpdk_remote_vc(tern_dpdk_t *d, uint32_t job, int rank,
         rte_pktmbuf_mtod_offset(m, const tern_dpdk_hdr_t *, TERN_DPDK_ETH_HDR);
     if (d->per_peer || (h->type != TERN_DPDK_F_DATA && h->type != TERN_DPDK_F_LMT))
         return NULL;
-    /* a client of our port: what its frame says stands for its card */
+    /* a client of our port: what its frame says stands for its card.  Its
+     * MTU it does not say: ours when TERN_DPDK_MTU chose it (both ends have
+     * the same settings), else at most 1500 (ours may be its interface's,
+     * dpdk_devargs.c, and the client's interface smaller) */
     const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
     uint16_t window = rte_le_to_cpu_16(h->window);
+    uint16_t mtu = d->cfg->mtu != 0 || d->port.mtu < RTE_ETHER_MTU ? d->port.mtu : RTE_ETHER_MTU;
     tern_dpdk_card_t card = {.magic = TERN_DPDK_MAGIC, .version = TERN_DPDK_CARD_VERSION,
                              .rank = rank, .nonce = rte_le_to_cpu_32(h->src_nonce),
-                             .mtu = d->port.mtu, .max_frame = d->port.max_frame, .job = job,
+                             .mtu = mtu, .max_frame = d->port.max_frame, .job = job,
                              .window = window < 8 ? 8 : window > TERN_DPDK_WINDOW_MAX
                                                              ? TERN_DPDK_WINDOW_MAX
                                                              : window};

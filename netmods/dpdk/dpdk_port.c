@@ -241,7 +241,7 @@ static tern_status_t configure(tern_dpdk_t *d, tern_dpdk_port_t *p)
     uint32_t max_rx = capped ? p->frame_cap : info.max_rx_pktlen;
     uint32_t mtu = d->cfg->mtu ? (uint32_t)d->cfg->mtu : p->dflt_mtu;
     if (mtu == 0)
-        mtu = tern_dpdk_kernel_mtu(info.if_index); /* af_xdp, tap: the interface's */
+        mtu = tern_dpdk_kernel_mtu(info.if_index); /* af_xdp, tap: the interface's (<= 9600) */
     if (mtu == 0)
         mtu = RTE_ETHER_MTU;
     if (!capped && mtu > info.max_mtu)

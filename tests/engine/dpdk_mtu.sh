@@ -9,10 +9,11 @@
 #    frames (dpdk.tx_frames per message, rank 0: ~466 at 9000, ~2880 at
 #    1500), and every byte arrives (tern_bench checks nothing, the engine
 #    suite's large and sizes cases do: run over the same ports);
-#  - af_packet with TERN_DPDK_MTU=1500 on that veth: back to ~2880 frames;
+#  - af_packet with TERN_DPDK_MTU=1500 on that veth: back to ~2880 frames
+#    (at least 2500);
 #  - af_xdp, veth MTU 3498: frames of ~3500 bytes arrive (the pool leaves
 #    room for XDP's own headroom: without it every full frame was dropped
-#    and the VC timed out), in fewer than 1400 frames per message.
+#    and the VC timed out), in fewer than 1600 frames per message (~1225).
 # Needs root and ip; af_xdp also its PMD and a kernel with XDP on veth.
 . "${srcdir:-.}/tests/engine/lib.sh"
 INFO=${TERN_INFO:-./tern_info}
@@ -36,38 +37,49 @@ trap 'rm -f "$out"; cleanup' EXIT
 TERN_NETMODS=dpdk TERN_TEST_NETMOD=dpdk TERN_CMA=off
 export TERN_NETMODS TERN_TEST_NETMOD TERN_CMA
 
-# frames VDEV [ENV...]: dpdk.tx_frames per 4 MiB message (rank 0) of a
-# bandwidth run, after the engine's large and sizes cases over the ports
+# frames VDEV [ENV...]: FRAMES = dpdk.tx_frames per 4 MiB message (rank 0)
+# of a bandwidth run, after the engine's large and sizes cases over the
+# ports; returns 2 (output in $out) when tern_init could not make the port
 frames() {
     vdev=$1
     shift
-    env TERN_DPDK_VDEV="$vdev" "$@" timeout -k 5 120 ip netns exec "$ns" "$TERNRUN" -n 2 \
-        --bind-to none "$ENGINE_TESTS" large sizes </dev/null >"$out" 2>&1 ||
-        { cat "$out"; fail "engine cases large, sizes over $vdev $*"; }
+    FRAMES=none
+    if ! env TERN_DPDK_VDEV="$vdev" "$@" timeout -k 5 120 ip netns exec "$ns" "$TERNRUN" -n 2 \
+        --bind-to none "$ENGINE_TESTS" large sizes </dev/null >"$out" 2>&1; then
+        grep -q 'tern_init.*\(creating net_\|queue setup\)' "$out" && return 2
+        cat "$out"
+        fail "engine cases large, sizes over $vdev $*"
+    fi
     env TERN_DPDK_VDEV="$vdev" "$@" timeout -k 5 120 ip netns exec "$ns" "$TERNRUN" -n 2 \
         --bind-to none ./tern_bench -t bw -m 4m:4m -b 64m -q --counters </dev/null >"$out" 2>&1 ||
         { cat "$out"; fail "bandwidth over $vdev $*"; }
-    awk '/^# size/ { for (i = 1; i <= NF; i++) if ($i == "tx_frames") col = i - 1 }
-         /^ +4194304 / && col { v = $col } END { print v == "" ? "none" : v }' "$out"
+    FRAMES=$(awk '/^# size/ { for (i = 1; i <= NF; i++) if ($i == "tx_frames") col = i - 1 }
+                  /^ +4194304 / && col { v = $col } END { print v == "" ? "none" : v }' "$out")
+    [ "$FRAMES" != none ] || { cat "$out"; fail "no tx_frames counter over $vdev $*"; }
 }
-# below LIMIT (and a figure at all)
-below() { awk -v v="$1" -v l="$2" 'BEGIN { exit !(v != "none" && v + 0 > 0 && v + 0 < l) }'; }
+# is $1 below $2?  (tx_frames counts retransmissions too: the bounds leave
+# room for a loaded machine's, and still tell the MTUs apart)
+below() { awk -v v="$1" -v l="$2" 'BEGIN { exit !(v + 0 < l) }'; }
 
 afp='net_af_packet%r,iface=tmtu%r'
-f=$(frames "$afp")
-echo "af_packet, veth MTU 9000: $f frames per 4 MiB message"
-below "$f" 600 || { cat "$out"; fail "af_packet on a 9000-byte veth sent $f frames per message"; }
-f=$(frames "$afp" TERN_DPDK_MTU=1500)
-echo "af_packet, TERN_DPDK_MTU=1500: $f frames per 4 MiB message"
-below "$f" 3000 && ! below "$f" 2500 ||
-    { cat "$out"; fail "af_packet with TERN_DPDK_MTU=1500 sent $f frames per message"; }
+frames "$afp" || { cat "$out"; fail "af_packet port over tmtu0/1"; }
+echo "af_packet, veth MTU 9000: $FRAMES frames per 4 MiB message"
+below "$FRAMES" 600 || { cat "$out"; fail "af_packet on a 9000-byte veth sent $FRAMES frames per message"; }
+frames "$afp" TERN_DPDK_MTU=1500 || { cat "$out"; fail "af_packet port, TERN_DPDK_MTU=1500"; }
+echo "af_packet, TERN_DPDK_MTU=1500: $FRAMES frames per 4 MiB message"
+! below "$FRAMES" 2500 ||
+    { cat "$out"; fail "af_packet with TERN_DPDK_MTU=1500 sent $FRAMES frames per message"; }
 
 mtu 3498
 if ! ls /usr/lib/*/dpdk/pmds-*/librte_net_af_xdp.so* >/dev/null 2>&1; then
     echo "SKIP (af_xdp part): no af_xdp PMD"
+elif ! frames 'net_af_xdp%r,iface=tmtu%r,start_queue=0,queue_count=1'; then
+    # no XDP on this kernel's veth: the port is refused at tern_init (a
+    # dropped frame, the bug this checks, times the VC out instead)
+    grep 'tern_init' "$out" | head -2
+    echo "SKIP (af_xdp part): tern_init could not make the af_xdp port"
 else
-    f=$(frames 'net_af_xdp%r,iface=tmtu%r,start_queue=0,queue_count=1')
-    echo "af_xdp, veth MTU 3498: $f frames per 4 MiB message"
-    below "$f" 1400 || { cat "$out"; fail "af_xdp on a 3498-byte veth sent $f frames per message"; }
+    echo "af_xdp, veth MTU 3498: $FRAMES frames per 4 MiB message"
+    below "$FRAMES" 1600 || { cat "$out"; fail "af_xdp on a 3498-byte veth sent $FRAMES frames per message"; }
 fi
 echo "PASS: dpdk frames take the interface's MTU (af_packet 9000, af_xdp 3498)"
