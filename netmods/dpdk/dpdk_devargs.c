@@ -14,13 +14,15 @@
  * in, a sent one 32) and by the kernel interface's MTU (a larger frame is
  * dropped by the kernel's send).  The port is configured at 1500 and
  * tern's frames take what the interface allows: TERN_DPDK_MTU, or by
- * default the interface's MTU (jumbo frames where the veth or NIC has
- * them; at most 9600, TERN_DPDK_MTU's bound), with ring frames added to
- * the arguments to hold it unless the template sets framesz or blocksz.  A VC uses the smaller of its two
- * ends' MTUs (their cards), so both ends must allow a jumbo frame.
+ * default the interface's MTU, with ring frames added to the arguments to
+ * hold it unless the template sets framesz or blocksz.
  *
- * Other ports on a kernel interface (af_xdp, tap: ethdev's if_index) take
- * its MTU by default too, within what ethdev says the device takes.
+ * Every port on a kernel interface (ethdev's if_index: af_packet, af_xdp,
+ * tap) takes that interface's MTU by default (dpdk_port.c's configure;
+ * jumbo frames where the veth or NIC has them; at most 9600,
+ * TERN_DPDK_MTU's bound), within frame_cap or what ethdev says the device
+ * takes.  A VC uses the smaller of its two ends' MTUs (their cards), so
+ * both ends must allow a jumbo frame.
  */
 #include <net/if.h>
 #include <stdio.h>
@@ -31,6 +33,7 @@
 #include <unistd.h>
 
 #include <rte_ether.h>
+#include <rte_kvargs.h>
 
 #include "netmods/dpdk/dpdk_internal.h"
 
@@ -41,23 +44,6 @@
 /* the largest MTU taken from an interface (TERN_DPDK_MTU's bound): a
  * 64 KiB loopback or veth MTU would overflow a pool's 16-bit room */
 #define KERNEL_MTU_MAX 9600u
-
-/* The value of key= in args (comma separated), copied to out; false if absent. */
-static bool arg_of(const char *args, const char *key, char *out, size_t len)
-{
-    size_t kl = strlen(key);
-    for (const char *a = args; a != NULL && *a != '\0';) {
-        size_t al = strcspn(a, ",");
-        if (al > kl && strncmp(a, key, kl) == 0 && a[kl] == '=') {
-            size_t vl = al - kl - 1 < len - 1 ? al - kl - 1 : len - 1;
-            memcpy(out, a + kl + 1, vl);
-            out[vl] = '\0';
-            return true;
-        }
-        a = a[al] == ',' ? a + al + 1 : NULL;
-    }
-    return false;
-}
 
 /* Append arg to args (cap bytes); false, args unchanged, when it does not fit. */
 static bool append(char *args, size_t cap, const char *arg)
@@ -101,10 +87,11 @@ unsigned tern_dpdk_kernel_mtu(unsigned if_index)
     return if_index != 0 ? kernel_mtu(if_indextoname(if_index, name)) : 0;
 }
 
-static tern_status_t af_packet(tern_dpdk_t *d, tern_dpdk_port_t *p, char *args, size_t cap)
+static tern_status_t af_packet(tern_dpdk_t *d, tern_dpdk_port_t *p,
+                               const struct rte_kvargs *kv, char *args, size_t cap)
 {
-    char iface[IF_NAMESIZE + 1], v[32];
-    if (!arg_of(args, "iface", iface, sizeof(iface)))
+    const char *iface = rte_kvargs_get(kv, "iface"), *fs = rte_kvargs_get(kv, "framesz");
+    if (iface == NULL)
         return TERN_OK; /* the PMD refuses it, naming why */
     unsigned kmtu = kernel_mtu(iface); /* at most KERNEL_MTU_MAX */
     if (kmtu == 0)
@@ -113,11 +100,9 @@ static tern_status_t af_packet(tern_dpdk_t *d, tern_dpdk_port_t *p, char *args, 
     unsigned want = d->cfg->mtu ? (unsigned)d->cfg->mtu : kmtu;
     if (want > kmtu)
         want = kmtu; /* the kernel drops larger frames */
-    unsigned framesz = AFP_FRAMESZ;
-    if (arg_of(args, "framesz", v, sizeof(v))) {
-        framesz = (unsigned)strtoul(v, NULL, 0);
-    } else if (!arg_of(args, "blocksz", v, sizeof(v)) &&
-               want + RTE_ETHER_HDR_LEN + AFP_RX_OFF > AFP_FRAMESZ) {
+    unsigned framesz = fs != NULL ? (unsigned)strtoul(fs, NULL, 0) : AFP_FRAMESZ;
+    if (fs == NULL && rte_kvargs_get(kv, "blocksz") == NULL &&
+        want + RTE_ETHER_HDR_LEN + AFP_RX_OFF > AFP_FRAMESZ) {
         /* frames of a multiple of 1 KiB, at least four per block: a block
          * is whole pages and holds its frames without a gap (the PMD finds
          * frame i at i x framesz), and its frame count (a power of two)
@@ -126,6 +111,7 @@ static tern_status_t af_packet(tern_dpdk_t *d, tern_dpdk_port_t *p, char *args, 
         unsigned per = 4, page = (unsigned)getpagesize();
         while ((per * framesz) % page != 0)
             per *= 2;
+        char v[48];
         snprintf(v, sizeof(v), "framesz=%u,blocksz=%u", framesz, per * framesz);
         if (!append(args, cap, v))
             return too_long(p, v);
@@ -133,30 +119,40 @@ static tern_status_t af_packet(tern_dpdk_t *d, tern_dpdk_port_t *p, char *args, 
     if (framesz < AFP_RX_OFF + RTE_ETHER_MIN_LEN)
         return tern_error(TERN_ERR_INVALID_PARAM, "dpdk %s: framesz=%u is too small", p->name,
                           framesz);
+    /* configure() takes the interface's MTU (if_index) up to this */
     p->frame_cap = framesz - AFP_RX_OFF;
     if (p->frame_cap > kmtu + RTE_ETHER_HDR_LEN)
         p->frame_cap = kmtu + RTE_ETHER_HDR_LEN;
     p->rx_room = framesz - AFP_TX_OFF; /* what its receive queue asks of an mbuf */
-    p->dflt_mtu = (uint16_t)want;
+    return TERN_OK;
+}
+
+static tern_status_t memif(tern_dpdk_t *d, tern_dpdk_port_t *p, const struct rte_kvargs *kv,
+                           char *args, size_t cap)
+{
+    const char *b = rte_kvargs_get(kv, "bsize");
+    p->frame_cap = b != NULL ? (uint32_t)strtoul(b, NULL, 0) : 2048;
+    uint32_t want = d->cfg->mtu ? (uint32_t)d->cfg->mtu + RTE_ETHER_HDR_LEN : 0;
+    if (b == NULL && want > p->frame_cap) {
+        p->frame_cap = (want + 127) & ~127u;
+        char v[32];
+        snprintf(v, sizeof(v), "bsize=%u", p->frame_cap);
+        if (!append(args, cap, v))
+            return too_long(p, v);
+    }
     return TERN_OK;
 }
 
 tern_status_t tern_dpdk_devargs_frames(tern_dpdk_t *d, tern_dpdk_port_t *p, char *args,
                                        size_t cap)
 {
-    if (strncmp(p->name, "net_af_packet", 13) == 0)
-        return af_packet(d, p, args, cap);
-    if (strncmp(p->name, "net_memif", 9) != 0)
+    bool afp = strncmp(p->name, "net_af_packet", 13) == 0;
+    if (!afp && strncmp(p->name, "net_memif", 9) != 0)
         return TERN_OK;
-    char v[32];
-    bool given = arg_of(args, "bsize", v, sizeof(v));
-    p->frame_cap = given ? (uint32_t)strtoul(v, NULL, 0) : 2048;
-    uint32_t want = d->cfg->mtu ? (uint32_t)d->cfg->mtu + RTE_ETHER_HDR_LEN : 0;
-    if (!given && want > p->frame_cap) {
-        p->frame_cap = (want + 127) & ~127u;
-        snprintf(v, sizeof(v), "bsize=%u", p->frame_cap);
-        if (!append(args, cap, v))
-            return too_long(p, v);
-    }
-    return TERN_OK;
+    struct rte_kvargs *kv = rte_kvargs_parse(args, NULL);
+    if (kv == NULL)
+        return TERN_OK; /* malformed: the PMD refuses them, naming why */
+    tern_status_t st = afp ? af_packet(d, p, kv, args, cap) : memif(d, p, kv, args, cap);
+    rte_kvargs_free(kv);
+    return st;
 }

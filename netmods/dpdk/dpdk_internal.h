@@ -136,8 +136,8 @@ typedef struct tern_dpdk_port {
     /* dpdk_devargs.c, for devices whose max_rx_pktlen does not bound their
      * frames (memif, af_packet; 0 for others): */
     uint32_t frame_cap;       /* the largest frame, Ethernet header included */
-    uint32_t rx_room;         /* mbuf data room its receive queue needs (0: frame_cap) */
-    uint16_t dflt_mtu;        /* MTU without TERN_DPDK_MTU (0: 1500) */
+    uint32_t rx_room;         /* mbuf data room its receive queue needs (0: no more than
+                               * its frames') */
     bool client;              /* the connecting side of a point-to-point link */
     char name[RTE_ETH_NAME_MAX_LEN];
     char sock_path[108];      /* a point-to-point server's socket file, until linked */
@@ -163,7 +163,7 @@ tern_status_t tern_dpdk_expand(const char *tmpl, const tern_dpdk_t *d, uint32_t 
 /* Does the template make one port per peer? */
 bool tern_dpdk_per_peer(const char *tmpl);
 /* Create (vdev) or find (TERN_DPDK_PORT), configure and start a port. */
-/* dpdk_devargs.c: p's frame_cap, rx_room and dflt_mtu from its device
+/* dpdk_devargs.c: p's frame_cap and rx_room from its device
  * arguments args (p->name set), adding to args (cap bytes) what sizes the
  * device's buffers for them. */
 tern_status_t tern_dpdk_devargs_frames(tern_dpdk_t *d, tern_dpdk_port_t *p, char *args,

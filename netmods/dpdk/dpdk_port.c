@@ -41,6 +41,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <linux/bpf.h> /* XDP_PACKET_HEADROOM */
+
 #include <rte_dev.h>
 #include <rte_ethdev.h>
 #include <rte_log.h>
@@ -239,9 +241,8 @@ static tern_status_t configure(tern_dpdk_t *d, tern_dpdk_port_t *p)
      * ethdev is told 1500 */
     bool capped = p->frame_cap != 0;
     uint32_t max_rx = capped ? p->frame_cap : info.max_rx_pktlen;
-    uint32_t mtu = d->cfg->mtu ? (uint32_t)d->cfg->mtu : p->dflt_mtu;
-    if (mtu == 0)
-        mtu = tern_dpdk_kernel_mtu(info.if_index); /* af_xdp, tap: the interface's (<= 9600) */
+    uint32_t mtu = d->cfg->mtu ? (uint32_t)d->cfg->mtu
+                               : tern_dpdk_kernel_mtu(info.if_index); /* (<= 9600) */
     if (mtu == 0)
         mtu = RTE_ETHER_MTU;
     if (!capped && mtu > info.max_mtu)
@@ -255,7 +256,7 @@ static tern_status_t configure(tern_dpdk_t *d, tern_dpdk_port_t *p)
      * where the mbuf's headroom ends: that much more room, or a frame near
      * the MTU is dropped before the port sees it (seen at MTU 3400) */
     bool af_xdp = strcmp(info.driver_name, "net_af_xdp") == 0;
-    uint32_t xdp_room = af_xdp ? 256 : 0;
+    uint32_t xdp_room = af_xdp ? XDP_PACKET_HEADROOM : 0;
     /* and its UMEM chunk (one pool object) must fit a page */
     while (af_xdp && mtu > RTE_ETHER_MTU &&
            rte_mempool_calc_obj_size(sizeof(struct rte_mbuf) + RTE_PKTMBUF_HEADROOM + mtu +
@@ -387,8 +388,6 @@ tern_status_t tern_dpdk_port_open(tern_dpdk_t *d, const char *devargs, bool vdev
         tern_status_t st = tern_dpdk_devargs_frames(d, p, args, sizeof(args));
         if (st != TERN_OK)
             return st;
-    }
-    if (vdev) {
         int rc = rte_eal_hotplug_add("vdev", p->name, args);
         if (rc != 0)
             return tern_error(TERN_ERR_UNSUPPORTED, "dpdk: creating %s failed (%s): is its "
