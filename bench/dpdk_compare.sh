@@ -116,10 +116,10 @@ kernel() { # spin|block lat|bw
     res[$name.$2]+="$v "
 }
 
-echo "# host: $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) CPUs," \
-    "L2 $(lscpu 2>/dev/null | awk -F': *' '/^L2 cache/ { print $2 }')," \
-    "L3 $(lscpu 2>/dev/null | awk -F': *' '/^L3 cache/ { print $2 }'); kernel $(uname -r);" \
-    "DPDK $(dpkg-query -W -f='${Version}' libdpdk-dev 2>/dev/null || echo '?'); device ${VDEV%%,*} (MTU 1500, copy mode)"
+# shellcheck source=bench/host_info.sh
+. "$SRC/bench/host_info.sh"
+echo "# host: $(bench_host_cpu); DPDK $(pkg_version libdpdk-dev); device ${VDEV%%,*}" \
+    "(MTU 1500, copy mode)"
 echo "# dpdk_compare: $ROUNDS rounds, $ITERS latency iterations, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores"
 for r in $(seq 1 "$ROUNDS"); do
     echo "# round $r"

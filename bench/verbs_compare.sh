@@ -59,6 +59,8 @@ set -u -o pipefail
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=bench/compare_lib.sh
 . "$SCRIPT_DIR/compare_lib.sh"
+# shellcheck source=bench/host_info.sh
+. "$SCRIPT_DIR/host_info.sh"
 
 usage() {
     cat <<EOF
@@ -327,11 +329,8 @@ one() { # TOOL TEST SIZE ROUND [STATSFILE]
 
 # ---- the host -------------------------------------------------------------
 host_info() {
-    local cpu l2 l3
-    cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
-    l2=$(lscpu 2>/dev/null | awk -F': *' '/^L2 cache/ { print $2 }')
-    l3=$(lscpu 2>/dev/null | awk -F': *' '/^L3 cache/ { print $2 }')
-    echo "$cpu, $(nproc) CPUs, L2 ${l2:-?}, L3 ${l3:-?}; $(uname -r); rdma-core $(dpkg-query -W -f='${Version}' libibverbs1 2>/dev/null || echo '?'), UCX $(dpkg-query -W -f='${Version}' libucx0 2>/dev/null || echo '?'); device ibloop0 (software)"
+    echo "$(bench_host_cpu); rdma-core $(pkg_version libibverbs1), UCX $(pkg_version libucx0);" \
+        "device ibloop0 (software)"
 }
 
 # ---- the interleaved rounds ---------------------------------------------

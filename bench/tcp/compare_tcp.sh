@@ -26,13 +26,14 @@
 #                            [--tern | --tern-cmd 'COMMAND']
 #                            [--tern-as NAME 'COMMAND']... [--dpdk] [--mtu N]
 #
-# --mtu N sets the MTU of both veth pairs (the hosts' and tdx) before the
-# first round: 9000 gives every contender jumbo frames (kernel TCP over
-# veth segments by GSO whatever the MTU; the dpdk netmod takes the
-# interface's MTU by default, netmods/dpdk/dpdk_devargs.c; dpdk-afxdp runs
-# with tdx at most 3498, the largest MTU a veth takes XDP with).  The host line names the CPU, caches, kernel, DPDK and
-# the MTU; after the medians come the per-round ratios (median and spread)
-# of every contender against kernel and kernel-spin.
+# --mtu N sets the MTU of the hosts' veth pair before the first round, and
+# of tdx before each dpdk contender's run: 9000 gives every contender jumbo
+# frames (kernel TCP over veth segments by GSO whatever the MTU; the dpdk
+# netmod takes the interface's MTU by default, netmods/dpdk/dpdk_devargs.c;
+# dpdk-afxdp runs with tdx at most 3498, the largest MTU a veth takes XDP
+# with).  The host line names the CPU, caches, kernel, DPDK and the MTUs;
+# after the medians come the per-round ratios (median and spread) of every
+# contender against kernel and kernel-spin.
 #
 # Units: latency one-way (round trip / 2) in us for 8-byte messages;
 # bandwidth for 4 MiB messages in MB/s with MB = 1e6 bytes (ucx_perftest's
@@ -121,11 +122,10 @@ if [ "$DPDK" = 1 ]; then
     EXTRA_CMDS+=("$(tdx_mtu "$XDP_MTU") VDEV=net_af_xdp0,iface=tdx,start_queue=0,queue_count=1; $DPDK_CMD"
         "$(tdx_mtu "$TDX_MTU") VDEV=net_af_packet0,iface=tdx; $DPDK_CMD")
 fi
+# (tdx's MTU is set by each dpdk contender's command, tdx_mtu above)
 if [ -n "$MTU" ]; then
-    ip -n "$MN_NS1" link set "$MN_IF1" mtu "$MTU" && ip -n "$MN_NS2" link set "$MN_IF2" mtu "$MTU" &&
-        { [ "$DPDK" = 0 ] || { ip -n "$MN_NS1" link set tdx mtu "$MTU" &&
-            ip -n "$MN_NS2" link set tdx mtu "$MTU"; }; } ||
-        { echo "$0: MTU $MTU on the veth pairs" >&2; exit 2; }
+    ip -n "$MN_NS1" link set "$MN_IF1" mtu "$MTU" && ip -n "$MN_NS2" link set "$MN_IF2" mtu "$MTU" ||
+        { echo "$0: MTU $MTU on the hosts' veth pair" >&2; exit 2; }
 fi
 printf 'rank 0=%s slot=%s\nrank 1=%s slot=%s\n' "$MN_NS1" "$CORE_A" "$MN_NS2" "$CORE_B" >"$MN_RANKFILE"
 
@@ -232,13 +232,10 @@ tern_one() {
 # the commands run in bash -c: mn_mpirun and what it calls
 export -f mn_mpirun mn_mpirun_cmd mn_watchdog
 
+# shellcheck source=../host_info.sh
+. "$SRC/bench/host_info.sh"
 host_line() {
-    local cpu l2 l3
-    cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
-    l2=$(lscpu 2>/dev/null | awk -F': *' '/^L2 cache/ { print $2 }')
-    l3=$(lscpu 2>/dev/null | awk -F': *' '/^L3 cache/ { print $2 }')
-    echo "$cpu, $(nproc) CPUs, L2 ${l2:-?}, L3 ${l3:-?}; kernel $(uname -r);" \
-        "DPDK $(dpkg-query -W -f='${Version}' libdpdk-dev 2>/dev/null || echo '?');" \
+    echo "$(bench_host_cpu); DPDK $(pkg_version libdpdk-dev);" \
         "MTU $(ip -n "$MN_NS1" -o link show "$MN_IF1" | sed -n 's/.* mtu \([0-9]*\).*/\1/p')" \
         "($MN_IF1)$([ "$DPDK" = 1 ] && echo ", tdx $TDX_MTU for dpdk-afpkt and $XDP_MTU for dpdk-afxdp")"
 }
